@@ -1,0 +1,75 @@
+"""cvxdp: differentially private solvers for CVXPY models.
+
+``import cvxdp`` attaches ``solve_private`` to :class:`cvxpy.Problem` and registers the
+``problem.solve(method="private")`` solve method.  Everything else is loaded lazily on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from cvxdp.errors import (
+    BudgetError,
+    CvxdpError,
+    InfeasibleProblemError,
+    PrivacyGuaranteeError,
+    PrivacySpecError,
+    UnsupportedProblemError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first attribute access)
+_LAZY = {
+    "PureDP": "cvxdp.privacy.budgets",
+    "ApproxDP": "cvxdp.privacy.budgets",
+    "ZCDP": "cvxdp.privacy.budgets",
+    "PrivacyAccountant": "cvxdp.privacy.accountant",
+    "PrivacyRecord": "cvxdp.privacy.accountant",
+    "PrivacyReport": "cvxdp.privacy.accountant",
+    "PrivateSolution": "cvxdp.solution",
+    "ValidationReport": "cvxdp.solution",
+    "StructuredProblem": "cvxdp.structured",
+    "ConstraintPrivacy": "cvxdp.specs",
+    "ScalarPrivacy": "cvxdp.specs",
+    "ObjectivePrivacy": "cvxdp.specs",
+    "ConstraintSetPrivacy": "cvxdp.specs",
+    "solve_private": "cvxdp.api",
+    "is_supported": "cvxdp.api",
+    "explain": "cvxdp.api",
+    "to_scp": "cvxdp.transform",
+    "john_ellipsoid": "cvxdp.geometry.john",
+    "min_enclosing_ball": "cvxdp.geometry.meb",
+    "least_squares": "cvxdp.estimation.regression",
+    "private_gaussian": "cvxdp.estimation.gaussians",
+    "covering_sdp": "cvxdp.solvers.covering",
+    "covering_lp": "cvxdp.solvers.covering",
+}
+
+__all__ = [
+    "BudgetError",
+    "CvxdpError",
+    "InfeasibleProblemError",
+    "PrivacyGuaranteeError",
+    "PrivacySpecError",
+    "UnsupportedProblemError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cvxdp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+from cvxdp import api as _api  # noqa: E402  (attaches Problem.solve_private)
+
+_api.install()

@@ -1,0 +1,41 @@
+"""Typed errors raised by cvxdp.
+
+Every error says what was wrong *and* what to change.  They derive from ``ValueError`` (or
+``RuntimeError`` for solver failures) so that generic handlers keep working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CvxdpError",
+    "BudgetError",
+    "PrivacySpecError",
+    "UnsupportedProblemError",
+    "InfeasibleProblemError",
+    "PrivacyGuaranteeError",
+]
+
+
+class CvxdpError(Exception):
+    """Base class of every error cvxdp raises on purpose."""
+
+
+class BudgetError(CvxdpError, ValueError):
+    """A privacy budget is out of range, or a spend would exceed the accountant's total."""
+
+
+class PrivacySpecError(CvxdpError, ValueError):
+    """A privacy specification does not fit the model (wrong parameter, place or sensitivity)."""
+
+
+class UnsupportedProblemError(CvxdpError, ValueError):
+    """The model is not something cvxdp can solve privately (cone, integrality, DCP, data)."""
+
+
+class InfeasibleProblemError(CvxdpError, ValueError):
+    """The public part of the model (or the exact reference) is infeasible or unbounded."""
+
+
+class PrivacyGuaranteeError(CvxdpError, ValueError):
+    """A mechanism cannot be made private as requested (e.g. the budget is too small for the
+    theorem's accuracy bound to be non-vacuous and the caller asked for a strict guarantee)."""

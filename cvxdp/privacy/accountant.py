@@ -1,0 +1,321 @@
+"""Privacy records, their composition, and the accountant an algorithm spends from.
+
+A :class:`PrivacyRecord` is the immutable receipt of one mechanism run: which mechanism, the
+guarantee it gives (as a budget value), the tightest zCDP bound it satisfies when one exists, the
+theorem that proves it and the parameters (noise scale, sensitivity) that were used.
+
+Composition (:func:`compose`) is a pure function of records.  For a total in (epsilon, delta) it
+evaluates several sound strategies and returns the tightest:
+
+* zCDP route: every record that has a zCDP bound is composed by adding rho (Bun & Steinke 2016,
+  Lemma 2.3), then converted once with the CKS bound at the delta left after the approximate-DP
+  records.
+* pure route: pure records are added in epsilon (basic composition), the remaining zCDP-only
+  records go through the zCDP route.
+
+Records that only have (epsilon, delta) guarantees are always added by basic composition
+(Dwork & Roth 2014, Thm 3.16).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from cvxdp.errors import BudgetError
+from cvxdp.privacy.budgets import ApproxDP, Budget, PureDP, ZCDP, zcdp_to_epsilon
+
+__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport"]
+
+_REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class PrivacyRecord:
+    """Receipt of one mechanism application.
+
+    Attributes
+    ----------
+    mechanism : str
+        E.g. ``"gaussian"``, ``"exponential"``, ``"eja_gaussian"``.
+    budget : PureDP | ApproxDP | ZCDP
+        The guarantee the step gives on its own.
+    zcdp : ZCDP or None
+        The tightest zCDP bound the step satisfies, if any (e.g. ``eps**2/8`` for the exponential
+        mechanism, ``Delta**2 / (2 sigma**2)`` for the Gaussian).  Derived from ``budget`` when
+        not given: pure epsilon gives ``epsilon**2/2``.
+    reference : str
+        Paper file and theorem/lemma that proves ``budget`` (or a textbook reference).
+    params : Mapping
+        Noise scale, sensitivity and anything else needed to re-derive the claim.
+    count : int
+        Number of identical applications this record stands for (adaptive composition).
+    """
+
+    mechanism: str
+    budget: Budget
+    reference: str
+    zcdp: ZCDP | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.budget, (PureDP, ApproxDP, ZCDP)):
+            raise TypeError(f"budget must be PureDP, ApproxDP or ZCDP, got {self.budget!r}")
+        if int(self.count) < 1:
+            raise ValueError("count must be >= 1")
+        z = self.zcdp
+        if z is None:
+            if isinstance(self.budget, ZCDP):
+                z = self.budget
+            elif isinstance(self.budget, PureDP) or (
+                isinstance(self.budget, ApproxDP) and self.budget.delta == 0
+            ):
+                z = ZCDP(self.budget.epsilon**2 / 2)
+        object.__setattr__(self, "zcdp", z)
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        object.__setattr__(self, "count", int(self.count))
+
+    @property
+    def pure_epsilon(self) -> float | None:
+        """epsilon if the step is pure DP, else None."""
+        b = self.budget
+        if isinstance(b, PureDP) or (isinstance(b, ApproxDP) and b.delta == 0):
+            return b.epsilon
+        return None
+
+    def __repr__(self) -> str:
+        p = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params.items())
+        times = f" x{self.count}" if self.count > 1 else ""
+        return f"PrivacyRecord({self.mechanism}{times}: {_fmt_budget(self.budget)}; {self.reference}; {p})"
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return repr(v)
+
+
+def _fmt_budget(b: Budget) -> str:
+    if isinstance(b, PureDP):
+        return f"eps={b.epsilon:.6g}"
+    if isinstance(b, ApproxDP):
+        return f"eps={b.epsilon:.6g}, delta={b.delta:.3g}"
+    return f"rho={b.rho:.6g}"
+
+
+def _approx_parts(records: Iterable[PrivacyRecord]) -> tuple[float, float]:
+    eps = 0.0
+    delta = 0.0
+    for r in records:
+        b = r.budget
+        eps += r.count * b.epsilon
+        delta += r.count * getattr(b, "delta", 0.0)
+    return eps, delta
+
+
+def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: float | None = None
+            ) -> Budget:
+    """Compose records into one guarantee.
+
+    Parameters
+    ----------
+    records : iterable of PrivacyRecord
+    notion : {"pure", "zcdp", "approx"}
+        The notion of the result.
+    delta : float, optional
+        Required for ``notion="approx"``: the total delta of the result.
+
+    Returns
+    -------
+    PureDP, ZCDP or ApproxDP
+
+    Raises
+    ------
+    BudgetError
+        When the records cannot be expressed in the notion (e.g. an (eps, delta>0) step in zCDP),
+        or the approximate-DP records already use more than ``delta``.
+    """
+    recs = list(records)
+    if not recs:
+        raise BudgetError("nothing to compose: no privacy records.")
+    if notion == "pure":
+        if any(r.pure_epsilon is None for r in recs):
+            raise BudgetError("a step is not pure DP; compose in 'approx' or 'zcdp' instead.")
+        return PureDP(sum(r.count * r.pure_epsilon for r in recs))
+    if notion == "zcdp":
+        if any(r.zcdp is None for r in recs):
+            bad = next(r for r in recs if r.zcdp is None)
+            raise BudgetError(f"step {bad.mechanism!r} has no zCDP bound; compose in 'approx'.")
+        return ZCDP(sum(r.count * r.zcdp.rho for r in recs))
+    if notion != "approx":
+        raise ValueError(f"notion must be 'pure', 'zcdp' or 'approx', got {notion!r}")
+    if delta is None:
+        raise BudgetError("compose(notion='approx') needs the total delta=.")
+    return ApproxDP(_approx_epsilon(recs, delta), delta)
+
+
+def _approx_epsilon(recs: list[PrivacyRecord], delta: float) -> float:
+    """Tightest epsilon at total ``delta`` over the strategies described in the module doc."""
+    only_approx = [r for r in recs if r.zcdp is None]
+    eps_a, delta_a = _approx_parts(only_approx)
+    delta_left = delta - delta_a
+    if delta_left < -_REL_TOL * max(delta, 1e-300):
+        raise BudgetError(
+            f"the (epsilon, delta) steps already use delta={delta_a:.3g} > total delta={delta:.3g}."
+        )
+    rest = [r for r in recs if r.zcdp is not None]
+    best = math.inf
+    # Strategy 1: everything with a zCDP bound composed in zCDP.
+    # Strategy 2: pure steps by basic composition, others in zCDP.
+    for split_pure in (False, True):
+        pure = [r for r in rest if split_pure and r.pure_epsilon is not None]
+        zc = [r for r in rest if not (split_pure and r.pure_epsilon is not None)]
+        eps = eps_a + sum(r.count * r.pure_epsilon for r in pure)
+        rho = sum(r.count * r.zcdp.rho for r in zc)
+        if rho > 0:
+            if delta_left <= 0:
+                continue
+            eps += zcdp_to_epsilon(rho, delta_left)
+        best = min(best, eps)
+    if not math.isfinite(best):
+        raise BudgetError("zCDP steps need delta > 0 left over to convert to (epsilon, delta).")
+    return best
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """What a private solve reports about its privacy.
+
+    Attributes
+    ----------
+    guarantee : str
+        ``"dp"`` (proven DP under ``neighbouring``) unless an explicitly weaker option was chosen
+        (``"conjectural"``, ``"asymptotic"``, ``"relative-dp"``).
+    epsilon, delta : float or None
+        The (epsilon, delta)-DP guarantee of the whole release (delta 0 for pure DP).
+    rho : float or None
+        The zCDP parameter when the release was accounted in zCDP.
+    neighbouring : str
+        The neighbouring relation under which the guarantee holds.
+    theorem : str
+        Paper file and theorem for the overall algorithm.
+    records : tuple of PrivacyRecord
+        The accountant's ledger.
+    details : Mapping
+        Algorithm-specific numbers (iterations, noise scales, the paper's noise for comparison).
+    """
+
+    guarantee: str
+    epsilon: float | None
+    delta: float | None
+    rho: float | None
+    neighbouring: str
+    theorem: str
+    records: tuple[PrivacyRecord, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        object.__setattr__(self, "records", tuple(self.records))
+
+    @property
+    def mechanisms(self) -> dict[str, int]:
+        """How many times each mechanism ran."""
+        out: dict[str, int] = {}
+        for r in self.records:
+            out[r.mechanism] = out.get(r.mechanism, 0) + r.count
+        return out
+
+    def __repr__(self) -> str:
+        parts = [f"guarantee={self.guarantee!r}"]
+        if self.epsilon is not None:
+            parts.append(f"epsilon={self.epsilon:.6g}")
+        if self.delta is not None:
+            parts.append(f"delta={self.delta:.3g}")
+        if self.rho is not None:
+            parts.append(f"rho={self.rho:.6g}")
+        parts.append(f"mechanisms={self.mechanisms}")
+        parts.append(f"theorem={self.theorem!r}")
+        return "PrivacyReport(" + ", ".join(parts) + ")"
+
+
+class PrivacyAccountant:
+    """Spend privacy from a fixed total and keep an immutable ledger.
+
+    Parameters
+    ----------
+    total : PureDP, ApproxDP or ZCDP
+        The budget of the whole algorithm.
+
+    Examples
+    --------
+    >>> acct = PrivacyAccountant(ApproxDP(1.0, 1e-6))
+    >>> _ = acct.spend(PrivacyRecord("exponential", PureDP(0.1), "Dwork & Roth Thm 3.10",
+    ...                              zcdp=ZCDP(0.1**2 / 8)))
+    >>> acct.spent().epsilon <= 1.0
+    True
+    """
+
+    def __init__(self, total: Budget) -> None:
+        if not isinstance(total, (PureDP, ApproxDP, ZCDP)):
+            raise TypeError(f"total must be PureDP, ApproxDP or ZCDP, got {total!r}")
+        self.total = total
+        self._ledger: list[PrivacyRecord] = []
+
+    @property
+    def notion(self) -> str:
+        if isinstance(self.total, PureDP):
+            return "pure"
+        if isinstance(self.total, ZCDP):
+            return "zcdp"
+        return "approx" if self.total.delta > 0 else "pure"
+
+    @property
+    def ledger(self) -> tuple[PrivacyRecord, ...]:
+        return tuple(self._ledger)
+
+    def _compose(self, recs: list[PrivacyRecord]) -> Budget:
+        if self.notion == "approx":
+            return compose(recs, notion="approx", delta=self.total.delta)
+        return compose(recs, notion=self.notion)
+
+    def _fits(self, spent: Budget) -> bool:
+        if isinstance(spent, ZCDP):
+            return spent.rho <= self.total.rho * (1 + _REL_TOL)
+        return spent.epsilon <= self.total.epsilon * (1 + _REL_TOL)
+
+    def spend(self, record: PrivacyRecord) -> PrivacyRecord:
+        """Add ``record`` to the ledger, or raise :class:`BudgetError` if it would overspend."""
+        trial = self._ledger + [record]
+        spent = self._compose(trial)
+        if not self._fits(spent):
+            raise BudgetError(
+                f"spending {record!r} would exceed the total budget {self.total!r} "
+                f"(composed: {spent!r})."
+            )
+        self._ledger.append(record)
+        return record
+
+    def spent(self) -> Budget | None:
+        """The composed guarantee of everything spent so far (None if nothing was spent)."""
+        return self._compose(self._ledger) if self._ledger else None
+
+    def report(self, *, theorem: str, neighbouring: str, guarantee: str = "dp",
+               details: Mapping[str, Any] | None = None) -> PrivacyReport:
+        """The :class:`PrivacyReport` of what was spent, in the total's notion."""
+        spent = self.spent()
+        eps = delta = rho = None
+        if isinstance(spent, ZCDP):
+            rho = spent.rho
+        elif spent is not None:
+            eps = spent.epsilon
+            delta = getattr(spent, "delta", 0.0)
+            if all(r.zcdp is not None for r in self._ledger):
+                rho = sum(r.count * r.zcdp.rho for r in self._ledger)
+        return PrivacyReport(guarantee=guarantee, epsilon=eps, delta=delta, rho=rho,
+                             neighbouring=neighbouring, theorem=theorem,
+                             records=self.ledger, details=details or {})

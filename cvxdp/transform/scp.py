@@ -1,0 +1,78 @@
+"""The canonical symmetric cone program (SCP) cvxdp's solvers work on.
+
+    minimise    c' x + offset
+    subject to  A x + s = b,   s in K
+
+with ``K = zero^z x nonneg^l x SOC(q_1) x ... x PSD(s_1) x ...`` in SCS's row order and SCS's
+coordinates (PSD blocks in scaled lower-triangular svec).  ``cone`` is the
+:class:`cvxdp.jordan.Product` of the non-zero part of K (orthant, spin factors, symmetric
+matrices); the ``zero`` rows are equalities.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["SymmetricConeProgram", "ConeDims"]
+
+
+@dataclass(frozen=True)
+class ConeDims:
+    """Sizes of the blocks of K, in SCS's order."""
+
+    zero: int = 0
+    nonneg: int = 0
+    soc: tuple[int, ...] = ()
+    psd: tuple[int, ...] = ()  # matrix orders r (rows used: r (r + 1) / 2 each)
+
+    @property
+    def rows(self) -> int:
+        return (self.zero + self.nonneg + sum(self.soc)
+                + sum(r * (r + 1) // 2 for r in self.psd))
+
+
+@dataclass
+class SymmetricConeProgram:
+    """``min c'x + offset  s.t.  A x + s = b, s in K`` (see module doc).
+
+    Attributes
+    ----------
+    A : scipy.sparse.csc_matrix, shape (rows, n)
+    b : ndarray, shape (rows,)
+    c : ndarray, shape (n,)
+    offset : float
+        Constant term of the objective (CVXPY's ``d``).
+    dims : ConeDims
+    cone : cvxdp.jordan.Product
+        The algebra of the non-zero rows (orthant x spin factors x symmetric matrices).
+    sign : float
+        ``+1`` for a minimisation, ``-1`` if the user maximised (CVXPY negates the objective).
+    inverse : Any
+        What :func:`cvxdp.transform.from_scp` needs to map a solution back to the user's
+        variables (CVXPY's solving chain and inverse data).
+    sensitivity : Any
+        Filled by the sensitivity propagation for a privacy spec (None when not computed).
+    """
+
+    A: sp.csc_matrix
+    b: np.ndarray
+    c: np.ndarray
+    offset: float
+    dims: ConeDims
+    cone: Any
+    sign: float = 1.0
+    inverse: Any = None
+    sensitivity: Any = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.A.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[0]
