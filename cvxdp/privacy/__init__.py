@@ -1,0 +1,55 @@
+"""The privacy core: budgets, records and accounting, calibration, mechanisms, randomness.
+
+Pure numpy/scipy: this package never imports CVXPY.
+"""
+
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport, compose
+from cvxdp.privacy.budgets import (
+    ZCDP,
+    ApproxDP,
+    PureDP,
+    resolve_budget,
+    zcdp_from_approx,
+    zcdp_to_delta,
+    zcdp_to_epsilon,
+)
+from cvxdp.privacy.calibration import (
+    calibrate_gaussian,
+    classical_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+)
+from cvxdp.privacy.mechanisms import (
+    exponential_mechanism,
+    exponential_record,
+    gaussian_mechanism,
+    gaussian_record,
+)
+from cvxdp.privacy.neighbours import AddRemoveOne, BoundedChange, ReplaceOne
+from cvxdp.privacy.rng import as_generator
+
+__all__ = [
+    "AddRemoveOne",
+    "ApproxDP",
+    "BoundedChange",
+    "PrivacyAccountant",
+    "PrivacyRecord",
+    "PrivacyReport",
+    "PureDP",
+    "ReplaceOne",
+    "ZCDP",
+    "as_generator",
+    "calibrate_gaussian",
+    "classical_sigma",
+    "compose",
+    "exponential_mechanism",
+    "exponential_record",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_mechanism",
+    "gaussian_record",
+    "resolve_budget",
+    "zcdp_from_approx",
+    "zcdp_to_delta",
+    "zcdp_to_epsilon",
+]

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from cvxdp.errors import BudgetError
-from cvxdp.privacy.budgets import ApproxDP, Budget, PureDP, ZCDP, zcdp_to_epsilon
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_epsilon
 
 __all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport"]
 
@@ -90,7 +90,8 @@ class PrivacyRecord:
     def __repr__(self) -> str:
         p = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params.items())
         times = f" x{self.count}" if self.count > 1 else ""
-        return f"PrivacyRecord({self.mechanism}{times}: {_fmt_budget(self.budget)}; {self.reference}; {p})"
+        return (f"PrivacyRecord({self.mechanism}{times}: {_fmt_budget(self.budget)}; "
+                f"{self.reference}; {p})")
 
 
 def _fmt(v: Any) -> str:
