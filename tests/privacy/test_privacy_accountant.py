@@ -1,0 +1,89 @@
+import math
+
+import pytest
+
+from cvxdp import BudgetError
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, compose
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, zcdp_to_epsilon
+from cvxdp.privacy.mechanisms import exponential_record, gaussian_record
+
+
+def test_pure_composition_adds_epsilons():
+    recs = [PrivacyRecord("a", PureDP(0.1), "x"), PrivacyRecord("b", PureDP(0.2), "x", count=3)]
+    assert compose(recs, notion="pure").epsilon == pytest.approx(0.7)
+
+
+def test_zcdp_composition_adds_rhos_and_uses_tighter_bounds():
+    recs = [exponential_record(epsilon=0.4), gaussian_record(sigma=2.0, sensitivity=1.0)]
+    assert compose(recs, notion="zcdp").rho == pytest.approx(0.4**2 / 8 + 1 / 8)
+
+
+def test_approx_composition_is_the_tightest_sound_strategy():
+    # Many small pure steps: the zCDP route wins over basic composition.
+    many = [exponential_record(epsilon=0.01, count=1000)]
+    eps = compose(many, notion="approx", delta=1e-6).epsilon
+    assert eps == pytest.approx(zcdp_to_epsilon(1000 * 0.01**2 / 8, 1e-6))
+    assert eps < 10.0
+    # One pure step: basic composition (eps itself) wins over zCDP + conversion.
+    one = [exponential_record(epsilon=0.5)]
+    assert compose(one, notion="approx", delta=1e-6).epsilon == pytest.approx(0.5)
+
+
+def test_mixed_approx_and_zcdp_steps_split_delta():
+    recs = [PrivacyRecord("approx", ApproxDP(0.3, 4e-7), "x"),
+            PrivacyRecord("zc", ZCDP(0.01), "x")]
+    out = compose(recs, notion="approx", delta=1e-6)
+    assert out.epsilon == pytest.approx(0.3 + zcdp_to_epsilon(0.01, 6e-7))
+    with pytest.raises(BudgetError, match="already use delta"):
+        compose(recs, notion="approx", delta=1e-7)
+
+
+def test_composition_refuses_what_a_notion_cannot_express():
+    with pytest.raises(BudgetError, match="not pure DP"):
+        compose([PrivacyRecord("z", ZCDP(0.1), "x")], notion="pure")
+    with pytest.raises(BudgetError, match="no zCDP bound"):
+        compose([PrivacyRecord("a", ApproxDP(0.1, 1e-9), "x")], notion="zcdp")
+    with pytest.raises(BudgetError, match="nothing to compose"):
+        compose([], notion="zcdp")
+
+
+def test_accountant_refuses_overspend_and_keeps_ledger():
+    acct = PrivacyAccountant(PureDP(1.0))
+    acct.spend(PrivacyRecord("a", PureDP(0.6), "lemma 1"))
+    with pytest.raises(BudgetError, match="exceed the total budget"):
+        acct.spend(PrivacyRecord("b", PureDP(0.5), "lemma 2"))
+    assert [r.mechanism for r in acct.ledger] == ["a"]
+    assert acct.spent().epsilon == pytest.approx(0.6)
+    acct.spend(PrivacyRecord("c", PureDP(0.4), "lemma 3"))
+    assert acct.spent().epsilon == pytest.approx(1.0)
+
+
+def test_accountant_in_approx_dp_uses_zcdp_for_gaussian_steps():
+    total = ApproxDP(1.0, 1e-6)
+    acct = PrivacyAccountant(total)
+    # 50 Gaussian steps, each with sigma chosen so that rho adds up to exactly the CKS budget.
+    from cvxdp.privacy.budgets import zcdp_from_approx
+
+    rho = zcdp_from_approx(1.0, 1e-6)
+    sigma = 1.0 / math.sqrt(2 * rho / 50)
+    for _ in range(50):
+        acct.spend(gaussian_record(sigma=sigma, sensitivity=1.0))
+    assert acct.spent().epsilon == pytest.approx(1.0, rel=1e-6)
+    with pytest.raises(BudgetError):
+        acct.spend(gaussian_record(sigma=sigma, sensitivity=1.0))
+    rep = acct.report(theorem="test", neighbouring="replace one row")
+    assert rep.guarantee == "dp" and rep.mechanisms == {"gaussian": 50}
+    assert rep.rho == pytest.approx(rho, rel=1e-9)
+
+
+def test_records_are_immutable():
+    r = exponential_record(epsilon=0.1)
+    with pytest.raises(AttributeError):
+        r.mechanism = "x"
+    with pytest.raises(TypeError):
+        r.params["epsilon"] = 3
+
+
+def test_gaussian_record_checks_claims():
+    with pytest.raises(BudgetError, match="calibrate sigma"):
+        gaussian_record(sigma=1.0, sensitivity=1.0, epsilon=0.1, delta=1e-6)

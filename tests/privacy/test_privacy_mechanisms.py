@@ -1,0 +1,88 @@
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from cvxdp import BudgetError
+from cvxdp.privacy import (
+    PrivacyAccountant,
+    PureDP,
+    as_generator,
+    calibrate_gaussian,
+    exponential_mechanism,
+    gaussian_mechanism,
+)
+from cvxdp.privacy.mechanisms import exponential_probabilities
+
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "cvxdp"
+
+
+def test_exponential_mechanism_frequencies_chi_square():
+    scores = np.array([0.0, 1.0, 2.0, 4.0, 3.5])
+    eps, sens, n = 1.3, 0.7, 20000
+    rng = as_generator(12345)
+    draws = np.array([exponential_mechanism(scores, epsilon=eps, sensitivity=sens, rng=rng)[0]
+                      for _ in range(n)])
+    counts = np.bincount(draws, minlength=scores.size)
+    expected = n * np.exp(eps * scores / (2 * sens)) / np.exp(eps * scores / (2 * sens)).sum()
+    assert np.allclose(exponential_probabilities(scores, epsilon=eps, sensitivity=sens) * n,
+                       expected)
+    chi2 = stats.chisquare(counts, expected)
+    assert chi2.pvalue > 1e-3
+
+
+def test_exponential_mechanism_is_safe_for_huge_scores():
+    idx, _ = exponential_mechanism([1e300, 0.0, -1e300], epsilon=1.0, sensitivity=1.0, rng=0)
+    assert idx == 0
+
+
+def test_gaussian_mechanism_noise_scale_and_determinism():
+    x = np.zeros(200000)
+    out, rec = gaussian_mechanism(x, sensitivity=2.0, epsilon=0.5, delta=1e-6, rng=7)
+    sigma = calibrate_gaussian(epsilon=0.5, delta=1e-6, sensitivity=2.0)
+    assert rec.params["sigma"] == pytest.approx(sigma)
+    # std of 2e5 normals: relative standard error 1/sqrt(2n) = 0.0016; allow 5 s.e.
+    assert out.std() == pytest.approx(sigma, rel=5 / np.sqrt(2 * x.size))
+    again, _ = gaussian_mechanism(x, sensitivity=2.0, epsilon=0.5, delta=1e-6, rng=7)
+    assert np.array_equal(out, again)
+
+
+def test_mechanisms_spend_before_drawing():
+    acct = PrivacyAccountant(PureDP(0.5))
+    exponential_mechanism([1, 2], epsilon=0.5, sensitivity=1, accountant=acct, rng=0)
+    with pytest.raises(BudgetError):
+        exponential_mechanism([1, 2], epsilon=0.1, sensitivity=1, accountant=acct, rng=0)
+    assert len(acct.ledger) == 1
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="NaN"):
+        gaussian_mechanism([np.nan], sensitivity=1, epsilon=1, delta=1e-6)
+    with pytest.raises(ValueError, match="NaN or inf"):
+        exponential_mechanism([np.inf, 0], epsilon=1, sensitivity=1)
+    with pytest.raises(BudgetError, match="sensitivity must be > 0"):
+        exponential_mechanism([1, 0], epsilon=1, sensitivity=0)
+    with pytest.raises(TypeError, match="numpy.random.Generator"):
+        as_generator(np.random.RandomState(0))
+
+
+def test_rng_helper_seeds_deterministically():
+    assert as_generator(3).random() == as_generator(3).random()
+    g = np.random.default_rng(1)
+    assert as_generator(g) is g
+    assert isinstance(as_generator(None), np.random.Generator)
+
+
+@pytest.mark.parametrize("layer", ["privacy", "jordan"])
+def test_pure_layers_never_import_cvxpy(layer):
+    for path in (ROOT / layer).glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "cvxpy" for n in names), path
