@@ -1,0 +1,79 @@
+"""Run every benchmark in this folder and print one table (and optionally write JSON).
+
+Usage::
+
+    python benchmarks/run.py --quick            # about a minute on 2 cores
+    python benchmarks/run.py --json out.json    # full scale
+
+Each ``bench_*.py`` module exposes ``main(quick: bool) -> list[dict]``; every row names its
+benchmark, problem and size and reports times and ratios against the exact reference solve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import pathlib
+import sys
+import time
+import traceback
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def discover(only: list[str] | None = None) -> list[pathlib.Path]:
+    paths = sorted(HERE.glob("bench_*.py"))
+    if only:
+        paths = [p for p in paths if any(o in p.stem for o in only)]
+    return paths
+
+
+def load(path: pathlib.Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def run(quick: bool, only: list[str] | None = None) -> tuple[list[dict], list[str]]:
+    rows: list[dict] = []
+    failures: list[str] = []
+    for path in discover(only):
+        t0 = time.perf_counter()
+        try:
+            out = load(path).main(quick=quick)
+        except Exception:  # a failing benchmark is reported, the others still run
+            failures.append(f"{path.stem}:\n{traceback.format_exc()}")
+            continue
+        for r in out:
+            rows.append({"benchmark": path.stem.removeprefix("bench_"), **r})
+        print(f"# {path.stem}: {len(out)} rows in {time.perf_counter() - t0:.1f}s",
+              file=sys.stderr)
+    return rows, failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    ap.add_argument("--json", default=None, help="write all rows to this JSON file")
+    ap.add_argument("--only", nargs="*", default=None, help="substrings of benchmark names")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(HERE.parent))
+    from cvxdp.cli import format_table
+
+    rows, failures = run(args.quick, args.only)
+    columns: list[str] = []
+    for r in rows:
+        columns += [k for k in r if k not in columns]
+    print(format_table(rows, columns))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rows, indent=1, default=float))
+    for f in failures:
+        print("FAILED " + f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
