@@ -2,27 +2,162 @@
 
 Dispatch: a :class:`cvxdp.structured.StructuredProblem` (ellipsoid, ball, least squares, covering,
 ...) runs its own algorithm; any other CVXPY problem goes down the cone-program path
-(``cvxdp.transform`` then ``cvxdp.solvers``).
+(``cvxdp.transform`` then ``cvxdp.solvers.general.solve_general``).  The three spellings --
+``problem.solve_private(...)``, ``problem.solve(method="private", ...)`` (returns the value, like
+``solve``) and ``cvxdp.solve_private(problem, ...)`` -- share this one implementation.
+
+The common arguments are validated here, before any solver runs (scikit-learn style: validate
+once at the boundary): the budget (:func:`cvxdp.privacy.budgets.resolve_budget`), the privacy
+spec (present, of the right type, its parameters where its setting allows), the model (a
+symmetric cone program: :func:`explain` lists what is not), ``accuracy`` and ``rng``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import cvxpy as cp
 
+from cvxdp.errors import PrivacyGuaranteeError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.structured import StructuredProblem
 
-__all__ = ["solve_private", "install"]
+__all__ = ["solve_private", "install", "is_supported", "explain"]
 
 
-def solve_private(problem: cp.Problem, **kwargs: Any) -> Any:
-    """Solve ``problem`` privately; see the docs of the path taken for the arguments."""
+def explain(problem: cp.Problem, private: Any = None) -> list[str]:
+    """Why ``problem`` (with the spec ``private``) cannot be solved privately.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    private : privacy spec, sequence of specs, or None
+        When given, the spec is also checked against the model.
+
+    Returns
+    -------
+    list of str
+        Empty when supported; otherwise one sentence per cause saying what to change.  Never
+        raises for a bad model or spec.
+    """
     if isinstance(problem, StructuredProblem):
-        return problem.solve_private(**kwargs)
+        return []  # carries its own algorithm (e.g. john_ellipsoid uses log_det on purpose)
+    from cvxdp.transform import to_scp, unsupported_reasons
+
+    reasons = unsupported_reasons(problem)
+    if reasons or private is None:
+        return reasons
+    try:
+        to_scp(problem, private=private)
+    except (PrivacySpecError, UnsupportedProblemError) as err:
+        return [str(err)]
+    return []
+
+
+def is_supported(problem: cp.Problem, private: Any = None) -> bool:
+    """True when :func:`explain` finds nothing to refuse (never raises)."""
+    return not explain(problem, private)
+
+
+def _check_accuracy(accuracy: Any) -> None:
+    if accuracy is None:
+        return
+    try:
+        value = float(accuracy)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise PrivacyGuaranteeError(
+            f"accuracy= is the additive error alpha the private solver must reach; it must be "
+            f"a finite number > 0, got {accuracy!r} (or leave it None for the default)."
+        )
+
+
+def solve_private(
+    problem: cp.Problem,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    private: Any = None,
+    accuracy: float | None = None,
+    rng: Any = None,
+    reference: bool = False,
+    verbose: bool = False,
+    **solver_opts: Any,
+) -> Any:
+    """Solve ``problem`` with differential privacy.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        An LP / SOCP / SDP model whose private data are Parameters, or a structured problem
+        built by ``cvxdp.john_ellipsoid``, ``cvxdp.min_enclosing_ball``, ...
+    epsilon, delta, rho : float, optional
+        The budget: ``epsilon`` (+ ``delta``) for (approximate) DP, or ``rho`` for zCDP.
+    private : privacy spec or sequence of specs
+        Which data is private and how neighbours differ (``cvxdp.ConstraintPrivacy``,
+        ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``).  Required for a
+        general model; structured problems know their own.
+    accuracy : float, optional
+        Target additive error alpha (> 0) of the private solver.
+    rng : None, int or numpy.random.Generator
+        Source of all randomness; the same seed gives the same answer.
+    reference : bool
+        Also solve exactly (NOT private) and attach ``solution.validation``.
+    verbose : bool
+    **solver_opts
+        Passed to the path's solver (e.g. ``max_iterations=``).
+
+    Returns
+    -------
+    PrivateSolution
+        ``status`` (``"optimal_inaccurate"`` for a private answer), ``value``, ``privacy``,
+        ``validation``, ...; the user's variables hold the private answer.
+
+    Raises
+    ------
+    BudgetError, PrivacySpecError, UnsupportedProblemError, PrivacyGuaranteeError
+        Before any solver runs, for a bad budget, spec, model, ``accuracy`` or ``rng``.
+    """
+    if not isinstance(problem, cp.Problem):
+        raise TypeError(f"solve_private expects a cvxpy.Problem, got {type(problem).__name__}.")
+    if isinstance(problem, StructuredProblem):
+        kwargs: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "rho": rho, "rng": rng,
+                                  "reference": reference}
+        if private is not None:
+            kwargs["private"] = private
+        if accuracy is not None:
+            kwargs["accuracy"] = accuracy
+        if verbose:
+            kwargs["verbose"] = verbose
+        return problem.solve_private(**kwargs, **solver_opts)
+
+    from cvxdp.privacy.budgets import resolve_budget
+    from cvxdp.privacy.rng import as_generator
+    from cvxdp.transform import to_scp, unsupported_reasons
+
+    resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+    _check_accuracy(accuracy)
+    if rng is not None and not isinstance(rng, int):
+        as_generator(rng)  # raises on a bad type; a Generator is returned unchanged
+    reasons = unsupported_reasons(problem)
+    if reasons:
+        raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
+    if private is None:
+        raise PrivacySpecError(
+            "a general CVXPY model needs private= to say which data is private, e.g. "
+            "private=cvxdp.ConstraintPrivacy(A, sensitivity=0.05) (entries of Parameter A "
+            "move by <= 0.05 between neighbours), cvxdp.ScalarPrivacy(b, sensitivity=...), "
+            "cvxdp.ObjectivePrivacy(c, sensitivity=...) or cvxdp.ConstraintSetPrivacy(con)."
+        )
+    to_scp(problem, private=private)  # validates the spec against the model
     from cvxdp.solvers.general import solve_general  # the cone-program path
 
-    return solve_general(problem, **kwargs)
+    return solve_general(
+        problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,
+        rng=rng, reference=reference, verbose=verbose, **solver_opts,
+    )
 
 
 def _solve_private_method(self: cp.Problem, **kwargs: Any) -> Any:
@@ -41,5 +176,6 @@ def install() -> None:
         cp.Problem.solve_private, "_cvxdp", False
     ):
         _solve_private_method._cvxdp = True  # type: ignore[attr-defined]
+        _solve_private_method.__doc__ = solve_private.__doc__
         cp.Problem.solve_private = _solve_private_method  # type: ignore[attr-defined]
     cp.Problem.register_solve("private", _solve_method)

@@ -1,4 +1,31 @@
-"""CVXPY -> canonical symmetric cone program -> back."""
-from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+"""CVXPY -> canonical symmetric cone program -> back.
 
-__all__ = ["ConeDims", "SymmetricConeProgram"]
+* :func:`to_scp` / :func:`from_scp`: the map and its inverse through CVXPY's own chain.
+* :class:`SensitivityBounds` (``scp.sensitivity``): how much the canonical data can change
+  between neighbouring datasets, derived from the declared privacy specs.
+* :func:`solve_exact`, :func:`validate`, :func:`cone_violations`: the exact reference and the
+  validation report (true data; not private).
+* :func:`unsupported_reasons`: why a model is refused (empty list: supported).
+"""
+
+from cvxdp.transform.canon import ScpInverse, build_cone, from_scp, to_scp
+from cvxdp.transform.reference import ExactSolution, cone_violations, solve_exact, validate
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.sensitivity import SensitivityBounds, propagate
+from cvxdp.transform.support import unsupported_reasons
+
+__all__ = [
+    "ConeDims",
+    "ExactSolution",
+    "ScpInverse",
+    "SensitivityBounds",
+    "SymmetricConeProgram",
+    "build_cone",
+    "cone_violations",
+    "from_scp",
+    "propagate",
+    "solve_exact",
+    "to_scp",
+    "unsupported_reasons",
+    "validate",
+]

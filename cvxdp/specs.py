@@ -1,0 +1,278 @@
+"""Privacy specifications: which data of a CVXPY model is private and how neighbours differ.
+
+One class per setting of paper 002 (``../shared/papers/002_26bee910280b74ae.txt``):
+
+=========================  ========================  =============================================
+spec                       private data              neighbouring datasets (paper definition)
+=========================  ========================  =============================================
+``ConstraintPrivacy``      Parameters inside the     every entry of every declared parameter moves
+                           constraint matrix A       by at most ``sensitivity`` (all rows at once;
+                                                     low-sensitivity constraint privacy, Def C.6)
+``ScalarPrivacy``          Parameters in the         every entry moves by at most ``sensitivity``
+                           right-hand side b         (``||b - b'||_inf``, Def C.3)
+``ObjectivePrivacy``       Parameters in the         every entry moves by at most ``sensitivity``
+                           objective c               (Def C.11)
+``ConstraintSetPrivacy``   the rows of one           neighbours differ by one whole row of that
+                           inequality constraint     constraint (added/removed; high-sensitivity
+                                                     constraint privacy, Def B.1)
+=========================  ========================  =============================================
+
+The sensitivity is declared *per entry of the parameter* (l-inf over the parameter's entries).
+:func:`cvxdp.transform.to_scp` turns it into sound bounds on the change of every entry of the
+canonical cone program (A, b, c) -- see :class:`cvxdp.transform.SensitivityBounds` -- and checks
+that the parameter occurs only where the setting allows (``PrivacySpecError`` otherwise).
+
+A spec only describes the data; it holds no budget.  Specs are validated when they are built
+(types, finite positive sensitivity) and again against the model by ``to_scp``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import PrivacySpecError
+
+__all__ = [
+    "ConstraintPrivacy",
+    "ScalarPrivacy",
+    "ObjectivePrivacy",
+    "ConstraintSetPrivacy",
+    "PrivacySpec",
+    "as_spec_tuple",
+]
+
+
+def _as_params(params: Any, cls: str) -> tuple[cp.Parameter, ...]:
+    if isinstance(params, cp.Parameter):
+        out: tuple[Any, ...] = (params,)
+    elif isinstance(params, Iterable) and not isinstance(params, (str, np.ndarray)):
+        out = tuple(params)
+    else:
+        out = (params,)
+    if not out:
+        raise PrivacySpecError(f"{cls} needs at least one cvxpy.Parameter; got an empty list.")
+    for p in out:
+        if not isinstance(p, cp.Parameter):
+            raise PrivacySpecError(
+                f"{cls} takes cvxpy.Parameter objects, got {type(p).__name__}. Put the private "
+                "data in a cp.Parameter (p = cp.Parameter(shape, name=...); p.value = data) and "
+                "use p in the model."
+            )
+    return out
+
+
+def _check_sensitivity(sensitivity: Any, cls: str, names: str) -> float:
+    try:
+        value = float(sensitivity)
+    except (TypeError, ValueError):
+        raise PrivacySpecError(
+            f"{cls}({names}): sensitivity must be one finite number > 0 (the largest change of "
+            f"any entry of the parameter between neighbours), got {sensitivity!r}."
+        ) from None
+    if not math.isfinite(value) or value <= 0:
+        raise PrivacySpecError(
+            f"{cls}({names}): sensitivity must be finite and > 0, got {value!r}. Give the "
+            "largest change of any entry of the parameter between neighbouring datasets."
+        )
+    return value
+
+
+class _ParamSpec:
+    """Shared code of the parameter-based specs (a frozen dataclass subclass each)."""
+
+    params: tuple[cp.Parameter, ...]
+    sensitivity: float
+    #: which canonical data the parameters may enter: subset of {"A", "b", "c"}
+    allowed: frozenset[str] = frozenset()
+    setting: str = ""
+
+    def _validate(self) -> None:
+        cls = type(self).__name__
+        params = _as_params(self.params, cls)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(
+            self, "sensitivity", _check_sensitivity(self.sensitivity, cls, self.names)
+        )
+
+    @property
+    def param(self) -> cp.Parameter:
+        """The first (usually the only) private parameter."""
+        return self.params[0]
+
+    @property
+    def names(self) -> str:
+        return ", ".join(repr(p.name()) for p in _as_params(self.params, type(self).__name__))
+
+    def describe(self) -> str:
+        """Neighbouring relation in words (for privacy reports)."""
+        return (
+            f"{self.setting} privacy: every entry of parameter(s) {self.names} may change by at "
+            f"most {self.sensitivity:g} between neighbouring datasets"
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class ConstraintPrivacy(_ParamSpec):
+    """Low-sensitivity constraint privacy (paper 002, Def C.6, Alg. 1, Thm C.7).
+
+    Parameters
+    ----------
+    params : cvxpy.Parameter or sequence of Parameter
+        Private data entering the constraint matrix ``A`` (coefficients of variables).
+    sensitivity : float
+        Largest change of any single entry of the parameter(s) between neighbours (> 0).
+
+    Notes
+    -----
+    The parameters may appear only as coefficients of variables in constraints (canonical
+    ``A``), not in right-hand sides or in the objective: paper 002's Def C.6 keeps ``b`` and
+    ``c`` shared.  The derived per-constraint bound in the algebra's spectral norm (the paper's
+    ``Delta_inf``) is :attr:`cvxdp.transform.SensitivityBounds.constraint_inf`.
+
+    References
+    ----------
+    ``002_26bee910280b74ae.txt``: Def C.6, Sec. 5.2 (Alg. 1), Thm C.7.
+    """
+
+    params: Any
+    sensitivity: float
+    allowed = frozenset({"A"})
+    setting = "constraint"
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+
+@dataclass(frozen=True, eq=False)
+class ScalarPrivacy(_ParamSpec):
+    """Scalar (right-hand side) privacy: only ``b`` is private (paper 002, Def C.3, Thm C.5).
+
+    Parameters
+    ----------
+    params : cvxpy.Parameter or sequence of Parameter
+        Private data entering the right-hand sides only (constants of constraints).
+    sensitivity : float
+        Largest change of any entry between neighbours (> 0); ``||b - b'||_inf`` follows.
+
+    References
+    ----------
+    ``002_26bee910280b74ae.txt``: Def C.3, Lemma C.4, Thm C.5.
+    """
+
+    params: Any
+    sensitivity: float
+    allowed = frozenset({"b"})
+    setting = "scalar"
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+
+@dataclass(frozen=True, eq=False)
+class ObjectivePrivacy(_ParamSpec):
+    """Objective privacy: only the objective's coefficients are private (paper 002, Def C.11).
+
+    Parameters
+    ----------
+    params : cvxpy.Parameter or sequence of Parameter
+        Private data entering the (linear part of the) objective only.
+    sensitivity : float
+        Largest change of any entry between neighbours (> 0).
+
+    Notes
+    -----
+    A parameter that enters only the objective's constant term changes nothing the solver
+    sees; it is still allowed (the offset bound is reported in ``SensitivityBounds.offset``).
+
+    References
+    ----------
+    ``002_26bee910280b74ae.txt``: Def C.11, Thm C.12.
+    """
+
+    params: Any
+    sensitivity: float
+    allowed = frozenset({"c"})
+    setting = "objective"
+
+    def __post_init__(self) -> None:
+        self._validate()
+
+
+@dataclass(frozen=True, eq=False)
+class ConstraintSetPrivacy:
+    """High-sensitivity constraint privacy: neighbours differ by one whole constraint row.
+
+    Parameters
+    ----------
+    constraint : cvxpy Constraint
+        An inequality constraint of the model (e.g. a covering constraint ``A @ x >= 1``); each
+        of its scalar rows is one person's constraint, and a neighbouring dataset adds or
+        removes one row (paper 002, Def B.1, implemented symmetrically as add/remove).
+
+    Notes
+    -----
+    :func:`cvxdp.transform.to_scp` records the canonical rows of this constraint in
+    ``SensitivityBounds.rows``; the dense-MWU solvers work on those rows.
+
+    References
+    ----------
+    ``002_26bee910280b74ae.txt``: Def B.1, Alg. 3, Thm B.7.
+    """
+
+    constraint: Any
+    setting = "constraint_set"
+
+    def __post_init__(self) -> None:
+        from cvxpy.constraints import Inequality, NonNeg, NonPos
+
+        if not isinstance(self.constraint, (Inequality, NonNeg, NonPos)):
+            raise PrivacySpecError(
+                "ConstraintSetPrivacy takes one scalar-row inequality constraint of the model "
+                f"(e.g. A @ x >= 1), got {type(self.constraint).__name__}. Equalities, cone "
+                "and PSD constraints cannot be split into per-person rows."
+            )
+
+    @property
+    def params(self) -> tuple[cp.Parameter, ...]:
+        return tuple(self.constraint.parameters())
+
+    def describe(self) -> str:
+        return (
+            "high-sensitivity constraint privacy: neighbouring datasets differ by adding or "
+            f"removing one row of constraint {self.constraint}"
+        )
+
+
+PrivacySpec = ConstraintPrivacy | ScalarPrivacy | ObjectivePrivacy | ConstraintSetPrivacy
+_SPEC_TYPES = (ConstraintPrivacy, ScalarPrivacy, ObjectivePrivacy, ConstraintSetPrivacy)
+
+
+def as_spec_tuple(private: Any) -> tuple[PrivacySpec, ...]:
+    """Normalise ``private=`` (None, one spec, or a sequence of specs) to a tuple of specs.
+
+    Raises
+    ------
+    PrivacySpecError
+        If an element is not a cvxdp privacy spec.
+    """
+    if private is None:
+        return ()
+    items: Sequence[Any] = (
+        (private,) if isinstance(private, _SPEC_TYPES) else tuple(private)
+        if isinstance(private, (list, tuple)) else (private,)
+    )
+    for spec in items:
+        if not isinstance(spec, _SPEC_TYPES):
+            raise PrivacySpecError(
+                f"private= takes cvxdp privacy specs, got {type(spec).__name__}. Use e.g. "
+                "cvxdp.ConstraintPrivacy(A, sensitivity=0.05), cvxdp.ScalarPrivacy(b, "
+                "sensitivity=0.1), cvxdp.ObjectivePrivacy(c, sensitivity=0.1) or "
+                "cvxdp.ConstraintSetPrivacy(constraint)."
+            )
+    return tuple(items)

@@ -1,0 +1,217 @@
+"""CVXPY model -> :class:`SymmetricConeProgram` (``to_scp``) and a cone-program point -> the
+user's variables (``from_scp``).
+
+Like a CVXPY ``Reduction``, the forward map returns the program together with what is needed to
+invert it (``scp.inverse``): CVXPY's own solving chain and inverse data, so ``from_scp`` sets
+``variable.value``, ``problem.value`` and ``problem.status`` exactly as ``problem.solve()`` would.
+
+What this module relies on from CVXPY (pinned by ``tests/transform/test_transform_cvxpy_pins.py``,
+CVXPY >= 1.5): ``Problem.get_problem_data(cp.SCS, solver_opts={"use_quad_obj": False})`` returns
+``data`` with keys ``"A"``, ``"b"``, ``"c"``, ``"dims"`` (attributes ``zero``, ``nonneg``,
+``soc``, ``psd``, ``exp``, ``p3d``) and ``cp.settings.PARAM_PROB``; the last inverse-data entry
+holds ``"offset"`` and ``"var_id"`` (a dict, or ``.inverse_data`` of ``SolverInverseData``);
+every reduction of the chain but the solver has ``invert(Solution, inverse_data)``; and
+``Problem.unpack(Solution)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from cvxpy.reductions.solution import Solution
+
+from cvxdp.errors import UnsupportedProblemError
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.support import cone_reasons, unsupported_reasons
+
+__all__ = ["to_scp", "from_scp", "build_cone", "ScpInverse"]
+
+
+@dataclass(frozen=True)
+class ScpInverse:
+    """What :func:`from_scp` needs: the CVXPY problem, its solving chain and inverse data."""
+
+    problem: cp.Problem
+    chain: Any
+    inverse_data: list[Any]
+    var_id: int
+    param_prob: Any
+
+
+def build_cone(dims: ConeDims) -> Any:
+    """The Euclidean Jordan algebra of the non-zero rows of K, in SCS's block order.
+
+    ``Product([Orthant(nonneg), SpinFactor(q) for q in soc..., SymmetricMatrices(r) for r in
+    psd...])``; empty blocks are left out.  Returns None when K has no non-zero rows (an
+    equality-only model) or when ``cvxdp.jordan`` is not importable.
+    """
+    try:
+        from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
+    except ImportError:  # pragma: no cover - jordan is a sibling package
+        return None
+    blocks: list[Any] = []
+    if dims.nonneg:
+        blocks.append(Orthant(dims.nonneg))
+    blocks += [SpinFactor(q) for q in dims.soc]
+    blocks += [SymmetricMatrices(r) for r in dims.psd]
+    if not blocks:
+        return None
+    return Product(blocks)
+
+
+def _solver_inverse(entry: Any) -> dict[str, Any]:
+    # CVXPY >= 1.7 wraps the solver's inverse data in SolverInverseData; older ones use a dict.
+    return entry.inverse_data if hasattr(entry, "inverse_data") else entry
+
+
+def _dims_of(cvx_dims: Any) -> ConeDims:
+    return ConeDims(
+        zero=int(cvx_dims.zero),
+        nonneg=int(cvx_dims.nonneg),
+        soc=tuple(int(q) for q in cvx_dims.soc),
+        psd=tuple(int(r) for r in cvx_dims.psd),
+    )
+
+
+def to_scp(problem: cp.Problem, private: Any = None) -> SymmetricConeProgram:
+    """Write a CVXPY model as the canonical symmetric cone program.
+
+    ``minimise c'x + offset  s.t.  A x + s = b,  s in K``, ``K = zero x orthant x SOC... x
+    PSD...`` (SCS's order and coordinates; PSD blocks in scaled lower-triangular svec).  A
+    ``Maximize`` model is negated by CVXPY: the program always minimises, and ``scp.sign`` is
+    -1 so that the user's objective value is ``sign * (c'x + offset)``.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        A DCP model with continuous variables whose parameters all have finite values.
+    private : privacy spec, sequence of specs, or None
+        ``cvxdp.ConstraintPrivacy`` / ``ScalarPrivacy`` / ``ObjectivePrivacy`` /
+        ``ConstraintSetPrivacy``.  When given, each spec is checked against the model and the
+        bounds on the change of the canonical data are stored in ``scp.sensitivity``
+        (:class:`cvxdp.transform.SensitivityBounds`).
+
+    Returns
+    -------
+    SymmetricConeProgram
+        With ``cone`` = :func:`build_cone` ``(dims)``, ``inverse`` = :class:`ScpInverse`,
+        ``meta["param_prob"]`` = CVXPY's parametric cone program.
+
+    Raises
+    ------
+    UnsupportedProblemError
+        Exponential / power cones (names the atom), integer variables, non-DCP models, unset
+        parameters, NaN/inf data.
+    PrivacySpecError
+        A spec whose parameter is not in the model, enters where the setting does not allow,
+        enters non-linearly (not DPP), or carries symmetric/PSD/diag/sparsity attributes.
+    """
+    reasons = unsupported_reasons(problem, compile=False)
+    if reasons:
+        raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
+    try:
+        data, chain, inverse_data = problem.get_problem_data(
+            cp.SCS, solver_opts={"use_quad_obj": False}
+        )
+    except cp.error.SolverError as err:
+        raise UnsupportedProblemError(f"CVXPY could not compile the model: {err}") from err
+    reasons = cone_reasons(problem, data["dims"])
+    if reasons:
+        raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
+    solver_inv = _solver_inverse(inverse_data[-1])
+    A = sp.csc_matrix(data["A"], dtype=float)
+    b = np.asarray(data["b"], dtype=float).ravel()
+    c = np.asarray(data["c"], dtype=float).ravel()
+    offset = float(np.asarray(solver_inv["offset"]).sum())
+    if not (np.all(np.isfinite(A.data)) and np.all(np.isfinite(b)) and np.all(np.isfinite(c))
+            and np.isfinite(offset)):
+        raise UnsupportedProblemError(
+            "the compiled cone program contains NaN or inf; check the model's data."
+        )
+    for key in ("lower_bounds", "upper_bounds"):
+        if data.get(key) is not None:  # pragma: no cover - SCS takes no variable bounds
+            raise UnsupportedProblemError(
+                f"CVXPY passed variable {key} to the solver; cvxdp expects them as constraints."
+            )
+    dims = _dims_of(data["dims"])
+    param_prob = data[cp.settings.PARAM_PROB]
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    inverse = ScpInverse(problem, chain, list(inverse_data), int(solver_inv["var_id"]),
+                         param_prob)
+    scp = SymmetricConeProgram(
+        A=A, b=b, c=c, offset=offset, dims=dims, cone=build_cone(dims), sign=sign,
+        inverse=inverse,
+        meta={"param_prob": param_prob, "reductions": [type(r).__name__ for r in
+                                                       chain.reductions]},
+    )
+    if private is not None:
+        from cvxdp.transform.sensitivity import propagate
+
+        scp.sensitivity = propagate(scp, private)
+    return scp
+
+
+def from_scp(
+    problem: cp.Problem,
+    scp: SymmetricConeProgram,
+    x: np.ndarray,
+    status: str = "optimal_inaccurate",
+) -> float | None:
+    """Map a cone-program point ``x`` back to the user's variables through CVXPY's chain.
+
+    Sets ``variable.value`` for every variable of ``problem``, ``problem.value`` (the user's
+    objective at those values, so the sign of a maximisation is right) and
+    ``problem.status = status``, as after ``problem.solve()``.  Dual values are not set.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The problem ``scp`` was built from (``scp.inverse.problem``).
+    scp : SymmetricConeProgram
+    x : ndarray, shape (scp.n,)
+        A point of the cone program (need not be feasible).
+    status : str
+        A CVXPY status with a solution present (``"optimal"``, ``"optimal_inaccurate"``).
+
+    Returns
+    -------
+    float or None
+        ``problem.value``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` has the wrong shape or non-finite entries, ``problem`` is not the one ``scp``
+        came from, or ``status`` carries no solution.
+    """
+    inv = scp.inverse
+    if not isinstance(inv, ScpInverse):
+        raise ValueError("scp has no CVXPY inverse data; build it with cvxdp.transform.to_scp.")
+    if inv.problem is not problem:
+        raise ValueError("from_scp: `problem` is not the problem this cone program was built "
+                         "from; call to_scp(problem) again.")
+    x = np.asarray(x, dtype=float).ravel()
+    if x.shape != (scp.n,):
+        raise ValueError(f"from_scp: x must have shape ({scp.n},), got {x.shape}.")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("from_scp: x contains NaN or inf.")
+    if status not in cp.settings.SOLUTION_PRESENT:
+        raise ValueError(f"from_scp: status must be one of {cp.settings.SOLUTION_PRESENT}, "
+                         f"got {status!r}.")
+    opt_val = float(scp.c @ x + scp.offset)
+    solution = Solution(status, opt_val, {inv.var_id: x}, {}, {})
+    for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
+                               reversed(inv.inverse_data[:-1]), strict=True):
+        solution = reduction.invert(solution, data)
+    problem.unpack(solution)
+    try:
+        from cvxpy.problems.problem import SolverStats
+
+        problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
+    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
+        pass
+    return problem.value

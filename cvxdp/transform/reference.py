@@ -1,0 +1,266 @@
+"""Exact (non-private) reference solve of a cone program, and the validation report.
+
+Everything here reads the TRUE data: it is for the analyst who owns the data, to judge a private
+answer, and must never feed a released quantity.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.solution import ValidationReport
+from cvxdp.transform.scp import SymmetricConeProgram
+
+__all__ = ["ExactSolution", "solve_exact", "cone_violations", "validate", "svec_to_clarabel"]
+
+
+@dataclass(frozen=True)
+class ExactSolution:
+    """Result of :func:`solve_exact` (canonical, minimised objective ``c'x + offset``).
+
+    Attributes
+    ----------
+    x : ndarray or None
+        Primal point of the cone program (None if the solver found none).
+    value : float or None
+        ``c'x + offset`` (the cone program's objective, i.e. the user's objective times
+        ``scp.sign``); ``+inf`` if infeasible, ``-inf`` if unbounded.
+    status : str
+        A CVXPY status string.
+    solve_time : float
+    solver : str
+    """
+
+    x: np.ndarray | None
+    value: float | None
+    status: str
+    solve_time: float
+    solver: str
+
+
+def svec_to_clarabel(r: int) -> np.ndarray:
+    """Row permutation from SCS's PSD block (lower triangle, column-major) to Clarabel's
+    (upper triangle, column-major); both scale off-diagonals by sqrt(2).
+
+    ``clarabel_block = scs_block[perm]``.
+    """
+    i, j = np.triu_indices(r)  # upper entries (i <= j) ...
+    order = np.lexsort((i, j))  # ... listed column by column
+    i, j = i[order], j[order]
+    # the matching lower entry is (row=j, col=i); its SCS index (column i, row j):
+    return (i * r - i * (i - 1) // 2 + (j - i)).astype(int)
+
+
+def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
+    import clarabel
+
+    d = scp.dims
+    perm = np.arange(scp.m)
+    start = d.zero + d.nonneg + sum(d.soc)
+    for r in d.psd:
+        size = r * (r + 1) // 2
+        perm[start:start + size] = start + svec_to_clarabel(r)
+        start += size
+    cones: list[Any] = []
+    if d.zero:
+        cones.append(clarabel.ZeroConeT(d.zero))
+    if d.nonneg:
+        cones.append(clarabel.NonnegativeConeT(d.nonneg))
+    cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
+    cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    for key, val in opts.items():
+        setattr(settings, key, val)
+    P = sp.csc_matrix((scp.n, scp.n))
+    t0 = time.perf_counter()
+    solver = clarabel.DefaultSolver(P, scp.c, sp.csc_matrix(scp.A[perm]), scp.b[perm], cones,
+                                    settings)
+    sol = solver.solve()
+    elapsed = time.perf_counter() - t0
+    name = str(sol.status).split(".")[-1]
+    status = {"Solved": cp.OPTIMAL, "AlmostSolved": cp.OPTIMAL_INACCURATE,
+              "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
+              "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
+              }.get(name, cp.SOLVER_ERROR)
+    return _result(scp, np.asarray(sol.x), status, elapsed, "CLARABEL")
+
+
+def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
+    import scs
+
+    d = scp.dims
+    cone = {"z": d.zero, "l": d.nonneg, "q": list(d.soc), "s": list(d.psd)}
+    kw = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000, "verbose": False, **opts}
+    t0 = time.perf_counter()
+    sol = scs.SCS({"A": sp.csc_matrix(scp.A), "b": scp.b, "c": scp.c}, cone, **kw).solve()
+    elapsed = time.perf_counter() - t0
+    val = int(sol["info"]["status_val"])
+    status = {1: cp.OPTIMAL, 2: cp.OPTIMAL_INACCURATE, -2: cp.INFEASIBLE,
+              -7: cp.INFEASIBLE, -1: cp.UNBOUNDED, -6: cp.UNBOUNDED}.get(val, cp.SOLVER_ERROR)
+    return _result(scp, np.asarray(sol["x"]), status, elapsed, "SCS")
+
+
+def _result(scp: SymmetricConeProgram, x: np.ndarray, status: str, elapsed: float,
+            solver: str) -> ExactSolution:
+    if status in cp.settings.SOLUTION_PRESENT:
+        return ExactSolution(x, float(scp.c @ x + scp.offset), status, elapsed, solver)
+    value = np.inf if status == cp.INFEASIBLE else -np.inf if status == cp.UNBOUNDED else None
+    return ExactSolution(None, value, status, elapsed, solver)
+
+
+def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
+                **opts: Any) -> ExactSolution:
+    """Solve the cone program exactly (non-private reference), without touching the user's
+    CVXPY variables.
+
+    Parameters
+    ----------
+    scp : SymmetricConeProgram
+    solver : {"CLARABEL", "SCS"} or None
+        None: Clarabel (interior point, accurate), falling back to SCS (``eps 1e-9``) if
+        Clarabel is missing or fails.
+    **opts
+        Settings passed to the solver.
+
+    Returns
+    -------
+    ExactSolution
+    """
+    name = (solver or "CLARABEL").upper()
+    if name not in ("CLARABEL", "SCS"):
+        raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}.")
+    if name == "CLARABEL":
+        try:
+            out = _clarabel(scp, **opts)
+        except ImportError:
+            if solver is not None:
+                raise
+            return _scs(scp)
+        if out.status == cp.SOLVER_ERROR and solver is None:
+            return _scs(scp)
+        return out
+    return _scs(scp, **opts)
+
+
+def cone_violations(scp: SymmetricConeProgram, x: np.ndarray) -> np.ndarray:
+    """Violation of each canonical constraint at ``x`` on the true data (>= 0).
+
+    With ``s = b - A x``: equality rows ``|s_i|``; orthant rows ``max(0, -s_i)``; each SOC block
+    ``max(0, ||s_bar|| - s_0)``; each PSD block ``max(0, -lambda_min(smat s))``.
+
+    Returns
+    -------
+    ndarray, shape (zero + nonneg + len(soc) + len(psd),)
+    """
+    d = scp.dims
+    s = scp.b - scp.A @ np.asarray(x, dtype=float).ravel()
+    parts = [np.abs(s[:d.zero]), np.maximum(0.0, -s[d.zero:d.zero + d.nonneg])]
+    start = d.zero + d.nonneg
+    if d.soc:
+        q = np.asarray(d.soc)
+        starts = start + np.concatenate([[0], np.cumsum(q)[:-1]])
+        block = s[start:start + q.sum()]
+        sq = np.add.reduceat(block**2, starts - start)
+        head = s[starts]
+        parts.append(np.maximum(0.0, np.sqrt(np.maximum(sq - head**2, 0.0)) - head))
+        start += int(q.sum())
+    if d.psd:
+        r_arr = np.asarray(d.psd)
+        sizes = r_arr * (r_arr + 1) // 2
+        starts = start + np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        out = np.empty(len(r_arr))
+        for r in np.unique(r_arr):  # batch all blocks of one order into one eigvalsh call
+            which = np.flatnonzero(r_arr == r)
+            size = r * (r + 1) // 2
+            vecs = s[starts[which][:, None] + np.arange(size)]
+            out[which] = np.maximum(0.0, -np.linalg.eigvalsh(_smat(vecs, int(r)))[:, 0])
+        parts.append(out)
+    return np.concatenate(parts)
+
+
+def _smat(vecs: np.ndarray, r: int) -> np.ndarray:
+    """Batch of SCS svec (lower triangle, column-major, off-diagonal * sqrt 2) -> matrices."""
+    rows, cols = np.triu_indices(r)  # (col, row) of the lower triangle in column-major order
+    cols, rows = rows, cols
+    order = np.lexsort((rows, cols))
+    rows, cols = rows[order], cols[order]
+    scale = np.where(rows == cols, 1.0, 1.0 / np.sqrt(2.0))
+    mats = np.zeros((vecs.shape[0], r, r))
+    mats[:, rows, cols] = vecs * scale
+    mats[:, cols, rows] = vecs * scale
+    return mats
+
+
+def validate(
+    problem_or_scp: cp.Problem | SymmetricConeProgram,
+    x_private: np.ndarray,
+    *,
+    tolerance: float = 1e-6,
+    reference: ExactSolution | None = None,
+    solver: str | None = None,
+    metrics: dict[str, Any] | None = None,
+) -> ValidationReport:
+    """Compare a private cone-program point with the exact solve, on the TRUE data.
+
+    Parameters
+    ----------
+    problem_or_scp : cvxpy.Problem or SymmetricConeProgram
+        A problem is compiled with :func:`cvxdp.transform.to_scp` first.
+    x_private : ndarray, shape (scp.n,)
+        The private answer in cone-program coordinates.
+    tolerance : float
+        A canonical constraint counts as violated when its violation exceeds this.
+    reference : ExactSolution, optional
+        A reference already computed (otherwise :func:`solve_exact` runs).
+    solver : str, optional
+        Reference solver (see :func:`solve_exact`).
+    metrics : dict, optional
+        Extra path-specific numbers to include.
+
+    Returns
+    -------
+    ValidationReport
+        ``reference_value`` and ``objective_gap = private value - reference value`` in the
+        user's sense (``sign * (c'x + offset)``); ``max_violation``, ``mean_violation`` and
+        ``violated`` over the canonical constraints (equality rows, orthant rows, one per SOC /
+        PSD block; see :func:`cone_violations`).  Metrics: ``private_value``,
+        ``suboptimality`` (gap made positive-is-worse for max and min), ``relative_gap``,
+        ``constraints`` (the count), ``reference_status``.
+    """
+    from cvxdp.transform.canon import to_scp
+
+    scp = problem_or_scp if isinstance(problem_or_scp, SymmetricConeProgram) else to_scp(
+        problem_or_scp)
+    x = np.asarray(x_private, dtype=float).ravel()
+    if x.shape != (scp.n,):
+        raise ValueError(f"x_private must have shape ({scp.n},), got {x.shape}.")
+    ref = reference if reference is not None else solve_exact(scp, solver=solver)
+    viol = cone_violations(scp, x)
+    private_value = scp.sign * float(scp.c @ x + scp.offset)
+    extra: dict[str, Any] = {"private_value": private_value, "constraints": int(viol.size),
+                             "reference_status": ref.status}
+    ref_value = gap = None
+    if ref.value is not None and np.isfinite(ref.value):
+        ref_value = scp.sign * ref.value
+        gap = private_value - ref_value
+        extra["suboptimality"] = scp.sign * gap
+        extra["relative_gap"] = abs(gap) / max(1.0, abs(ref_value))
+    extra.update(metrics or {})
+    return ValidationReport(
+        reference_value=ref_value,
+        objective_gap=gap,
+        max_violation=float(viol.max(initial=0.0)),
+        mean_violation=float(viol.mean()) if viol.size else 0.0,
+        violated=int(np.sum(viol > tolerance)),
+        tolerance=tolerance,
+        reference_time=ref.solve_time,
+        reference_solver=ref.solver,
+        metrics=extra,
+    )

@@ -1,0 +1,289 @@
+"""Sensitivity of the canonical cone program to the declared private parameters.
+
+CVXPY's parametric cone program (``data[cp.settings.PARAM_PROB]``, a DPP model) stores the map
+from the parameter vector ``theta`` to the canonical data as two sparse tensors:
+
+* ``param_prob.A``, shape ``(m (n + 1), p + 1)``: ``vec_F([-A_scs | b]) = T_A [theta; 1]``;
+* ``param_prob.q``, shape ``(n + 1, p + 1)``: ``[c; offset] = T_q [theta; 1]``
+
+(``vec_F`` stacks columns; SCS's ``A`` is the negated first block).  The map is linear in
+``theta``, so if every entry of the declared parameter moves by at most ``Delta`` (l-inf over the
+parameter's entries), each canonical entry ``e`` moves by at most
+
+    ``|Delta e| = |sum_k T[e, k] Delta theta_k| <= Delta * sum_{k in param} |T[e, k]|``,
+
+the sum of absolute coefficients (triangle inequality; exact when the entry depends on one
+parameter entry, e.g. ``A @ x <= b`` with ``A`` a Parameter).  Several specs add up.
+
+From these entrywise bounds :class:`SensitivityBounds` derives per-row norms.  The bound on a
+constraint element in the algebra's spectral norm (the paper's ``Delta_inf``, Def C.6) is the
+row's l1 norm of coordinate changes, ``A_row_l1[i]``: that is sound for every block type in
+SCS's stored coordinates -- orthant: ``max|z_j| <= sum|z_j|``; spin factor (stored raw
+``(t, xbar)``): ``|t| + ||xbar||_2 <= |t| + ||xbar||_1``; symmetric matrices (scaled svec, the
+isometry phi): ``||Z||_op <= ||Z||_F = ||svec Z||_2 <= ||svec Z||_1`` -- and for a direct product
+the spectral norm is the max over blocks <= the sum.  It also holds for CVXPY's unscaled
+upper-triangle coordinates of a symmetric variable (``||Z||_op <=`` the largest absolute row sum
+``<=`` the entrywise l1).  A solver that places the variables in an orthant (free variables
+split as ``x+ - x-``) may use the tighter ``A_row_inf`` instead (the orthant's spectral norm is
+the largest coordinate), and ``A_row_l2`` bounds the Euclidean (phi) norm of the change of a
+row whose coordinates are phi-coordinates.
+
+References
+----------
+``002_26bee910280b74ae.txt``: Def 4.1 (sensitivities on an EJA), Defs C.3, C.6, C.11, B.1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.errors import PrivacySpecError
+from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
+from cvxdp.transform.scp import SymmetricConeProgram
+
+__all__ = ["SensitivityBounds", "propagate", "parameter_columns"]
+
+_WHERE = {"A": "the constraint matrix A (as a coefficient of a variable)",
+          "b": "a constraint's right-hand side b (a constant term)",
+          "c": "the objective's coefficients c", "offset": "the objective's constant term"}
+_FIX = {
+    "constraint": "ConstraintPrivacy allows the parameter only as a coefficient of variables in "
+                  "constraints (paper 002, Def C.6 keeps b and c shared)",
+    "scalar": "ScalarPrivacy allows the parameter only in right-hand sides (constant terms of "
+              "constraints; paper 002, Def C.3)",
+    "objective": "ObjectivePrivacy allows the parameter only in the objective (paper 002, "
+                 "Def C.11)",
+}
+
+
+@dataclass(frozen=True)
+class SensitivityBounds:
+    """Sound bounds on how much the canonical data can change between neighbouring datasets.
+
+    Attributes
+    ----------
+    settings : tuple of str
+        The settings of the specs (``"constraint"``, ``"scalar"``, ``"objective"``,
+        ``"constraint_set"``).
+    A : scipy.sparse.csc_matrix, shape (m, n)
+        Entrywise bound on ``|A_ij - A'_ij|`` (SCS's A).
+    b : ndarray, shape (m,)
+        Entrywise bound on ``|b_i - b'_i|``.
+    c : ndarray, shape (n,)
+        Entrywise bound on ``|c_j - c'_j|`` (the minimised objective; sign does not matter).
+    offset : float
+        Bound on the change of the objective's constant term.
+    rows : ndarray of int or None
+        For ``ConstraintSetPrivacy``: the canonical rows (all in the orthant block) of the
+        private constraint; a neighbour adds or removes one of them.  The entrywise bounds do
+        not cover these rows (their change is unbounded by definition).
+    specs : tuple
+        The specs the bounds were derived from.
+    """
+
+    settings: tuple[str, ...]
+    A: sp.csc_matrix
+    b: np.ndarray
+    c: np.ndarray
+    offset: float = 0.0
+    rows: np.ndarray | None = None
+    specs: tuple[Any, ...] = field(default=(), repr=False)
+
+    @property
+    def A_row_l1(self) -> np.ndarray:
+        """Per-row bound on ``||Delta a_i||_1`` (coordinates), shape (m,)."""
+        return np.asarray(abs(self.A).sum(axis=1)).ravel()
+
+    @property
+    def A_row_l2(self) -> np.ndarray:
+        """Per-row bound on ``||Delta a_i||_2`` (coordinates), shape (m,)."""
+        return np.sqrt(np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel())
+
+    @property
+    def A_row_inf(self) -> np.ndarray:
+        """Per-row bound on ``max_j |Delta A_ij|``, shape (m,)."""
+        if self.A.nnz == 0:
+            return np.zeros(self.A.shape[0])
+        return np.asarray(abs(self.A).max(axis=1).toarray()).ravel()
+
+    @property
+    def constraint_inf(self) -> float:
+        """``Delta_inf`` of paper 002 Def C.6: ``max_i`` bound on ``||a_i - a'_i||`` in the
+        algebra's spectral norm, taken as ``max_i A_row_l1[i]`` (sound in any embedding of the
+        variables, see the module docstring)."""
+        return float(self.A_row_l1.max(initial=0.0))
+
+    @property
+    def scalar_inf(self) -> float:
+        """``Delta_inf`` of Def C.3: bound on ``||b - b'||_inf``."""
+        return float(self.b.max(initial=0.0))
+
+    @property
+    def objective_l1(self) -> float:
+        """Bound on ``||c - c'||_1`` (>= the spectral norm of the change in any embedding)."""
+        return float(self.c.sum())
+
+    @property
+    def objective_l2(self) -> float:
+        """Bound on ``||c - c'||_2`` (coordinates)."""
+        return float(np.sqrt(np.sum(self.c**2)))
+
+    @property
+    def objective_inf(self) -> float:
+        """Bound on ``max_j |c_j - c'_j|`` (the spectral norm for orthant coordinates)."""
+        return float(self.c.max(initial=0.0))
+
+    def private_rows(self) -> np.ndarray:
+        """Indices of canonical rows whose A- or b-entries can change (or ``rows``)."""
+        touched = np.flatnonzero((self.A_row_l1 > 0) | (self.b > 0))
+        if self.rows is not None:
+            touched = np.union1d(touched, self.rows)
+        return touched
+
+
+def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
+    """Columns of CVXPY's parameter tensors holding ``param``'s entries (Fortran order).
+
+    Raises
+    ------
+    PrivacySpecError
+        If ``param`` does not reach the cone program as itself (not in the model, entering
+        non-linearly so CVXPY evaluated it (not DPP), or replaced because of symmetric / PSD /
+        diag / sparsity attributes).
+    """
+    cols = getattr(param_prob, "param_id_to_col", {})
+    if param.id not in cols:
+        raise PrivacySpecError(
+            f"{cls}: parameter {param.name()!r} does not enter the compiled cone program as a "
+            "linear parameter, so its sensitivity cannot be propagated. Make sure it is used "
+            "in this model, that the model is DPP (problem.is_dcp(dpp=True); products of "
+            "parameters are not), and that the parameter has no symmetric=/PSD=/diag=/"
+            "sparsity= attribute (declare a plain cp.Parameter(shape))."
+        )
+    start = int(cols[param.id])
+    return np.arange(start, start + int(param_prob.param_id_to_size[param.id]))
+
+
+def _abs_sum(tensor: Any, cols: np.ndarray, nrows: int, ncols: int) -> sp.csc_matrix:
+    sub = sp.csc_matrix(tensor)[:, cols]
+    sums = np.asarray(abs(sub).sum(axis=1)).ravel()
+    idx = np.flatnonzero(sums)
+    return sp.csc_matrix((sums[idx], (idx % nrows, idx // nrows)), shape=(nrows, ncols))
+
+
+def _row_offsets(scp: SymmetricConeProgram) -> dict[int, tuple[int, int, str]]:
+    """canonical constraint id -> (first row, size, cone type) in SCS's order."""
+    from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
+
+    inv = scp.inverse
+    solver_inv = inv.inverse_data[-1]
+    solver_inv = getattr(solver_inv, "inverse_data", solver_inv)
+    out, row = {}, 0
+    for con in list(solver_inv[SCS.EQ_CONSTR]) + list(solver_inv[SCS.NEQ_CONSTR]):
+        n_rows = _n_rows(con)
+        out[con.id] = (row, n_rows, type(con).__name__)
+        row += n_rows
+    return out
+
+
+def _n_rows(con: Any) -> int:
+    name = type(con).__name__
+    if name == "PSD":  # pragma: no cover - CVXPY < 1.7 keeps full PSD constraints
+        r = con.args[0].shape[0]
+        return r * (r + 1) // 2
+    return int(con.size)
+
+
+def _constraint_rows(scp: SymmetricConeProgram, spec: ConstraintSetPrivacy) -> np.ndarray:
+    cid = spec.constraint.id
+    if cid not in {c.id for c in scp.inverse.problem.constraints}:
+        raise PrivacySpecError(
+            "ConstraintSetPrivacy: the constraint is not one of problem.constraints; pass the "
+            "very constraint object used in the model."
+        )
+    for data in scp.inverse.inverse_data:
+        mapping = getattr(data, "cons_id_map", None)
+        if mapping and cid in mapping:
+            cid = mapping[cid]
+    found = _row_offsets(scp).get(cid)
+    if found is None or found[2] != "NonNeg":
+        raise PrivacySpecError(
+            f"ConstraintSetPrivacy: constraint {spec.constraint} did not compile to plain "
+            "inequality rows (it is not affine <= affine); only covering-type linear "
+            "inequalities can have one row per person."
+        )
+    start, size, _ = found
+    return np.arange(start, start + size)
+
+
+def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
+    """Bounds on the change of ``scp``'s data for the given privacy spec(s).
+
+    Parameters
+    ----------
+    scp : SymmetricConeProgram
+        Built by :func:`cvxdp.transform.to_scp` (needs ``scp.inverse`` and the parametric
+        program in ``scp.meta["param_prob"]``).
+    private : spec or sequence of specs
+
+    Returns
+    -------
+    SensitivityBounds
+
+    Raises
+    ------
+    PrivacySpecError
+        No spec given, a parameter outside the model / not DPP, or a parameter entering the
+        canonical data where its setting does not allow (the message names parameter, place and
+        fix).
+    """
+    specs = as_spec_tuple(private)
+    if not specs:
+        raise PrivacySpecError(
+            "no privacy spec given: pass private=cvxdp.ConstraintPrivacy(A, sensitivity=...) "
+            "(or ScalarPrivacy / ObjectivePrivacy / ConstraintSetPrivacy) to say which data is "
+            "private."
+        )
+    pp = scp.meta["param_prob"]
+    m, n = scp.m, scp.n
+    model_params = {p.id for p in scp.inverse.problem.parameters()}
+    A = sp.csc_matrix((m, n))
+    b, c, offset, rows = np.zeros(m), np.zeros(n), 0.0, None
+    for spec in specs:
+        cls = type(spec).__name__
+        if isinstance(spec, ConstraintSetPrivacy):
+            new = _constraint_rows(scp, spec)
+            rows = new if rows is None else np.union1d(rows, new)
+            continue
+        for param in spec.params:
+            if param.id not in model_params:
+                raise PrivacySpecError(
+                    f"{cls}: parameter {param.name()!r} does not occur in this model; pass a "
+                    "parameter the model uses."
+                )
+            cols = parameter_columns(pp, param, cls)
+            Ab = _abs_sum(pp.A, cols, m, n + 1) * spec.sensitivity
+            q = np.asarray(_abs_sum(pp.q, cols, n + 1, 1).toarray()).ravel() * spec.sensitivity
+            parts = {"A": Ab[:, :n], "b": np.asarray(Ab[:, n].toarray()).ravel(),
+                     "c": q[:n], "offset": q[n]}
+            for where, val in parts.items():
+                present = (val.nnz > 0) if sp.issparse(val) else bool(np.any(val > 0))
+                if present and where not in spec.allowed and not (
+                        where == "offset" and "c" in spec.allowed):
+                    raise PrivacySpecError(
+                        f"{cls}: parameter {param.name()!r} enters {_WHERE[where]}, but "
+                        f"{_FIX[spec.setting]}. Rewrite the model so the parameter appears only "
+                        "there, or choose the spec that matches where it appears."
+                    )
+            A = A + parts["A"]
+            b += parts["b"]
+            c += parts["c"]
+            offset += float(parts["offset"])
+    return SensitivityBounds(
+        settings=tuple(s.setting for s in specs), A=sp.csc_matrix(A), b=b, c=c,
+        offset=offset, rows=rows, specs=specs,
+    )

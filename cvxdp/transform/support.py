@@ -1,0 +1,139 @@
+"""What cvxdp's cone-program path accepts, and why it refuses the rest.
+
+:func:`unsupported_reasons` lists every reason a model cannot be turned into a symmetric cone
+program (empty list: supported).  It never raises for a bad model; ``to_scp`` raises
+:class:`cvxdp.UnsupportedProblemError` with the joined reasons.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+__all__ = ["unsupported_reasons", "cone_reasons", "EXP_CONE_ATOMS", "POW_CONE_ATOMS"]
+
+#: atoms whose canonical form needs the exponential cone (not a symmetric cone)
+EXP_CONE_ATOMS = frozenset({
+    "log", "exp", "entr", "log_det", "log_sum_exp", "kl_div", "rel_entr", "logistic", "log1p",
+    "xexp", "loggamma", "log_normcdf", "tr_inv", "von_neumann_entr", "quantum_rel_entr",
+    "quantum_cond_entr", "OpRelEntrConeQuad",
+})
+#: atoms that use power cones when asked for the exact (approx=False) form
+POW_CONE_ATOMS = frozenset({"Power", "power", "GeoMean", "geo_mean", "Pnorm", "pnorm",
+                            "inv_prod", "PowCone3D", "PowConeND"})
+
+_EXP_HINT = {
+    "log_det": "use cvxdp.john_ellipsoid(A) for the John ellipsoid, or maximise "
+               "cp.geo_mean of the diagonal of a triangular factor (an SOC form)",
+    "log": "maximise cp.geo_mean(...) instead of a sum of logs (same maximiser, SOC form)",
+    "entr": "entropy has no symmetric-cone form; use a quadratic or linear surrogate",
+    "log_sum_exp": "replace by cp.max(...) (an LP form) if an approximation is acceptable",
+}
+
+
+def _atom_names(problem: cp.Problem) -> set[str]:
+    names: set[str] = set()
+    for expr in [problem.objective, *problem.constraints]:
+        for atom in expr.atoms():
+            names.add(getattr(atom, "__name__", type(atom).__name__))
+    return names
+
+
+def _constraint_types(problem: cp.Problem) -> set[str]:
+    return {type(c).__name__ for c in problem.constraints}
+
+
+def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
+    """Reasons from CVXPY's cone sizes (exponential / power cones are not symmetric cones)."""
+    out = []
+    n_exp = int(getattr(dims, "exp", 0) or 0)
+    n_pow = len(getattr(dims, "p3d", []) or []) + len(getattr(dims, "pnd", []) or [])
+    atoms = _atom_names(problem) | _constraint_types(problem)
+    if n_exp:
+        found = sorted(a for a in atoms if a in EXP_CONE_ATOMS or a == "ExpCone")
+        hints = "; ".join(f"{a}: {_EXP_HINT[a]}" for a in found if a in _EXP_HINT)
+        what = ", ".join(found) if found else "an atom of the model"
+        out.append(
+            f"the model uses {what}, which CVXPY writes with the exponential cone ({n_exp} "
+            "cones); that is not a symmetric cone, so cvxdp's LP/SOCP/SDP solvers cannot run "
+            "on it" + (f" ({hints})" if hints else "")
+            + ". Rewrite it with linear, second-order-cone or PSD constraints."
+        )
+    if n_pow:
+        found = sorted(a for a in atoms if a in POW_CONE_ATOMS)
+        what = ", ".join(found) if found else "an atom of the model"
+        out.append(
+            f"the model uses {what} in a form CVXPY writes with power cones ({n_pow} cones), "
+            "which are not symmetric cones. Use the rational SOC approximation (the default "
+            "approx=True of cp.power / cp.geo_mean / cp.pnorm) instead."
+        )
+    return out
+
+
+def _bad_values(value: Any) -> bool:
+    arr = value.toarray() if hasattr(value, "toarray") else np.asarray(value, dtype=float)
+    return not np.all(np.isfinite(arr))
+
+
+def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
+    """Every reason ``problem`` is not a symmetric cone program cvxdp can work on.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    compile : bool
+        Also compile the model with CVXPY (``get_problem_data``) to find exponential / power
+        cones.  The cheap checks run first and compilation is skipped if they already fail.
+
+    Returns
+    -------
+    list of str
+        Empty when the model is supported; otherwise one sentence per cause, each saying
+        what to change.
+    """
+    if not isinstance(problem, cp.Problem):
+        return [f"expected a cvxpy.Problem, got {type(problem).__name__}."]
+    reasons: list[str] = []
+    ints = [v.name() for v in problem.variables()
+            if v.attributes.get("boolean") or v.attributes.get("integer")]
+    if ints:
+        reasons.append(
+            f"variable(s) {', '.join(ints)} are integer/boolean; cvxdp solves continuous "
+            "convex models only. Drop integer=/boolean= (solve the relaxation) or solve "
+            "non-privately."
+        )
+    unset = [p.name() for p in problem.parameters() if p.value is None]
+    if unset:
+        reasons.append(
+            f"parameter(s) {', '.join(unset)} have no value; set parameter.value = data "
+            "before solving."
+        )
+    nonfinite = [p.name() for p in problem.parameters()
+                 if p.value is not None and _bad_values(p.value)]
+    if nonfinite:
+        reasons.append(
+            f"parameter(s) {', '.join(nonfinite)} contain NaN or inf; clean the data "
+            "(cvxdp never solves on non-finite data)."
+        )
+    if any(_bad_values(c.value) for c in problem.constants()):
+        reasons.append("the model has a constant containing NaN or inf; clean the data.")
+    if not problem.is_dcp():
+        extra = ""
+        if problem.is_dgp():
+            extra = " It is DGP (geometric programming): cvxdp does not support gp=True models."
+        elif problem.is_dqcp():
+            extra = " It is quasiconvex (DQCP): cvxdp does not support qcp=True models."
+        reasons.append(
+            "the model is not DCP (problem.is_dcp() is False), so CVXPY cannot write it as a "
+            "convex cone program; follow CVXPY's DCP rules (https://www.cvxpy.org/tutorial/"
+            "dcp/)." + extra
+        )
+    if reasons or not compile:
+        return reasons
+    try:
+        data, _, _ = problem.get_problem_data(cp.SCS, solver_opts={"use_quad_obj": False})
+    except Exception as err:  # noqa: BLE001 - report CVXPY's own reason
+        return [f"CVXPY could not compile the model: {err}"]
+    return cone_reasons(problem, data["dims"])
