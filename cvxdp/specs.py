@@ -237,6 +237,11 @@ class ConstraintSetPrivacy:
                 f"(e.g. A @ x >= 1), got {type(self.constraint).__name__}. Equalities, cone "
                 "and PSD constraints cannot be split into per-person rows."
             )
+        if not all(arg.is_affine() for arg in self.constraint.args):
+            raise PrivacySpecError(
+                f"ConstraintSetPrivacy: constraint {self.constraint} is not affine <= affine; "
+                "only linear (covering-type) inequalities have one canonical row per person."
+            )
 
     @property
     def params(self) -> tuple[cp.Parameter, ...]:

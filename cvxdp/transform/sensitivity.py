@@ -156,6 +156,21 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
         diag / sparsity attributes).
     """
     cols = getattr(param_prob, "param_id_to_col", {})
+    if param.id not in cols and any(param.attributes.get(a) for a in (
+            "symmetric", "PSD", "NSD", "diag", "sparsity", "hermitian")):
+        raise PrivacySpecError(
+            f"{cls}: parameter {param.name()!r} has a symmetric=/PSD=/NSD=/diag=/sparsity= "
+            "attribute, so CVXPY replaces it by a reduced parameter and its sensitivity cannot "
+            "be traced; declare a plain cp.Parameter(shape) (e.g. use (P + P.T) / 2 in the "
+            "model for a symmetric matrix)."
+        )
+    if param.id not in cols and not cols.keys() - {-1}:
+        raise PrivacySpecError(
+            f"{cls}: the model is not DPP (problem.is_dcp(dpp=True) is False), so CVXPY "
+            f"substituted the value of parameter {param.name()!r} and its sensitivity cannot be "
+            "propagated. Rewrite the model so parameters enter affinely (no products of "
+            "parameters, no parameter inside a non-linear atom)."
+        )
     if param.id not in cols:
         raise PrivacySpecError(
             f"{cls}: parameter {param.name()!r} does not enter the compiled cone program as a "

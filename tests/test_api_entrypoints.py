@@ -1,0 +1,139 @@
+"""The three spellings of a private solve share one implementation and validate at the boundary."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import cvxdp
+from cvxdp.api import explain, is_supported, solve_private
+from cvxdp.errors import (
+    BudgetError,
+    PrivacyGuaranteeError,
+    PrivacySpecError,
+    UnsupportedProblemError,
+)
+from cvxdp.solution import PrivateSolution
+from cvxdp.specs import ConstraintPrivacy, ScalarPrivacy
+from cvxdp.structured import StructuredProblem
+
+
+def _lp():
+    A = cp.Parameter((3, 2), name="A", value=np.full((3, 2), 0.5))
+    x = cp.Variable(2, nonneg=True)
+    return cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1]), A, x
+
+
+@pytest.fixture
+def fake_general(monkeypatch):
+    """Stand-in for cvxdp.solvers.general (issue 5) that records its arguments."""
+    calls = []
+
+    def solve_general(problem, **kwargs):
+        calls.append((problem, kwargs))
+        return PrivateSolution(status="optimal_inaccurate", value=1.25)
+
+    module = types.ModuleType("cvxdp.solvers.general")
+    module.solve_general = solve_general
+    monkeypatch.setitem(sys.modules, "cvxdp.solvers.general", module)
+    return calls
+
+
+def test_three_spellings_reach_solve_general_with_the_same_arguments(fake_general):
+    prob, A, _ = _lp()
+    spec = ConstraintPrivacy(A, sensitivity=0.05)
+    kw = dict(epsilon=1.0, delta=1e-6, private=spec, accuracy=0.1, rng=7, max_iterations=5)
+    sol = prob.solve_private(**kw)
+    assert isinstance(sol, PrivateSolution) and sol.value == 1.25
+    assert cvxdp.solve_private(prob, **kw).value == 1.25
+    assert prob.solve(method="private", **kw) == 1.25
+    assert len(fake_general) == 3
+    for problem, got in fake_general:
+        assert problem is prob
+        assert got == {"epsilon": 1.0, "delta": 1e-6, "rho": None, "private": spec,
+                       "accuracy": 0.1, "rng": 7, "reference": False, "verbose": False,
+                       "max_iterations": 5}
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        prob.solve("private", 1.0, method="private")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({}, BudgetError, "privacy budget is required"),
+        ({"epsilon": -1.0}, BudgetError, "epsilon"),
+        ({"epsilon": 1.0, "rho": 0.1}, BudgetError, "not both"),
+        ({"epsilon": 1.0, "accuracy": 0.0}, PrivacyGuaranteeError, "accuracy= .* > 0"),
+        ({"epsilon": 1.0, "accuracy": np.inf}, PrivacyGuaranteeError, "accuracy="),
+        ({"epsilon": 1.0, "rng": np.random.RandomState(0)}, TypeError, "rng must be"),
+        ({"epsilon": 1.0}, PrivacySpecError, "needs private= to say which data is private"),
+    ],
+)
+def test_bad_arguments_are_refused_before_the_solver(fake_general, kwargs, error, match):
+    prob, A, _ = _lp()
+    if error is not PrivacySpecError:
+        kwargs = {"private": ConstraintPrivacy(A, sensitivity=0.1), **kwargs}
+    with pytest.raises(error, match=match):
+        prob.solve_private(**kwargs)
+    assert fake_general == []
+
+
+def test_unsupported_model_and_misplaced_spec_refused_before_the_solver(fake_general):
+    x = cp.Variable(2, pos=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x))), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match="log.*exponential cone"):
+        cvxdp.solve_private(prob, epsilon=1.0, private=[])
+    lp, A, _ = _lp()
+    with pytest.raises(PrivacySpecError, match="ScalarPrivacy: parameter 'A' enters"):
+        lp.solve_private(epsilon=1.0, private=ScalarPrivacy(A, sensitivity=0.1))
+    assert fake_general == []
+
+
+def test_is_supported_and_explain():
+    lp, A, _ = _lp()
+    assert is_supported(lp) and explain(lp) == []
+    assert is_supported(lp, ConstraintPrivacy(A, sensitivity=0.1))
+    assert not is_supported(lp, ScalarPrivacy(A, sensitivity=0.1))
+    assert "ScalarPrivacy" in explain(lp, ScalarPrivacy(A, sensitivity=0.1))[0]
+    z = cp.Variable(2, integer=True)
+    p = cp.Parameter(name="w")
+    bad = cp.Problem(cp.Minimize(p * cp.sum(z) + cp.sum(cp.exp(z))), [z >= 0])
+    reasons = explain(bad)
+    assert not is_supported(bad)
+    assert any("integer" in r for r in reasons) and any("'w'" in r or "w have" in r
+                                                         for r in reasons)
+    assert explain(cp.Problem(cp.Minimize(cp.sum(cp.exp(z[0:1] * 1.0))), []))  # exp refused
+
+
+class _Toy(StructuredProblem):
+    """A structured problem whose private solver echoes its arguments."""
+
+    def __init__(self):
+        y = cp.Variable()
+        super().__init__(cp.Minimize(y), [y >= 2])
+
+    def solve_private(self, *, epsilon=None, delta=None, rho=None, rng=None, reference=False,
+                      **extra):
+        return PrivateSolution(status="optimal_inaccurate", value=2.0,
+                               info={"epsilon": epsilon, "delta": delta, "rng": rng,
+                                     "reference": reference, **extra})
+
+
+def test_structured_problems_dispatch_to_their_own_solver():
+    toy = _Toy()
+    sol = cvxdp.solve_private(toy, epsilon=0.5, rng=3, reference=True)
+    assert sol.info == {"epsilon": 0.5, "delta": None, "rng": 3, "reference": True}
+    assert toy.solve(method="private", epsilon=0.5) == 2.0
+    sol = cvxdp.solve_private(toy, epsilon=0.5, accuracy=0.1, verbose=True)
+    assert sol.info["accuracy"] == 0.1 and sol.info["verbose"] is True
+    assert is_supported(toy) and explain(toy) == []
+    assert toy.solve() == pytest.approx(2.0)  # exact reference still works
+
+
+def test_not_a_problem():
+    with pytest.raises(TypeError, match="expects a cvxpy.Problem"):
+        solve_private("nope", epsilon=1.0)

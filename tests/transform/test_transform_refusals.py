@@ -1,0 +1,192 @@
+"""Every refusal of the transform and of the specs, with its message."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.specs import (
+    ConstraintPrivacy,
+    ConstraintSetPrivacy,
+    ObjectivePrivacy,
+    ScalarPrivacy,
+    as_spec_tuple,
+)
+from cvxdp.transform import to_scp, unsupported_reasons
+
+x = cp.Variable(3, pos=True)
+
+
+@pytest.mark.parametrize(
+    ("objective", "atom"),
+    [
+        (cp.Maximize(cp.sum(cp.log(x))), "log"),
+        (cp.Minimize(cp.sum(cp.exp(x))), "exp"),
+        (cp.Maximize(cp.sum(cp.entr(x))), "entr"),
+        (cp.Maximize(cp.log_det(cp.diag(x))), "log_det"),
+        (cp.Minimize(cp.log_sum_exp(x)), "log_sum_exp"),
+    ],
+)
+def test_exponential_cone_atoms_are_named(objective, atom):
+    prob = cp.Problem(objective, [cp.sum(x) <= 1, x <= 1])
+    with pytest.raises(UnsupportedProblemError, match=rf"\b{atom}\b.*exponential cone"):
+        to_scp(prob)
+    assert any(atom in r for r in unsupported_reasons(prob))
+
+
+def test_log_det_suggests_john_ellipsoid_and_log_suggests_geo_mean():
+    prob = cp.Problem(cp.Maximize(cp.log_det(cp.diag(x))), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match="cvxdp.john_ellipsoid"):
+        to_scp(prob)
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x))), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match="geo_mean"):
+        to_scp(prob)
+
+
+def test_power_cone_form_is_refused_but_soc_approximation_accepted():
+    exact = cp.Problem(cp.Maximize(cp.geo_mean(x, approx=False)), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match="power cones.*approx=True"):
+        to_scp(exact)
+    approx = cp.Problem(cp.Maximize(cp.geo_mean(x)), [cp.sum(x) <= 1])
+    assert to_scp(approx).dims.soc  # the default rational approximation is an SOCP
+
+
+@pytest.mark.parametrize("attr", ["integer", "boolean"])
+def test_integer_and_boolean_variables(attr):
+    z = cp.Variable(2, name="z", **{attr: True})
+    prob = cp.Problem(cp.Minimize(cp.sum(z)), [z >= 0.5])
+    with pytest.raises(UnsupportedProblemError, match="z are integer/boolean"):
+        to_scp(prob)
+
+
+def test_non_dcp():
+    y = cp.Variable(2)
+    prob = cp.Problem(cp.Maximize(cp.norm(y)), [y <= 1])
+    with pytest.raises(UnsupportedProblemError, match="not DCP"):
+        to_scp(prob)
+
+
+def test_parameter_without_value_is_named():
+    p = cp.Parameter(3, name="weights")
+    prob = cp.Problem(cp.Minimize(p @ x), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match="weights have no value"):
+        to_scp(prob)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_and_inf_data(bad):
+    if np.isinf(bad):  # CVXPY itself rejects NaN parameter values
+        p = cp.Parameter(3, name="costs")
+        p.value = np.array([1.0, bad, 2.0])
+        prob = cp.Problem(cp.Minimize(p @ x), [cp.sum(x) <= 1])
+        with pytest.raises(UnsupportedProblemError, match="costs contain NaN or inf"):
+            to_scp(prob)
+    const = np.array([1.0, bad, 2.0])
+    prob = cp.Problem(cp.Minimize(const @ x), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match="constant containing NaN or inf"):
+        to_scp(prob)
+
+
+def test_reasons_are_listed_together_and_empty_when_fine():
+    z = cp.Variable(2, integer=True, name="z")
+    p = cp.Parameter(name="unset")
+    prob = cp.Problem(cp.Minimize(p * cp.sum(z)), [z >= 0])
+    reasons = unsupported_reasons(prob)
+    assert len(reasons) == 2
+    assert unsupported_reasons(cp.Problem(cp.Minimize(cp.sum(x)), [x >= 1])) == []
+    assert "expected a cvxpy.Problem" in unsupported_reasons("not a problem")[0]
+
+
+# ----------------------------------------------------------------------------- specs
+
+
+def _lp():
+    A = cp.Parameter((2, 3), name="A")
+    A.value = np.ones((2, 3))
+    b = cp.Parameter(2, name="b")
+    b.value = np.ones(2)
+    c = cp.Parameter(3, name="c")
+    c.value = np.ones(3)
+    y = cp.Variable(3, nonneg=True)
+    prob = cp.Problem(cp.Maximize(c @ y), [A @ y <= b])
+    return prob, A, b, c
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, np.inf, np.nan, "big", None])
+def test_sensitivity_must_be_finite_positive(bad):
+    _, A, _, _ = _lp()
+    with pytest.raises(PrivacySpecError, match="'A'.*sensitivity must be"):
+        ConstraintPrivacy(A, sensitivity=bad)
+
+
+def test_spec_needs_parameters():
+    with pytest.raises(PrivacySpecError, match="takes cvxpy.Parameter"):
+        ScalarPrivacy(np.ones(3), sensitivity=1.0)
+    with pytest.raises(PrivacySpecError, match="empty list"):
+        ObjectivePrivacy([], sensitivity=1.0)
+    with pytest.raises(PrivacySpecError, match="private= takes cvxdp privacy specs"):
+        as_spec_tuple(["A"])
+
+
+@pytest.mark.parametrize(
+    ("make", "which", "where"),
+    [
+        (ScalarPrivacy, "A", "constraint matrix A"),
+        (ObjectivePrivacy, "b", "right-hand side b"),
+        (ConstraintPrivacy, "c", "objective's coefficients c"),
+        (ConstraintPrivacy, "b", "right-hand side b"),
+        (ScalarPrivacy, "c", "objective's coefficients c"),
+    ],
+)
+def test_parameter_in_a_place_the_setting_forbids(make, which, where):
+    prob, A, b, c = _lp()
+    param = {"A": A, "b": b, "c": c}[which]
+    with pytest.raises(PrivacySpecError, match=rf"{make.__name__}: parameter '{which}' enters "
+                                               rf".*{where}.*Rewrite the model"):
+        to_scp(prob, private=make(param, sensitivity=0.1))
+
+
+@pytest.mark.filterwarnings("ignore:You are solving a parameterized problem that is not DPP")
+def test_parameter_not_in_model_not_dpp_or_with_attributes():
+    prob, A, _, _ = _lp()
+    other = cp.Parameter(2, name="other")
+    other.value = np.ones(2)
+    with pytest.raises(PrivacySpecError, match="'other' does not occur in this model"):
+        to_scp(prob, private=ScalarPrivacy(other, sensitivity=1.0))
+    p = cp.Parameter(name="p", value=2.0)
+    q = cp.Parameter(name="q", value=3.0)
+    y = cp.Variable(nonneg=True)
+    non_dpp = cp.Problem(cp.Minimize(p * q * y), [y >= 1])
+    with pytest.raises(PrivacySpecError, match="not DPP.*parameter 'p'"):
+        to_scp(non_dpp, private=ObjectivePrivacy(p, sensitivity=0.1))
+    S = cp.Parameter((3, 3), symmetric=True, name="S", value=np.eye(3))
+    z = cp.Variable(3)
+    sym = cp.Problem(cp.Minimize(cp.sum(S @ z)), [z >= 0, z <= 1])
+    with pytest.raises(PrivacySpecError, match="'S'.*symmetric=/PSD="):
+        to_scp(sym, private=ObjectivePrivacy(S, sensitivity=0.1))
+
+
+def test_constraint_set_privacy_refusals():
+    y = cp.Variable(2)
+    with pytest.raises(PrivacySpecError, match="Equalities, cone and PSD"):
+        ConstraintSetPrivacy(y == 1)
+    with pytest.raises(PrivacySpecError, match="not affine <= affine"):
+        ConstraintSetPrivacy(cp.norm(y) <= 1)
+    prob = cp.Problem(cp.Minimize(cp.sum(y)), [y <= 1])
+    outside = y >= 0
+    with pytest.raises(PrivacySpecError, match="not one of problem.constraints"):
+        to_scp(prob, private=ConstraintSetPrivacy(outside))
+
+
+def test_no_spec_and_describe():
+    from cvxdp.transform import propagate
+
+    prob, A, _, _ = _lp()
+    scp = to_scp(prob)
+    with pytest.raises(PrivacySpecError, match="no privacy spec given"):
+        propagate(scp, None)
+    spec = ConstraintPrivacy(A, sensitivity=0.05)
+    assert spec.param is A and spec.params == (A,)
+    assert "'A' may change by at most 0.05" in spec.describe()
