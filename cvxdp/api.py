@@ -141,10 +141,11 @@ def solve_private(
     _check_accuracy(accuracy)
     if rng is not None and not isinstance(rng, int):
         as_generator(rng)  # raises on a bad type; a Generator is returned unchanged
-    reasons = unsupported_reasons(problem)
+    reasons = unsupported_reasons(problem, compile=False)  # cheap checks; to_scp finds cones
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
     if private is None:
+        to_scp(problem)  # an unsupported model is reported before a missing spec
         raise PrivacySpecError(
             "a general CVXPY model needs private= to say which data is private, e.g. "
             "private=cvxdp.ConstraintPrivacy(A, sensitivity=0.05) (entries of Parameter A "

@@ -184,10 +184,12 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
 
 
 def _abs_sum(tensor: Any, cols: np.ndarray, nrows: int, ncols: int) -> sp.csc_matrix:
-    sub = sp.csc_matrix(tensor)[:, cols]
-    sums = np.asarray(abs(sub).sum(axis=1)).ravel()
-    idx = np.flatnonzero(sums)
-    return sp.csc_matrix((sums[idx], (idx % nrows, idx // nrows)), shape=(nrows, ncols))
+    sub = abs(sp.csc_matrix(tensor)[:, cols]).tocoo()
+    # the tensor's rows are vec_F of an (nrows, ncols) matrix; duplicates (one per parameter
+    # entry) are summed by the constructor -- the sum of absolute coefficients
+    mat = sp.csc_matrix((sub.data, (sub.row % nrows, sub.row // nrows)), shape=(nrows, ncols))
+    mat.eliminate_zeros()
+    return mat
 
 
 def _row_offsets(scp: SymmetricConeProgram) -> dict[int, tuple[int, int, str]]:

@@ -182,3 +182,22 @@ def test_exact_reports_infeasible_and_unbounded():
     assert out.status == cp.UNBOUNDED and out.value == -np.inf
     rep = validate(scp, np.zeros(scp.n))
     assert rep.reference_value is None and rep.reference_status == cp.UNBOUNDED
+
+
+def test_cone_is_the_jordan_product_of_the_non_zero_rows():
+    from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
+
+    prob, _ = _mixed(np.random.default_rng(2))
+    scp = to_scp(prob)
+    d = scp.dims
+    assert isinstance(scp.cone, Product)
+    kinds = [type(b) for b in scp.cone.blocks]
+    assert kinds == [Orthant] + [SpinFactor] * len(d.soc) + [SymmetricMatrices] * len(d.psd)
+    assert scp.cone.dim == scp.m - d.zero
+    assert scp.cone.rank == d.nonneg + 2 * len(d.soc) + sum(d.psd)
+    # the slack of an exact solution lies in the cone, read by the algebra itself
+    exact = solve_exact(scp)
+    s = (scp.b - scp.A @ exact.x)[d.zero:]
+    assert scp.cone.eigenvalues(s).min() > -1e-7
+    equality_only = cp.Problem(cp.Minimize(0), [cp.Variable(2) == 1])
+    assert to_scp(equality_only).cone is None
