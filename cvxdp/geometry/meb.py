@@ -1,0 +1,210 @@
+"""Minimum enclosing ball: exact SOCP reference, linear-time fPTAS and the DP fPTAS.
+
+``min_enclosing_ball(points)`` returns a CVXPY problem ``min r s.t. ||p_i - c|| <= r`` (an SOCP):
+
+* ``.solve()`` is the exact reference (any CVXPY SOCP solver), answer in ``.ball``;
+* ``.solve(method="fptas")`` is the non-private linear-time (1+3 gamma)-approximation (Alg. 1/2);
+* ``.solve_private(...)`` is the differentially private pipeline (GoodCenter, Alg. 6/7, then the
+  private radius search Alg. 3 over DP-MMEB calls, Alg. 4/5), see
+  :meth:`MinEnclosingBall.solve_private` and :mod:`cvxdp.geometry.meb_private`.
+
+References
+----------
+Y. Mahpud, O. Sheffet, "A Differentially Private Linear-Time fPTAS for the Minimum Enclosing Ball
+Problem", ``../shared/papers/001_a326031cb50d1cab.txt``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
+from cvxdp.solution import PrivateSolution
+from cvxdp.structured import StructuredProblem
+
+__all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
+           "fptas_meb", "mmeb"]
+
+
+@dataclass(frozen=True)
+class Ball:
+    """A Euclidean ball ``B(center, radius)``."""
+
+    center: np.ndarray
+    radius: float
+
+    def contains(self, points: np.ndarray, *, tol: float = 1e-9) -> np.ndarray:
+        """Boolean mask of the rows of ``points`` inside the ball (relative tolerance ``tol``)."""
+        p = np.atleast_2d(np.asarray(points, dtype=float))
+        dist = np.linalg.norm(p - self.center, axis=1)
+        return dist <= self.radius * (1 + tol) + tol
+
+    def uncovered(self, points: np.ndarray, *, tol: float = 1e-9) -> int:
+        """Number of rows of ``points`` outside the ball."""
+        return int((~self.contains(points, tol=tol)).sum())
+
+
+@dataclass(repr=False)
+class MEBPrivateSolution(PrivateSolution):
+    """A private minimum-enclosing-ball answer: :class:`PrivateSolution` plus ``ball``."""
+
+    ball: Ball | None = None
+
+
+def _check_points(points: Any) -> np.ndarray:
+    p = np.asarray(points, dtype=float)
+    if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 1:
+        raise UnsupportedProblemError(
+            f"points must be a non-empty (n, d) array, got shape {p.shape}; reshape a single "
+            "coordinate list with points.reshape(-1, 1).")
+    if not np.all(np.isfinite(p)):
+        raise UnsupportedProblemError("points contain NaN or inf; drop or impute those rows.")
+    return p
+
+
+def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray) -> np.ndarray | None:
+    """Margin-based MEB (Alg. 2): ``theta`` with ``P subset B(theta, (1+gamma) r)``, or ``None``.
+
+    ``T = ceil(4/gamma^2 ln(100/gamma^2))`` steps of ``theta <- theta - gamma^2/2 (theta - mu)``
+    with ``mu`` the mean of the points outside ``B(theta, r)``.  Succeeds whenever
+    ``r >= r_opt`` and ``||theta0 - theta_opt|| <= 10 r_opt`` (Lemma 3.2).
+
+    References
+    ----------
+    ``001_a326031cb50d1cab.txt``, Algorithm 2, Lemma 3.2.
+    """
+    T = int(math.ceil(4 / gamma**2 * math.log(100 / gamma**2)))
+    theta = np.asarray(theta0, dtype=float).copy()
+    r2 = r * r
+    for _ in range(T):
+        diff = points - theta
+        out = np.einsum("ij,ij->i", diff, diff) > r2
+        k = int(out.sum())
+        if k == 0:
+            break
+        theta = theta + (gamma**2 / 2) * (out.astype(float) @ diff) / k
+    diff = points - theta
+    if np.all(np.einsum("ij,ij->i", diff, diff) <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
+        return theta
+    return None
+
+
+def fptas_meb(points: np.ndarray, gamma: float = 0.1) -> Ball:
+    """Non-private linear-time MEB approximation (Alg. 1): radius ``<= (1+3 gamma) r_opt``.
+
+    Starts from ``theta0 = p_0`` and ``r0 = max_i ||p_i - p_0||`` (so ``r_opt <= r0 <= 2 r_opt``,
+    better than the ``4 r_opt`` Alg. 1 needs) and binary-searches ``r = (1+gamma)^i r0 / 4``.
+    Time ``O(n d log^2(1/gamma) / gamma^2)``; the returned ball always contains every point.
+
+    References
+    ----------
+    ``001_a326031cb50d1cab.txt``, Algorithm 1, Theorem 3.1.
+    """
+    p = _check_points(points)
+    if not 0 < gamma < 1:
+        raise UnsupportedProblemError(f"gamma must be in (0, 1), got {gamma!r}.")
+    theta0 = p[0].copy()
+    r0 = float(np.max(np.linalg.norm(p - theta0, axis=1)))
+    if r0 == 0.0:
+        return Ball(theta0, 0.0)
+    best = Ball(theta0, r0)
+    lo, hi = 0, int(math.ceil(math.log(4) / math.log1p(gamma)))
+    while lo < hi:
+        mid = (lo + hi) // 2
+        r_cur = (1 + gamma) ** mid * r0 / 4
+        theta = mmeb(p, gamma, r_cur, theta0)
+        if theta is not None:
+            hi, best = mid, Ball(theta, (1 + gamma) * r_cur)
+        else:
+            lo = mid + 1
+    return best
+
+
+def _fptas_method(self: MinEnclosingBall, *, gamma: float = 0.1, **_: Any) -> float:
+    ball = fptas_meb(self.points, gamma)
+    self.ball = ball
+    self.center.value, self.radius.value = ball.center, ball.radius
+    return ball.radius
+
+
+class MinEnclosingBall(StructuredProblem):
+    """``min r s.t. ||p_i - c||_2 <= r`` for the rows ``p_i`` of ``points`` (an SOCP).
+
+    Attributes
+    ----------
+    points : (n, d) array
+        The (private) data.
+    center : cvxpy.Variable (d,)
+    radius : cvxpy.Variable ()
+    ball : Ball or None
+        Set by ``solve()`` (exact), ``solve(method="fptas")``; ``solve_private`` returns its ball
+        in the solution instead (the exact answer is never overwritten by a private one).
+    """
+
+    _methods = {"fptas": _fptas_method}
+
+    def __init__(self, points: Any) -> None:
+        p = _check_points(points)
+        self.points = p
+        self.center = cp.Variable(p.shape[1], name="center")
+        self.radius = cp.Variable(name="radius", nonneg=True)
+        cons = [cp.norm(p - cp.reshape(self.center, (1, p.shape[1]), order="C"), 2, axis=1)
+                <= self.radius]
+        super().__init__(cp.Minimize(self.radius), cons)
+        self.ball: Ball | None = None
+
+    def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
+        """Exact solve through CVXPY (sets ``.ball``), or ``method="fptas"`` (``gamma=``)."""
+        out = super().solve(*args, method=method, **kwargs)
+        if method is None and self.center.value is not None:
+            self.ball = Ball(np.asarray(self.center.value, dtype=float).copy(),
+                             float(self.radius.value))
+        return out
+
+    def exact_ball(self, solver: str | None = None) -> tuple[Ball, float, str]:
+        """Solve the reference SOCP; return ``(ball, seconds, solver name)``."""
+        t0 = time.perf_counter()
+        kw = {"solver": solver} if solver else {}
+        self.solve(**kw)
+        if self.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise InfeasibleProblemError(f"exact MEB solve ended with status {self.status!r}; "
+                                         "try solver='CLARABEL' or 'SCS'.")
+        return self.ball, time.perf_counter() - t0, self.solver_stats.solver_name
+
+    def solve_private(self, **kwargs: Any) -> MEBPrivateSolution:  # noqa: D417
+        """Differentially private MEB; see :func:`cvxdp.geometry.meb_solve.solve_private_meb`."""
+        from cvxdp.geometry.meb_solve import solve_private_meb
+
+        return solve_private_meb(self, **kwargs)
+
+
+def min_enclosing_ball(points: Any) -> MinEnclosingBall:
+    """Build the minimum-enclosing-ball problem of the rows of ``points``.
+
+    Parameters
+    ----------
+    points : (n, d) array_like
+        Finite coordinates, one point (one person's record) per row.
+
+    Returns
+    -------
+    MinEnclosingBall
+        ``.solve()`` exact, ``.solve(method="fptas", gamma=0.1)`` fast, ``.solve_private(...)``
+        differentially private.
+
+    Examples
+    --------
+    >>> import numpy as np, cvxdp.geometry.meb as meb
+    >>> prob = meb.min_enclosing_ball(np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.0]]))
+    >>> _ = prob.solve()
+    >>> round(prob.ball.radius, 4)
+    1.0
+    """
+    return MinEnclosingBall(points)
+

@@ -1,0 +1,229 @@
+"""DP-MMEB iterations and the private radius search (Alg. 3, 4, 5 of the DP-MEB paper).
+
+Everything here is a numerical kernel on an ``(n, d)`` array: one vectorised pass over the points
+per iteration (distances, the uncovered mask, one matrix-vector product for the sum).
+
+Privacy of :func:`dp_mmeb` (curator model, replace-one neighbours, ``rho``-zCDP)
+---------------------------------------------------------------------------------
+Per repetition the algorithm asks at most ``T`` count queries and ``T`` sum queries, plus one final
+count; ``R`` repetitions.  Query ``q`` gets a zCDP share ``rho_q`` fixed *before* the data is seen
+(:func:`budget_weights`), with ``sum_q rho_q = rho``:
+
+* count ``|{x kept: ||x - theta^t|| > r}|``: replace-one sensitivity 1, noise
+  ``sigma = sqrt(1 / (2 rho_q))`` gives ``rho_q``-zCDP (Bun & Steinke 2016, Prop. 1.6);
+* sum ``sum_{x kept, uncovered} (x - theta^t)``: every kept point satisfies
+  ``||x - theta0|| <= k r0`` (Alg. 3, line 1: ``k = 11``; ``schedule.keep``), so each term has norm
+  ``<= C_t = k r0 + ||theta^t - theta0||`` and the replace-one l2 sensitivity is ``G_t = 2 C_t``
+  (public: ``theta^t`` is computed from released noisy answers); noise ``G_t sqrt(1/(2 rho_q))``.
+
+By adaptive composition of zCDP (Bun & Steinke 2016, Lemma 2.3) the whole run is
+``sum_q rho_q = rho``-zCDP; halting early only drops queries.  **Deviation**: the paper uses the
+sensitivity ``88 r`` (from ``11 r0 <= 44 r``), which is wrong when ``r < r_opt`` (the binary
+search tries such radii) and ignores the drift of ``theta^t``; ``G_t`` above is a proven bound and
+``G_t <= 88 r`` whenever the paper's assumptions hold and ``||theta^t - theta0|| <= 44 r - 11 r0``.
+
+Adaptive budgeting (``schedule.early_share``; the paper's conclusion, §6)
+------------------------------------------------------------------------
+Within each repetition the first ``ceil(T/4)`` iterations share ``early_share`` (default 3/4) of
+the sum and count budget and the remaining iterations share the rest.  Proof of privacy: the
+shares are a *fixed, data-independent* vector ``rho_q`` with ``sum_q rho_q = rho``, each query is
+the Gaussian mechanism calibrated to its own ``rho_q``, so the composition argument above applies
+verbatim (zCDP composition needs no odometer when each step's parameter is fixed in advance).
+Thresholds scale with each query's own noise, so the utility logic of Lemma 4.3 is unchanged.
+
+Local model (Alg. 5)
+--------------------
+Every point sends ``1[uncovered] + N(0, sigma_c^2)`` and ``1[uncovered](x - theta^t) +
+N(0, sigma_s^2 I)`` with the *same* per-query sigmas, so each user's transcript is ``rho``-zCDP
+with respect to her own point.  The server only sums the reports; we draw the sum of the ``n``
+independent noises exactly as one ``N(0, n sigma^2)`` (same distribution of everything computed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from cvxdp.errors import PrivacySpecError
+
+__all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
+           "radius_grid"]
+
+
+@dataclass(frozen=True)
+class MEBSchedule:
+    """Constants of the DP-MMEB iterations (one named preset per row of the docs table).
+
+    Attributes
+    ----------
+    name : str
+    step_div : float
+        Update step ``gamma^2 / step_div`` (paper: 2048; experiments §6: 8).
+    t_mult, t_log : float
+        ``T = ceil(t_mult / gamma^2 * ln(t_log / gamma^2))``.
+    repetitions : int or None
+        ``R``; ``None`` means the paper's ``ceil(log_{8/7}(1/beta))``.
+    kappa : float
+        Halting multiplier: halt when the noisy uncovered count is below
+        ``kappa * (sigma_sum / G) * (sqrt(d) + sqrt(2 ln(4 R T / beta0)))`` (paper: 88).
+    early_share : float or None
+        Adaptive budgeting: share of each repetition's budget spent on its first ``T/4`` iterations
+        (``None``: uniform, as in Alg. 4).
+    max_iter : int or None
+        Run at most this many iterations per repetition (budget still planned for ``T``);
+        §6 stops at 2500.
+    keep : float
+        Points outside ``B(theta0, keep * r0)`` are dropped (Alg. 3 line 1: 11).  With GoodCenter's
+        start every point of ``P'`` already lies in ``B(theta0, r0)`` (Thm A.2), so ``keep = 1``
+        drops no point GoodCenter kept and cuts the sum sensitivity about 11-fold.
+    """
+
+    name: str
+    step_div: float
+    t_mult: float
+    t_log: float
+    repetitions: int | None
+    kappa: float
+    early_share: float | None = None
+    max_iter: int | None = None
+    keep: float = 11.0
+
+
+SCHEDULES: dict[str, MEBSchedule] = {
+    # Alg. 4 exactly: T ~ 1e6 at gamma = 0.2, R = 68 at beta = e^-9.  Useless below n ~ 1e8.
+    "paper": MEBSchedule("paper", 2048.0, 4096.0, 484.0, None, 88.0),
+    # Section 6 as run by the authors: step gamma^2/8, Alg. 4's T and R, halting at n0 (kappa=1),
+    # at most 2500 iterations.
+    "experiment": MEBSchedule("experiment", 8.0, 4096.0, 484.0, None, 1.0, None, 2500),
+    # Default: step gamma^2/8 (App. B, §6) for Alg. 2's T = 4/g^2 ln(100/g^2) (Lemma 3.2), one
+    # repetition, halting at kappa = 4 noise widths, 3/4 of the budget on the first T/4
+    # iterations, points kept within GoodCenter's ball (keep = 1).
+    "practical": MEBSchedule("practical", 8.0, 4.0, 100.0, 1, 4.0, 0.75, None, 1.0),
+}
+
+
+def mmeb_constants(schedule: MEBSchedule, gamma: float, beta: float) -> dict[str, float]:
+    """``T, R, beta0, step`` and the log factors of Alg. 4 line 1 for ``schedule``."""
+    T = int(math.ceil(schedule.t_mult / gamma**2 * math.log(schedule.t_log / gamma**2)))
+    R = schedule.repetitions
+    if R is None:
+        R = int(math.ceil(math.log(1 / beta) / math.log(8 / 7)))
+    beta0 = 1.0 / (16 * R * T) if schedule.repetitions is None else beta / (2 * R * (T + 1))
+    return {
+        "T": T, "R": R, "beta0": beta0, "step": gamma**2 / schedule.step_div,
+        "z_sum": math.sqrt(2 * math.log(4 * R * T / beta0)),
+        "z_count": math.sqrt(2 * math.log(4 * R * (T + 1) / beta0)),
+        "iters": T if schedule.max_iter is None else min(T, schedule.max_iter),
+    }
+
+
+def budget_weights(T: int, early_share: float | None) -> np.ndarray:
+    """Fixed shares ``w_t`` (sum 1) of one repetition's sum budget over its ``T`` iterations."""
+    if early_share is None or T < 4:
+        return np.full(T, 1.0 / T)
+    k = int(math.ceil(T / 4))
+    w = np.empty(T)
+    w[:k] = early_share / k
+    w[k:] = (1.0 - early_share) / (T - k)
+    return w
+
+
+@dataclass
+class MMEBRun:
+    """What one DP-MMEB call did (all derived from released noisy values)."""
+
+    theta: np.ndarray | None
+    iterations: int
+    halted: str
+    uncovered_bound: float
+    trace: list[np.ndarray]
+
+
+def dp_mmeb(points: np.ndarray, kept: np.ndarray, *, gamma: float, r: float,
+            theta0: np.ndarray, r0: float, rho: float, beta: float, schedule: MEBSchedule,
+            rng: np.random.Generator, local: bool = False, trace: bool = False) -> MMEBRun:
+    """One private margin-based MEB call: ``theta`` with few points outside ``B(theta,(1+g) r)``.
+
+    Parameters
+    ----------
+    points : (n, d) array
+    kept : (n,) bool
+        ``||x - theta0|| <= schedule.keep * r0`` (Alg. 3 line 1), computed by the caller.
+    gamma, r, theta0, r0 : public
+        Accuracy, candidate radius, initial centre and the initial radius defining ``kept``.
+    rho, beta : float
+        zCDP budget and failure probability of this call.
+    schedule : MEBSchedule
+    rng : numpy.random.Generator
+    local : bool
+        Alg. 5 (every point randomises its own reports) instead of Alg. 4.
+    trace : bool
+        Keep ``theta^t`` of every iteration (for convergence plots).
+
+    Returns
+    -------
+    MMEBRun
+        ``theta`` is ``None`` for the paper's ``bottom`` (no repetition passed the final test).
+
+    References
+    ----------
+    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Algorithm 4 (curator) and Algorithm 5
+    (local), Lemma 4.1 / Claim 5.1 (privacy), Lemma 4.3 / Lemma 5.2 (utility).
+    """
+    n, d = points.shape
+    c = mmeb_constants(schedule, gamma, beta)
+    T, R, step = c["T"], c["R"], c["step"]
+    w = budget_weights(T, schedule.early_share)
+    # rho/2 for the R*T sums, rho/2 for the R*(T+1) counts (Lemma 4.1), both split by w.
+    rho_sum = rho / (2 * R) * w
+    rho_cnt = rho / (2 * R) * np.append(w * T / (T + 1), 1.0 / (T + 1))
+    mult_sum = np.sqrt(1.0 / (2 * rho_sum))        # sigma / sensitivity
+    sig_cnt = np.sqrt(1.0 / (2 * rho_cnt))
+    amp = math.sqrt(n) if local else 1.0            # sum of n local noises
+    geo = math.sqrt(d) + c["z_sum"]
+    tau_upd = schedule.kappa * mult_sum * geo * amp
+    tau_fin = sig_cnt[-1] * c["z_count"] * amp
+    bound = float(max(np.max(tau_upd[: c["iters"]] + sig_cnt[: c["iters"]] * c["z_count"] * amp),
+                      tau_fin + sig_cnt[-1] * c["z_count"] * amp))
+    pts = points[kept]
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    r2, r2f = r * r, ((1 + gamma) * r) ** 2
+    theta0 = np.asarray(theta0, dtype=float)
+    traj: list[np.ndarray] = []
+    its = 0
+    for _ in range(R):
+        theta = theta0.copy()
+        for t in range(c["iters"]):
+            # ||x - theta||^2 = ||x||^2 - 2 <x, theta> + ||theta||^2: two mat-vecs per iteration.
+            out = sqn - 2.0 * (pts @ theta) > r2 - theta @ theta
+            k = int(out.sum())
+            n_w = k + rng.normal(0.0, sig_cnt[t] * amp)
+            its += 1
+            if trace:
+                traj.append(theta.copy())
+            if n_w < tau_upd[t]:
+                return MMEBRun(theta, its, "few_uncovered", bound, traj)
+            g = 2.0 * (schedule.keep * r0 + float(np.linalg.norm(theta - theta0)))
+            s = out.astype(float) @ pts - k * theta
+            theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
+        out = sqn - 2.0 * (pts @ theta) > r2f - theta @ theta
+        if out.sum() + rng.normal(0.0, sig_cnt[-1] * amp) <= tau_fin:
+            if trace:
+                traj.append(theta.copy())
+            return MMEBRun(theta, its, "final_test", bound, traj)
+    return MMEBRun(None, its, "bottom", bound, traj)
+
+
+def radius_grid(gamma: float, ratio: float) -> tuple[int, int]:
+    """``i_max = ceil(ln(ratio) / ln(1+gamma))`` and ``B = ceil(log2(i_max + 1))`` (Alg. 3).
+
+    ``ratio`` is ``r0 / r_low``: 4 in the paper (``r0 <= 4 r_opt``); 6 with GoodCenter's
+    ``r0 < 6 r_opt`` (Thm A.2).  ``B`` bounds the number of binary-search calls for every path
+    (each call shrinks ``i_max - i_min + 1`` to at most half, rounded up).
+    """
+    if not 0 < gamma < 1:
+        raise PrivacySpecError(f"accuracy (gamma) must be in (0, 1), got {gamma!r}.")
+    i_max = int(math.ceil(math.log(ratio) / math.log1p(gamma)))
+    return i_max, max(1, int(math.ceil(math.log2(i_max + 1))))

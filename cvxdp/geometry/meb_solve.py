@@ -1,0 +1,258 @@
+"""The end-to-end private minimum-enclosing-ball pipeline behind ``MinEnclosingBall.solve_private``.
+
+GoodCenter (Alg. 6, or Alg. 7 in the local model) gives a private start ``B(theta0, r0)``; the
+private binary search over radii (Alg. 3) calls DP-MMEB (Alg. 4, or Alg. 5 locally) at
+``r = (1+gamma)^i r0 / 6``; the released ball is ``B(theta*, (1+gamma) r*)``.  Privacy is accounted
+in zCDP; an ``(epsilon, delta)`` budget is converted to the largest ``rho`` meeting it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.geometry.goodcenter import good_center, ldp_good_center
+from cvxdp.geometry.meb import Ball, MEBPrivateSolution, MinEnclosingBall
+from cvxdp.geometry.meb_private import (
+    SCHEDULES,
+    MEBSchedule,
+    dp_mmeb,
+    mmeb_constants,
+    radius_grid,
+)
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
+from cvxdp.privacy.budgets import (
+    ZCDP,
+    ApproxDP,
+    PureDP,
+    resolve_budget,
+    zcdp_from_approx,
+    zcdp_to_epsilon,
+)
+from cvxdp.privacy.neighbours import ReplaceOne
+from cvxdp.privacy.rng import as_generator
+from cvxdp.solution import ValidationReport
+
+__all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule"]
+
+_REF4 = "001_a326031cb50d1cab.txt, Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)"
+_REF5 = "001_a326031cb50d1cab.txt, Alg. 5, Claim 5.1 (local, sensitivity fixed)"
+#: r0 from GoodCenter satisfies r_opt(P') <= r0 < 6 r_opt(P') (Thm A.2), so search [r0/6, r0].
+GOODCENTER_RATIO = 6.0
+
+
+def resolve_bounds(bounds: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Public domain box ``(lo, hi)`` as two ``(d,)`` arrays; refuse a missing or bad box."""
+    if bounds is None:
+        raise PrivacySpecError(
+            "bounds=(lo, hi) is required: the data-independent box the points live in (e.g. "
+            "bounds=(-5, 5) for [-5, 5]^d). It is never inferred from the data, since min/max of "
+            "the points would leak them; take it from the data's documented range.")
+    try:
+        lo, hi = bounds
+        lo = np.broadcast_to(np.asarray(lo, dtype=float), (d,)).copy()
+        hi = np.broadcast_to(np.asarray(hi, dtype=float), (d,)).copy()
+    except (TypeError, ValueError):
+        raise PrivacySpecError(
+            f"bounds must be a pair (lo, hi) of scalars or length-{d} arrays, got {bounds!r}."
+        ) from None
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
+        raise PrivacySpecError("bounds need finite lo < hi in every coordinate.")
+    return lo, hi
+
+
+def resolve_schedule(schedule: str | MEBSchedule, adaptive: bool | None) -> MEBSchedule:
+    """A preset name (``"practical"``, ``"experiment"``, ``"paper"``) or an ``MEBSchedule``."""
+    if isinstance(schedule, str):
+        if schedule not in SCHEDULES:
+            raise PrivacySpecError(f"unknown schedule {schedule!r}; use one of "
+                                   f"{sorted(SCHEDULES)} or an MEBSchedule.")
+        schedule = SCHEDULES[schedule]
+    if not isinstance(schedule, MEBSchedule):
+        raise PrivacySpecError(f"schedule must be a name or MEBSchedule, got {schedule!r}.")
+    if adaptive is True and schedule.early_share is None:
+        schedule = dataclasses.replace(schedule, early_share=0.75)
+    elif adaptive is False:
+        schedule = dataclasses.replace(schedule, early_share=None)
+    return schedule
+
+
+def _rho_of(budget: Any) -> tuple[float, float | None]:
+    if isinstance(budget, ZCDP):
+        return budget.rho, None
+    if isinstance(budget, ApproxDP) and budget.delta > 0:
+        return zcdp_from_approx(budget.epsilon, budget.delta), budget.delta
+    assert isinstance(budget, (PureDP, ApproxDP))
+    raise BudgetError("the DP-MEB algorithm adds Gaussian noise and cannot be pure epsilon-DP; "
+                      "give delta > 0 (e.g. delta=1e-6) or a zCDP budget rho=.")
+
+
+def solve_private_meb(
+    problem: MinEnclosingBall, *, epsilon: float | None = None, delta: float | None = None,
+    rho: float | None = None, accuracy: float = 0.2, bounds: Any = None,
+    rng: None | int | np.random.Generator = None, reference: bool = False,
+    model: str = "central", schedule: str | MEBSchedule = "practical",
+    adaptive: bool | None = None, beta: float = 1e-3, r_min: float | None = None,
+    init_share: float = 0.25,
+) -> MEBPrivateSolution:
+    """Differentially private minimum enclosing ball (bicriteria: radius and few uncovered).
+
+    Parameters
+    ----------
+    problem : MinEnclosingBall
+    epsilon, delta, rho : float, keyword-only
+        Either ``epsilon`` with ``delta > 0`` (converted to the largest ``rho`` meeting it, CKS
+        2020) or ``rho`` (zCDP).  Pure DP is refused.
+    accuracy : float
+        ``gamma`` in (0, 1): the released radius is ``<= (1+gamma)^2 r_opt <= (1+3 gamma) r_opt``
+        when every DP-MMEB call at ``r >= r_opt`` succeeds (Cor. 4.4).
+    bounds : (lo, hi)
+        Public box containing the points; required, never inferred from data.  Gives the
+        GoodCenter start ``theta = (lo+hi)/2`` and ``R_max = ||hi - lo|| / 2``.
+    rng : None, int or Generator
+    reference : bool
+        Also solve the exact SOCP and fill ``.validation`` (not private; for the data owner).
+    model : {"central", "local"}
+        Curator model (Alg. 6 + 3 + 4) or local model (Alg. 7 + 3 + 5).
+    schedule : {"practical", "experiment", "paper"} or MEBSchedule
+        Iteration constants; see :data:`cvxdp.geometry.meb_private.SCHEDULES` and the docs.
+    adaptive : bool, optional
+        Force adaptive budgeting on (3/4 of each call's budget in its first T/4 iterations) or off.
+    beta : float
+        Failure probability (split 1/2 GoodCenter, 1/2 over the ``B`` search calls).
+    r_min : float, optional
+        Public lower bound on ``r_opt`` for GoodCenter (default ``R_max / 1024``).
+    init_share : float
+        Share of ``rho`` given to GoodCenter (the paper leaves the split open; default 1/4).
+
+    Returns
+    -------
+    MEBPrivateSolution
+        ``.ball``, ``.privacy`` (rho and, when delta is known, epsilon), ``.validation``
+        (``radius_ratio``, ``uncovered``, ``uncovered_bound``, ``center_error``), ``.info``.
+
+    Raises
+    ------
+    PrivacySpecError
+        Missing/invalid ``bounds``, points outside them, bad ``model``/``schedule``/``r_min``.
+    BudgetError
+        Bad or pure-DP budget.
+
+    References
+    ----------
+    ``001_a326031cb50d1cab.txt``: Alg. 3 (binary search), Alg. 4/5 (DP-MMEB), Alg. 6/7
+    (GoodCenter); Lemma 4.1, Cor. 4.2, Thm A.1 (privacy); Lemma 4.3, Cor. 4.4, Thm A.2 (utility);
+    Claim 5.1, Cor. 5.3, Thm A.4 (local model).
+    """
+    t_start = time.perf_counter()
+    pts = problem.points
+    n, d = pts.shape
+    rho_total, delta_given = _rho_of(resolve_budget(epsilon=epsilon, delta=delta, rho=rho))
+    if model not in ("central", "local"):
+        raise PrivacySpecError(f"model must be 'central' or 'local', got {model!r}.")
+    local = model == "local"
+    sched = resolve_schedule(schedule, adaptive)
+    gamma = float(accuracy)
+    i_max, B = radius_grid(gamma, GOODCENTER_RATIO)
+    if not 0 < beta < 1 or not 0 < init_share < 1:
+        raise PrivacySpecError("beta and init_share must lie in (0, 1).")
+    lo, hi = resolve_bounds(bounds, d)
+    if np.any(pts < lo) or np.any(pts > hi):
+        raise PrivacySpecError("some points lie outside bounds; clip them first "
+                               "(np.clip(points, lo, hi)) or pass a wider public box.")
+    centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
+    r_min = r_max / 1024 if r_min is None else float(r_min)
+    if not 0 < r_min < r_max:
+        raise PrivacySpecError(f"r_min must lie in (0, R_max={r_max:.6g}), got {r_min!r}.")
+    gen = as_generator(rng)
+    acct = PrivacyAccountant(ZCDP(rho_total))
+
+    rho_gc = init_share * rho_total
+    gc = (ldp_good_center if local else good_center)(
+        pts, center=centre0, r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
+    for rec in gc.records:
+        acct.spend(rec)
+    theta0, r0 = gc.center, gc.radius
+    kept = np.linalg.norm(pts - theta0, axis=1) <= sched.keep * r0
+
+    rho_call, beta_call = (rho_total - rho_gc) / B, beta / 2 / B
+    consts = mmeb_constants(sched, gamma, beta_call)
+    best_theta, best_r, best_bound = theta0, (1 + gamma) ** i_max * r0 / GOODCENTER_RATIO, 0.0
+    i_lo, i_hi, calls, iters, path = 0, i_max, 0, 0, []
+    while i_lo < i_hi:
+        i_cur = (i_lo + i_hi) // 2
+        r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
+        run = dp_mmeb(pts, kept, gamma=gamma, r=r_cur, theta0=theta0, r0=r0, rho=rho_call,
+                      beta=beta_call, schedule=sched, rng=gen, local=local)
+        calls, iters = calls + 1, iters + run.iterations
+        _spend_call(acct, rho_call, consts, local, r_cur)
+        path.append((i_cur, float(r_cur), run.halted, run.iterations))
+        if run.theta is not None:
+            i_hi, best_theta, best_r, best_bound = i_cur, run.theta, r_cur, run.uncovered_bound
+        else:
+            i_lo = i_cur + 1
+    if calls < B:  # the path is data dependent: the guarantee is for the worst case, B calls
+        acct.spend(PrivacyRecord("reserved (unused search calls)", ZCDP(rho_call * (B - calls)),
+                                 "001_a326031cb50d1cab.txt, Cor. 4.2: B calls of rho/B",
+                                 params={"calls": B - calls}))
+    ball = Ball(np.asarray(best_theta, dtype=float), float((1 + gamma) * best_r))
+    bound = gc.excluded_bound + best_bound
+    if bound >= n:
+        warnings.warn(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
+                      "is vacuous: use more data, a larger budget or a larger accuracy (the "
+                      "local model needs far more points than the central one).", stacklevel=3)
+    report = acct.report(
+        theorem=("001 Cor. 5.3 + Thm A.4 (local model)" if local
+                 else "001 Cor. 4.2 (Alg. 3 + Lemma 4.1) + Thm A.1 (GoodCenter), zCDP"),
+        neighbouring=ReplaceOne("point (row of points; n is public)").describe()
+        + ("; local model: each user's reports are rho-zCDP w.r.t. her own point" if local
+           else ""),
+        details={"rho_goodcenter": rho_gc, "rho_per_search_call": rho_call, "search_calls": B,
+                 "schedule": sched.name, "T": consts["T"], "R": consts["R"],
+                 "step": consts["step"], "early_share": sched.early_share})
+    if delta_given is not None:
+        report = dataclasses.replace(report, epsilon=zcdp_to_epsilon(report.rho, delta_given),
+                                     delta=delta_given)
+    solve_time = time.perf_counter() - t_start
+    validation = _validate(problem, ball, bound) if reference else None
+    problem.center.value, problem.radius.value = ball.center, ball.radius
+    info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma,
+            "beta": beta, "r0": r0, "theta0": theta0, "goodcenter_rounds": gc.iterations,
+            "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
+    return MEBPrivateSolution(status="optimal_inaccurate", value=ball.radius, privacy=report,
+                              validation=validation, iterations=iters, solve_time=solve_time,
+                              primal={"center": ball.center, "radius": ball.radius}, info=info,
+                              ball=ball)
+
+
+def _spend_call(acct: PrivacyAccountant, rho_call: float, c: dict, local: bool,
+                r_cur: float) -> None:
+    ref = _REF5 if local else _REF4
+    R, T = c["R"], c["T"]
+    acct.spend(PrivacyRecord("gaussian", ZCDP(rho_call / 2), ref, params={
+        "query": "uncovered counts", "queries": R * (T + 1), "sensitivity": 1.0, "r": r_cur}))
+    acct.spend(PrivacyRecord("gaussian", ZCDP(rho_call / 2), ref, params={
+        "query": "sums of (x - theta^t) over uncovered", "queries": R * T,
+        "sensitivity": "2 (keep r0 + ||theta^t - theta0||)", "r": r_cur}))
+
+
+def _validate(problem: MinEnclosingBall, ball: Ball, bound: float) -> ValidationReport:
+    ref, secs, solver = problem.exact_ball()
+    dist = np.linalg.norm(problem.points - ball.center, axis=1)
+    viol = np.maximum(dist - ball.radius, 0.0)
+    r_opt = ref.radius
+    scale = r_opt if r_opt > 0 else 1.0
+    return ValidationReport(
+        reference_value=r_opt, objective_gap=ball.radius - r_opt,
+        max_violation=float(viol.max()), mean_violation=float(viol.mean()),
+        violated=ball.uncovered(problem.points), tolerance=1e-9, reference_time=secs,
+        reference_solver=solver,
+        metrics={"radius_ratio": ball.radius / scale if r_opt > 0 else math.inf,
+                 "uncovered": ball.uncovered(problem.points), "uncovered_bound": bound,
+                 "center_error": float(np.linalg.norm(ball.center - ref.center) / scale)})
