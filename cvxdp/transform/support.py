@@ -33,6 +33,13 @@ _EXP_HINT = {
 }
 
 
+_DISPLAY = {"Power": "power", "GeoMean": "geo_mean", "Pnorm": "pnorm"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _atom_names(problem: cp.Problem) -> set[str]:
     names: set[str] = set()
     for expr in [problem.objective, *problem.constraints]:
@@ -56,18 +63,19 @@ def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
         hints = "; ".join(f"{a}: {_EXP_HINT[a]}" for a in found if a in _EXP_HINT)
         what = ", ".join(found) if found else "an atom of the model"
         out.append(
-            f"the model uses {what}, which CVXPY writes with the exponential cone ({n_exp} "
-            "cones); that is not a symmetric cone, so cvxdp's LP/SOCP/SDP solvers cannot run "
-            "on it" + (f" ({hints})" if hints else "")
+            f"the model uses {what}, which CVXPY writes with the exponential cone "
+            f"({_plural(n_exp, 'cone')}); that is not a symmetric cone, so cvxdp's "
+            "LP/SOCP/SDP solvers cannot run on it" + (f" ({hints})" if hints else "")
             + ". Rewrite it with linear, second-order-cone or PSD constraints."
         )
     if n_pow:
-        found = sorted(a for a in atoms if a in POW_CONE_ATOMS)
+        found = sorted({_DISPLAY.get(a, a) for a in atoms if a in POW_CONE_ATOMS})
         what = ", ".join(found) if found else "an atom of the model"
         out.append(
-            f"the model uses {what} in a form CVXPY writes with power cones ({n_pow} cones), "
-            "which are not symmetric cones. Use the rational SOC approximation (the default "
-            "approx=True of cp.power / cp.geo_mean / cp.pnorm) instead."
+            f"the model uses {what} in a form CVXPY writes with power cones "
+            f"({_plural(n_pow, 'cone')}), which are not symmetric cones. Use the rational "
+            "SOC approximation (the default approx=True of cp.power / cp.geo_mean / "
+            "cp.pnorm) instead."
         )
     return out
 

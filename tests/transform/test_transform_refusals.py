@@ -47,7 +47,10 @@ def test_log_det_suggests_john_ellipsoid_and_log_suggests_geo_mean():
 
 def test_power_cone_form_is_refused_but_soc_approximation_accepted():
     exact = cp.Problem(cp.Maximize(cp.geo_mean(x, approx=False)), [cp.sum(x) <= 1])
-    with pytest.raises(UnsupportedProblemError, match="power cones.*approx=True"):
+    with pytest.raises(UnsupportedProblemError, match="geo_mean in a form .*power cones.*approx="):
+        to_scp(exact)
+    exact = cp.Problem(cp.Maximize(cp.power(x[0], 0.3, approx=False)), [cp.sum(x) <= 1])
+    with pytest.raises(UnsupportedProblemError, match=r"uses power .*\(1 cone\)"):
         to_scp(exact)
     approx = cp.Problem(cp.Maximize(cp.geo_mean(x)), [cp.sum(x) <= 1])
     assert to_scp(approx).dims.soc  # the default rational approximation is an SOCP
