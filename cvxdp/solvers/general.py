@@ -1,0 +1,256 @@
+"""The general cone-program path of ``solve_private``: LP / SOCP / SDP models with a privacy spec.
+
+``ConstraintPrivacy`` and ``ScalarPrivacy`` run the noisy-oracle MWU of paper 002 (Alg 1 /
+Thm C.5) on the MWU form of the model (:mod:`cvxdp.solvers.mwu_form`).  The MWU solves
+feasibility; an objective is handled either by ``target=`` (one more public row "objective no
+worse than target") or by a private bisection over its value (budget split evenly over the
+runs and their noisy feasibility tests).  ``ObjectivePrivacy`` perturbs ``c`` once and solves
+the perturbed program exactly inside a public ball (Thm C.12).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import ZCDP, resolve_budget
+from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.privacy.rng import as_generator
+from cvxdp.solution import PrivateSolution
+from cvxdp.solvers.mwu_form import build_mwu_form, public_bounds
+from cvxdp.solvers.private_scp import (
+    ALG1,
+    THM_C5,
+    _run,
+    objective_private_solve,
+    row_sensitivities,
+    total_rho,
+)
+from cvxdp.specs import as_spec_tuple
+
+__all__ = ["solve_general"]
+
+_OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
+
+
+def solve_general(
+    problem: cp.Problem,
+    *,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    rho: float | None = None,
+    private: Any,
+    accuracy: float | None = None,
+    rng: None | int | np.random.Generator = None,
+    reference: bool = False,
+    verbose: bool = False,
+    max_iterations: int | None = None,
+    trace_bound: float | None = None,
+    target: float | None = None,
+    **opts: Any,
+) -> PrivateSolution:
+    """Solve a CVXPY LP/SOCP/SDP privately (paper 002, Sec 5.2 and App. C).
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    epsilon, delta, rho : float
+        Budget ((epsilon, delta)-DP or rho-zCDP).  Constraint privacy and objective privacy
+        need ``delta > 0`` (or ``rho``); scalar privacy also accepts pure epsilon.
+    private : ConstraintPrivacy, ScalarPrivacy or ObjectivePrivacy
+    accuracy : float, optional
+        Target additive violation alpha of the canonical constraints (MWU paths) -- sets T.
+    rng : None, int or Generator
+    reference : bool
+        Attach ``validation`` (exact solve and violations on the TRUE data: not private).
+    verbose : bool
+        Progress bar (tqdm, optional).
+    max_iterations : int, optional
+        Cap on T per MWU run (default 20000).
+    trace_bound : float, optional
+        Public bound R on the trace of the MWU variable (sum of |free variables| plus traces of
+        cone variables and slacks); computed from the public constraints if omitted.
+    target : float, optional
+        Objective value to reach, in the user's sense (MWU paths): added as a public row.
+    **opts
+        ``schedule`` ("auto" | "paper"), ``beta`` (failure probability of the utility bound,
+        default 0.05), ``width`` (public bound on the spectral norm of private rows),
+        ``norm_bound`` (public radius of the ball, objective privacy), ``search_steps`` (runs of
+        the objective bisection, default 6), ``search_share`` (share of the budget spent on the
+        bisection's noisy tests, default 0.1).
+
+    Returns
+    -------
+    PrivateSolution
+        ``status="optimal_inaccurate"``; the user's variables hold the private answer.
+        ``privacy.details`` has T, eta, the per-round noise of cvxdp and of the paper, and
+        ``alpha_guaranteed`` (the theorem's bound at the settings used, None if vacuous).
+
+    Raises
+    ------
+    BudgetError, PrivacySpecError, PrivacyGuaranteeError, UnsupportedProblemError,
+    InfeasibleProblemError
+
+    References
+    ----------
+    002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
+    """
+    t0 = time.perf_counter()
+    bad = set(opts) - _OPTS
+    if bad:
+        raise TypeError(f"unknown option(s) {sorted(bad)}; the general path takes "
+                        f"{sorted(_OPTS | {'max_iterations', 'trace_bound', 'target'})}.")
+    budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+    if accuracy is not None and not (math.isfinite(float(accuracy)) and float(accuracy) > 0):
+        raise PrivacyGuaranteeError(f"accuracy= must be a finite number > 0, got {accuracy!r}.")
+    gen = as_generator(rng)
+    specs = as_spec_tuple(private)
+    if not specs:
+        raise PrivacySpecError("private= is required: e.g. cvxdp.ConstraintPrivacy(A, "
+                               "sensitivity=0.05).")
+    settings = {s.setting for s in specs}
+    if "constraint_set" in settings:
+        raise PrivacySpecError(
+            "ConstraintSetPrivacy (whole rows added/removed) is solved by the dense MWU of "
+            "covering programs: build the model with cvxdp.covering_lp / cvxdp.covering_sdp.")
+    if "objective" in settings and len(settings) > 1:
+        raise PrivacySpecError(
+            "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "
+            "solve (paper 002 treats them separately); declare one setting.")
+    from cvxdp.transform import from_scp, to_scp
+
+    scp = to_scp(problem, private=specs)
+    sb = scp.sensitivity
+    neighbouring = "; ".join(s.describe() for s in specs)
+    max_iter = int(max_iterations) if max_iterations is not None else 20000
+    if max_iter < 1:
+        raise PrivacyGuaranteeError("max_iterations must be >= 1.")
+    beta = float(opts.get("beta", 0.05))
+    if not 0 < beta < 1:
+        raise PrivacyGuaranteeError(f"beta must be in (0, 1), got {beta!r}.")
+
+    if "objective" in settings:
+        x, report, info = objective_private_solve(
+            scp, sb, budget, rng=gen, beta=beta, norm_bound=opts.get("norm_bound"),
+            neighbouring=neighbouring)
+        iterations = None
+        value_released = info.pop("value")
+    else:
+        setting = "constraint" if "constraint" in settings else "scalar"
+        form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
+                              trace_bound=trace_bound, width=opts.get("width"))
+        acct = PrivacyAccountant(budget)
+        kw = dict(accuracy=accuracy, beta=beta, schedule=opts.get("schedule", "auto"),
+                  max_iterations=max_iter, verbose=verbose)
+        has_obj = bool(np.any(scp.c != 0))
+        if target is not None:
+            tau = scp.sign * float(target) - scp.offset
+            res, det = _run(setting, form.with_target(tau), budget, rng=gen, accountant=acct,
+                            **kw)
+            det["objective"] = "target"
+        elif not has_obj:
+            res, det = _run(setting, form, budget, rng=gen, accountant=acct, **kw)
+            det["objective"] = "none (feasibility)"
+        else:
+            res, det = _search(setting, form, scp, budget, acct, gen, kw, opts)
+        x = form.to_scp_point(res.x)
+        iterations = int(det.get("total_iterations", det["T"]))
+        theorem = ALG1 if det["setting"] == "constraint" else THM_C5
+        report = acct.report(theorem=theorem, neighbouring=neighbouring, details=det)
+        info = {"method": "mwu", "setting": setting, "alpha_guaranteed":
+                det.get("alpha_guaranteed"), "alpha_requested": accuracy,
+                "schedule": kw["schedule"], "form": {k: v for k, v in form.info.items()
+                                                     if k != "source_rows"}}
+    value = from_scp(problem, scp, x, status="optimal_inaccurate")
+    if "objective" in settings:
+        value = value_released  # c is private: the value from the released (noisy) c only
+    solve_time = time.perf_counter() - t0
+    validation = None
+    if reference:
+        from cvxdp.transform.reference import validate
+
+        validation = validate(scp, x)
+        from_scp(problem, scp, x, status="optimal_inaccurate")  # keep the private values
+    primal = {v.name(): v.value for v in problem.variables()}
+    return PrivateSolution(status="optimal_inaccurate", value=value, privacy=report,
+                           validation=validation, iterations=iterations,
+                           solve_time=solve_time, primal=primal, info=info)
+
+
+def _search(setting, form, scp, budget, acct, gen, kw, opts):
+    """Private bisection over the objective value (digest 002 §8 G1, option (c)).
+
+    Run 0 solves feasibility (objective row at the public upper end of the range) and is the
+    fallback answer; runs 1..S-1 bisect ``tau``.  Every run is followed by a noisy test of its
+    largest normalised violation (Gaussian, sensitivity = the score sensitivity, since the
+    average iterate is a distribution); a target counts as reached when the noisy violation is
+    at most run 0's noisy violation plus the accuracy (or two test noise scales).  The zCDP
+    budget is split evenly: ``(1 - q) rho / S`` per run and ``q rho / S`` per test.
+    """
+    rho = total_rho(budget)
+    if rho is None:
+        raise BudgetError("the private search over the objective needs delta > 0 (or rho=); "
+                          "or pass target= to solve feasibility with the objective as a row.")
+    S = int(opts.get("search_steps", 6))
+    q = float(opts.get("search_share", 0.1))
+    if S < 1 or not 0 < q < 1:
+        raise PrivacyGuaranteeError("search_steps must be >= 1 and 0 < search_share < 1.")
+    row_private = (np.asarray(scp.sensitivity.A.sum(axis=1)).ravel() > 0) | (
+        scp.sensitivity.b > 0)
+    try:
+        lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
+        lo, hi = float(lo[0]), float(hi[0])
+    except Exception:  # noqa: BLE001 - unbounded public part: fall back to the trace bound
+        w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
+        lo, hi = -w, w
+    # Fewer steps when a test would be pure noise: each test's noise must stay below half the
+    # acceptance margin, else the search degenerates to feasibility (reported in details).
+    acc = kw["accuracy"]
+    score = row_sensitivities(form.with_target(hi)).score
+    margin = acc / (form.R * form.rho) if acc is not None else 0.05
+    while S > 1 and score / math.sqrt(2 * rho * q / S) > margin / 2:
+        S -= 1
+    run_budget = ZCDP(rho * (1 - q) / S) if S > 1 else ZCDP(rho)
+    test_rho = rho * q / S
+    best = None
+    runs = []
+    base = None
+    for s in range(S):
+        tau = hi if s == 0 else 0.5 * (lo + hi)
+        f = form.with_target(tau)
+        res, det = _run(setting, f, run_budget, rng=gen, accountant=acct, **kw)
+        if S == 1:
+            best = (res, det)
+            runs.append({"tau": tau, "noisy_violation": None, "reached": None})
+            break
+        sens = row_sensitivities(f)
+        sig = sens.score / math.sqrt(2 * test_rho)
+        acct.spend(gaussian_record(sigma=sig, sensitivity=sens.score, mechanism="gaussian",
+                                   note="noisy feasibility test of the objective search"))
+        v = float(np.max(f.G @ res.x - f.h)) + gen.normal(0.0, sig)
+        if s == 0:
+            base = v
+            best = (res, det)
+            ok = True
+        else:
+            ok = v <= base + margin
+            if ok:
+                best = (res, det)
+                hi = tau
+            else:
+                lo = tau
+        runs.append({"tau": tau, "noisy_violation": v, "reached": ok})
+    res, det = best
+    det = dict(det)
+    det.update(objective="private bisection" if S > 1 else
+               "not optimised: budget too small for an informative search (pass target=)",
+               search_runs=runs, search_steps=S,
+               search_share=q, total_iterations=len(runs) * det["T"],
+               rho_per_run=rho * (1 - q) / S, rho_per_test=test_rho)
+    return res, det
