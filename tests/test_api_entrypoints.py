@@ -137,3 +137,23 @@ def test_structured_problems_dispatch_to_their_own_solver():
 def test_not_a_problem():
     with pytest.raises(TypeError, match="expects a cvxpy.Problem"):
         solve_private("nope", epsilon=1.0)
+
+
+def test_end_to_end_with_the_real_general_path():
+    """The boundary hands a valid model to the real cone-program solver (issue 5)."""
+    pytest.importorskip("cvxdp.solvers.general")
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((12, 4), name="A", value=rng.uniform(0.1, 1.0, (12, 4)))
+    x = cp.Variable(4, nonneg=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, cp.sum(x) <= 3])
+    exact = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3, reference=True,
+                             private=ConstraintPrivacy(A, sensitivity=0.01))
+    assert sol.status == prob.status == cp.OPTIMAL_INACCURATE
+    assert x.value is not None and x.value.shape == (4,)
+    assert sol.value == pytest.approx(prob.value) == pytest.approx(np.sum(x.value))
+    assert sol.privacy.epsilon <= 1.0 + 1e-9 and sol.privacy.delta <= 1e-6
+    assert sol.validation.reference_value == pytest.approx(exact, rel=1e-6)
+    again = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3,
+                               private=ConstraintPrivacy(A, sensitivity=0.01))
+    assert again.value == sol.value  # same seed, same answer

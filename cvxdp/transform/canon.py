@@ -160,6 +160,7 @@ def from_scp(
     scp: SymmetricConeProgram,
     x: np.ndarray,
     status: str = "optimal_inaccurate",
+    value: float | None = None,
 ) -> float | None:
     """Map a cone-program point ``x`` back to the user's variables through CVXPY's chain.
 
@@ -176,6 +177,11 @@ def from_scp(
         A point of the cone program (need not be feasible).
     status : str
         A CVXPY status with a solution present (``"optimal"``, ``"optimal_inaccurate"``).
+    value : float, optional
+        The value to store as ``problem.value``.  By default it is the user's objective at the
+        mapped variables -- which reads the objective's parameters: under objective privacy
+        pass the value computed from released quantities instead, so that ``problem.value``
+        does not expose the private objective.
 
     Returns
     -------
@@ -208,6 +214,10 @@ def from_scp(
                                reversed(inv.inverse_data[:-1]), strict=True):
         solution = reduction.invert(solution, data)
     problem.unpack(solution)
+    if value is not None:
+        if not np.isfinite(value):
+            raise ValueError(f"from_scp: value must be finite, got {value!r}.")
+        problem._value = float(value)
     try:
         from cvxpy.problems.problem import SolverStats
 

@@ -51,11 +51,16 @@ class SymmetricConeProgram:
         The algebra of the non-zero rows (orthant x spin factors x symmetric matrices).
     sign : float
         ``+1`` for a minimisation, ``-1`` if the user maximised (CVXPY negates the objective).
-    inverse : Any
+    inverse : cvxdp.transform.ScpInverse
         What :func:`cvxdp.transform.from_scp` needs to map a solution back to the user's
-        variables (CVXPY's solving chain and inverse data).
-    sensitivity : Any
-        Filled by the sensitivity propagation for a privacy spec (None when not computed).
+        variables (the problem, CVXPY's solving chain and inverse data).
+    sensitivity : cvxdp.transform.SensitivityBounds or None
+        Bounds on the change of ``A``, ``b``, ``c``, ``offset`` between neighbouring datasets,
+        derived from the privacy spec(s) given to ``to_scp(problem, private=...)``; None when
+        no spec was given.
+    meta : dict
+        ``"param_prob"`` (CVXPY's parametric cone program) and ``"reductions"`` (names of the
+        chain's reductions).
     """
 
     A: sp.csc_matrix

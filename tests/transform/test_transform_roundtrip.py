@@ -86,6 +86,16 @@ def test_default_status_is_optimal_inaccurate_and_maximise_sign():
     assert value == pytest.approx(np.arange(1, 5).sum() * 0.1 + 2.0)
 
 
+def test_from_scp_can_store_a_released_value():
+    prob, (x,) = _lp(np.random.default_rng(0))
+    scp = to_scp(prob)
+    assert from_scp(prob, scp, np.full(scp.n, 0.1), value=-7.5) == -7.5
+    assert prob.value == -7.5 and prob.status == cp.OPTIMAL_INACCURATE
+    np.testing.assert_allclose(x.value, 0.1)
+    with pytest.raises(ValueError, match="value must be finite"):
+        from_scp(prob, scp, np.zeros(scp.n), value=np.nan)
+
+
 def test_from_scp_rejects_bad_input():
     prob, _ = _lp(np.random.default_rng(0))
     scp = to_scp(prob)
