@@ -157,12 +157,13 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
     """
     cols = getattr(param_prob, "param_id_to_col", {})
     if param.id not in cols and any(param.attributes.get(a) for a in (
-            "symmetric", "PSD", "NSD", "diag", "sparsity", "hermitian")):
+            "symmetric", "PSD", "NSD", "diag", "sparsity", "hermitian", "complex", "imag")):
         raise PrivacySpecError(
-            f"{cls}: parameter {param.name()!r} has a symmetric=/PSD=/NSD=/diag=/sparsity= "
-            "attribute, so CVXPY replaces it by a reduced parameter and its sensitivity cannot "
-            "be traced; declare a plain cp.Parameter(shape) (e.g. use (P + P.T) / 2 in the "
-            "model for a symmetric matrix)."
+            f"{cls}: parameter {param.name()!r} has a symmetric=/PSD=/NSD=/diag=/sparsity=/"
+            "complex= attribute, so CVXPY replaces it by reduced or real/imaginary parameters "
+            "and its sensitivity cannot be traced; declare a plain real cp.Parameter(shape) "
+            "(e.g. use (P + P.T) / 2 in the model for a symmetric matrix, two real parameters "
+            "for complex data)."
         )
     if param.id not in cols and not cols.keys() - {-1}:
         raise PrivacySpecError(

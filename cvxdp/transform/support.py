@@ -81,7 +81,9 @@ def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
 
 
 def _bad_values(value: Any) -> bool:
-    arr = value.toarray() if hasattr(value, "toarray") else np.asarray(value, dtype=float)
+    arr = value.toarray() if hasattr(value, "toarray") else np.asarray(value)
+    if not np.issubdtype(arr.dtype, np.number):
+        arr = arr.astype(float)
     return not np.all(np.isfinite(arr))
 
 

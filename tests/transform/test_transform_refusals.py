@@ -169,6 +169,12 @@ def test_parameter_not_in_model_not_dpp_or_with_attributes():
     sym = cp.Problem(cp.Minimize(cp.sum(S @ z)), [z >= 0, z <= 1])
     with pytest.raises(PrivacySpecError, match="'S'.*symmetric=/PSD="):
         to_scp(sym, private=ObjectivePrivacy(S, sensitivity=0.1))
+    P = cp.Parameter(2, complex=True, name="P", value=np.array([1 + 1j, 2]))
+    w = cp.Variable(2, complex=True)
+    cplx = cp.Problem(cp.Minimize(cp.norm(w - P)), [cp.real(w) >= 0])
+    to_scp(cplx)  # complex models themselves are fine (CVXPY splits them into real parts)
+    with pytest.raises(PrivacySpecError, match="'P'.*complex=.*two real parameters"):
+        to_scp(cplx, private=ScalarPrivacy(P, sensitivity=0.1))
 
 
 def test_constraint_set_privacy_refusals():
