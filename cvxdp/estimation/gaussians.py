@@ -599,7 +599,7 @@ def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, g
         if pre is None:
             info["bottom_step"] = "preconditioner"
             return u, None, None
-        upper = pre / 0.9  # Thm 5.4: 0.9 Sigma_hat <= Sigma <= 1.1 Sigma_hat (up to the 1/10)
+        upper = 1.1 * pre  # Thm 5.4: dist(Sigma, Sigma_hat) <= 1/10, so Sigma <= 1.1 Sigma_hat
         rounds = 0
     z_cov = _pairs(blocks["covariance"]) @ u
     rho = zcdp_from_approx(epsilon, delta)

@@ -308,15 +308,20 @@ def populous_mean(
         f"{PAPER}, Lemma 3.6 (TLap Thm 2.12 + mask)",
         params={"k": k, "gamma": gamma, "eps_internal": eps, "delta_internal": dl,
                 "r": space.r, "t": space.t, "phi": space.phi, **b.params})
+    big_q, mu = _populous_statistics(items, space)
+    lam, half = truncated_laplace_params(2.0 / k, eps, dl)
+    q_hat = big_q + sample_truncated_laplace(lam, half, gen)
+    if q_hat < 0.8 + half or mu is None:  # mu is None is unreachable after a pass (Claim C.2)
+        return PopulousMeanResult(None, False, record, k, gamma)
+    return PopulousMeanResult(b(mu, gen), True, record, k, gamma)
+
+
+def _populous_statistics(items: Any, space: Any) -> tuple[float, Any]:
+    """Non-private Q and weighted mean mu of Alg. 1 (steps 3-4, 8-9).  Never released; exposed
+    only to the sensitivity tests (|Q - Q'| < 2/k, dist(mu, mu') <= (212 r + 100 phi)/k)."""
+    k = len(items)
     close = np.asarray(space.within(items, space.r / space.t), dtype=bool)
     q = close.sum(axis=1) / k
-    lam, half = truncated_laplace_params(2.0 / k, eps, dl)
-    q_hat = q.mean() + sample_truncated_laplace(lam, half, gen)
-    if q_hat < 0.8 + half:
-        return PopulousMeanResult(None, False, record, k, gamma)
     w = np.minimum(1.0, 10.0 * np.maximum(0.0, q - 0.6))
     total = w.sum()
-    if total <= 0:  # unreachable after a pass (W >= k/3, Claim C.2); guard anyway
-        return PopulousMeanResult(None, False, record, k, gamma)
-    mu = space.average(w / total, items)
-    return PopulousMeanResult(b(mu, gen), True, record, k, gamma)
+    return float(q.mean()), (space.average(w / total, items) if total > 0 else None)

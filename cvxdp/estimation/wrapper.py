@@ -347,7 +347,7 @@ def private_preconditioner(
     eta = MultiplicativePSDMask.concentration_eta(d, beta, c1) if eta is None else eta
     gamma = MultiplicativePSDMask.gamma(d, eps_i, dl_i, eta)
     space = SpectralPDSpace(r=1.0)
-    k = max(math.ceil(400 * (space.r + space.phi) / gamma), k_min(eps_i, dl_i))
+    k = max(math.ceil(400 * (space.r + space.phi) * (1 + 1e-8) / gamma), k_min(eps_i, dl_i))
     s = m // k
     par = {"eta": eta, "gamma": gamma, "k": k, "block_size": s, "c1": c1}
     if s < d:
