@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -69,25 +70,43 @@ class Product(EuclideanJordanAlgebra):
         if not flat:
             raise ValueError("Product needs at least one block.")
         self.blocks = tuple(flat)
-        dims = np.array([b.dim for b in flat], dtype=np.int64)
-        ranks = np.array([b.rank for b in flat], dtype=np.int64)
+        dims = np.fromiter((b.dim for b in flat), dtype=np.int64, count=len(flat))
+        ranks = np.fromiter((b.rank for b in flat), dtype=np.int64, count=len(flat))
         self.offsets = np.concatenate([[0], np.cumsum(dims)])
         self.rank_offsets = np.concatenate([[0], np.cumsum(ranks)])
-        self.slices = tuple(slice(int(a), int(b)) for a, b in zip(self.offsets[:-1],
-                                                                    self.offsets[1:], strict=True))
         self.dim = int(self.offsets[-1])
         self.rank = int(self.rank_offsets[-1])
-        self.gram = np.concatenate([b.gram for b in flat])
-        self._identity = np.concatenate([b.identity() for b in flat])
-        groups: dict[str, _Group] = {}
+        # blocks of the same type and dimension are the same algebra (S^r is fixed by its dim)
+        groups: dict[tuple[type, int], _Group] = {}
         for i, b in enumerate(flat):
-            g = groups.setdefault(repr(b), _Group(b))
+            g = groups.get((type(b), b.dim))
+            if g is None:
+                g = groups[(type(b), b.dim)] = _Group(b)
             g.blocks.append(i)
+        self.gram = np.empty(self.dim)
+        self._identity = np.empty(self.dim)
         for g in groups.values():
             idx = np.asarray(g.blocks)
             g.coords = self.offsets[idx][:, None] + np.arange(g.algebra.dim)
             g.ranks = self.rank_offsets[idx][:, None] + np.arange(g.algebra.rank)
+            self.gram[g.coords] = g.algebra.gram
+            self._identity[g.coords] = g.algebra.identity()
         self._groups = tuple(groups.values())
+
+    @classmethod
+    def from_cone_dims(cls, nonneg: int = 0, soc: Sequence[int] = (),
+                       psd: Sequence[int] = ()) -> Product:
+        """The algebra of SCS's cone ``R^nonneg x SOC(q_1) x ... x PSD(r_1) x ...`` (zero cone
+        excluded), in SCS's row order; e.g. ``Product.from_cone_dims(data["dims"].nonneg,
+        data["dims"].soc, data["dims"].psd)``."""
+        from cvxdp.jordan.orthant import Orthant
+        from cvxdp.jordan.spin import SpinFactor
+        from cvxdp.jordan.symmetric import SymmetricMatrices
+
+        blocks: list[EuclideanJordanAlgebra] = [Orthant(nonneg)] if nonneg else []
+        blocks += [SpinFactor(q) for q in soc]
+        blocks += [SymmetricMatrices(r) for r in psd]
+        return cls(blocks)
 
     def __repr__(self) -> str:
         if len(self.blocks) <= 6:
@@ -95,7 +114,19 @@ class Product(EuclideanJordanAlgebra):
         parts = ", ".join(f"{len(g.blocks)} x {g.algebra!r}" for g in self._groups)
         return f"Product(<{len(self.blocks)} blocks: {parts}>; dim={self.dim})"
 
-    @property
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Product) and self.blocks == other.blocks
+
+    def __hash__(self) -> int:
+        return hash((self.dim, self.rank, len(self.blocks)))
+
+    @cached_property
+    def slices(self) -> tuple[slice, ...]:
+        """Slices of each block's coordinates in a stored element."""
+        o = self.offsets
+        return tuple(slice(int(a), int(b)) for a, b in zip(o[:-1], o[1:], strict=True))
+
+    @cached_property
     def rank_slices(self) -> tuple[slice, ...]:
         """Slices of each block's eigenvalues in :meth:`eigenvalues`."""
         ro = self.rank_offsets

@@ -137,3 +137,14 @@ def test_bad_inputs_rejected():
         SpinFactor(1)
     with pytest.raises(TypeError, match="EuclideanJordanAlgebra"):
         Product([Orthant(2), "psd"])
+
+
+def test_product_from_cone_dims_and_equality():
+    P = Product.from_cone_dims(3, [3, 4], [2])
+    assert P == Product([Orthant(3), SpinFactor(3), SpinFactor(4), SymmetricMatrices(2)])
+    assert P != Product([SpinFactor(3), Orthant(3), SpinFactor(4), SymmetricMatrices(2)])
+    assert P.dim == 3 + 3 + 4 + 3 and P.rank == 3 + 2 + 2 + 2
+    big = Product([SpinFactor(3)] * 100_000)  # grouped: one numpy call per operation
+    assert big.dim == 300_000 and len(big._groups) == 1
+    x = big.random_normal(0)
+    assert big.trace(big.normalized_exp(x)) == pytest.approx(1.0)
