@@ -17,7 +17,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.errors import PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
 from cvxdp.privacy.mechanisms import gaussian_record
@@ -194,9 +194,11 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     budget is split evenly: ``(1 - q) rho / S`` per run and ``q rho / S`` per test.
     """
     rho = total_rho(budget)
-    if rho is None:
-        raise BudgetError("the private search over the objective needs delta > 0 (or rho=); "
-                          "or pass target= to solve feasibility with the objective as a row.")
+    if rho is None:  # pure DP: no Gaussian tests; solve feasibility and say so
+        res, det = _run(setting, form, budget, rng=gen, accountant=acct, **kw)
+        det["objective"] = ("not optimised: a pure-DP budget cannot pay for the noisy tests of "
+                            "the search (pass target= or delta > 0)")
+        return res, det
     S = int(opts.get("search_steps", 6))
     q = float(opts.get("search_share", 0.1))
     if S < 1 or not 0 < q < 1:

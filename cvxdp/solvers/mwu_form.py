@@ -361,7 +361,18 @@ def _public_trace_bound(A, b, dims, row_private, P, alg, free, slack_blocks, sla
     tr = const + hi[0]
     free_part = float(np.sum(np.maximum(np.abs(lo[1:]), np.abs(hi[1:]))))
     info["trace_bound_source"] = "public constraints"
-    return float(max(tr + free_part, 1e-12)) * (1 + 1e-9)
+    # solver tolerance margin: the bound must not be below the true maximum
+    return float(max(tr + free_part, 1e-12)) * (1 + 1e-6) + 1e-9
+
+
+def _solve_accurately(prob: Any) -> None:
+    """Clarabel (interior point, ~1e-8) when available, else CVXPY's default."""
+    import cvxpy as cp
+
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except (cp.error.SolverError, ImportError):
+        prob.solve()
 
 
 def _unit_dirs(n: int, cols: np.ndarray) -> list[np.ndarray]:
@@ -397,7 +408,7 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray]
     for i, vec in enumerate(directions):
         for sgn, out in ((1.0, hi), (-1.0, lo)):
             d.value = sgn * vec
-            prob.solve()
+            _solve_accurately(prob)
             if prob.status in ("infeasible", "infeasible_inaccurate"):
                 raise InfeasibleProblemError(
                     "the constraints that carry no private data are infeasible; fix the model "

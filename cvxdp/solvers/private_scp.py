@@ -23,8 +23,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.errors import BudgetError, InfeasibleProblemError, PrivacySpecError
-from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyReport
+from cvxdp.errors import (
+    BudgetError,
+    InfeasibleProblemError,
+    PrivacyGuaranteeError,
+    PrivacySpecError,
+)
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import exponential_record, gaussian_record
@@ -151,7 +156,8 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     f = np.linspace(0.02, 0.98, 49)[None, :] if setting == "constraint" else np.ones((1, 1))
     if schedule == "paper":
         if accuracy is None:
-            raise BudgetError("schedule='paper' needs accuracy= (T and eta are set from it).")
+            raise PrivacyGuaranteeError(
+                "schedule='paper' needs accuracy= (Alg 1 sets T and eta from it).")
         a = accuracy
         T0 = 144.0 * lr / a**2 if setting == "constraint" else 16.0 * lr / a**2
         T = np.array([[float(min(max(math.ceil(T0), 1), max_iterations))]])
@@ -161,7 +167,7 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
         T = np.unique(np.round(np.geomspace(1, max_iterations, 240))).astype(float)[:, None]
         eta = None
     else:
-        raise BudgetError(f"schedule must be 'auto' or 'paper', got {schedule!r}.")
+        raise PrivacyGuaranteeError(f"schedule must be 'auto' or 'paper', got {schedule!r}.")
     alpha, eo, ez, e0, c, valid = _bound(setting, T, f, rho=rho, eps_pure=eps_pure, sens=sens,
                                          m=m, r=r, beta=beta, eta=eta)
     alpha, eo, ez = np.broadcast_arrays(alpha, eo, ez)
@@ -411,8 +417,10 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
         eps = dl = None
     else:
         sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=D2)
-        rec = gaussian_record(sigma=sigma, sensitivity=D2, epsilon=budget.epsilon,
-                              delta=budget.delta, mechanism="eja_gaussian", reference=THM_C12)
+        # sigma is the exact analytic-Gaussian calibration for (epsilon, delta) (Balle & Wang)
+        rec = PrivacyRecord("eja_gaussian", ApproxDP(budget.epsilon, budget.delta), THM_C12,
+                            zcdp=ZCDP(D2**2 / (2 * sigma**2)),
+                            params={"sigma": sigma, "sensitivity": D2, "calibration": "analytic"})
         eps, dl = budget.epsilon, budget.delta
     c_noisy = np.asarray(scp.c, dtype=float).copy()
     c_noisy[supp] += rng.normal(0.0, sigma, size=supp.size)
