@@ -10,8 +10,8 @@ CVXPY >= 1.5): ``Problem.get_problem_data(cp.SCS, solver_opts={"use_quad_obj": F
 ``data`` with keys ``"A"``, ``"b"``, ``"c"``, ``"dims"`` (attributes ``zero``, ``nonneg``,
 ``soc``, ``psd``, ``exp``, ``p3d``) and ``cp.settings.PARAM_PROB``; the last inverse-data entry
 holds ``"offset"`` and ``"var_id"`` (a dict, or ``.inverse_data`` of ``SolverInverseData``);
-every reduction of the chain but the solver has ``invert(Solution, inverse_data)``; and
-``Problem.unpack(Solution)``.
+the SCS reduction's ``invert`` takes SCS's raw result dict (``x``, ``y``, ``info``); every
+other reduction has ``invert(Solution, inverse_data)``; and ``Problem.unpack(Solution)``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
-from cvxpy.reductions.solution import Solution
 
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
@@ -208,12 +207,23 @@ def from_scp(
     if status not in cp.settings.SOLUTION_PRESENT:
         raise ValueError(f"from_scp: status must be one of {cp.settings.SOLUTION_PRESENT}, "
                          f"got {status!r}.")
-    opt_val = float(scp.c @ x + scp.offset)
-    solution = Solution(status, opt_val, {inv.var_id: x}, {}, {})
+    # Enter the chain where the solver would: SCS's own `invert` turns a raw SCS result into a
+    # cvxpy Solution (this keeps every reduction's expectations, e.g. CVXPY < 1.7 needs a dual
+    # value for every canonical constraint; they are zeros here and cleared below).
+    info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
+            "setup_time": 0.0, "setupTime": 0.0, "pobj": float(scp.c @ x)}
+    raw = {"x": x, "y": np.zeros(scp.m), "s": scp.b - scp.A @ x, "info": info}
+    solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
+    solution.status = status
+    solution.opt_val = float(scp.c @ x + scp.offset)
+    solution.attr = {}
     for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
                                reversed(inv.inverse_data[:-1]), strict=True):
         solution = reduction.invert(solution, data)
     problem.unpack(solution)
+    for con in problem.constraints:  # no duals are computed: do not leave the zeros behind
+        for dual in con.dual_variables:
+            dual.save_value(None)
     if value is not None:
         if not np.isfinite(value):
             raise ValueError(f"from_scp: value must be finite, got {value!r}.")

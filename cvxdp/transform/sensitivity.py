@@ -4,7 +4,8 @@ CVXPY's parametric cone program (``data[cp.settings.PARAM_PROB]``, a DPP model) 
 from the parameter vector ``theta`` to the canonical data as two sparse tensors:
 
 * ``param_prob.A``, shape ``(m (n + 1), p + 1)``: ``vec_F([-A_scs | b]) = T_A [theta; 1]``;
-* ``param_prob.q``, shape ``(n + 1, p + 1)``: ``[c; offset] = T_q [theta; 1]``
+* ``param_prob.q`` (``param_prob.c`` in CVXPY < 1.6), shape ``(n + 1, p + 1)``:
+  ``[c; offset] = T_q [theta; 1]``
 
 (``vec_F`` stacks columns; SCS's ``A`` is the negated first block).  The map is linear in
 ``theta``, so if every entry of the declared parameter moves by at most ``Delta`` (l-inf over the
@@ -45,7 +46,7 @@ from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
 from cvxdp.transform.scp import SymmetricConeProgram
 
-__all__ = ["SensitivityBounds", "propagate", "parameter_columns"]
+__all__ = ["SensitivityBounds", "propagate", "parameter_columns", "objective_tensor"]
 
 _WHERE = {"A": "the constraint matrix A (as a coefficient of a variable)",
           "b": "a constraint's right-hand side b (a constant term)",
@@ -184,6 +185,11 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
     return np.arange(start, start + int(param_prob.param_id_to_size[param.id]))
 
 
+def objective_tensor(param_prob: Any) -> Any:
+    """CVXPY's objective tensor ``T_q`` (``param_prob.q`` since CVXPY 1.6, ``.c`` before)."""
+    return param_prob.q if hasattr(param_prob, "q") else param_prob.c
+
+
 def _abs_sum(tensor: Any, cols: np.ndarray, nrows: int, ncols: int) -> sp.csc_matrix:
     sub = abs(sp.csc_matrix(tensor)[:, cols]).tocoo()
     # the tensor's rows are vec_F of an (nrows, ncols) matrix; duplicates (one per parameter
@@ -285,7 +291,8 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
                 )
             cols = parameter_columns(pp, param, cls)
             Ab = _abs_sum(pp.A, cols, m, n + 1) * spec.sensitivity
-            q = np.asarray(_abs_sum(pp.q, cols, n + 1, 1).toarray()).ravel() * spec.sensitivity
+            q = np.asarray(_abs_sum(objective_tensor(pp), cols, n + 1, 1).toarray()).ravel()
+            q *= spec.sensitivity
             parts = {"A": Ab[:, :n], "b": np.asarray(Ab[:, n].toarray()).ravel(),
                      "c": q[:n], "offset": q[n]}
             for where, val in parts.items():

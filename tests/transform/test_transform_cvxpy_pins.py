@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from packaging.version import Version
 
 from cvxdp.transform.canon import _solver_inverse
+from cvxdp.transform.sensitivity import objective_tensor
 
 
 def _model():
@@ -45,7 +46,7 @@ def test_problem_data_layout():
     assert all(hasattr(r, "invert") for r in chain.reductions)
     # parametric tensors: vec_F([-A | b]) = T_A [theta; 1] and [c; d] = T_q [theta; 1]
     pp = data[cp.settings.PARAM_PROB]
-    assert pp.A.shape[0] == m * (n + 1) and pp.q.shape[0] == n + 1
+    assert pp.A.shape[0] == m * (n + 1) and objective_tensor(pp).shape[0] == n + 1
     theta = np.zeros(pp.A.shape[1])
     for pid, col in pp.param_id_to_col.items():
         if pid == -1:
@@ -56,6 +57,6 @@ def test_problem_data_layout():
     Ab = (sp.csc_matrix(pp.A) @ theta).reshape((m, n + 1), order="F")
     np.testing.assert_allclose(-Ab[:, :n], data["A"].toarray(), atol=1e-12)
     np.testing.assert_allclose(Ab[:, n], data["b"], atol=1e-12)
-    q = sp.csc_matrix(pp.q) @ theta
+    q = sp.csc_matrix(objective_tensor(pp)) @ theta
     np.testing.assert_allclose(q[:n], data["c"], atol=1e-12)
     assert q[n] == 4.0
