@@ -10,7 +10,11 @@ References
 """
 
 from cvxdp.jordan.base import EuclideanJordanAlgebra
-from cvxdp.jordan.mechanism import effective_l2_sensitivity, gaussian_mechanism
+from cvxdp.jordan.mechanism import (
+    effective_l2_sensitivity,
+    gaussian_mechanism,
+    gaussian_noise_bound,
+)
 from cvxdp.jordan.orthant import Orthant
 from cvxdp.jordan.product import Product
 from cvxdp.jordan.spin import SPIN_TRACE_FORM, SpinFactor
@@ -24,6 +28,7 @@ __all__ = [
     "Product",
     "gaussian_mechanism",
     "effective_l2_sensitivity",
+    "gaussian_noise_bound",
     "svec_indices",
     "SPIN_TRACE_FORM",
 ]

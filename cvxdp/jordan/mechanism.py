@@ -9,12 +9,21 @@ import numpy as np
 
 from cvxdp.errors import PrivacySpecError
 from cvxdp.jordan.base import EuclideanJordanAlgebra, normalize_ord
+from cvxdp.jordan.orthant import Orthant
+from cvxdp.jordan.product import Product
+from cvxdp.jordan.spin import SpinFactor
+from cvxdp.jordan.symmetric import SymmetricMatrices
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 
-__all__ = ["gaussian_mechanism", "effective_l2_sensitivity", "EJA_GAUSSIAN_REFERENCE"]
+__all__ = [
+    "gaussian_mechanism",
+    "effective_l2_sensitivity",
+    "gaussian_noise_bound",
+    "EJA_GAUSSIAN_REFERENCE",
+]
 
 EJA_GAUSSIAN_REFERENCE = (
     "002_26bee910280b74ae.txt Lemma 4.2 (generic Gaussian mechanism; l1: Cor 4.3, l-inf: Cor 4.4),"
@@ -127,6 +136,10 @@ def gaussian_mechanism(
     ------
     PrivacySpecError
         Bad sensitivity or norm, or ``x`` not a finite element of ``algebra``.
+
+    See Also
+    --------
+    gaussian_noise_bound : high-probability bounds on ``||z||_1, ||z||_2, ||z||_inf``.
     BudgetError
         Out-of-range or missing budget.
 
@@ -171,3 +184,69 @@ def gaussian_mechanism(
         accountant.spend(record)
     z = sigma * algebra.random_normal(as_generator(rng))
     return value + z, record
+
+
+def _block_inf_bound(J: EuclideanJordanAlgebra, sigma: float, beta: float) -> float:
+    """``P(||z||_inf > bound) <= beta`` for ``z = sigma phi^{-1}(N(0, I))`` on a simple block,
+    or ``inf`` when no block-specific bound is known."""
+    if isinstance(J, Orthant):  # union bound over k two-sided Gaussian tails 2 exp(-u^2/2)
+        return sigma * math.sqrt(2 * math.log(2 * J.dim / beta))
+    if isinstance(J, SpinFactor):
+        # lam_pm = (nu_0 +- |nu_bar|) / sqrt(2) (phi = sqrt(2) x); |nu_0| by its tail, |nu_bar| by
+        # Gaussian concentration of a 1-Lipschitz function (E|nu_bar| <= sqrt(k-1)), beta/2 each
+        n0 = math.sqrt(2 * math.log(4 / beta))
+        nb = math.sqrt(J.dim - 1) + math.sqrt(2 * math.log(2 / beta))
+        return sigma * (n0 + nb) / float(J.phi_scale[0])
+    if isinstance(J, SymmetricMatrices):
+        # Z has the law of (G + G^T)/2, G with i.i.d. N(0, sigma^2) entries, so ||Z|| <= ||G||;
+        # Davidson-Szarek: P(||G|| > sigma (2 sqrt(r) + t)) <= exp(-t^2 / 2)
+        return sigma * (2 * math.sqrt(J.rank) + math.sqrt(2 * math.log(1 / beta)))
+    return math.inf
+
+
+def gaussian_noise_bound(algebra: EuclideanJordanAlgebra, sigma: float, *, beta: float,
+                         ord: Any = 2) -> float:
+    """A bound ``B`` with ``P(||z||_ord > B) <= beta`` for the mechanism's noise ``z``.
+
+    ``ord=2``: ``sigma (sqrt(k) + sqrt(2 log(1/beta)))`` -- Lemma 3.10 (Laurent-Massart) with
+    the digest's correction (the paper drops the factor 2 under the root).  ``ord=1``:
+    ``sqrt(rank)`` times that.  ``ord=inf``: the smaller of the l2 bound (what the paper's
+    analyses use, ``||z||_inf <= ||z||_2``) and a blockwise bound with ``beta`` split evenly
+    over the blocks: ``sigma sqrt(2 log(2k/beta))`` on an orthant, ``sigma (|nu_0| + |nu_bar|)
+    / sqrt(2)`` tails on a spin factor, ``sigma (2 sqrt(r) + sqrt(2 log(1/beta)))`` on ``S^r``
+    (Davidson-Szarek) -- the ``O(sigma sqrt(r))`` random-matrix behaviour the paper mentions
+    after Cor 4.4.  The minimum of two bounds each valid at level ``beta`` is valid at level
+    ``beta``.  This is a utility statement only; privacy never depends on it.
+
+    Parameters
+    ----------
+    algebra : EuclideanJordanAlgebra
+    sigma : float
+        Noise scale (``record.params["sigma"]``).
+    beta : float
+        Failure probability in (0, 1).
+    ord : 1, 2 or inf
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    002_26bee910280b74ae.txt Lemma 3.10 and the utility remarks of Section 4; Laurent & Massart,
+    Ann. Stat. 2000, Lemma 1; Davidson & Szarek 2001, Thm II.13.
+    """
+    if not (0 < beta < 1):
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be finite and > 0, got {sigma!r}.")
+    p = normalize_ord(ord)
+    l2 = sigma * (math.sqrt(algebra.dim) + math.sqrt(2 * math.log(1 / beta)))
+    if p == 2.0:
+        return l2
+    if p == 1.0:
+        return math.sqrt(algebra.rank) * l2
+    blocks = algebra.blocks if isinstance(algebra, Product) else (algebra,)
+    b_beta = beta / len(blocks)
+    kinds = {(type(J), J.dim): J for J in blocks}
+    return min(l2, max(_block_inf_bound(J, sigma, b_beta) for J in kinds.values()))

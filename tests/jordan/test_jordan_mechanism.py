@@ -14,6 +14,7 @@ from cvxdp.jordan import (
     SymmetricMatrices,
     effective_l2_sensitivity,
     gaussian_mechanism,
+    gaussian_noise_bound,
 )
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ApproxDP
@@ -150,3 +151,27 @@ def test_eigenvalue_only_noise_leaks_the_frame():
     full_x = [_angle(J, gaussian_mechanism(X, J, sensitivity=1.0, epsilon=1.0, delta=1e-5,
                                            rng=rng)[0]) for _ in range(200)]
     assert len({round(a, 9) for a in full_x}) == 200 and np.std(full_x) > 0.3
+
+
+@pytest.mark.parametrize("J", [Orthant(40), SpinFactor(20), SymmetricMatrices(20), P],
+                         ids=repr)
+def test_noise_bounds_hold_with_the_stated_probability(J):
+    """Seeded: the exceedance frequency of each bound is <= beta (+ 4 binomial SEs)."""
+    beta, n, sigma = 0.1, 2000, 0.7
+    Z = sigma * J.random_normal(11, size=n)
+    for ord in (1, 2, np.inf):
+        bound = gaussian_noise_bound(J, sigma, beta=beta, ord=ord)
+        freq = float(np.mean(J.norm(Z, ord) > bound))
+        assert freq <= beta + 4 * math.sqrt(beta * (1 - beta) / n), (ord, freq)
+    # the spectral-norm bound is the l2 one at worst, and much smaller for matrices
+    l2 = gaussian_noise_bound(J, sigma, beta=beta, ord=2)
+    assert gaussian_noise_bound(J, sigma, beta=beta, ord=np.inf) <= l2
+
+
+def test_matrix_spectral_noise_bound_is_order_sqrt_r():
+    J = SymmetricMatrices(100)  # k = 5050: the l2 bound ~ 71 sigma, the spectral one ~ 22 sigma
+    inf_b = gaussian_noise_bound(J, 1.0, beta=0.01, ord="linf")
+    assert inf_b == pytest.approx(2 * 10 + math.sqrt(2 * math.log(100)))
+    assert inf_b < 0.35 * gaussian_noise_bound(J, 1.0, beta=0.01, ord="l2")
+    with pytest.raises(ValueError, match="beta"):
+        gaussian_noise_bound(J, 1.0, beta=1.5)
