@@ -456,7 +456,7 @@ def private_gaussian(
     alpha: float = 0.2,
     beta: float = 0.1,
     iterations: int = 6,
-    tol: float = 1e-6,
+    tol: float = 1e-9,
     c1: float = 3200.0,
     reference: bool = True,
 ) -> GaussianSolution:
@@ -480,7 +480,9 @@ def private_gaussian(
     iterations : int
         Coarse CoinPress rounds of the practical covariance step.
     tol : float
-        Exact-match tolerance of the subspace and orthogonal-mean steps (Frobenius / l2).
+        Exact-match tolerance of the subspace step (Frobenius distance of block projectors).
+        The orthogonal-mean step's tolerance is derived from released values (see
+        :func:`_perp_tolerance`).
     c1 : float
         C1 of Lemma 5.2 for the faithful mask (3200: the paper's recipe).
     reference : bool
@@ -619,13 +621,33 @@ def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, g
     if r < u.shape[0]:  # mean orthogonal to range(Sigma): exact match, Alg. 1 with s = 1
         proj = np.eye(u.shape[0]) - u @ u.T
         items = blocks["perp_mean"] @ proj
-        res4 = populous_mean(items, EuclideanSpace(r=tol), epsilon=epsilon, delta=delta, rng=gen)
+        tol_perp = _perp_tolerance(res.record.params["sigma"], tol, u.shape[0], cov_r, mean,
+                                   len(items), beta)
+        info["perp_tolerance"] = tol_perp
+        res4 = populous_mean(items, EuclideanSpace(r=tol_perp), epsilon=epsilon, delta=delta,
+                             rng=gen)
         steps["perp_mean"] = (res4.record,)
         if res4.value is None:
             info["bottom_step"] = "perp_mean"
             return u, None, None
         mean = mean + proj @ res4.value
     return u, mean, u @ cov_r @ u.T
+
+
+def _perp_tolerance(sigma_sub: float, tol: float, d: int, cov_r: np.ndarray, mean: np.ndarray,
+                    k: int, beta: float) -> float:
+    """Radius within which the points ``(I - P_hat) x`` agree, from released values only.
+
+    The snapped projector is off by ``e_P <= tol + 2 ||E||`` (Davis-Kahan, eigengap 1) with the
+    subspace mask's noise ``||E|| <= sigma (2 sqrt d + sqrt(2 ln(2/beta)))``; a point's
+    in-range deviation is ``<= sqrt(lambda_max) (sqrt r + sqrt(2 ln(2k/beta)))`` whp, so two
+    points differ by at most twice the product; plus float error ~1e-12 ||mu_hat||.
+    """
+    e_p = tol + 2.0 * sigma_sub * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / beta)))
+    r = cov_r.shape[0]
+    spread = math.sqrt(float(np.linalg.eigvalsh(cov_r)[-1])) * (
+        math.sqrt(r) + math.sqrt(2.0 * math.log(2.0 * k / beta)))
+    return 2.0 * e_p * spread + 1e-12 * (1.0 + float(np.linalg.norm(mean)))
 
 
 def _robust_steps(blocks, epsilon, delta, beta, contamination, c1, gen, steps, info):

@@ -278,10 +278,16 @@ def private_wrapper(
 # The paper's two instances of the reduction used by the Gaussian learner (§4 and §5).
 # ---------------------------------------------------------------------------------------------
 
-def block_projector(z: np.ndarray) -> np.ndarray:
-    """Orthogonal projector onto the row span of ``z`` (SVD, numerical rank threshold)."""
+def block_projector(z: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """Orthogonal projector onto the row span of ``z``.
+
+    Singular values below ``rtol * sigma_1`` count as zero: rounding leaves ~1e-16 ||x|| in
+    every direction (more after centring data with a large mean), so the LAPACK-style
+    ``max(m, n) eps sigma_1`` threshold would see full rank; directions with a variance ratio
+    below ``rtol^2 = 1e-18`` are treated as degenerate (a public choice).
+    """
     _, sv, vt = np.linalg.svd(z, full_matrices=False)
-    tol = max(z.shape) * np.finfo(float).eps * (sv[0] if sv.size else 0.0)
+    tol = rtol * (sv[0] if sv.size else 0.0)
     v = vt[sv > tol]
     return v.T @ v
 
