@@ -139,6 +139,33 @@ def log_scale(z: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Gen
     return scales, recs
 
 
+COARSE_GAIN = 1e6  # tightening the coarse rounds aim for: (condition number) x (looseness of A_0)
+
+
+def _coarse_psi(m: int, d: int, rho_round: float) -> float:
+    """Noise-plus-sampling level psi of one coarse round (see :func:`coinpress_covariance`)."""
+    sigma = math.sqrt(2.0) * _chi2_radius2(d, 1, 0.05) / m / math.sqrt(2.0 * rho_round)
+    return sigma * (math.sqrt(2.0 * d) + 1.5) + 2.0 * math.sqrt(d / m)
+
+
+def coarse_schedule(m: int, d: int, rho: float, gain: float = COARSE_GAIN, max_rounds: int = 30
+                    ) -> tuple[int, float]:
+    """Number of coarse rounds and the log-tightening they reach (a public function of m, d, rho).
+
+    A round shrinks the ratio ``lambda_min / lambda_max`` of the whitened covariance by about
+    ``1 / (2 psi)``; with half of rho split evenly over t rounds, the fewest t reaching
+    ``log(gain)`` is used, else the t maximising ``t log(1 / (2 psi_t))``.
+    """
+    best_t, best = 1, -math.inf
+    for t in range(1, max_rounds + 1):
+        total = t * math.log(1.0 / (2.0 * _coarse_psi(m, d, 0.5 * rho / t)))
+        if total >= math.log(gain):
+            return t, total
+        if total > best:
+            best_t, best = t, total
+    return best_t, best
+
+
 def coinpress_covariance(
     z: np.ndarray, upper: np.ndarray, *, rho: float, iterations: int, beta: float,
     rng: np.random.Generator,
@@ -314,7 +341,9 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     ``alpha`` bounds the Mahalanobis error of the mean and the whitened Frobenius error of the
     covariance (so TV <= ~alpha/sqrt 2 by Pinsker, digest §2).  Faithful methods use the paper's
     formulas with the concrete constants of the digest (§3.5, §3.8, §3.9); C3 = C4 = 1 for the
-    unspecified robust constants (optimistic).  Practical: the explicit bounds of this module.
+    unspecified robust constants (optimistic).  Practical: the explicit bounds of this module,
+    with the coarse rounds required to tighten by ``COARSE_GAIN`` = 1e6 (condition number times
+    the looseness of the histogram bound; not part of the paper's kappa-free bound).
 
     References
     ----------
@@ -331,13 +360,14 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
 
     def cov_gap(m: float) -> float:
         sig = g1 * math.sqrt(2) * _chi2_radius2(d, int(m), beta) / m
-        return d / math.sqrt(m) + sig * d / math.sqrt(2) - alpha
+        # E||C_hat - I||_F ~ sqrt(d(d+1)/m), E||noise||_F = sigma sqrt(d(d+1)/2); 1.5x slack
+        return 1.5 * (math.sqrt(d * (d + 1) / m) + sig * math.sqrt(d * (d + 1) / 2)) - alpha
 
     def mean_gap(m: float) -> float:
         rad = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
             + 1.5 * BIN_WIDTH * math.sqrt(d)
         sig = calibrate_gaussian(rho=rho * 0.7, sensitivity=2 * rad / m, method="zcdp")
-        return math.sqrt(d / m) + sig * math.sqrt(d) - alpha
+        return 1.5 * (math.sqrt(d / m) + sig * math.sqrt(d)) - alpha
 
     thresh_mean = 1 + 2 * math.log(4 / delta) / (epsilon / 4)
     m_mean = max(_solve_m(mean_gap), 4 * thresh_mean / 0.8**d)
@@ -345,7 +375,8 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         basis = ("practical pipeline: Alg. 2 + log-scale histograms + CoinPress rounds + "
                  "clipped mean")
         steps["scale"] = 1.5 * _scale_need(d, epsilon, delta)
-        steps["covariance"] = 2 * _solve_m(cov_gap)
+        coarse = _solve_m(lambda m: math.log(COARSE_GAIN) - coarse_schedule(int(m), d, rho)[1])
+        steps["covariance"] = 2 * max(_solve_m(cov_gap), coarse)
         steps["mean"] = m_mean
         frac = _FRACTIONS["practical"]
     elif not robust:
@@ -455,7 +486,7 @@ def private_gaussian(
     contamination: float = 0.05,
     alpha: float = 0.2,
     beta: float = 0.1,
-    iterations: int = 6,
+    iterations: int | None = None,
     tol: float = 1e-9,
     c1: float = 3200.0,
     reference: bool = True,
@@ -477,8 +508,9 @@ def private_gaussian(
     alpha, beta : float
         Accuracy target and failure probability used for ``samples_required``, the clipping
         radii and the noise-norm bounds (utility only; privacy does not depend on them).
-    iterations : int
-        Coarse CoinPress rounds of the practical covariance step.
+    iterations : int, optional
+        Coarse CoinPress rounds of the practical covariance step; default
+        :func:`coarse_schedule` (enough for a tightening of 1e6 when n allows).
     tol : float
         Exact-match tolerance of the subspace step (Frobenius distance of block projectors).
         The orthogonal-mean step's tolerance is derived from released values (see
@@ -589,7 +621,8 @@ def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, g
             info["bottom_step"] = "scale"
             return u, None, None
         upper = 4.0 * r * np.diag(scales**2)
-        rounds = iterations
+        rounds = iterations if iterations is not None else coarse_schedule(
+            len(blocks["covariance"]) // 2, r, zcdp_from_approx(epsilon, delta))[0]
     else:
         z_pre = _pairs(blocks["preconditioner"]) @ u
         pre, par, res3 = private_preconditioner(z_pre, epsilon=epsilon, delta=delta, beta=beta,
