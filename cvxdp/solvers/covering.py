@@ -1,0 +1,349 @@
+"""Covering programs under high-sensitivity constraint privacy (paper 002, Sec. 5.1, App. B).
+
+``covering_sdp(mats)`` is ``min tr X  s.t. <A_i, X> >= 1, X PSD`` (``A_i`` PSD, ``||A_i|| <= 1``)
+and ``covering_lp(A)`` is ``min 1'x  s.t. A x >= 1, x >= 0`` (entries of ``A`` in ``[0, 1]``).
+Both are CVXPY problems: ``.solve()`` is the exact reference; ``.solve_private(...)`` runs the
+dense multiplicative weights of Alg. 3 with the exponential-mechanism oracle (Lemma B.9 / Hsu et
+al.'s LP oracle) and a private choice of the trace.  Each constraint is one person's data;
+neighbouring datasets add or remove one whole constraint.  The answer meets all but about ``s``
+constraints -- violating some constraints is unavoidable under this neighbouring relation
+(Sec. 5.1).
+
+User models with ``private=cvxdp.ConstraintSetPrivacy(constraint)`` go through
+:func:`solve_covering_private` (in :mod:`cvxdp.solvers.covering_model`).
+
+References
+----------
+``../shared/papers/002_26bee910280b74ae.txt``: Thm 5.1, Thm 5.2, Alg. 2, Alg. 3, Thm B.7,
+Lemma B.9, Thm B.10, Lemma B.12, Thm B.13.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import resolve_budget
+from cvxdp.privacy.mechanisms import exponential_record
+from cvxdp.privacy.rng import as_generator
+from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.solvers.covering_private import (
+    plan_schedule,
+    private_scale,
+    run_dense_covering,
+    theorem_alpha,
+)
+from cvxdp.structured import StructuredProblem
+
+__all__ = ["covering_sdp", "covering_lp", "CoveringSDP", "CoveringLP", "CoveringSolution",
+           "solve_covering_private", "random_covering_sdp", "random_covering_lp"]
+
+THEOREM = ("002_26bee910280b74ae.txt, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
+           "(covering SDP), Thm B.13 (covering SCP); exponential mechanism per round composed "
+           "in zCDP (Cesar & Rogers 2021) and converted by CKS 2020")
+_TOL = 1e-9
+
+
+@dataclass(repr=False)
+class CoveringSolution(PrivateSolution):
+    """A private covering answer: :class:`PrivateSolution` plus ``point`` (X or x) and ``s``."""
+
+    point: np.ndarray | None = None
+    s: float | None = None
+
+
+def check_sdp_mats(mats: Any) -> np.ndarray:
+    """Validate ``(m, r, r)`` symmetric PSD matrices with spectral norm <= 1 (public bound)."""
+    A = np.asarray(mats, dtype=float)
+    if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[0] < 1:
+        raise UnsupportedProblemError(f"mats must have shape (m, r, r), got {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise UnsupportedProblemError("mats contain NaN or inf; drop or repair those rows.")
+    if not np.allclose(A, np.swapaxes(A, 1, 2), atol=1e-10):
+        raise UnsupportedProblemError("every A_i must be symmetric.")
+    lam = np.linalg.eigvalsh(A)
+    if lam.min() < -1e-9:
+        raise UnsupportedProblemError(
+            "every A_i must be PSD for a covering SDP (min eigenvalue "
+            f"{lam.min():.3g}); this is not a covering program.")
+    if lam.max() > 1 + 1e-9:
+        raise PrivacySpecError(
+            f"the privacy proof needs ||A_i|| <= 1 (largest is {lam.max():.4g}); divide every "
+            "A_i by a PUBLIC bound on the spectral norm (not one read off the data) and "
+            "multiply the answer's trace accordingly.")
+    return A
+
+
+def check_lp_matrix(A: Any) -> np.ndarray:
+    """Validate an ``(m, n)`` covering matrix with entries in ``[0, 1]`` (public bound)."""
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2 or min(A.shape) < 1:
+        raise UnsupportedProblemError(f"A must have shape (m, n), got {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise UnsupportedProblemError("A contains NaN or inf; drop or repair those rows.")
+    if A.min() < 0:
+        raise UnsupportedProblemError("a covering LP needs A >= 0 entrywise.")
+    if A.max() > 1 + 1e-12:
+        raise PrivacySpecError(
+            f"the privacy proof needs entries of A in [0, 1] (largest is {A.max():.4g}); divide "
+            "A by a PUBLIC bound on its entries (not one read off the data).")
+    return A
+
+
+class _Covering(StructuredProblem):
+    kind = ""
+
+    def _dim(self) -> int:
+        raise NotImplementedError
+
+    def _point(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def coverage(self, point: np.ndarray) -> np.ndarray:
+        """``<A_i, X>`` (or ``(A x)_i``) for every constraint."""
+        if self.kind == "sdp":
+            return np.einsum("mij,ij->m", self.data, point)
+        return self.data @ point
+
+    def exact(self, solver: str | None = None) -> tuple[np.ndarray, float, float, str]:
+        """Exact reference: (point, OPT, seconds, solver name)."""
+        t0 = time.perf_counter()
+        solver = solver or cp.CLARABEL
+        super().solve(solver=solver)
+        if self.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise UnsupportedProblemError(f"exact covering solve ended with status {self.status}.")
+        return self._point(), float(self.value), time.perf_counter() - t0, str(solver)
+
+    def solve_private(
+        self, *, epsilon: float | None = None, delta: float | None = None,
+        rho: float | None = None, rng: Any = None, reference: bool = False,
+        accuracy: float | None = None, s: float | None = None, T: int | None = None,
+        eta: float | None = None, opt: float | None = None,
+        opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
+        oracle: str = "exact_sampler", m_max: int | None = None, beta: float = 0.05,
+        verbose: bool = False,
+    ) -> CoveringSolution:
+        """Private covering solution by dense MWU (Alg. 3) with an exponential-mechanism oracle.
+
+        Parameters
+        ----------
+        epsilon, delta, rho : float
+            Budget ((eps, delta)-DP, pure eps-DP, or rho-zCDP).  Neighbours add or remove one
+            whole constraint ``A_i``.
+        rng : None, int or Generator
+        reference : bool
+            Also solve exactly (NOT private) and attach ``validation``.
+        accuracy : float, optional
+            ``schedule="paper"`` only: the additive coverage error alpha of Lemma B.5.
+        s : float, optional
+            Density: how many constraints the answer may violate (public).  Default: the
+            smallest ``s`` making the oracle concentration ``kappa = eps' s/2`` reach ``2 r``
+            (SDP) or ``4 log(2n)`` (LP) -- independent of the data and of m.
+        T, eta : optional
+            Rounds and step (defaults per schedule, see :func:`plan_schedule`).
+        opt : float, optional
+            A public target trace (digest G1 option a): no budget spent on finding OPT.
+        opt_bounds : (lo, hi), optional
+            Public range for OPT; default ``(1, r)`` (resp. ``(1, n)``), valid whenever ``X = I``
+            (``x = 1``) is feasible.  The trace is chosen privately on a geometric grid of it.
+        schedule : {"practical", "paper"}
+            ``"paper"``: the constants of Alg. 3 / Thm B.7 / Lemma B.9 verbatim (T = 36 rho^2
+            log m / alpha^2, eps' by advanced composition, sensitivity 3 OPT/s); needs ``s``,
+            ``m_max`` and ``delta``.
+        oracle : {"exact_sampler", "net"}
+            SDP only: the continuous exponential mechanism (exact Bingham sampler) or an explicit
+            net (r in {2, 3}; the paper's Lemma B.8 discretisation, reference path).
+        m_max : int, optional
+            Public upper bound on the number of constraints (log m in the paper's T and the
+            reported alpha, digest G12).
+        beta : float
+            Failure probability for the reported accuracy.
+
+        Returns
+        -------
+        CoveringSolution
+            ``point`` (X or x), ``value`` (its trace), ``s``, ``privacy``, ``validation``.
+
+        References
+        ----------
+        002_26bee910280b74ae.txt: Alg. 3, Thm B.7, Lemma B.9, Thm B.10, Thm B.13.
+        """
+        t0 = time.perf_counter()
+        budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+        if oracle not in ("exact_sampler", "net"):
+            raise PrivacySpecError(f"oracle must be 'exact_sampler' or 'net', got {oracle!r}.")
+        if oracle == "net" and (self.kind != "sdp" or self._dim() not in (2, 3)):
+            raise PrivacySpecError("oracle='net' is the small-r reference path (SDP, r in {2,3}).")
+        sched = plan_schedule(budget, kind=self.kind, dim=self._dim(), s=s, T=T, eta=eta, opt=opt,
+                              opt_bounds=opt_bounds, schedule=schedule, accuracy=accuracy,
+                              m_max=m_max, beta=beta, oracle=oracle)
+        gen = as_generator(rng)
+        acct = PrivacyAccountant(budget)
+        acct.spend(exponential_record(epsilon=sched.eps_round, count=sched.T,
+                                      sensitivity=sched.sensitivity, s=sched.s,
+                                      kappa=sched.kappa, oracle=oracle))
+        res = run_dense_covering(self.kind, self.data, sched, gen)
+        P = res.average
+        if sched.opt is None:
+            trace = private_scale(self.coverage(P), sched, gen, acct)
+        else:
+            trace = sched.opt
+        point = trace * P
+        details = {**sched.as_dict(), "trace": trace}
+        if m_max is not None:
+            details.update(theorem_alpha(sched, int(m_max)))
+        report = acct.report(
+            theorem=THEOREM,
+            neighbouring="add/remove one whole covering constraint A_i (paper 002 Def B.1, "
+                         "both directions)", details=details)
+        sol = CoveringSolution(
+            status=cp.OPTIMAL_INACCURATE, value=float(trace), privacy=report,
+            iterations=sched.T, solve_time=time.perf_counter() - t0, point=point, s=sched.s,
+            info={"schedule": schedule, "oracle": oracle, "s": sched.s, "T": sched.T,
+                  "eta": sched.eta, "eps_round": sched.eps_round,
+                  "paper_eps_round": sched.paper_eps_round, "kappa": sched.kappa})
+        if reference:
+            sol.validation = self._validate(point, float(trace), sched)
+        self._set_point(point)
+        return sol
+
+    def _set_point(self, point: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _validate(self, point: np.ndarray, trace: float, sched: Any) -> ValidationReport:
+        """Compare with the exact reference (NOT private)."""
+        _, opt, t_ref, solver = self.exact()
+        cov = self.coverage(point)
+        short = np.maximum(0.0, 1.0 - cov)
+        alpha = theorem_alpha(sched, self.data.shape[0])
+        a_abs = alpha["alpha_rel"] * opt  # Lemma B.5 alpha at OPT (vacuous when >= 1)
+        cov_opt = self.coverage(opt * point / trace)
+        metrics = {
+            "opt": opt, "cost_ratio": trace / opt, "s": sched.s, "m": int(cov.size),
+            "frac_covered": float(np.mean(cov >= 1 - 1e-6)),
+            "frac_covered_at_opt": float(np.mean(cov_opt >= 1 - 1e-6)),
+            "alpha_theorem": a_abs,
+            "violated_at_opt_alpha": int(np.sum(cov_opt < 1 - a_abs)),
+            "frac_covered_half": float(np.mean(cov >= 0.5)), **alpha,
+        }
+        return ValidationReport(
+            reference_value=opt, objective_gap=trace - opt, max_violation=float(short.max()),
+            mean_violation=float(short.mean()), violated=int(np.sum(short > 1e-6)),
+            tolerance=1e-6, reference_time=t_ref, reference_solver=solver, metrics=metrics)
+
+
+class CoveringSDP(_Covering):
+    """``min tr X  s.t. <A_i, X> >= 1 (i = 1..m), X PSD`` (Sec. 5.1 / App. B.3 of paper 002).
+
+    Attributes
+    ----------
+    data : ndarray (m, r, r)
+    X : cvxpy.Variable (r, r), PSD
+    """
+
+    kind = "sdp"
+
+    def __init__(self, mats: Any) -> None:
+        self.data = check_sdp_mats(mats)
+        m, r, _ = self.data.shape
+        self.X = cp.Variable((r, r), PSD=True, name="X")
+        flat = self.data.reshape(m, r * r)
+        self.covering_constraint = flat @ cp.vec(self.X, order="C") >= 1
+        super().__init__(cp.Minimize(cp.trace(self.X)), [self.covering_constraint])
+
+    def _dim(self) -> int:
+        return self.data.shape[1]
+
+    def _point(self) -> np.ndarray:
+        return np.asarray(self.X.value)
+
+    def _set_point(self, point: np.ndarray) -> None:
+        self.X.value = (point + point.T) / 2
+
+
+class CoveringLP(_Covering):
+    """``min 1'x  s.t. A x >= 1, x >= 0`` with entries of ``A`` in ``[0, 1]`` (Hsu et al. 2014;
+    the orthant case of paper 002's covering SCP, Thm B.13).
+
+    Attributes
+    ----------
+    data : ndarray (m, n)
+    x : cvxpy.Variable (n,), nonneg
+    """
+
+    kind = "lp"
+
+    def __init__(self, A: Any) -> None:
+        self.data = check_lp_matrix(A)
+        self.x = cp.Variable(self.data.shape[1], nonneg=True, name="x")
+        self.covering_constraint = self.data @ self.x >= 1
+        super().__init__(cp.Minimize(cp.sum(self.x)), [self.covering_constraint])
+
+    def _dim(self) -> int:
+        return self.data.shape[1]
+
+    def _point(self) -> np.ndarray:
+        return np.asarray(self.x.value)
+
+    def _set_point(self, point: np.ndarray) -> None:
+        self.x.value = point
+
+
+def covering_sdp(mats: Any) -> CoveringSDP:
+    """Build the covering SDP ``min tr X s.t. <A_i, X> >= 1, X PSD`` (``A_i`` PSD, norm <= 1).
+
+    Examples
+    --------
+    >>> import cvxdp
+    >>> prob = cvxdp.covering_sdp(cvxdp.solvers.covering.random_covering_sdp(300, 4, rng=0))
+    >>> sol = prob.solve_private(epsilon=2.0, delta=1e-6, s=40, rng=1)
+    """
+    return CoveringSDP(mats)
+
+
+def covering_lp(A: Any) -> CoveringLP:
+    """Build the covering LP ``min 1'x s.t. A x >= 1, x >= 0`` (entries of A in [0, 1])."""
+    return CoveringLP(A)
+
+
+def random_covering_sdp(m: int, r: int, *, rng: Any = None, k: int = 2,
+                        spread: float = 0.15) -> np.ndarray:
+    """Seeded test instance: ``A_i = U_i U_i'`` (rank ``k``), columns ``N(0, diag(d))`` with
+    ``d = 1`` on two coordinates and ``spread`` on the rest, scaled to ``||A_i|| = 1``; the
+    optimum concentrates on two directions, so ``X = c I`` is far from optimal."""
+    gen = as_generator(rng)
+    scales = np.where(np.arange(r) < min(2, r), 1.0, spread)
+    U = gen.standard_normal((m, r, k)) * scales[None, :, None]
+    A = np.einsum("mik,mjk->mij", U, U)
+    return A / np.linalg.norm(A, 2, axis=(1, 2))[:, None, None]
+
+
+def random_covering_lp(m: int, n: int, *, rng: Any = None, density: float = 0.8) -> np.ndarray:
+    """Seeded test instance: sparse ``A`` with entries ``U(0, 1)``, column ``j`` kept with
+    probability ``density * (j+1)/n`` (so some columns are much better than others); rows whose
+    sum is below 1 are divided by it, so ``x = 1`` is feasible and ``OPT <= n`` (the default
+    ``opt_bounds``)."""
+    gen = as_generator(rng)
+    keep = gen.uniform(size=(m, n)) < density * (np.arange(1, n + 1) / n)[None, :]
+    A = gen.uniform(size=(m, n)) * keep
+    rows = np.flatnonzero(A.max(axis=1) == 0)
+    A[rows, gen.integers(0, n, size=rows.size)] = gen.uniform(0.5, 1.0, size=rows.size)
+    return A / np.minimum(1.0, A.sum(axis=1))[:, None]
+
+
+def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
+                           ) -> CoveringSolution:
+    """Private solve of a user's covering model (``private=ConstraintSetPrivacy(constraint)``).
+
+    See :func:`cvxdp.solvers.covering_model.solve_covering_private`.
+    """
+    from cvxdp.solvers.covering_model import solve_covering_private as _impl
+
+    return _impl(problem, constraint, **kwargs)
+

@@ -1,0 +1,219 @@
+"""User covering models with ``private=cvxdp.ConstraintSetPrivacy(constraint)``.
+
+A model is accepted when it is a covering program *in that constraint*:
+
+* one variable ``x`` -- a vector that is non-negative (``nonneg=True`` or a constraint
+  ``x >= 0``), or a square matrix that is PSD (``PSD=True`` or ``X >> 0``);
+* objective ``Minimize(c @ x + const)`` with public ``c > 0`` entrywise (LP), or
+  ``Minimize(trace(C @ X) + const)`` with public ``C`` positive definite (SDP);
+* the private constraint ``g(x) >= b`` row by row, every row linear in ``x`` with non-negative
+  coefficients (LP) / PSD coefficient matrix (SDP) and ``b_i > 0``;
+* no other constraints.
+
+The model is then the covering program of :mod:`cvxdp.solvers.covering` after the change of
+variables ``x~_j = c_j x_j`` (``X~ = C^{1/2} X C^{1/2}``) and the row scaling ``a_i / b_i``.  Both
+maps are public except the row scaling, which is per row (one person's data stays in one row), so
+the neighbouring relation "add/remove one row" is preserved.  Rows must then have entries in
+``[0, 1]`` (LP) / spectral norm ``<= 1`` (SDP): a public domain bound the user guarantees by
+scaling the constraint with a public constant; violations are refused, not clipped.
+
+References
+----------
+``../shared/papers/002_26bee910280b74ae.txt``: Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from cvxpy.constraints import PSD, Inequality, NonNeg
+
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.solvers.covering import CoveringLP, CoveringSDP, CoveringSolution
+
+__all__ = ["solve_covering_private", "extract_covering"]
+
+
+def _refuse(reason: str) -> UnsupportedProblemError:
+    return UnsupportedProblemError(
+        "ConstraintSetPrivacy is solved by the private covering solver, and this model is not a "
+        f"covering program in the private constraint: {reason}")
+
+
+def _expr_of(con: Any) -> Any:
+    """The expression that must be >= 0 for an Inequality / NonNeg constraint."""
+    if isinstance(con, Inequality):  # args[0] <= args[1]
+        return con.args[1] - con.args[0]
+    if isinstance(con, NonNeg):
+        return con.args[0]
+    raise _refuse(f"constraint {con} is not an inequality")
+
+
+def _linear_map(expr: Any, var: cp.Variable, basis: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Evaluate ``expr`` at 0 and at each basis point: (offset, columns of the linear part)."""
+    old = var.value
+    try:
+        var.value = np.zeros(var.shape)
+        g0 = np.atleast_1d(np.asarray(expr.value, dtype=float)).ravel()
+        cols = []
+        for B in basis:
+            var.value = B
+            cols.append(np.atleast_1d(np.asarray(expr.value, dtype=float)).ravel() - g0)
+    finally:
+        var.value = old
+    return g0, np.column_stack(cols) if cols else np.zeros((g0.size, 0))
+
+
+def _sdp_basis(r: int) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+    """PSD basis points: ``E_jj`` and ``(e_j + e_k)(e_j + e_k)'`` (values must satisfy PSD=)."""
+    basis, idx = [], []
+    eye = np.eye(r)
+    for j in range(r):
+        basis.append(np.outer(eye[j], eye[j]))
+        idx.append((j, j))
+    for j in range(r):
+        for k in range(j + 1, r):
+            u = eye[j] + eye[k]
+            basis.append(np.outer(u, u))
+            idx.append((j, k))
+    return basis, idx
+
+
+def _sdp_matrices(cols: np.ndarray, idx: list[tuple[int, int]], r: int) -> np.ndarray:
+    """Rows ``<A_i, X>`` -> symmetric ``A_i`` from evaluations on :func:`_sdp_basis`."""
+    m = cols.shape[0]
+    A = np.zeros((m, r, r))
+    diag = {j: cols[:, t] for t, (j, k) in enumerate(idx) if j == k}
+    for t, (j, k) in enumerate(idx):
+        if j == k:
+            A[:, j, j] = cols[:, t]
+        else:  # <A, (e_j+e_k)(e_j+e_k)'> = A_jj + A_kk + 2 A_jk
+            A[:, j, k] = A[:, k, j] = (cols[:, t] - diag[j] - diag[k]) / 2
+    return A
+
+
+def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
+    """Check the model and return the normalised covering data and the maps back.
+
+    Returns
+    -------
+    dict with ``kind`` ("lp"/"sdp"), ``data`` (normalised rows), ``var``, ``back`` (callable
+    mapping the normalised answer to the user's variable), ``offset`` (objective constant).
+
+    Raises
+    ------
+    UnsupportedProblemError
+        With the reason when the model is not a covering program in ``constraint``.
+    """
+    if not isinstance(problem.objective, cp.Minimize):
+        raise _refuse("the objective must be Minimize(...) (covering programs minimise cost)")
+    if not any(c is constraint for c in problem.constraints):
+        raise PrivacySpecError("ConstraintSetPrivacy: the constraint is not one of "
+                               "problem.constraints; pass the constraint object used in the model.")
+    vars_ = problem.variables()
+    if len(vars_) != 1:
+        raise _refuse(f"it has {len(vars_)} variables; a covering program has exactly one "
+                      "(x >= 0 or X PSD)")
+    var = vars_[0]
+    is_sdp = var.ndim == 2 and var.shape[0] == var.shape[1] and var.shape[0] > 1
+    others = [c for c in problem.constraints if c is not constraint]
+    sign_ok = bool(var.attributes.get("PSD")) if is_sdp else bool(var.attributes.get("nonneg"))
+    for con in others:
+        if is_sdp and isinstance(con, PSD) and con.args[0] is var:
+            sign_ok = True
+        elif not is_sdp and isinstance(con, (Inequality, NonNeg)):
+            n = var.size
+            g0, G = _linear_map(_expr_of(con), var, list(np.eye(n).reshape(n, *var.shape)))
+            if not (np.allclose(g0, 0) and G.shape == (n, n) and np.allclose(G, np.eye(n))):
+                raise _refuse(f"constraint {con} is not the sign constraint x >= 0; the only "
+                              "other constraint allowed is x >= 0")
+            sign_ok = True
+        else:
+            raise _refuse(f"constraint {con} is neither the private covering constraint nor the "
+                          "sign constraint (x >= 0 / X >> 0)")
+    if not sign_ok:
+        raise _refuse("the variable must be non-negative (nonneg=True or x >= 0) for an LP, or "
+                      "PSD (PSD=True or X >> 0) for an SDP")
+    if not _expr_of(constraint).is_affine():
+        raise _refuse("the private constraint must be affine in the variable")
+    if is_sdp:
+        r = var.shape[0]
+        basis, idx = _sdp_basis(r)
+    else:
+        if var.ndim > 1 and min(var.shape) > 1:
+            raise _refuse("a matrix variable must be square and PSD (SDP) or a vector (LP)")
+        basis = list(np.eye(var.size).reshape(var.size, *var.shape))
+    f0, F = _linear_map(problem.objective.expr, var, basis)
+    g0, G = _linear_map(_expr_of(constraint), var, basis)
+    b = -g0
+    if np.any(b <= 0):
+        raise _refuse("every row must read a_i(x) >= b_i with b_i > 0 (a covering row); "
+                      f"{int(np.sum(b <= 0))} rows have b_i <= 0")
+    rows = G / b[:, None]
+    if is_sdp:
+        C = _sdp_matrices(F, idx, r)[0]
+        lam, V = np.linalg.eigh(C)
+        if lam.min() <= 0:
+            raise _refuse("the objective must be trace(C @ X) with C positive definite")
+        Ch = V @ np.diag(lam**-0.5) @ V.T  # C^{-1/2}
+        data = Ch @ _sdp_matrices(rows, idx, r) @ Ch
+
+        def back(Xt: np.ndarray) -> np.ndarray:
+            return Ch @ Xt @ Ch
+    else:
+        c = F.ravel()
+        if np.any(c <= 0):
+            raise _refuse("the objective must be c @ x with public c > 0 entrywise")
+        data = rows / c[None, :]
+
+        def back(xt: np.ndarray) -> np.ndarray:
+            return (xt / c).reshape(var.shape)
+    return {"kind": "sdp" if is_sdp else "lp", "data": data, "var": var, "back": back,
+            "offset": float(f0[0])}
+
+
+def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
+                           ) -> CoveringSolution:
+    """Private solve of a user's covering model; neighbours add/remove one row of ``constraint``.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        A covering program in ``constraint`` (see the module docstring).
+    constraint : cvxpy constraint or cvxdp.ConstraintSetPrivacy
+    **kwargs
+        Passed to :meth:`cvxdp.solvers.covering.CoveringSDP.solve_private` (``epsilon``,
+        ``delta``, ``rho``, ``rng``, ``reference``, ``s``, ``opt_bounds`` in the normalised
+        units, ...); ``private=`` is ignored.
+
+    Returns
+    -------
+    CoveringSolution
+        ``point`` and the user's variable in the user's units; ``value`` the user's objective.
+
+    Raises
+    ------
+    UnsupportedProblemError
+        The model is not a covering program in the constraint (the message says why).
+    PrivacySpecError
+        A row exceeds the public domain bound after normalisation.
+
+    References
+    ----------
+    002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
+    """
+    constraint = getattr(constraint, "constraint", constraint)
+    kwargs.pop("private", None)
+    kwargs.pop("verbose", None)
+    info = extract_covering(problem, constraint)
+    inner = CoveringSDP(info["data"]) if info["kind"] == "sdp" else CoveringLP(info["data"])
+    sol = inner.solve_private(**kwargs)
+    point = info["back"](sol.point)
+    info["var"].value = (point + point.T) / 2 if info["kind"] == "sdp" else point
+    sol.point = point
+    sol.value = float(sol.value) + info["offset"]
+    sol.primal = {info["var"].name(): point}
+    sol.info = {**sol.info, "normalised_problem": info["kind"]}
+    return sol

@@ -1,0 +1,333 @@
+"""The private covering solver: schedule, private oracles, dense-MWU run and private scaling.
+
+Shared by :mod:`cvxdp.solvers.covering` (builders ``covering_sdp`` / ``covering_lp`` and user
+models with ``ConstraintSetPrivacy``).  Everything here works in *trace-normalised* units: the
+oracle returns a unit-trace candidate ``P = v v'`` (SDP) or ``P = e_j`` (LP) and the coverage of
+constraint ``i`` is ``cov_i(P) = <A_i, P> in [0, 1]`` (``A_i`` PSD, ``||A_i|| <= 1``, resp.
+entries in ``[0, 1]``).  A solution with trace ``g`` is ``X = g P``.
+
+Privacy argument (neighbours add or remove one whole constraint, symmetric; paper 002 Def B.1):
+
+1. The loss of constraint ``i`` depends only on ``A_i`` and the released candidate, so, given the
+   same released history, two neighbouring runs have identical weights on all shared constraints
+   (and on the public dummy actions, see below); Thm B.7's argument.
+2. Projections: if ``F'`` is ``F`` plus one action ``f'``, then ``Gamma_s F'_f <= Gamma_s F_f``
+   for every shared ``f`` (adding mass lowers the cap constant ``c``), and the shared mass lost is
+   exactly ``y'_{f'} <= 1/s``.  Hence (Lemma B.6) ``||y - y'||_1 <= 2/s`` and, because every
+   coverage lies in ``[0, 1]``, the score ``<sum_i y_i A_i, P>`` moves by
+   ``sum_shared (y_f - y'_f) cov_f - y'_{f'} cov_{f'}`` which lies in ``[-1/s, 1/s]``: the score
+   sensitivity is ``OPT/s`` for ``X = OPT P`` -- a third of the paper's ``3 OPT/s`` (Lemma B.9
+   adds the two bounds instead of noting they have opposite signs).  ``schedule="paper"`` keeps
+   ``3 OPT/s``.
+3. Each round is the exponential mechanism (finite for the LP and the net; the continuous Bingham
+   limit on the sphere for the SDP, :mod:`cvxdp.solvers.bingham`): ``eps'``-DP and
+   ``eps'^2/8``-zCDP.  The ``T`` rounds and the scaling step compose in zCDP and are converted
+   once to ``(eps, delta)`` with the CKS bound (tighter than the paper's advanced composition,
+   whose ``eps'`` is reported beside).
+4. Public dummy actions: ``ceil(s)`` actions with loss 1 and no matrix are always in the universe,
+   so the ``1/s``-dense set is never empty whatever the (private) number of constraints ``m``.
+5. OPT is unknown (digest G1): the run's average ``P_bar`` is released, so the trace ``c`` is
+   chosen afterwards by a private quantile (exponential mechanism over a public geometric grid of
+   ``opt_bounds``, score ``-|#{i : c <A_i, P_bar> < 1} - k|``, sensitivity 1).  The dense-MWU
+   dynamics at any fixed OPT are those of the normalised losses ``cov_i`` up to the step size
+   (the loss of Alg. 3 is a positive affine function of ``cov_i`` with the same slope for all i),
+   so one run serves every OPT.  With ``opt=`` (public) the scaling step is skipped.
+
+References
+----------
+``../shared/papers/002_26bee910280b74ae.txt``: Alg. 3, Lemma B.5, Lemma B.6, Thm B.7, Lemma B.9,
+Thm B.10, Lemma B.12, Thm B.13; digest 002 G1, G5, G6, G7, G9, G12.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, zcdp_from_approx
+from cvxdp.solvers.bingham import (
+    net_exponential_sample,
+    sample_bingham,
+    sphere_net,
+    sphere_oracle_error,
+)
+from cvxdp.solvers.dense_mwu import scp_dense_mwu
+
+__all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_scale",
+           "theorem_alpha"]
+
+#: share of the zCDP budget given to the private scaling (OPT search) when ``opt`` is unknown
+SCALE_FRACTION = 0.25
+#: size of the public geometric grid of candidate traces for the scaling step
+SCALE_GRID = 128
+_PAPER_MAX_T = 200_000
+
+
+@dataclass(frozen=True)
+class CoveringSchedule:
+    """Public parameters of one private covering run (all data-independent).
+
+    ``s`` density (how many constraints may be violated), ``T`` rounds, ``eta`` step,
+    ``eps_round`` the per-round exponential-mechanism parameter, ``kappa`` the concentration of
+    the oracle in normalised units (``eps_round * OPT / (2 Delta_Q)``), ``eps_scale`` the
+    scaling step's parameter (0 when ``opt`` is given), ``grid`` the candidate traces,
+    ``opt_level`` the level used for the paper's losses (``None`` for the practical schedule),
+    ``paper_eps_round`` the per-round epsilon of the paper's advanced composition for the same
+    total (for comparison), ``n_dummy`` the public dummy actions.
+    """
+
+    kind: str
+    dim: int
+    schedule: str
+    s: float
+    T: int
+    eta: float
+    eps_round: float
+    kappa: float
+    sensitivity: float
+    eps_scale: float
+    grid: tuple[float, ...]
+    target: float
+    opt: float | None
+    opt_level: float | None
+    width: float
+    paper_eps_round: float | None
+    n_dummy: int
+    oracle: str
+    m_max: int | None
+    beta: float
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["grid"] = (self.grid[0], self.grid[-1], len(self.grid)) if self.grid else ()
+        return d
+
+
+def _total_rho(budget: Budget) -> float | None:
+    if isinstance(budget, ZCDP):
+        return budget.rho
+    if isinstance(budget, ApproxDP) and budget.delta > 0:
+        return zcdp_from_approx(budget.epsilon, budget.delta)
+    return None  # pure DP: basic composition
+
+
+def plan_schedule(
+    budget: Budget, *, kind: str, dim: int, s: float | None = None, T: int | None = None,
+    eta: float | None = None, opt: float | None = None,
+    opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
+    accuracy: float | None = None, m_max: int | None = None, beta: float = 0.05,
+    oracle: str = "exact_sampler",
+) -> CoveringSchedule:
+    """Choose the public parameters from the budget and public sizes only (never from data).
+
+    Practical schedule (default): per-round ``eps' = sqrt(8 rho_mwu / T)`` (zCDP of the
+    exponential mechanism; ``eps_mwu / T`` for pure DP), sensitivity ``OPT/s``, ``eta = 1/2``.
+    The oracle concentration ``kappa = eps' s / 2`` is aimed at ``kappa* = 2 r`` (SDP: sphere
+    error about ``(r-1)/(2 kappa) ~ 1/4``) or ``4 log(2n)`` (LP).  Without ``s``: ``T = T_min``
+    (``max(8, r)`` for the SDP -- few rounds keep ``eps'`` large, measured best in
+    ``benchmarks/bench_covering.py`` -- and ``max(20, 2n)`` for the LP, whose answer needs many
+    columns) and ``s`` is the smallest value reaching ``kappa*``.  With ``s`` given: the largest
+    ``T`` keeping ``kappa >= 2 kappa*``, within ``[T_min, 10 T_min]`` (more rounds average more
+    rank-one candidates once each is accurate).
+    Paper schedule: ``T = ceil(36 rho_w^2 log(m_max) / alpha^2)``, ``eta = sqrt(log(m_max)/T)``,
+    ``eps' = eps/sqrt(8 T log(1/delta))``, sensitivity ``3 OPT/s``, width
+    ``rho_w = max(1, 3 OPT - 1)`` (Alg. 3, Thm B.7, Lemma B.9, digest G3/G9).
+
+    Raises
+    ------
+    PrivacySpecError, BudgetError, PrivacyGuaranteeError
+        Missing public bounds, a budget the schedule cannot use, or an infeasible schedule.
+    """
+    if schedule not in ("practical", "paper"):
+        raise PrivacySpecError(f"schedule must be 'practical' or 'paper', got {schedule!r}.")
+    lo, hi = (1.0, float(dim)) if opt_bounds is None else map(float, opt_bounds)
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+        raise PrivacySpecError(f"opt_bounds must be public numbers 0 < lo < hi, got {opt_bounds}.")
+    if opt is not None and not (math.isfinite(float(opt)) and float(opt) > 0):
+        raise PrivacySpecError(f"opt= must be a public number > 0, got {opt!r}.")
+    if not 0 < beta < 1:
+        raise PrivacySpecError(f"beta must be in (0, 1), got {beta!r}.")
+    if m_max is not None and int(m_max) < 1:
+        raise PrivacySpecError(f"m_max must be a public integer >= 1, got {m_max!r}.")
+    if s is not None and not (math.isfinite(float(s)) and float(s) >= 1):
+        raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
+    rho_tot = _total_rho(budget)
+    scale = opt is None
+    if schedule == "practical":
+        eta = 0.5 if eta is None else float(eta)
+        kappa_target = 2.0 * dim if kind == "sdp" else 4.0 * math.log(2 * dim)
+        t_min = max(8, dim) if kind == "sdp" else max(20, 2 * dim)
+        if rho_tot is None:
+            eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
+            eps_scale = budget.epsilon * SCALE_FRACTION if scale else 0.0
+            # kappa = eps_mwu s / (2 T)
+            t_fit = (eps_mwu * s / (4 * kappa_target)) if s is not None else 0.0
+        else:
+            rho_mwu = rho_tot * ((1 - SCALE_FRACTION) if scale else 1.0)
+            eps_scale = math.sqrt(8 * (rho_tot - rho_mwu)) if scale else 0.0
+            # kappa = s sqrt(2 rho_mwu / T)
+            t_fit = (2 * rho_mwu * s**2 / (2 * kappa_target) ** 2) if s is not None else 0.0
+        if T is None:
+            T = int(min(max(t_min, math.floor(t_fit)), 10 * t_min))
+        T = int(T)
+        if T < 1:
+            raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
+        eps_round = eps_mwu / T if rho_tot is None else math.sqrt(8 * rho_mwu / T)
+        if s is None:
+            s = math.ceil(2 * kappa_target / eps_round)
+        sens_factor, level, width = 1.0, None, 1.0
+        paper_eps = (budget.epsilon / math.sqrt(8 * T * math.log(1 / budget.delta))
+                     if isinstance(budget, ApproxDP) and budget.delta > 0 else None)
+    else:
+        if not (isinstance(budget, ApproxDP) and budget.delta > 0):
+            raise BudgetError("schedule='paper' uses advanced composition (Lemma 3.13) and needs "
+                              "epsilon= and delta= > 0; use the default schedule otherwise.")
+        if m_max is None or s is None:
+            raise PrivacySpecError(
+                "schedule='paper' needs public s= (density) and m_max= (an upper bound on the "
+                "number of constraints: T and eta use log m, digest G12).")
+        level = float(opt) if opt is not None else hi
+        width = max(1.0, 3.0 * level - 1.0)
+        alpha = 0.5 if accuracy is None else float(accuracy)
+        if not 0 < alpha <= 3 * width:
+            raise PrivacyGuaranteeError(f"accuracy must be in (0, 3 rho_w] = (0, {3*width:g}].")
+        logm = math.log(max(int(m_max), 2))
+        T = math.ceil(36 * width**2 * logm / alpha**2)
+        if T > _PAPER_MAX_T:
+            raise PrivacyGuaranteeError(
+                f"the paper's schedule needs T = 36 rho^2 log(m)/alpha^2 = {T} rounds (width "
+                f"rho = {width:g}, alpha = {alpha:g}); more than {_PAPER_MAX_T}. Raise "
+                "accuracy=, lower opt_bounds, or use the default schedule='practical'.")
+        eta = math.sqrt(logm / T)
+        eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
+        eps_round = eps_mwu / math.sqrt(8 * T * math.log(1 / budget.delta))
+        paper_eps = eps_round
+        rest = rho_tot - T * eps_round**2 / 8
+        eps_scale = math.sqrt(8 * rest) if scale else 0.0
+        sens_factor = 3.0
+    s = float(s)
+    if not s >= 1:
+        raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
+    if not 0 < eta <= 0.5:
+        raise PrivacySpecError(f"eta must be in (0, 1/2] (Lemma B.3), got {eta!r}.")
+    if T < 1:
+        raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
+    sensitivity = sens_factor / s  # in units of OPT
+    kappa = eps_round / (2 * sensitivity)
+    grid = tuple(np.geomspace(lo, hi, SCALE_GRID)) if scale else ()
+    return CoveringSchedule(
+        kind=kind, dim=int(dim), schedule=schedule, s=s, T=int(T), eta=float(eta),
+        eps_round=float(eps_round), kappa=float(kappa), sensitivity=sensitivity,
+        eps_scale=float(eps_scale), grid=grid, target=s, opt=None if opt is None else float(opt),
+        opt_level=level, width=width, paper_eps_round=paper_eps, n_dummy=int(math.ceil(s)),
+        oracle=oracle, m_max=None if m_max is None else int(m_max), beta=float(beta))
+
+
+def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
+    if kind == "sdp":
+        return np.einsum("mij,ij->m", data, P)
+    return data @ P
+
+
+def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
+                       rng: np.random.Generator, *, keep_history: bool = False) -> Any:
+    """Alg. 3 with the private oracle on a covering program, in trace-normalised units.
+
+    ``data`` is ``(m, r, r)`` PSD matrices with ``||A_i|| <= 1`` (SDP) or ``(m, n)`` entries in
+    ``[0, 1]`` (LP).  Returns the :class:`cvxdp.solvers.dense_mwu.DenseMWUResult` whose
+    ``average`` is the unit-trace ``P_bar`` (released).
+
+    References
+    ----------
+    002_26bee910280b74ae.txt, Alg. 3, Lemma B.9 (SDP oracle), Hsu et al. 2014 (LP oracle).
+    """
+    m = data.shape[0]
+    nd = sched.n_dummy
+    kappa = sched.kappa
+    net = None
+    if kind == "sdp" and sched.oracle == "net":
+        net, _ = sphere_net(data.shape[1], 4096 if data.shape[1] == 3 else 720)
+
+    def oracle(y: np.ndarray, gen: np.random.Generator) -> np.ndarray:
+        yr = y[:m]  # dummy actions carry no matrix
+        if kind == "sdp":
+            M = np.tensordot(yr, data, axes=1)
+            if net is not None:
+                v = net_exponential_sample(M, kappa, net, rng=gen)
+            else:
+                v = sample_bingham(M, kappa, rng=gen)
+            return np.outer(v, v)
+        logits = kappa * (yr @ data)
+        P = np.zeros(data.shape[1])
+        P[int(np.argmax(logits + gen.gumbel(size=logits.size)))] = 1.0
+        return P
+
+    if sched.opt_level is None:
+        def losses(P: np.ndarray) -> np.ndarray:
+            return np.concatenate([np.clip(_coverage(kind, data, P), 0.0, 1.0), np.ones(nd)])
+    else:
+        g, w = sched.opt_level, sched.width
+
+        def losses(P: np.ndarray) -> np.ndarray:
+            cov = np.clip(_coverage(kind, data, P), 0.0, 1.0)
+            return np.concatenate([(g * cov - 1.0) / (2 * w) + 0.5, np.ones(nd)])
+
+    return scp_dense_mwu(oracle, losses, m + nd, s=sched.s, T=sched.T, eta=sched.eta, rng=rng,
+                         keep_history=keep_history)
+
+
+def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Generator,
+                  accountant: Any) -> float:
+    """Private trace: grid point ``c`` with ``#{i : c cov_i < 1}`` close to the target ``k``.
+
+    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k |`` (sensitivity 1 under
+    add/remove of one constraint), spent from ``accountant``.
+
+    References
+    ----------
+    McSherry & Talwar 2007; digest 002 G1 (private search for OPT).
+    """
+    from cvxdp.privacy.mechanisms import exponential_mechanism
+
+    grid = np.asarray(sched.grid)
+    need = np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf)
+    short = (need[None, :] > grid[:, None] * (1 + 1e-12)).sum(axis=1)
+    scores = -np.abs(short - sched.target)
+    j, _ = exponential_mechanism(scores, epsilon=sched.eps_scale, sensitivity=1.0, rng=rng,
+                                 accountant=accountant)
+    return float(grid[j])
+
+
+def theorem_alpha(sched: CoveringSchedule, m_bound: int) -> dict[str, float]:
+    """Accuracy guaranteed by Lemma B.5 for this run, relative to OPT (w.p. ``1 - beta``).
+
+    With the oracle error ``alpha_o`` per round (probability ``1 - beta/T`` each; sphere volume
+    bound :func:`cvxdp.solvers.bingham.sphere_oracle_error` for the SDP, Lemma 3.12
+    ``log(n T/beta)/kappa`` for the LP), the regret of Lemma B.3 over ``N = m + ceil(s)``
+    actions gives: all but fewer than ``s`` constraints satisfy
+    ``<A_i, OPT P_bar> >= 1 - alpha`` with ``alpha/OPT = alpha_o + (eta + log N/(eta T))
+    * (2 rho_w / OPT)`` (practical schedule: ``2 rho_w/OPT`` replaced by 1, its losses being the
+    coverages themselves).  The paper's Thm B.10 form is returned as ``alpha_paper`` where it
+    applies.
+    """
+    T, eta, kappa = sched.T, sched.eta, sched.kappa
+    b_round = sched.beta / T
+    if sched.kind == "sdp":
+        if sched.oracle == "net":
+            pts, gamma = sphere_net(sched.dim, 4096 if sched.dim == 3 else 720)
+            a_o = min(1.0, gamma**2 + math.log(len(pts) / b_round) / kappa)
+        else:
+            a_o = sphere_oracle_error(kappa, sched.dim, b_round)
+    else:
+        a_o = min(1.0, math.log(sched.dim / b_round) / kappa)
+    N = m_bound + sched.n_dummy
+    regret = eta + math.log(N) / (eta * T)
+    factor = 1.0 if sched.opt_level is None else 2 * sched.width / sched.opt_level
+    out = {"alpha_oracle_rel": a_o, "alpha_regret_rel": regret * factor,
+           "alpha_rel": a_o + regret * factor}
+    return out
