@@ -26,6 +26,7 @@ def _bisection_projection(F, s):
     return np.minimum(1, hi * F) / s
 
 
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate")
 @pytest.mark.parametrize("seed", range(6))
 def test_projection_matches_bisection_and_cvxpy_kl(seed):
     rng = np.random.default_rng(seed)
