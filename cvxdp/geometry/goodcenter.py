@@ -115,7 +115,8 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     for t in range(T):
         diff = points - theta
         alive &= np.einsum("ij,ij->i", diff, diff) <= r_cur * r_cur
-        s = alive.astype(float) @ diff + rng.normal(0.0, 2 * r_cur * sig, size=d)
+        s = np.einsum("i,ij->j", alive.astype(float), diff)
+        s = s + rng.normal(0.0, 2 * r_cur * sig, size=d)
         mu = theta + s / max(n_cur, 1.0)
         dm = points - mu
         far = alive & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r_cur * r_cur)

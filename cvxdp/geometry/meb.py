@@ -88,7 +88,7 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray) -> np.n
         k = int(out.sum())
         if k == 0:
             break
-        theta = theta + (gamma**2 / 2) * (out.astype(float) @ diff) / k
+        theta = theta + (gamma**2 / 2) * np.einsum("i,ij->j", out.astype(float), diff) / k
     diff = points - theta
     if np.all(np.einsum("ij,ij->i", diff, diff) <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
         return theta
