@@ -81,16 +81,16 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray) -> np.n
     """
     T = int(math.ceil(4 / gamma**2 * math.log(100 / gamma**2)))
     theta = np.asarray(theta0, dtype=float).copy()
-    r2 = r * r
+    sqn = np.einsum("ij,ij->i", points, points)
     for _ in range(T):
-        diff = points - theta
-        out = np.einsum("ij,ij->i", diff, diff) > r2
+        out = sqn - 2.0 * np.einsum("ij,j->i", points, theta) > r * r - theta @ theta
         k = int(out.sum())
         if k == 0:
             break
-        theta = theta + (gamma**2 / 2) * np.einsum("i,ij->j", out.astype(float), diff) / k
-    diff = points - theta
-    if np.all(np.einsum("ij,ij->i", diff, diff) <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
+        s = np.einsum("i,ij->j", out.astype(float), points) - k * theta
+        theta = theta + (gamma**2 / 2) * s / k
+    dist2 = np.einsum("ij,ij->i", points - theta, points - theta)
+    if np.all(dist2 <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
         return theta
     return None
 

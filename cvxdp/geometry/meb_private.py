@@ -74,6 +74,9 @@ class MEBSchedule:
     max_iter : int or None
         Run at most this many iterations per repetition (budget still planned for ``T``);
         §6 stops at 2500.
+    halt_log : float
+        The halting threshold uses ``sqrt(halt_log * ln(4 R T / beta0))`` (Alg. 4: 2; the
+        experiments' ``n0``: 1).
     keep : float
         Points outside ``B(theta0, keep * r0)`` are dropped (Alg. 3 line 1: 11).  With GoodCenter's
         start every point of ``P'`` already lies in ``B(theta0, r0)`` (Thm A.2), so ``keep = 1``
@@ -89,6 +92,7 @@ class MEBSchedule:
     early_share: float | None = None
     max_iter: int | None = None
     keep: float = 11.0
+    halt_log: float = 2.0
 
 
 SCHEDULES: dict[str, MEBSchedule] = {
@@ -96,7 +100,7 @@ SCHEDULES: dict[str, MEBSchedule] = {
     "paper": MEBSchedule("paper", 2048.0, 4096.0, 484.0, None, 88.0),
     # Section 6 as run by the authors: step gamma^2/8, Alg. 4's T and R, halting at n0 (kappa=1),
     # at most 2500 iterations.
-    "experiment": MEBSchedule("experiment", 8.0, 4096.0, 484.0, None, 1.0, None, 2500),
+    "experiment": MEBSchedule("experiment", 8.0, 4096.0, 484.0, None, 1.0, None, 2500, 11.0, 1.0),
     # Default: step gamma^2/8 (App. B, §6) for Alg. 2's T = 4/g^2 ln(100/g^2) (Lemma 3.2), one
     # repetition, halting at kappa = 4 noise widths, 3/4 of the budget on the first T/4
     # iterations, points kept within GoodCenter's ball (keep = 1).
@@ -113,7 +117,7 @@ def mmeb_constants(schedule: MEBSchedule, gamma: float, beta: float) -> dict[str
     beta0 = 1.0 / (16 * R * T) if schedule.repetitions is None else beta / (2 * R * (T + 1))
     return {
         "T": T, "R": R, "beta0": beta0, "step": gamma**2 / schedule.step_div,
-        "z_sum": math.sqrt(2 * math.log(4 * R * T / beta0)),
+        "z_sum": math.sqrt(schedule.halt_log * math.log(4 * R * T / beta0)),
         "z_count": math.sqrt(2 * math.log(4 * R * (T + 1) / beta0)),
         "iters": T if schedule.max_iter is None else min(T, schedule.max_iter),
     }
