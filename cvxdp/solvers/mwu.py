@@ -39,6 +39,17 @@ def _svec_index(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return rows, cols, scale
 
 
+def _jordan_product(nonneg: int, soc: tuple[int, ...], psd: tuple[int, ...]) -> Any:
+    """The same algebra as a :class:`cvxdp.jordan.Product` (None if the package is missing)."""
+    try:
+        from cvxdp.jordan import Product
+    except ImportError:  # pragma: no cover - jordan is a sibling package
+        return None
+    if not (nonneg or soc or psd):
+        return None
+    return Product.from_cone_dims(nonneg, soc, psd)
+
+
 class BlockAlgebra:
     """Direct product R^n x L^{q_1} x ... x S^{r_1} x ... in SCS storage coordinates.
 
@@ -85,6 +96,7 @@ class BlockAlgebra:
         self._psd_groups = {r: np.asarray(v) for r, v in self._psd_groups.items()}
         self.blocks = ([("nonneg", self.nonneg)] if self.nonneg else []) + [
             ("soc", q) for q in self.soc] + [("psd", r) for r in self.psd]
+        self.jordan = _jordan_product(self.nonneg, self.soc, self.psd)
 
     def __repr__(self) -> str:
         return f"BlockAlgebra(nonneg={self.nonneg}, soc={self.soc}, psd={self.psd})"
@@ -138,7 +150,13 @@ class BlockAlgebra:
         return float(np.max(np.abs(lam))) if lam.size else 0.0
 
     def normalized_exp(self, y: np.ndarray) -> np.ndarray:
-        """``exp(-y) / tr exp(-y)``, shifted by the global smallest eigenvalue for stability."""
+        """``exp(-y) / tr exp(-y)``, shifted by the global smallest eigenvalue for stability.
+
+        Delegates to :meth:`cvxdp.jordan.Product.normalized_exp` (the project's one
+        implementation of the algebra) when available; the code below is the fallback.
+        """
+        if self.jordan is not None:
+            return self.jordan.normalized_exp(y)
         out = np.empty(self.dim)
         parts: list[tuple[str, Any]] = []
         lam_min = math.inf
@@ -171,7 +189,7 @@ class BlockAlgebra:
         for r, offs, w, U in parts:
             k = r * (r + 1) // 2
             ew = np.exp(-(w - lam_min))
-            M = np.einsum("bij,bj,bkj->bik", U, ew, U)
+            M = (U * ew[:, None, :]) @ np.swapaxes(U, 1, 2)
             V = self._svec_of(M, r)
             for i, o in enumerate(offs):
                 out[o:o + k] = V[i]

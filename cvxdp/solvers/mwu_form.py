@@ -76,6 +76,8 @@ class MWUForm:
     rho: float
     kinds: np.ndarray
     c_z: np.ndarray
+    shift: np.ndarray
+    c_z_shift: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -83,17 +85,18 @@ class MWUForm:
         return self.G.shape[0]
 
     def to_scp_point(self, z: np.ndarray) -> np.ndarray:
-        """The cone-program point ``x = R P z``."""
-        return self.R * (self.P @ z)
+        """The cone-program point ``x = R P z + shift``."""
+        return self.R * (self.P @ z) + self.shift
 
     def with_target(self, tau: float) -> MWUForm:
         """A copy with one more public row ``c'x <= tau`` (canonical minimisation sense)."""
         row = sp.csr_matrix(self.c_z[None, :] / self.rho)
         G = sp.vstack([self.G, row], format="csr")
-        h = np.append(self.h, tau / (self.R * self.rho))
+        h = np.append(self.h, (tau - float(self.c_z_shift)) / (self.R * self.rho))
         dG = sp.vstack([self.dG, sp.csr_matrix((1, self.G.shape[1]))], format="csr")
         return MWUForm(G, h, self.algebra, dG, np.append(self.dh, 0.0), self.P, self.R,
-                       self.rho, np.append(self.kinds, "target"), self.c_z, dict(self.info))
+                       self.rho, np.append(self.kinds, "target"), self.c_z, self.shift,
+                       self.c_z_shift, dict(self.info))
 
 
 def _row_blocks(dims: Any) -> list[tuple[str, int, int, int]]:
@@ -179,20 +182,24 @@ def build_mwu_form(
     orth_cols: list[int] = []
     orth_rows: list[int] = []
     soc_var, psd_var, soc_slack, psd_slack = [], [], [], []
+    # cone blocks first, so that a bound row (X[0, 0] >= 0.1) does not take a column that a
+    # PSD / SOC variable block would claim
+    blocks = [bl for bl in blocks if bl[0] in ("soc", "psd")] + [
+        bl for bl in blocks if bl[0] == "nonneg"]
     for kind, r0, nr, order in blocks:
-        if nr == 0 or kind == "zero":
+        if nr == 0:
             continue
         rows = np.arange(r0, r0 + nr)
         if kind == "nonneg":
             cols = A.indices[A.indptr[rows]]
-            ok = (np.diff(A.indptr)[rows] == 1) & (b[rows] == 0) & ~row_private[rows]
+            ok = (np.diff(A.indptr)[rows] == 1) & ~row_private[rows]
             for j, col in zip(rows[ok], cols[ok], strict=True):
                 if claimed[col] < 0 and col not in orth_cols:
                     orth_cols.append(int(col))
                     orth_rows.append(int(j))
             continue
         cols = _monomial(A, rows)
-        if (cols is not None and np.all(b[rows] == 0) and not row_private[rows].any()
+        if (cols is not None and not row_private[rows].any()
                 and len(set(cols.tolist())) == nr and np.all(claimed[cols] < 0)
                 and not set(cols.tolist()) & set(orth_cols)):
             (soc_var if kind == "soc" else psd_var).append((rows, cols, order))
@@ -229,6 +236,14 @@ def build_mwu_form(
         Pc += list(range(o, o + len(rows)))
         Pv += list(-1.0 / A[rows, cols].A1)
     P = sp.csr_matrix((Pv, (Pr, Pc)), shape=(n, k))
+    # x_col = (b_j - s_j) / A_j,col for a claimed column: x = P z + shift
+    shift = np.zeros(n)
+    if orth_cols:
+        shift[orth_cols_a] = b[orth_rows] / A[orth_rows, orth_cols_a].A1
+    for rows, cols, _ in var_blocks:
+        shift[cols] = b[rows] / A[rows, cols].A1
+    b_eff = b - A @ shift
+    db_eff = db + abs(dA) @ np.abs(shift)  # private rows: A_j shift moves with A_j
 
     # constraint rows over z (dual coordinates)
     Az = (A @ P).tocsr()
@@ -246,8 +261,9 @@ def build_mwu_form(
         row = Az[j].toarray().ravel()
         nz = lin != 0
         kappa = row[nz][0] / lin[nz][0] if row[nz][0] != 0 else 0.0
-        if kappa != 0 and np.allclose(row, kappa * lin, rtol=1e-12, atol=0) and b[j] / kappa > 0:
-            exact_R = float(b[j] / kappa)
+        if (kappa != 0 and np.allclose(row, kappa * lin, rtol=1e-12, atol=0)
+                and b_eff[j] / kappa > 0):
+            exact_R = float(b_eff[j] / kappa)
             zero_rows = zero_rows[zero_rows != j]
             R_info["trace_bound_source"] = "exact (public equality tr z = R)"
             break
@@ -271,9 +287,9 @@ def build_mwu_form(
     eq_rows = np.concatenate([zero_rows, slack_rows]).astype(int)
     E = sp.vstack([Az[zero_rows], Az[slack_rows] + S], format="csr")
     G = sp.vstack([Az[ineq_rows], E, -E], format="csr")
-    h = np.concatenate([b[ineq_rows], b[eq_rows], -b[eq_rows]])
+    h = np.concatenate([b_eff[ineq_rows], b_eff[eq_rows], -b_eff[eq_rows]])
     dG = sp.vstack([dAz[ineq_rows], dAz[eq_rows], dAz[eq_rows]], format="csr")
-    dh = np.concatenate([db[ineq_rows], db[eq_rows], db[eq_rows]])
+    dh = np.concatenate([db_eff[ineq_rows], db_eff[eq_rows], db_eff[eq_rows]])
     src = np.concatenate([ineq_rows, eq_rows, eq_rows])
     kinds = np.array(["ineq"] * len(ineq_rows) + ["eq+"] * len(eq_rows) + ["eq-"] * len(eq_rows))
     c_z = P.T @ c
@@ -282,7 +298,7 @@ def build_mwu_form(
     if exact_R is not None:
         R = exact_R
     elif trace_bound is None:
-        R = _public_trace_bound(A, b, dims, row_private, P, alg, free, slack_blocks,
+        R = _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_blocks,
                                 slack_offs, R_info)
     else:
         R = float(trace_bound)
@@ -303,7 +319,8 @@ def build_mwu_form(
     rho = max(pub_w, wp, obj_w, 1e-12)
     form = MWUForm(
         G=(G / rho).tocsr(), h=h / (R * rho), algebra=alg, dG=(dG / rho).tocsr(),
-        dh=dh / (R * rho), P=P, R=R, rho=rho, kinds=kinds, c_z=c_z,
+        dh=dh / (R * rho), P=P, R=R, rho=rho, kinds=kinds, c_z=c_z, shift=shift,
+        c_z_shift=float(c @ shift),
         info={"source_rows": src, "w_coord": w_coord, "n_free": int(len(free)),
               "n_cone_vars": int(len(orth_cols) + sum(len(r) for r, _, _ in var_blocks)),
               "private_rows": int(priv.sum()), **R_info},
@@ -331,8 +348,8 @@ def _row_widths(G_el: sp.csr_matrix, alg: BlockAlgebra) -> float:
     return w
 
 
-def _public_trace_bound(A, b, dims, row_private, P, alg, free, slack_blocks, slack_offs,
-                        info) -> float:
+def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_blocks,
+                        slack_offs, info) -> float:
     """max tr z over the public part: one solve for the cone part, two per free variable."""
     lin = alg.gram * alg.identity()  # tr z = lin . z  (dual coordinates)
     w = alg.nonneg - 1
@@ -344,8 +361,8 @@ def _public_trace_bound(A, b, dims, row_private, P, alg, free, slack_blocks, sla
     Pc = sp.coo_matrix(P)
     lin_x = np.zeros(P.shape[0])
     np.add.at(lin_x, Pc.row, lin[Pc.col] / Pc.data)
+    const = -float(np.sum(lin[Pc.col] / Pc.data * shift[Pc.row]))
     # slack-block traces are linear in x: tr s_B = lin_B . (b_B - A_B x)
-    const = 0.0
     for (rows, _), o in zip(slack_blocks, slack_offs, strict=True):
         wts = lin[o:o + len(rows)]
         used = rows[wts != 0]

@@ -40,6 +40,7 @@ from cvxdp.solvers.oracles import exponential_oracle
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
            "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha"]
 
+USEFUL_ALPHA = 0.25  # below this (normalised) the proven schedule is used by "auto"
 _SAFETY = 1.0 - 1e-10  # spend a hair less than the budget (floating point)
 ALG1 = "002_26bee910280b74ae.txt Alg 1, Thm C.7 (privacy), Thm C.9 (utility)"
 THM_C5 = "002_26bee910280b74ae.txt Alg 5, Thm C.2, Lemma C.4, Thm C.5"
@@ -141,9 +142,9 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     ``schedule="paper"``: T and eta of Alg 1 (``T = 144 ln r / alpha^2``, ``eta = alpha/12``) or
     of Thm C.5 (``T = 16 ln r / alpha^2``, ``eta = alpha / 4``) for the requested accuracy.
     ``schedule="auto"``: among T <= max_iterations, the smallest T whose proven bound is at most
-    the requested accuracy, else the T minimising the proven bound; when no T satisfies the
-    theorem's conditions (noise bound > 1: instance too small for the budget) the T minimising
-    the same bound with the noise term averaged over rounds (a heuristic, reported as such).
+    the requested accuracy; else, if the smallest proven bound is useful (``<= USEFUL_ALPHA``
+    normalised), the T minimising it; else (the theorem is vacuous or nearly so for this budget)
+    the practical schedule of :func:`_practical_schedule` (reported with ``valid=False``).
     In both, the oracle/Gaussian split of each round's zCDP minimises the bound.
     """
     rho = total_rho(budget)
@@ -175,13 +176,16 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     Tb = np.broadcast_to(T, alpha.shape)
     etab = np.broadcast_to(np.minimum(1.0, np.sqrt(lr / T)) if eta is None else eta, alpha.shape)
     valid = valid & (alpha < 1.0)  # the theorems need alpha < 1 (normalised); else vacuous
-    if valid.any():
-        score = np.where(valid, alpha, np.inf)
-        if accuracy is not None and schedule == "auto" and np.any(score <= accuracy):
-            score = np.where(score <= accuracy, Tb + alpha / (1 + alpha.max()), np.inf)
+    proven = np.where(valid, alpha, np.inf)
+    certified = accuracy is not None and bool(np.any(proven <= accuracy))
+    if schedule == "paper":
+        i = np.unravel_index(np.argmin(np.where(valid, alpha, alpha + 1e9)),
+                             alpha.shape)
+    elif certified:  # the smallest T whose proven bound meets the requested accuracy
+        score = np.where(proven <= accuracy, Tb + alpha / (1 + alpha.max()), np.inf)
         i = np.unravel_index(np.argmin(score), alpha.shape)
-    elif schedule == "paper":
-        i = np.unravel_index(np.argmin(alpha), alpha.shape)
+    elif valid.any() and float(proven.min()) <= USEFUL_ALPHA:
+        i = np.unravel_index(np.argmin(proven), alpha.shape)
     else:
         return _practical_schedule(setting, sens, rho, eps_pure, r, max_iterations,
                                    float(np.min(alpha)))

@@ -125,3 +125,15 @@ def test_scmwu_is_deterministic_given_the_generator():
     r1 = scmwu(sp.csr_matrix(A), b, alg, rng=np.random.default_rng(7), **kw)
     r2 = scmwu(sp.csr_matrix(A), b, alg, rng=np.random.default_rng(7), **kw)
     np.testing.assert_array_equal(r1.x, r2.x)
+
+
+def test_fallback_kernel_agrees_with_cvxdp_jordan():
+    rng = np.random.default_rng(5)
+    alg = BlockAlgebra(4, (3, 5), (2, 4, 4))
+    fallback = BlockAlgebra(4, (3, 5), (2, 4, 4))
+    fallback.jordan = None
+    for _ in range(3):
+        y = 10 * rng.normal(size=alg.dim)
+        np.testing.assert_allclose(fallback.normalized_exp(y), alg.normalized_exp(y),
+                                   rtol=1e-9, atol=1e-15)
+    assert alg.rank == alg.jordan.rank and np.array_equal(alg.gram, alg.jordan.gram)

@@ -27,7 +27,7 @@ def test_rows_of_the_form_reproduce_the_canonical_residuals():
     scp = to_scp(prob)
     form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims)
     alg = form.algebra
-    assert alg.psd == (3,) and alg.soc == (3,)
+    assert alg.psd == (3,)
     z = alg.normalized_exp(rng.normal(size=alg.dim))  # any distribution
     x = form.to_scp_point(z)
     resid = scp.A @ x - scp.b  # = -s
@@ -47,9 +47,16 @@ def test_trace_bound_from_public_constraints_with_free_and_cone_variables():
     scp = to_scp(prob)
     form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims)
     assert form.info["trace_bound_source"] == "public constraints"
-    assert form.info["n_free"] == 2
-    # max |y_1| + max |y_2| + max trace(X) = 2 + 1 + 3
-    assert form.R == pytest.approx(6.0, rel=1e-6)
+    # y >= -1 makes y a shifted orthant variable y = s - 1 (s >= 0); X stays the PSD variable
+    assert form.info["n_free"] == 0 and form.algebra.psd == (2,)
+    # max (y_1 + 1) + max (y_2 + 1) + max trace(X) = 3 + 1.5 + 3
+    assert form.R == pytest.approx(7.5, rel=1e-6)
+    z = form.algebra.identity() / form.algebra.rank
+    x = form.to_scp_point(z)
+    vals = form.R * form.rho * (form.G @ z - form.h)
+    src = form.info["source_rows"]
+    ineq = form.kinds == "ineq"
+    np.testing.assert_allclose(vals[ineq], (scp.A @ x - scp.b)[src[ineq]], atol=1e-10)
 
 
 def test_public_equality_on_the_trace_is_used_exactly():
