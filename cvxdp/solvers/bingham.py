@@ -18,6 +18,10 @@ gives ``eps'^2/8``-zCDP (Cesar & Rogers 2021, Lemma 3.2; the proof is measure-th
 on the sphere).  Utility needs a volume argument instead of Lemma 3.12: see
 :func:`sphere_oracle_error`.
 
+For the spin factor (second-order cone) the candidates are ``OPT (1, u)/2`` and the score is
+*linear* in the unit vector ``u``: the continuous mechanism is a von Mises--Fisher distribution,
+sampled exactly by Wood's (1994) rejection algorithm (:func:`sample_vmf`).
+
 Sampler: Kent, Ganeiber & Mardia (2013), rejection from an angular central Gaussian (ACG)
 envelope; exact (the accepted draws have exactly the Bingham law) with acceptance rate bounded
 away from zero for every concentration.
@@ -27,6 +31,8 @@ References
 ``../shared/papers/002_26bee910280b74ae.txt``: Lemma B.8, Lemma B.9, Thm B.10; digest 002 G6.
 J. T. Kent, A. M. Ganeiber, K. V. Mardia, "A new method to simulate the Bingham and related
 distributions in directional data analysis with applications", arXiv:1310.8110 (2013), Sec. 4.
+A. T. A. Wood, "Simulation of the von Mises Fisher distribution", Comm. Stat. Simul. Comput.
+23(1), 1994.
 M. Cesar, R. Rogers, "Bounding, concentrating, and truncating: unifying privacy loss composition
 for data analytics", ALT 2021, Lemma 3.2.
 """
@@ -49,6 +55,8 @@ __all__ = [
     "net_exponential_sample",
     "sphere_oracle_error",
     "cap_measure",
+    "sample_vmf",
+    "vmf_oracle_error",
 ]
 
 
@@ -228,3 +236,85 @@ def sphere_oracle_error(kappa: float, r: int, beta: float) -> float:
     mu = special.betainc((r - 1) / 2.0, 0.5, np.sin(th) ** 2)
     t = np.sin(th) ** 2 + (math.log(1 / beta) - np.log(mu)) / kappa
     return float(min(1.0, t.min()))
+
+
+def sample_vmf(mu: Any, kappa: float, *, size: int | None = None,
+               rng: None | int | np.random.Generator = None) -> np.ndarray:
+    """Exact draws from the von Mises--Fisher law ``exp(kappa mu'u)`` on the sphere ``S^{p-1}``.
+
+    Wood's (1994) algorithm: the component ``w = mu'u`` by rejection from a transformed
+    ``Beta((p-1)/2, (p-1)/2)`` proposal, then a uniform direction orthogonal to ``mu``.
+
+    Parameters
+    ----------
+    mu : array_like, shape (p,)
+        Mean direction (normalised here; any non-zero vector, or zero for the uniform law).
+    kappa : float
+        Concentration >= 0.
+    size : int, optional
+    rng : None, int or Generator
+
+    Returns
+    -------
+    ndarray, shape (p,) or (size, p)
+
+    References
+    ----------
+    Wood (1994), Comm. Stat. Simul. Comput. 23(1):157-164; paper 002 digest G7.
+    """
+    mu = np.asarray(mu, dtype=float).ravel()
+    if not np.all(np.isfinite(mu)):
+        raise ValueError("mu contains NaN or inf.")
+    kappa = float(kappa)
+    if not (kappa >= 0 and math.isfinite(kappa)):
+        raise ValueError(f"kappa must be finite and >= 0, got {kappa!r}.")
+    gen = as_generator(rng)
+    p = mu.size
+    n = 1 if size is None else int(size)
+    norm = float(np.linalg.norm(mu))
+    if norm == 0 or kappa == 0:
+        z = gen.standard_normal((n, p))
+        out = z / np.linalg.norm(z, axis=1, keepdims=True)
+        return out[0] if size is None else out
+    mu = mu / norm
+    if p == 1:
+        sign = np.where(gen.uniform(size=n) < 1 / (1 + math.exp(-2 * kappa)), 1.0, -1.0)
+        out = (sign * mu[0])[:, None]
+        return out[0] if size is None else out
+    d = p - 1.0
+    b = d / (2 * kappa + math.sqrt(4 * kappa**2 + d**2))
+    x0 = (1 - b) / (1 + b)
+    c = kappa * x0 + d * math.log(1 - x0**2)
+    w = np.empty(n)
+    filled = 0
+    while filled < n:
+        k = max(8, 2 * (n - filled))
+        z = gen.beta(d / 2, d / 2, size=k)
+        ww = (1 - (1 + b) * z) / (1 - (1 - b) * z)
+        ok = kappa * ww + d * np.log(1 - x0 * ww) - c >= np.log(gen.uniform(size=k))
+        take = ww[ok][: n - filled]
+        w[filled:filled + take.size] = take
+        filled += take.size
+    v = gen.standard_normal((n, p))
+    v -= np.outer(v @ mu, mu)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    out = np.sqrt(np.maximum(0.0, 1 - w**2))[:, None] * v + w[:, None] * mu
+    return out[0] if size is None else out
+
+
+def vmf_oracle_error(kappa: float, p: int, beta: float) -> float:
+    """Accuracy of the continuous exponential mechanism with a linear score on ``S^{p-1}``.
+
+    For ``u ~ exp(kappa g'u)`` with ``|g| <= 1``: with probability ``>= 1 - beta``,
+    ``g'u >= |g| - t`` with ``t = min_theta (1 - cos theta) + (log(1/beta) + log(1/mu1(theta)))
+    / kappa``, ``mu1`` the measure of ONE cap (half of :func:`cap_measure`); same volume argument
+    as :func:`sphere_oracle_error`.  Capped at 2 (the trivial bound).
+    """
+    if kappa <= 0:
+        return 2.0
+    if p == 1:
+        return float(min(2.0, math.log(1 / beta) / kappa))
+    th = np.linspace(1e-4, math.pi / 2, 2000)
+    mu1 = special.betainc((p - 1) / 2.0, 0.5, np.sin(th) ** 2) / 2
+    t = 1 - np.cos(th) + (math.log(1 / beta) - np.log(mu1)) / kappa
+    return float(min(2.0, t.min()))

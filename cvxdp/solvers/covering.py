@@ -41,7 +41,8 @@ from cvxdp.solvers.covering_private import (
 )
 from cvxdp.structured import StructuredProblem
 
-__all__ = ["covering_sdp", "covering_lp", "CoveringSDP", "CoveringLP", "CoveringSolution",
+__all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "CoveringLP",
+           "CoveringSOCP", "CoveringSolution", "check_soc_vectors", "random_covering_socp",
            "solve_covering_private", "random_covering_sdp", "random_covering_lp"]
 
 THEOREM = ("002_26bee910280b74ae.txt, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
@@ -96,6 +97,25 @@ def check_lp_matrix(A: Any) -> np.ndarray:
     return A
 
 
+def check_soc_vectors(vecs: Any) -> np.ndarray:
+    """Validate ``(m, n)`` spin-factor elements ``a_i = (a_0, a_bar)`` in the second-order cone
+    with ``lambda_max = a_0 + |a_bar| <= 1`` (public bound)."""
+    A = np.asarray(vecs, dtype=float)
+    if A.ndim != 2 or A.shape[1] < 2 or A.shape[0] < 1:
+        raise UnsupportedProblemError(f"vecs must have shape (m, n >= 2), got {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise UnsupportedProblemError("vecs contain NaN or inf; drop or repair those rows.")
+    nb = np.linalg.norm(A[:, 1:], axis=1)
+    if np.any(A[:, 0] < nb - 1e-9):
+        raise UnsupportedProblemError("every a_i must lie in the second-order cone "
+                                      "(a_0 >= |a_bar|) for a covering SOCP.")
+    if np.any(A[:, 0] + nb > 1 + 1e-9):
+        raise PrivacySpecError(
+            "the privacy proof needs lambda_max(a_i) = a_0 + |a_bar| <= 1 (largest is "
+            f"{(A[:, 0] + nb).max():.4g}); divide by a PUBLIC bound (not one read off the data).")
+    return A
+
+
 class _Covering(StructuredProblem):
     kind = ""
 
@@ -109,6 +129,8 @@ class _Covering(StructuredProblem):
         """``<A_i, X>`` (or ``(A x)_i``) for every constraint."""
         if self.kind == "sdp":
             return np.einsum("mij,ij->m", self.data, point)
+        if self.kind == "soc":
+            return 2.0 * (self.data @ point)
         return self.data @ point
 
     def exact(self, solver: str | None = None) -> tuple[np.ndarray, float, float, str]:
@@ -293,6 +315,53 @@ class CoveringLP(_Covering):
 
     def _set_point(self, point: np.ndarray) -> None:
         self.x.value = point
+
+
+class CoveringSOCP(_Covering):
+    """Covering SCP over the spin factor (paper 002, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
+    <a_i, x> >= 1, x in L^n`` with the algebra's ``Tr(x) = 2 x_0`` and ``<a, x> = 2 a'x``
+    (digest G10), i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
+
+    Attributes
+    ----------
+    data : ndarray (m, n)
+    x : cvxpy.Variable (n,)
+    """
+
+    kind = "soc"
+
+    def __init__(self, vecs: Any) -> None:
+        self.data = check_soc_vectors(vecs)
+        self.x = cp.Variable(self.data.shape[1], name="x")
+        self.covering_constraint = 2 * (self.data @ self.x) >= 1
+        super().__init__(cp.Minimize(2 * self.x[0]),
+                         [cp.SOC(self.x[0], self.x[1:]), self.covering_constraint])
+
+    def _dim(self) -> int:
+        return self.data.shape[1]
+
+    def _point(self) -> np.ndarray:
+        return np.asarray(self.x.value)
+
+    def _set_point(self, point: np.ndarray) -> None:
+        self.x.value = point
+
+
+def covering_socp(vecs: Any) -> CoveringSOCP:
+    """Build the spin-factor covering program of :class:`CoveringSOCP` (oracle: von
+    Mises--Fisher, Wood 1994)."""
+    return CoveringSOCP(vecs)
+
+
+def random_covering_socp(m: int, n: int, *, rng: Any = None) -> np.ndarray:
+    """Seeded test instance: ``a_i = (1, w_i)/2`` with ``|w_i| <= 1``, ``w_i`` clustered around
+    a common direction (so the optimum is far from the axis ``x_bar = 0``)."""
+    gen = as_generator(rng)
+    center = np.zeros(n - 1)
+    center[0] = 1.0
+    w = center + 0.6 * gen.standard_normal((m, n - 1)) / np.sqrt(n - 1)
+    w /= np.maximum(1.0, np.linalg.norm(w, axis=1))[:, None]
+    return np.column_stack([np.ones(m), w]) / 2
 
 
 def covering_sdp(mats: Any) -> CoveringSDP:

@@ -52,8 +52,10 @@ from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, zcdp_from_approx
 from cvxdp.solvers.bingham import (
     net_exponential_sample,
     sample_bingham,
+    sample_vmf,
     sphere_net,
     sphere_oracle_error,
+    vmf_oracle_error,
 )
 from cvxdp.solvers.dense_mwu import scp_dense_mwu
 
@@ -159,8 +161,9 @@ def plan_schedule(
     scale = opt is None
     if schedule == "practical":
         eta = 0.5 if eta is None else float(eta)
-        kappa_target = 2.0 * dim if kind == "sdp" else 4.0 * math.log(2 * dim)
-        t_min = max(8, dim) if kind == "sdp" else max(20, 2 * dim)
+        sdim = dim - 1 if kind == "soc" else dim  # sphere of candidates: S^{r-1} / S^{n-2}
+        kappa_target = 2.0 * sdim if kind != "lp" else 4.0 * math.log(2 * dim)
+        t_min = max(8, sdim) if kind != "lp" else max(20, 2 * dim)
         if rho_tot is None:
             eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
             eps_scale = budget.epsilon * SCALE_FRACTION if scale else 0.0
@@ -231,6 +234,8 @@ def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
     if kind == "sdp":
         return np.einsum("mij,ij->m", data, P)
+    if kind == "soc":  # spin factor: <a, x> = tr(a o x) = 2 a'x
+        return 2.0 * (data @ P)
     return data @ P
 
 
@@ -262,6 +267,11 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
             else:
                 v = sample_bingham(M, kappa, rng=gen)
             return np.outer(v, v)
+        if kind == "soc":  # score <M, (1, u)/2> = M_0 + M_bar'u: von Mises-Fisher in u
+            Mv = yr @ data
+            g = Mv[1:]
+            u = sample_vmf(g, kappa * float(np.linalg.norm(g)), rng=gen)
+            return np.concatenate([[0.5], u / 2.0])
         logits = kappa * (yr @ data)
         P = np.zeros(data.shape[1])
         P[int(np.argmax(logits + gen.gumbel(size=logits.size)))] = 1.0
@@ -323,6 +333,8 @@ def theorem_alpha(sched: CoveringSchedule, m_bound: int) -> dict[str, float]:
             a_o = min(1.0, gamma**2 + math.log(len(pts) / b_round) / kappa)
         else:
             a_o = sphere_oracle_error(kappa, sched.dim, b_round)
+    elif sched.kind == "soc":
+        a_o = min(1.0, vmf_oracle_error(kappa, sched.dim - 1, b_round))
     else:
         a_o = min(1.0, math.log(sched.dim / b_round) / kappa)
     N = m_bound + sched.n_dummy

@@ -208,3 +208,22 @@ def test_dispatcher_and_exact_solve():
     sol = cvxdp.solve_private(prob, epsilon=4.0, delta=1e-6, s=5, rng=0)
     assert sol.privacy.epsilon <= 4.0
     assert prob.solve() == pytest.approx(prob.exact()[1], rel=1e-6)
+
+
+def test_private_spin_factor_covering():
+    """Covering SCP over the spin factor (Thm B.13), von Mises-Fisher oracle."""
+    from cvxdp.solvers.covering import covering_socp, random_covering_socp
+
+    prob = covering_socp(random_covering_socp(500, 6, rng=0))
+    ratios = []
+    for seed in range(3):
+        sol = prob.solve_private(epsilon=4.0, delta=1e-6, s=50, rng=seed, reference=True)
+        x = sol.point
+        assert x[0] >= np.linalg.norm(x[1:]) - 1e-12  # in the cone
+        assert sol.validation.violated <= 2 * 50
+        ratios.append(sol.validation.cost_ratio)
+    assert 0.7 <= np.mean(ratios) <= 1.3
+    with pytest.raises(UnsupportedProblemError, match="second-order cone"):
+        covering_socp(np.array([[0.1, 0.5, 0.0]]))
+    with pytest.raises(PrivacySpecError, match="PUBLIC bound"):
+        covering_socp(np.array([[1.0, 0.5, 0.0]]))
