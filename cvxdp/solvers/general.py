@@ -210,7 +210,7 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         lo, hi = float(lo[0]), float(hi[0])
     except Exception:  # noqa: BLE001 - unbounded public part: fall back to the trace bound
         w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
-        lo, hi = -w, w
+        lo, hi = form.c_z_shift - w, form.c_z_shift + w
     # Fewer steps when a test would be pure noise: each test's noise must stay below half the
     # acceptance margin, else the search degenerates to feasibility (reported in details).
     acc = kw["accuracy"]

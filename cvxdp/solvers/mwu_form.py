@@ -4,9 +4,12 @@ The canonical program (``cvxdp.transform``) is ``min c'x  s.t.  A x + s = b, s i
 free.  The primal MWU of paper 002 (App. C) needs a *distribution* z in a symmetric cone and
 linear inequalities.  :func:`build_mwu_form` gets there in public steps only:
 
-1. **Cone variables as they are.**  A cone block of rows that is public, has ``b = 0`` and whose
-   rows each have one non-zero in a column not used before (``x_k >= 0``, ``X >> 0``, ...)
-   *is* a cone variable: those columns are written ``x_k = -s_j / A_jk`` with ``s`` in the block.
+1. **Cone variables as they are.**  A cone block of rows that is public and whose rows each
+   have one non-zero in a column not used before (``x_k >= 0``, ``y >= -1``, ``X >> 0``,
+   ``norm(y - y0) <= r``, ...) *is* a (shifted) cone variable: those columns are written
+   ``x_k = (b_j - s_j) / A_jk`` with ``s`` in the block (SOC/PSD blocks are claimed before
+   single orthant rows).  The shift ``b_j / A_jk`` is public; rows with private coefficients
+   get the private right-hand side ``b - A shift`` (its sensitivity ``|dA| |shift|`` is added).
 2. **Free variables** (the remaining columns) are split ``x = x+ - x-`` into orthant pairs.
 3. **Remaining rows**: an orthant row is one inequality; an equality row is two; a second-order
    or PSD block that is not a variable gets its slack ``s_B`` as a cone variable and its rows
@@ -58,11 +61,15 @@ class MWUForm:
     dh : ndarray (m,)
         Entrywise bound on ``|h - h'|`` (scalar privacy), same scaling.
     P : csr_matrix (n, k)
-        ``x = R * P @ z`` maps the normalised MWU variable back to the cone program.
+        ``x = R * P @ z + shift`` maps the normalised MWU variable back to the cone program.
     R, rho : float
         Trace bound and width.
     kinds : ndarray of str
         What each row is (``"ineq"``, ``"eq+"``, ``"eq-"``, ``"cone+"``, ``"cone-"``, ``"target"``).
+    c_z : ndarray (k,)
+        Objective in z-coordinates: ``c'x = R c_z . z + c_z_shift``.
+    shift : ndarray (n,)
+        Public offset of the shifted cone variables.
     info : dict
     """
 

@@ -40,6 +40,8 @@ from cvxdp.solvers.oracles import exponential_oracle
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
            "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha"]
 
+PRACTICAL_ETA = 0.5  # step size of the practical schedule (T = Lambda / eta)
+LAMBDA_MAX = 100.0  # cap on eta * T in the practical schedule
 USEFUL_ALPHA = 0.25  # below this (normalised) the proven schedule is used by "auto"
 _SAFETY = 1.0 - 1e-10  # spend a hair less than the budget (floating point)
 ALG1 = "002_26bee910280b74ae.txt Alg 1, Thm C.7 (privacy), Thm C.9 (utility)"
@@ -213,8 +215,8 @@ def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure
     budget_rho = rho if rho is not None else eps_pure**2 / 2
     nu = (sens.score + (float(np.max(sens.d2)) if setting == "constraint" else 0.0)) / \
         math.sqrt(budget_rho)
-    lam = float(np.clip(1.0 / max(nu, 1e-12), 1.0, 100.0))
-    T = int(np.clip(round(lam / 2), 3, max_iterations))
+    lam = float(np.clip(1.0 / max(nu, 1e-12), 1.0, LAMBDA_MAX))
+    T = int(np.clip(round(lam / PRACTICAL_ETA), 3, max_iterations))
     f = 0.5 if setting == "constraint" else 1.0
     if setting == "scalar" and rho is None:
         e0, c = eps_pure / T, 0.0
