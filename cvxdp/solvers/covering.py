@@ -37,6 +37,8 @@ from cvxdp.solvers.covering_private import (
     plan_schedule,
     private_scale,
     run_dense_covering,
+    shrink_towards_identity,
+    shrink_weight,
     theorem_alpha,
 )
 from cvxdp.structured import StructuredProblem
@@ -149,7 +151,7 @@ class _Covering(StructuredProblem):
         eta: float | None = None, opt: float | None = None,
         opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
         oracle: str = "exact_sampler", m_max: int | None = None, beta: float = 0.05,
-        verbose: bool = False,
+        shrink: float | str = "auto", verbose: bool = False,
     ) -> CoveringSolution:
         """Private covering solution by dense MWU (Alg. 3) with an exponential-mechanism oracle.
 
@@ -172,8 +174,10 @@ class _Covering(StructuredProblem):
         opt : float, optional
             A public target trace (digest G1 option a): no budget spent on finding OPT.
         opt_bounds : (lo, hi), optional
-            Public range for OPT; default ``(1, r)`` (resp. ``(1, n)``), valid whenever ``X = I``
-            (``x = 1``) is feasible.  The trace is chosen privately on a geometric grid of it.
+            Public range for the trace; default ``(1, 2r)`` (resp. ``(1, 2n)``): ``OPT >= 1``
+            since ``||A_i|| <= 1``, and ``OPT <= r`` whenever ``X = I`` (``x = 1``) is feasible;
+            the factor 2 leaves room above OPT for a noisy direction.  The trace is chosen
+            privately on a geometric grid of it.
         schedule : {"practical", "paper"}
             ``"paper"``: the constants of Alg. 3 / Thm B.7 / Lemma B.9 verbatim (T = 36 rho^2
             log m / alpha^2, eps' by advanced composition, sensitivity 3 OPT/s); needs ``s``,
@@ -186,6 +190,10 @@ class _Covering(StructuredProblem):
             reported alpha, digest G12).
         beta : float
             Failure probability for the reported accuracy.
+        shrink : "auto" or float in [0, 1]
+            Public weight of the identity mixed into the MWU average (post-processing, see
+            :func:`cvxdp.solvers.covering_private.shrink_weight`); ``"auto"`` is 0 once the
+            oracle is accurate (``kappa >= kappa*/2``) and 0 for ``schedule="paper"``.
 
         Returns
         -------
@@ -210,14 +218,15 @@ class _Covering(StructuredProblem):
         acct.spend(exponential_record(epsilon=sched.eps_round, count=sched.T,
                                       sensitivity=sched.sensitivity, s=sched.s,
                                       kappa=sched.kappa, oracle=oracle))
+        lam = shrink_weight(sched, shrink)
         res = run_dense_covering(self.kind, self.data, sched, gen)
-        P = res.average
+        P = shrink_towards_identity(self.kind, res.average, lam)
         if sched.opt is None:
             trace = private_scale(self.coverage(P), sched, gen, acct)
         else:
             trace = sched.opt
         point = trace * P
-        details = {**sched.as_dict(), "trace": trace}
+        details = {**sched.as_dict(), "trace": trace, "shrink": lam}
         if m_max is not None:
             details.update(theorem_alpha(sched, int(m_max)))
         report = acct.report(

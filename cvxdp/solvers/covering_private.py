@@ -60,7 +60,7 @@ from cvxdp.solvers.bingham import (
 from cvxdp.solvers.dense_mwu import scp_dense_mwu
 
 __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_scale",
-           "theorem_alpha"]
+           "theorem_alpha", "shrink_weight", "shrink_towards_identity"]
 
 #: share of the zCDP budget given to the private scaling (OPT search) when ``opt`` is unknown
 SCALE_FRACTION = 0.25
@@ -146,7 +146,7 @@ def plan_schedule(
     """
     if schedule not in ("practical", "paper"):
         raise PrivacySpecError(f"schedule must be 'practical' or 'paper', got {schedule!r}.")
-    lo, hi = (1.0, float(dim)) if opt_bounds is None else map(float, opt_bounds)
+    lo, hi = (1.0, 2.0 * dim) if opt_bounds is None else map(float, opt_bounds)
     if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
         raise PrivacySpecError(f"opt_bounds must be public numbers 0 < lo < hi, got {opt_bounds}.")
     if opt is not None and not (math.isfinite(float(opt)) and float(opt) > 0):
@@ -162,18 +162,18 @@ def plan_schedule(
     if schedule == "practical":
         eta = 0.5 if eta is None else float(eta)
         sdim = dim - 1 if kind == "soc" else dim  # sphere of candidates: S^{r-1} / S^{n-2}
-        kappa_target = 2.0 * sdim if kind != "lp" else 4.0 * math.log(2 * dim)
+        k_star = kappa_target(kind, dim)
         t_min = max(8, sdim) if kind != "lp" else max(20, 2 * dim)
         if rho_tot is None:
             eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
             eps_scale = budget.epsilon * SCALE_FRACTION if scale else 0.0
             # kappa = eps_mwu s / (2 T)
-            t_fit = (eps_mwu * s / (4 * kappa_target)) if s is not None else 0.0
+            t_fit = (eps_mwu * s / (4 * k_star)) if s is not None else 0.0
         else:
             rho_mwu = rho_tot * ((1 - SCALE_FRACTION) if scale else 1.0)
             eps_scale = math.sqrt(8 * (rho_tot - rho_mwu)) if scale else 0.0
             # kappa = s sqrt(2 rho_mwu / T)
-            t_fit = (2 * rho_mwu * s**2 / (2 * kappa_target) ** 2) if s is not None else 0.0
+            t_fit = (2 * rho_mwu * s**2 / (2 * k_star) ** 2) if s is not None else 0.0
         if T is None:
             T = int(min(max(t_min, math.floor(t_fit)), 10 * t_min))
         T = int(T)
@@ -181,7 +181,7 @@ def plan_schedule(
             raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
         eps_round = eps_mwu / T if rho_tot is None else math.sqrt(8 * rho_mwu / T)
         if s is None:
-            s = math.ceil(2 * kappa_target / eps_round)
+            s = math.ceil(2 * k_star / eps_round)
         sens_factor, level, width = 1.0, None, 1.0
         paper_eps = (budget.epsilon / math.sqrt(8 * T * math.log(1 / budget.delta))
                      if isinstance(budget, ApproxDP) and budget.delta > 0 else None)
@@ -228,6 +228,46 @@ def plan_schedule(
         eps_scale=float(eps_scale), grid=grid, target=s, opt=None if opt is None else float(opt),
         opt_level=level, width=width, paper_eps_round=paper_eps, n_dummy=int(math.ceil(s)),
         oracle=oracle, m_max=None if m_max is None else int(m_max), beta=float(beta))
+
+
+def kappa_target(kind: str, dim: int) -> float:
+    """Oracle concentration the practical schedule aims at (see :func:`plan_schedule`)."""
+    return 2.0 * (dim - 1 if kind == "soc" else dim) if kind != "lp" else 4.0 * math.log(2 * dim)
+
+
+def shrink_weight(sched: CoveringSchedule, shrink: float | str = "auto") -> float:
+    """Public weight ``lambda`` of the identity in ``(1 - lambda) P_bar + lambda e/r``.
+
+    ``"auto"``: ``max(0, 1 - 2 kappa/kappa*)`` -- computed from the public schedule only.  When
+    the per-round oracle is too noisy to find directions (``kappa`` below ``kappa*/2``), the
+    average of ``T`` nearly uniform rank-one draws is a *noisier* estimate of the identity than
+    the identity itself; shrinking is post-processing, so privacy is unchanged.  (Measured in
+    ``benchmarks/bench_covering.py``: never worse than no shrinking at kappa >= kappa*/2, up to
+    15% cheaper below; ``1 - kappa/kappa*`` was mixed.)
+    ``schedule="paper"`` uses 0 unless a number is given.
+    """
+    if shrink == "auto":
+        if sched.schedule == "paper":
+            return 0.0
+        return float(max(0.0, 1.0 - 2.0 * sched.kappa / kappa_target(sched.kind, sched.dim)))
+    lam = float(shrink)
+    if not 0.0 <= lam <= 1.0:
+        raise PrivacySpecError(f"shrink must be 'auto' or a number in [0, 1], got {shrink!r}.")
+    return lam
+
+
+def shrink_towards_identity(kind: str, P: np.ndarray, lam: float) -> np.ndarray:
+    """``(1 - lam) P + lam e / Tr(e)``: the unit-trace identity of the algebra."""
+    if lam == 0:
+        return P
+    if kind == "sdp":
+        e = np.eye(P.shape[0]) / P.shape[0]
+    elif kind == "soc":
+        e = np.zeros_like(P)
+        e[0] = 0.5
+    else:
+        e = np.full_like(P, 1.0 / P.size)
+    return (1 - lam) * P + lam * e
 
 
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:

@@ -227,3 +227,17 @@ def test_private_spin_factor_covering():
         covering_socp(np.array([[0.1, 0.5, 0.0]]))
     with pytest.raises(PrivacySpecError, match="PUBLIC bound"):
         covering_socp(np.array([[1.0, 0.5, 0.0]]))
+
+
+def test_shrink_is_public_post_processing(sdp):
+    from cvxdp.solvers.covering_private import kappa_target
+
+    sol = sdp.solve_private(epsilon=1.0, delta=1e-6, s=20, rng=0)
+    d = sol.privacy.details
+    assert d["shrink"] == pytest.approx(max(0.0, 1 - 2 * d["kappa"] / kappa_target("sdp", 4)))
+    assert d["shrink"] > 0  # weak oracle at eps = 1, s = 20
+    full = sdp.solve_private(epsilon=1.0, delta=1e-6, s=20, rng=0, shrink=1.0)
+    np.testing.assert_allclose(full.point, full.value * np.eye(4) / 4, atol=1e-12)
+    assert sdp.solve_private(epsilon=8.0, delta=1e-6, s=100, rng=0).privacy.details["shrink"] == 0
+    with pytest.raises(PrivacySpecError, match="shrink"):
+        sdp.solve_private(epsilon=1.0, delta=1e-6, s=20, shrink=2.0)
