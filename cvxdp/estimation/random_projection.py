@@ -1,0 +1,297 @@
+"""Private Gaussian random projection M_RP and the spectra of sketches (paper 003, §5-6).
+
+* :func:`rp_delta` -- the exact indistinguishability spectrum of the random projection D^T G
+  against D'^T G, D' = D minus one row of leverage p (Thm 2; the worse direction).
+* :func:`rp_leverage_bound` -- s_bar with rp_delta(s_bar) = delta; :func:`rp_sigma` = l/sqrt(s_bar).
+* :func:`random_projection` -- M_RP (Fig. 3, Thm 3): ``D^T G + N(0, sigma^2)^{d x r}`` on rows
+  clipped to the public bound l.  (epsilon, delta)-DP under add/remove one row.
+* :func:`als_delta` / :func:`ls_sigma` -- the approximate-least-squares spectrum delta_ALS(q, p)
+  (Thm 4, Def. 13) evaluated exactly by NDIS on a canonical instance, and the M_LS noise
+  calibration (Fig. 4).  M_LS's privacy rests on a *conjectured* monotonicity (Thm 5).
+* :func:`sheffet_sigma` -- the regularisation c2 of the baseline [15] (Fig. 14), for comparison.
+
+The paper's experiments take l from the data (digest error 9); here l is always a public argument
+and rows are clipped to it, which keeps neighbours neighbours (clipping acts row by row).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+from scipy import optimize, stats
+
+from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
+from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
+from cvxdp.privacy.ndis import ndis_delta
+from cvxdp.privacy.rng import as_generator
+
+__all__ = [
+    "rp_delta",
+    "rp_delta_reverse",
+    "rp_leverage_bound",
+    "rp_sigma",
+    "sheffet_sigma",
+    "clip_rows",
+    "gaussian_sketch",
+    "random_projection",
+    "als_delta",
+    "ls_sigma",
+    "RP_REFERENCE",
+]
+
+PAPER = "003_b19553264cbba37e.txt"
+RP_REFERENCE = f"{PAPER}, Fig. 3 and Thm 3 (M_RP), Thm 2 and Prop. 3 (RP spectrum)"
+
+
+def _check_r(r: Any) -> int:
+    if isinstance(r, bool) or int(r) != r or r < 1:
+        raise PrivacySpecError(f"the sketch size r must be an integer >= 1, got {r!r}.")
+    return int(r)
+
+
+def _check_bound(row_bound: Any) -> float:
+    try:
+        b = float(row_bound)
+    except (TypeError, ValueError):
+        b = math.nan
+    if not math.isfinite(b) or b <= 0:
+        raise PrivacySpecError(
+            f"row_bound must be a finite public number > 0 (the largest l2 norm any row may "
+            f"have; rows above it are clipped), got {row_bound!r}. Never take it from the data.")
+    return b
+
+
+def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
+    """delta_RP^eps(p): the tight delta of D^T G vs D'^T G when the removed row has leverage p.
+
+    ``chi2_r.sf((1-p)(2 eps - r ln(1-p))/p) - e^eps chi2_r.sf((2 eps - r ln(1-p))/p)``, evaluated
+    in log space so tiny values keep their digits; 0 at p = 0, 1 at p = 1.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Theorem 2 and Proposition 3.
+    """
+    eps = float(epsilon)
+    p = float(leverage)
+    r = _check_r(r)
+    if not 0.0 <= p <= 1.0:
+        raise PrivacySpecError(f"a leverage lies in [0, 1], got {leverage!r}.")
+    if p == 0.0:
+        return 0.0
+    if p == 1.0:
+        return 1.0
+    x = (2.0 * eps - r * math.log1p(-p)) / p
+    la = float(stats.chi2.logsf((1.0 - p) * x, r))
+    lb = eps + float(stats.chi2.logsf(x, r))
+    if lb >= la:
+        return 0.0
+    return float(min(1.0, math.exp(la) * -math.expm1(lb - la)))
+
+
+def rp_delta_reverse(*, epsilon: float, leverage: float, r: int) -> float:
+    """The other direction, delta_{D'^T G, D^T G}(eps) (Thm 2); never larger than rp_delta."""
+    eps, p, r = float(epsilon), float(leverage), _check_r(r)
+    if p <= 0.0 or eps >= -(r / 2.0) * math.log1p(-p):
+        return 0.0
+    y = (-2.0 * eps - r * math.log1p(-p)) / p
+    out = stats.chi2.cdf(y, r) - math.exp(eps) * stats.chi2.cdf(y * (1.0 - p), r)
+    return float(min(1.0, max(0.0, out)))
+
+
+def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
+    """s_bar in (0, 1): the largest leverage with rp_delta(s_bar) <= delta (rounded down).
+
+    rp_delta is increasing in p (Prop. 3), so the root is unique; Brent in log p.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Fig. 3 step 1, Proposition 3.
+    """
+    eps = _check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    r = _check_r(r)
+    if delta == 0:
+        raise BudgetError("M_RP needs delta > 0 (the random projection is never pure DP).")
+
+    def f(u: float) -> float:
+        return math.log(max(rp_delta(epsilon=eps, leverage=math.exp(u), r=r), 1e-320)) - \
+            math.log(delta)
+
+    lo, hi = math.log(1e-14), math.log1p(-1e-12)
+    if f(lo) > 0:
+        raise BudgetError(f"(epsilon={eps}, delta={delta}) is too small for M_RP with r={r}.")
+    s = math.exp(optimize.brentq(f, lo, hi, xtol=1e-14, rtol=1e-13, maxiter=500))
+    while rp_delta(epsilon=eps, leverage=s, r=r) > delta:
+        s *= 1.0 - 1e-12
+    return s
+
+
+def rp_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> float:
+    """The noise sigma = l / sqrt(s_bar) of M_RP (Fig. 3 step 2), rounded up so that
+    ``rp_delta(l^2 / sigma^2) <= delta`` holds in floating point."""
+    bound = _check_bound(row_bound)
+    s_bar = rp_leverage_bound(epsilon=epsilon, delta=delta, r=r)
+    sigma = bound / math.sqrt(s_bar)
+    while rp_delta(epsilon=epsilon, leverage=min(1.0, bound**2 / sigma**2), r=r) > delta:
+        sigma *= 1.0 + 1e-12
+    return sigma
+
+
+def sheffet_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> float:
+    """c2 of the baseline [15] (Sheffet 2017) as quoted in Fig. 14, with c1 = l (public).
+
+    ``c2 = sqrt(4 l^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / epsilon)``.
+    """
+    eps = _check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    lg = math.log(4.0 / delta)
+    return math.sqrt(4 * _check_bound(row_bound) ** 2 * (math.sqrt(2 * _check_r(r) * lg) + lg)
+                     / eps)
+
+
+def clip_rows(data: Any, row_bound: float) -> np.ndarray:
+    """Scale every row of ``data`` with l2 norm above ``row_bound`` down to norm ``row_bound``.
+
+    Acts row by row, so add/remove neighbours stay add/remove neighbours.  The number of clipped
+    rows is private and is not reported.
+    """
+    d = np.asarray(data, dtype=float)
+    if d.ndim != 2:
+        raise PrivacySpecError(f"data must be a 2-D array (one row per person), got {d.shape}.")
+    if not np.all(np.isfinite(d)):
+        raise PrivacySpecError("data contains NaN or inf; clean it before a private release.")
+    bound = _check_bound(row_bound)
+    norms = np.linalg.norm(d, axis=1)
+    scale = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
+    return d * scale[:, None]
+
+
+def gaussian_sketch(data: np.ndarray, r: int, sigma: float, gen: np.random.Generator,
+                    *, block: int = 4_000_000) -> np.ndarray:
+    """``data^T G + sigma N`` with G (n x r), N (d x r) iid N(0, 1); G drawn in row blocks so
+    memory stays O(block) (equal in law to the RP of ``[data; sigma I]``)."""
+    n, d = data.shape
+    out = np.zeros((d, r))
+    rows = max(1, block // max(r, 1))
+    for start in range(0, n, rows):
+        chunk = data[start:start + rows]
+        out += chunk.T @ gen.standard_normal((chunk.shape[0], r))
+    if sigma > 0:
+        out += sigma * gen.standard_normal((d, r))
+    return out
+
+
+def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bound: float,
+                      rng: None | int | np.random.Generator = None,
+                      accountant: PrivacyAccountant | None = None
+                      ) -> tuple[np.ndarray, PrivacyRecord]:
+    """M_RP: an (epsilon, delta)-DP Gaussian random projection ``D^T G + N`` (d x r).
+
+    Parameters
+    ----------
+    data : array_like, shape (n, d)
+        One row per person; rows are clipped to ``row_bound``.
+    epsilon, delta : float
+        delta > 0.
+    r : int
+        Number of projections (columns of G).  Public.
+    row_bound : float
+        Public bound l on the l2 norm of a row.
+    rng : None, int or Generator
+    accountant : PrivacyAccountant, optional
+        Spent from before any randomness is drawn.
+
+    Returns
+    -------
+    sketch : ndarray, shape (d, r)
+        Divide by sqrt(r) for the usual normalised projection (privacy is unchanged).
+    record : PrivacyRecord
+        ``ApproxDP(epsilon, delta)`` under add/remove one row of norm <= l.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Figure 3 and Theorem 3 (the noise N is d x r; the paper's
+    n x r is a typo, digest error 4).
+    """
+    budget = resolve_budget(epsilon=epsilon, delta=delta)
+    if not isinstance(budget, ApproxDP):
+        raise BudgetError("M_RP is (epsilon, delta)-DP: give epsilon= and delta= > 0.")
+    r = _check_r(r)
+    clipped = clip_rows(data, row_bound)
+    s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)
+    sigma = rp_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r, row_bound=row_bound)
+    record = PrivacyRecord("random_projection", budget, RP_REFERENCE,
+                           params={"sigma": sigma, "r": r, "s_bar": s_bar,
+                                   "row_bound": float(row_bound)})
+    if accountant is not None:
+        accountant.spend(record)
+    return gaussian_sketch(clipped, r, sigma, as_generator(rng)), record
+
+
+def als_delta(*, epsilon: float, q: float, p: float, r: int, d: int) -> float:
+    """delta_ALS^eps(q, p) (Def. 13): max over both directions of the asymptotic ALS spectrum.
+
+    Thm 4 says the spectrum of N(x_opt, ||e||^2 (B^T B)^{-1}/r) against the same for D minus one
+    row depends only on the removed row's leverage p in B, its leverage q in [B, b] and (r, d).
+    We evaluate it exactly with NDIS on a canonical instance with those values: B'^T B' = I_d,
+    b' orthogonal to B' with ||b'|| = 1, and the added row (v, y) with ||v||^2 = p/(1-p),
+    y^2 = q/(1-q) - p/(1-p); then N1 = N(v y (1-p), (1 + y^2 (1-p)) (I + v v^T)^{-1} / r) and
+    N2 = N(0, I/r).  (Agrees with the paper's Table VI formulas; digest §3.5.)
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Theorem 4, Corollary 3, Definition 13.
+    """
+    r, d = _check_r(r), _check_r(d)
+    if not 0.0 <= p <= q < 1.0:
+        raise PrivacySpecError(f"need 0 <= p <= q < 1, got p={p!r}, q={q!r}.")
+    v2 = p / (1.0 - p)
+    y = math.sqrt(max(q / (1.0 - q) - v2, 0.0))
+    v = np.zeros(d)
+    v[0] = math.sqrt(v2)
+    cov1 = (1.0 + y * y * (1.0 - p)) * (np.eye(d) - np.outer(v, v) / (1.0 + v2)) / r
+    mean1 = v * y * (1.0 - p)
+    cov2, mean2 = np.eye(d) / r, np.zeros(d)
+    return ndis_delta(epsilon=epsilon, mean1=mean1, cov1=cov1, mean2=mean2, cov2=cov2,
+                      symmetric=True)
+
+
+def ls_sigma(*, epsilon: float, delta: float, r: int, d: int, row_bound: float) -> float:
+    """M_LS noise sigma = l / sqrt(L*), L* the largest L < 1/2 with delta_ALS(2L, L) <= delta.
+
+    Found by Brent in log L, then rounded up.  Its DP rests on the paper's *unproven*
+    monotonicity of delta_ALS (Thm 5), so anything calibrated with it is conjectural.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Figure 4 step 1, Theorem 5.
+    """
+    eps = _check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    bound = _check_bound(row_bound)
+    if delta == 0:
+        raise BudgetError("M_LS needs delta > 0.")
+    return bound / math.sqrt(_ls_leverage(eps, delta, _check_r(r), _check_r(d)))
+
+
+@functools.lru_cache(maxsize=256)
+def _ls_leverage(eps: float, delta: float, r: int, d: int) -> float:
+    def f(u: float) -> float:
+        lev = math.exp(u)
+        val = als_delta(epsilon=eps, q=2 * lev, p=lev, r=r, d=d)
+        return math.log(max(val, 1e-320)) - math.log(delta)
+
+    lo, hi = math.log(1e-7), math.log(0.4999)
+    if f(lo) > 0:
+        raise BudgetError(f"(epsilon={eps}, delta={delta}) is too small for M_LS (r={r}).")
+    if f(hi) <= 0:
+        lev = 0.4999
+    else:
+        lev = math.exp(optimize.brentq(f, lo, hi, xtol=1e-12, rtol=1e-11, maxiter=300))
+    while als_delta(epsilon=eps, q=2 * lev, p=lev, r=r, d=d) > delta:
+        lev *= 1.0 - 1e-9
+    return lev

@@ -1,0 +1,413 @@
+"""Differentially private ordinary least squares: ``cvxdp.least_squares(X, y, row_bound=l)``.
+
+The problem is ``minimise ||X beta - y||^2``; a person is one row (x_i, y_i) and neighbours add or
+remove one row (paper 003, §3).  ``row_bound`` l is a **public** bound on ``||(x_i, y_i)||_2``;
+rows above it are clipped (never estimated from the data).
+
+Mechanisms (``solve_private(mechanism=...)``):
+
+=========  ===============================================================  ==================
+name       what is released                                                  guarantee
+=========  ===============================================================  ==================
+``ssp``    noisy sufficient statistics ``[X y]^T [X y] + W`` (W symmetric    ``"dp"`` (default)
+           Gaussian, isotropic in svec coordinates, l2 sensitivity l^2,
+           analytic Gaussian calibration); beta from the noisy normal
+           equations with eigenvalues floored at the noise level
+``rp``     M_RP sketch ``[X y]^T G + N`` (Fig. 3, Thm 3), then OLS on the    ``"dp"``
+           sketch (post-processing; paper Table II "M_RP")
+``ls``     M_LS (Fig. 4): a draw from N(ridge_{sigma^2}, ...)               ``"conjectural"``
+           -- DP only if the paper's monotonicity conjecture (Thm 5) holds
+``als``    M_ALS (Fig. 11): Sarlos' sketch on [X y; sigma I]                ``"asymptotic"``
+           -- DP only as the sketch size r -> infinity (Lemma 1)
+=========  ===============================================================  ==================
+
+Why ``ssp`` is the default: the sketch-based mechanisms add a sketching error whose covariance
+``||e||^2 (X^T X)^{-1} / r`` does not shrink with n (it is the residual variance over r), so
+their coefficient error plateaus; ``ssp``'s error decays like 1/n.  Measured in
+``benchmarks/bench_regression.py`` and ``docs/regression.md``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.estimation.random_projection import (
+    PAPER,
+    _check_bound,
+    _check_r,
+    clip_rows,
+    gaussian_sketch,
+    ls_sigma,
+    random_projection,
+)
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, resolve_budget
+from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.gdp import compose_gdp_records, gdp_record
+from cvxdp.privacy.neighbours import AddRemoveOne
+from cvxdp.privacy.rng import as_generator
+from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.structured import StructuredProblem
+
+__all__ = [
+    "LeastSquaresPrivacy",
+    "LeastSquaresSolution",
+    "LeastSquaresProblem",
+    "least_squares",
+    "least_squares_from_model",
+    "MECHANISMS",
+]
+
+MECHANISMS = {"ssp": "dp", "rp": "dp", "ls": "conjectural", "als": "asymptotic"}
+SSP_REFERENCE = (
+    "Sufficient-statistics perturbation (Sheffet 2017; Wang 2018) with the analytic Gaussian "
+    "(Balle & Wang 2018, Thm 8); sensitivity ||v v^T||_F = ||v||^2 <= l^2 under add/remove"
+)
+THEOREMS = {
+    "ssp": SSP_REFERENCE,
+    "rp": f"{PAPER}, Thm 3 (M_RP) + post-processing (OLS on the sketch, Table II)",
+    "ls": f"{PAPER}, Fig. 4 and Thm 5 -- conditional on the unproven monotonicity of delta_ALS",
+    "als": f"{PAPER}, Fig. 11 and Lemma 1 -- private only asymptotically in the sketch size r",
+}
+DEFAULT_SKETCH_SIZE = 1000
+
+
+@dataclass(frozen=True, eq=False)
+class LeastSquaresPrivacy:
+    """Privacy spec of a user's ``cp.Minimize(cp.sum_squares(X @ beta - y))`` model.
+
+    Rows (x_i, y_i) of the Parameters ``X`` and ``y`` belong to people; neighbours add or remove
+    one row; ``row_bound`` is the public bound on ``||(x_i, y_i)||_2`` (rows above it are clipped).
+    """
+
+    X: cp.Parameter
+    y: cp.Parameter
+    row_bound: float
+
+    def __post_init__(self) -> None:
+        for name in ("X", "y"):
+            if not isinstance(getattr(self, name), cp.Parameter):
+                raise PrivacySpecError(f"LeastSquaresPrivacy.{name} must be a cvxpy.Parameter.")
+        object.__setattr__(self, "row_bound", _check_bound(self.row_bound))
+
+    def describe(self) -> str:
+        return _neighbouring(self.row_bound)
+
+
+def _neighbouring(bound: float) -> str:
+    return (AddRemoveOne(f"row (x_i, y_i), ||(x_i, y_i)||_2 <= {bound:g} (public; larger rows "
+                         "clipped)").describe())
+
+
+@dataclass(repr=False)
+class LeastSquaresSolution(PrivateSolution):
+    """A private least-squares answer: :class:`PrivateSolution` plus the released ``coef``."""
+
+    coef: np.ndarray | None = None
+
+
+def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(X, dtype=float)
+    t = np.asarray(y, dtype=float)
+    if x.ndim != 2 or t.ndim != 1 or x.shape[0] != t.shape[0]:
+        raise UnsupportedProblemError(
+            f"least_squares needs X of shape (n, d) and y of shape (n,); got {x.shape} and "
+            f"{t.shape}.")
+    if x.shape[0] < 1 or x.shape[1] < 1:
+        raise UnsupportedProblemError("least_squares needs at least one row and one column.")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(t))):
+        raise UnsupportedProblemError("X or y contains NaN or inf; clean the data first.")
+    return x, t
+
+
+def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
+         ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float]:
+    sens = bound**2
+    if isinstance(budget, ZCDP):
+        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sens, method="zcdp")
+        record = gdp_record(sigma=sigma, sensitivity=sens, mechanism="gaussian_gram",
+                            reference=SSP_REFERENCE)
+    else:
+        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=sens)
+        record = gdp_record(sigma=sigma, sensitivity=sens, delta=budget.delta,
+                            mechanism="gaussian_gram", reference=SSP_REFERENCE)
+    m = data.shape[1]
+    z = gen.standard_normal((m, m))
+    # diag N(0, sigma^2), off-diagonal N(0, sigma^2/2): isotropic in the svec isometry, so the
+    # l2 sensitivity of the Gram matrix is ||v v^T||_F = ||v||^2 <= l^2.
+    gram = data.T @ data + sigma * (z + z.T) / 2.0
+    d = m - 1
+    lam, u = np.linalg.eigh(gram[:d, :d])
+    floor = sigma * math.sqrt(2.0 * d)  # typical spectral norm of the noise block
+    coef = u @ ((u.T @ gram[:d, d]) / np.maximum(lam, floor))
+    w = np.append(coef, -1.0)
+    info = {"sigma": sigma, "eigenvalue_floor": floor}
+    return coef, record, info, float(w @ gram @ w)
+
+
+def _sketch_solve(sketch: np.ndarray, d: int) -> np.ndarray:
+    return np.linalg.lstsq(sketch[:d].T, sketch[d], rcond=None)[0]
+
+
+def _rp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator, r: int
+        ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float]:
+    sketch, record = random_projection(data, epsilon=budget.epsilon, delta=budget.delta, r=r,
+                                       row_bound=bound, rng=gen)
+    d = data.shape[1] - 1
+    coef = _sketch_solve(sketch, d)
+    value = float(np.sum((sketch[:d].T @ coef - sketch[d]) ** 2) / r)
+    return coef, record, {"sigma": record.params["sigma"], "r": r}, value
+
+
+def _ls_or_als(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator, r: int,
+               mechanism: str) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float | None]:
+    d = data.shape[1] - 1
+    sigma = ls_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r, d=d, row_bound=bound)
+    record = PrivacyRecord(f"M_{mechanism.upper()}", budget, THEOREMS[mechanism],
+                           params={"sigma": sigma, "r": r, "row_bound": bound,
+                                   "guarantee": MECHANISMS[mechanism]})
+    if mechanism == "als":
+        sketch = gaussian_sketch(data, r, sigma, gen)  # = Pi [D; sigma I_{d+1}] in law
+        return _sketch_solve(sketch, d), record, {"sigma": sigma, "r": r}, None
+    x, t = data[:, :d], data[:, d]
+    reg = x.T @ x + sigma**2 * np.eye(d)
+    ridge = np.linalg.solve(reg, x.T @ t)  # x_bar_opt of [D; sigma I] (digest §3.6)
+    resid2 = float(np.sum((t - x @ ridge) ** 2) + sigma**2 * (ridge @ ridge) + sigma**2)
+    chol = np.linalg.cholesky(np.linalg.inv(reg) * resid2 / r)
+    return ridge + chol @ gen.standard_normal(d), record, {"sigma": sigma, "r": r}, None
+
+
+def _report(budget: Any, record: PrivacyRecord, mechanism: str, bound: float,
+            info: dict[str, Any]) -> PrivacyReport:
+    """The report of the single release.  Gaussian steps carry their exact GDP parameter and
+    are composed by :func:`cvxdp.privacy.gdp.compose_gdp_records` (the plain accountant would
+    go through zCDP + CKS, which is looser than the analytic Gaussian for one step)."""
+    kw = {"theorem": THEOREMS[mechanism], "neighbouring": _neighbouring(bound),
+          "guarantee": MECHANISMS[mechanism], "details": {"mechanism": mechanism, **info}}
+    if isinstance(budget, ZCDP):
+        acct = PrivacyAccountant(budget)
+        acct.spend(record)
+        return acct.report(**kw)
+    if "gdp_mu" in record.params:
+        spent = compose_gdp_records([record], delta=budget.delta)
+        if spent.epsilon > budget.epsilon * (1 + 1e-9):  # calibration bug guard
+            raise BudgetError(f"internal: release spends {spent!r} > {budget!r}.")
+        rho = record.zcdp.rho if record.zcdp is not None else None
+        return PrivacyReport(epsilon=spent.epsilon, delta=spent.delta, rho=rho,
+                             records=(record,), **kw)
+    acct = PrivacyAccountant(budget)
+    acct.spend(record)
+    return acct.report(**kw)
+
+
+def _ols_method(self: LeastSquaresProblem, **_: Any) -> float:
+    coef = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
+    self.beta.value = coef
+    return float(np.sum((self.X @ coef - self.y) ** 2))
+
+
+class LeastSquaresProblem(StructuredProblem):
+    """``minimise ||X beta - y||^2`` with a private solver.
+
+    ``.solve()`` is the exact CVXPY solve, ``.solve(method="ols")`` the exact normal-equations
+    solve (numpy lstsq), ``.solve_private(...)`` a private estimate.
+
+    Attributes
+    ----------
+    X, y : ndarray
+    row_bound : float
+        Public bound l on ``||(x_i, y_i)||_2``.
+    beta : cvxpy.Variable
+    """
+
+    _methods = {"ols": _ols_method}
+
+    def __init__(self, X: Any, y: Any, row_bound: float) -> None:
+        self.X, self.y = _check_data(X, y)
+        self.row_bound = _check_bound(row_bound)
+        self.beta = cp.Variable(self.X.shape[1], name="beta")
+        self._user_variable: cp.Variable | None = None
+        super().__init__(cp.Minimize(cp.sum_squares(self.X @ self.beta - self.y)))
+
+    def solve_private(self, *, epsilon: float | None = None, delta: float | None = None,
+                      rho: float | None = None, rng: None | int | np.random.Generator = None,
+                      reference: bool = False, mechanism: str = "ssp",
+                      sketch_size: int = DEFAULT_SKETCH_SIZE, **_: Any) -> LeastSquaresSolution:
+        """Release a private estimate of the OLS coefficients.
+
+        Parameters
+        ----------
+        epsilon, delta, rho : float
+            Budget; ``ssp`` accepts (epsilon, delta > 0) or rho (zCDP); the others need
+            (epsilon, delta > 0).
+        rng : None, int or Generator
+        reference : bool
+            Also compute the exact OLS (NOT private) and attach ``validation`` with
+            ``coef_error``, ``relative_error`` and the objective gap.
+        mechanism : {"ssp", "rp", "ls", "als"}
+            See the module docstring; "ls"/"als" are not proven DP and their report says so.
+        sketch_size : int
+            r for "rp", "ls" and "als" (public; default 1000).
+
+        Returns
+        -------
+        LeastSquaresSolution
+            ``coef``, ``status="optimal_inaccurate"``, ``privacy`` (guarantee "dp",
+            "conjectural" or "asymptotic"), ``value`` (the objective estimated from the
+            released statistics for "ssp"/"rp", else None).
+
+        References
+        ----------
+        ``003_b19553264cbba37e.txt``: Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
+        """
+        if mechanism not in MECHANISMS:
+            raise UnsupportedProblemError(
+                f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}.")
+        budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+        if not (isinstance(budget, ApproxDP)
+                or (mechanism == "ssp" and isinstance(budget, ZCDP))):
+            raise BudgetError(
+                f"mechanism={mechanism!r} needs an (epsilon, delta) budget with delta > 0"
+                + (" or rho=" if mechanism == "ssp" else "") + "; least squares by a Gaussian "
+                "release is never pure DP.")
+        r = _check_r(sketch_size)
+        gen = as_generator(rng)
+        start = time.perf_counter()
+        data = clip_rows(np.column_stack([self.X, self.y]), self.row_bound)
+        if mechanism == "ssp":
+            coef, record, info, value = _ssp(data, budget, self.row_bound, gen)
+        elif mechanism == "rp":
+            coef, record, info, value = _rp(data, budget, self.row_bound, gen, r)
+        else:
+            coef, record, info, value = _ls_or_als(data, budget, self.row_bound, gen, r,
+                                                   mechanism)
+        report = _report(budget, record, mechanism, self.row_bound, info)
+        elapsed = time.perf_counter() - start
+        self.beta.value = coef
+        if self._user_variable is not None:
+            self._user_variable.value = coef
+        sol = LeastSquaresSolution(status="optimal_inaccurate", value=value, privacy=report,
+                                   solve_time=elapsed, primal={"beta": coef},
+                                   info={"mechanism": mechanism, **info}, coef=coef)
+        if reference:
+            sol.validation = self._validate(coef)
+        return sol
+
+    def _validate(self, coef: np.ndarray) -> ValidationReport:
+        t0 = time.perf_counter()
+        exact = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
+        ref_time = time.perf_counter() - t0
+        best = float(np.sum((self.X @ exact - self.y) ** 2))
+        got = float(np.sum((self.X @ coef - self.y) ** 2))
+        err = float(np.linalg.norm(coef - exact))
+        norms = np.linalg.norm(np.column_stack([self.X, self.y]), axis=1)
+        return ValidationReport(
+            reference_value=best, objective_gap=got - best, reference_time=ref_time,
+            reference_solver="numpy.linalg.lstsq (exact OLS)",
+            metrics={"coef_error": err,
+                     "relative_error": err / max(float(np.linalg.norm(exact)), 1e-300),
+                     "reference_coef": exact,
+                     "rows_clipped": int(np.sum(norms > self.row_bound))})
+
+
+def least_squares(X: Any, y: Any, *, row_bound: float) -> LeastSquaresProblem:
+    """Build ``minimise ||X beta - y||^2`` with a private solver (see :class:`LeastSquaresProblem`).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    y : array_like, shape (n,)
+    row_bound : float
+        Public bound l on the l2 norm of a row (x_i, y_i); rows above it are clipped before any
+        private release.  Must not be computed from the data.
+
+    Examples
+    --------
+    >>> import numpy as np, cvxdp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, (20000, 3)) / 2; y = X @ [1.0, -0.5, 0.25]
+    >>> sol = cvxdp.least_squares(X, y, row_bound=1.0).solve_private(
+    ...     epsilon=1.0, delta=1e-6, rng=1, reference=True)
+    >>> bool(sol.validation.relative_error < 0.1)
+    True
+    """
+    return LeastSquaresProblem(X, y, row_bound)
+
+
+def _match_residual(expr: Any) -> tuple[cp.Parameter, cp.Variable, cp.Parameter] | None:
+    """(X, beta, y) if ``expr`` is ``X @ beta - y`` or ``y - X @ beta``."""
+    from cvxpy.atoms.affine.add_expr import AddExpression
+    from cvxpy.atoms.affine.binary_operators import MulExpression
+    from cvxpy.atoms.affine.unary_operators import NegExpression
+
+    if not isinstance(expr, AddExpression) or len(expr.args) != 2:
+        return None
+    a, b = expr.args
+    for prod, neg in ((a, b), (b, a)):
+        if isinstance(neg, NegExpression):
+            inner, other = neg.args[0], prod
+            for mul, y in ((other, inner), (inner, other)):
+                if (isinstance(mul, MulExpression) and isinstance(y, cp.Parameter)
+                        and isinstance(mul.args[0], cp.Parameter)
+                        and isinstance(mul.args[1], cp.Variable)):
+                    return mul.args[0], mul.args[1], y
+    return None
+
+
+def least_squares_from_model(problem: cp.Problem, private: Any) -> LeastSquaresProblem:
+    """Recognise a user's ``cp.Minimize(cp.sum_squares(X @ beta - y))`` and return the structured
+    problem on its data, linked so that ``solve_private`` also sets ``beta.value``.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        Unconstrained, objective exactly ``sum_squares(X @ beta - y)`` (or ``y - X @ beta``)
+        with X, y Parameters (values set) and beta a vector Variable.
+    private : LeastSquaresPrivacy or a sequence holding one
+        Names X and y and the public row bound.
+
+    Raises
+    ------
+    UnsupportedProblemError
+        The model is not of that form (message says what is expected).
+    PrivacySpecError
+        The spec does not name the model's X and y, or their values are missing.
+    """
+    specs = [private] if not isinstance(private, (list, tuple)) else list(private)
+    specs = [s for s in specs if isinstance(s, LeastSquaresPrivacy)]
+    if len(specs) != 1:
+        raise PrivacySpecError(
+            "a least-squares model needs private=cvxdp.LeastSquaresPrivacy(X, y, row_bound=l) "
+            "(rows (x_i, y_i) are people; l is a public bound on their norm).")
+    spec = specs[0]
+    obj = problem.objective
+    expr = obj.args[0]
+    from cvxpy.atoms.quad_over_lin import quad_over_lin
+
+    matched = None
+    if isinstance(obj, cp.Minimize) and isinstance(expr, quad_over_lin):
+        denom = expr.args[1]
+        if isinstance(denom, cp.Constant) and np.allclose(denom.value, 1.0):
+            matched = _match_residual(expr.args[0])
+    if matched is None or problem.constraints:
+        raise UnsupportedProblemError(
+            "only the unconstrained model cp.Minimize(cp.sum_squares(X @ beta - y)) with X, y "
+            "cp.Parameters and beta a vector cp.Variable is recognised; build it that way or "
+            "use cvxdp.least_squares(X, y, row_bound=...).")
+    X, beta, y = matched
+    if X is not spec.X or y is not spec.y:
+        raise PrivacySpecError("LeastSquaresPrivacy must name the model's own X and y Parameters.")
+    if X.value is None or y.value is None:
+        raise PrivacySpecError("set X.value and y.value before solving privately.")
+    if beta.ndim != 1:
+        raise UnsupportedProblemError("beta must be a vector Variable (shape (d,)).")
+    out = LeastSquaresProblem(X.value, y.value, spec.row_bound)
+    out._user_variable = beta
+    return out
