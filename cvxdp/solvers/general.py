@@ -16,14 +16,20 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
-from cvxdp.errors import PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.errors import (
+    InfeasibleProblemError,
+    PrivacyGuaranteeError,
+    PrivacySpecError,
+    UnsupportedProblemError,
+)
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution
-from cvxdp.solvers.mwu_form import build_mwu_form, public_bounds
+from cvxdp.solvers.mwu_form import _row_blocks, build_mwu_form
 from cvxdp.solvers.private_scp import (
     ALG1,
     THM_C5,
@@ -34,7 +40,7 @@ from cvxdp.solvers.private_scp import (
 )
 from cvxdp.specs import as_spec_tuple
 
-__all__ = ["solve_general"]
+__all__ = ["solve_general", "public_bounds", "canonical_constraints"]
 
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
@@ -256,3 +262,98 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
                search_share=q, total_iterations=len(runs) * det["T"],
                rho_per_run=rho * (1 - q) / S, rho_per_test=test_rho)
     return res, det
+
+
+def _solve_accurately(prob: Any) -> None:
+    """Clarabel (interior point, ~1e-8) when available, else CVXPY's default."""
+    import cvxpy as cp
+
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except (cp.error.SolverError, ImportError):
+        prob.solve()
+
+
+def public_bounds(A, b, dims, row_private, directions: list[np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """min and max of ``d'x`` over the public rows' feasible set for each direction d.
+
+    A parametric (DPP) CVXPY problem is compiled once and re-solved for every direction.
+
+    Raises
+    ------
+    InfeasibleProblemError
+        If the public part is infeasible.
+    UnsupportedProblemError
+        If a direction is unbounded (the public part does not bound the variables).
+    """
+    import cvxpy as cp
+
+    n = A.shape[1]
+    x = cp.Variable(n)
+    d = cp.Parameter(n)
+    cons = canonical_constraints(x, A, b, dims, keep=~row_private)
+    prob = cp.Problem(cp.Maximize(d @ x), cons)
+    lo, hi = np.zeros(len(directions)), np.zeros(len(directions))
+    for i, vec in enumerate(directions):
+        for sgn, out in ((1.0, hi), (-1.0, lo)):
+            d.value = sgn * vec
+            _solve_accurately(prob)
+            if prob.status in ("infeasible", "infeasible_inaccurate"):
+                raise InfeasibleProblemError(
+                    "the constraints that carry no private data are infeasible; fix the model "
+                    "(the private solver needs a feasible public part).")
+            if prob.status in ("unbounded", "unbounded_inaccurate") or prob.value is None:
+                raise UnsupportedProblemError(
+                    "the public constraints do not bound the variables, so no public trace "
+                    "bound exists; add public bounds (e.g. cp.sum(x) <= R, cp.trace(X) <= R) "
+                    "or pass trace_bound= / norm_bound=.")
+            out[i] = sgn * float(prob.value)
+    return lo, hi
+
+
+def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
+                          keep: np.ndarray | None = None) -> list[Any]:
+    """CVXPY constraints ``b - A x in K`` for the rows in ``keep`` (default: all rows).
+
+    A second-order or PSD block is kept only when all its rows are kept (dropping constraints
+    only enlarges the set, so bounds computed over it stay valid).
+    """
+    import cvxpy as cp
+
+    A = sp.csr_matrix(A)
+    keep = np.ones(A.shape[0], dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    cons: list[Any] = []
+    for kind, r0, nr, order in _row_blocks(dims):
+        if nr == 0:
+            continue
+        rows = np.arange(r0, r0 + nr)
+        if kind in ("zero", "nonneg"):
+            rows = rows[keep[rows]]
+            if rows.size == 0:
+                continue
+            s = b[rows] - A[rows] @ x
+            cons.append(s == 0 if kind == "zero" else s >= 0)
+            continue
+        if not keep[rows].all():
+            continue
+        s = b[rows] - A[rows] @ x
+        if kind == "soc":
+            cons.append(cp.SOC(s[0], s[1:]))
+        else:
+            from cvxdp.solvers.mwu import _svec_index
+
+            ri, ci, sc = _svec_index(order)
+            flat_lo = ri + order * ci  # column-major index of (ri, ci)
+            flat_up = ci + order * ri
+            M = sp.csr_matrix((np.concatenate([1 / sc, 1 / sc]),
+                               (np.concatenate([flat_lo, flat_up]),
+                                np.concatenate([np.arange(nr), np.arange(nr)]))),
+                              shape=(order * order, nr))
+            # diagonal entries were added twice
+            M = M.tolil()
+            for i in np.flatnonzero(ri == ci):
+                M[flat_lo[i], i] = 1.0
+            Xm = cp.reshape(M.tocsr() @ s, (order, order), order="F")
+            cons.append(cp.PSD((Xm + Xm.T) / 2))
+    return cons

@@ -34,7 +34,7 @@ from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_appr
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import exponential_record, gaussian_record
 from cvxdp.solvers.mwu import MWUResult, scmwu
-from cvxdp.solvers.mwu_form import MWUForm, public_bounds
+from cvxdp.solvers.mwu_form import MWUForm
 from cvxdp.solvers.oracles import exponential_oracle
 
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
@@ -396,6 +396,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     ----------
     002_26bee910280b74ae.txt: Definition C.11, Theorem C.12, Corollary 4.4; digest 002 §7, G8.
     """
+    from cvxdp.solvers.general import public_bounds
     from cvxdp.transform.reference import solve_exact
     from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
