@@ -66,6 +66,9 @@ __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_s
 SCALE_FRACTION = 0.25
 #: size of the public geometric grid of candidate traces for the scaling step
 SCALE_GRID = 128
+#: public tilt of the scaling step towards cheaper traces: the exponent drops by this much
+#: from the bottom to the top of the grid (data-independent, so it costs no privacy)
+SCALE_TILT = 4.0
 _PAPER_MAX_T = 200_000
 
 
@@ -335,8 +338,9 @@ def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Gener
                   accountant: Any) -> float:
     """Private trace: grid point ``c`` with ``#{i : c cov_i < 1}`` close to the target ``k``.
 
-    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k |`` (sensitivity 1 under
-    add/remove of one constraint), spent from ``accountant``.
+    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k | - tilt_j`` (sensitivity 1
+    under add/remove of one constraint; ``tilt_j`` is public and linear in the grid index so that
+    ``exp(eps tilt / 2)`` falls by ``e^SCALE_TILT`` over the grid), spent from ``accountant``.
 
     References
     ----------
@@ -347,7 +351,10 @@ def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Gener
     grid = np.asarray(sched.grid)
     need = np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf)
     short = (need[None, :] > grid[:, None] * (1 + 1e-12)).sum(axis=1)
-    scores = -np.abs(short - sched.target)
+    # data-independent tilt: among traces with similar counts prefer the cheaper one (without
+    # it the flat plateau N(c) = 0 above the largest need draws most of the mass)
+    tilt = (2.0 * SCALE_TILT / (sched.eps_scale * (grid.size - 1))) * np.arange(grid.size)
+    scores = -np.abs(short - sched.target) - tilt
     j, _ = exponential_mechanism(scores, epsilon=sched.eps_scale, sensitivity=1.0, rng=rng,
                                  accountant=accountant)
     return float(grid[j])
