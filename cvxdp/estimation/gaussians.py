@@ -107,6 +107,18 @@ def _chi2_radius2(dim: int, m: int, beta: float) -> float:
     return dim + 2.0 * math.sqrt(dim * x) + 2.0 * x
 
 
+def _clip_rows(v: np.ndarray, radius: float) -> np.ndarray:
+    """Scale each row into the l2 ball of ``radius``.  A row whose norm overflows (or is not
+    finite) becomes 0: still a per-record map into the ball, so the sensitivity bound holds and
+    one extreme record cannot turn the whole release into NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        nrm = np.sqrt((v * v).sum(axis=1))
+        ok = np.isfinite(nrm)
+        scale = np.where(ok, np.minimum(1.0, radius / np.maximum(np.where(ok, nrm, 1.0),
+                                                                  1e-300)), 0.0)
+        return np.where(ok[:, None], v, 0.0) * scale[:, None]
+
+
 def _sym_noise(dim: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
     """``sigma (G + G^T)/2``: the Gaussian mechanism for Frobenius sensitivity (digest §3.2)."""
     g = rng.standard_normal((dim, dim))
@@ -193,8 +205,7 @@ def coinpress_covariance(
         sens = math.sqrt(2.0) * t_clip / m
         low = np.linalg.cholesky(bound)
         w = linalg.solve_triangular(low, z.T, lower=True).T
-        nrm2 = (w * w).sum(axis=1)
-        w = w * np.sqrt(np.minimum(1.0, t_clip / np.maximum(nrm2, 1e-300)))[:, None]
+        w = _clip_rows(w, math.sqrt(t_clip))
         sigma = sens / math.sqrt(2.0 * rho_i)
         c = w.T @ w / m + _sym_noise(d, sigma, rng)
         recs.append(gaussian_record(sigma=sigma, sensitivity=sens, mechanism="clipped_covariance",
@@ -226,7 +237,11 @@ def clipped_mean(
     """
     m, d = y.shape
     shift = rng.uniform(0.0, bin_width, size=d)  # public randomness, data independent
-    cells = np.floor((y - shift) / bin_width).astype(np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cells = np.floor((y - shift) / bin_width)
+    big = 2.0**62  # non-finite / huge coordinates share an extreme cell (per-record map)
+    cells = np.clip(np.nan_to_num(cells, nan=big, posinf=big, neginf=-big), -big, big)
+    cells = cells.astype(np.int64)
     eps_h, dl_h = epsilon / 4, delta / 2
     cell, rec_h = stability_histogram_mode(cells, epsilon=eps_h, delta=dl_h, rng=rng)
     if cell is None:
@@ -234,9 +249,7 @@ def clipped_mean(
     centre = shift + (cell + 0.5) * bin_width
     radius = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
         + 1.5 * bin_width * math.sqrt(d)
-    diff = y - centre
-    nrm = np.sqrt((diff * diff).sum(axis=1))
-    clipped = centre + diff * np.minimum(1.0, radius / np.maximum(nrm, 1e-300))[:, None]
+    clipped = centre + _clip_rows(y - centre, radius)
     sens = 2.0 * radius / m
     rho = zcdp_from_approx(epsilon - eps_h, delta - dl_h)
     sigma = calibrate_gaussian(rho=rho, sensitivity=sens, method="zcdp")

@@ -74,19 +74,21 @@ class EuclideanSpace:
 
     def within(self, items: Any, radius: float) -> np.ndarray:
         y = np.asarray(items, dtype=float).reshape(len(items), -1)
-        sq = (y * y).sum(axis=1)
-        d2 = sq[:, None] + sq[None, :] - 2.0 * (y @ y.T)
-        # the Gram trick loses ~eps*||y||^2 absolutely: recompute exactly near the threshold
-        near = np.abs(d2 - radius**2) <= 1e-8 * (sq[:, None] + sq[None, :] + radius**2)
-        if near.any():
-            i, j = np.nonzero(near)
-            d2[i, j] = ((y[i] - y[j]) ** 2).sum(axis=1)
-        ok = np.isfinite(y).all(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):  # huge items just match nothing
+            sq = (y * y).sum(axis=1)
+            d2 = sq[:, None] + sq[None, :] - 2.0 * (y @ y.T)
+            # the Gram trick loses ~eps*||y||^2 absolutely: recompute exactly near the threshold
+            near = np.abs(d2 - radius**2) <= 1e-8 * (sq[:, None] + sq[None, :] + radius**2)
+            if near.any():
+                i, j = np.nonzero(near)
+                d2[i, j] = ((y[i] - y[j]) ** 2).sum(axis=1)
+        ok = np.isfinite(sq)
         return (d2 <= radius**2) & ok[:, None] & ok[None, :]
 
     def average(self, w: np.ndarray, items: Any) -> np.ndarray:
-        y = np.asarray(items, dtype=float)
-        return np.tensordot(w, y, axes=1)
+        # only positive weights: a zero-weight item may be non-finite (0 * inf = nan)
+        keep = w > 0
+        return np.tensordot(w[keep], np.asarray(items, dtype=float)[keep], axes=1)
 
     def default_mask(self, gamma: float, epsilon: float, delta: float, example: Any
                      ) -> GaussianMask:
@@ -181,7 +183,9 @@ class SpectralPDSpace:
         return out & out.T  # symmetric by definition; guards rounding asymmetry
 
     def average(self, w: np.ndarray, items: Any) -> np.ndarray:
-        return np.tensordot(w, np.asarray(items, dtype=float), axes=1)
+        # only positive weights: a zero-weight item may be non-finite (0 * inf = nan)
+        keep = w > 0
+        return np.tensordot(w[keep], np.asarray(items, dtype=float)[keep], axes=1)
 
     def default_mask(self, gamma: float, epsilon: float, delta: float, example: Any
                      ) -> MultiplicativePSDMask:
