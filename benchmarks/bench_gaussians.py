@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 
+from cvxdp.errors import PrivacySpecError
 from cvxdp.estimation.gaussians import GaussianSampleWarning, private_gaussian
 from cvxdp.privacy.calibration import calibrate_gaussian
 
@@ -88,12 +89,15 @@ def error_vs_n(quick: bool) -> list[dict]:
                     times["empirical"].append(time.perf_counter() - t0)
                     acc["empirical"].append(errors(*emp, mu, sigma))
                     t0 = time.perf_counter()
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", GaussianSampleWarning)
-                        sol = private_gaussian(x, epsilon=eps, delta=1e-6, rng=seed + 100,
-                                               reference=False)
+                    try:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", GaussianSampleWarning)
+                            sol = private_gaussian(x, epsilon=eps, delta=1e-6, rng=seed + 100,
+                                                   reference=False)
+                    except PrivacySpecError:  # n below what the block layout can hold
+                        sol = None
                     times["cvxdp"].append(time.perf_counter() - t0)
-                    if sol.mean is None:
+                    if sol is None or sol.mean is None:
                         bottoms += 1
                     else:
                         acc["cvxdp"].append(errors(sol.mean, sol.covariance, mu, sigma))
