@@ -20,6 +20,7 @@ Lemma B.9, Thm B.10, Lemma B.12, Thm B.13.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -227,6 +228,9 @@ class _Covering(StructuredProblem):
             trace = sched.opt
         point = trace * P
         details = {**sched.as_dict(), "trace": trace, "shrink": lam}
+        if getattr(budget, "delta", 0.0) > 0:  # the paper's accounting of the same T rounds
+            details["paper_epsilon_mwu"] = sched.eps_round * math.sqrt(
+                8 * sched.T * math.log(1 / budget.delta))  # Lemma 3.13 (advanced composition)
         if m_max is not None:
             details.update(theorem_alpha(sched, int(m_max)))
         report = acct.report(

@@ -113,10 +113,11 @@ class CoveringSchedule:
 
 
 def _total_rho(budget: Budget) -> float | None:
+    # shaved by 1e-10 (relative) so that float round-off never reports epsilon above the target
     if isinstance(budget, ZCDP):
-        return budget.rho
+        return budget.rho * (1 - 1e-10)
     if isinstance(budget, ApproxDP) and budget.delta > 0:
-        return zcdp_from_approx(budget.epsilon, budget.delta)
+        return zcdp_from_approx(budget.epsilon, budget.delta) * (1 - 1e-10)
     return None  # pure DP: basic composition
 
 
