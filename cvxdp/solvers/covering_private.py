@@ -164,6 +164,11 @@ def plan_schedule(
     rho_tot = _total_rho(budget)
     scale = opt is None
     if schedule == "practical":
+        if accuracy is not None:
+            raise PrivacySpecError(
+                "accuracy= sets alpha of schedule='paper' (T = 36 rho^2 log m / alpha^2); the "
+                "default schedule is set by s= (how many constraints may fail) and the budget. "
+                "Drop accuracy= or pass schedule='paper'.")
         eta = 0.5 if eta is None else float(eta)
         sdim = dim - 1 if kind == "soc" else dim  # sphere of candidates: S^{r-1} / S^{n-2}
         k_star = kappa_target(kind, dim)

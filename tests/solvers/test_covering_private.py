@@ -201,6 +201,10 @@ def test_bad_inputs_rejected():
         prob.solve_private(epsilon=1.0, opt_bounds=(3.0, 1.0))
     with pytest.raises(PrivacySpecError, match="schedule"):
         prob.solve_private(epsilon=1.0, schedule="fast")
+    with pytest.raises(PrivacySpecError, match="accuracy"):
+        prob.solve_private(epsilon=1.0, accuracy=0.1)
+    with pytest.raises(PrivacySpecError, match="s \\(constraints"):
+        prob.solve_private(epsilon=1.0, s=0.5)
 
 
 def test_dispatcher_and_exact_solve():
