@@ -139,3 +139,15 @@ def test_alg3_with_paper_constants_needs_astronomical_k():
     out, par, res = private_preconditioner(z, epsilon=1.0, delta=1e-6)
     assert out is None and res is None
     assert par["k"] > 1e8 and par["block_size"] == 0
+
+
+def test_psd_wrapper_refuses_when_the_mask_cannot_hide_the_sensitivity():
+    """With k = 300 the aggregation sensitivity (212 + 100)/300 exceeds what Lemma 5.1's mask can
+    hide at any eta: typed refusal naming the fix, never a weaker release."""
+    from cvxdp.errors import PrivacyGuaranteeError
+
+    est = private_wrapper(lambda b: b.T @ b / len(b), SpectralPDSpace(), epsilon=1.0,
+                          delta=1e-6, k=300)
+    x = np.random.default_rng(10).standard_normal((300 * 20, 3))
+    with pytest.raises(PrivacyGuaranteeError, match="use more blocks k"):
+        est(x, rng=0)
