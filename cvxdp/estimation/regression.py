@@ -63,6 +63,7 @@ __all__ = [
     "least_squares",
     "least_squares_from_model",
     "MECHANISMS",
+    "noisy_gram",
 ]
 
 MECHANISMS = {"ssp": "dp", "rp": "dp", "ls": "conjectural", "als": "asymptotic"}
@@ -127,6 +128,15 @@ def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
     return x, t
 
 
+def noisy_gram(data: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
+    """``data^T data + W``, W symmetric with diagonal N(0, sigma^2) and off-diagonal
+    N(0, sigma^2/2): isotropic N(0, sigma^2 I) in the svec isometry (<X, Y> = tr XY), so the l2
+    sensitivity of the Gram matrix under add/remove of a row v is ``||v v^T||_F = ||v||^2``."""
+    m = data.shape[1]
+    z = gen.standard_normal((m, m))
+    return data.T @ data + sigma * (z + z.T) / 2.0
+
+
 def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
          ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float]:
     sens = bound**2
@@ -138,12 +148,8 @@ def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
         sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=sens)
         record = gdp_record(sigma=sigma, sensitivity=sens, delta=budget.delta,
                             mechanism="gaussian_gram", reference=SSP_REFERENCE)
-    m = data.shape[1]
-    z = gen.standard_normal((m, m))
-    # diag N(0, sigma^2), off-diagonal N(0, sigma^2/2): isotropic in the svec isometry, so the
-    # l2 sensitivity of the Gram matrix is ||v v^T||_F = ||v||^2 <= l^2.
-    gram = data.T @ data + sigma * (z + z.T) / 2.0
-    d = m - 1
+    gram = noisy_gram(data, sigma, gen)
+    d = data.shape[1] - 1
     lam, u = np.linalg.eigh(gram[:d, :d])
     floor = sigma * math.sqrt(2.0 * d)  # typical spectral norm of the noise block
     coef = u @ ((u.T @ gram[:d, d]) / np.maximum(lam, floor))
