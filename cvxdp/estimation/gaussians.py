@@ -31,20 +31,29 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import linalg
 
-from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.estimation.masking import PAPER, MultiplicativePSDMask, k_min, populous_mean
+from cvxdp.errors import BudgetError, UnsupportedProblemError
+from cvxdp.estimation.gaussian_steps import (
+    SampleRequirement,
+    clipped_mean,
+    coarse_schedule,
+    coinpress_covariance,
+    layout,
+    log_scale,
+    required_n,
+    robust_covariance_estimator,
+    robust_mean_estimator,
+)
+from cvxdp.estimation.masking import PAPER, k_min, populous_mean
 from cvxdp.estimation.wrapper import EuclideanSpace, private_preconditioner, private_subspace
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
 
@@ -54,368 +63,13 @@ __all__ = [
     "GaussianSampleWarning",
     "private_gaussian",
     "required_n",
-    "stability_histogram_mode",
 ]
 
-HISTOGRAM_REFERENCE = ("Vadhan 2017, 'The Complexity of Differential Privacy', Prop. 3.5; "
-                       "Karwa & Vadhan 2018, Lemma 2.3 (stability-based histogram)")
 NEIGHBOURING = "replace one sample (n public); the sample is randomly permuted first"
-BIN_WIDTH = 4.0  # mean histogram cell width, in whitened units
 
 
 class GaussianSampleWarning(UserWarning):
     """n is below what the stated sample-complexity bound asks for."""
-
-
-# ------------------------------------------------------------------------------------ mechanisms
-
-def stability_histogram_mode(
-    keys: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Generator
-) -> tuple[np.ndarray | None, PrivacyRecord]:
-    """Most populated cell of a histogram over an unbounded set of cells, (epsilon, delta)-DP.
-
-    Only non-empty cells exist; each gets ``Lap(2/epsilon)`` noise and is kept if its noisy count
-    exceeds ``1 + 2 ln(2/delta)/epsilon``; the kept cell with the largest noisy count is returned
-    (post-processing).  Replace-one moves two counts by one (l1 sensitivity 2); a cell that exists
-    on one side only has count 1 and is kept with probability ``delta / 4``.
-
-    Parameters
-    ----------
-    keys : (m,) or (m, p) integer array
-        The cell of each record.
-
-    Returns
-    -------
-    (cell or None, PrivacyRecord)
-    """
-    keys = np.asarray(keys)
-    keys2 = keys.reshape(len(keys), -1)
-    cells, counts = np.unique(keys2, axis=0, return_counts=True)
-    noisy = counts + rng.laplace(0.0, 2.0 / epsilon, size=counts.shape)
-    thresh = 1.0 + 2.0 * math.log(2.0 / delta) / epsilon
-    rec = PrivacyRecord("stability_histogram", ApproxDP(epsilon, delta), HISTOGRAM_REFERENCE,
-                        params={"laplace_scale": 2.0 / epsilon, "threshold": thresh})
-    if not (noisy > thresh).any():
-        return None, rec
-    best = cells[int(np.argmax(np.where(noisy > thresh, noisy, -np.inf)))]
-    return (best if keys.ndim > 1 else best[0]), rec
-
-
-def _chi2_radius2(dim: int, m: int, beta: float) -> float:
-    """T with P[max_i ||g_i||^2 > T] <= beta over m standard normals in R^dim (Lemma A.3)."""
-    x = math.log(max(m, 1) / beta)
-    return dim + 2.0 * math.sqrt(dim * x) + 2.0 * x
-
-
-def _clip_rows(v: np.ndarray, radius: float) -> np.ndarray:
-    """Scale each row into the l2 ball of ``radius``.  A row whose norm overflows (or is not
-    finite) becomes 0: still a per-record map into the ball, so the sensitivity bound holds and
-    one extreme record cannot turn the whole release into NaN."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        nrm = np.sqrt((v * v).sum(axis=1))
-        ok = np.isfinite(nrm)
-        scale = np.where(ok, np.minimum(1.0, radius / np.maximum(np.where(ok, nrm, 1.0),
-                                                                  1e-300)), 0.0)
-        return np.where(ok[:, None], v, 0.0) * scale[:, None]
-
-
-def _sym_noise(dim: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """``sigma (G + G^T)/2``: the Gaussian mechanism for Frobenius sensitivity (digest §3.2)."""
-    g = rng.standard_normal((dim, dim))
-    return sigma * 0.5 * (g + g.T)
-
-
-def _noise_norm_bound(dim: int, sigma: float, beta: float) -> float:
-    """High-probability bound on ||sigma (G+G^T)/2|| <= sigma ||G|| (Gordon + concentration)."""
-    return sigma * (2.0 * math.sqrt(dim) + math.sqrt(2.0 * math.log(2.0 / beta)))
-
-
-def log_scale(z: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Generator
-              ) -> tuple[np.ndarray | None, list[PrivacyRecord]]:
-    """Per-coordinate scale ``2^{b_j + 1}`` from private histograms of ``floor(log2 |z_j|)``.
-
-    The d histograms share the block: each runs at (epsilon/d, delta/d) (basic composition).
-    """
-    m, d = z.shape
-    with np.errstate(divide="ignore"):
-        lg = np.floor(np.log2(np.abs(z)))
-    lg = np.where(np.isfinite(lg), lg, -4096.0).astype(np.int64)
-    scales = np.empty(d)
-    recs = []
-    for j in range(d):  # d histograms (d <= ~50): negligible next to np.unique
-        b, rec = stability_histogram_mode(lg[:, j], epsilon=epsilon / d, delta=delta / d, rng=rng)
-        recs.append(rec)
-        if b is None:
-            return None, recs
-        scales[j] = 2.0 ** (float(b) + 1.0)
-    return scales, recs
-
-
-COARSE_GAIN = 1e6  # tightening the coarse rounds aim for: (condition number) x (looseness of A_0)
-
-
-def _coarse_psi(m: int, d: int, rho_round: float) -> float:
-    """Noise-plus-sampling level psi of one coarse round (see :func:`coinpress_covariance`)."""
-    sigma = math.sqrt(2.0) * _chi2_radius2(d, 1, 0.05) / m / math.sqrt(2.0 * rho_round)
-    return sigma * (math.sqrt(2.0 * d) + 1.5) + 2.0 * math.sqrt(d / m)
-
-
-def coarse_schedule(m: int, d: int, rho: float, gain: float = COARSE_GAIN, max_rounds: int = 30
-                    ) -> tuple[int, float]:
-    """Number of coarse rounds and the log-tightening they reach (a public function of m, d, rho).
-
-    A round shrinks the ratio ``lambda_min / lambda_max`` of the whitened covariance by about
-    ``1 / (2 psi)``; with half of rho split evenly over t rounds, the fewest t reaching
-    ``log(gain)`` is used, else the t maximising ``t log(1 / (2 psi_t))``.
-    """
-    best_t, best = 1, -math.inf
-    for t in range(1, max_rounds + 1):
-        total = t * math.log(1.0 / (2.0 * _coarse_psi(m, d, 0.5 * rho / t)))
-        if total >= math.log(gain):
-            return t, total
-        if total > best:
-            best_t, best = t, total
-    return best_t, best
-
-
-def coinpress_covariance(
-    z: np.ndarray, upper: np.ndarray, *, rho: float, iterations: int, beta: float,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, list[PrivacyRecord], dict[str, Any]]:
-    """Covariance of zero-mean ``z`` given a public (approximate) upper bound ``upper``, rho-zCDP.
-
-    Each round: ``w = L^{-1} z`` with ``L L^T`` the current bound, clip ``||w||^2 <= T``, release
-    ``C + sigma (G + G^T)/2`` where ``C = w^T w / m`` has Frobenius sensitivity
-    ``sqrt(2) T / m`` under replace-one (``||y y^T - y' y'^T||_F^2 <= 2 T^2``), then tighten the
-    bound to ``L (C~ + psi I) L^T`` (psi: the typical noise norm plus sampling error).  Coarse
-    rounds clip at the 95% chi-square radius (their bias only slows the tightening); the final
-    round clips at the union-bound radius of Lemma A.3 (the Thm 5.5 step, digest §3.6).  Half
-    of rho goes to the ``iterations`` coarse rounds, half to the final one.  Privacy holds for any
-    ``upper``: only the radii depend on it, and it is public.
-    """
-    m, d = z.shape
-    t_final = _chi2_radius2(d, m, beta)
-    t_coarse = _chi2_radius2(d, 1, 0.05)
-    shares = [0.5 * rho / iterations] * iterations + [0.5 * rho] if iterations else [rho]
-    bound = 0.5 * (upper + upper.T)
-    recs, psis = [], []
-    for it, rho_i in enumerate(shares):
-        last = it == len(shares) - 1
-        t_clip = t_final if last else t_coarse
-        sens = math.sqrt(2.0) * t_clip / m
-        low = np.linalg.cholesky(bound)
-        w = linalg.solve_triangular(low, z.T, lower=True).T
-        w = _clip_rows(w, math.sqrt(t_clip))
-        sigma = sens / math.sqrt(2.0 * rho_i)
-        c = w.T @ w / m + _sym_noise(d, sigma, rng)
-        recs.append(gaussian_record(sigma=sigma, sensitivity=sens, mechanism="clipped_covariance",
-                                    reference="Biswas et al. 2020 (CoinPress) round; " + PAPER
-                                    + " Thm 5.5 via digest §3.6; Bun & Steinke 2016 Prop 1.6",
-                                    round=it, clip_radius2=t_clip))
-        psi = sigma * (math.sqrt(2.0 * d) + 1.5) + 2.0 * math.sqrt(d / m)
-        psis.append(psi)
-        lam, vec = np.linalg.eigh(0.5 * (c + c.T))
-        lam = np.maximum(lam, psi) if last else np.maximum(lam, 0.0) + psi
-        inner = (vec * lam) @ vec.T
-        bound = low @ inner @ low.T
-        bound = 0.5 * (bound + bound.T)
-    return bound, recs, {"clip_radius2": t_final, "psi": psis, "rounds": len(shares)}
-
-
-def clipped_mean(
-    y: np.ndarray, *, epsilon: float, delta: float, beta: float, rng: np.random.Generator,
-    bin_width: float = BIN_WIDTH,
-) -> tuple[np.ndarray | None, list[PrivacyRecord], dict[str, Any]]:
-    """Mean of ``y`` (covariance ~ I) without a bound on its location, (epsilon, delta)-DP.
-
-    A randomly shifted grid of cells of width ``bin_width`` and the stability histogram
-    (epsilon/4, delta/2) find a coarse centre c; the points are clipped to the ball of radius
-    ``R = 1.5 (sqrt d + sqrt(2 ln(2 m / beta))) + 1.5 bin_width sqrt d`` around c and their mean
-    is released with Gaussian noise for l2 sensitivity ``2 R / m`` (zCDP calibrated so the two
-    parts compose to (epsilon, delta)).  This is the concrete choice for the Karwa-Vadhan step of
-    §5.1 (digest §3.7, step 3), with one d-dimensional grid instead of d one-dimensional ones.
-    """
-    m, d = y.shape
-    shift = rng.uniform(0.0, bin_width, size=d)  # public randomness, data independent
-    with np.errstate(over="ignore", invalid="ignore"):
-        cells = np.floor((y - shift) / bin_width)
-    big = 2.0**62  # non-finite / huge coordinates share an extreme cell (per-record map)
-    cells = np.clip(np.nan_to_num(cells, nan=big, posinf=big, neginf=-big), -big, big)
-    cells = cells.astype(np.int64)
-    eps_h, dl_h = epsilon / 4, delta / 2
-    cell, rec_h = stability_histogram_mode(cells, epsilon=eps_h, delta=dl_h, rng=rng)
-    if cell is None:
-        return None, [rec_h], {}
-    centre = shift + (cell + 0.5) * bin_width
-    radius = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
-        + 1.5 * bin_width * math.sqrt(d)
-    clipped = centre + _clip_rows(y - centre, radius)
-    sens = 2.0 * radius / m
-    rho = zcdp_from_approx(epsilon - eps_h, delta - dl_h)
-    sigma = calibrate_gaussian(rho=rho, sensitivity=sens, method="zcdp")
-    out = clipped.mean(axis=0) + sigma * rng.standard_normal(d)
-    rec_g = gaussian_record(sigma=sigma, sensitivity=sens, mechanism="clipped_mean",
-                            reference="Gaussian mechanism on a clipped mean; Bun & Steinke 2016, "
-                            "Prop 1.6", radius=radius)
-    return out, [rec_h, rec_g], {"radius": radius, "sigma": sigma}
-
-
-def robust_covariance_estimator(contamination: float) -> Callable[[np.ndarray], np.ndarray]:
-    """Non-private trimmed covariance for Alg. 4's A (a heuristic stand-in for the filter of
-    Diakonikolas et al. [11]: three rounds dropping the 2 alpha s points of largest Mahalanobis
-    norm).  Alg. 4's privacy holds for any A; Thm 6.1's accuracy is *not* inherited."""
-    def est(b: np.ndarray) -> np.ndarray:
-        keep = b
-        for _ in range(3):
-            c = keep.T @ keep / len(keep)
-            try:
-                sc = np.einsum("ij,ij->i", b, np.linalg.solve(c, b.T).T)
-            except np.linalg.LinAlgError:
-                return c
-            keep = b[np.argsort(sc)[: max(len(b) - int(2 * contamination * len(b)), 1)]]
-        return keep.T @ keep / len(keep)
-    return est
-
-
-def robust_mean_estimator(contamination: float) -> Callable[[np.ndarray], np.ndarray]:
-    """Non-private filtered mean for Alg. 5's A (stand-in for QUE scoring [15]): coordinate-wise
-    median, then the mean of the 1 - 2 alpha fraction closest to it."""
-    def est(b: np.ndarray) -> np.ndarray:
-        med = np.median(b, axis=0)
-        dist = ((b - med) ** 2).sum(axis=1)
-        return b[np.argsort(dist)[: max(len(b) - int(2 * contamination * len(b)), 1)]].mean(0)
-    return est
-
-
-# ------------------------------------------------------------------------ sizes and requirements
-
-_FRACTIONS = {"practical": {"covariance": 0.63, "mean": 0.37},
-              "ashtiani-liaw": {"preconditioner": 0.40, "covariance": 0.25, "mean": 0.35},
-              "robust": {"preconditioner": 0.5, "mean": 0.5}}
-
-
-def _scale_need(d: int, epsilon: float, delta: float) -> float:
-    """Raw samples for the d log-scale histograms: mode-bin mass >= 1/4 must reach twice the
-    threshold ``1 + 2 ln(2 d / delta) d / epsilon`` (pairs, hence the leading 2)."""
-    return 2 * 8 * (1 + 2 * d * math.log(2 * d / delta) / epsilon)
-
-
-def layout(n: int, d: int, epsilon: float, delta: float, method: str) -> dict[str, int]:
-    """Public block sizes (raw samples) of every step; a function of (n, d, budget) only."""
-    k2 = k_min(epsilon / 2, delta / (4 * math.exp(epsilon / 2)))
-    sizes = {} if method == "robust" else {"subspace": 2 * k2 * d, "perp_mean": k2}
-    rest = n - sum(sizes.values())
-    if rest < 40 * d:
-        need = sum(sizes.values()) + 40 * d
-        raise PrivacySpecError(f"n={n} samples are too few to run the pipeline at d={d}, "
-                               f"epsilon={epsilon}, delta={delta}: need at least {need} "
-                               "(see required_n for what the accuracy bound needs).")
-    if method == "practical":
-        sc = min(max(0.05 * rest, 1.5 * _scale_need(d, epsilon, delta)), 0.25 * rest)
-        sizes["scale"] = 2 * int(sc / 2)
-        rest -= sizes["scale"]
-    frac = _FRACTIONS[method]
-    for name in list(frac)[:-1]:
-        sizes[name] = 2 * int(frac[name] * rest / 2)  # pair-difference steps use even counts
-    last = list(frac)[-1]
-    sizes[last] = n - sum(sizes.values())
-    return sizes
-
-
-@dataclass(frozen=True)
-class SampleRequirement:
-    """What the stated bounds need: raw samples per step and in total (all public numbers)."""
-
-    total: float
-    steps: dict[str, float]
-    alpha: float
-    beta: float
-    basis: str
-
-
-def _solve_m(f: Callable[[float], float], lo: float = 8.0) -> float:
-    """Smallest m (to 1%) with f(m) <= 0 for f decreasing in m."""
-    hi = lo
-    while f(hi) > 0:
-        hi *= 2.0
-        if hi > 1e30:
-            return math.inf
-    while hi / lo > 1.01:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if f(mid) <= 0 else (mid, hi)
-    return math.ceil(hi)
-
-
-def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta: float = 0.1,
-               method: str = "practical", robust: bool = False, contamination: float = 0.05,
-               c1: float = 3200.0) -> SampleRequirement:
-    """Samples each step's accuracy bound needs for error ``alpha`` w.p. 1 - beta.
-
-    ``alpha`` bounds the Mahalanobis error of the mean and the whitened Frobenius error of the
-    covariance (so TV <= ~alpha/sqrt 2 by Pinsker, digest §2).  Faithful methods use the paper's
-    formulas with the concrete constants of the digest (§3.5, §3.8, §3.9); C3 = C4 = 1 for the
-    unspecified robust constants (optimistic).  Practical: the explicit bounds of this module,
-    with the coarse rounds required to tighten by ``COARSE_GAIN`` = 1e6 (condition number times
-    the looseness of the histogram bound; not part of the paper's kappa-free bound).
-
-    References
-    ----------
-    Ashtiani & Liaw (004), Thms 4.1, 5.4, 5.5, 6.3, 7.4.
-    """
-    eps_i, dl_i = epsilon / 2, delta / (4 * math.exp(epsilon / 2))
-    k2 = k_min(eps_i, dl_i)
-    steps: dict[str, float] = {}
-    if not robust:
-        steps["subspace"] = 2 * k2 * d
-        steps["perp_mean"] = k2
-    rho = zcdp_from_approx(epsilon, delta)
-    g1 = calibrate_gaussian(rho=rho / 2, sensitivity=1.0, method="zcdp")  # sigma per unit sens
-
-    def cov_gap(m: float) -> float:
-        sig = g1 * math.sqrt(2) * _chi2_radius2(d, int(m), beta) / m
-        # E||C_hat - I||_F ~ sqrt(d(d+1)/m), E||noise||_F = sigma sqrt(d(d+1)/2); 1.5x slack
-        return 1.5 * (math.sqrt(d * (d + 1) / m) + sig * math.sqrt(d * (d + 1) / 2)) - alpha
-
-    def mean_gap(m: float) -> float:
-        rad = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
-            + 1.5 * BIN_WIDTH * math.sqrt(d)
-        sig = calibrate_gaussian(rho=rho * 0.7, sensitivity=2 * rad / m, method="zcdp")
-        return 1.5 * (math.sqrt(d / m) + sig * math.sqrt(d)) - alpha
-
-    thresh_mean = 1 + 2 * math.log(4 / delta) / (epsilon / 4)
-    m_mean = max(_solve_m(mean_gap), 4 * thresh_mean / 0.8**d)
-    if method == "practical" and not robust:
-        basis = ("practical pipeline: Alg. 2 + log-scale histograms + CoinPress rounds + "
-                 "clipped mean")
-        steps["scale"] = 1.5 * _scale_need(d, epsilon, delta)
-        coarse = _solve_m(lambda m: math.log(COARSE_GAIN) - coarse_schedule(int(m), d, rho)[1])
-        steps["covariance"] = 2 * max(_solve_m(cov_gap), coarse)
-        steps["mean"] = m_mean
-        frac = _FRACTIONS["practical"]
-    elif not robust:
-        basis = f"Ashtiani & Liaw Thms 4.1, 5.4 (C1={c1:g}), 5.5, 5.7"
-        eta = 1.0 / (c1 * (math.sqrt(d) + math.sqrt(math.log(4 / beta))))
-        k3 = max(math.ceil(800 / MultiplicativePSDMask.gamma(d, eps_i, dl_i, eta)), k2)
-        s3 = ((math.sqrt(d) + math.sqrt(2 * math.log(4 * k3 / beta))) / 1.2492e-3) ** 2
-        steps["preconditioner"] = 2.0 * k3 * math.ceil(s3)
-        steps["covariance"] = 2 * _solve_m(cov_gap)
-        steps["mean"] = m_mean
-        frac = _FRACTIONS["ashtiani-liaw"]
-    else:
-        basis = "Ashtiani & Liaw Thms 6.3, 7.4 / Cor. 7.5 (C3 = C4 = 1, optimistic)"
-        a = contamination
-        eta4 = a / (c1 * (d + math.sqrt(d * math.log(4 / beta))))
-        k4 = max(math.ceil(800 / MultiplicativePSDMask.gamma(d, eps_i, dl_i, eta4)), k2)
-        steps["preconditioner"] = 2.0 * k4 * math.ceil(d * d / a**2 * math.log(4 * k4 / beta))
-        r5 = 2 * a * math.sqrt(math.log(1 / a))
-        eta5 = a / (math.sqrt(d) + math.sqrt(2 * math.log(2 / beta)))
-        gam5 = eta5 / calibrate_gaussian(epsilon=eps_i, delta=dl_i, sensitivity=1.0)
-        k5 = max(math.ceil(400 * r5 / gam5), k2)
-        steps["mean"] = k5 * math.ceil((d + math.log(k5 / beta)) / a**2)
-        frac = _FRACTIONS["robust"]
-    fixed = sum(v for kk, v in steps.items() if kk in ("subspace", "perp_mean", "scale"))
-    total = fixed + max(v / frac[kk] for kk, v in steps.items() if kk in frac)
-    return SampleRequirement(float(total), steps, alpha, beta, basis)
 
 
 # ---------------------------------------------------------------------------------- the learner

@@ -10,12 +10,8 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.estimation.gaussians import (
-    GaussianSampleWarning,
-    coinpress_covariance,
-    private_gaussian,
-    required_n,
-)
+from cvxdp.estimation.gaussian_steps import coinpress_covariance
+from cvxdp.estimation.gaussians import GaussianSampleWarning, private_gaussian, required_n
 from cvxdp.estimation.wrapper import private_preconditioner
 
 
