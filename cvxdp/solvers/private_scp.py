@@ -241,12 +241,12 @@ def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon:
     a = 1.0
     for _ in range(200):
         if setting == "constraint":
-            T = 144.0 * lr / a**2
+            T = max(144.0 * lr / a**2, 1.0)  # at least one round
             a2 = max(288 * D * math.sqrt(2 * r * lr * ld * math.log(1.25 * T / delta))
                      * (math.sqrt(k) + math.sqrt(2 * math.log(2 * T / beta))) / epsilon,
                      576 * D * math.sqrt(lr * ld) * math.log(2 * T * m / beta) / epsilon)
         else:
-            T = 16.0 * lr / a**2
+            T = max(16.0 * lr / a**2, 1.0)
             a2 = 16 * math.sqrt(8) * D * math.sqrt(lr * ld) * math.log(m * T / beta) / epsilon
         a = math.sqrt(max(a2, 1e-300))
     return a

@@ -205,3 +205,30 @@ def test_bad_inputs_are_refused_with_the_fix():
     with pytest.raises(PrivacySpecError, match="covering"):
         solve_general(prob, epsilon=1.0, delta=1e-6,
                       private=cvxdp.ConstraintSetPrivacy(prob.constraints[0]))
+
+
+def test_objective_search_spends_exactly_the_budget_and_reports_its_runs():
+    prob, A, _ = _lp(seed=12, m=15, n=6, objective=True)
+    sol = solve_general(prob, epsilon=4.0, delta=1e-6, rng=0, accuracy=0.5, search_steps=3,
+                        private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-4))
+    det = sol.privacy.details
+    S = det["search_steps"]
+    assert 1 <= S <= 3 and len(det["search_runs"]) == S
+    rho = zcdp_from_approx(4.0, 1e-6)
+    assert det["rho_per_run"] * S + (det["rho_per_test"] * S if S > 1 else 0) <= rho * (1 + 1e-9)
+    assert sol.privacy.epsilon <= 4.0 * (1 + 1e-9)
+    assert sol.privacy.epsilon == pytest.approx(4.0, rel=1e-3)
+
+
+def test_constraint_and_scalar_privacy_together_add_their_sensitivities():
+    rng = np.random.default_rng(13)
+    m, n = 12, 5
+    A = cp.Parameter((m, n), name="A", value=rng.uniform(0, 1, (m, n)))
+    b = cp.Parameter(m, name="b", value=A.value @ rng.dirichlet(np.ones(n)) + 0.05)
+    x = cp.Variable(n, nonneg=True)
+    prob = cp.Problem(cp.Minimize(0), [A @ x <= b, cp.sum(x) == 1])
+    sol = solve_general(prob, epsilon=1.0, delta=1e-6, rng=0,
+                        private=[cvxdp.ConstraintPrivacy(A, sensitivity=0.01),
+                                 cvxdp.ScalarPrivacy(b, sensitivity=0.02)])
+    assert sol.privacy.details["score_sensitivity"] == pytest.approx(0.03, rel=1e-6)
+    assert sol.privacy.details["setting"] == "constraint"
