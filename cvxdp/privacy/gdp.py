@@ -39,6 +39,8 @@ __all__ = [
     "gdp_sigma",
     "gdp_record",
     "compose_gdp_records",
+    "mahalanobis_sensitivity",
+    "calibrate_mahalanobis",
     "GDP_REFERENCE",
 ]
 
@@ -188,3 +190,46 @@ def compose_gdp_records(records: Iterable[PrivacyRecord], *, delta: float) -> Ap
                 continue
             best = min(best, gdp_epsilon(mu=mu, delta=delta * frac) + e_rest)
     return ApproxDP(best, delta)
+
+
+def mahalanobis_sensitivity(shift: Any, cov: Any) -> float:
+    """t = ||cov^{-1/2} shift||_2: the Gaussian-DP parameter of N(0, cov) noise for a mean shift.
+
+    ``shift`` may be one vector (d,) or several (k, d) (e.g. the vertices of a sensitivity
+    polytope); the largest t is returned.  ``cov`` must be positive definite.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Theorem 1 with Sigma1 = Sigma2 (digest §0, §6.1).
+    """
+    c = np.atleast_2d(np.asarray(cov, dtype=float))
+    v = np.atleast_2d(np.asarray(shift, dtype=float))
+    if c.shape != (v.shape[1], v.shape[1]) or not np.all(np.isfinite(c)) or not np.all(
+            np.isfinite(v)):
+        raise BudgetError(f"shift must have shape (d,) or (k, d) and cov (d, d), finite; got "
+                          f"{np.shape(shift)} and {np.shape(cov)}.")
+    try:
+        chol = np.linalg.cholesky((c + c.T) / 2)
+    except np.linalg.LinAlgError:
+        raise BudgetError("cov must be positive definite for a Mahalanobis sensitivity.") from None
+    w = np.linalg.solve(chol, v.T)
+    return float(np.max(np.linalg.norm(w, axis=0)))
+
+
+def calibrate_mahalanobis(*, epsilon: float, delta: float, shift: Any, cov: Any,
+                          steps: int = 1) -> float:
+    """Smallest scale c such that adding N(0, c^2 cov) noise, ``steps`` times, to a value whose
+    neighbouring change is any row of ``shift`` is (epsilon, delta)-DP (exact).
+
+    c = t sqrt(steps) / mu*(epsilon, delta) with t = :func:`mahalanobis_sensitivity`; for
+    ``cov = I`` this is the analytic Gaussian sigma.  Anisotropic (e.g. symmetric-matrix or
+    preconditioned) noise is calibrated exactly this way.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
+    """
+    t = mahalanobis_sensitivity(shift, cov)
+    if t == 0:
+        raise BudgetError("the shift is zero: the release does not depend on the data.")
+    return gdp_sigma(epsilon=epsilon, delta=delta, steps=steps, sensitivity=t)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -12,6 +13,7 @@ from cvxdp.privacy.accountant import compose
 from cvxdp.privacy.budgets import zcdp_from_approx, zcdp_to_epsilon
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.gdp import (
+    calibrate_mahalanobis,
     compose_gdp,
     compose_gdp_records,
     gdp_delta,
@@ -19,8 +21,10 @@ from cvxdp.privacy.gdp import (
     gdp_mu,
     gdp_record,
     gdp_sigma,
+    mahalanobis_sensitivity,
 )
 from cvxdp.privacy.mechanisms import exponential_record
+from cvxdp.privacy.ndis import ndis_delta
 
 
 def test_digest_numbers_gdp_vs_zcdp():
@@ -89,3 +93,18 @@ def test_bad_inputs():
         gdp_record(sigma=0.0, sensitivity=1.0)
     with pytest.raises(BudgetError, match="no privacy records"):
         compose_gdp_records([], delta=1e-5)
+
+
+def test_mahalanobis_calibration_is_exact_for_anisotropic_noise():
+    cov = np.array([[2.0, 0.5], [0.5, 1.0]])
+    shifts = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, -0.7]])
+    c = calibrate_mahalanobis(epsilon=1.0, delta=1e-5, shift=shifts, cov=cov)
+    worst = max(ndis_delta(epsilon=1.0, mean1=s, cov1=c**2 * cov, mean2=np.zeros(2),
+                           cov2=c**2 * cov) for s in shifts)
+    assert worst == pytest.approx(1e-5, rel=1e-6)
+    assert worst <= 1e-5
+    assert mahalanobis_sensitivity([3.0, 4.0], np.eye(2)) == pytest.approx(5.0)
+    assert calibrate_mahalanobis(epsilon=1.0, delta=1e-5, shift=[1.0], cov=[[1.0]]) == \
+        pytest.approx(calibrate_gaussian(epsilon=1.0, delta=1e-5), rel=1e-9)
+    with pytest.raises(BudgetError, match="positive definite"):
+        mahalanobis_sensitivity([1.0, 0.0], np.diag([1.0, -1.0]))
