@@ -382,8 +382,11 @@ def covering_sdp(mats: Any) -> CoveringSDP:
     Examples
     --------
     >>> import cvxdp
-    >>> prob = cvxdp.covering_sdp(cvxdp.solvers.covering.random_covering_sdp(300, 4, rng=0))
-    >>> sol = prob.solve_private(epsilon=2.0, delta=1e-6, s=40, rng=1)
+    >>> from cvxdp.solvers.covering import random_covering_sdp
+    >>> prob = cvxdp.covering_sdp(random_covering_sdp(1000, 6, rng=0))
+    >>> sol = prob.solve_private(epsilon=4.0, delta=1e-6, s=100, rng=1, reference=True)
+    >>> round(sol.validation.cost_ratio, 2), sol.validation.frac_covered
+    (0.99, 0.902)
     """
     return CoveringSDP(mats)
 
