@@ -24,6 +24,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import cvxpy as cp
@@ -214,6 +215,10 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     info["var"].value = (point + point.T) / 2 if info["kind"] == "sdp" else point
     sol.point = point
     sol.value = float(sol.value) + info["offset"]
+    if sol.validation is not None and sol.validation.reference_value is not None:
+        # the normalised program has the user's optimum minus the objective's constant term
+        sol.validation = dataclasses.replace(
+            sol.validation, reference_value=sol.validation.reference_value + info["offset"])
     sol.primal = {info["var"].name(): point}
     sol.info = {**sol.info, "normalised_problem": info["kind"]}
     return sol
