@@ -187,11 +187,14 @@ def coinpress_covariance(
         psi = sigma * (math.sqrt(2.0 * d) + 1.5) + 2.0 * math.sqrt(d / m)
         psis.append(psi)
         lam, vec = np.linalg.eigh(0.5 * (c + c.T))
+        # released-value diagnostic: directions whose relative error psi / lambda exceeds 1/2
+        unresolved = int(np.count_nonzero(lam < 2.0 * psi))
         lam = np.maximum(lam, psi) if last else np.maximum(lam, 0.0) + psi
         inner = (vec * lam) @ vec.T
         bound = low @ inner @ low.T
         bound = 0.5 * (bound + bound.T)
-    return bound, recs, {"clip_radius2": t_final, "psi": psis, "rounds": len(shares)}
+    return bound, recs, {"clip_radius2": t_final, "psi": psis, "rounds": len(shares),
+                         "unresolved": unresolved}
 
 
 def clipped_mean(

@@ -309,6 +309,11 @@ def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, g
                                               beta=beta, rng=gen)
     steps["covariance"] = tuple(recs)
     info["covariance"] = cinfo
+    if cinfo["unresolved"]:
+        warnings.warn(GaussianSampleWarning(
+            f"the private covariance is not resolved in {cinfo['unresolved']} of {r} directions "
+            "(relative error > 1/2 there; it over-estimates them): more samples are needed."),
+            stacklevel=3)
     # mean inside the subspace, whitened by the released covariance
     low = np.linalg.cholesky(cov_r)
     y = linalg.solve_triangular(low, (blocks["mean"] @ u).T, lower=True).T
