@@ -4,6 +4,8 @@ Alg. 2, Lemma B.3, Lemma B.6)."""
 import cvxpy as cp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cvxdp.solvers.dense_mwu import (
     DenseMWU,
@@ -138,3 +140,21 @@ def test_dense_mwu_rejects_bad_losses():
         mwu.update(np.full(5, 2.0))
     with pytest.raises(ValueError, match="shape"):
         mwu.update(np.zeros(4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-30, 30), min_size=2, max_size=40), st.floats(0.0, 1.0))
+def test_projection_kkt_property(logw, frac):
+    """p = min(1, c F)/s: one ratio p/F on uncapped entries, capped entries have c F >= 1."""
+    lw = np.array(logw)
+    s = 1.0 + frac * (lw.size - 1)
+    p = bregman_project_log(lw, s)
+    assert p.sum() == pytest.approx(1.0, abs=1e-9)
+    assert p.max() <= 1 / s * (1 + 1e-9)
+    F = np.exp(lw - lw.max())
+    capped = p >= (1 / s) * (1 - 1e-9)
+    free = ~capped
+    if free.any():
+        c = (p[free] * s / F[free])
+        np.testing.assert_allclose(c, c[0], rtol=1e-8)
+        assert np.all(c[0] * F[capped] >= 1 - 1e-8)
