@@ -28,7 +28,8 @@ Privacy argument (neighbours add or remove one whole constraint, symmetric; pape
    so the ``1/s``-dense set is never empty whatever the (private) number of constraints ``m``.
 5. OPT is unknown (digest G1): the run's average ``P_bar`` is released, so the trace ``c`` is
    chosen afterwards by a private quantile (exponential mechanism over a public geometric grid of
-   ``opt_bounds``, score ``-|#{i : c <A_i, P_bar> < 1} - k|``, sensitivity 1).  The dense-MWU
+   ``opt_bounds``, score ``-|#{i : c <A_i, P_bar> < 1} - k|`` minus a public tilt towards cheaper
+   traces, sensitivity 1; ``SCALE_FRACTION`` of the zCDP budget).  The dense-MWU
    dynamics at any fixed OPT are those of the normalised losses ``cov_i`` up to the step size
    (the loss of Alg. 3 is a positive affine function of ``cov_i`` with the same slope for all i),
    so one run serves every OPT.  With ``opt=`` (public) the scaling step is skipped.
