@@ -11,13 +11,20 @@ benchmark, problem and size and reports times and ratios against the exact refer
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
-import pathlib
-import sys
-import time
-import traceback
+import os
+
+# One BLAS thread: on a shared 2-core machine multi-threaded OpenBLAS makes small eigh calls
+# ~100x slower and the ratios meaningless. Must be set before numpy is imported.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import pathlib  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 

@@ -12,6 +12,9 @@ evaluates several sound strategies and returns the tightest:
   records.
 * pure route: pure records are added in epsilon (basic composition), the remaining zCDP-only
   records go through the zCDP route.
+* basic route: every record with an (epsilon, delta) or pure budget is added by basic
+  composition (a single analytic-Gaussian step keeps its exact epsilon), zCDP-only records are
+  converted with the delta left.
 
 Records that only have (epsilon, delta) guarantees are always added by basic composition
 (Dwork & Roth 2014, Thm 3.16).
@@ -160,30 +163,41 @@ def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: 
 
 
 def _approx_epsilon(recs: list[PrivacyRecord], delta: float) -> float:
-    """Tightest epsilon at total ``delta`` over the strategies described in the module doc."""
-    only_approx = [r for r in recs if r.zcdp is None]
-    eps_a, delta_a = _approx_parts(only_approx)
-    delta_left = delta - delta_a
-    if delta_left < -_REL_TOL * max(delta, 1e-300):
-        raise BudgetError(
-            f"the (epsilon, delta) steps already use delta={delta_a:.3g} > total delta={delta:.3g}."
-        )
-    rest = [r for r in recs if r.zcdp is not None]
+    """Tightest epsilon at total ``delta`` over the strategies described in the module doc.
+
+    Each strategy puts some records in a *basic* group (their own (eps, delta) budgets added,
+    Dwork & Roth Thm 3.16) and the rest in a *zCDP* group (rho added, converted once with CKS at
+    the delta the basic group leaves); the two groups then compose by basic composition.  Every
+    strategy is a valid bound, so the minimum is too.
+    """
+    def basic_eligible(r: PrivacyRecord) -> bool:
+        return not isinstance(r.budget, ZCDP)
+
+    strategies = (
+        lambda r: r.zcdp is None,                                 # zCDP wherever possible
+        lambda r: r.zcdp is None or r.pure_epsilon is not None,   # pure steps added in eps
+        basic_eligible,                                           # every step by its own budget
+    )
     best = math.inf
-    # Strategy 1: everything with a zCDP bound composed in zCDP.
-    # Strategy 2: pure steps by basic composition, others in zCDP.
-    for split_pure in (False, True):
-        pure = [r for r in rest if split_pure and r.pure_epsilon is not None]
-        zc = [r for r in rest if not (split_pure and r.pure_epsilon is not None)]
-        eps = eps_a + sum(r.count * r.pure_epsilon for r in pure)
+    errors: list[str] = []
+    for in_basic in strategies:
+        basic = [r for r in recs if in_basic(r) and basic_eligible(r)]
+        zc = [r for r in recs if not (in_basic(r) and basic_eligible(r))]
+        eps, delta_b = _approx_parts(basic)
+        delta_left = delta - delta_b
+        if delta_left < -_REL_TOL * max(delta, 1e-300):
+            errors.append(f"the (epsilon, delta) steps already use delta={delta_b:.3g} > "
+                          f"total delta={delta:.3g}")
+            continue
         rho = sum(r.count * r.zcdp.rho for r in zc)
         if rho > 0:
             if delta_left <= 0:
+                errors.append("zCDP steps need delta > 0 left over to convert to (epsilon, delta)")
                 continue
             eps += zcdp_to_epsilon(rho, delta_left)
         best = min(best, eps)
     if not math.isfinite(best):
-        raise BudgetError("zCDP steps need delta > 0 left over to convert to (epsilon, delta).")
+        raise BudgetError(f"cannot compose within delta={delta:.3g}: {errors[0]}.")
     return best
 
 

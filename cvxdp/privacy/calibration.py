@@ -81,7 +81,7 @@ def gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float = 1.0) ->
     hi = 1.0
     while gaussian_delta(sigma=sigma, epsilon=hi, sensitivity=sensitivity) > delta:
         hi *= 2.0
-        if hi > 1e8:
+        if hi > 1e15:
             return math.inf
     return float(optimize.brentq(
         lambda e: gaussian_delta(sigma=sigma, epsilon=e, sensitivity=sensitivity) - delta,

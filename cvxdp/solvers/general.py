@@ -173,16 +173,18 @@ def solve_general(
                 det.get("alpha_guaranteed"), "alpha_requested": accuracy,
                 "schedule": kw["schedule"], "form": {k: v for k, v in form.info.items()
                                                      if k != "source_rows"}}
-    value = from_scp(problem, scp, x, status="optimal_inaccurate")
-    if "objective" in settings:
-        value = value_released  # c is private: the value from the released (noisy) c only
+    # With a private objective, problem.value must come from the released (noisy) c only: the
+    # true objective at x is a function of the private c and is not released.
+    released = value_released if "objective" in settings else None
+    value = from_scp(problem, scp, x, status="optimal_inaccurate", value=released)
     solve_time = time.perf_counter() - t0
     validation = None
     if reference:
         from cvxdp.transform.reference import validate
 
         validation = validate(scp, x)
-        from_scp(problem, scp, x, status="optimal_inaccurate")  # keep the private values
+        # validate() may overwrite variable values: write the released ones back
+        from_scp(problem, scp, x, status="optimal_inaccurate", value=released)
     primal = {v.name(): v.value for v in problem.variables()}
     return PrivateSolution(status="optimal_inaccurate", value=value, privacy=report,
                            validation=validation, iterations=iterations,
