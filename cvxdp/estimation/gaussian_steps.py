@@ -7,6 +7,7 @@ function of (n, d, budget).  Split from :mod:`cvxdp.estimation.gaussians` for fi
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.solution import ValidationReport
 
 __all__ = [
     "stability_histogram_mode",
@@ -32,6 +34,7 @@ __all__ = [
     "layout",
     "SampleRequirement",
     "required_n",
+    "empirical_validation",
 ]
 
 HISTOGRAM_REFERENCE = ("Vadhan 2017, 'The Complexity of Differential Privacy', Prop. 3.5; "
@@ -391,3 +394,26 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     fixed = sum(v for kk, v in steps.items() if kk in ("subspace", "perp_mean", "scale"))
     total = fixed + max(v / frac[kk] for kk, v in steps.items() if kk in frac)
     return SampleRequirement(float(total), steps, alpha, beta, basis)
+
+
+def empirical_validation(x: np.ndarray, mean: np.ndarray | None, cov: np.ndarray | None
+                ) -> ValidationReport:
+    """Compare with the exact (non-private) empirical mean and covariance (NOT private)."""
+    t0 = time.perf_counter()
+    mu = x.mean(axis=0)
+    sig = np.cov(x, rowvar=False).reshape(x.shape[1], x.shape[1])
+    ref_time = time.perf_counter() - t0
+    metrics: dict[str, float] = {}
+    if mean is not None and cov is not None:
+        lam, vec = np.linalg.eigh(sig)
+        keep = lam > lam.max() * 1e-12
+        wh = vec[:, keep] / np.sqrt(lam[keep])
+        dm = (mean - mu) @ wh
+        metrics["mahalanobis_mean_error"] = float(np.linalg.norm(dm))
+        metrics["rel_frobenius_cov_error"] = float(np.linalg.norm(cov - sig) / np.linalg.norm(sig))
+        wc = wh.T @ cov @ wh - np.eye(int(keep.sum()))
+        metrics["whitened_frobenius_cov_error"] = float(np.linalg.norm(wc))
+        metrics["tv_upper_bound"] = float(min(1.0, 0.5 * math.sqrt(
+            metrics["whitened_frobenius_cov_error"] ** 2 + float(dm @ dm))))
+    return ValidationReport(reference_time=ref_time, reference_solver="numpy empirical mean/cov",
+                            metrics=metrics)

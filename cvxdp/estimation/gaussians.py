@@ -34,6 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+import cvxpy as cp
 import numpy as np
 from scipy import linalg
 
@@ -43,6 +44,7 @@ from cvxdp.estimation.gaussian_steps import (
     clipped_mean,
     coarse_schedule,
     coinpress_covariance,
+    empirical_validation,
     layout,
     log_scale,
     required_n,
@@ -56,6 +58,7 @@ from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.structured import StructuredProblem
 
 __all__ = [
     "GaussianSolution",
@@ -63,6 +66,8 @@ __all__ = [
     "GaussianSampleWarning",
     "private_gaussian",
     "required_n",
+    "GaussianMLE",
+    "gaussian_mle",
 ]
 
 NEIGHBOURING = "replace one sample (n public); the sample is randomly permuted first"
@@ -74,7 +79,7 @@ class GaussianSampleWarning(UserWarning):
 
 # ---------------------------------------------------------------------------------- the learner
 
-@dataclass
+@dataclass(repr=False)  # keep PrivateSolution's concise repr
 class GaussianSolution(PrivateSolution):
     """Result of :func:`private_gaussian`.
 
@@ -117,29 +122,6 @@ def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
 def _pairs(x: np.ndarray) -> np.ndarray:
     h = len(x) // 2
     return (x[:h] - x[h: 2 * h]) / math.sqrt(2.0)
-
-
-def _validation(x: np.ndarray, mean: np.ndarray | None, cov: np.ndarray | None
-                ) -> ValidationReport:
-    """Compare with the exact (non-private) empirical mean and covariance (NOT private)."""
-    t0 = time.perf_counter()
-    mu = x.mean(axis=0)
-    sig = np.cov(x, rowvar=False).reshape(x.shape[1], x.shape[1])
-    ref_time = time.perf_counter() - t0
-    metrics: dict[str, float] = {}
-    if mean is not None and cov is not None:
-        lam, vec = np.linalg.eigh(sig)
-        keep = lam > lam.max() * 1e-12
-        wh = vec[:, keep] / np.sqrt(lam[keep])
-        dm = (mean - mu) @ wh
-        metrics["mahalanobis_mean_error"] = float(np.linalg.norm(dm))
-        metrics["rel_frobenius_cov_error"] = float(np.linalg.norm(cov - sig) / np.linalg.norm(sig))
-        wc = wh.T @ cov @ wh - np.eye(int(keep.sum()))
-        metrics["whitened_frobenius_cov_error"] = float(np.linalg.norm(wc))
-        metrics["tv_upper_bound"] = float(min(1.0, 0.5 * math.sqrt(
-            metrics["whitened_frobenius_cov_error"] ** 2 + float(dm @ dm))))
-    return ValidationReport(reference_time=ref_time, reference_solver="numpy empirical mean/cov",
-                            metrics=metrics)
 
 
 def private_gaussian(
@@ -258,7 +240,7 @@ def private_gaussian(
         rank=None if u is None or bottom else int(u.shape[1]), samples_required=req,
         step_records=steps)
     if reference:
-        sol.validation = _validation(x, sol.mean, sol.covariance)
+        sol.validation = empirical_validation(x, sol.mean, sol.covariance)
     return sol
 
 
@@ -393,3 +375,72 @@ def _robust_steps(blocks, epsilon, delta, beta, contamination, c1, gen, steps, i
         info["bottom_step"] = "mean"
         return None, None
     return low @ res5.value, pre
+
+
+class GaussianMLE(StructuredProblem):
+    """Gaussian maximum likelihood as a CVXPY model: ``max log det(P) - tr(P S)`` over the
+    precision matrix P (S = empirical covariance; the MLE is ``P = S^{-1}``) with the mean at
+    the sample mean.  ``.solve()`` is the exact (non-private) reference; ``.solve_private(...)``
+    runs :func:`private_gaussian` and writes ``inv(Sigma_hat)`` / ``mu_hat`` into ``precision`` /
+    ``mean``.
+    """
+
+    def __init__(self, X: Any) -> None:
+        x = _check_inputs(X, 1.0, 1e-6, "practical")
+        self.X = x
+        d = x.shape[1]
+        self.sample_cov = np.cov(x, rowvar=False).reshape(d, d)
+        self.precision = cp.Variable((d, d), PSD=True, name="precision")
+        self.mean = cp.Variable(d, name="mean")
+        xbar = x.mean(axis=0)
+        obj = (cp.log_det(self.precision) - cp.trace(self.sample_cov @ self.precision)
+               - cp.sum_squares(self.mean - xbar))
+        super().__init__(cp.Maximize(obj))
+
+    def _objective_at(self, precision: np.ndarray, mean: np.ndarray) -> float:
+        sign, logdet = np.linalg.slogdet(precision)
+        xbar = self.X.mean(axis=0)
+        return float(logdet - np.trace(self.sample_cov @ precision)
+                     - np.sum((mean - xbar) ** 2)) if sign > 0 else -math.inf
+
+    def solve_private(self, *, epsilon: float | None = None, delta: float | None = None,
+                      rho: float | None = None, rng: None | int | np.random.Generator = None,
+                      reference: bool = False, **kwargs: Any) -> GaussianSolution:
+        """Private mean and covariance (:func:`private_gaussian`); ``reference=True`` also solves
+        this CVXPY model exactly and reports the log-likelihood gap."""
+        if rho is not None or epsilon is None or delta is None:
+            raise BudgetError("the Gaussian learner is (epsilon, delta)-DP: pass epsilon= and "
+                              "delta= (delta > 0), not rho=.")
+        sol = private_gaussian(self.X, epsilon=epsilon, delta=delta, rng=rng,
+                               reference=reference, **kwargs)
+        if sol.covariance is None:
+            return sol
+        prec = np.linalg.pinv(sol.covariance, hermitian=True)
+        self.precision.value, self.mean.value = prec, sol.mean
+        sol.value = self._objective_at(prec, sol.mean)
+        sol.primal = {"precision": prec, "mean": sol.mean}
+        if reference:
+            t0 = time.perf_counter()
+            super().solve(solver=cp.CLARABEL)
+            ref = float(self.value)
+            metrics = dict(sol.validation.metrics) if sol.validation else {}
+            sol.validation = ValidationReport(
+                reference_value=ref, objective_gap=ref - sol.value,
+                reference_time=time.perf_counter() - t0,
+                reference_solver=self.solver_stats.solver_name, metrics=metrics)
+            self.precision.value, self.mean.value = prec, sol.mean  # the private answer
+        return sol
+
+
+def gaussian_mle(X: Any) -> GaussianMLE:
+    """Build the Gaussian maximum-likelihood problem of the rows of ``X`` (see GaussianMLE).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.random.default_rng(0).normal(size=(100_000, 2)) * [1.0, 30.0] + 500.0
+    >>> sol = gaussian_mle(x).solve_private(epsilon=1.0, delta=1e-6, rng=1)
+    >>> bool(abs(sol.covariance[1, 1] / 900 - 1) < 0.1)
+    True
+    """
+    return GaussianMLE(X)

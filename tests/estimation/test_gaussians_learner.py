@@ -216,3 +216,24 @@ def test_bad_data_rejected():
         private_gaussian(x[:, 0], epsilon=1.0, delta=1e-6)
     with pytest.raises(PrivacySpecError, match="too few"):
         private_gaussian(x[:1000], epsilon=1.0, delta=1e-6)
+
+
+def test_gaussian_mle_structured_problem_exact_and_private():
+    """The CVXPY model's exact solve is the MLE (precision = S^{-1}); cvxdp.solve_private
+    dispatches to private_gaussian and reports the log-likelihood gap."""
+    import cvxdp
+    from cvxdp.estimation.gaussians import gaussian_mle
+
+    x, mu, sigma = gaussian(2, 60_000, seed=20, cond=30.0, mean_norm=50.0)
+    prob = gaussian_mle(x)
+    prob.solve(solver="CLARABEL")
+    s = np.cov(x, rowvar=False)
+    assert np.allclose(prob.precision.value, np.linalg.inv(s), rtol=2e-3, atol=1e-5)
+    sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=21, reference=True)
+    assert sol.status == "optimal_inaccurate"
+    assert np.allclose(prob.precision.value @ sol.covariance, np.eye(2), atol=1e-8)
+    assert 0 <= sol.validation.objective_gap < 0.05
+    assert sol.validation.reference_solver == "CLARABEL"
+    assert sol.validation.mahalanobis_mean_error < 0.2
+    with pytest.raises(BudgetError, match="not rho"):
+        prob.solve_private(rho=0.5)
