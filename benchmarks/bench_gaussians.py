@@ -128,7 +128,7 @@ def _plot(rows: list[dict]) -> None:
     d = 5
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for key, ax, title in (("maha_mean", axes[0], "mean: Mahalanobis error"),
-                           ("white_frob_cov", axes[1], "covariance: whitened Frobenius error")):
+                           ("white_frob_cov", axes[1], "cov: whitened Frobenius error")):
         for m, style in (("cvxdp", "-o"), ("clipped", "--s"), ("empirical", ":k")):
             for eps in ((0.5, 1.0, 2.0) if m != "empirical" else (1.0,)):
                 pts = [(r["n"], r[key]) for r in rows
@@ -137,7 +137,7 @@ def _plot(rows: list[dict]) -> None:
                     lab = m if m == "empirical" else f"{m}, eps={eps}"
                     ax.loglog(*zip(*pts, strict=True), style, label=lab, alpha=0.8)
         ax.set_xlabel("n")
-        ax.set_title(f"{title} (d={d}, cond=1e3, |mu|=1e3)")
+        ax.set_title(f"{title} (d={d}, cond=1e3, |mu|=1e3)", fontsize=10)
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig("docs/gaussians_error_vs_n.png", dpi=90)

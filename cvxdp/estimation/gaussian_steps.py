@@ -62,6 +62,11 @@ def stability_histogram_mode(
     Returns
     -------
     (cell or None, PrivacyRecord)
+
+    References
+    ----------
+    Vadhan 2017, "The Complexity of Differential Privacy", Prop. 3.5; Karwa & Vadhan, ITCS 2018,
+    Lemma 2.3.
     """
     keys = np.asarray(keys)
     keys2 = keys.reshape(len(keys), -1)
@@ -110,6 +115,11 @@ def log_scale(z: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Gen
     """Per-coordinate scale ``2^{b_j + 1}`` from private histograms of ``floor(log2 |z_j|)``.
 
     The d histograms share the block: each runs at (epsilon/d, delta/d) (basic composition).
+
+    References
+    ----------
+    Karwa & Vadhan, ITCS 2018 (private range of a Gaussian via a log-scale histogram);
+    Dwork & Roth 2014, Thm 3.16 (basic composition).
     """
     m, d = z.shape
     with np.errstate(divide="ignore"):
@@ -167,6 +177,11 @@ def coinpress_covariance(
     round clips at the union-bound radius of Lemma A.3 (the Thm 5.5 step, digest §3.6).  Half
     of rho goes to the ``iterations`` coarse rounds, half to the final one.  Privacy holds for any
     ``upper``: only the radii depend on it, and it is public.
+
+    References
+    ----------
+    Biswas, Dong, Kamath, Ullman, NeurIPS 2020 (CoinPress), covariance algorithm; Ashtiani & Liaw
+    (004), Thm 5.5 (final round, concrete form in the digest §3.6); Bun & Steinke 2016, Prop. 1.6.
     """
     m, d = z.shape
     t_final = _chi2_radius2(d, m, beta)
@@ -212,6 +227,11 @@ def clipped_mean(
     is released with Gaussian noise for l2 sensitivity ``2 R / m`` (zCDP calibrated so the two
     parts compose to (epsilon, delta)).  This is the concrete choice for the Karwa-Vadhan step of
     §5.1 (digest §3.7, step 3), with one d-dimensional grid instead of d one-dimensional ones.
+
+    References
+    ----------
+    Ashtiani & Liaw (004), §5.1 step 3; Karwa & Vadhan, ITCS 2018, Thm 1.3; Vadhan 2017,
+    Prop. 3.5; Bun & Steinke 2016, Prop. 1.6.
     """
     m, d = y.shape
     shift = rng.uniform(0.0, bin_width, size=d)  # public randomness, data independent
