@@ -40,6 +40,8 @@ __all__ = [
     "random_projection",
     "als_delta",
     "ls_sigma",
+    "ls_release",
+    "als_release",
     "RP_REFERENCE",
 ]
 
@@ -295,3 +297,37 @@ def _ls_leverage(eps: float, delta: float, r: int, d: int) -> float:
     while als_delta(epsilon=eps, q=2 * lev, p=lev, r=r, d=d) > delta:
         lev *= 1.0 - 1e-9
     return lev
+
+
+def ls_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator) -> np.ndarray:
+    """M_LS step 3: one draw of N(x_bar, ||e_bar||^2 (B^T B + sigma^2 I)^{-1} / r).
+
+    ``data = [B b]`` (rows already clipped).  For ``[D; sigma I_{d+1}]``, x_bar is ridge regression
+    with lambda = sigma^2 and ``||e_bar||^2 = ||b - B x_bar||^2 + sigma^2 ||x_bar||^2 + sigma^2``
+    (digest §3.6).  Conjectural privacy (Thm 5).
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Figure 4.
+    """
+    d = data.shape[1] - 1
+    x, t = data[:, :d], data[:, d]
+    reg = x.T @ x + sigma**2 * np.eye(d)
+    ridge = np.linalg.solve(reg, x.T @ t)
+    resid2 = float(np.sum((t - x @ ridge) ** 2) + sigma**2 * (ridge @ ridge) + sigma**2)
+    chol = np.linalg.cholesky(np.linalg.inv(reg) * resid2 / r)
+    return ridge + chol @ gen.standard_normal(d)
+
+
+def als_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator) -> np.ndarray:
+    """M_ALS step 3: ``(Pi B_bar)^+ Pi b_bar`` for ``[B_bar b_bar] = [D; sigma I_{d+1}]``, Pi
+    (r x (n+d+1)) iid N(0, 1) -- drawn as the Gaussian sketch of D plus sigma-noise, which is
+    equal in law.  Private only asymptotically in r (Lemma 1).
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Figure 11 (pseudo-inverse; the paper writes an inverse).
+    """
+    d = data.shape[1] - 1
+    sketch = gaussian_sketch(data, r, sigma, gen)
+    return np.linalg.lstsq(sketch[:d].T, sketch[d], rcond=None)[0]

@@ -4,22 +4,11 @@ The problem is ``minimise ||X beta - y||^2``; a person is one row (x_i, y_i) and
 remove one row (paper 003, §3).  ``row_bound`` l is a **public** bound on ``||(x_i, y_i)||_2``;
 rows above it are clipped (never estimated from the data).
 
-Mechanisms (``solve_private(mechanism=...)``):
-
-=========  ===============================================================  ==================
-name       what is released                                                  guarantee
-=========  ===============================================================  ==================
-``ssp``    noisy sufficient statistics ``[X y]^T [X y] + W`` (W symmetric    ``"dp"`` (default)
-           Gaussian, isotropic in svec coordinates, l2 sensitivity l^2,
-           analytic Gaussian calibration); beta from the noisy normal
-           equations with eigenvalues floored at the noise level
-``rp``     M_RP sketch ``[X y]^T G + N`` (Fig. 3, Thm 3), then OLS on the    ``"dp"``
-           sketch (post-processing; paper Table II "M_RP")
-``ls``     M_LS (Fig. 4): a draw from N(ridge_{sigma^2}, ...)               ``"conjectural"``
-           -- DP only if the paper's monotonicity conjecture (Thm 5) holds
-``als``    M_ALS (Fig. 11): Sarlos' sketch on [X y; sigma I]                ``"asymptotic"``
-           -- DP only as the sketch size r -> infinity (Lemma 1)
-=========  ===============================================================  ==================
+Mechanisms (``solve_private(mechanism=...)``; details and measurements in docs/regression.md):
+``"ssp"`` (default, ``"dp"``): noisy Gram matrix ``[X y]^T [X y] + W``, analytic Gaussian with
+l2 sensitivity l^2; ``"rp"`` (``"dp"``): M_RP sketch (Fig. 3, Thm 3) then OLS on it;
+``"ls"`` (``"conjectural"``): M_LS (Fig. 4, Thm 5, rests on an unproven monotonicity);
+``"als"`` (``"asymptotic"``): M_ALS (Fig. 11, private only as r -> infinity).
 
 Why ``ssp`` is the default: the sketch-based mechanisms add a sketching error whose covariance
 ``||e||^2 (X^T X)^{-1} / r`` does not shrink with n (it is the residual variance over r), so
@@ -37,13 +26,19 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import (
+    BudgetError,
+    InfeasibleProblemError,
+    PrivacySpecError,
+    UnsupportedProblemError,
+)
 from cvxdp.estimation.random_projection import (
     PAPER,
     _check_bound,
     _check_r,
+    als_release,
     clip_rows,
-    gaussian_sketch,
+    ls_release,
     ls_sigma,
     random_projection,
 )
@@ -137,8 +132,11 @@ def noisy_gram(data: np.ndarray, sigma: float, gen: np.random.Generator) -> np.n
     return data.T @ data + sigma * (z + z.T) / 2.0
 
 
+Surrogate = tuple[np.ndarray, np.ndarray, float]  # (Q, q, c0): ||X b - y||^2 ~ b'Qb - 2q'b + c0
+
+
 def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
-         ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float]:
+         ) -> tuple[Surrogate, PrivacyRecord, dict[str, Any]]:
     sens = bound**2
     if isinstance(budget, ZCDP):
         sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sens, method="zcdp")
@@ -152,24 +150,38 @@ def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
     d = data.shape[1] - 1
     lam, u = np.linalg.eigh(gram[:d, :d])
     floor = sigma * math.sqrt(2.0 * d)  # typical spectral norm of the noise block
-    coef = u @ ((u.T @ gram[:d, d]) / np.maximum(lam, floor))
-    w = np.append(coef, -1.0)
+    q_mat = (u * np.maximum(lam, floor)) @ u.T
     info = {"sigma": sigma, "eigenvalue_floor": floor}
-    return coef, record, info, float(w @ gram @ w)
-
-
-def _sketch_solve(sketch: np.ndarray, d: int) -> np.ndarray:
-    return np.linalg.lstsq(sketch[:d].T, sketch[d], rcond=None)[0]
+    return (q_mat, gram[:d, d], float(gram[d, d])), record, info
 
 
 def _rp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator, r: int
-        ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float]:
+        ) -> tuple[Surrogate, PrivacyRecord, dict[str, Any]]:
     sketch, record = random_projection(data, epsilon=budget.epsilon, delta=budget.delta, r=r,
                                        row_bound=bound, rng=gen)
     d = data.shape[1] - 1
-    coef = _sketch_solve(sketch, d)
-    value = float(np.sum((sketch[:d].T @ coef - sketch[d]) ** 2) / r)
-    return coef, record, {"sigma": record.params["sigma"], "r": r}, value
+    sx, sy = sketch[:d], sketch[d]
+    surrogate = (sx @ sx.T / r, sx @ sy / r, float(sy @ sy) / r)
+    return surrogate, record, {"sigma": record.params["sigma"], "r": r}
+
+
+def _fit(surrogate: Surrogate, variable: cp.Variable | None, constraints: list[Any]
+         ) -> tuple[np.ndarray, float]:
+    """Minimise the released quadratic b'Qb - 2q'b + c0 (post-processing), under the user's
+    public constraints if any; returns (coef, estimated objective)."""
+    q_mat, q_vec, c0 = surrogate
+    if not constraints:
+        coef = np.linalg.lstsq(q_mat, q_vec, rcond=None)[0]
+    else:
+        obj = cp.quad_form(variable, cp.psd_wrap(q_mat)) - 2 * q_vec @ variable
+        prob = cp.Problem(cp.Minimize(obj), constraints)
+        prob.solve()
+        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise InfeasibleProblemError(
+                f"the public constraints give status {prob.status!r} on the private surrogate; "
+                "check that they are feasible.")
+        coef = np.asarray(variable.value, dtype=float)
+    return coef, float(coef @ q_mat @ coef - 2 * q_vec @ coef + c0)
 
 
 def _ls_or_als(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator, r: int,
@@ -179,15 +191,8 @@ def _ls_or_als(data: np.ndarray, budget: Any, bound: float, gen: np.random.Gener
     record = PrivacyRecord(f"M_{mechanism.upper()}", budget, THEOREMS[mechanism],
                            params={"sigma": sigma, "r": r, "row_bound": bound,
                                    "guarantee": MECHANISMS[mechanism]})
-    if mechanism == "als":
-        sketch = gaussian_sketch(data, r, sigma, gen)  # = Pi [D; sigma I_{d+1}] in law
-        return _sketch_solve(sketch, d), record, {"sigma": sigma, "r": r}, None
-    x, t = data[:, :d], data[:, d]
-    reg = x.T @ x + sigma**2 * np.eye(d)
-    ridge = np.linalg.solve(reg, x.T @ t)  # x_bar_opt of [D; sigma I] (digest §3.6)
-    resid2 = float(np.sum((t - x @ ridge) ** 2) + sigma**2 * (ridge @ ridge) + sigma**2)
-    chol = np.linalg.cholesky(np.linalg.inv(reg) * resid2 / r)
-    return ridge + chol @ gen.standard_normal(d), record, {"sigma": sigma, "r": r}, None
+    release = als_release if mechanism == "als" else ls_release
+    return release(data, sigma, r, gen), record, {"sigma": sigma, "r": r}, None
 
 
 def _report(budget: Any, record: PrivacyRecord, mechanism: str, bound: float,
@@ -240,6 +245,7 @@ class LeastSquaresProblem(StructuredProblem):
         self.row_bound = _check_bound(row_bound)
         self.beta = cp.Variable(self.X.shape[1], name="beta")
         self._user_variable: cp.Variable | None = None
+        self._user_constraints: list[Any] = []
         super().__init__(cp.Minimize(cp.sum_squares(self.X @ self.beta - self.y)))
 
     def solve_private(self, *, epsilon: float | None = None, delta: float | None = None,
@@ -287,28 +293,40 @@ class LeastSquaresProblem(StructuredProblem):
         gen = as_generator(rng)
         start = time.perf_counter()
         data = clip_rows(np.column_stack([self.X, self.y]), self.row_bound)
-        if mechanism == "ssp":
-            coef, record, info, value = _ssp(data, budget, self.row_bound, gen)
-        elif mechanism == "rp":
-            coef, record, info, value = _rp(data, budget, self.row_bound, gen, r)
+        cons = self._user_constraints
+        if cons and mechanism not in ("ssp", "rp"):
+            raise UnsupportedProblemError(
+                f"public constraints on beta are supported by mechanism='ssp' or 'rp' (which "
+                f"release a quadratic surrogate), not {mechanism!r}.")
+        if mechanism in ("ssp", "rp"):
+            surrogate, record, info = (_ssp(data, budget, self.row_bound, gen) if mechanism ==
+                                       "ssp" else _rp(data, budget, self.row_bound, gen, r))
+            coef, value = _fit(surrogate, self._user_variable, cons)
         else:
             coef, record, info, value = _ls_or_als(data, budget, self.row_bound, gen, r,
                                                    mechanism)
         report = _report(budget, record, mechanism, self.row_bound, info)
         elapsed = time.perf_counter() - start
-        self.beta.value = coef
-        if self._user_variable is not None:
-            self._user_variable.value = coef
         sol = LeastSquaresSolution(status="optimal_inaccurate", value=value, privacy=report,
                                    solve_time=elapsed, primal={"beta": coef},
                                    info={"mechanism": mechanism, **info}, coef=coef)
-        if reference:
+        if reference:  # before the private values are written (it solves the user's model)
             sol.validation = self._validate(coef)
+        self.beta.value = coef
+        if self._user_variable is not None:
+            self._user_variable.value = coef
         return sol
 
     def _validate(self, coef: np.ndarray) -> ValidationReport:
         t0 = time.perf_counter()
-        exact = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
+        solver = "numpy.linalg.lstsq (exact OLS)"
+        if self._user_constraints:
+            ref = cp.Problem(cp.Minimize(cp.sum_squares(self.X @ self._user_variable - self.y)),
+                             self._user_constraints)
+            ref.solve()
+            exact, solver = np.asarray(self._user_variable.value, dtype=float), "cvxpy"
+        else:
+            exact = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
         ref_time = time.perf_counter() - t0
         best = float(np.sum((self.X @ exact - self.y) ** 2))
         got = float(np.sum((self.X @ coef - self.y) ** 2))
@@ -316,7 +334,7 @@ class LeastSquaresProblem(StructuredProblem):
         norms = np.linalg.norm(np.column_stack([self.X, self.y]), axis=1)
         return ValidationReport(
             reference_value=best, objective_gap=got - best, reference_time=ref_time,
-            reference_solver="numpy.linalg.lstsq (exact OLS)",
+            reference_solver=solver,
             metrics={"coef_error": err,
                      "relative_error": err / max(float(np.linalg.norm(exact)), 1e-300),
                      "reference_coef": exact,
@@ -374,8 +392,10 @@ def least_squares_from_model(problem: cp.Problem, private: Any) -> LeastSquaresP
     Parameters
     ----------
     problem : cvxpy.Problem
-        Unconstrained, objective exactly ``sum_squares(X @ beta - y)`` (or ``y - X @ beta``)
-        with X, y Parameters (values set) and beta a vector Variable.
+        Objective exactly ``sum_squares(X @ beta - y)`` (or ``y - X @ beta``) with X, y
+        Parameters (values set) and beta a vector Variable; constraints, if any, may involve only
+        beta and public data (they are applied to the released surrogate: post-processing;
+        mechanisms "ssp" and "rp" only).
     private : LeastSquaresPrivacy or a sequence holding one
         Names X and y and the public row bound.
 
@@ -402,12 +422,18 @@ def least_squares_from_model(problem: cp.Problem, private: Any) -> LeastSquaresP
         denom = expr.args[1]
         if isinstance(denom, cp.Constant) and np.allclose(denom.value, 1.0):
             matched = _match_residual(expr.args[0])
-    if matched is None or problem.constraints:
+    if matched is None:
         raise UnsupportedProblemError(
-            "only the unconstrained model cp.Minimize(cp.sum_squares(X @ beta - y)) with X, y "
+            "only the objective cp.Minimize(cp.sum_squares(X @ beta - y)) with X, y "
             "cp.Parameters and beta a vector cp.Variable is recognised; build it that way or "
             "use cvxdp.least_squares(X, y, row_bound=...).")
     X, beta, y = matched
+    for con in problem.constraints:
+        if any(p is X or p is y for p in con.parameters()) or any(
+                v is not beta for v in con.variables()):
+            raise UnsupportedProblemError(
+                f"constraint {con} must involve only beta and public data (not X or y): the "
+                "private data may appear in the objective only.")
     if X is not spec.X or y is not spec.y:
         raise PrivacySpecError("LeastSquaresPrivacy must name the model's own X and y Parameters.")
     if X.value is None or y.value is None:
@@ -416,4 +442,5 @@ def least_squares_from_model(problem: cp.Problem, private: Any) -> LeastSquaresP
         raise UnsupportedProblemError("beta must be a vector Variable (shape (d,)).")
     out = LeastSquaresProblem(X.value, y.value, spec.row_bound)
     out._user_variable = beta
+    out._user_constraints = list(problem.constraints)
     return out

@@ -68,7 +68,7 @@ def test_ssp_noise_scale_and_structure():
     bound = 1.5
     sigma = calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=bound**2)
     assert gaussian_delta(sigma=sigma, epsilon=1.0, sensitivity=bound**2) <= 1e-6
-    _, record, info, _ = _ssp(np.zeros((1, 3)), ApproxDP(1.0, 1e-6), bound,
+    _, record, info = _ssp(np.zeros((1, 3)), ApproxDP(1.0, 1e-6), bound,
                               np.random.default_rng(0))
     assert info["sigma"] == pytest.approx(sigma, rel=1e-12)
     assert record.params["gdp_mu"] == pytest.approx(bound**2 / sigma)
@@ -126,9 +126,9 @@ def test_user_model_is_recognised_and_dispatched():
     assert sol.validation.relative_error < 0.2
     flipped = cp.Problem(cp.Minimize(cp.sum_squares(Y - X @ beta)))
     assert least_squares_from_model(flipped, [spec]).X.shape == x.shape
-    with pytest.raises(UnsupportedProblemError, match="sum_squares"):
+    with pytest.raises(UnsupportedProblemError, match="only beta and public data"):
         least_squares_from_model(cp.Problem(cp.Minimize(cp.sum_squares(X @ beta - Y)),
-                                            [beta >= 0]), spec)
+                                            [X @ beta >= 0]), spec)
     with pytest.raises(UnsupportedProblemError, match="sum_squares"):
         least_squares_from_model(cp.Problem(cp.Minimize(cp.norm1(X @ beta - Y))), spec)
     with pytest.raises(PrivacySpecError, match="LeastSquaresPrivacy"):
@@ -136,6 +136,26 @@ def test_user_model_is_recognised_and_dispatched():
     other = cp.Parameter(x.shape, value=x)
     with pytest.raises(PrivacySpecError, match="own X and y"):
         least_squares_from_model(model, LeastSquaresPrivacy(other, Y, row_bound=1.0))
+
+
+def test_public_constraints_are_applied_to_the_released_surrogate():
+    x, y = _data(20000)  # true beta = linspace(-0.5, 0.5, 4): two negative entries
+    X = cp.Parameter(x.shape, value=x)
+    Y = cp.Parameter(y.shape, value=y)
+    beta = cp.Variable(x.shape[1])
+    model = cp.Problem(cp.Minimize(cp.sum_squares(X @ beta - Y)), [beta >= 0, cp.sum(beta) <= 1])
+    structured = least_squares_from_model(model, LeastSquaresPrivacy(X, Y, row_bound=1.5))
+    for mech in ("ssp", "rp"):
+        sol = structured.solve_private(epsilon=1.0, delta=1e-6, rng=0, mechanism=mech,
+                                       sketch_size=300, reference=True)
+        assert np.all(sol.coef >= -1e-6) and sol.coef.sum() <= 1 + 1e-6
+        assert np.array_equal(beta.value, sol.coef)
+        assert sol.validation.reference_solver == "cvxpy"
+        ref = sol.validation.reference_coef
+        assert np.all(ref >= -1e-6) and ref[:2] == pytest.approx([0, 0], abs=1e-5)
+        assert sol.validation.coef_error < 0.1
+    with pytest.raises(UnsupportedProblemError, match="not 'ls'"):
+        structured.solve_private(epsilon=1.0, delta=1e-6, mechanism="ls")
 
 
 def test_bad_inputs():
