@@ -53,6 +53,7 @@ _LAZY = {
     "private_gaussian": "cvxdp.estimation.gaussians",
     "covering_sdp": "cvxdp.solvers.covering",
     "covering_lp": "cvxdp.solvers.covering",
+    "covering_socp": "cvxdp.solvers.covering",
 }
 
 __all__ = [

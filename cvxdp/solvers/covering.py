@@ -29,7 +29,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.mechanisms import exponential_record
@@ -150,6 +150,10 @@ class _Covering(StructuredProblem):
             warnings.simplefilter("ignore", UserWarning)
             super().solve(solver=solver)
         self.reference_status = self.status
+        if self.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            raise InfeasibleProblemError(
+                "the exact covering program is infeasible: some constraint row is all zeros "
+                "(nothing can cover it); drop such rows or add a variable that covers them.")
         if self.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
             raise UnsupportedProblemError(f"exact covering solve ended with status {self.status}.")
         return self._point(), float(self.value), time.perf_counter() - t0, str(solver)

@@ -122,9 +122,14 @@ def solve_general(
                                "sensitivity=0.05).")
     settings = {s.setting for s in specs}
     if "constraint_set" in settings:
-        raise PrivacySpecError(
-            "ConstraintSetPrivacy (whole rows added/removed) is solved by the dense MWU of "
-            "covering programs: build the model with cvxdp.covering_lp / cvxdp.covering_sdp.")
+        # High-sensitivity constraint privacy: whole rows added/removed -> dense MWU over the
+        # constraints (paper 002 App. B), which checks the model is a covering program.
+        if len(specs) > 1:
+            raise PrivacySpecError("ConstraintSetPrivacy cannot be combined with other specs.")
+        from cvxdp.solvers.covering import solve_covering_private
+
+        return solve_covering_private(problem, specs[0], epsilon=epsilon, delta=delta, rho=rho,
+                                      rng=gen, reference=reference, accuracy=accuracy, **opts)
     if "objective" in settings and len(settings) > 1:
         raise PrivacySpecError(
             "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "

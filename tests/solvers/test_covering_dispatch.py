@@ -1,0 +1,44 @@
+"""ConstraintSetPrivacy on a user's model goes through solve_private to the dense MWU."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import cvxdp
+
+
+def _model(zero_row=False):
+    rng = np.random.default_rng(0)
+    A = rng.uniform(size=(600, 12)) ** 3
+    if zero_row:
+        A[5] = 0.0
+    x = cp.Variable(12, nonneg=True)
+    con = A @ x >= 1
+    return cp.Problem(cp.Minimize(cp.sum(x)), [con]), con
+
+
+def test_user_covering_model_is_solved_by_dense_mwu():
+    prob, con = _model()
+    sol = prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, reference=True,
+                             private=cvxdp.ConstraintSetPrivacy(con))
+    assert sol.privacy.guarantee == "dp" and sol.privacy.epsilon <= 4.0 + 1e-9
+    assert "Alg. 3" in sol.privacy.theorem
+    v = sol.validation
+    # all but s constraints met exactly is not promised; most are met at 1 - alpha = 1/2
+    assert v.frac_covered_half >= 0.95
+    assert 0.3 <= v.cost_ratio <= 3.0
+
+
+def test_not_a_covering_model_is_refused():
+    x = cp.Variable(3)
+    con = np.ones((4, 3)) @ x >= 1
+    prob = cp.Problem(cp.Minimize(cp.sum(x)), [con, x <= 5])
+    with pytest.raises(cvxdp.UnsupportedProblemError):
+        prob.solve_private(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintSetPrivacy(con))
+
+
+def test_infeasible_covering_reference_is_a_typed_error():
+    prob, con = _model(zero_row=True)
+    with pytest.raises(cvxdp.InfeasibleProblemError, match="all zeros"):
+        prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, reference=True,
+                           private=cvxdp.ConstraintSetPrivacy(con))
