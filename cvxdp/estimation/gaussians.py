@@ -252,23 +252,53 @@ def _step_budget(records: tuple[PrivacyRecord, ...], delta: float) -> tuple[floa
     return float(b.epsilon), float(getattr(b, "delta", 0.0))
 
 
-def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, gen, steps, info):
+def _standard_steps(blocks: dict[str, np.ndarray], epsilon: float, delta: float, beta: float,
+                    iterations: int | None, tol: float, c1: float, method: str,
+                    gen: np.random.Generator, steps: dict, info: dict) -> tuple:
     """Steps 1-4 of §5.1; returns (U, mean, covariance), None entries on ⊥."""
-    x_sub = blocks["subspace"]
-    u, res = private_subspace(_pairs(x_sub), epsilon=epsilon, delta=delta, tol=tol, rng=gen)
+    d = blocks["subspace"].shape[1]
+    u, res = private_subspace(_pairs(blocks["subspace"]), epsilon=epsilon, delta=delta, tol=tol,
+                              rng=gen)
     steps["subspace"] = (res.record,)
-    if u is None or u.shape[1] == 0:
+    if u is None:
         info["bottom_step"] = "subspace"
         return None, None, None
     r = u.shape[1]
-    # covariance of U^T X inside the subspace
+    if r == 0:  # Sigma = 0: every sample equals mu, which step 4 recovers exactly
+        cov_r, mean = np.zeros((0, 0)), np.zeros(d)
+    else:
+        cov_r, mean = _in_subspace(blocks, u, epsilon, delta, beta, iterations, c1, method, gen,
+                                   steps, info)
+        if mean is None:
+            return u, None, None
+    if r < d:  # mean orthogonal to range(Sigma): exact match, Alg. 1 with s = 1
+        proj = np.eye(d) - u @ u.T
+        items = blocks["perp_mean"] @ proj
+        tol_perp = _perp_tolerance(res.record.params["sigma"], tol, d, cov_r, mean,
+                                   len(items), beta)
+        info["perp_tolerance"] = tol_perp
+        res4 = populous_mean(items, EuclideanSpace(r=tol_perp), epsilon=epsilon, delta=delta,
+                             rng=gen)
+        steps["perp_mean"] = (res4.record,)
+        if res4.value is None:
+            info["bottom_step"] = "perp_mean"
+            return u, None, None
+        mean = mean + proj @ res4.value
+    return u, mean, u @ cov_r @ u.T
+
+
+def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, delta: float,
+                 beta: float, iterations: int | None, c1: float, method: str,
+                 gen: np.random.Generator, steps: dict, info: dict) -> tuple:
+    """Steps 2-3: covariance of U^T X, then the mean whitened by it; (None, None) on ⊥."""
+    r = u.shape[1]
     if method == "practical":
         z_scale = _pairs(blocks["scale"]) @ u
         scales, recs = log_scale(z_scale, epsilon=epsilon, delta=delta, rng=gen)
         steps["scale"] = tuple(recs)
         if scales is None:
             info["bottom_step"] = "scale"
-            return u, None, None
+            return None, None
         upper = 4.0 * r * np.diag(scales**2)
         rounds = iterations if iterations is not None else coarse_schedule(
             len(blocks["covariance"]) // 2, r, zcdp_from_approx(epsilon, delta))[0]
@@ -282,7 +312,7 @@ def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, g
             params=par),)
         if pre is None:
             info["bottom_step"] = "preconditioner"
-            return u, None, None
+            return None, None
         upper = 1.1 * pre  # Thm 5.4: dist(Sigma, Sigma_hat) <= 1/10, so Sigma <= 1.1 Sigma_hat
         rounds = 0
     z_cov = _pairs(blocks["covariance"]) @ u
@@ -295,30 +325,15 @@ def _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1, method, g
         warnings.warn(GaussianSampleWarning(
             f"the private covariance is not resolved in {cinfo['unresolved']} of {r} directions "
             "(relative error > 1/2 there; it over-estimates them): more samples are needed."),
-            stacklevel=3)
-    # mean inside the subspace, whitened by the released covariance
+            stacklevel=4)
     low = np.linalg.cholesky(cov_r)
     y = linalg.solve_triangular(low, (blocks["mean"] @ u).T, lower=True).T
-    ym, recs, minfo = clipped_mean(y, epsilon=epsilon, delta=delta, beta=beta, rng=gen)
+    ym, recs, _ = clipped_mean(y, epsilon=epsilon, delta=delta, beta=beta, rng=gen)
     steps["mean"] = tuple(recs)
     if ym is None:
         info["bottom_step"] = "mean"
-        return u, None, None
-    mean = u @ (low @ ym)
-    if r < u.shape[0]:  # mean orthogonal to range(Sigma): exact match, Alg. 1 with s = 1
-        proj = np.eye(u.shape[0]) - u @ u.T
-        items = blocks["perp_mean"] @ proj
-        tol_perp = _perp_tolerance(res.record.params["sigma"], tol, u.shape[0], cov_r, mean,
-                                   len(items), beta)
-        info["perp_tolerance"] = tol_perp
-        res4 = populous_mean(items, EuclideanSpace(r=tol_perp), epsilon=epsilon, delta=delta,
-                             rng=gen)
-        steps["perp_mean"] = (res4.record,)
-        if res4.value is None:
-            info["bottom_step"] = "perp_mean"
-            return u, None, None
-        mean = mean + proj @ res4.value
-    return u, mean, u @ cov_r @ u.T
+        return None, None
+    return cov_r, u @ (low @ ym)
 
 
 def _perp_tolerance(sigma_sub: float, tol: float, d: int, cov_r: np.ndarray, mean: np.ndarray,
@@ -332,7 +347,7 @@ def _perp_tolerance(sigma_sub: float, tol: float, d: int, cov_r: np.ndarray, mea
     """
     e_p = tol + 2.0 * sigma_sub * (2.0 * math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 / beta)))
     r = cov_r.shape[0]
-    spread = math.sqrt(float(np.linalg.eigvalsh(cov_r)[-1])) * (
+    spread = 0.0 if r == 0 else math.sqrt(float(np.linalg.eigvalsh(cov_r)[-1])) * (
         math.sqrt(r) + math.sqrt(2.0 * math.log(2.0 * k / beta)))
     return 2.0 * e_p * spread + 1e-12 * (1.0 + float(np.linalg.norm(mean)))
 

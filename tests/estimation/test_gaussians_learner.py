@@ -104,6 +104,15 @@ def test_singular_covariance_recovers_subspace_and_off_range_mean():
     assert "perp_mean" in sol.step_records
 
 
+def test_degenerate_sigma_zero_returns_the_point_mass():
+    """Sigma = 0 (every sample equal): rank 0, covariance 0, mean from the exact-match step."""
+    x = np.tile([3.0, -1e3, 7.5], (20_000, 1))
+    sol = run(x, epsilon=1.0, delta=1e-6, rng=22, reference=False)
+    assert sol.rank == 0 and np.array_equal(sol.covariance, np.zeros((3, 3)))
+    assert np.allclose(sol.mean, x[0], atol=1e-9)
+    assert "perp_mean" in sol.step_records and "covariance" not in sol.step_records
+
+
 def test_one_extreme_record_cannot_break_the_release():
     """A single record at 1e300 (its squares overflow) is clipped like any other: finite output
     with the same accuracy (otherwise NaN would reveal it)."""
