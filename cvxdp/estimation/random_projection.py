@@ -42,6 +42,8 @@ __all__ = [
     "ls_sigma",
     "ls_release",
     "als_release",
+    "relative_leverage",
+    "relative_random_projection",
     "RP_REFERENCE",
 ]
 
@@ -331,3 +333,79 @@ def als_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator
     d = data.shape[1] - 1
     sketch = gaussian_sketch(data, r, sigma, gen)
     return np.linalg.lstsq(sketch[:d].T, sketch[d], rcond=None)[0]
+
+
+def relative_leverage(data: Any, *, block: int = 512) -> float:
+    """Leverage for the set X = {D} u {D - v} u {D + u}, u, v rows of D, and all their
+    add/remove neighbours (paper Def. 6 with the footnote-18 completion).
+
+    With H = D (D'D)^{-1} D' the hat matrix, removing row v turns the leverage of row w into
+    ``H_ww + H_wv^2 / (1 - H_vv)`` (rank-one downdate); additions only lower leverages.  So the
+    answer is ``max(max_w H_ww, max_{v != w} H_ww + H_wv^2 / (1 - H_vv))``, 1 if some
+    ``H_vv = 1`` or D is rank deficient.  O(n^2 d) time, O(block n) memory.
+
+    This is a property of the private data: it is what relative DP is relative to.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Definition 6, §7.2 (choice of X), footnote 18.
+    """
+    d_mat = np.asarray(data, dtype=float)
+    q, rr = np.linalg.qr(d_mat)
+    if np.min(np.abs(np.diag(rr))) <= 1e-12 * max(np.max(np.abs(np.diag(rr))), 1e-300):
+        return 1.0
+    h = np.einsum("ij,ij->i", q, q)
+    if np.max(h) >= 1.0 - 1e-12:
+        return 1.0
+    best = float(np.max(h))
+    inv = 1.0 / (1.0 - h)
+    for start in range(0, q.shape[0], block):
+        hw = q[start:start + block] @ q.T  # H_wv for w in the block
+        idx = np.arange(start, start + hw.shape[0])
+        hw[np.arange(hw.shape[0]), idx] = 0.0  # v != w
+        best = max(best, float(np.max(h[idx] + np.max(hw**2 * inv[None, :], axis=1))))
+    return min(best, 1.0)
+
+
+def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: int,
+                               row_bound: float, rng: None | int | np.random.Generator = None
+                               ) -> tuple[np.ndarray, Any]:
+    """M_RP^rel: the random projection with **no noise** when the leverage for X is already at
+    most s_bar, else exactly M_RP.  Relative DP (Lu et al. 2024), **not** differential privacy.
+
+    The guarantee holds only among the databases X of :func:`relative_leverage` (the data, its
+    one-row deletions, its one-row duplications, and their neighbours); whether noise is added
+    depends on the private data.  The returned report says ``guarantee="relative_dp"`` and holds
+    no accountant records, so it cannot be mistaken for a DP step.
+
+    Returns
+    -------
+    sketch : ndarray (d, r)
+    report : PrivacyReport
+        ``details`` has ``leverage_X``, ``s_bar``, ``sigma`` and ``noise_free``.
+
+    References
+    ----------
+    ``003_b19553264cbba37e.txt``, Figure 12 and Theorem 6.
+    """
+    from cvxdp.privacy.accountant import PrivacyReport
+
+    budget = resolve_budget(epsilon=epsilon, delta=delta)
+    if not isinstance(budget, ApproxDP):
+        raise BudgetError("M_RP^rel needs epsilon= and delta= > 0.")
+    r = _check_r(r)
+    clipped = clip_rows(data, row_bound)
+    lev = relative_leverage(clipped)
+    s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)
+    noise_free = lev <= s_bar
+    sigma = 0.0 if noise_free else rp_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r,
+                                            row_bound=row_bound)
+    sketch = gaussian_sketch(clipped, r, sigma, as_generator(rng))
+    report = PrivacyReport(
+        guarantee="relative_dp", epsilon=budget.epsilon, delta=budget.delta, rho=None,
+        neighbouring=("add/remove one row, only among X = {D, D - v, D + u : u, v rows of D} and "
+                      "their neighbours (relative DP; NOT differential privacy)"),
+        theorem=f"{PAPER}, Fig. 12 and Thm 6 (relative DP)",
+        details={"leverage_X": lev, "s_bar": s_bar, "sigma": sigma, "noise_free": noise_free,
+                 "r": r})
+    return sketch, report
