@@ -93,6 +93,9 @@ class GaussianSolution(PrivateSolution):
         Dimension of the privately recovered subspace range(Sigma).
     samples_required : SampleRequirement
         What the accuracy bounds ask for (compare with ``n``).
+    step_records : dict
+        Each step's privacy records (with their lemma citations); the report's ledger holds the
+        single parallel-composition record over the steps.
     """
 
     mean: np.ndarray | None = None
