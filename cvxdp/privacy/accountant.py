@@ -12,6 +12,8 @@ evaluates several sound strategies and returns the tightest:
   records.
 * pure route: pure records are added in epsilon (basic composition), the remaining zCDP-only
   records go through the zCDP route.
+* Gaussian-DP route: Gaussian steps (records with ``params["gdp_mu"]``) composed exactly in
+  Gaussian DP, the rest by the other routes, delta split between the two.
 * basic route: every record with an (epsilon, delta) or pure budget is added by basic
   composition (a single analytic-Gaussian step keeps its exact epsilon), zCDP-only records are
   converted with the delta left.
@@ -27,6 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+import numpy as np
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_epsilon
@@ -163,6 +167,40 @@ def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: 
 
 
 def _approx_epsilon(recs: list[PrivacyRecord], delta: float) -> float:
+    """Tightest epsilon at total ``delta``: the strategies of :func:`_approx_epsilon_basic_zcdp`,
+    and, when some steps are Gaussian (``params["gdp_mu"]``), exact Gaussian-DP composition of
+    those steps (``mu = sqrt(sum mu_k^2)``, Dong, Roth & Su 2022, Cor. 3.3) with delta split
+    between them and the rest (sound for interleaved adaptive steps: adaptive composition is
+    bounded by the tensor product of trade-off functions, which is commutative, ibid. Thm 3.2).
+    """
+    best = math.inf
+    error: BudgetError | None = None
+    try:
+        best = _approx_epsilon_basic_zcdp(recs, delta)
+    except BudgetError as err:
+        error = err
+    gauss = [r for r in recs if "gdp_mu" in r.params]
+    if gauss:
+        from cvxdp.privacy.gdp import gdp_epsilon  # gdp imports this module
+
+        mu = math.sqrt(sum(r.count * float(r.params["gdp_mu"]) ** 2 for r in gauss))
+        rest = [r for r in recs if "gdp_mu" not in r.params]
+        if not rest:
+            best = min(best, gdp_epsilon(mu=mu, delta=delta))
+        else:
+            # frac = 1: all delta to the Gaussian block (exact when the rest is pure DP)
+            for frac in [*np.geomspace(1e-3, 1 - 1e-3, 13), 1.0]:
+                try:
+                    e_rest = _approx_epsilon_basic_zcdp(rest, delta * (1 - frac))
+                except BudgetError:
+                    continue
+                best = min(best, gdp_epsilon(mu=mu, delta=delta * frac) + e_rest)
+    if not math.isfinite(best):
+        raise error or BudgetError(f"cannot compose within delta={delta:.3g}.")
+    return best
+
+
+def _approx_epsilon_basic_zcdp(recs: list[PrivacyRecord], delta: float) -> float:
     """Tightest epsilon at total ``delta`` over the strategies described in the module doc.
 
     Each strategy puts some records in a *basic* group (their own (eps, delta) budgets added,

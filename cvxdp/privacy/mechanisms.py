@@ -61,8 +61,11 @@ def gaussian_record(
                 f"delta={delta:.3g}; calibrate sigma with calibrate_gaussian()."
             )
         budget = ApproxDP(exact if epsilon is None else epsilon, delta)
+    # gdp_mu: the step is exactly mu-Gaussian-DP with mu = D / sigma (Dong, Roth & Su 2022);
+    # the accountant composes such steps exactly.
     return PrivacyRecord(mechanism, budget, reference, zcdp=z, count=count,
-                         params={"sigma": sigma, "sensitivity": D, **params})
+                         params={"sigma": sigma, "sensitivity": D, "gdp_mu": D / sigma,
+                                 **params})
 
 
 def gaussian_mechanism(

@@ -63,9 +63,10 @@ def test_composition_is_sqrt_of_sum_of_squares_and_beats_zcdp():
     assert rec.zcdp.rho == pytest.approx(0.005)
     total = compose_gdp_records([rec], delta=1e-5)
     assert total.epsilon == pytest.approx(gdp_epsilon(mu=1.0, delta=1e-5), rel=1e-12)
-    via_zcdp = compose([rec], notion="approx", delta=1e-5).epsilon
-    assert via_zcdp == pytest.approx(zcdp_to_epsilon(0.5, 1e-5), rel=1e-9)
-    assert total.epsilon < via_zcdp
+    # the accountant composes Gaussian steps exactly in GDP too, strictly better than zCDP + CKS
+    via_accountant = compose([rec], notion="approx", delta=1e-5).epsilon
+    assert via_accountant == pytest.approx(total.epsilon, rel=1e-9)
+    assert total.epsilon < zcdp_to_epsilon(0.5, 1e-5)
 
 
 def test_mixed_ledger_is_never_worse_than_the_accountant():

@@ -58,14 +58,16 @@ def test_accountant_refuses_overspend_and_keeps_ledger():
     assert acct.spent().epsilon == pytest.approx(1.0)
 
 
-def test_accountant_in_approx_dp_uses_zcdp_for_gaussian_steps():
-    total = ApproxDP(1.0, 1e-6)
-    acct = PrivacyAccountant(total)
-    # 50 Gaussian steps, each with sigma chosen so that rho adds up to exactly the CKS budget.
+def test_accountant_composes_gaussian_steps_exactly_in_gdp():
+    # 50 Gaussian steps calibrated by exact GDP composition (mu_total = sqrt(50) / sigma) meet
+    # (1, 1e-6) exactly -- tighter than zCDP + CKS, which would need a larger sigma.
     from cvxdp.privacy.budgets import zcdp_from_approx
+    from cvxdp.privacy.gdp import gdp_sigma
 
-    rho = zcdp_from_approx(1.0, 1e-6)
-    sigma = 1.0 / math.sqrt(2 * rho / 50)
+    acct = PrivacyAccountant(ApproxDP(1.0, 1e-6))
+    sigma = gdp_sigma(epsilon=1.0, delta=1e-6, steps=50)
+    sigma_zcdp = 1.0 / math.sqrt(2 * zcdp_from_approx(1.0, 1e-6) / 50)
+    assert sigma < sigma_zcdp
     for _ in range(50):
         acct.spend(gaussian_record(sigma=sigma, sensitivity=1.0))
     assert acct.spent().epsilon == pytest.approx(1.0, rel=1e-6)
@@ -73,7 +75,18 @@ def test_accountant_in_approx_dp_uses_zcdp_for_gaussian_steps():
         acct.spend(gaussian_record(sigma=sigma, sensitivity=1.0))
     rep = acct.report(theorem="test", neighbouring="replace one row")
     assert rep.guarantee == "dp" and rep.mechanisms == {"gaussian": 50}
-    assert rep.rho == pytest.approx(rho, rel=1e-9)
+    assert rep.rho == pytest.approx(50 / (2 * sigma**2), rel=1e-9)
+
+
+def test_gaussian_steps_mixed_with_pure_steps_split_delta():
+    from cvxdp.privacy.gdp import gdp_epsilon
+
+    recs = [gaussian_record(sigma=10.0, sensitivity=1.0, count=20), PrivacyRecord(
+        "laplace", PureDP(0.2), "x")]
+    eps = compose(recs, notion="approx", delta=1e-6).epsilon
+    # never worse than giving all delta to the Gaussian block and adding the pure step
+    assert eps <= gdp_epsilon(mu=math.sqrt(20) / 10, delta=1e-6) + 0.2 + 1e-9
+    assert eps >= gdp_epsilon(mu=math.sqrt(20) / 10, delta=1e-6)
 
 
 def test_records_are_immutable():
