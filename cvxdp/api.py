@@ -133,6 +133,14 @@ def solve_private(
             kwargs["verbose"] = verbose
         return problem.solve_private(**kwargs, **solver_opts)
 
+    if private is not None and _is_least_squares_spec(private):
+        # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (paper 003)
+        from cvxdp.estimation.regression import least_squares_from_model
+
+        structured = least_squares_from_model(problem, private)
+        return structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,
+                                        reference=reference, **solver_opts)
+
     from cvxdp.privacy.budgets import resolve_budget
     from cvxdp.privacy.rng import as_generator
     from cvxdp.transform import to_scp, unsupported_reasons
@@ -159,6 +167,13 @@ def solve_private(
         problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,
         rng=rng, reference=reference, verbose=verbose, **solver_opts,
     )
+
+
+def _is_least_squares_spec(private: Any) -> bool:
+    from cvxdp.estimation.regression import LeastSquaresPrivacy
+
+    specs = private if isinstance(private, (list, tuple)) else [private]
+    return any(isinstance(s, LeastSquaresPrivacy) for s in specs)
 
 
 def _solve_private_method(self: cp.Problem, **kwargs: Any) -> Any:
