@@ -303,8 +303,9 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
             info["bottom_step"] = "scale"
             return None, None
         upper = 4.0 * r * np.diag(scales**2)
-        rounds = iterations if iterations is not None else coarse_schedule(
-            len(blocks["covariance"]) // 2, r, zcdp_from_approx(epsilon, delta))[0]
+        rounds, _, frac = coarse_schedule(len(blocks["covariance"]) // 2, r,
+                                          zcdp_from_approx(epsilon, delta))
+        rounds = rounds if iterations is None else iterations
     else:
         z_pre = _pairs(blocks["preconditioner"]) @ u
         pre, par, res3 = private_preconditioner(z_pre, epsilon=epsilon, delta=delta, beta=beta,
@@ -317,11 +318,11 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
             info["bottom_step"] = "preconditioner"
             return None, None
         upper = 1.1 * pre  # Thm 5.4: dist(Sigma, Sigma_hat) <= 1/10, so Sigma <= 1.1 Sigma_hat
-        rounds = 0
+        rounds, frac = 0, 0.5
     z_cov = _pairs(blocks["covariance"]) @ u
     rho = zcdp_from_approx(epsilon, delta)
     cov_r, recs, cinfo = coinpress_covariance(z_cov, upper, rho=rho, iterations=rounds,
-                                              beta=beta, rng=gen)
+                                              beta=beta, rng=gen, coarse_fraction=frac)
     steps["covariance"] = tuple(recs)
     info["covariance"] = cinfo
     if cinfo["unresolved"]:
