@@ -20,6 +20,7 @@ from cvxdp.estimation.masking import PAPER, MultiplicativePSDMask, k_min
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.solution import ValidationReport
 
@@ -137,6 +138,17 @@ def log_scale(z: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Gen
 
 
 COARSE_GAIN = 1e6  # tightening the coarse rounds aim for: (condition number) x (looseness of A_0)
+
+
+def gaussian_steps_rho(epsilon: float, delta: float) -> float:
+    """rho to split over a step made only of Gaussian mechanisms so that it is (epsilon, delta)-DP.
+
+    Such a step composes exactly in Gaussian DP (mu = sqrt(sum (D_k/sigma_k)^2), Dong, Roth & Su
+    2022, Cor. 3.3), and splitting ``rho = mu^2 / 2`` by shares is the same as splitting mu^2;
+    ``mu = gdp_mu(epsilon, delta)`` is exact, 15% more rho than the zCDP + CKS route at (1, 1e-6).
+    The accountant verifies the composed records against the target.
+    """
+    return 0.5 * gdp_mu(epsilon=epsilon, delta=delta) ** 2
 
 
 def _coarse_psi(m: int, d: int, rho_round: float) -> float:
@@ -373,7 +385,8 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     if not robust:
         steps["subspace"] = 2 * k2 * d
         steps["perp_mean"] = k2
-    rho = zcdp_from_approx(epsilon, delta)
+    rho = gaussian_steps_rho(epsilon, delta)
+    rho_mean = zcdp_from_approx(0.75 * epsilon, 0.5 * delta)  # as in clipped_mean
     g1 = calibrate_gaussian(rho=rho / 2, sensitivity=1.0, method="zcdp")  # sigma per unit sens
 
     def cov_gap(m: float) -> float:
@@ -385,7 +398,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     def mean_gap(m: float) -> float:
         rad = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
             + 1.5 * BIN_WIDTH * math.sqrt(d)
-        sig = calibrate_gaussian(rho=rho * 0.7, sensitivity=2 * rad / m, method="zcdp")
+        sig = calibrate_gaussian(rho=rho_mean, sensitivity=2 * rad / m, method="zcdp")
         return 1.5 * (math.sqrt(d / m) + sig * math.sqrt(d)) - alpha
 
     thresh_mean = 1 + 2 * math.log(4 / delta) / (epsilon / 4)

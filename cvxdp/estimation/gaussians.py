@@ -45,6 +45,7 @@ from cvxdp.estimation.gaussian_steps import (
     coarse_schedule,
     coinpress_covariance,
     empirical_validation,
+    gaussian_steps_rho,
     layout,
     log_scale,
     required_n,
@@ -54,7 +55,7 @@ from cvxdp.estimation.gaussian_steps import (
 from cvxdp.estimation.masking import PAPER, k_min, populous_mean
 from cvxdp.estimation.wrapper import EuclideanSpace, private_preconditioner, private_subspace
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
-from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
+from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
@@ -304,7 +305,7 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
             return None, None
         upper = 4.0 * r * np.diag(scales**2)
         rounds, _, frac = coarse_schedule(len(blocks["covariance"]) // 2, r,
-                                          zcdp_from_approx(epsilon, delta))
+                                          gaussian_steps_rho(epsilon, delta))
         rounds = rounds if iterations is None else iterations
     else:
         z_pre = _pairs(blocks["preconditioner"]) @ u
@@ -320,7 +321,7 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
         upper = 1.1 * pre  # Thm 5.4: dist(Sigma, Sigma_hat) <= 1/10, so Sigma <= 1.1 Sigma_hat
         rounds, frac = 0, 0.5
     z_cov = _pairs(blocks["covariance"]) @ u
-    rho = zcdp_from_approx(epsilon, delta)
+    rho = gaussian_steps_rho(epsilon, delta)  # the covariance step is Gaussian mechanisms only
     cov_r, recs, cinfo = coinpress_covariance(z_cov, upper, rho=rho, iterations=rounds,
                                               beta=beta, rng=gen, coarse_fraction=frac)
     steps["covariance"] = tuple(recs)
