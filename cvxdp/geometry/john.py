@@ -1,0 +1,231 @@
+"""John ellipsoid of a symmetric polytope: exact conic reference, fast iterations, DP algorithm.
+
+``john_ellipsoid(A)`` returns a CVXPY problem for ``P = {x : -1 <= A x <= 1}``: the largest-volume
+ellipsoid ``E = {X u : ||u|| <= 1}`` inside P, i.e. ``maximise det(X)^{1/d}`` s.t.
+``||X a_i|| <= 1`` for every row, written with ``geo_mean`` over an SOC + PSD model (symmetric
+cones only, so SCS and Clarabel solve it).  The answer, in ``.ellipsoid``, is given as
+``E = {x : x' Q x <= 1}`` with ``Q = X^{-2} = A' W A`` for the John weights ``w`` (sum w = d).
+
+* ``.solve()``: the exact reference;
+* ``.solve(method="fixed-point")``: the averaged fixed-point iteration (Cohen-Cousins-Lee-Yang);
+* ``.solve(method="sketched")``: Algorithm 1 of the paper without noise;
+* ``.solve_private(...)``: the differentially private John ellipsoid, see
+  :mod:`cvxdp.geometry.john_private`.
+
+References
+----------
+Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
+Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Def 3.2, Lemma 3.3, Lemma 3.5,
+Algorithm 1).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from scipy import special
+
+from cvxdp.errors import UnsupportedProblemError
+from cvxdp.geometry.john_iter import fixed_point_weights, gram, leverage_ratios, sketched_weights
+from cvxdp.privacy.rng import as_generator
+from cvxdp.structured import StructuredProblem
+
+__all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
+
+
+def _log_unit_ball(d: int) -> float:
+    return 0.5 * d * math.log(math.pi) - special.gammaln(d / 2 + 1)
+
+
+@dataclass(frozen=True)
+class Ellipsoid:
+    """The ellipsoid ``{x : (x - center)' Q (x - center) <= 1}``.
+
+    Attributes
+    ----------
+    matrix : ndarray (d, d)
+        Q, symmetric positive definite.
+    weights : ndarray (n,) or None
+        John weights w with ``Q = A' diag(w) A`` (None when Q was released without them).
+    center : ndarray (d,)
+        Zero for the symmetric polytope ``-1 <= A x <= 1``.
+    log_volume : float
+        ``log vol(unit ball) - 0.5 log det Q``.
+    """
+
+    matrix: np.ndarray
+    weights: np.ndarray | None
+    center: np.ndarray
+    log_volume: float
+
+    @classmethod
+    def from_matrix(cls, Q: np.ndarray, weights: np.ndarray | None = None) -> Ellipsoid:
+        Q = (np.asarray(Q, dtype=float) + np.asarray(Q, dtype=float).T) / 2
+        sign, logdet = np.linalg.slogdet(Q)
+        if sign <= 0:
+            raise UnsupportedProblemError("the ellipsoid matrix Q is not positive definite.")
+        d = Q.shape[0]
+        return cls(Q, weights, np.zeros(d), _log_unit_ball(d) - 0.5 * logdet)
+
+    @property
+    def dim(self) -> int:
+        return self.matrix.shape[0]
+
+    def scaled(self, factor: float) -> Ellipsoid:
+        """The ellipsoid ``center + factor (E - center)`` (volume times ``factor**d``)."""
+        w = None if self.weights is None else self.weights / factor**2
+        return Ellipsoid(self.matrix / factor**2, w, self.center,
+                         self.log_volume + self.dim * math.log(factor))
+
+    def contains(self, points: np.ndarray, *, tol: float = 1e-9) -> np.ndarray:
+        """Boolean mask of the rows of ``points`` inside the ellipsoid."""
+        p = np.atleast_2d(np.asarray(points, dtype=float)) - self.center
+        return np.einsum("ij,jk,ik->i", p, self.matrix, p) <= 1 + tol
+
+    def support_ratios(self, A: np.ndarray) -> np.ndarray:
+        """``a_i' Q^{-1} a_i`` for every row: E is inside ``|a_i' x| <= 1`` iff it is <= 1."""
+        Y = np.linalg.solve(self.matrix, np.asarray(A, dtype=float).T)
+        return np.einsum("ij,ji->i", np.asarray(A, dtype=float), Y)
+
+    def inscribed_in(self, A: np.ndarray, *, tol: float = 1e-6) -> bool:
+        """True when E lies in ``{x : -1 <= A x <= 1}`` (up to ``tol``)."""
+        return bool(np.max(self.support_ratios(A)) <= 1 + tol)
+
+    def volume_ratio(self, other: Ellipsoid) -> float:
+        """Per-dimension volume ratio ``(vol(self) / vol(other))^{1/d}``."""
+        return math.exp((self.log_volume - other.log_volume) / self.dim)
+
+
+def ellipsoid_from_weights(A: np.ndarray, w: np.ndarray) -> Ellipsoid:
+    """``E = {x : x' A' W A x <= 1}`` (Lemma 3.5 of ``000_e485cd77aacd52a5.txt``)."""
+    return Ellipsoid.from_matrix(gram(A, w), weights=np.asarray(w, dtype=float))
+
+
+def check_matrix(A: Any) -> np.ndarray:
+    """Validate the constraint matrix: finite, 2-D, n >= d, full column rank."""
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
+        raise UnsupportedProblemError(
+            f"A must be a 2-D array (n rows, d columns); got shape {A.shape}.")
+    if not np.all(np.isfinite(A)):
+        raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")
+    n, d = A.shape
+    if n < d or np.linalg.matrix_rank(A) < d:
+        raise UnsupportedProblemError(
+            f"A ({n}x{d}) must have full column rank d={d}, otherwise the polytope "
+            "{x : |A x| <= 1} is unbounded and has no John ellipsoid; drop redundant columns.")
+    return A
+
+
+class JohnEllipsoidProblem(StructuredProblem):
+    """``maximise geo_mean`` of the ellipsoid ``{X u : ||u|| <= 1}`` inside ``|A x| <= 1``.
+
+    Built by :func:`john_ellipsoid`; after a solve the answer is in :attr:`ellipsoid`.
+    """
+
+    def __init__(self, A: np.ndarray) -> None:
+        A = check_matrix(A)
+        n, d = A.shape
+        self.data = A
+        self.X = cp.Variable((d, d), symmetric=True, name="X")
+        Z = cp.Variable((d, d), name="Z")
+        # det(X)^{1/d} = geo_mean(diag Z) at the optimum of this PSD model (Ben-Tal & Nemirovski,
+        # Lectures on Modern Convex Optimization, Sec. 4.2): symmetric cones only.
+        self._support = cp.norm(A @ self.X, 2, axis=1) <= 1
+        cons = [
+            cp.bmat([[self.X, Z], [Z.T, cp.diag(cp.diag(Z))]]) >> 0,
+            cp.multiply(np.triu(np.ones((d, d)), 1), Z) == 0,  # Z lower triangular
+            self._support,
+        ]
+        super().__init__(cp.Maximize(cp.geo_mean(cp.diag(Z))), cons)
+        self.ellipsoid: Ellipsoid | None = None
+
+    # -- exact reference -------------------------------------------------------------------------
+    def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
+        """Exact conic solve (default) or ``method="fixed-point" | "sketched"``."""
+        if method is not None and method in self._methods:
+            return self._methods[method](self, *args, **kwargs)
+        with warnings.catch_warnings():  # geo_mean's exact SOC tower is intended (symmetric cones)
+            warnings.filterwarnings("ignore", message="geo_mean is being approximated")
+            value = super().solve(*args, method=method, **kwargs)
+        if self.X.value is not None:
+            self.ellipsoid = self._from_conic()
+        return value
+
+    def _from_conic(self) -> Ellipsoid:
+        A = self.data
+        n, d = A.shape
+        Xv = (self.X.value + self.X.value.T) / 2
+        lam, V = np.linalg.eigh(Xv)
+        lam = np.maximum(lam, 1e-300)
+        Q = (V / lam**2) @ V.T
+        # Dual of ||X a_i|| <= 1 under geo_mean: w_i = d * mu_i / det(X)^{1/d} (KKT, Lemma 3.3).
+        mu = np.maximum(np.asarray(self._support.dual_value, dtype=float).ravel(), 0.0)
+        g = float(np.exp(np.mean(np.log(lam))))
+        w = d * mu / g
+        if w.sum() > 0:
+            w = w * d / w.sum()
+        return Ellipsoid.from_matrix(Q, weights=w)
+
+    # -- fast non-private methods ----------------------------------------------------------------
+    def _solve_fixed_point(self, accuracy: float = 0.01, iterations: int | None = None) -> float:
+        """Averaged fixed-point iteration; ``max h_i(u) <= 1 + accuracy`` (Lemma 7.1)."""
+        t0 = time.perf_counter()
+        u, T = fixed_point_weights(self.data, accuracy, iterations)
+        self.ellipsoid = ellipsoid_from_weights(self.data, u)
+        self._fast_info = {"method": "fixed-point", "iterations": T,
+                           "time": time.perf_counter() - t0}
+        return self.ellipsoid.log_volume
+
+    def _solve_sketched(self, accuracy: float = 0.1, rng: Any = None, **kw: Any) -> float:
+        """Algorithm 1 without noise (sampling + Gaussian sketch), output normalised to sum d."""
+        t0 = time.perf_counter()
+        v, T, info = sketched_weights(self.data, accuracy, rng=as_generator(rng), **kw)
+        self.ellipsoid = ellipsoid_from_weights(self.data, v)
+        self._fast_info = {"method": "sketched", "iterations": T,
+                           "time": time.perf_counter() - t0, **info}
+        return self.ellipsoid.log_volume
+
+    _methods = {"fixed-point": _solve_fixed_point, "sketched": _solve_sketched}
+
+    # -- private ---------------------------------------------------------------------------------
+    def solve_private(self, **kwargs: Any) -> Any:
+        """DP John ellipsoid: :func:`cvxdp.geometry.john_private.private_john`."""
+        from cvxdp.geometry.john_private import private_john
+        return private_john(self, **kwargs)
+
+    def leverage_ratios(self, w: np.ndarray) -> np.ndarray:
+        """``a_i' (A' W A)^{-1} a_i`` for the problem's rows (not private)."""
+        return leverage_ratios(self.data, np.asarray(w, dtype=float))
+
+
+def john_ellipsoid(A: Any) -> JohnEllipsoidProblem:
+    """The John ellipsoid problem of ``P = {x : -1 <= A x <= 1}``.
+
+    Parameters
+    ----------
+    A : array_like (n, d)
+        Constraint rows, full column rank.
+
+    Returns
+    -------
+    JohnEllipsoidProblem
+        ``.solve()`` exact (SOC + PSD), ``.solve(method="fixed-point" | "sketched")`` fast,
+        ``.solve_private(epsilon=, delta=, closeness=, row_bound=, ...)`` DP.
+
+    Raises
+    ------
+    UnsupportedProblemError
+        A not 2-D, not finite, or not of full column rank.
+
+    References
+    ----------
+    ``../shared/papers/000_e485cd77aacd52a5.txt``, Def 3.2 (dual program), Lemma 3.3, Lemma 3.5.
+    """
+    return JohnEllipsoidProblem(A)

@@ -1,0 +1,92 @@
+"""``preset="paper"``: Algorithm 1 (Fast DP-JE) as printed -- NOT a proven DP mechanism.
+
+Kept for comparison only; its report says ``guarantee="conjectural"`` and lists the gaps
+(``../shared/papers/000-digest.md`` Sec. 6):
+
+* the noise is multiplicative, ``w_{k+1} = wbar (1 + z)``, while Lemma 6.6 analyses additive noise;
+* z is the truncated N^T(0, sigma^2, [-0.5, 0.5]) of Def 6.5 (the analysis; Line 19 prints an
+  untruncated Gaussian, which can make weights negative); shifted truncated supports do not
+  overlap, so the moments-accountant bound does not certify it;
+* sigma uses the data-dependent L of Thm C.15 (computed here from the private singular values of
+  ``W_1^{1/2} A``) and the unspecified constant c2 = 1 of Thm 6.7;
+* ``A'VA`` is released without noise although it reads A again.
+
+With the paper's own constants (``s = 8000/xi`` sketch rows, ``N = xi0^-2 d log(nd/delta1)``
+samples) the sketch and the sampling are the identity for every d <= 8000/xi and n <= N, so the
+leverage scores are computed exactly.  ``T = ceil(8 log(n/d) / xi)`` (Lemma E.4 with xi0 = xi/8).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from cvxdp.errors import BudgetError, PrivacyGuaranteeError
+from cvxdp.geometry.john import Ellipsoid, JohnEllipsoidProblem
+from cvxdp.geometry.john_iter import gram, leverage_ratios
+from cvxdp.geometry.john_sensitivity import paper_lipschitz
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
+from cvxdp.privacy.budgets import ApproxDP
+
+__all__ = ["paper_john", "PROOF_GAPS"]
+
+PROOF_GAPS = (
+    "multiplicative noise wbar(1+z), but Lemma 6.6 analyses additive f(D)+z",
+    "truncated noise on shifted supports: privacy loss unbounded on the non-overlap",
+    "L (Thm C.15) and sigma computed from private singular values",
+    "constant c2 of Thm 6.7 unspecified (taken as 1)",
+    "A'VA released without noise though it reads A again",
+)
+
+
+def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, closeness: float,
+               rng: np.random.Generator, reference: bool, t0: float) -> Any:
+    """Algorithm 1 of ``000_e485cd77aacd52a5.txt`` with Thm 6.7's sigma (c2 = 1), conjectural.
+
+    References
+    ----------
+    ``../shared/papers/000_e485cd77aacd52a5.txt``, Algorithm 1, Def 6.5, Thm 6.7/D.7, Thm C.15.
+    """
+    from cvxdp.geometry.john_private import JohnPrivateSolution, validate
+
+    if not isinstance(budget, ApproxDP) or budget.delta <= 0:
+        raise BudgetError("preset='paper' is stated for (epsilon, delta) with delta > 0.")
+    A = problem.data
+    n, d = A.shape
+    T = math.ceil(8 * math.log(max(n / d, 1.0 + 1e-12)) / accuracy)
+    sv = np.linalg.svd(A, compute_uv=False) * math.sqrt(d / n)  # W_1^{1/2} A, data-dependent
+    L = paper_lipschitz(n=n, closeness=closeness, sigma_max=float(sv[0] / math.sqrt(d / n)),
+                        sigma_min_w=float(sv[-1]), kappa_w=float(sv[0] / sv[-1]))
+    beta = L * closeness
+    if 2 * beta >= 1:
+        raise PrivacyGuaranteeError(
+            f"Thm 6.7 needs 2 L eps0 < 1, here L eps0 = {beta:.3g}; decrease closeness=.")
+    sigma = beta * math.sqrt(T * math.log(1 / budget.delta)) / ((1 - 2 * beta) * budget.epsilon)
+    trunc = stats.truncnorm(-0.5 / sigma, 0.5 / sigma, loc=0.0, scale=sigma)
+    w = np.full(n, d / n)
+    total = np.zeros(n)
+    for _ in range(T):
+        total += w
+        w = w * leverage_ratios(A, w) * (1 + trunc.rvs(size=n, random_state=rng))
+    u = total / T
+    v = d * u / u.sum()
+    E = Ellipsoid.from_matrix(gram(A, v), weights=v)
+    info = {"method": "paper-alg1", "preset": "paper", "iterations": T, "sigma": sigma,
+            "lipschitz": L, "proof_gaps": PROOF_GAPS}
+    acct = PrivacyAccountant(budget)
+    acct.spend(PrivacyRecord("truncated-gaussian-multiplicative", budget,
+                             "000_e485cd77aacd52a5.txt Thm 6.7 (proof gap, see details)",
+                             params={"sigma": sigma, "L": L, "T": T}))
+    report = acct.report(theorem="000_e485cd77aacd52a5.txt Thm 4.1 / 6.7 as stated (not proven "
+                         "for Alg 1 as printed)", neighbouring=f"eps0-close rows, eps0={closeness:g}",
+                         guarantee="conjectural", details=info)
+    sol = JohnPrivateSolution(status="optimal_inaccurate", value=E.log_volume, privacy=report,
+                              iterations=T, solve_time=time.perf_counter() - t0,
+                              primal={"weights": v}, info=info, ellipsoid=E)
+    if reference:
+        sol.validation = validate(problem, E)
+    return sol
