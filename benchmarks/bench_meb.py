@@ -74,13 +74,13 @@ def sec6(quick: bool, plots: bool = False) -> list[dict]:
         prob = min_enclosing_ball(pts)
         prob.solve()
         c_opt, r_opt = prob.ball.center, prob.ball.radius
-        for rho, gamma in settings:
+        for j, (rho, gamma) in enumerate(settings):
             n_paper = 640 * paper_n0(rho, gamma, d, beta)
             rho_run = rho * (n_paper / n_run) ** 2
             t0 = time.perf_counter()
-            run = dp_mmeb(pts, np.ones(n_run, bool), gamma=gamma, r=r_opt, theta0=np.zeros(d),
+            run = dp_mmeb(pts, gamma=gamma, r=r_opt, theta0=np.zeros(d),
                           r0=4 * r_opt, rho=rho_run, beta=beta, schedule=sched,
-                          rng=np.random.default_rng(100 + k), trace=True)
+                          rng=np.random.default_rng(100 + 17 * k + j), trace=True)
             secs = time.perf_counter() - t0
             dist = np.array([np.linalg.norm(th - c_opt) for th in run.trace]) / r_opt
             hit = np.flatnonzero(dist <= gamma)

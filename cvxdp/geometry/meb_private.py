@@ -146,16 +146,14 @@ class MMEBRun:
     trace: list[np.ndarray]
 
 
-def dp_mmeb(points: np.ndarray, kept: np.ndarray, *, gamma: float, r: float,
-            theta0: np.ndarray, r0: float, rho: float, beta: float, schedule: MEBSchedule,
-            rng: np.random.Generator, local: bool = False, trace: bool = False) -> MMEBRun:
+def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r0: float,
+            rho: float, beta: float, schedule: MEBSchedule, rng: np.random.Generator,
+            local: bool = False, trace: bool = False, mask: np.ndarray | None = None) -> MMEBRun:
     """One private margin-based MEB call: ``theta`` with few points outside ``B(theta,(1+g) r)``.
 
     Parameters
     ----------
     points : (n, d) array
-    kept : (n,) bool
-        ``||x - theta0|| <= schedule.keep * r0`` (Alg. 3 line 1), computed by the caller.
     gamma, r, theta0, r0 : public
         Accuracy, candidate radius, initial centre and the initial radius defining ``kept``.
     rho, beta : float
@@ -166,6 +164,9 @@ def dp_mmeb(points: np.ndarray, kept: np.ndarray, *, gamma: float, r: float,
         Alg. 5 (every point randomises its own reports) instead of Alg. 4.
     trace : bool
         Keep ``theta^t`` of every iteration (for convergence plots).
+    mask : (n,) bool, optional
+        Further restrict the points used (AND-ed).  The kept set ``||x - theta0|| <= keep r0``
+        (Alg. 3 line 1) is always computed here, because the sensitivity ``G_t`` relies on it.
 
     Returns
     -------
@@ -178,6 +179,7 @@ def dp_mmeb(points: np.ndarray, kept: np.ndarray, *, gamma: float, r: float,
     (local), Lemma 4.1 / Claim 5.1 (privacy), Lemma 4.3 / Lemma 5.2 (utility).
     """
     n, d = points.shape
+    theta0 = np.asarray(theta0, dtype=float)
     c = mmeb_constants(schedule, gamma, beta)
     T, R, step = c["T"], c["R"], c["step"]
     w = budget_weights(T, schedule.early_share)
@@ -192,10 +194,10 @@ def dp_mmeb(points: np.ndarray, kept: np.ndarray, *, gamma: float, r: float,
     tau_fin = sig_cnt[-1] * c["z_count"] * amp
     bound = float(max(np.max(tau_upd[: c["iters"]] + sig_cnt[: c["iters"]] * c["z_count"] * amp),
                       tau_fin + sig_cnt[-1] * c["z_count"] * amp))
-    pts = points[kept]
+    kept = np.einsum("ij,ij->i", points - theta0, points - theta0) <= (schedule.keep * r0) ** 2
+    pts = points[kept if mask is None else kept & np.asarray(mask, dtype=bool)]
     sqn = np.einsum("ij,ij->i", pts, pts)
     r2, r2f = r * r, ((1 + gamma) * r) ** 2
-    theta0 = np.asarray(theta0, dtype=float)
     traj: list[np.ndarray] = []
     its = 0
     for _ in range(R):

@@ -179,7 +179,6 @@ def solve_private_meb(
     for rec in gc.records:
         acct.spend(rec)
     theta0, r0 = gc.center, gc.radius
-    kept = np.linalg.norm(pts - theta0, axis=1) <= sched.keep * r0
 
     rho_call, beta_call = (rho_total - rho_gc) / B, beta / 2 / B
     consts = mmeb_constants(sched, gamma, beta_call)
@@ -188,7 +187,7 @@ def solve_private_meb(
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
-        run = dp_mmeb(pts, kept, gamma=gamma, r=r_cur, theta0=theta0, r0=r0, rho=rho_call,
+        run = dp_mmeb(pts, gamma=gamma, r=r_cur, theta0=theta0, r0=r0, rho=rho_call,
                       beta=beta_call, schedule=sched, rng=gen, local=local)
         calls, iters = calls + 1, iters + run.iterations
         _spend_call(acct, rho_call, consts, local, r_cur)

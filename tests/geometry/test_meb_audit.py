@@ -36,7 +36,7 @@ def _data():
 def _mmeb(factor):
     def mech(P, gen):
         g = gen if factor == 1.0 else ShrunkRNG(gen, factor)
-        run = dp_mmeb(P, np.ones(len(P), bool), gamma=0.5, r=0.3, theta0=np.zeros(2), r0=1.0,
+        run = dp_mmeb(P, gamma=0.5, r=0.3, theta0=np.zeros(2), r0=1.0,
                       rho=RHO, beta=1e-3, schedule=TINY, rng=g)
         return run.theta if run.theta is not None else np.array([50.0, 50.0])
     return mech

@@ -55,10 +55,9 @@ def test_dp_mmeb_noise_spends_exactly_rho(local, early):
     theta0, r0, rho = np.zeros(d), 4.0, 0.7
     sched = SCHEDULES["practical"].__class__(**{**SCHEDULES["practical"].__dict__,
                                                 "early_share": early, "kappa": -1e30})
-    kept = np.linalg.norm(pts, axis=1) <= sched.keep * r0
     rec = RecordingRNG(2)
     # r far below r_opt and a threshold that never halts: all T iterations + final count run.
-    run = dp_mmeb(pts, kept, gamma=0.5, r=0.01, theta0=theta0, r0=r0, rho=rho, beta=1e-3,
+    run = dp_mmeb(pts, gamma=0.5, r=0.01, theta0=theta0, r0=r0, rho=rho, beta=1e-3,
                   schedule=sched, rng=rec, local=local, trace=True)
     assert run.halted in ("bottom", "final_test") and run.iterations == mmeb_constants(
         sched, 0.5, 1e-3)["T"]
