@@ -1,4 +1,4 @@
-"""John ellipsoid: exact SOC+PSD reference, log_det cross-check, fixed-point and sketched methods."""
+"""John ellipsoid: exact SOC+PSD reference, log_det check, fixed-point and sketched methods."""
 
 import math
 
@@ -111,7 +111,8 @@ def test_sketched_same_seed_same_output():
 
 def test_ellipsoid_contains_and_scaling():
     E = Ellipsoid.from_matrix(np.diag([1.0, 4.0]))
-    assert E.contains(np.array([[1.0, 0.0], [0.0, 0.5], [0.0, 0.6]])).tolist() == [True, True, False]
+    pts = np.array([[1.0, 0.0], [0.0, 0.5], [0.0, 0.6]])
+    assert E.contains(pts).tolist() == [True, True, False]
     assert E.scaled(2.0).volume_ratio(E) == pytest.approx(2.0)
     with pytest.raises(UnsupportedProblemError, match="positive definite"):
         Ellipsoid.from_matrix(np.diag([1.0, -1.0]))

@@ -1,4 +1,4 @@
-"""Private John ellipsoid: public sensitivity bounds, calibration, utility, reproducibility, refusals."""
+"""Private John ellipsoid: sensitivity bounds, calibration, utility, reproducibility, refusals."""
 
 import math
 
