@@ -61,6 +61,21 @@ def run(quick: bool, only: list[str] | None = None) -> tuple[list[dict], list[st
     return rows, failures
 
 
+def _fmt(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _compact(row: dict) -> dict:
+    """One line per row: identifying (string) fields as the case, numbers as measurements."""
+    case = [f"{k}={v}" for k, v in row.items()
+            if k not in ("benchmark", "bench") and isinstance(v, str)]
+    meas = [f"{k}={_fmt(v)}" for k, v in row.items()
+            if not isinstance(v, str) and v is not None]
+    return {"benchmark": row["benchmark"], "case": " ".join(case), "measurements": " ".join(meas)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
@@ -71,10 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     from cvxdp.cli import format_table
 
     rows, failures = run(args.quick, args.only)
-    columns: list[str] = []
-    for r in rows:
-        columns += [k for k in r if k not in columns]
-    print(format_table(rows, columns))
+    print(format_table([_compact(r) for r in rows], ["benchmark", "case", "measurements"]))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1, default=float))
     for f in failures:
