@@ -238,3 +238,14 @@ def test_api_dispatch_and_nan_rejected():
     assert np.allclose(prob.center.value, sol.ball.center)
     with pytest.raises(UnsupportedProblemError, match="NaN"):
         min_enclosing_ball(np.array([[np.nan, 0.0]]))
+
+
+def test_local_at_n_rho_matches_central_at_rho(gauss):
+    """Alg. 5's aggregate noise is sqrt(n) x one user's: local rho*n reproduces central rho."""
+    prob, _ = gauss
+    n = len(prob.points)
+    a = prob.solve_private(rho=1.0, bounds=(-5, 5), rng=3)
+    b = prob.solve_private(rho=1.0 * n, bounds=(-5, 5), rng=3, model="local")
+    assert a.ball.radius == pytest.approx(b.ball.radius, rel=1e-12)
+    assert np.allclose(a.ball.center, b.ball.center, atol=1e-9)
+    assert a.info["uncovered_bound"] == pytest.approx(b.info["uncovered_bound"], rel=1e-12)
