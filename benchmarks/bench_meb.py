@@ -67,6 +67,8 @@ def sec6(quick: bool, plots: bool = False) -> list[dict]:
     n_run, d, beta = (20_000 if quick else 200_000), 10, math.exp(-9)
     settings = [(r, 0.2) for r in (0.1, 0.3, 0.5, 0.7, 0.9)]
     settings += [(0.3, g) for g in (0.1, 0.2, 0.3, 0.4, 0.5) if g != 0.2]
+    if quick:
+        settings = [(0.3, 0.2), (0.3, 0.5)]
     rows, curves = [], {}
     sched = SCHEDULES["experiment"]
     for k, name in enumerate(("gaussian", "product", "conditional")):
@@ -126,7 +128,7 @@ def _plot(curves: dict) -> None:
 
 
 def speed(quick: bool) -> list[dict]:
-    sizes = [(10_000, 10), (30_000, 10), (10_000, 50)] if quick else [
+    sizes = [(10_000, 10), (20_000, 20)] if quick else [
         (10_000, 10), (100_000, 10), (1_000_000, 10), (10_000_000, 10), (30_000, 50),
         (1_000_000, 50)]
     exact_max = 30_000 if quick else 100_000
@@ -163,8 +165,9 @@ def utility(quick: bool) -> list[dict]:
     n = 20_000 if quick else 100_000
     rows = []
     grid = [("central", r) for r in (0.1, 0.5, 1.0, 5.0)] + [
-        ("local", r) for r in ((1e4, 1e5) if quick else (1e4, 1e5, 1e6))]
-    for k, name in enumerate(("gaussian", "product", "conditional")):
+        ("local", r) for r in ((1e5,) if quick else (1e4, 1e5, 1e6))]
+    names = ("gaussian", "product") if quick else ("gaussian", "product", "conditional")
+    for k, name in enumerate(names):
         pts = dataset(name, n, 10, np.random.default_rng(10 + k))
         prob = min_enclosing_ball(pts)
         r_opt = prob.solve()
