@@ -123,7 +123,8 @@ def solve_private_meb(
     schedule : {"practical", "experiment", "paper"} or MEBSchedule
         Iteration constants; see :data:`cvxdp.geometry.meb_private.SCHEDULES` and the docs.
     adaptive : bool, optional
-        Force adaptive budgeting on (3/4 of each call's budget in its first T/4 iterations) or off.
+        Force adaptive budgeting on (3/4 of each call's budget in its first T/4 iterations) or off;
+        default: the schedule's own setting (``"practical"`` is adaptive, the paper presets not).
     beta : float
         Failure probability (split 1/2 GoodCenter, 1/2 over the ``B`` search calls).
     r_min : float, optional
