@@ -49,6 +49,8 @@ _LAZY = {
     "Product": "cvxdp.jordan",
     "john_ellipsoid": "cvxdp.geometry.john",
     "min_enclosing_ball": "cvxdp.geometry.meb",
+    "Ball": "cvxdp.geometry.meb",
+    "MEBPrivateSolution": "cvxdp.geometry.meb",
     "least_squares": "cvxdp.estimation.regression",
     "LeastSquaresPrivacy": "cvxdp.estimation.regression",
     "ndis_delta": "cvxdp.privacy.ndis",
