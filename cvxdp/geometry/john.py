@@ -52,7 +52,8 @@ class Ellipsoid:
     matrix : ndarray (d, d)
         Q, symmetric positive definite.
     weights : ndarray (n,) or None
-        John weights w with ``Q = A' diag(w) A`` (None when Q was released without them).
+        John weights w with ``Q = A' diag(w) A`` (None when Q was released without them).  For a
+        private answer they are the released weights v and ``Q = A' V A + noise`` (projected PD).
     center : ndarray (d,)
         Zero for the symmetric polytope ``-1 <= A x <= 1``.
     log_volume : float
