@@ -81,9 +81,10 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
     acct.spend(PrivacyRecord("truncated-gaussian-multiplicative", budget,
                              "000_e485cd77aacd52a5.txt Thm 6.7 (proof gap, see details)",
                              params={"sigma": sigma, "L": L, "T": T}))
-    report = acct.report(theorem="000_e485cd77aacd52a5.txt Thm 4.1 / 6.7 as stated (not proven "
-                         "for Alg 1 as printed)", neighbouring=f"eps0-close rows, eps0={closeness:g}",
-                         guarantee="conjectural", details=info)
+    report = acct.report(
+        theorem="000_e485cd77aacd52a5.txt Thm 4.1/6.7 as stated (not proven for Alg 1 as printed)",
+        neighbouring=f"eps0-close rows, eps0={closeness:g}", guarantee="conjectural",
+        details=info)
     sol = JohnPrivateSolution(status="optimal_inaccurate", value=E.log_volume, privacy=report,
                               iterations=T, solve_time=time.perf_counter() - t0,
                               primal={"weights": v}, info=info, ellipsoid=E)
