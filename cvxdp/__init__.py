@@ -48,6 +48,8 @@ _LAZY = {
     "SymmetricMatrices": "cvxdp.jordan",
     "Product": "cvxdp.jordan",
     "john_ellipsoid": "cvxdp.geometry.john",
+    "Ellipsoid": "cvxdp.geometry.john",
+    "JohnEllipsoidProblem": "cvxdp.geometry.john",
     "min_enclosing_ball": "cvxdp.geometry.meb",
     "Ball": "cvxdp.geometry.meb",
     "MEBPrivateSolution": "cvxdp.geometry.meb",

@@ -29,7 +29,8 @@ def test_seeded_quality_numbers(rows):
     assert m["LP"]["max_violation"] < 0.2
     assert m["SDP"]["max_violation"] < 0.3
     assert m["covering SDP"]["cost_ratio"] < 1.5 and m["covering SDP"]["frac_covered"] > 0.85
-    assert m["John ellipsoid"]["volume_ratio"] > 0.85 and m["John ellipsoid"]["inscribed"] == 1
+    john = m["John ellipsoid"]
+    assert john["volume_ratio"] > john["uniform_ratio"] and john["inscribed"] == 1
     assert 0.95 < m["minimum enclosing ball (DP-MEB)"]["radius_ratio"] < 1.2
     assert m["least squares (noisy sufficient statistics)"]["relative_error"] < 0.02
     g = m["Gaussian"]
