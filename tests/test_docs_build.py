@@ -1,4 +1,4 @@
-"""The docs site builds offline in strict mode (broken links, missing pages, bad docstrings fail)."""
+"""The docs site builds offline in strict mode (missing pages, broken links, bad docstrings)."""
 
 import pathlib
 import shutil
