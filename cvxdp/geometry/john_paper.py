@@ -19,7 +19,6 @@ leverage scores are computed exactly.  ``T = ceil(8 log(n/d) / xi)`` (Lemma E.4 
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
@@ -51,7 +50,7 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
     ----------
     ``../shared/papers/000_e485cd77aacd52a5.txt``, Algorithm 1, Def 6.5, Thm 6.7/D.7, Thm C.15.
     """
-    from cvxdp.geometry.john_private import JohnPrivateSolution, validate
+    from cvxdp.geometry.john_private import finish
 
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError("preset='paper' is stated for (epsilon, delta) with delta > 0.")
@@ -85,9 +84,5 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
         theorem="000_e485cd77aacd52a5.txt Thm 4.1/6.7 as stated (not proven for Alg 1 as printed)",
         neighbouring=f"eps0-close rows, eps0={closeness:g}", guarantee="conjectural",
         details=info)
-    sol = JohnPrivateSolution(status="optimal_inaccurate", value=E.log_volume, privacy=report,
-                              iterations=T, solve_time=time.perf_counter() - t0,
-                              primal={"weights": v}, info=info, ellipsoid=E)
-    if reference:
-        sol.validation = validate(problem, E)
-    return sol
+    return finish(problem, E, report, weights=v, iterations=T, t0=t0, info=info,
+                  reference=reference)

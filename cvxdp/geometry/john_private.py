@@ -216,9 +216,16 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         neighbouring=(f"eps0-close rows: one row moves by <= {eps0:g} in l2 (n, order public); "
                       f"rows clipped to norm {R:g}"),
         details=info)
+    return finish(problem, E, report, weights=v, iterations=T, t0=t0, info=info,
+                  reference=reference)
+
+
+def finish(problem: JohnEllipsoidProblem, E: Ellipsoid, report: Any, *, weights: np.ndarray,
+           iterations: int, t0: float, info: dict, reference: bool) -> JohnPrivateSolution:
+    """The :class:`JohnPrivateSolution` of a released ellipsoid (validated when asked)."""
     sol = JohnPrivateSolution(status="optimal_inaccurate", value=E.log_volume, privacy=report,
-                              iterations=T, solve_time=time.perf_counter() - t0,
-                              primal={"weights": v}, info=info, ellipsoid=E)
+                              iterations=iterations, solve_time=time.perf_counter() - t0,
+                              primal={"weights": weights}, info=info, ellipsoid=E)
     if reference:
         sol.validation = validate(problem, E)
     return sol
