@@ -50,8 +50,17 @@ __all__ = [
 ]
 
 
+class _WeightedAverage:
+    """The convex combination both spaces use (convex semimetric spaces, paper 004 Def 3.1)."""
+
+    def average(self, w: np.ndarray, items: Any) -> np.ndarray:
+        # only positive weights: a zero-weight item may be non-finite (0 * inf = nan)
+        keep = w > 0
+        return np.tensordot(w[keep], np.asarray(items, dtype=float)[keep], axes=1)
+
+
 @dataclass(frozen=True)
-class EuclideanSpace:
+class EuclideanSpace(_WeightedAverage):
     """(R^D, l2): t = 1, phi = 0 and any restriction radius r > 0 (Prop. 7.1).
 
     Parameters
@@ -84,11 +93,6 @@ class EuclideanSpace:
                 d2[i, j] = ((y[i] - y[j]) ** 2).sum(axis=1)
         ok = np.isfinite(sq)
         return (d2 <= radius**2) & ok[:, None] & ok[None, :]
-
-    def average(self, w: np.ndarray, items: Any) -> np.ndarray:
-        # only positive weights: a zero-weight item may be non-finite (0 * inf = nan)
-        keep = w > 0
-        return np.tensordot(w[keep], np.asarray(items, dtype=float)[keep], axes=1)
 
     def default_mask(self, gamma: float, epsilon: float, delta: float, example: Any
                      ) -> GaussianMask:
@@ -134,7 +138,7 @@ def spectral_distance_sdp(a: Any, b: Any, solver: str | None = None) -> float:
 
 
 @dataclass(frozen=True)
-class SpectralPDSpace:
+class SpectralPDSpace(_WeightedAverage):
     """Positive-definite d x d matrices with the spectral semimetric (Lemma 3.2, App. C.1).
 
     ``r <= 1`` with ``t = 1 + r / 2`` (the paper fixes r = 1, t = 3/2) and ``phi = 1``.  It is
@@ -181,11 +185,6 @@ class SpectralPDSpace:
             lam = np.linalg.eigvalsh(0.5 * (m + np.swapaxes(m, 1, 2)))
             out[i, idx] = (lam.min(axis=1) >= lo) & (lam.max(axis=1) <= hi)
         return out & out.T  # symmetric by definition; guards rounding asymmetry
-
-    def average(self, w: np.ndarray, items: Any) -> np.ndarray:
-        # only positive weights: a zero-weight item may be non-finite (0 * inf = nan)
-        keep = w > 0
-        return np.tensordot(w[keep], np.asarray(items, dtype=float)[keep], axes=1)
 
     def default_mask(self, gamma: float, epsilon: float, delta: float, example: Any
                      ) -> MultiplicativePSDMask:

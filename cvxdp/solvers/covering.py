@@ -129,10 +129,15 @@ class _Covering(StructuredProblem):
     kind = ""
 
     def _dim(self) -> int:
-        raise NotImplementedError
+        return self.data.shape[1]
 
+    # vector-variable programs (LP, spin factor) keep their variable in ``self.x``; the SDP
+    # overrides these two for its matrix variable
     def _point(self) -> np.ndarray:
-        raise NotImplementedError
+        return np.asarray(self.x.value)
+
+    def _set_point(self, point: np.ndarray) -> None:
+        self.x.value = point
 
     def coverage(self, point: np.ndarray) -> np.ndarray:
         """``<A_i, X>`` (or ``(A x)_i``) for every constraint."""
@@ -261,9 +266,6 @@ class _Covering(StructuredProblem):
         self._set_point(point)
         return sol
 
-    def _set_point(self, point: np.ndarray) -> None:
-        raise NotImplementedError
-
     def _validate(self, point: np.ndarray, trace: float, sched: Any) -> ValidationReport:
         """Compare with the exact reference (NOT private)."""
         _, opt, t_ref, solver = self.exact()
@@ -306,9 +308,6 @@ class CoveringSDP(_Covering):
         self.covering_constraint = flat @ cp.vec(self.X, order="C") >= 1
         super().__init__(cp.Minimize(cp.trace(self.X)), [self.covering_constraint])
 
-    def _dim(self) -> int:
-        return self.data.shape[1]
-
     def _point(self) -> np.ndarray:
         return np.asarray(self.X.value)
 
@@ -334,15 +333,6 @@ class CoveringLP(_Covering):
         self.covering_constraint = self.data @ self.x >= 1
         super().__init__(cp.Minimize(cp.sum(self.x)), [self.covering_constraint])
 
-    def _dim(self) -> int:
-        return self.data.shape[1]
-
-    def _point(self) -> np.ndarray:
-        return np.asarray(self.x.value)
-
-    def _set_point(self, point: np.ndarray) -> None:
-        self.x.value = point
-
 
 class CoveringSOCP(_Covering):
     """Covering SCP over the spin factor (paper 002, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
@@ -363,15 +353,6 @@ class CoveringSOCP(_Covering):
         self.covering_constraint = 2 * (self.data @ self.x) >= 1
         super().__init__(cp.Minimize(2 * self.x[0]),
                          [cp.SOC(self.x[0], self.x[1:]), self.covering_constraint])
-
-    def _dim(self) -> int:
-        return self.data.shape[1]
-
-    def _point(self) -> np.ndarray:
-        return np.asarray(self.x.value)
-
-    def _set_point(self, point: np.ndarray) -> None:
-        self.x.value = point
 
 
 def covering_socp(vecs: Any) -> CoveringSOCP:
