@@ -312,9 +312,7 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
         pre, par, res3 = private_preconditioner(z_pre, epsilon=epsilon, delta=delta, beta=beta,
                                                 c1=c1, rng=gen)
         info["alg3"] = par
-        steps["preconditioner"] = (res3.record,) if res3 is not None else (PrivacyRecord(
-            "populous_mean", ApproxDP(epsilon, delta), f"{PAPER}, Alg. 3 (⊥: blocks too small)",
-            params=par),)
+        steps["preconditioner"] = _preconditioner_records(res3, par, "Alg. 3", epsilon, delta)
         if pre is None:
             info["bottom_step"] = "preconditioner"
             return None, None
@@ -357,6 +355,16 @@ def _perp_tolerance(sigma_sub: float, tol: float, d: int, cov_r: np.ndarray, mea
     return 2.0 * e_p * spread + 1e-12 * (1.0 + float(np.linalg.norm(mean)))
 
 
+def _preconditioner_records(res: Any, par: dict, alg: str, epsilon: float, delta: float
+                            ) -> tuple[PrivacyRecord, ...]:
+    """The preconditioner step's ledger entry; when its blocks are too small it releases only
+    the bottom symbol, still charged the step's full budget."""
+    if res is not None:
+        return (res.record,)
+    return (PrivacyRecord("populous_mean", ApproxDP(epsilon, delta),
+                          f"{PAPER}, {alg} (⊥: blocks too small)", params=par),)
+
+
 def _robust_steps(blocks, epsilon, delta, beta, contamination, c1, gen, steps, info):
     """Cor. 7.5: Alg. 4 (robust covariance) then Alg. 5 (robust mean in whitened coordinates)."""
     d = blocks["mean"].shape[1]
@@ -366,9 +374,7 @@ def _robust_steps(blocks, epsilon, delta, beta, contamination, c1, gen, steps, i
         _pairs(blocks["preconditioner"]), epsilon=epsilon, delta=delta, beta=beta, c1=c1,
         estimator=robust_covariance_estimator(a), eta=eta4, rng=gen)
     info["alg4"] = par
-    steps["preconditioner"] = (res4.record,) if res4 is not None else (PrivacyRecord(
-        "populous_mean", ApproxDP(epsilon, delta), f"{PAPER}, Alg. 4 (⊥: blocks too small)",
-        params=par),)
+    steps["preconditioner"] = _preconditioner_records(res4, par, "Alg. 4", epsilon, delta)
     if pre is None:
         info["bottom_step"] = "preconditioner"
         return None, None
