@@ -14,12 +14,16 @@ symmetric cone program: :func:`explain` lists what is not), ``accuracy`` and ``r
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import cvxpy as cp
 
-from cvxdp.errors import PrivacyGuaranteeError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import (
+    PrivacyGuaranteeError,
+    PrivacySpecError,
+    UnsupportedProblemError,
+    check_positive,
+)
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["solve_private", "install", "is_supported", "explain"]
@@ -62,15 +66,10 @@ def is_supported(problem: cp.Problem, private: Any = None) -> bool:
 def _check_accuracy(accuracy: Any) -> None:
     if accuracy is None:
         return
-    try:
-        value = float(accuracy)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise PrivacyGuaranteeError(
-            f"accuracy= is the additive error alpha the private solver must reach; it must be "
-            f"a finite number > 0, got {accuracy!r} (or leave it None for the default)."
-        )
+    check_positive(
+        accuracy, PrivacyGuaranteeError,
+        f"accuracy= is the additive error alpha the private solver must reach; it must be "
+        f"a finite number > 0, got {accuracy!r} (or leave it None for the default).")
 
 
 def solve_private(

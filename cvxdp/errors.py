@@ -6,6 +6,9 @@ Every error says what was wrong *and* what to change.  They derive from ``ValueE
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 __all__ = [
     "CvxdpError",
     "BudgetError",
@@ -13,6 +16,7 @@ __all__ = [
     "UnsupportedProblemError",
     "InfeasibleProblemError",
     "PrivacyGuaranteeError",
+    "check_positive",
 ]
 
 
@@ -39,3 +43,19 @@ class InfeasibleProblemError(CvxdpError, ValueError):
 class PrivacyGuaranteeError(CvxdpError, ValueError):
     """A mechanism cannot be made private as requested (e.g. the budget is too small for the
     theorem's accuracy bound to be non-vacuous and the caller asked for a strict guarantee)."""
+
+
+def check_positive(value: Any, error: type[CvxdpError], message: str, *,
+                   type_message: str | None = None) -> float:
+    """``float(value)`` if it is a finite number > 0, else raise ``error``.
+
+    ``message`` is the error text for a non-finite or non-positive number; ``type_message`` (by
+    default ``message``) the text for something that is not a number at all.
+    """
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise error(type_message or message) from None
+    if not math.isfinite(v) or v <= 0:
+        raise error(message)
+    return v

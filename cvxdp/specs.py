@@ -28,7 +28,6 @@ A spec only describes the data; it holds no budget.  Specs are validated when th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError
+from cvxdp.errors import PrivacySpecError, check_positive
 
 __all__ = [
     "ConstraintPrivacy",
@@ -68,19 +67,12 @@ def _as_params(params: Any, cls: str) -> tuple[cp.Parameter, ...]:
 
 
 def _check_sensitivity(sensitivity: Any, cls: str, names: str) -> float:
-    try:
-        value = float(sensitivity)
-    except (TypeError, ValueError):
-        raise PrivacySpecError(
-            f"{cls}({names}): sensitivity must be one finite number > 0 (the largest change of "
-            f"any entry of the parameter between neighbours), got {sensitivity!r}."
-        ) from None
-    if not math.isfinite(value) or value <= 0:
-        raise PrivacySpecError(
-            f"{cls}({names}): sensitivity must be finite and > 0, got {value!r}. Give the "
-            "largest change of any entry of the parameter between neighbouring datasets."
-        )
-    return value
+    return check_positive(
+        sensitivity, PrivacySpecError,
+        f"{cls}({names}): sensitivity must be finite and > 0, got {sensitivity!r}. Give the "
+        "largest change of any entry of the parameter between neighbouring datasets.",
+        type_message=f"{cls}({names}): sensitivity must be one finite number > 0 (the largest "
+        f"change of any entry of the parameter between neighbours), got {sensitivity!r}.")
 
 
 class _ParamSpec:

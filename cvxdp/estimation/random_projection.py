@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
 from cvxdp.privacy.ndis import ndis_delta
@@ -58,15 +58,10 @@ def _check_r(r: Any) -> int:
 
 
 def _check_bound(row_bound: Any) -> float:
-    try:
-        b = float(row_bound)
-    except (TypeError, ValueError):
-        b = math.nan
-    if not math.isfinite(b) or b <= 0:
-        raise PrivacySpecError(
-            f"row_bound must be a finite public number > 0 (the largest l2 norm any row may "
-            f"have; rows above it are clipped), got {row_bound!r}. Never take it from the data.")
-    return b
+    return check_positive(
+        row_bound, PrivacySpecError,
+        f"row_bound must be a finite public number > 0 (the largest l2 norm any row may "
+        f"have; rows above it are clipped), got {row_bound!r}. Never take it from the data.")
 
 
 def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError
+from cvxdp.errors import PrivacySpecError, check_positive
 from cvxdp.jordan.base import EuclideanJordanAlgebra, normalize_ord
 from cvxdp.jordan.orthant import Orthant
 from cvxdp.jordan.product import Product
@@ -44,15 +44,11 @@ def effective_l2_sensitivity(algebra: EuclideanJordanAlgebra, sensitivity: float
     PrivacySpecError
         If ``sensitivity`` is not a finite positive number or ``norm`` is not 1, 2 or inf.
     """
-    try:
-        s = float(sensitivity)
-    except (TypeError, ValueError):
-        raise PrivacySpecError(f"sensitivity must be a number, got {sensitivity!r}.") from None
-    if not math.isfinite(s) or s <= 0:
-        raise PrivacySpecError(
-            f"sensitivity must be finite and > 0, got {sensitivity!r}: give a public bound on "
-            "||f(D) - f(D')|| over neighbouring datasets D, D'."
-        )
+    s = check_positive(
+        sensitivity, PrivacySpecError,
+        f"sensitivity must be finite and > 0, got {sensitivity!r}: give a public bound on "
+        "||f(D) - f(D')|| over neighbouring datasets D, D'.",
+        type_message=f"sensitivity must be a number, got {sensitivity!r}.")
     try:
         p = normalize_ord(norm)
     except ValueError as err:

@@ -8,10 +8,9 @@ covering programs, ...) are instances of these types with their parameters.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from cvxdp.errors import PrivacySpecError
+from cvxdp.errors import PrivacySpecError, check_positive
 
 __all__ = ["Neighbouring", "AddRemoveOne", "ReplaceOne", "BoundedChange"]
 
@@ -69,11 +68,9 @@ class BoundedChange(Neighbouring):
     what: str = "private data"
 
     def __post_init__(self) -> None:
-        b = float(self.bound)
-        if not math.isfinite(b) or b <= 0:
-            raise PrivacySpecError(
-                f"the neighbouring bound (sensitivity) must be finite and > 0, got {self.bound!r}."
-            )
+        b = check_positive(
+            self.bound, PrivacySpecError,
+            f"the neighbouring bound (sensitivity) must be finite and > 0, got {self.bound!r}.")
         object.__setattr__(self, "bound", b)
 
     def describe(self) -> str:
