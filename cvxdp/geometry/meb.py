@@ -25,6 +25,7 @@ import cvxpy as cp
 import numpy as np
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
+from cvxdp.geometry.meb_index import OutsideIndex
 from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
 
@@ -68,12 +69,15 @@ def _check_points(points: Any) -> np.ndarray:
     return p
 
 
-def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray) -> np.ndarray | None:
+def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray, *,
+         index: OutsideIndex | None = None) -> np.ndarray | None:
     """Margin-based MEB (Alg. 2): ``theta`` with ``P subset B(theta, (1+gamma) r)``, or ``None``.
 
     ``T = ceil(4/gamma^2 ln(100/gamma^2))`` steps of ``theta <- theta - gamma^2/2 (theta - mu)``
     with ``mu`` the mean of the points outside ``B(theta, r)``.  Succeeds whenever
-    ``r >= r_opt`` and ``||theta0 - theta_opt|| <= 10 r_opt`` (Lemma 3.2).
+    ``r >= r_opt`` and ``||theta0 - theta_opt|| <= 10 r_opt`` (Lemma 3.2).  ``index`` (an
+    :class:`~cvxdp.geometry.meb_index.OutsideIndex` of ``points``, reusable across calls) finds
+    the outside points exactly without a full pass per step.
 
     References
     ----------
@@ -81,14 +85,12 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray) -> np.n
     """
     T = int(math.ceil(4 / gamma**2 * math.log(100 / gamma**2)))
     theta = np.asarray(theta0, dtype=float).copy()
-    sqn = np.einsum("ij,ij->i", points, points)
+    index = OutsideIndex(points) if index is None else index
     for _ in range(T):
-        out = sqn - 2.0 * np.einsum("ij,j->i", points, theta) > r * r - theta @ theta
-        k = int(out.sum())
+        k, sum_out = index.query(theta, r)
         if k == 0:
             break
-        s = np.einsum("i,ij->j", out.astype(float), points) - k * theta
-        theta = theta + (gamma**2 / 2) * s / k
+        theta = theta + (gamma**2 / 2) * (sum_out - k * theta) / k
     dist2 = np.einsum("ij,ij->i", points - theta, points - theta)
     if np.all(dist2 <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
         return theta
@@ -115,10 +117,11 @@ def fptas_meb(points: np.ndarray, gamma: float = 0.1) -> Ball:
         return Ball(theta0, 0.0)
     best = Ball(theta0, r0)
     lo, hi = 0, int(math.ceil(math.log(4) / math.log1p(gamma)))
+    index = OutsideIndex(p)
     while lo < hi:
         mid = (lo + hi) // 2
         r_cur = (1 + gamma) ** mid * r0 / 4
-        theta = mmeb(p, gamma, r_cur, theta0)
+        theta = mmeb(p, gamma, r_cur, theta0, index=index)
         if theta is not None:
             hi, best = mid, Ball(theta, (1 + gamma) * r_cur)
         else:

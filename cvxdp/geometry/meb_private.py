@@ -47,9 +47,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
+from cvxdp.geometry.meb_index import OutsideIndex, outside_full
 
 __all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
-           "radius_grid"]
+           "kept_index", "radius_grid"]
 
 
 @dataclass(frozen=True)
@@ -124,15 +125,17 @@ def mmeb_constants(schedule: MEBSchedule, gamma: float, beta: float) -> dict[str
     }
 
 
-def budget_weights(T: int, early_share: float | None) -> np.ndarray:
-    """Fixed shares ``w_t`` (sum 1) of one repetition's sum budget over its ``T`` iterations."""
+def budget_weights(T: int, early_share: float | None, upto: int | None = None) -> np.ndarray:
+    """Fixed shares ``w_t`` (sum 1 over ``t < T``) of one repetition's budget; the first ``upto``.
+
+    Only the iterations that can run need a share (``upto``, e.g. §6's cap of 2500 out of
+    ``T ~ 4e6``); the shares of the others are still reserved, so the ``T`` shares sum to 1.
+    """
+    upto = T if upto is None else min(upto, T)
     if early_share is None or T < 4:
-        return np.full(T, 1.0 / T)
+        return np.full(upto, 1.0 / T)
     k = int(math.ceil(T / 4))
-    w = np.empty(T)
-    w[:k] = early_share / k
-    w[k:] = (1.0 - early_share) / (T - k)
-    return w
+    return np.where(np.arange(upto) < k, early_share / k, (1.0 - early_share) / (T - k))
 
 
 @dataclass
@@ -146,9 +149,28 @@ class MMEBRun:
     trace: list[np.ndarray]
 
 
+_CHUNK = 1 << 20
+
+
+def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float) -> OutsideIndex:
+    """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
+
+    Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
+    ``theta0`` and ``schedule.keep * r0`` (its ``key`` records them; a mismatch is refused).
+    """
+    theta0 = np.asarray(theta0, dtype=float)
+    kept = np.empty(len(points), dtype=bool)
+    for i in range(0, len(points), _CHUNK):  # chunks: no (n, d) temporary at 1e8 points
+        diff = points[i:i + _CHUNK] - theta0
+        kept[i:i + _CHUNK] = np.einsum("ij,ij->i", diff, diff) <= keep_radius**2
+    return OutsideIndex(points if kept.all() else points[kept],
+                        key=("kept", theta0.tobytes(), float(keep_radius)))
+
+
 def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r0: float,
             rho: float, beta: float, schedule: MEBSchedule, rng: np.random.Generator,
-            local: bool = False, trace: bool = False, mask: np.ndarray | None = None) -> MMEBRun:
+            local: bool = False, trace: bool = False,
+            index: OutsideIndex | None = None) -> MMEBRun:
     """One private margin-based MEB call: ``theta`` with few points outside ``B(theta,(1+g) r)``.
 
     Parameters
@@ -164,9 +186,10 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
         Alg. 5 (every point randomises its own reports) instead of Alg. 4.
     trace : bool
         Keep ``theta^t`` of every iteration (for convergence plots).
-    mask : (n,) bool, optional
-        Further restrict the points used (AND-ed).  The kept set ``||x - theta0|| <= keep r0``
-        (Alg. 3 line 1) is always computed here, because the sensitivity ``G_t`` relies on it.
+    index : OutsideIndex, optional
+        The kept set ``||x - theta0|| <= keep r0`` (Alg. 3 line 1) from :func:`kept_index`, shared
+        by the calls of one search; built here when absent.  The sensitivity ``G_t`` relies on
+        the kept set, so an index built for another ``theta0`` or radius is refused.
 
     Returns
     -------
@@ -182,32 +205,32 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
     theta0 = np.asarray(theta0, dtype=float)
     c = mmeb_constants(schedule, gamma, beta)
     T, R, step = c["T"], c["R"], c["step"]
-    w = budget_weights(T, schedule.early_share)
+    w = budget_weights(T, schedule.early_share, c["iters"])   # shares of the iterations run
     # rho/2 for the R*T sums, rho/2 for the R*(T+1) counts (Lemma 4.1), both split by w.
     rho_sum = rho / (2 * R) * w
-    rho_cnt = rho / (2 * R) * np.append(w * T / (T + 1), 1.0 / (T + 1))
+    rho_cnt = rho / (2 * R) * np.append(w * T / (T + 1), 1.0 / (T + 1))  # last: final count
     mult_sum = np.sqrt(1.0 / (2 * rho_sum))        # sigma / sensitivity
     sig_cnt = np.sqrt(1.0 / (2 * rho_cnt))
     amp = math.sqrt(n) if local else 1.0            # sum of n local noises
     geo = math.sqrt(d) + c["z_sum"]
     tau_upd = schedule.kappa * mult_sum * geo * amp
     tau_fin = sig_cnt[-1] * c["z_count"] * amp
-    bound = float(max(np.max(tau_upd[: c["iters"]] + sig_cnt[: c["iters"]] * c["z_count"] * amp),
+    bound = float(max(np.max(tau_upd + sig_cnt[:-1] * c["z_count"] * amp),
                       tau_fin + sig_cnt[-1] * c["z_count"] * amp))
-    kept = np.einsum("ij,ij->i", points - theta0, points - theta0) <= (schedule.keep * r0) ** 2
-    pts = points[kept if mask is None else kept & np.asarray(mask, dtype=bool)]
-    sqn = np.einsum("ij,ij->i", pts, pts)
-    r2, r2f = r * r, ((1 + gamma) * r) ** 2
+    keep_r = schedule.keep * r0
+    if index is None:
+        index = kept_index(points, theta0, keep_r)
+    elif index.key != ("kept", theta0.tobytes(), float(keep_r)):
+        raise ValueError("index was built for another kept set; build it with "
+                         "kept_index(points, theta0, schedule.keep * r0).")
     traj: list[np.ndarray] = []
     its = 0
     for _ in range(R):
         theta = theta0.copy()
         for t in range(c["iters"]):
-            # ||x - theta||^2 = ||x||^2 - 2 <x, theta> + ||theta||^2: two mat-vecs per iteration,
-            # by einsum (single-threaded C loop): threaded BLAS gemv was 20-200x slower on a
-            # shared machine, einsum is within 3x of one-thread BLAS everywhere.
-            out = sqn - 2.0 * np.einsum("ij,j->i", pts, theta) > r2 - theta @ theta
-            k = int(out.sum())
+            # Exact count and sum of the kept points outside B(theta, r), touching only the
+            # points near the sphere (meb_index): same answer as a full pass.
+            k, sum_out = index.query(theta, r)
             n_w = k + rng.normal(0.0, sig_cnt[t] * amp)
             its += 1
             if trace:
@@ -215,10 +238,10 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
             if n_w < tau_upd[t]:
                 return MMEBRun(theta, its, "few_uncovered", bound, traj)
             g = 2.0 * (schedule.keep * r0 + float(np.linalg.norm(theta - theta0)))
-            s = np.einsum("i,ij->j", out.astype(float), pts) - k * theta
+            s = sum_out - k * theta
             theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
-        out = sqn - 2.0 * np.einsum("ij,j->i", pts, theta) > r2f - theta @ theta
-        if out.sum() + rng.normal(0.0, sig_cnt[-1] * amp) <= tau_fin:
+        k_fin, _ = outside_full(index.points, index.sqn, theta, (1 + gamma) * r)
+        if k_fin + rng.normal(0.0, sig_cnt[-1] * amp) <= tau_fin:
             if trace:
                 traj.append(theta.copy())
             return MMEBRun(theta, its, "final_test", bound, traj)

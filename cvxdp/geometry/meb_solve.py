@@ -23,6 +23,7 @@ from cvxdp.geometry.meb_private import (
     SCHEDULES,
     MEBSchedule,
     dp_mmeb,
+    kept_index,
     mmeb_constants,
     radius_grid,
 )
@@ -185,11 +186,12 @@ def solve_private_meb(
     consts = mmeb_constants(sched, gamma, beta_call)
     best_theta, best_r, best_bound = theta0, (1 + gamma) ** i_max * r0 / GOODCENTER_RATIO, 0.0
     i_lo, i_hi, calls, iters, path = 0, i_max, 0, 0, []
+    index = kept_index(pts, theta0, sched.keep * r0)   # one kept set for all B calls
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
         run = dp_mmeb(pts, gamma=gamma, r=r_cur, theta0=theta0, r0=r0, rho=rho_call,
-                      beta=beta_call, schedule=sched, rng=gen, local=local)
+                      beta=beta_call, schedule=sched, rng=gen, local=local, index=index)
         calls, iters = calls + 1, iters + run.iterations
         _spend_call(acct, rho_call, consts, local, r_cur)
         path.append((i_cur, float(r_cur), run.halted, run.iterations))

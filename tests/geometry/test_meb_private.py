@@ -99,6 +99,11 @@ def test_adaptive_weights_put_three_quarters_early():
     assert w.sum() == pytest.approx(1.0) and w[:k].sum() == pytest.approx(0.75)
     assert np.all(w[:k] > w[k:].max())
     assert np.allclose(budget_weights(10, None), 0.1)
+    # Only the iterations that can run get materialised; their shares are unchanged.
+    for early in (None, 0.75):
+        full = budget_weights(101, early)
+        np.testing.assert_array_equal(budget_weights(101, early, 30), full[:30])
+        assert len(budget_weights(4_000_000, early, 2500)) == 2500
 
 
 def _worst_calls(lo, hi):

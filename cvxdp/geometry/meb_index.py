@@ -1,0 +1,182 @@
+"""Exact "points outside ``B(theta, r)``" queries for a slowly moving centre.
+
+Every iteration of MMEB and DP-MMEB (Alg. 2, 4 and 5 of the DP-MEB paper) needs, for a fixed
+radius ``r`` and the current centre ``theta``, the count
+``k = |{x : ||x - theta|| > r}|`` and the sum of those points.  A full pass costs ``O(n d)``
+per iteration, yet ``theta`` moves by a small step (``gamma^2/8`` of the mean displacement in §6)
+and only the points near the sphere can change side.  :class:`OutsideIndex` answers the *same*
+query exactly while touching only those points.
+
+Levels
+------
+Level ``j`` has an anchor ``a_j`` (a past centre), a margin ``M_j`` and holds
+
+* its *band*: the points of level ``j-1``'s band with ``| ||x - a_j|| - r | <= M_j`` (a compact
+  copy, so that evaluating it is one contiguous pass);
+* the count and sum of the points of level ``j-1``'s band with ``||x - a_j|| > r + M_j``.
+
+The root (level 0) is every point, with no margin.  While ``||theta - a_j|| <= M_j`` for every
+level, the triangle inequality ``||x - a_j|| - ||theta - a_j|| <= ||x - theta|| <=
+||x - a_j|| + ||theta - a_j||`` shows that the points a level leaves out of its band are inside
+``B(theta, r)`` (``||x - a_j|| < r - M_j``) or outside it (``> r + M_j``, counted in the
+aggregate), so ``k`` is the sum of the aggregates plus an exact test of the deepest band.
+A level whose anchor drifted too far is dropped and rebuilt from its parent's band at the current
+centre; a deeper level is built when the deepest band is large.  A new level's margin keeps about
+1/8 of its parent's band (read off the distances the build computes anyway), is never below four
+recent steps, so a level lasts several iterations and its build (one pass over the parent's band)
+is amortised, and is at most half the parent's margin.
+
+Every bound is applied to squared distances with a slack ``tau = 1e-9 S^2`` (``S`` bounds every
+norm involved), far above the rounding error of either side, so the side of every point agrees
+with the direct test ``||x||^2 - 2<x, theta> > r^2 - ||theta||^2`` used on band points, which is
+also the test of the full pass.  The answer is the full pass's up to the rounding of the sum.
+
+Privacy is unaffected: the index computes the same function of the data as the full pass.  Its
+running time, like the algorithm's early halting, depends on the data (timing is not protected;
+``docs/privacy.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["OutsideIndex", "outside_full"]
+
+
+def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray,
+                 r: float) -> tuple[int, np.ndarray]:
+    """One pass: ``(k, sum of the rows of pts outside B(theta, r))``; ``sqn`` = row norms^2."""
+    # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2: one mat-vec, by einsum
+    # (single-threaded C loop; threaded BLAS gemv was 20-200x slower on a shared machine).
+    out = sqn - 2.0 * np.einsum("ij,j->i", pts, theta) > r * r - theta @ theta
+    k = int(np.count_nonzero(out))
+    if k == 0:
+        return 0, np.zeros(pts.shape[1])
+    return k, np.einsum("i,ij->j", out.astype(float), pts)
+
+
+@dataclass
+class _Level:
+    anchor: np.ndarray
+    margin: float
+    pts: np.ndarray            # the band (level 0: every point, a view)
+    sqn: np.ndarray
+    count: int                 # outside points left out of this and every shallower band
+    total: np.ndarray          # their sum
+
+
+class OutsideIndex:
+    """Exact count and sum of the points outside ``B(theta, r)`` for a slowly moving ``theta``.
+
+    Parameters
+    ----------
+    points : (n, d) array
+        The points (not copied; must not change while the index is used).
+    min_band : int
+        Do not build a deeper level for a band smaller than this (a pass over it is cheap).
+    key : hashable, optional
+        What selection of points this index holds, for callers that must check it (DP-MMEB's
+        kept set, whose radius its sensitivity proof uses).
+
+    Notes
+    -----
+    ``query(theta, r)`` returns what :func:`outside_full` returns, touching only points near the
+    sphere.  Queries at a new ``r`` start again from the root.  ``work`` counts the point-rows
+    read so far (root builds and band evaluations), for benchmarks.
+
+    References
+    ----------
+    ``001_a326031cb50d1cab.txt``, Algorithm 2 (line 4: ``U <- P minus B(theta^t, r)``),
+    Algorithm 4 (the noisy count and sum over the same set), Algorithm 5 (the same per user).
+    """
+
+    def __init__(self, points: np.ndarray, *, min_band: int = 2048, key: object = None) -> None:
+        self.key = key
+        self.points = np.ascontiguousarray(points, dtype=float)
+        self.sqn = np.einsum("ij,ij->i", self.points, self.points)
+        self.min_band = int(min_band)
+        self._norm = float(np.sqrt(self.sqn.max())) if len(self.sqn) else 0.0
+        self._r: float | None = None
+        self._levels: list[_Level] = []
+        self._step = 0.0          # moving average of ||theta^{t+1} - theta^t||
+        self._last: np.ndarray | None = None
+        self._cooldown = (0, 0)  # (depth, iterations): no new level at >= depth meanwhile
+        self._backoff = 4
+        self.work = 0
+
+    def __len__(self) -> int:
+        return len(self.sqn)
+
+    def query(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
+        """``(k, sum_{||x - theta|| > r} x)``, exactly as :func:`outside_full` would."""
+        theta = np.asarray(theta, dtype=float)
+        if r != self._r:
+            self._r = r
+            d = self.points.shape[1]
+            self._levels = [_Level(theta.copy(), np.inf, self.points, self.sqn, 0, np.zeros(d))]
+            self._cooldown = (0, 0)
+        if self._last is not None:
+            self._step = 0.8 * self._step + 0.2 * float(np.linalg.norm(theta - self._last))
+        self._last = theta.copy()
+        levels = self._levels
+        for j in range(1, len(levels)):
+            if np.linalg.norm(theta - levels[j].anchor) > levels[j].margin:
+                del levels[j:]
+                break
+        self._deepen(theta, r)
+        deep = levels[-1]
+        self.work += len(deep.sqn)
+        k, s = outside_full(deep.pts, deep.sqn, theta, r)
+        return deep.count + k, deep.total + s
+
+    def _deepen(self, theta: np.ndarray, r: float) -> None:
+        """Build deeper levels at ``theta`` while the deepest band is large and shrinks."""
+        depth, wait = self._cooldown
+        self._cooldown = (depth, wait - 1)
+        levels = self._levels
+        while len(levels[-1].sqn) > self.min_band:
+            parent = levels[-1]
+            if 4.0 * self._step > parent.margin / 2 or (len(levels) >= depth and wait > 0):
+                return          # a child would not outlive four steps, or failed just now
+            child = self._build(parent, theta, r)
+            self.work += len(parent.sqn)
+            if child is None:
+                # The sphere runs through data so dense that a band lasting a few steps holds
+                # most of the parent's points: it would not pay for its builds.  Retry this
+                # depth (not the shallower ones) after 8, 16, 32, ... iterations.
+                self._backoff = min(2 * self._backoff, 256)
+                self._cooldown = (len(levels), self._backoff)
+                return
+            self._backoff = 4
+            levels.append(child)
+
+    def _build(self, parent: _Level, theta: np.ndarray, r: float) -> _Level | None:
+        """The level anchored at ``theta`` under ``parent``, or ``None`` if it would not pay.
+
+        Its margin leaves about 1/8 of the parent's band in the child's band (so levels shrink
+        geometrically), but is at least four recent steps (so the level outlives its build) and
+        at most half the parent's margin.
+        """
+        a = theta.copy()
+        d2 = parent.sqn - 2.0 * np.einsum("ij,j->i", parent.pts, a) + a @ a
+        m = len(d2)
+        dev = np.abs(np.sqrt(np.maximum(d2, 0.0)) - r)
+        target = max(self.min_band // 2, m // 8)
+        margin = float(np.partition(dev, target)[target]) if target < m else float(dev.max())
+        margin = min(max(margin, 4.0 * self._step), parent.margin / 2, 2.0 * r)
+        scale = self._norm + float(np.linalg.norm(a)) + r + margin
+        tau = 1e-9 * scale * scale
+        far = d2 > (r + margin) ** 2 + tau
+        band = ~far
+        if r > margin:
+            band &= d2 >= (r - margin) ** 2 - tau
+        idx = np.flatnonzero(band)
+        if len(idx) > m // 2:
+            return None
+        n_far = int(np.count_nonzero(far))
+        far_sum = np.einsum("i,ij->j", far.astype(float), parent.pts) if n_far else 0.0
+        idx = idx.astype(np.int32 if m < 2**31 else np.int64)
+        return _Level(a, margin, np.take(parent.pts, idx, axis=0), parent.sqn[idx],
+                      parent.count + n_far, parent.total + far_sum)

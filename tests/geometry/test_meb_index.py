@@ -1,0 +1,107 @@
+"""OutsideIndex answers exactly what one full pass answers, touching far fewer points."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cvxdp.geometry.meb_index import OutsideIndex, outside_full
+
+
+def _brute(pts, theta, r):
+    out = np.linalg.norm(pts - theta, axis=1) > r
+    return int(out.sum()), pts[out].sum(axis=0) if out.any() else np.zeros(pts.shape[1])
+
+
+def _walk(rng, d, steps, step, jump_every=None):
+    theta = rng.normal(size=d)
+    for t in range(steps):
+        theta = theta + step * rng.normal(size=d)
+        if jump_every and t % jump_every == jump_every - 1:
+            theta = theta + rng.normal(size=d)
+        yield theta
+
+
+@pytest.mark.parametrize("d", [2, 10])
+@pytest.mark.parametrize("jump_every", [None, 37])
+def test_index_matches_full_pass_on_random_walks(d, jump_every):
+    rng = np.random.default_rng(d)
+    pts = rng.normal(size=(20000, d)) * rng.uniform(0.5, 2.0, d)
+    idx = OutsideIndex(pts, min_band=256)
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    for r in (2.5, 4.0, 0.7):
+        for theta in _walk(rng, d, 150, 0.01, jump_every):
+            k, s = idx.query(theta, r)
+            k_ref, s_ref = outside_full(pts, sqn, theta, r)
+            assert k == k_ref
+            np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-9 * (1 + k))
+    assert len(idx._levels) >= 1
+
+
+def test_full_pass_matches_brute_force_distances():
+    rng = np.random.default_rng(3)
+    pts = rng.uniform(-3, 3, (5000, 4))
+    theta = rng.normal(size=4)
+    k, s = outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, 3.0)
+    k_ref, s_ref = _brute(pts, theta, 3.0)
+    assert k == k_ref > 0
+    np.testing.assert_allclose(s, s_ref, rtol=1e-12)
+
+
+def test_points_exactly_on_the_sphere_get_the_full_pass_answer():
+    """Ties: integer points at distance exactly r from integer centres (no rounding in either)."""
+    g = np.arange(-4, 5, dtype=float)
+    pts = np.array(np.meshgrid(g, g, g)).reshape(3, -1).T      # 729 lattice points
+    pts = np.repeat(pts, 8, axis=0)
+    idx = OutsideIndex(pts, min_band=16)
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    for theta in ([0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1], [1, 1, 0]):
+        theta = np.asarray(theta, dtype=float)
+        for r in (3.0, 3.0, 5.0):
+            k, s = idx.query(theta, r)
+            k_ref, s_ref = outside_full(pts, sqn, theta, r)
+            assert k == k_ref
+            np.testing.assert_allclose(s, s_ref, atol=1e-9)
+
+
+def test_far_away_data_and_empty_answers():
+    rng = np.random.default_rng(5)
+    pts = rng.normal(1000.0, 1.0, (3000, 3))
+    idx = OutsideIndex(pts, min_band=64)
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    for theta in _walk(rng, 3, 60, 0.05):
+        for r in (1e-3, 3.0, 1e4):
+            th = theta + 1000.0
+            k, s = idx.query(th, r)
+            k_ref, s_ref = outside_full(pts, sqn, th, r)
+            assert k == k_ref
+            np.testing.assert_allclose(s, s_ref, rtol=1e-12, atol=1e-6)
+    assert idx.query(np.zeros(3), 1e5)[0] == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), r=st.floats(0.05, 5.0), step=st.floats(1e-4, 0.5))
+def test_index_property_random_instances(seed, r, step):
+    rng = np.random.default_rng(seed)
+    pts = rng.standard_t(3, size=(1500, 3))
+    idx = OutsideIndex(pts, min_band=32)
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    for theta in _walk(rng, 3, 40, step):
+        k, s = idx.query(theta, r)
+        k_ref, s_ref = outside_full(pts, sqn, theta, r)
+        assert k == k_ref
+        np.testing.assert_allclose(s, s_ref, rtol=1e-9, atol=1e-9 * (1 + np.abs(pts).sum()))
+
+
+def test_slow_centre_touches_a_small_fraction_of_the_points():
+    """The point of the index: a centre that drifts slowly costs much less than full passes."""
+    rng = np.random.default_rng(7)
+    n, d = 100_000, 10
+    pts = rng.normal(size=(n, d))
+    idx = OutsideIndex(pts)
+    iters = 300
+    theta = np.zeros(d)
+    for _ in range(iters):
+        idx.query(theta, 5.0)
+        theta = theta + 0.002 * rng.normal(size=d)
+    assert idx.work < 0.05 * n * iters     # measured: ~0.01; a full pass per iteration is 1.0
