@@ -30,7 +30,10 @@ from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
-           "fptas_meb", "mmeb"]
+           "exact_meb", "fptas_meb", "mmeb"]
+
+#: Above this many points ``exact_ball`` uses the active set (:func:`exact_meb`) by default.
+ACTIVE_SET_MIN_N = 20_000
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,62 @@ def fptas_meb(points: np.ndarray, gamma: float = 0.1) -> Ball:
     return best
 
 
+def _sq_dists(p: np.ndarray, c: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """``||p_i - c||^2`` by differences (no cancellation), in chunks (no (n, d) temporary)."""
+    out = np.empty(len(p))
+    for i in range(0, len(p), chunk):
+        diff = p[i:i + chunk] - c
+        out[i:i + chunk] = np.einsum("ij,ij->i", diff, diff)
+    return out
+
+
+def _active_set(p: np.ndarray, solver: str | None, working: int) -> tuple[Ball, str]:
+    n = len(p)
+    dist2 = _sq_dists(p, p.mean(axis=0))
+    S = np.argpartition(dist2, n - working)[n - working:] if n > working else np.arange(n)
+    while True:
+        sub = MinEnclosingBall(p[S])
+        sub.solve(**({"solver": solver} if solver else {}))
+        if sub.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            raise InfeasibleProblemError(f"MEB subproblem ended with status {sub.status!r}; try "
+                                         "solver='CLARABEL' or 'SCS'.")
+        c, r = np.asarray(sub.center.value, dtype=float), float(sub.radius.value)
+        dist2 = _sq_dists(p, c)
+        out = np.flatnonzero(dist2 > (r * (1 + 1e-7) + 1e-12) ** 2)
+        if len(out) == 0:
+            # The covering radius at c: >= r_opt, and <= r (1 + 1e-7) <= r_opt (1 + 1e-7).
+            return Ball(c, float(np.sqrt(dist2.max()))), sub.solver_stats.solver_name
+        if len(out) > working:
+            out = out[np.argpartition(dist2[out], len(out) - working)[len(out) - working:]]
+        S = np.union1d(S, out)
+
+
+def exact_meb(points: np.ndarray, *, solver: str | None = None, working: int = 1000) -> Ball:
+    """Exact minimum enclosing ball of many points by an active set of SOCPs.
+
+    Solve the SOCP ``min r s.t. ||p_i - c|| <= r`` on a working set (the ``working`` points
+    farthest from the mean), add the ``working`` farthest points its ball leaves out, repeat.
+    A subset's MEB has radius ``<= r_opt``; once it covers every point (to ``1e-7``) it is the
+    MEB of all of them.  The returned radius is the exact covering radius at the returned centre.
+    The working set only grows, so the loop ends; in practice after a few rounds, each one
+    pass over the points plus a small SOCP, where the whole SOCP grows with ``n``.
+
+    Parameters
+    ----------
+    points : (n, d) array
+    solver : str, optional
+        CVXPY solver for the subproblems (default: CVXPY's choice).
+    working : int
+        Points added per round.
+
+    Returns
+    -------
+    Ball
+        Contains every point.
+    """
+    return _active_set(_check_points(points), solver, int(working))[0]
+
+
 def _fptas_method(self: MinEnclosingBall, *, gamma: float = 0.1, **_: Any) -> float:
     ball = fptas_meb(self.points, gamma)
     self.ball = ball
@@ -170,9 +229,23 @@ class MinEnclosingBall(StructuredProblem):
                              float(self.radius.value))
         return out
 
-    def exact_ball(self, solver: str | None = None) -> tuple[Ball, float, str]:
-        """Solve the reference SOCP; return ``(ball, seconds, solver name)``."""
+    def exact_ball(self, solver: str | None = None, *,
+                   method: str = "auto") -> tuple[Ball, float, str]:
+        """Exact reference ball; return ``(ball, seconds, solver description)``.
+
+        ``method="socp"`` solves the whole SOCP through CVXPY; ``"active-set"`` uses
+        :func:`exact_meb` (same answer to ``1e-7``, far faster for many points); ``"auto"``
+        picks the active set above :data:`ACTIVE_SET_MIN_N` points.
+        """
+        if method not in ("auto", "socp", "active-set"):
+            raise UnsupportedProblemError(f"method must be 'auto', 'socp' or 'active-set', "
+                                          f"got {method!r}.")
         t0 = time.perf_counter()
+        if method == "active-set" or (method == "auto" and len(self.points) > ACTIVE_SET_MIN_N):
+            ball, name = _active_set(self.points, solver, 1000)
+            self.ball = ball
+            self.center.value, self.radius.value = ball.center, ball.radius
+            return ball, time.perf_counter() - t0, f"active set of {name} SOCPs"
         kw = {"solver": solver} if solver else {}
         self.solve(**kw)
         if self.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):

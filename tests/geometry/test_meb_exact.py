@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.meb import Ball, fptas_meb, min_enclosing_ball, mmeb
+from cvxdp.geometry.meb import Ball, exact_meb, fptas_meb, min_enclosing_ball, mmeb
 
 
 def _sphere_points(rng, n, d, center, radius):
@@ -107,3 +107,25 @@ def test_bad_points_rejected(bad, match):
 def test_fptas_bad_gamma_rejected():
     with pytest.raises(UnsupportedProblemError, match="gamma"):
         fptas_meb(np.zeros((3, 2)), 1.5)
+
+
+@pytest.mark.parametrize("shape, seed", [((20000, 5), 0), ((30000, 10), 1), ((40000, 2), 2)])
+def test_active_set_matches_the_whole_socp(shape, seed):
+    rng = np.random.default_rng(seed)
+    pts = np.clip(rng.normal(rng.uniform(-2, 2, shape[1]), 1.0, shape), -4, 4)
+    prob = min_enclosing_ball(pts)
+    whole, _, _ = prob.exact_ball(method="socp")
+    fast = exact_meb(pts, working=500)
+    assert fast.uncovered(pts, tol=0.0) == 0           # covering radius at its own centre
+    assert fast.radius == pytest.approx(whole.radius, rel=1e-6)
+    assert np.linalg.norm(fast.center - whole.center) <= 1e-2 * whole.radius
+
+
+def test_exact_ball_auto_uses_the_active_set_for_many_points():
+    pts = np.random.default_rng(4).normal(size=(25000, 3))
+    ball, secs, solver = min_enclosing_ball(pts).exact_ball()
+    assert solver.startswith("active set") and secs > 0 and ball.uncovered(pts, tol=0.0) == 0
+    small = min_enclosing_ball(pts[:100])
+    assert not small.exact_ball()[2].startswith("active set")
+    with pytest.raises(UnsupportedProblemError, match="method"):
+        small.exact_ball(method="fast")
