@@ -1,22 +1,26 @@
 """Benchmark of the DP minimum enclosing ball (``cvxdp.geometry.meb``).
 
-Three tables (``main(quick)`` returns all rows; ``python benchmarks/bench_meb.py [--quick]
+Four tables (``main(quick)`` returns all rows; ``python benchmarks/bench_meb.py [--quick]
 [--plots]`` prints them):
 
-1. ``sec6``: §6 of the paper (``001_a326031cb50d1cab.txt``) -- Alg. 4 alone with the experiments'
-   step gamma^2/8, ``r = r_opt`` (non-private, as the authors did), ``theta0 = 0``, the three
-   synthetic datasets in [-5, 5]^10, rho in {0.1..0.9} at gamma = 0.2 and gamma in {0.1..0.5} at
-   rho = 0.3, stopping rules (i) ``||theta^t - theta_opt|| <= gamma r_opt``, (ii) too few uncovered,
-   (iii) t > 2500; ``r0 = 4 r_opt`` so that our sum sensitivity ``2 (11 r0 + ||theta^t||)`` is at
-   least the paper's ``88 r``.  The paper uses n = 640 n0 (up to ~2e8 points).  **Reduced
-   scale**: we use ``n = n_run`` points and ``rho_run = rho (640 n0 / n_run)^2``, which keeps
-   ``n / n0 = 640`` and the noise-to-signal ratio of every query exactly as at full scale; time
-   is extrapolated linearly in n (one pass over the points per iteration) and compared with the
-   paper's 15 s (gamma = 0.5) and 2 h (gamma = 0.1).
-2. ``speed``: the full private pipeline (default schedule) vs the exact SOCP (CVXPY/Clarabel) on the
-   same instance, growing n and d; plus the non-private fPTAS.
-3. ``utility``: the full pipeline, central and local, radius ratio and uncovered points vs the exact
-   SOCP and vs the proven high-probability bound.
+1. ``sec6``: §6 of the paper (``001_a326031cb50d1cab.txt``) at the paper's own sizes -- Alg. 4
+   alone with the experiments' step gamma^2/8, ``r = r_opt`` (non-private, as the authors did),
+   ``theta0 = 0``, the three synthetic datasets in [-5, 5]^10, rho in {0.1..0.9} at gamma = 0.2
+   and gamma in {0.1..0.5} at rho = 0.3, stopping rules (i) ``||theta^t - theta_opt|| <= gamma
+   r_opt``, (ii) too few uncovered, (iii) t > 2500; ``r0 = 4 r_opt`` so that our sum sensitivity
+   ``2 (11 r0 + ||theta^t||)`` is at least the paper's ``88 r``.  ``n = 640 n0`` (3e7-2e8 points);
+   sizes above ``N_CAP`` run at ``N_CAP`` points with ``rho_run = rho (640 n0 / N_CAP)^2``, which
+   keeps ``n / n0 = 640`` and the noise-to-signal ratio of every query, and the time is scaled by
+   ``640 n0 / N_CAP`` (marked ``scaled``).  ``r_opt``, ``theta_opt`` come from the exact active-set
+   solver.  Time is to the paper's stop ((i), (ii) or (iii), whichever first) and is compared with
+   the paper's 15 s (gamma = 0.5) and 2 h (gamma = 0.1).
+2. ``kernel``: the same runs with the outside-the-ball index vs a full pass per iteration (same
+   seed: identical iterations), at ``n = 1e6``.
+3. ``speed``: the full private pipeline (default schedule) vs the exact solvers (whole SOCP through
+   CVXPY where it fits, active set everywhere) on the same instance, growing n and d; plus the
+   non-private fPTAS.
+4. ``utility``: the full pipeline, central and local, radius ratio and uncovered points vs the exact
+   ball and vs the proven high-probability bound.
 """
 
 from __future__ import annotations
@@ -28,31 +32,51 @@ import warnings
 
 import numpy as np
 
-from cvxdp.geometry.meb import fptas_meb, min_enclosing_ball
-from cvxdp.geometry.meb_private import SCHEDULES, dp_mmeb, mmeb_constants
+from cvxdp.geometry.meb import exact_meb, fptas_meb, min_enclosing_ball
+from cvxdp.geometry.meb_private import SCHEDULES, dp_mmeb, kept_index, mmeb_constants
 
 PAPER_SECONDS = {0.5: 15.0, 0.1: 7200.0}  # §6: "from 15 seconds (gamma=0.5) to 2 hours (0.1)"
+N_CAP = 100_000_000                       # 8 GB of float64 points at d = 10
+DATASETS = ("gaussian", "product", "conditional")
 
 
-def dataset(name: str, n: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """The §6 synthetic data in [-5, 5]^d (rejection sampling keeps exactly n points)."""
-    out: list[np.ndarray] = []
-    v = rng.uniform(-3, 3, d)
-    shift = rng.integers(-3, 4, d)
-    while sum(len(o) for o in out) < n:
-        m = 2 * n
-        if name == "gaussian":
-            x = rng.normal(v, 1.0, (m, d))
-        elif name == "product":
-            p = 2.0 ** -np.arange(1, d + 1)
-            x = np.where(rng.random((m, d)) < p, 1.0, -1.0) + shift
-        elif name == "conditional":
-            z = rng.normal(0.0, 1.0, (m, d))
-            x = z[~np.any((z >= 0) & (z <= 0.5), axis=1)] + v
-        else:
-            raise ValueError(name)
-        out.append(x[np.all(np.abs(x) <= 5, axis=1)])
-    return np.vstack(out)[:n]
+def dataset(name: str, n: int, d: int, rng: np.random.Generator,
+            chunk: int = 1 << 20) -> np.ndarray:
+    """The §6 synthetic data in [-5, 5]^d, generated in chunks (no large temporaries).
+
+    * ``gaussian``: ``N(v, I_d)``, ``v ~ U[-5, 5]^d``, points outside the box discarded;
+    * ``product``: ``x_i = +1`` w.p. ``2^-i`` else ``-1``, the cube shifted by a random integer
+      vector in ``{-4..4}^d`` (it stays in the box);
+    * ``conditional``: ``N(0, I_d)`` conditioned on no coordinate in ``[0, 0.5]``, shifted to
+      ``v ~ U[-5, 5]^d``, points outside the box discarded.
+
+    The coordinates are independent and the box is a product set, so discarding points outside
+    it is the same as drawing each coordinate from its own conditional law, which we do by
+    rejection per coordinate (no point is thrown away whole).
+    """
+    v = rng.uniform(-5, 5, d)
+    shift = rng.integers(-4, 5, d)
+    p = 2.0 ** -np.arange(1, d + 1)
+    out = np.empty((n, d))
+    for lo in range(0, n, chunk):
+        m = min(chunk, n - lo)
+        if name == "product":
+            out[lo:lo + m] = np.where(rng.random((m, d)) < p, 1.0, -1.0) + shift
+            continue
+        for j in range(d):
+            col = np.empty(m)
+            todo = np.arange(m)
+            while len(todo):
+                z = rng.normal(0.0, 1.0, len(todo))
+                ok = np.abs(z + v[j]) <= 5
+                if name == "conditional":
+                    ok &= (z < 0) | (z > 0.5)
+                elif name != "gaussian":
+                    raise ValueError(name)
+                col[todo[ok]] = z[ok] + v[j]
+                todo = todo[~ok]
+            out[lo:lo + m, j] = col
+    return out
 
 
 def paper_n0(rho: float, gamma: float, d: int, beta: float = math.exp(-9)) -> float:
@@ -63,42 +87,74 @@ def paper_n0(rho: float, gamma: float, d: int, beta: float = math.exp(-9)) -> fl
         rho)
 
 
-def sec6(quick: bool, plots: bool = False) -> list[dict]:
-    n_run, d, beta = (20_000 if quick else 200_000), 10, math.exp(-9)
-    settings = [(r, 0.2) for r in (0.1, 0.3, 0.5, 0.7, 0.9)]
-    settings += [(0.3, g) for g in (0.1, 0.2, 0.3, 0.4, 0.5) if g != 0.2]
-    if quick:
-        settings = [(0.3, 0.2), (0.3, 0.5)]
-    rows, curves = [], {}
+class _Reached(Exception):
+    """Stopping rule (i) of §6 (non-private: it uses theta_opt)."""
+
+
+def _sec6_run(pts: np.ndarray, c_opt: np.ndarray, r_opt: float, rho: float, gamma: float,
+              seed: int, full_pass: bool = False) -> dict:
+    """One §6 run of Alg. 4 with the paper's stopping rules; wall time to the first of them."""
+    d = pts.shape[1]
     sched = SCHEDULES["experiment"]
-    for k, name in enumerate(("gaussian", "product", "conditional")):
-        pts = dataset(name, n_run, d, np.random.default_rng(k))
-        prob = min_enclosing_ball(pts)
-        prob.solve()
-        c_opt, r_opt = prob.ball.center, prob.ball.radius
+    t0 = time.perf_counter()
+    index = kept_index(pts, np.zeros(d), sched.keep * 4 * r_opt)
+    if full_pass:
+        index.min_band = len(index) + 1         # never builds a band: one full pass per query
+    query, seen = index.query, []
+
+    def stop_at_i(theta: np.ndarray, r: float):
+        seen.append(float(np.linalg.norm(theta - c_opt)) / r_opt)
+        if seen[-1] <= gamma:
+            raise _Reached
+        return query(theta, r)
+
+    index.query = stop_at_i
+    try:
+        run = dp_mmeb(pts, gamma=gamma, r=r_opt, theta0=np.zeros(d), r0=4 * r_opt, rho=rho,
+                      beta=math.exp(-9), schedule=sched, rng=np.random.default_rng(seed),
+                      index=index)
+        stop = {"few_uncovered": "(ii)", "final_test": "(iii)", "bottom": "(iii)"}[run.halted]
+    except _Reached:
+        stop = "(i)"
+    secs = time.perf_counter() - t0
+    return {"stop": stop, "iterations": len(seen), "dist_at_stop": seen[-1], "seconds": secs,
+            "rows_per_iteration": index.work / max(len(seen), 1) / len(pts),
+            "curve": np.array(seen)}
+
+
+def sec6(quick: bool, plots: bool = False) -> list[dict]:
+    d, beta, cap = 10, math.exp(-9), (200_000 if quick else N_CAP)
+    settings = [(0.3, g) for g in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    settings += [(r, 0.2) for r in (0.1, 0.5, 0.7, 0.9)]
+    if quick:
+        settings = [(0.3, 0.1), (0.3, 0.5)]
+    rows, curves = [], {}
+    for k, name in enumerate(DATASETS):
+        sizes = {s: int(640 * paper_n0(*s, d, beta)) for s in settings}
+        data = dataset(name, min(cap, max(sizes.values())), d, np.random.default_rng(k))
+        exact: dict[int, tuple[np.ndarray, float]] = {}
         for j, (rho, gamma) in enumerate(settings):
-            n_paper = 640 * paper_n0(rho, gamma, d, beta)
+            n_paper = sizes[(rho, gamma)]
+            n_run = min(n_paper, cap)
+            pts = data[:n_run]                       # a prefix of iid rows is an iid sample
+            if n_run not in exact:
+                ball = exact_meb(pts)
+                exact[n_run] = (ball.center, ball.radius)
+            c_opt, r_opt = exact[n_run]
             rho_run = rho * (n_paper / n_run) ** 2
-            t0 = time.perf_counter()
-            run = dp_mmeb(pts, gamma=gamma, r=r_opt, theta0=np.zeros(d),
-                          r0=4 * r_opt, rho=rho_run, beta=beta, schedule=sched,
-                          rng=np.random.default_rng(100 + 17 * k + j), trace=True)
-            secs = time.perf_counter() - t0
-            dist = np.array([np.linalg.norm(th - c_opt) for th in run.trace]) / r_opt
-            hit = np.flatnonzero(dist <= gamma)
-            t_stop = int(hit[0]) if hit.size else len(dist)
-            per_it = secs / max(run.iterations, 1)
-            extrap = per_it * t_stop * n_paper / n_run
-            curves[(name, rho, gamma)] = dist
+            res = _sec6_run(pts, c_opt, r_opt, rho_run, gamma, 100 + 17 * k + j)
+            at_paper = res["seconds"] * n_paper / n_run
+            paper = PAPER_SECONDS.get(gamma) if rho == 0.3 else None
             rows.append({"table": "sec6", "dataset": name, "rho": rho, "gamma": gamma,
-                         "n_paper": int(n_paper), "n_run": n_run,
-                         "T_bound": mmeb_constants(sched, gamma, beta)["T"],
-                         "iters_to_gamma_ropt": t_stop if hit.size else None,
-                         "halted": run.halted, "iterations": run.iterations,
-                         "final_dist_over_ropt": float(dist[-1]),
-                         "ns_per_point_iter": 1e9 * per_it / n_run,
-                         "seconds_run": secs, "seconds_extrapolated_full_n": extrap,
-                         "paper_seconds": PAPER_SECONDS.get(gamma) if rho == 0.3 else None})
+                         "n_paper": n_paper, "n_run": n_run,
+                         "scale": "paper" if n_run == n_paper else "scaled",
+                         "stop": res["stop"], "iterations": res["iterations"],
+                         "dist_at_stop_over_ropt": res["dist_at_stop"],
+                         "rows_per_iteration": res["rows_per_iteration"],
+                         "seconds_at_paper_n": at_paper, "paper_seconds": paper,
+                         "paper_over_ours": paper / at_paper if paper else None})
+            curves[(name, rho, gamma)] = res["curve"]
+        del data
     if plots:
         _plot(curves)
     return rows
@@ -127,11 +183,30 @@ def _plot(curves: dict) -> None:
         plt.close(fig)
 
 
+def kernel(quick: bool) -> list[dict]:
+    """The index vs one full pass per iteration, same seeds (identical iterations)."""
+    n, d = (100_000 if quick else 1_000_000), 10
+    rows = []
+    for k, name in enumerate(DATASETS):
+        pts = dataset(name, n, d, np.random.default_rng(50 + k))
+        ball = exact_meb(pts)
+        for gamma in ((0.1,) if quick else (0.1, 0.2, 0.5)):
+            rho = 0.3 * (640 * paper_n0(0.3, gamma, d) / n) ** 2
+            fast = _sec6_run(pts, ball.center, ball.radius, rho, gamma, 7)
+            slow = _sec6_run(pts, ball.center, ball.radius, rho, gamma, 7, full_pass=True)
+            assert fast["iterations"] == slow["iterations"], (fast, slow)
+            rows.append({"table": "kernel", "dataset": name, "n": n, "gamma": gamma,
+                         "iterations": fast["iterations"], "full_pass_s": slow["seconds"],
+                         "index_s": fast["seconds"], "speedup": slow["seconds"] / fast["seconds"],
+                         "rows_per_iteration": fast["rows_per_iteration"]})
+    return rows
+
+
 def speed(quick: bool) -> list[dict]:
     sizes = [(10_000, 10), (20_000, 20)] if quick else [
         (10_000, 10), (100_000, 10), (1_000_000, 10), (10_000_000, 10), (30_000, 50),
         (1_000_000, 50)]
-    exact_max = 30_000 if quick else 100_000
+    socp_max = 30_000 if quick else 100_000
     rows = []
     for n, d in sizes:
         pts = dataset("gaussian", n, d, np.random.default_rng(n + d))
@@ -141,21 +216,17 @@ def speed(quick: bool) -> list[dict]:
             warnings.simplefilter("ignore")
             sol = prob.solve_private(rho=1.0, accuracy=0.2, bounds=(-5, 5), rng=0)
         t_priv = time.perf_counter() - t0
-        fb = t_fptas = None
-        if n <= 1_000_000:
-            t0 = time.perf_counter()
-            fb = fptas_meb(pts, 0.2)
-            t_fptas = time.perf_counter() - t0
-        t_exact = r_opt = None
-        if n <= exact_max:
-            t0 = time.perf_counter()
-            r_opt = prob.solve()
-            t_exact = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        fb = fptas_meb(pts, 0.2)
+        t_fptas = time.perf_counter() - t0
+        ref, t_active, _ = prob.exact_ball(method="active-set")
+        t_socp = prob.exact_ball(method="socp")[1] if n <= socp_max else None
         rows.append({"table": "speed", "n": n, "d": d, "private_s": t_priv, "fptas_s": t_fptas,
-                     "exact_socp_s": t_exact,
-                     "exact_over_private": t_exact / t_priv if t_exact else None,
-                     "radius_ratio": sol.ball.radius / r_opt if r_opt else None,
-                     "fptas_ratio": fb.radius / r_opt if (r_opt and fb) else None,
+                     "exact_active_set_s": t_active, "exact_socp_s": t_socp,
+                     "socp_over_private": t_socp / t_priv if t_socp else None,
+                     "active_set_over_private": t_active / t_priv,
+                     "radius_ratio": sol.ball.radius / ref.radius,
+                     "fptas_ratio": fb.radius / ref.radius,
                      "uncovered": sol.ball.uncovered(pts),
                      "uncovered_bound": sol.info["uncovered_bound"]})
     return rows
@@ -170,7 +241,7 @@ def utility(quick: bool) -> list[dict]:
     for k, name in enumerate(names):
         pts = dataset(name, n, 10, np.random.default_rng(10 + k))
         prob = min_enclosing_ball(pts)
-        r_opt = prob.solve()
+        r_opt = prob.exact_ball()[0].radius
         for gamma in ((0.2,) if quick else (0.1, 0.2, 0.5)):
             for model, rho in grid:
                 with warnings.catch_warnings():
@@ -188,8 +259,8 @@ def utility(quick: bool) -> list[dict]:
 
 
 def main(quick: bool = True, plots: bool = False) -> list[dict]:
-    """Run all three tables; return their rows."""
-    return sec6(quick, plots) + speed(quick) + utility(quick)
+    """Run all four tables; return their rows."""
+    return sec6(quick, plots) + kernel(quick) + speed(quick) + utility(quick)
 
 
 def _print(rows: list[dict]) -> None:

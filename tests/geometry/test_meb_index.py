@@ -105,3 +105,22 @@ def test_slow_centre_touches_a_small_fraction_of_the_points():
         idx.query(theta, 5.0)
         theta = theta + 0.002 * rng.normal(size=d)
     assert idx.work < 0.05 * n * iters     # measured: ~0.01; a full pass per iteration is 1.0
+
+
+def test_threaded_chunks_give_the_same_answer(monkeypatch):
+    """Large passes run as CHUNKS row chunks on threads; force that on a small instance."""
+    from cvxdp.geometry import meb_index
+
+    monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+    rng = np.random.default_rng(11)
+    pts = rng.normal(size=(5003, 4))
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    idx = OutsideIndex(pts, min_band=100)
+    for r in (1.5, 2.5):
+        for theta in _walk(rng, 4, 80, 0.01, 23):
+            k, s = idx.query(theta, r)
+            k_ref, s_ref = _brute(pts, theta, r)
+            assert k == k_ref
+            np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-9 * (1 + k))
+            assert outside_full(pts, sqn, theta, r)[0] == k_ref
+    assert len(idx._levels) > 1         # bands were built through the chunked path
