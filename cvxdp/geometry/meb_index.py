@@ -21,10 +21,11 @@ level, the triangle inequality ``||x - a_j|| - ||theta - a_j|| <= ||x - theta|| 
 ``B(theta, r)`` (``||x - a_j|| < r - M_j``) or outside it (``> r + M_j``, counted in the
 aggregate), so ``k`` is the sum of the aggregates plus an exact test of the deepest band.
 A level whose anchor drifted too far is dropped and rebuilt from its parent's band at the current
-centre; a deeper level is built when the deepest band is large.  A new level's margin keeps about
-1/8 of its parent's band (read off the distances the build computes anyway), is never below four
-recent steps, so a level lasts several iterations and its build (one pass over the parent's band)
-is amortised, and is at most half the parent's margin.
+centre; a deeper level is built when the deepest band is large.  A new level's margin ``M``
+minimises its per-iteration cost, ``BUILD_COST * step / M`` (a build reads the parent's band once
+and lasts about ``M / step`` iterations) plus its band's share of the parent, read off a sample of
+the distances the build computes anyway; ``M`` is at least four recent steps and at most half the
+parent's margin, and a level that would cost more than testing the parent's band is not built.
 
 Every bound is applied to squared distances with a slack ``tau = 1e-9 S^2`` (``S`` bounds every
 norm involved), far above the rounding error of either side, so the side of every point agrees
@@ -52,7 +53,7 @@ BUILD_COST = 2.0
 #: Passes over at least this many rows run as ``CHUNKS`` row chunks on threads.
 PARALLEL_ROWS = 1 << 18
 CHUNKS = 4
-_POOL: ThreadPoolExecutor | None = None
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
 def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray,
@@ -89,9 +90,11 @@ def _map_rows(fn, m: int) -> list:
 
 def _pool() -> ThreadPoolExecutor:
     global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=min(CHUNKS, os.cpu_count() or 1))
-    return _POOL
+    # One pool per process: a child forked after the pool started would inherit a pool whose
+    # threads do not exist in it, and its work would never run.
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=min(CHUNKS, os.cpu_count() or 1)))
+    return _POOL[1]
 
 
 def _masked_sum(pts: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
@@ -192,9 +195,9 @@ class OutsideIndex:
             child = self._build(parent, theta, r)
             self.work += len(parent.sqn)
             if child is None:
-                # The sphere runs through data so dense that a band lasting a few steps holds
-                # most of the parent's points: it would not pay for its builds.  Retry this
-                # depth (not the shallower ones) after 8, 16, 32, ... iterations.
+                # No margin pays for its builds here (the sphere runs through dense data, or
+                # the centre moves fast).  Retry this depth (not the shallower ones) after 8,
+                # 16, 32, ... iterations.
                 self._backoff = min(2 * self._backoff, 256)
                 self._cooldown = (len(levels), self._backoff)
                 return

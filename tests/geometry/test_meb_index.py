@@ -124,3 +124,32 @@ def test_threaded_chunks_give_the_same_answer(monkeypatch):
             np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-9 * (1 + k))
             assert outside_full(pts, sqn, theta, r)[0] == k_ref
     assert len(idx._levels) > 1         # bands were built through the chunked path
+
+
+def _child_query(pts, theta, r, expected, queue):
+    from cvxdp.geometry import meb_index
+
+    meb_index.PARALLEL_ROWS = 64
+    queue.put(meb_index.outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, r)[0] == expected)
+
+
+def test_threaded_passes_work_in_a_forked_child(monkeypatch):
+    """A process forked after the thread pool started gets a pool of its own (no hang)."""
+    import multiprocessing as mp
+
+    from cvxdp.geometry import meb_index
+
+    monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+    pts = np.random.default_rng(12).normal(size=(4000, 3))
+    theta = np.full(3, 0.1)
+    expected = _brute(pts, theta, 2.0)[0]
+    assert outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, 2.0)[0] == expected
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_child_query, args=(pts, theta, 2.0, expected, queue))
+    child.start()
+    child.join(timeout=60)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and child.exitcode == 0 and queue.get(timeout=5)
