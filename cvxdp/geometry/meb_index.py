@@ -25,7 +25,9 @@ centre; a deeper level is built when the deepest band is large.  A new level's m
 minimises its per-iteration cost, ``BUILD_COST * step / M`` (a build reads the parent's band once
 and lasts about ``M / step`` iterations) plus its band's share of the parent, read off a sample of
 the distances the build computes anyway; ``M`` is at least four recent steps and at most half the
-parent's margin, and a level that would cost more than testing the parent's band is not built.
+parent's margin, the band holds at most half the parent's rows (so the copies of all levels
+together stay below ``n`` rows), and a level that would cost more than testing the parent's band
+is not built.
 
 Every bound is applied to squared distances with a slack ``tau = 1e-9 S^2`` (``S`` bounds every
 norm involved), far above the rounding error of either side, so the side of every point agrees
@@ -228,7 +230,8 @@ class OutsideIndex:
         dev = np.sort(np.abs(np.sqrt(np.maximum(d2[::stride], 0.0)) - r))
         frac = np.arange(1, len(dev) + 1) / len(dev)           # band share at margin dev[i]
         lo, hi = 4.0 * self._step, min(parent.margin / 2, 2.0 * r)
-        ok = (dev >= lo) & (dev <= hi) & (dev > 0)
+        # A band holds at most half of its parent's rows, so all bands together copy < n rows.
+        ok = (dev >= lo) & (dev <= hi) & (dev > 0) & (frac <= 0.5)
         if not ok.any():
             return None
         if self._step > 0:
