@@ -25,7 +25,7 @@ import cvxpy as cp
 import numpy as np
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
-from cvxdp.geometry.meb_index import OutsideIndex
+from cvxdp.geometry.meb_index import OutsideIndex, sq_dists
 from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
 
@@ -94,8 +94,7 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray, *,
         if k == 0:
             break
         theta = theta + (gamma**2 / 2) * (sum_out - k * theta) / k
-    dist2 = np.einsum("ij,ij->i", points - theta, points - theta)
-    if np.all(dist2 <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
+    if np.all(sq_dists(points, theta) <= ((1 + gamma) * r) ** 2 * (1 + 1e-12)):
         return theta
     return None
 
@@ -132,27 +131,23 @@ def fptas_meb(points: np.ndarray, gamma: float = 0.1) -> Ball:
     return best
 
 
-def _sq_dists(p: np.ndarray, c: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
-    """``||p_i - c||^2`` by differences (no cancellation), in chunks (no (n, d) temporary)."""
-    out = np.empty(len(p))
-    for i in range(0, len(p), chunk):
-        diff = p[i:i + chunk] - c
-        out[i:i + chunk] = np.einsum("ij,ij->i", diff, diff)
-    return out
+def _solve_socp(prob: MinEnclosingBall, solver: str | None) -> None:
+    """Solve the MEB SOCP through CVXPY; a non-optimal status is an error."""
+    prob.solve(**({"solver": solver} if solver else {}))
+    if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        raise InfeasibleProblemError(f"exact MEB solve ended with status {prob.status!r}; "
+                                     "try solver='CLARABEL' or 'SCS'.")
 
 
 def _active_set(p: np.ndarray, solver: str | None, working: int) -> tuple[Ball, str]:
     n = len(p)
-    dist2 = _sq_dists(p, p.mean(axis=0))
+    dist2 = sq_dists(p, p.mean(axis=0))
     S = np.argpartition(dist2, n - working)[n - working:] if n > working else np.arange(n)
     while True:
         sub = MinEnclosingBall(p[S])
-        sub.solve(**({"solver": solver} if solver else {}))
-        if sub.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise InfeasibleProblemError(f"MEB subproblem ended with status {sub.status!r}; try "
-                                         "solver='CLARABEL' or 'SCS'.")
+        _solve_socp(sub, solver)
         c, r = np.asarray(sub.center.value, dtype=float), float(sub.radius.value)
-        dist2 = _sq_dists(p, c)
+        dist2 = sq_dists(p, c)
         out = np.flatnonzero(dist2 > (r * (1 + 1e-7) + 1e-12) ** 2)
         if len(out) == 0:
             # The covering radius at c: >= r_opt, and <= r (1 + 1e-7) <= r_opt (1 + 1e-7).
@@ -246,11 +241,7 @@ class MinEnclosingBall(StructuredProblem):
             self.ball = ball
             self.center.value, self.radius.value = ball.center, ball.radius
             return ball, time.perf_counter() - t0, f"active set of {name} SOCPs"
-        kw = {"solver": solver} if solver else {}
-        self.solve(**kw)
-        if self.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise InfeasibleProblemError(f"exact MEB solve ended with status {self.status!r}; "
-                                         "try solver='CLARABEL' or 'SCS'.")
+        _solve_socp(self, solver)
         return self.ball, time.perf_counter() - t0, self.solver_stats.solver_name
 
     def solve_private(self, **kwargs: Any) -> MEBPrivateSolution:  # noqa: D417

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["OutsideIndex", "outside_full"]
+__all__ = ["OutsideIndex", "outside_full", "sq_dists"]
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
 #: §6 run times are flat for values from 1 to 3).
@@ -56,6 +56,16 @@ BUILD_COST = 2.0
 PARALLEL_ROWS = 1 << 18
 CHUNKS = 4
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
+    """``||p_i - center||^2`` by differences (no cancellation), in row chunks (no ``(n, d)``
+    temporary at 1e8 points)."""
+    out = np.empty(len(points))
+    for i in range(0, len(points), chunk):
+        diff = points[i:i + chunk] - center
+        out[i:i + chunk] = np.einsum("ij,ij->i", diff, diff)
+    return out
 
 
 def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray,

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb_index import OutsideIndex, outside_full
+from cvxdp.geometry.meb_index import OutsideIndex, outside_full, sq_dists
 
 __all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
            "kept_index", "radius_grid"]
@@ -149,9 +149,6 @@ class MMEBRun:
     trace: list[np.ndarray]
 
 
-_CHUNK = 1 << 20
-
-
 def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float) -> OutsideIndex:
     """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
 
@@ -159,10 +156,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float) -> Ou
     ``theta0`` and ``schedule.keep * r0`` (its ``key`` records them; a mismatch is refused).
     """
     theta0 = np.asarray(theta0, dtype=float)
-    kept = np.empty(len(points), dtype=bool)
-    for i in range(0, len(points), _CHUNK):  # chunks: no (n, d) temporary at 1e8 points
-        diff = points[i:i + _CHUNK] - theta0
-        kept[i:i + _CHUNK] = np.einsum("ij,ij->i", diff, diff) <= keep_radius**2
+    kept = sq_dists(points, theta0) <= keep_radius**2
     return OutsideIndex(points if kept.all() else points[kept],
                         key=("kept", theta0.tobytes(), float(keep_radius)))
 
