@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["OutsideIndex", "outside_full", "sq_dists"]
+__all__ = ["OutsideIndex", "compress_rows", "outside_full", "sq_dists"]
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
 #: §6 run times are flat for values from 1 to 3).
@@ -58,19 +58,77 @@ CHUNKS = 4
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
-def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 20) -> np.ndarray:
-    """``||p_i - center||^2`` by differences (no cancellation), in row chunks (no ``(n, d)``
-    temporary at 1e8 points)."""
+def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
+    """``||p_i - center||^2`` by differences (no cancellation), in row chunks on the thread
+    pool (no ``(n, d)`` temporary at 1e8 points; each chunk's result is the same on any pool)."""
     out = np.empty(len(points))
-    for i in range(0, len(points), chunk):
+
+    def part(i: int) -> None:
         diff = points[i:i + chunk] - center
         out[i:i + chunk] = np.einsum("ij,ij->i", diff, diff)
+
+    list(_pool().map(part, range(0, len(points), chunk)))
     return out
 
 
-def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray,
-                 r: float) -> tuple[int, np.ndarray]:
-    """One pass: ``(k, sum of the rows of pts outside B(theta, r))``; ``sqn`` = row norms^2."""
+def compress_rows(points: np.ndarray, *, sample: int = 8192,
+                  max_distinct: float = 0.125) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rows with multiplicities: ``(rows, w)`` with ``sum_i w_i f(rows_i) = sum_x f(x)`` for every
+    ``f``, or ``(points, None)`` when the data do not repeat much.
+
+    Data on a small grid (categorical or rounded records; the product distribution of §6 has
+    at most ``2^d`` distinct points) are compressed to their distinct rows, so every later pass
+    costs the number of distinct rows instead of ``n``.  Detection reads a strided sample of
+    ``sample`` rows: compression runs only if it holds at most ``max_distinct`` of the sample as
+    distinct rows.  The dictionary is the sample's distinct rows; every row is matched to it by
+    a random projection and then compared to its match coordinate by coordinate, so the result is
+    exact whatever the projection; rows without an exact match are kept as they are (merged
+    among themselves when at most 2^18).  Gives up (returns ``(points, None)``) if more than 1/4
+    of the rows are unmatched.
+    """
+    n = len(points)
+    if n < 4 * sample:
+        return points, None
+    sub = points[:: n // sample][:sample]
+    dictionary = np.unique(sub, axis=0)
+    if len(dictionary) > max_distinct * len(sub):
+        return points, None
+    g = np.random.default_rng(0).standard_normal(points.shape[1])
+    dkeys = dictionary @ g
+    order = np.argsort(dkeys)
+    dictionary, dkeys = dictionary[order], dkeys[order]
+    if np.any(np.diff(dkeys) == 0):      # two dictionary rows share a key: not worth untangling
+        return points, None
+    pos = np.empty(n, dtype=np.intp)
+    matched = np.empty(n, dtype=bool)
+
+    def match(lo: int) -> None:          # look up, then check every coordinate of the match
+        hi = min(n, lo + (1 << 18))
+        pos[lo:hi] = np.minimum(np.searchsorted(dkeys, points[lo:hi] @ g), len(dkeys) - 1)
+        matched[lo:hi] = (points[lo:hi] == dictionary[pos[lo:hi]]).all(axis=1)
+
+    list(_pool().map(match, range(0, n, 1 << 18)))
+    rest = n - int(np.count_nonzero(matched))
+    if rest > n // 4:
+        return points, None
+    w = np.bincount(pos[matched], minlength=len(dictionary))
+    keep = w > 0
+    rows, w = dictionary[keep], w[keep]
+    if rest:
+        left, w_left = points[~matched], np.ones(rest, dtype=w.dtype)
+        if rest <= 1 << 18:          # rare rows the sample missed may still repeat
+            left, w_left = np.unique(left, axis=0, return_counts=True)
+        rows = np.concatenate([rows, left])
+        w = np.concatenate([w, w_left])
+    return rows, w.astype(np.int64)
+
+
+def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
+                 w: np.ndarray | None = None) -> tuple[int, np.ndarray]:
+    """One pass: ``(k, sum of the rows of pts outside B(theta, r))``; ``sqn`` = row norms^2.
+
+    ``w`` (integer multiplicities of the rows, see :func:`compress_rows`) counts row ``i`` as
+    ``w[i]`` points."""
     # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2, with the -2 folded into
     # the vector (exact: a power of two), so the test is bitwise the textbook one.
     v, c = -2.0 * theta, r * r - theta @ theta
@@ -80,6 +138,8 @@ def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray,
         t += sqn[lo:hi]
         out = t > c
         k = int(np.count_nonzero(out))
+        if w is not None and k:
+            return int(w[lo:hi][out].sum()), _masked_sum(pts[lo:hi], out, k, w[lo:hi])
         return k, (_masked_sum(pts[lo:hi], out, k) if k else 0.0)
 
     parts = _map_rows(part, len(sqn))
@@ -109,11 +169,16 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL[1]
 
 
-def _masked_sum(pts: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
-    """Sum of the ``k`` rows of ``pts`` where ``mask``: gather them when few, else one pass."""
+def _masked_sum(pts: np.ndarray, mask: np.ndarray, k: int,
+                w: np.ndarray | None = None) -> np.ndarray:
+    """Sum of the ``k`` rows of ``pts`` where ``mask`` (row ``i`` counted ``w[i]`` times):
+    gather them when few, else one pass."""
     if 6 * k < len(mask):     # a gathered row costs ~5x a streamed one
-        return np.take(pts, _indices(mask), axis=0).sum(axis=0)
-    return np.einsum("i,ij->j", mask.astype(float), pts)
+        idx = _indices(mask)
+        rows = np.take(pts, idx, axis=0)
+        return rows.sum(axis=0) if w is None else w[idx].astype(float) @ rows
+    return np.einsum("i,ij->j", mask.astype(float) if w is None else np.where(mask, w, 0.0),
+                     pts)
 
 
 def _indices(mask: np.ndarray) -> np.ndarray:
@@ -129,6 +194,7 @@ class _Level:
     sqn: np.ndarray
     count: int                 # outside points left out of this and every shallower band
     total: np.ndarray          # their sum
+    w: np.ndarray | None = None    # multiplicities of the band's rows (None: all 1)
 
 
 class OutsideIndex:
@@ -143,12 +209,17 @@ class OutsideIndex:
     key : hashable, optional
         What selection of points this index holds, for callers that must check it (DP-MMEB's
         kept set, whose radius its sensitivity proof uses).
+    compress : bool
+        Store repeated rows once with their multiplicity (:func:`compress_rows`; only when the
+        data repeat a lot, decided on a sample).  Same answers.
 
     Notes
     -----
     ``query(theta, r)`` returns what :func:`outside_full` returns, touching only points near the
     sphere.  Queries at a new ``r`` start again from the root.  ``work`` counts the point-rows
-    read so far (root builds and band evaluations), for benchmarks.
+    read so far (root builds and band evaluations), for benchmarks.  ``len(index)`` is the number
+    of points; ``rows``/``weights`` are what is stored (``weights`` is ``None`` unless
+    compressed).
 
     References
     ----------
@@ -156,10 +227,13 @@ class OutsideIndex:
     Algorithm 4 (the noisy count and sum over the same set), Algorithm 5 (the same per user).
     """
 
-    def __init__(self, points: np.ndarray, *, min_band: int = 2048, key: object = None) -> None:
+    def __init__(self, points: np.ndarray, *, min_band: int = 2048, key: object = None,
+                 compress: bool = True) -> None:
         self.key = key
-        self.points = np.ascontiguousarray(points, dtype=float)
-        self.sqn = np.einsum("ij,ij->i", self.points, self.points)
+        points = np.ascontiguousarray(points, dtype=float)
+        self._n = len(points)
+        self.rows, self.weights = compress_rows(points) if compress else (points, None)
+        self.sqn = np.einsum("ij,ij->i", self.rows, self.rows)
         self.min_band = int(min_band)
         self._norm = float(np.sqrt(self.sqn.max())) if len(self.sqn) else 0.0
         self._r: float | None = None
@@ -171,15 +245,20 @@ class OutsideIndex:
         self.work = 0
 
     def __len__(self) -> int:
-        return len(self.sqn)
+        return self._n
+
+    def outside(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
+        """One full pass (no index): what :meth:`query` returns, for one-off radii."""
+        return outside_full(self.rows, self.sqn, np.asarray(theta, dtype=float), r, self.weights)
 
     def query(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
         """``(k, sum_{||x - theta|| > r} x)``, exactly as :func:`outside_full` would."""
         theta = np.asarray(theta, dtype=float)
         if r != self._r:
             self._r = r
-            d = self.points.shape[1]
-            self._levels = [_Level(theta.copy(), np.inf, self.points, self.sqn, 0, np.zeros(d))]
+            d = self.rows.shape[1]
+            self._levels = [_Level(theta.copy(), np.inf, self.rows, self.sqn, 0, np.zeros(d),
+                                   self.weights)]
             self._cooldown = (0, 0)
         if self._last is not None:
             self._step = 0.8 * self._step + 0.2 * float(np.linalg.norm(theta - self._last))
@@ -192,7 +271,7 @@ class OutsideIndex:
         self._deepen(theta, r)
         deep = levels[-1]
         self.work += len(deep.sqn)
-        k, s = outside_full(deep.pts, deep.sqn, theta, r)
+        k, s = outside_full(deep.pts, deep.sqn, theta, r, deep.w)
         return deep.count + k, deep.total + s
 
     def _deepen(self, theta: np.ndarray, r: float) -> None:
@@ -257,14 +336,20 @@ class OutsideIndex:
         hi2 = (r + margin) ** 2 + tau
         lo2 = (r - margin) ** 2 - tau if r > margin else -np.inf
 
-        def split(lo: int, hi: int) -> tuple[int, np.ndarray | float, np.ndarray, np.ndarray]:
+        pw = parent.w
+
+        def split(lo: int, hi: int) -> tuple:
             pts, chunk = parent.pts[lo:hi], d2[lo:hi]
             far = chunk > hi2
             band = ~far & (chunk >= lo2)
             n_far = int(np.count_nonzero(far))
-            far_sum = _masked_sum(pts, far, n_far) if n_far else 0.0
+            far_sum = 0.0
+            if n_far:
+                far_sum = _masked_sum(pts, far, n_far, None if pw is None else pw[lo:hi])
+                n_far = n_far if pw is None else int(pw[lo:hi][far].sum())
             idx = _indices(band)
-            return n_far, far_sum, np.take(pts, idx, axis=0), parent.sqn[lo:hi][idx]
+            return (n_far, far_sum, np.take(pts, idx, axis=0), parent.sqn[lo:hi][idx],
+                    None if pw is None else pw[lo:hi][idx])
 
         parts = _map_rows(split, m)
         n_far, far_sum = parent.count, parent.total.copy()
@@ -273,4 +358,7 @@ class OutsideIndex:
             far_sum += p[1]
         rows = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
         sqn = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
-        return _Level(a, margin, rows, sqn, n_far, far_sum)
+        w = None
+        if pw is not None:
+            w = parts[0][4] if len(parts) == 1 else np.concatenate([p[4] for p in parts])
+        return _Level(a, margin, rows, sqn, n_far, far_sum, w)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb_index import OutsideIndex, outside_full, sq_dists
+from cvxdp.geometry.meb_index import OutsideIndex, sq_dists
 
 __all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
            "kept_index", "radius_grid"]
@@ -234,7 +234,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
             g = 2.0 * (schedule.keep * r0 + float(np.linalg.norm(theta - theta0)))
             s = sum_out - k * theta
             theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
-        k_fin, _ = outside_full(index.points, index.sqn, theta, (1 + gamma) * r)
+        k_fin, _ = index.outside(theta, (1 + gamma) * r)
         if k_fin + rng.normal(0.0, sig_cnt[-1] * amp) <= tau_fin:
             if trace:
                 traj.append(theta.copy())

@@ -153,3 +153,65 @@ def test_threaded_passes_work_in_a_forked_child(monkeypatch):
     if alive:
         child.kill()
     assert not alive and child.exitcode == 0 and queue.get(timeout=5)
+
+
+def _grid_data(rng, n, d, extra=0):
+    """Points on {-1, 1}^d shifted (the §6 product data), plus ``extra`` continuous rows."""
+    p = 2.0 ** -np.arange(1, d + 1)
+    pts = np.where(rng.random((n, d)) < p, 1.0, -1.0) + rng.integers(-4, 5, d)
+    if extra:
+        pts[rng.choice(n, extra, replace=False)] = rng.normal(size=(extra, d))
+    return pts
+
+
+def test_compress_rows_keeps_every_weighted_sum():
+    from cvxdp.geometry.meb_index import compress_rows
+
+    rng = np.random.default_rng(21)
+    pts = _grid_data(rng, 100_000, 6, extra=300)
+    rows, w = compress_rows(pts)
+    assert w is not None and len(rows) <= 64 + 300 and w.dtype == np.int64
+    assert w.sum() == len(pts) and (w >= 1).all()
+    np.testing.assert_allclose(w @ rows, pts.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(w @ np.einsum("ij,ij->i", rows, rows),
+                               np.einsum("ij,ij->i", pts, pts).sum(), rtol=1e-12)
+    # Every stored row is a data row, with the data's own multiplicity.
+    uniq, counts = np.unique(pts, axis=0, return_counts=True)
+    assert {tuple(r): c for r, c in zip(rows, w, strict=True)} == {
+        tuple(r): c for r, c in zip(uniq, counts, strict=True)}
+
+
+def test_compress_rows_leaves_continuous_or_half_repeated_data_alone():
+    from cvxdp.geometry.meb_index import compress_rows
+
+    rng = np.random.default_rng(22)
+    pts = rng.normal(size=(100_000, 5))
+    assert compress_rows(pts)[1] is None
+    # The sample (every 12th row) repeats, the rest does not: matched < 3/4, so no compression.
+    pts[:: len(pts) // 8192] = 1.0
+    rows, w = compress_rows(pts)
+    assert w is None and rows is pts
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_compressed_index_matches_the_full_pass_on_grid_data(monkeypatch, threads):
+    from cvxdp.geometry import meb_index
+
+    if threads:
+        monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+    rng = np.random.default_rng(23)
+    pts = _grid_data(rng, 60_000, 5, extra=500)
+    sqn = np.einsum("ij,ij->i", pts, pts)
+    idx = OutsideIndex(pts, min_band=8)
+    assert idx.weights is not None and len(idx) == len(pts) and len(idx.rows) < 600
+    c = pts.mean(axis=0).round()
+    # Integer centres and radii^2: many grid points lie exactly on the sphere (ties).
+    for r in (np.sqrt(5.0), 2.0, 3.0):
+        walk = [c + t for t in _walk(rng, 5, 60, 0.01)]
+        for theta in [c, c, c + [1, 0, 0, 0, 0], *walk]:
+            k, s = idx.query(theta, r)
+            k_ref, s_ref = outside_full(pts, sqn, theta, r)
+            assert k == k_ref
+            np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-8)
+            assert idx.outside(theta, r)[0] == k_ref
+    assert idx.work < 0.05 * len(pts) * 180         # passes over distinct rows only
