@@ -1,7 +1,7 @@
 """Benchmark of the DP minimum enclosing ball (``cvxdp.geometry.meb``).
 
 Four tables (``main(quick)`` returns all rows; ``python benchmarks/bench_meb.py [--quick]
-[--plots]`` prints them):
+[--plots] [--tables sec6 kernel ...]`` prints them):
 
 1. ``sec6``: §6 of the paper (``001_a326031cb50d1cab.txt``) at the paper's own sizes -- Alg. 4
    alone with the experiments' step gamma^2/8, ``r = r_opt`` (non-private, as the authors did),
@@ -97,9 +97,10 @@ def _sec6_run(pts: np.ndarray, c_opt: np.ndarray, r_opt: float, rho: float, gamm
     d = pts.shape[1]
     sched = SCHEDULES["experiment"]
     t0 = time.perf_counter()
-    index = kept_index(pts, np.zeros(d), sched.keep * 4 * r_opt)
+    # The baseline: one full pass per query over the uncompressed rows (no bands).
+    index = kept_index(pts, np.zeros(d), sched.keep * 4 * r_opt, compress=not full_pass)
     if full_pass:
-        index.min_band = len(index) + 1         # never builds a band: one full pass per query
+        index.min_band = len(index) + 1
     query, seen = index.query, []
 
     def stop_at_i(theta: np.ndarray, r: float):
@@ -259,9 +260,13 @@ def utility(quick: bool) -> list[dict]:
     return rows
 
 
-def main(quick: bool = True, plots: bool = False) -> list[dict]:
-    """Run all four tables; return their rows."""
-    return sec6(quick, plots) + kernel(quick) + speed(quick) + utility(quick)
+TABLES = ("sec6", "kernel", "speed", "utility")
+
+
+def main(quick: bool = True, plots: bool = False, tables: tuple[str, ...] = TABLES) -> list[dict]:
+    """Run the tables (all four by default); return their rows."""
+    rows = sec6(quick, plots) if "sec6" in tables else []
+    return rows + [r for t in TABLES[1:] if t in tables for r in globals()[t](quick)]
 
 
 def _print(rows: list[dict]) -> None:
@@ -284,5 +289,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--plots", action="store_true")
+    ap.add_argument("--tables", nargs="+", choices=TABLES, default=list(TABLES))
     args = ap.parse_args()
-    _print(main(quick=args.quick, plots=args.plots))
+    _print(main(quick=args.quick, plots=args.plots, tables=tuple(args.tables)))

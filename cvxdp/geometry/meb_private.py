@@ -149,15 +149,17 @@ class MMEBRun:
     trace: list[np.ndarray]
 
 
-def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float) -> OutsideIndex:
+def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
+               compress: bool = True) -> OutsideIndex:
     """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
 
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
     ``theta0`` and ``schedule.keep * r0`` (its ``key`` records them; a mismatch is refused).
+    ``compress``: store repeated rows once (see :class:`OutsideIndex`; same answers).
     """
     theta0 = np.asarray(theta0, dtype=float)
     kept = sq_dists(points, theta0) <= keep_radius**2
-    return OutsideIndex(points if kept.all() else points[kept],
+    return OutsideIndex(points if kept.all() else points[kept], compress=compress,
                         key=("kept", theta0.tobytes(), float(keep_radius)))
 
 
