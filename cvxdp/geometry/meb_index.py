@@ -34,6 +34,10 @@ norm involved), far above the rounding error of either side, so the side of ever
 with the direct test ``||x||^2 - 2<x, theta> > r^2 - ||theta||^2`` used on band points, which is
 also the test of the full pass.  The answer is the full pass's up to the rounding of the sum.
 
+Repeated rows are stored once with their multiplicity when the data repeat a lot
+(:func:`compress_rows`: grid or categorical data, such as §6's product distribution with at most
+``2^d`` distinct points); every pass then weighs each stored row by its multiplicity.
+
 Privacy is unaffected: the index computes the same function of the data as the full pass.  Its
 running time, like the algorithm's early halting, depends on the data (timing is not protected;
 ``docs/privacy.md``).
