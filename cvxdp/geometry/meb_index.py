@@ -140,11 +140,7 @@ def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
     def part(lo: int, hi: int) -> tuple[int, np.ndarray | float]:
         t = np.einsum("ij,j->i", pts[lo:hi], v)
         t += sqn[lo:hi]
-        out = t > c
-        k = int(np.count_nonzero(out))
-        if w is not None and k:
-            return int(w[lo:hi][out].sum()), _masked_sum(pts[lo:hi], out, k, w[lo:hi])
-        return k, (_masked_sum(pts[lo:hi], out, k) if k else 0.0)
+        return _count_sum(pts[lo:hi], t > c, None if w is None else w[lo:hi])
 
     parts = _map_rows(part, len(sqn))
     k = sum(p[0] for p in parts)
@@ -171,6 +167,16 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None or _POOL[0] != os.getpid():
         _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=min(CHUNKS, os.cpu_count() or 1)))
     return _POOL[1]
+
+
+def _count_sum(pts: np.ndarray, mask: np.ndarray,
+               w: np.ndarray | None) -> tuple[int, np.ndarray | float]:
+    """``(number, sum)`` of the rows of ``pts`` where ``mask``, row ``i`` counted ``w[i]`` times
+    (``w`` None: once); ``(0, 0.0)`` when none."""
+    k = int(np.count_nonzero(mask))
+    if not k:
+        return 0, 0.0
+    return (k if w is None else int(w[mask].sum())), _masked_sum(pts, mask, k, w)
 
 
 def _masked_sum(pts: np.ndarray, mask: np.ndarray, k: int,
@@ -346,11 +352,7 @@ class OutsideIndex:
             pts, chunk = parent.pts[lo:hi], d2[lo:hi]
             far = chunk > hi2
             band = ~far & (chunk >= lo2)
-            n_far = int(np.count_nonzero(far))
-            far_sum = 0.0
-            if n_far:
-                far_sum = _masked_sum(pts, far, n_far, None if pw is None else pw[lo:hi])
-                n_far = n_far if pw is None else int(pw[lo:hi][far].sum())
+            n_far, far_sum = _count_sum(pts, far, None if pw is None else pw[lo:hi])
             idx = _indices(band)
             return (n_far, far_sum, np.take(pts, idx, axis=0), parent.sqn[lo:hi][idx],
                     None if pw is None else pw[lo:hi][idx])
@@ -360,9 +362,9 @@ class OutsideIndex:
         for p in parts:
             n_far += p[0]
             far_sum += p[1]
-        rows = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
-        sqn = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
-        w = None
-        if pw is not None:
-            w = parts[0][4] if len(parts) == 1 else np.concatenate([p[4] for p in parts])
-        return _Level(a, margin, rows, sqn, n_far, far_sum, w)
+
+        def joined(i: int) -> np.ndarray:       # one chunk's array, or the chunks' in order
+            return parts[0][i] if len(parts) == 1 else np.concatenate([p[i] for p in parts])
+
+        return _Level(a, margin, joined(2), joined(3), n_far, far_sum,
+                      None if pw is None else joined(4))
