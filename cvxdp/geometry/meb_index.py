@@ -51,6 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cvxdp.geometry import meb_kernels as kernels
+
 __all__ = ["OutsideIndex", "compress_rows", "outside_full", "sq_dists"]
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
@@ -59,6 +61,9 @@ BUILD_COST = 2.0
 #: Passes over at least this many rows run as ``CHUNKS`` row chunks on threads.
 PARALLEL_ROWS = 1 << 18
 CHUNKS = 4
+#: A band of at least this many rows is processed piece by piece on the thread pool (pieces are
+#: fixed by the data, so this changes only the speed, never a result).
+POOL_ROWS = 1 << 15
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
@@ -128,21 +133,19 @@ def compress_rows(points: np.ndarray, *, sample: int = 8192,
 
 
 def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
-                 w: np.ndarray | None = None) -> tuple[int, np.ndarray]:
+                 w: np.ndarray | None = None,
+                 loops: kernels.Loops | None = None) -> tuple[int, np.ndarray]:
     """One pass: ``(k, sum of the rows of pts outside B(theta, r))``; ``sqn`` = row norms^2.
 
     ``w`` (integer multiplicities of the rows, see :func:`compress_rows`) counts row ``i`` as
-    ``w[i]`` points."""
+    ``w[i]`` points.  ``loops``: the row loops (:mod:`~cvxdp.geometry.meb_kernels`); by default
+    those :func:`~cvxdp.geometry.meb_kernels.pick` chooses for ``len(pts)`` rows."""
+    loops = kernels.pick(len(sqn)) if loops is None else loops
     # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2, with the -2 folded into
     # the vector (exact: a power of two), so the test is bitwise the textbook one.
     v, c = -2.0 * theta, r * r - theta @ theta
-
-    def part(lo: int, hi: int) -> tuple[int, np.ndarray | float]:
-        t = np.einsum("ij,j->i", pts[lo:hi], v)
-        t += sqn[lo:hi]
-        return _count_sum(pts[lo:hi], t > c, None if w is None else w[lo:hi])
-
-    parts = _map_rows(part, len(sqn))
+    parts = _map_rows(lambda lo, hi: loops.count_sum(
+        pts[lo:hi], sqn[lo:hi], v, c, None if w is None else w[lo:hi]), len(sqn))
     k = sum(p[0] for p in parts)
     total = np.zeros(pts.shape[1])
     for p in parts:
@@ -150,14 +153,30 @@ def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
     return k, total
 
 
-def _map_rows(fn, m: int) -> list:
-    """``fn(lo, hi)`` over row chunks: one chunk below ``PARALLEL_ROWS``, else ``CHUNKS`` equal
-    chunks on a thread pool (numpy releases the GIL).  The chunks depend on ``m`` only, so sums
-    combine in the same order on every machine and a seed gives the same output bit for bit."""
+def _chunks(m: int) -> list[tuple[int, int]]:
+    """The row chunks of a pass over ``m`` rows: one below ``PARALLEL_ROWS``, else ``CHUNKS``
+    equal ones.  They depend on ``m`` only, so sums combine in the same order on every machine
+    and a seed gives the same output bit for bit."""
     if m < PARALLEL_ROWS:
-        return [fn(0, m)]
+        return [(0, m)]
     b = [m * i // CHUNKS for i in range(CHUNKS + 1)]
-    return list(_pool().map(lambda i: fn(b[i], b[i + 1]), range(CHUNKS)))
+    return [(b[i], b[i + 1]) for i in range(CHUNKS)]
+
+
+def _map_rows(fn, m: int) -> list:
+    """``[fn(lo, hi) for each chunk]``, on the thread pool when there are several (numpy and
+    the compiled loops release the GIL)."""
+    chunks = _chunks(m)
+    if len(chunks) == 1:
+        return [fn(0, m)]
+    return list(_pool().map(lambda c: fn(*c), chunks))
+
+
+def _map_pieces(fn, level) -> list:
+    """``[fn(i) for each piece i of level]``, on the thread pool if the band is large."""
+    if len(level.pieces) == 1 or len(level) < POOL_ROWS:
+        return [fn(i) for i in range(len(level.pieces))]
+    return list(_pool().map(fn, range(len(level.pieces))))
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -169,42 +188,19 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL[1]
 
 
-def _count_sum(pts: np.ndarray, mask: np.ndarray,
-               w: np.ndarray | None) -> tuple[int, np.ndarray | float]:
-    """``(number, sum)`` of the rows of ``pts`` where ``mask``, row ``i`` counted ``w[i]`` times
-    (``w`` None: once); ``(0, 0.0)`` when none."""
-    k = int(np.count_nonzero(mask))
-    if not k:
-        return 0, 0.0
-    return (k if w is None else int(w[mask].sum())), _masked_sum(pts, mask, k, w)
-
-
-def _masked_sum(pts: np.ndarray, mask: np.ndarray, k: int,
-                w: np.ndarray | None = None) -> np.ndarray:
-    """Sum of the ``k`` rows of ``pts`` where ``mask`` (row ``i`` counted ``w[i]`` times):
-    gather them when few, else one pass."""
-    if 6 * k < len(mask):     # a gathered row costs ~5x a streamed one
-        idx = _indices(mask)
-        rows = np.take(pts, idx, axis=0)
-        return rows.sum(axis=0) if w is None else w[idx].astype(float) @ rows
-    return np.einsum("i,ij->j", mask.astype(float) if w is None else np.where(mask, w, 0.0),
-                     pts)
-
-
-def _indices(mask: np.ndarray) -> np.ndarray:
-    idx = np.flatnonzero(mask)
-    return idx.astype(np.int32) if len(mask) < 2**31 else idx   # int32 gathers ~5x faster
-
-
 @dataclass
 class _Level:
     anchor: np.ndarray
     margin: float
-    pts: np.ndarray            # the band (level 0: every point, a view)
-    sqn: np.ndarray
+    # The band as row pieces (pts, sqn, w), processed in parallel: the root's are the fixed
+    # chunks of the data, and a level's piece i is drawn from its parent's piece i, so the
+    # pieces and every sum's order depend on the data only.  w: multiplicities (None: all 1).
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
     count: int                 # outside points left out of this and every shallower band
     total: np.ndarray          # their sum
-    w: np.ndarray | None = None    # multiplicities of the band's rows (None: all 1)
+
+    def __len__(self) -> int:
+        return sum(len(p[1]) for p in self.pieces)
 
 
 class OutsideIndex:
@@ -244,6 +240,11 @@ class OutsideIndex:
         self._n = len(points)
         self.rows, self.weights = compress_rows(points) if compress else (points, None)
         self.sqn = np.einsum("ij,ij->i", self.rows, self.rows)
+        self.loops = kernels.pick(len(self.sqn))
+        self._root = [(self.rows[lo:hi], self.sqn[lo:hi],
+                       None if self.weights is None else self.weights[lo:hi])
+                      for lo, hi in _chunks(len(self.sqn))]
+        self._band_buffers: dict[tuple[int, int], tuple] = {}     # (depth, piece) -> buffers
         self.min_band = int(min_band)
         self._norm = float(np.sqrt(self.sqn.max())) if len(self.sqn) else 0.0
         self._r: float | None = None
@@ -259,7 +260,8 @@ class OutsideIndex:
 
     def outside(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
         """One full pass (no index): what :meth:`query` returns, for one-off radii."""
-        return outside_full(self.rows, self.sqn, np.asarray(theta, dtype=float), r, self.weights)
+        return outside_full(self.rows, self.sqn, np.asarray(theta, dtype=float), r, self.weights,
+                            self.loops)
 
     def query(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
         """``(k, sum_{||x - theta|| > r} x)``, exactly as :func:`outside_full` would."""
@@ -267,8 +269,7 @@ class OutsideIndex:
         if r != self._r:
             self._r = r
             d = self.rows.shape[1]
-            self._levels = [_Level(theta.copy(), np.inf, self.rows, self.sqn, 0, np.zeros(d),
-                                   self.weights)]
+            self._levels = [_Level(theta.copy(), np.inf, self._root, 0, np.zeros(d))]
             self._cooldown = (0, 0)
         if self._last is not None:
             self._step = 0.8 * self._step + 0.2 * float(np.linalg.norm(theta - self._last))
@@ -280,21 +281,29 @@ class OutsideIndex:
                 break
         self._deepen(theta, r)
         deep = levels[-1]
-        self.work += len(deep.sqn)
-        k, s = outside_full(deep.pts, deep.sqn, theta, r, deep.w)
-        return deep.count + k, deep.total + s
+        self.work += len(deep)
+        v, c = -2.0 * theta, r * r - theta @ theta        # the test of outside_full
+        k, s = deep.count, deep.total.copy()
+
+        def count_sum(i: int) -> tuple[int, np.ndarray]:
+            pts, sqn, w = deep.pieces[i]
+            return self.loops.count_sum(pts, sqn, v, c, w)
+
+        for kp, sp in _map_pieces(count_sum, deep):
+            k += kp
+            s += sp
+        return k, s
 
     def _deepen(self, theta: np.ndarray, r: float) -> None:
         """Build deeper levels at ``theta`` while the deepest band is large and shrinks."""
         depth, wait = self._cooldown
         self._cooldown = (depth, wait - 1)
         levels = self._levels
-        while len(levels[-1].sqn) > self.min_band:
+        while len(levels[-1]) > self.min_band:
             parent = levels[-1]
             if 4.0 * self._step > parent.margin / 2 or (len(levels) >= depth and wait > 0):
                 return          # a child would not outlive four steps, or failed just now
             child = self._build(parent, theta, r)
-            self.work += len(parent.sqn)
             if child is None:
                 # No margin pays for its builds here (the sphere runs through dense data, or
                 # the centre moves fast).  Retry this depth (not the shallower ones) after 8,
@@ -302,6 +311,7 @@ class OutsideIndex:
                 self._backoff = min(2 * self._backoff, 256)
                 self._cooldown = (len(levels), self._backoff)
                 return
+            self.work += len(parent)
             self._backoff = 4
             levels.append(child)
 
@@ -315,18 +325,11 @@ class OutsideIndex:
         1/8 of the parent's.
         """
         a = theta.copy()
-        m = len(parent.sqn)
-        d2 = np.empty(m)
         v, aa = -2.0 * a, a @ a
-
-        def part(lo: int, hi: int) -> None:
-            np.einsum("ij,j->i", parent.pts[lo:hi], v, out=d2[lo:hi])
-            d2[lo:hi] += parent.sqn[lo:hi]
-            d2[lo:hi] += aa
-
-        _map_rows(part, m)
-        stride = max(1, m // 8192)
-        dev = np.sort(np.abs(np.sqrt(np.maximum(d2[::stride], 0.0)) - r))
+        stride = max(1, len(parent) // 8192)
+        d2 = np.concatenate([np.einsum("ij,j->i", pts[::stride], v) + sqn[::stride] + aa
+                             for pts, sqn, _ in parent.pieces])
+        dev = np.sort(np.abs(np.sqrt(np.maximum(d2, 0.0)) - r))
         frac = np.arange(1, len(dev) + 1) / len(dev)           # band share at margin dev[i]
         lo, hi = 4.0 * self._step, min(parent.margin / 2, 2.0 * r)
         # A band holds at most half of its parent's rows, so all bands together copy < n rows.
@@ -345,26 +348,32 @@ class OutsideIndex:
         tau = 1e-9 * scale * scale
         hi2 = (r + margin) ** 2 + tau
         lo2 = (r - margin) ** 2 - tau if r > margin else -np.inf
+        depth = len(self._levels)
 
-        pw = parent.w
+        def split(i: int) -> tuple[int, np.ndarray, int]:
+            pts, sqn, w = parent.pieces[i]
+            return self.loops.split(pts, sqn, v, aa, lo2, hi2, w,
+                                    self._buffers(depth, i, len(sqn), w is not None))
 
-        def split(lo: int, hi: int) -> tuple:
-            pts, chunk = parent.pts[lo:hi], d2[lo:hi]
-            far = chunk > hi2
-            band = ~far & (chunk >= lo2)
-            n_far, far_sum = _count_sum(pts, far, None if pw is None else pw[lo:hi])
-            idx = _indices(band)
-            return (n_far, far_sum, np.take(pts, idx, axis=0), parent.sqn[lo:hi][idx],
-                    None if pw is None else pw[lo:hi][idx])
-
-        parts = _map_rows(split, m)
+        parts = _map_pieces(split, parent)
         n_far, far_sum = parent.count, parent.total.copy()
-        for p in parts:
-            n_far += p[0]
-            far_sum += p[1]
+        pieces = []
+        for i, (k, s, nb) in enumerate(parts):
+            n_far += k
+            far_sum += s
+            rows, sqn, w = self._band_buffers[depth, i]
+            pieces.append((rows[:nb], sqn[:nb], None if w is None else w[:nb]))
+        return _Level(a, margin, pieces, n_far, far_sum)
 
-        def joined(i: int) -> np.ndarray:       # one chunk's array, or the chunks' in order
-            return parts[0][i] if len(parts) == 1 else np.concatenate([p[i] for p in parts])
-
-        return _Level(a, margin, joined(2), joined(3), n_far, far_sum,
-                      None if pw is None else joined(4))
+    def _buffers(self, depth: int, piece: int, size: int, weighted: bool) -> tuple:
+        """Buffers of at least ``size`` rows for piece ``piece`` of the band at ``depth`` (grown
+        by 1/4 when short).  A band is rebuilt many times; reusing its memory avoids writing to
+        fresh pages each time.  Only the level being built at ``depth`` uses them (the one it
+        replaces is gone)."""
+        buf = self._band_buffers.get((depth, piece))
+        if buf is None or len(buf[1]) < size:
+            cap = size + size // 4 + 1
+            buf = (np.empty((cap, self.rows.shape[1])), np.empty(cap),
+                   np.empty(cap, dtype=np.int64) if weighted else None)
+            self._band_buffers[depth, piece] = buf
+        return buf

@@ -8,6 +8,11 @@ from hypothesis import strategies as st
 from cvxdp.geometry.meb_index import OutsideIndex, outside_full
 
 
+@pytest.fixture(autouse=True)
+def _every_backend(kernels):
+    """Every test here runs with the numpy loops and with the compiled ones."""
+
+
 def _brute(pts, theta, r):
     out = np.linalg.norm(pts - theta, axis=1) > r
     return int(out.sum()), pts[out].sum(axis=0) if out.any() else np.zeros(pts.shape[1])
@@ -112,6 +117,7 @@ def test_threaded_chunks_give_the_same_answer(monkeypatch):
     from cvxdp.geometry import meb_index
 
     monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+    monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
     rng = np.random.default_rng(11)
     pts = rng.normal(size=(5003, 4))
     sqn = np.einsum("ij,ij->i", pts, pts)
@@ -129,7 +135,7 @@ def test_threaded_chunks_give_the_same_answer(monkeypatch):
 def _child_query(pts, theta, r, expected, queue):
     from cvxdp.geometry import meb_index
 
-    meb_index.PARALLEL_ROWS = 64
+    meb_index.PARALLEL_ROWS = meb_index.POOL_ROWS = 64
     queue.put(meb_index.outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, r)[0] == expected)
 
 
@@ -140,6 +146,7 @@ def test_threaded_passes_work_in_a_forked_child(monkeypatch):
     from cvxdp.geometry import meb_index
 
     monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+    monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
     pts = np.random.default_rng(12).normal(size=(4000, 3))
     theta = np.full(3, 0.1)
     expected = _brute(pts, theta, 2.0)[0]
@@ -199,6 +206,7 @@ def test_compressed_index_matches_the_full_pass_on_grid_data(monkeypatch, thread
 
     if threads:
         monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+        monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
     rng = np.random.default_rng(23)
     pts = _grid_data(rng, 60_000, 5, extra=500)
     sqn = np.einsum("ij,ij->i", pts, pts)

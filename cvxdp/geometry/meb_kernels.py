@@ -1,0 +1,221 @@
+"""Row loops of the outside-the-ball index (:mod:`cvxdp.geometry.meb_index`): numpy, or the same
+loops compiled by numba when it is installed (``pip install "cvxdp[fast]"``).
+
+Two loops carry every pass of the index, the full pass and the final covering test (methods
+of :class:`Loops`):
+
+* ``count_sum`` -- count and sum of the rows with ``||x||^2 + <x, v> > c`` (with
+  ``v = -2 theta``, ``c = r^2 - ||theta||^2``: the rows outside ``B(theta, r)``);
+* ``split`` -- for a new band anchored at ``a``: count and sum of the rows with
+  ``||x||^2 + <x, v> + ||a||^2 > hi2`` (beyond the band), and a copy of the rows in
+  ``[lo2, hi2]`` (the band, with their norms and weights) written into buffers of the caller's,
+  which it reuses from one band to the next.  The compiled loop writes the band as it reads
+  the rows; a separate gather would read the parent a second time (at a band of 10-40% of the
+  rows a gather touches nearly every cache line).
+
+numpy evaluates each loop as a matrix-vector product, a comparison and a masked sum (three or
+four passes over memory, ~5-11 ns per row of 10 coordinates); the compiled loop reads each row
+once (~2-3.5 ns per row; ``docs/meb.md``).  Both are exact in the same sense: a point's side is
+decided by the same inequality, evaluated in floating point.  The two backends add the ``d``
+products of ``<x, v>`` in different orders, so a point within rounding (about 1e-16 relative) of
+the sphere may fall on different sides under the two, and sums differ in the last bits; within
+one backend every result is reproducible bit for bit (fixed row chunks).  The index's bounds
+carry a slack far above that rounding (``meb_index``), so the index equals the full pass of its
+own backend.
+
+Which backend runs (:func:`pick`): ``CVXDP_KERNELS=numpy`` or ``=numba`` in the environment, or
+:func:`set_backend`; by default numba, when it can be imported, for data of at least
+:data:`FAST_ROWS` rows.  Weights ``w`` are int64
+multiplicities (:func:`~cvxdp.geometry.meb_index.compress_rows`); an empty array means all ones.
+Every function takes C-contiguous float64 rows.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["FAST_ROWS", "Loops", "pick", "set_backend"]
+
+#: ``"auto"`` compiles the loops only for data of at least this many rows: importing numba and
+#: loading the compiled loops costs ~1 s per process, which a smaller problem does not win back.
+FAST_ROWS = 1 << 20
+_NO_W = np.zeros(0, dtype=np.int64)
+_state: dict[str, object] = {}
+
+
+class Loops:
+    """The loops of one backend (``name``: ``"numba"`` or ``"numpy"``).  Rows are C-contiguous
+    float64; ``w`` int64 multiplicities or ``None``."""
+
+    def __init__(self, name: str, count_sum, split) -> None:
+        self.name, self._count_sum, self._split = name, count_sum, split
+
+    def __repr__(self) -> str:
+        return f"Loops({self.name!r})"
+
+    def count_sum(self, pts: np.ndarray, sqn: np.ndarray, v: np.ndarray, c: float,
+                  w: np.ndarray | None) -> tuple[int, np.ndarray]:
+        """``(k, s)``: number (weighted by ``w``) and sum of the rows with
+        ``sqn + pts @ v > c``."""
+        k, s = self._count_sum(pts, sqn, v, float(c), _NO_W if w is None else w)
+        return int(k), s
+
+    def split(self, pts: np.ndarray, sqn: np.ndarray, v: np.ndarray, aa: float, lo2: float,
+              hi2: float, w: np.ndarray | None, out: tuple) -> tuple[int, np.ndarray, int]:
+        """``(k, s, nb)`` with ``t = sqn + pts @ v + aa``: number (weighted) and sum of the rows
+        with ``t > hi2``; the ``nb`` rows with ``lo2 <= t <= hi2``, in order, are copied to
+        ``out = (rows, sqn, w)`` (buffers of at least ``len(pts)`` rows; ``w`` may be ``None``
+        when the input's is)."""
+        rows, rsqn, rw = out
+        k, s, nb = self._split(pts, sqn, v, float(aa), float(lo2), float(hi2),
+                               _NO_W if w is None else w, rows, rsqn,
+                               _NO_W if rw is None else rw)
+        return int(k), s, int(nb)
+
+
+def set_backend(name: str) -> None:
+    """``"numba"`` (always), ``"numpy"`` (always) or ``"auto"`` (numba, if it can be imported,
+    for data of at least :data:`FAST_ROWS` rows).  The environment's ``CVXDP_KERNELS`` sets the
+    starting choice.  ``"numba"`` without numba is an ``ImportError`` that says how to get it."""
+    if name not in ("auto", "numba", "numpy"):
+        raise ValueError(f"CVXDP_KERNELS / set_backend: expected 'auto', 'numba' or 'numpy', "
+                         f"got {name!r}")
+    if name == "numba":
+        try:
+            _compiled()
+        except ImportError as exc:
+            raise ImportError("the numba kernels need numba: pip install 'cvxdp[fast]' "
+                              "(or set CVXDP_KERNELS=numpy)") from exc
+    _state["choice"] = name
+
+
+def pick(rows: int) -> Loops:
+    """The loops to use for every pass over data of ``rows`` rows (one choice per dataset, so
+    that an index and the full pass it stands for decide every point's side alike)."""
+    if "choice" not in _state:
+        set_backend(os.environ.get("CVXDP_KERNELS", "auto"))
+    choice = _state["choice"]
+    if choice == "numba" or (choice == "auto" and rows >= FAST_ROWS):
+        try:
+            return _compiled()
+        except ImportError:
+            pass
+    return _NUMPY
+
+
+def _count_sum_np(pts, sqn, v, c, w):
+    t = np.einsum("ij,j->i", pts, v)
+    t += sqn
+    return _masked_count_sum(pts, t > c, w)
+
+
+def _split_np(pts, sqn, v, aa, lo2, hi2, w, rows, rsqn, rw):
+    t = np.einsum("ij,j->i", pts, v)
+    t += sqn
+    t += aa
+    far = t > hi2
+    k, s = _masked_count_sum(pts, far, w)
+    idx = _indices(~far & (t >= lo2))
+    nb = len(idx)
+    np.take(pts, idx, axis=0, out=rows[:nb])
+    np.take(sqn, idx, out=rsqn[:nb])
+    if len(w):
+        np.take(w, idx, out=rw[:nb])
+    return k, s, nb
+
+
+def _masked_count_sum(pts, mask, w):
+    k = int(np.count_nonzero(mask))
+    if not k:
+        return 0, np.zeros(pts.shape[1])
+    weighted = len(w) > 0
+    if 6 * k < len(mask):     # a gathered row costs ~5x a streamed one
+        idx = _indices(mask)
+        rows = np.take(pts, idx, axis=0)
+        if not weighted:
+            return k, rows.sum(axis=0)
+        return int(w[idx].sum()), w[idx].astype(float) @ rows
+    if not weighted:
+        return k, np.einsum("i,ij->j", mask.astype(float), pts)
+    return int(w[mask].sum()), np.einsum("i,ij->j", np.where(mask, w, 0.0), pts)
+
+
+def _indices(mask):
+    idx = np.flatnonzero(mask)
+    return idx.astype(np.int32) if len(mask) < 2**31 else idx   # int32 gathers ~5x faster
+
+
+_NUMPY = Loops("numpy", _count_sum_np, _split_np)
+
+
+def _compiled() -> Loops:
+    """The loops compiled by numba (``ImportError`` without it).  ``nogil``: the index runs
+    them on its own thread pool over fixed row chunks, which keeps sums reproducible and avoids
+    numba's threading layers (not all of which are fork- or thread-safe)."""
+    if "numba" in _state:
+        if _state["numba"] is None:
+            raise ImportError("numba is not installed")
+        return _state["numba"]
+    try:
+        import numba
+    except ImportError:
+        _state["numba"] = None          # do not try again on every pass
+        raise
+
+    @numba.njit(nogil=True, cache=True, fastmath=False)
+    def count_sum_nb(pts, sqn, v, c, w):
+        n, d = pts.shape
+        weighted = len(w) > 0
+        k = 0
+        s = np.zeros(d)
+        for i in range(n):
+            t = sqn[i]
+            for j in range(d):
+                t += pts[i, j] * v[j]
+            if t > c:
+                if weighted:
+                    k += w[i]
+                    f = float(w[i])
+                    for j in range(d):
+                        s[j] += f * pts[i, j]
+                else:
+                    k += 1
+                    for j in range(d):
+                        s[j] += pts[i, j]
+        return k, s
+
+    @numba.njit(nogil=True, cache=True, fastmath=False)
+    def split_nb(pts, sqn, v, aa, lo2, hi2, w, rows, rsqn, rw):
+        n, d = pts.shape
+        weighted = len(w) > 0
+        k = 0
+        s = np.zeros(d)
+        nb = 0
+        for i in range(n):
+            t = sqn[i]
+            for j in range(d):
+                t += pts[i, j] * v[j]
+            t += aa
+            if t > hi2:
+                if weighted:
+                    k += w[i]
+                    f = float(w[i])
+                    for j in range(d):
+                        s[j] += f * pts[i, j]
+                else:
+                    k += 1
+                    for j in range(d):
+                        s[j] += pts[i, j]
+            elif t >= lo2:
+                rsqn[nb] = sqn[i]
+                for j in range(d):
+                    rows[nb, j] = pts[i, j]
+                if weighted:
+                    rw[nb] = w[i]
+                nb += 1
+        return k, s, nb
+
+    _state["numba"] = Loops("numba", count_sum_nb, split_nb)
+    return _state["numba"]
