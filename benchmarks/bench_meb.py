@@ -32,6 +32,7 @@ import warnings
 
 import numpy as np
 
+from cvxdp.geometry import meb_kernels
 from cvxdp.geometry.meb import exact_meb, fptas_meb, min_enclosing_ball
 from cvxdp.geometry.meb_private import SCHEDULES, dp_mmeb, kept_index, mmeb_constants
 
@@ -120,15 +121,18 @@ def _sec6_run(pts: np.ndarray, c_opt: np.ndarray, r_opt: float, rho: float, gamm
     secs = time.perf_counter() - t0
     return {"stop": stop, "iterations": len(seen), "dist_at_stop": seen[-1], "seconds": secs,
             "rows_per_iteration": index.work / max(len(seen), 1) / len(pts),
-            "curve": np.array(seen)}
+            "curve": np.array(seen), "loops": index.loops.name}
 
 
-def sec6(quick: bool, plots: bool = False) -> list[dict]:
+def sec6(quick: bool, plots: bool = False, only: list[tuple[float, float]] | None = None
+         ) -> list[dict]:
     d, beta, cap = 10, math.exp(-9), (200_000 if quick else N_CAP)
     settings = [(0.3, g) for g in (0.1, 0.2, 0.3, 0.4, 0.5)]
     settings += [(r, 0.2) for r in (0.1, 0.5, 0.7, 0.9)]
     if quick:
         settings = [(0.3, 0.1), (0.3, 0.5)]
+    if only:
+        settings = only
     rows, curves = [], {}
     for k, name in enumerate(DATASETS):
         sizes = {s: int(640 * paper_n0(*s, d, beta)) for s in settings}
@@ -153,7 +157,8 @@ def sec6(quick: bool, plots: bool = False) -> list[dict]:
                          "dist_at_stop_over_ropt": res["dist_at_stop"],
                          "rows_per_iteration": res["rows_per_iteration"],
                          "seconds_at_paper_n": at_paper, "paper_seconds": paper,
-                         "paper_over_ours": paper / at_paper if paper else None})
+                         "paper_over_ours": paper / at_paper if paper else None,
+                         "loops": res["loops"]})
             print(rows[-1], flush=True)
             curves[(name, rho, gamma)] = res["curve"]
         del data
@@ -263,9 +268,18 @@ def utility(quick: bool) -> list[dict]:
 TABLES = ("sec6", "kernel", "speed", "utility")
 
 
-def main(quick: bool = True, plots: bool = False, tables: tuple[str, ...] = TABLES) -> list[dict]:
-    """Run the tables (all four by default); return their rows."""
-    rows = sec6(quick, plots) if "sec6" in tables else []
+def main(quick: bool = True, plots: bool = False, tables: tuple[str, ...] = TABLES,
+         kernels: str = "auto", only: list[tuple[float, float]] | None = None) -> list[dict]:
+    """Run the tables (all four by default); return their rows.  ``kernels``: the index's row
+    loops (``meb_kernels.set_backend``); numba is loaded before any timing starts (a one-time
+    ~1 s per process, not counted).  ``only``: the ``(rho, gamma)`` settings of ``sec6``."""
+    meb_kernels.set_backend(kernels)
+    loops = meb_kernels.pick(meb_kernels.FAST_ROWS)
+    pts = np.zeros((4, 2))
+    loops.count_sum(pts, pts[:, 0], pts[0], 0.0, None)           # load the compiled code
+    loops.split(pts, pts[:, 0], pts[0], 0.0, 0.0, 1.0, None, (pts.copy(), pts[:, 0].copy(), None))
+    print(f"row loops for large data: {loops.name}", flush=True)
+    rows = sec6(quick, plots, only) if "sec6" in tables else []
     return rows + [r for t in TABLES[1:] if t in tables for r in globals()[t](quick)]
 
 
@@ -290,5 +304,11 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--plots", action="store_true")
     ap.add_argument("--tables", nargs="+", choices=TABLES, default=list(TABLES))
+    ap.add_argument("--kernels", choices=("auto", "numba", "numpy"), default="auto",
+                    help="row loops of the index (numba needs the 'fast' extra)")
+    ap.add_argument("--sec6", nargs="+", metavar="RHO:GAMMA",
+                    help="only these settings of the sec6 table, e.g. 0.3:0.1 0.3:0.5")
     args = ap.parse_args()
-    _print(main(quick=args.quick, plots=args.plots, tables=tuple(args.tables)))
+    only = [tuple(map(float, x.split(":"))) for x in args.sec6] if args.sec6 else None
+    _print(main(quick=args.quick, plots=args.plots, tables=tuple(args.tables),
+                kernels=args.kernels, only=only))

@@ -218,6 +218,8 @@ class OutsideIndex:
     compress : bool
         Store repeated rows once with their multiplicity (:func:`compress_rows`; only when the
         data repeat a lot, decided on a sample).  Same answers.
+    sqn : (n,) array, optional
+        ``einsum("ij,ij->i", points, points)`` if the caller has it already (saves a pass).
 
     Notes
     -----
@@ -234,12 +236,14 @@ class OutsideIndex:
     """
 
     def __init__(self, points: np.ndarray, *, min_band: int = 2048, key: object = None,
-                 compress: bool = True) -> None:
+                 compress: bool = True, sqn: np.ndarray | None = None) -> None:
         self.key = key
         points = np.ascontiguousarray(points, dtype=float)
         self._n = len(points)
         self.rows, self.weights = compress_rows(points) if compress else (points, None)
-        self.sqn = np.einsum("ij,ij->i", self.rows, self.rows)
+        if sqn is None or self.weights is not None:
+            sqn = np.einsum("ij,ij->i", self.rows, self.rows)
+        self.sqn = sqn
         self.loops = kernels.pick(len(self.sqn))
         self._root = [(self.rows[lo:hi], self.sqn[lo:hi],
                        None if self.weights is None else self.weights[lo:hi])

@@ -223,3 +223,20 @@ def test_compressed_index_matches_the_full_pass_on_grid_data(monkeypatch, thread
             np.testing.assert_allclose(s, s_ref, rtol=1e-10, atol=1e-8)
             assert idx.outside(theta, r)[0] == k_ref
     assert idx.work < 0.05 * len(pts) * 180         # passes over distinct rows only
+
+
+def test_kept_index_keeps_exactly_the_points_in_the_kept_ball():
+    """Alg. 3 line 1: the index holds the points with ||x - theta0|| <= R (integer oracle,
+    points exactly on the sphere kept), whether or not every point is kept."""
+    from cvxdp.geometry.meb_private import kept_index
+
+    g = np.arange(-5, 6)
+    pts = np.stack(np.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3).astype(float)
+    pts = np.concatenate([pts, pts[::7] + 0.5])
+    theta0 = np.array([1.0, 0.0, -1.0])
+    d2 = ((pts - theta0) ** 2).sum(axis=1)
+    for radius in (3.0, 5.0, 100.0):
+        idx = kept_index(pts, theta0, radius, compress=False)
+        assert len(idx) == int((d2 <= radius**2).sum())
+        assert (d2 == radius**2).any() or radius == 100.0
+        assert sorted(map(tuple, idx.rows)) == sorted(map(tuple, pts[d2 <= radius**2]))
