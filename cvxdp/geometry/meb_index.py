@@ -103,28 +103,26 @@ def compress_rows(points: np.ndarray, *, sample: int = 8192,
     if len(dictionary) > max_distinct * len(sub):
         return points, None
     g = np.random.default_rng(0).standard_normal(points.shape[1])
-    dkeys = dictionary @ g
+    loops = kernels.pick(n)
+    dkeys = loops.keys(dictionary, g)
     order = np.argsort(dkeys)
     dictionary, dkeys = dictionary[order], dkeys[order]
     if np.any(np.diff(dkeys) == 0):      # two dictionary rows share a key: not worth untangling
         return points, None
-    pos = np.empty(n, dtype=np.intp)
-    matched = np.empty(n, dtype=bool)
-
-    def match(lo: int) -> None:          # look up, then check every coordinate of the match
-        hi = min(n, lo + (1 << 18))
-        pos[lo:hi] = np.minimum(np.searchsorted(dkeys, points[lo:hi] @ g), len(dkeys) - 1)
-        matched[lo:hi] = (points[lo:hi] == dictionary[pos[lo:hi]]).all(axis=1)
-
-    list(_pool().map(match, range(0, n, 1 << 18)))
-    rest = n - int(np.count_nonzero(matched))
+    block = 1 << 18
+    # Per block: look every row up by its key, then check every coordinate of the match.
+    parts = list(_pool().map(lambda lo: loops.match(points[lo:lo + block], g, dkeys, dictionary),
+                             range(0, n, block)))
+    rest = sum(len(p[1]) for p in parts)
     if rest > n // 4:
         return points, None
-    w = np.bincount(pos[matched], minlength=len(dictionary))
+    w = np.sum([p[0] for p in parts], axis=0)
     keep = w > 0
     rows, w = dictionary[keep], w[keep]
     if rest:
-        left, w_left = points[~matched], np.ones(rest, dtype=w.dtype)
+        unmatched = np.concatenate([p[1] + lo for p, lo in zip(parts, range(0, n, block),
+                                                               strict=True)])
+        left, w_left = points[unmatched], np.ones(rest, dtype=w.dtype)
         if rest <= 1 << 18:          # rare rows the sample missed may still repeat
             left, w_left = np.unique(left, axis=0, return_counts=True)
         rows = np.concatenate([rows, left])

@@ -2,7 +2,7 @@
 loops compiled by numba when it is installed (``pip install "cvxdp[fast]"``).
 
 Two loops carry every pass of the index, the full pass and the final covering test (methods
-of :class:`Loops`):
+of :class:`Loops`; ``keys`` and ``match`` serve :func:`~cvxdp.geometry.meb_index.compress_rows`):
 
 * ``count_sum`` -- count and sum of the rows with ``||x||^2 + <x, v> > c`` (with
   ``v = -2 theta``, ``c = r^2 - ||theta||^2``: the rows outside ``B(theta, r)``);
@@ -49,8 +49,9 @@ class Loops:
     """The loops of one backend (``name``: ``"numba"`` or ``"numpy"``).  Rows are C-contiguous
     float64; ``w`` int64 multiplicities or ``None``."""
 
-    def __init__(self, name: str, count_sum, split) -> None:
+    def __init__(self, name: str, count_sum, split, keys, match) -> None:
         self.name, self._count_sum, self._split = name, count_sum, split
+        self.keys, self._match = keys, match
 
     def __repr__(self) -> str:
         return f"Loops({self.name!r})"
@@ -73,6 +74,17 @@ class Loops:
                                _NO_W if w is None else w, rows, rsqn,
                                _NO_W if rw is None else rw)
         return int(k), s, int(nb)
+
+    def match(self, pts: np.ndarray, g: np.ndarray, dkeys: np.ndarray,
+              dictionary: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(counts, unmatched)``: each row is looked up by its key ``self.keys(row, g)`` in the
+        sorted ``dkeys`` (the keys of ``dictionary``'s rows, computed by the same ``keys``) and
+        compared with that dictionary row coordinate by coordinate; ``counts[j]`` rows equal
+        dictionary row ``j``; ``unmatched`` are the (int64) indices of the others."""
+        counts = np.zeros(len(dkeys), dtype=np.int64)
+        unmatched = np.empty(len(pts), dtype=np.int64)
+        nu = self._match(pts, g, dkeys, dictionary, counts, unmatched)
+        return counts, unmatched[:nu]
 
 
 def set_backend(name: str) -> None:
@@ -147,7 +159,20 @@ def _indices(mask):
     return idx.astype(np.int32) if len(mask) < 2**31 else idx   # int32 gathers ~5x faster
 
 
-_NUMPY = Loops("numpy", _count_sum_np, _split_np)
+def _keys_np(pts, g):
+    return pts @ g
+
+
+def _match_np(pts, g, dkeys, dictionary, counts, unmatched):
+    pos = np.minimum(np.searchsorted(dkeys, pts @ g), len(dkeys) - 1)
+    ok = (pts == dictionary[pos]).all(axis=1)
+    counts += np.bincount(pos[ok], minlength=len(dkeys))
+    miss = np.flatnonzero(~ok)
+    unmatched[:len(miss)] = miss
+    return len(miss)
+
+
+_NUMPY = Loops("numpy", _count_sum_np, _split_np, _keys_np, _match_np)
 
 
 def _compiled() -> Loops:
@@ -217,5 +242,38 @@ def _compiled() -> Loops:
                 nb += 1
         return k, s, nb
 
-    _state["numba"] = Loops("numba", count_sum_nb, split_nb)
+    @numba.njit(nogil=True, cache=True, fastmath=False)
+    def keys_nb(pts, g):
+        n, d = pts.shape
+        out = np.empty(n)
+        for i in range(n):
+            t = 0.0
+            for j in range(d):
+                t += pts[i, j] * g[j]
+            out[i] = t
+        return out
+
+    @numba.njit(nogil=True, cache=True, fastmath=False)
+    def match_nb(pts, g, dkeys, dictionary, counts, unmatched):
+        n, d = pts.shape
+        m = len(dkeys)
+        nu = 0
+        for i in range(n):
+            t = 0.0
+            for j in range(d):          # the same sum, in the same order, as keys_nb
+                t += pts[i, j] * g[j]
+            p = min(np.searchsorted(dkeys, t), m - 1)
+            same = True
+            for j in range(d):
+                if pts[i, j] != dictionary[p, j]:
+                    same = False
+                    break
+            if same:
+                counts[p] += 1
+            else:
+                unmatched[nu] = i
+                nu += 1
+        return nu
+
+    _state["numba"] = Loops("numba", count_sum_nb, split_nb, keys_nb, match_nb)
     return _state["numba"]

@@ -107,3 +107,20 @@ def test_bad_backend_names_and_missing_numba_are_clear(monkeypatch):
         meb_kernels.set_backend("numba")
     monkeypatch.setitem(meb_kernels._state, "choice", "auto")
     assert meb_kernels.pick(10**9).name == "numpy"             # auto falls back quietly
+
+
+def test_match_finds_every_row_of_the_dictionary(kernels):
+    """compress_rows' lookup: a row equal to a dictionary row always finds it (its key is
+    computed by the same loop), and every other row is reported unmatched."""
+    rng = np.random.default_rng(5)
+    dictionary = np.unique(rng.integers(-3, 4, (300, 6)).astype(float) / 3, axis=0)
+    pick = rng.integers(0, len(dictionary), 20000)
+    pts = np.concatenate([dictionary[pick], rng.normal(size=(37, 6))])
+    loops = meb_kernels.pick(len(pts))
+    g = rng.standard_normal(6)
+    dkeys = loops.keys(dictionary, g)
+    order = np.argsort(dkeys)
+    counts, unmatched = loops.match(pts, g, dkeys[order], dictionary[order])
+    np.testing.assert_array_equal(counts, np.bincount(np.argsort(order)[pick],
+                                                      minlength=len(dictionary)))
+    np.testing.assert_array_equal(unmatched, np.arange(20000, 20037))
