@@ -12,7 +12,8 @@ Levels
 Level ``j`` has an anchor ``a_j`` (a past centre), a margin ``M_j`` and holds
 
 * its *band*: the points of level ``j-1``'s band with ``| ||x - a_j|| - r | <= M_j`` (a compact
-  copy, so that evaluating it is one contiguous pass);
+  copy, so that evaluating it is a contiguous pass; kept as the same fixed pieces as the data,
+  see below);
 * the count and sum of the points of level ``j-1``'s band with ``||x - a_j|| > r + M_j``.
 
 The root (level 0) is every point, with no margin.  While ``||theta - a_j|| <= M_j`` for every
@@ -23,16 +24,22 @@ aggregate), so ``k`` is the sum of the aggregates plus an exact test of the deep
 A level whose anchor drifted too far is dropped and rebuilt from its parent's band at the current
 centre; a deeper level is built when the deepest band is large.  A new level's margin ``M``
 minimises its per-iteration cost, ``BUILD_COST * step / M`` (a build reads the parent's band once
-and lasts about ``M / step`` iterations) plus its band's share of the parent, read off a sample of
-the distances the build computes anyway; ``M`` is at least four recent steps and at most half the
-parent's margin, the band holds at most half the parent's rows (so the copies of all levels
-together stay below ``n`` rows), and a level that would cost more than testing the parent's band
-is not built.
+and lasts about ``M / step`` iterations) plus its band's share of the parent, read off the
+distances of a strided sample of 8,192 parent rows; ``M`` is at least four recent steps and at
+most half the parent's margin, the band holds at most half the parent's rows (so the copies of
+all levels together stay below ``n`` rows; each depth's buffers, reused at every rebuild, have
+at most 1/4 spare), and a level that would cost more than testing the parent's band is not
+built.
 
 Every bound is applied to squared distances with a slack ``tau = 1e-9 S^2`` (``S`` bounds every
 norm involved), far above the rounding error of either side, so the side of every point agrees
 with the direct test ``||x||^2 - 2<x, theta> > r^2 - ||theta||^2`` used on band points, which is
 also the test of the full pass.  The answer is the full pass's up to the rounding of the sum.
+
+Data of at least ``PARALLEL_ROWS`` rows are split into ``CHUNKS`` fixed pieces; piece ``i`` of a
+band holds rows of piece ``i`` of its parent, so the pieces (and the order of every sum) depend
+on the data only, and the pieces of a large band run on a thread pool.  The row loops are those
+of :mod:`~cvxdp.geometry.meb_kernels` (numpy, or compiled by numba), one choice per index.
 
 Repeated rows are stored once with their multiplicity when the data repeat a lot
 (:func:`compress_rows`: grid or categorical data, such as §6's product distribution with at most
