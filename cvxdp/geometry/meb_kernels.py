@@ -223,8 +223,8 @@ def _compiled() -> Loops:
             for j in range(d):
                 t += pts[i, j] * v[j]
             t += aa
-            if t > hi2:
-                if weighted:
+            if t > hi2:         # count_sum_nb's accumulation, written out on purpose: a jitted
+                if weighted:    # helper shared through this closure is not cached on disk
                     k += w[i]
                     f = float(w[i])
                     for j in range(d):
