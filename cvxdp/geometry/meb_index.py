@@ -60,7 +60,7 @@ import numpy as np
 
 from cvxdp.geometry import meb_kernels as kernels
 
-__all__ = ["OutsideIndex", "compress_rows", "outside_full", "sq_dists"]
+__all__ = ["OutsideIndex", "compress_rows", "outside_full", "slack", "sq_dists"]
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
 #: §6 run times are flat for values from 1 to 3).
@@ -72,6 +72,12 @@ CHUNKS = 4
 #: fixed by the data, so this changes only the speed, never a result).
 POOL_ROWS = 1 << 15
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def slack(scale: float) -> float:
+    """``tau = 1e-9 S^2``: the margin every bound on squared distances keeps, for norms up to
+    ``S = scale``; far above the rounding of any way of computing ``||x - theta||^2``."""
+    return 1e-9 * scale * scale
 
 
 def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
@@ -354,7 +360,7 @@ class OutsideIndex:
             i = int(np.flatnonzero(ok)[np.argmin(np.abs(frac[ok] - 0.125))])
         margin = float(dev[i])
         scale = self._norm + float(np.linalg.norm(a)) + r + margin
-        tau = 1e-9 * scale * scale
+        tau = slack(scale)
         hi2 = (r + margin) ** 2 + tau
         lo2 = (r - margin) ** 2 - tau if r > margin else -np.inf
         depth = len(self._levels)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb_index import OutsideIndex, outside_full, sq_dists
+from cvxdp.geometry.meb_index import OutsideIndex, outside_full, slack, sq_dists
 
 __all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
            "kept_index", "radius_grid"]
@@ -163,9 +163,9 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     sqn = np.einsum("ij,ij->i", points, points)
     # Usually every point is kept (always in the paper's presets, whose kept radius is 11 r0):
     # one pass with the index's loops proves it when no point lies beyond the radius shrunk by
-    # a slack far above rounding (as in meb_index), so the test below could not drop any.
+    # the index's slack (far above rounding), so the test below could not drop any.
     scale = float(np.sqrt(sqn.max(initial=0.0))) + float(np.linalg.norm(theta0)) + keep_radius
-    c = keep_radius**2 - 1e-9 * scale * scale
+    c = keep_radius**2 - slack(scale)
     if not np.isfinite(c) or outside_full(points, sqn, theta0, np.sqrt(max(c, 0.0)))[0] == 0:
         return OutsideIndex(points, compress=compress, key=key, sqn=sqn)
     kept = sq_dists(points, theta0) <= keep_radius**2
