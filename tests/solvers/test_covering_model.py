@@ -85,3 +85,18 @@ def test_domain_bound_and_foreign_constraint():
     other = A @ x >= 1
     with pytest.raises(PrivacySpecError, match="not one of"):
         solve_covering_private(cp.Problem(cp.Minimize(cp.sum(x)), [con]), other, epsilon=1.0)
+
+
+def test_extraction_never_writes_through_the_validating_setter():
+    """Issue 21 item 12: ``_linear_map`` restored ``X.value = old`` through CVXPY's validating
+    setter, which rejects the slightly indefinite X a solver can leave (a raw ValueError for a
+    user who called ``prob.solve()`` first).  The user's variable must be left untouched."""
+    M = random_covering_sdp(30, 3, rng=1)
+    X = cp.Variable((3, 3), PSD=True)
+    con = cp.hstack([cp.trace(M[i] @ X) for i in range(30)]) >= 1
+    prob = cp.Problem(cp.Minimize(cp.trace(X)), [con])
+    solver_output = np.diag([1.0, 0.5, -1e-5])          # what an interior solver may return
+    X.save_value(solver_output)                          # as CVXPY stores a solution
+    info = extract_covering(prob, con)
+    np.testing.assert_allclose(info["data"], M, atol=1e-12)
+    assert X.value is not None and np.array_equal(X.value, solver_output)
