@@ -30,3 +30,22 @@ def test_infeasible_public_part_is_infeasible_and_spends_nothing(how):
     assert all(v.value is None for v in prob.variables())
     assert "infeasible" in sol.info["status_reason"]
     assert sol.privacy.records == () and sol.privacy.epsilon == 0.0
+
+
+def _max_x0(value=1.0):
+    x = cp.Variable(3, nonneg=True)
+    b = cp.Parameter(3, name="b", value=np.full(3, value))
+    prob = cp.Problem(cp.Maximize(x[0]), [cp.sum(x) <= 1, x <= b])
+    return prob, b, x
+
+
+@pytest.mark.parametrize("budget", [{"epsilon": 1.0}, {"epsilon": 1.0, "delta": 1e-6}])
+def test_feasibility_only_answer_is_not_called_optimal(budget):
+    # issue 21 item 15: optimum 1.0; before the fix the released 0.02 / 0.51 said
+    # optimal_inaccurate with only details["objective"] = "not optimised" as a trace
+    prob, b, _ = _max_x0()
+    with pytest.warns(UserWarning, match="objective was not optimised"):
+        sol = prob.solve_private(private=cvxdp.ScalarPrivacy(b, 0.01), rng=0, **budget)
+    assert sol.status == "user_limit" and prob.status == "user_limit"
+    assert sol.info["objective_optimised"] is False
+    assert "not optimised" in sol.info["status_reason"]
