@@ -44,9 +44,16 @@ class Ball:
     radius: float
 
     def contains(self, points: np.ndarray, *, tol: float = 1e-9) -> np.ndarray:
-        """Boolean mask of the rows of ``points`` inside the ball (relative tolerance ``tol``)."""
+        """Boolean mask of the rows of ``points`` inside the ball (relative tolerance ``tol``).
+
+        Distances are ``sqrt(sq_dists(points, center))``: the same arithmetic that gives an exact
+        ball its covering radius (:func:`exact_meb`), so a ball built from these points' largest
+        distance covers every one of them at ``tol=0`` by construction (``sqrt`` is correctly
+        rounded, hence monotone).  ``np.linalg.norm`` rounds differently and left 1 point in
+        ~10 outside its own exact ball.
+        """
         p = np.atleast_2d(np.asarray(points, dtype=float))
-        dist = np.linalg.norm(p - self.center, axis=1)
+        dist = np.sqrt(sq_dists(p, np.asarray(self.center, dtype=float)))
         return dist <= self.radius * (1 + tol) + tol
 
     def uncovered(self, points: np.ndarray, *, tol: float = 1e-9) -> int:
@@ -139,6 +146,18 @@ def _solve_socp(prob: MinEnclosingBall, solver: str | None) -> None:
                                      "try solver='CLARABEL' or 'SCS'.")
 
 
+def covering_radius(dist2: np.ndarray, d: int) -> float:
+    """Radius that covers every point whose squared distance is in ``dist2``, for any rounding.
+
+    ``sqrt(max dist2)`` covers every point under the same arithmetic (``Ball.contains`` uses
+    :func:`sq_dists` too, and ``sqrt`` is monotone).  A sum of ``d`` squares evaluated in another
+    order (another BLAS, SIMD width or chunking) differs by at most ``2 d u`` relatively
+    (``u = 2^-53``), so its square root by ``d u``: the radius is rounded up by ``(d + 2) u``
+    to cover every point under any such evaluation as well.
+    """
+    return float(np.sqrt(dist2.max()) * (1.0 + (d + 2) * 2.0 ** -53))
+
+
 def _active_set(p: np.ndarray, solver: str | None, working: int) -> tuple[Ball, str]:
     n = len(p)
     dist2 = sq_dists(p, p.mean(axis=0))
@@ -151,7 +170,7 @@ def _active_set(p: np.ndarray, solver: str | None, working: int) -> tuple[Ball, 
         out = np.flatnonzero(dist2 > (r * (1 + 1e-7) + 1e-12) ** 2)
         if len(out) == 0:
             # The covering radius at c: >= r_opt, and <= r (1 + 1e-7) <= r_opt (1 + 1e-7).
-            return Ball(c, float(np.sqrt(dist2.max()))), sub.solver_stats.solver_name
+            return Ball(c, covering_radius(dist2, p.shape[1])), sub.solver_stats.solver_name
         if len(out) > working:
             out = out[np.argpartition(dist2[out], len(out) - working)[len(out) - working:]]
         S = np.union1d(S, out)

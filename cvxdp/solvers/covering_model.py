@@ -52,18 +52,31 @@ def _expr_of(con: Any) -> Any:
     raise _refuse(f"constraint {con} is not an inequality")
 
 
+def _substitute(expr: Any, var: cp.Variable, param: cp.Parameter) -> Any:
+    """A copy of ``expr`` with every occurrence of ``var`` replaced by ``param``."""
+    if expr is var:
+        return param
+    if not expr.args:
+        return expr
+    return expr.copy([_substitute(a, var, param) for a in expr.args])
+
+
 def _linear_map(expr: Any, var: cp.Variable, basis: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-    """Evaluate ``expr`` at 0 and at each basis point: (offset, columns of the linear part)."""
-    old = var.value
-    try:
-        var.value = np.zeros(var.shape)
-        g0 = np.atleast_1d(np.asarray(expr.value, dtype=float)).ravel()
-        cols = []
-        for B in basis:
-            var.value = B
-            cols.append(np.atleast_1d(np.asarray(expr.value, dtype=float)).ravel() - g0)
-    finally:
-        var.value = old
+    """Evaluate ``expr`` at 0 and at each basis point: (offset, columns of the linear part).
+
+    The variable is replaced by a plain parameter in a copy of the expression, so the user's
+    variable (and the value a solver left on it) is never touched: restoring it through CVXPY's
+    validating setter raised on the slightly indefinite X an interior-point solve can leave.
+    """
+    point = cp.Parameter(var.shape)
+    at = _substitute(expr, var, point)
+
+    def value(v: np.ndarray) -> np.ndarray:
+        point.value = v
+        return np.atleast_1d(np.asarray(at.value, dtype=float)).ravel()
+
+    g0 = value(np.zeros(var.shape))
+    cols = [value(B) - g0 for B in basis]
     return g0, np.column_stack(cols) if cols else np.zeros((g0.size, 0))
 
 
