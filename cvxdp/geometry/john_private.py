@@ -91,7 +91,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                  sigma_min: float | None = None, ridge: float | None = None,
                  rng: Any = None, reference: bool = False, inscribed: bool = False,
                  failure: float = 1e-3, preset: str = "default",
-                 iterations: int | None = None) -> JohnPrivateSolution:
+                 iterations: int | None = None,
+                 unsafe_paper_preset: bool = False) -> JohnPrivateSolution:
     """Differentially private John ellipsoid of ``{x : |A x| <= 1}``.
 
     Parameters
@@ -116,9 +117,14 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         Privately rescale E into P (probability >= 1 - failure); the scale is in ``info``.
     preset : {"default", "paper"}
         "paper": Algorithm 1 as printed (multiplicative truncated noise, data-dependent L, A'VA
-        without noise); its report says ``guarantee="conjectural"`` and lists the proof gaps.
+        without noise). It is NOT differentially private and is refused with
+        :class:`~cvxdp.errors.PrivacyGuaranteeError` unless ``unsafe_paper_preset=True``.
     iterations : int, optional
         Override T.
+    unsafe_paper_preset : bool
+        Run ``preset="paper"`` anyway, for comparison: the report then says
+        ``guarantee="none"``, ``epsilon=inf``, and an ``UnsafePrivacyWarning`` is raised.  Has no
+        effect on the default preset.
 
     Returns
     -------
@@ -144,7 +150,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     if not (0 < accuracy < 1):
         raise PrivacySpecError(f"accuracy must be in (0, 1), got {accuracy!r}.")
     if preset == "paper":
-        from cvxdp.geometry.john_paper import paper_john
+        from cvxdp.geometry.john_paper import paper_john, refuse_paper_preset
+        if not unsafe_paper_preset:
+            raise refuse_paper_preset()
         return paper_john(problem, budget=budget, accuracy=accuracy, closeness=closeness,
                           rng=as_generator(rng), reference=reference, t0=t0)
     if preset != "default":
