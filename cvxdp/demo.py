@@ -34,12 +34,19 @@ def _row(problem: str, size: str, eps: float, delta: float, exact: float, privat
     return row
 
 
+LP_CAP = 0.7   # public per-person cap of the demo LP (public knowledge, not read off the data)
+SDP_CAP = 0.2  # public bound of the demo SDP's constraints
+
+
 def lp_data(seed: int = 0, m: int = 40, n: int = 15) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A resource-allocation LP: rows of A are people's (private) usage rates in [0, 1]."""
+    """A resource-allocation LP: rows of A are people's (private) usage rates in [0, 1].
+
+    The right-hand side is a public cap (0.7 for every person, as a published policy would set
+    it): a public constant never comes from the private data.
+    """
     rng = np.random.default_rng(seed)
     A = rng.uniform(0, 1, (m, n))
-    x0 = rng.dirichlet(np.ones(n))
-    return A, A @ x0 + 0.05, rng.uniform(0, 1, n)
+    return A, np.full(m, LP_CAP), rng.uniform(0, 1, n)
 
 
 def demo_lp(seed: int) -> dict[str, Any]:
@@ -57,8 +64,9 @@ def demo_lp(seed: int) -> dict[str, Any]:
 
 
 def sdp_data(seed: int = 2, r: int = 5, m: int = 24) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows F_i = vec(M_i) of symmetric matrices with spectral norm 1 (private), public rhs and
-    a public cost matrix C."""
+    """Rows F_i = vec(M_i) of symmetric matrices with spectral norm 1 (private), a public
+    right-hand side (the constant :data:`SDP_CAP`, never computed from the private F) and a public
+    cost matrix C."""
     rng = np.random.default_rng(seed)
     mats = []
     for _ in range(m):
@@ -66,9 +74,8 @@ def sdp_data(seed: int = 2, r: int = 5, m: int = 24) -> tuple[np.ndarray, np.nda
         M = (B + B.T) / 2
         mats.append((M / np.linalg.norm(M, 2)).ravel(order="F"))
     F = np.array(mats)
-    Y = np.diag(rng.dirichlet(np.ones(r)))
     C = rng.normal(size=(r, r))
-    return F, F @ Y.ravel(order="F") + 0.05, (C + C.T) / 2
+    return F, np.full(m, SDP_CAP), (C + C.T) / 2
 
 
 def demo_sdp(seed: int) -> dict[str, Any]:
@@ -181,7 +188,7 @@ def demo_gaussian(seed: int) -> dict[str, Any]:
     mu = X.mean(axis=0)
     np.cov(X, rowvar=False)  # the exact (non-private) estimate, timed for the table
     t_exact = time.perf_counter() - t0
-    sol = cvxdp.private_gaussian(X, epsilon=eps, delta=DELTA, rng=seed + 1)
+    sol = cvxdp.private_gaussian(X, epsilon=eps, delta=DELTA, rng=seed + 1, reference=True)
     v = sol.validation
     return _row("Gaussian, norm of the mean (no bounds given)", f"n={X.shape[0]}, d={X.shape[1]}",
                 eps, DELTA, float(np.linalg.norm(mu)), float(np.linalg.norm(sol.mean)),

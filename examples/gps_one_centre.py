@@ -1,7 +1,8 @@
 """Where to put one depot: a private 1-centre of GPS points (minimum enclosing ball, DP-MEB).
 
 Each point is one customer's home location (private). The depot's location and the radius it must
-serve are released. Neighbours: one customer added or removed. The map box is public knowledge.
+serve are released. Neighbours: one customer's location replaced by any other location (the
+guarantee of DP-MEB is replace-one, with n public). The map box is public knowledge.
 
 Run:  python examples/gps_one_centre.py [--quick]
 """

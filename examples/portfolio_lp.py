@@ -2,8 +2,9 @@
 
 A fund splits one unit of capital across 15 assets. Each of 40 client mandates limits the
 portfolio's exposure to that client's risk factors: row i of A holds client i's private factor
-loadings (confidential), b_i is its public limit. The fund publishes the allocation; it must not
-reveal the clients' loadings beyond what moving every loading by 1e-3 could explain.
+loadings (confidential), b_i is its public limit (from the public contract, never from A). The
+fund publishes the allocation; it must not reveal the clients' loadings beyond what moving every
+loading by 1e-3 could explain.
 
 Run:  python examples/portfolio_lp.py [--quick]
 """
@@ -19,7 +20,9 @@ quick = "--quick" in sys.argv
 rng = np.random.default_rng(0)
 m, n = (30, 10) if quick else (40, 15)
 loadings = rng.uniform(0, 1, (m, n))
-limits = loadings @ rng.dirichlet(np.ones(n)) + 0.05
+# Each mandate's limit is written in the client's public contract (0.7 here). A public constant
+# must come from public knowledge: deriving it from the private loadings would leak them.
+limits = np.full(m, 0.7)
 expected_return = rng.uniform(0.01, 0.08, n)
 
 A = cp.Parameter((m, n), name="loadings", value=loadings)
