@@ -23,7 +23,9 @@ X = rng.multivariate_normal(np.full(d, 1e3 / np.sqrt(d)), cov, size=n)
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    sol = cvxdp.private_gaussian(X, epsilon=1.0, delta=1e-6, rng=1)
+    # reference=True attaches a NON-private comparison with the empirical estimates (for the
+    # data owner only; never publish sol.validation)
+    sol = cvxdp.private_gaussian(X, epsilon=1.0, delta=1e-6, rng=1, reference=True)
 for w in caught:
     print(f"warning: {w.message}")
 v = sol.validation

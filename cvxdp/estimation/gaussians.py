@@ -142,7 +142,7 @@ def private_gaussian(
     iterations: int | None = None,
     tol: float = 1e-9,
     c1: float = 3200.0,
-    reference: bool = True,
+    reference: bool = False,
 ) -> GaussianSolution:
     """(epsilon, delta)-DP mean and covariance of a Gaussian sample, with no bounds asked.
 
@@ -171,13 +171,20 @@ def private_gaussian(
     c1 : float
         C1 of Lemma 5.2 for the faithful mask (3200: the paper's recipe).
     reference : bool
-        Attach a :class:`ValidationReport` against the non-private empirical estimates.
+        Attach a :class:`ValidationReport` against the non-private empirical estimates
+        (NOT private: for the data owner only, never publish it).  Default False.
 
     Returns
     -------
     GaussianSolution
-        ``status="optimal_inaccurate"`` with mean/covariance, or ``"solver_error"`` with
-        ``info["bottom"] = True`` when a private test returned ⊥.
+        ``status`` is a promise about accuracy, decided from public values (n, d, budget,
+        alpha, beta, ``required_n``) and the release's own noisy signals only (see
+        :func:`_status`): ``"optimal_inaccurate"`` when the accuracy bound applies;
+        ``"user_limit"`` when n is below ``required_n``; ``"inaccurate"`` when the released
+        covariance has unresolved directions; ``"solver_error"`` with ``info["bottom"] = True``
+        when a private test returned ⊥.  ``info["accuracy_claim"]`` (bool) and
+        ``info["status_reason"]`` say which and why.  The mean/covariance are released in every
+        case but ⊥ (the release is DP whatever the status).
 
     Warns
     -----
@@ -237,15 +244,55 @@ def private_gaussian(
                          details={"step_budgets": dict(zip(steps, budgets, strict=True)),
                                   **{k: v for k, v in info.items() if k != "block_sizes"}})
     bottom = mean is None or cov is None
+    status, claim, reason = _status(n, req, info, bottom, epsilon, delta)
     sol = GaussianSolution(
-        status="solver_error" if bottom else "optimal_inaccurate", privacy=report,
-        solve_time=time.perf_counter() - t0, info={**info, "bottom": bottom},
+        status=status, privacy=report, solve_time=time.perf_counter() - t0,
+        info={**info, "bottom": bottom, "accuracy_claim": claim, "status_reason": reason},
         mean=None if bottom else mean, covariance=None if bottom else cov,
         rank=None if u is None or bottom else int(u.shape[1]), samples_required=req,
         step_records=steps)
     if reference:
         sol.validation = empirical_validation(x, sol.mean, sol.covariance)
     return sol
+
+
+def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
+            epsilon: float, delta: float) -> tuple[str, bool, str]:
+    """Status, whether the accuracy claim holds, and why, from public values and releases only.
+
+    The claim (Mahalanobis mean error and whitened Frobenius covariance error <= alpha with
+    probability >= 1 - beta) is :func:`required_n`'s bound, so it needs ``n >= required_n``
+    (public: n, d, budget, alpha, beta).  The practical schedule budgets for a 1e6 tightening,
+    so a larger condition number can leave directions unresolved even then; the count of
+    directions whose released eigenvalue is below twice the final round's noise level
+    (``info["covariance"]["unresolved"]``, a function of the noisy covariance only) says so.
+
+    Returns
+    -------
+    ("optimal_inaccurate", True, claim) when both hold; ``"inaccurate"`` when the released
+    signal shows unresolved directions; ``"user_limit"`` when only n is below required_n;
+    ``"solver_error"`` on ⊥.
+    """
+    reasons = []
+    if bottom:
+        return ("solver_error", False, f"a private test returned ⊥ at step "
+                f"{info.get('bottom_step', '?')!r} (itself a DP output; nothing else released)")
+    unresolved = int(info.get("covariance", {}).get("unresolved", 0))
+    if unresolved:
+        reasons.append(f"the released covariance is not resolved in {unresolved} direction(s) "
+                       "(there its whitened eigenvalue is below twice the final round's noise "
+                       "level psi, so its relative error can exceed 1/2): more samples are "
+                       "needed (or a smaller condition number)")
+    if n < req.total:
+        reasons.append(f"n={n} is below required_n={req.total:.3g} ({req.basis}) for "
+                       f"alpha={req.alpha}, beta={req.beta}: the accuracy bound does not apply")
+    if reasons:
+        return ("inaccurate" if unresolved else "user_limit", False,
+                "; ".join(reasons) + f". The release is still ({epsilon}, {delta})-DP.")
+    return ("optimal_inaccurate", True,
+            f"n >= required_n={req.total:.3g} and every direction resolved: Mahalanobis mean "
+            f"error and whitened Frobenius covariance error <= alpha={req.alpha} with "
+            f"probability >= {1 - req.beta:g} ({req.basis})")
 
 
 def _step_budget(records: tuple[PrivacyRecord, ...], delta: float) -> tuple[float, float]:
