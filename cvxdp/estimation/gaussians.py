@@ -455,7 +455,11 @@ class GaussianMLE(StructuredProblem):
     precision matrix P (S = empirical covariance; the MLE is ``P = S^{-1}``) with the mean at
     the sample mean.  ``.solve()`` is the exact (non-private) reference; ``.solve_private(...)``
     runs :func:`private_gaussian` and writes ``inv(Sigma_hat)`` / ``mu_hat`` into ``precision`` /
-    ``mean``.
+    ``mean``; its ``value`` is computed from the release only (:meth:`released_value`).
+
+    References
+    ----------
+    Ashtiani & Liaw (004), §5.1 (the learner behind ``solve_private``).
     """
 
     def __init__(self, X: Any) -> None:
@@ -471,16 +475,36 @@ class GaussianMLE(StructuredProblem):
         super().__init__(cp.Maximize(obj))
 
     def _objective_at(self, precision: np.ndarray, mean: np.ndarray) -> float:
+        """The model's objective at (precision, mean) on the EXACT data: validation only."""
         sign, logdet = np.linalg.slogdet(precision)
         xbar = self.X.mean(axis=0)
         return float(logdet - np.trace(self.sample_cov @ precision)
                      - np.sum((mean - xbar) ** 2)) if sign > 0 else -math.inf
 
+    @staticmethod
+    def released_value(precision: np.ndarray, covariance: np.ndarray) -> float:
+        """The objective with the released ``(mu_hat, Sigma_hat)`` in place of ``(xbar, S)``.
+
+        ``log det P - tr(Sigma_hat P) - ||mu - mu_hat||^2`` at the released point
+        ``P = Sigma_hat^+``, ``mu = mu_hat``: a function of the release only (post-processing),
+        the plug-in estimate of the optimal value (``-log det Sigma_hat - d`` when Sigma_hat is
+        non-singular; ``-inf`` when it is singular, as for the exact objective).
+        """
+        sign, logdet = np.linalg.slogdet(precision)
+        return float(logdet - np.trace(covariance @ precision)) if sign > 0 else -math.inf
+
     def solve_private(self, *, epsilon: float | None = None, delta: float | None = None,
                       rho: float | None = None, rng: None | int | np.random.Generator = None,
                       reference: bool = False, **kwargs: Any) -> GaussianSolution:
-        """Private mean and covariance (:func:`private_gaussian`); ``reference=True`` also solves
-        this CVXPY model exactly and reports the log-likelihood gap."""
+        """Private mean and covariance (:func:`private_gaussian`) written into ``precision`` /
+        ``mean``.
+
+        ``value`` is :meth:`released_value`: computed from the released mean and covariance
+        only (the exact-data objective at the released point would be an exact function of the
+        data; with n - 1 records known it gives the last one back).  ``reference=True`` also
+        solves this CVXPY model exactly and reports (NOT private) the log-likelihood gap
+        ``reference_value - exact objective at the released point``.
+        """
         if rho is not None or epsilon is None or delta is None:
             raise BudgetError("the Gaussian learner is (epsilon, delta)-DP: pass epsilon= and "
                               "delta= (delta > 0), not rho=.")
@@ -489,19 +513,18 @@ class GaussianMLE(StructuredProblem):
         if sol.covariance is None:
             return sol
         prec = np.linalg.pinv(sol.covariance, hermitian=True)
-        self.precision.value, self.mean.value = prec, sol.mean
-        sol.value = self._objective_at(prec, sol.mean)
+        sol.value = self.released_value(prec, sol.covariance)
         sol.primal = {"precision": prec, "mean": sol.mean}
-        if reference:
+        if reference:  # before the private values are written (it solves this model)
             t0 = time.perf_counter()
             super().solve(solver=cp.CLARABEL)
             ref = float(self.value)
             metrics = dict(sol.validation.metrics) if sol.validation else {}
             sol.validation = ValidationReport(
-                reference_value=ref, objective_gap=ref - sol.value,
+                reference_value=ref, objective_gap=ref - self._objective_at(prec, sol.mean),
                 reference_time=time.perf_counter() - t0,
                 reference_solver=self.solver_stats.solver_name, metrics=metrics)
-            self.precision.value, self.mean.value = prec, sol.mean  # the private answer
+        self.precision.value, self.mean.value = prec, sol.mean
         return sol
 
 
