@@ -26,6 +26,7 @@ from scipy import optimize, stats
 from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
+from cvxdp.privacy.clipping import clip_rows_l2
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
 
@@ -156,17 +157,16 @@ def clip_rows(data: Any, row_bound: float) -> np.ndarray:
     """Scale every row of ``data`` with l2 norm above ``row_bound`` down to norm ``row_bound``.
 
     Acts row by row, so add/remove neighbours stay add/remove neighbours.  The number of clipped
-    rows is private and is not reported.
+    rows is private and is not reported.  A row whose norm overflows (e.g. entries at 1e200) is
+    clipped like any other, with no warning (:func:`cvxdp.privacy.clipping.clip_rows_l2`): a
+    warning raised only for such a record would itself reveal it (and abort under ``-W error``).
     """
     d = np.asarray(data, dtype=float)
     if d.ndim != 2:
         raise PrivacySpecError(f"data must be a 2-D array (one row per person), got {d.shape}.")
     if not np.all(np.isfinite(d)):
         raise PrivacySpecError("data contains NaN or inf; clean it before a private release.")
-    bound = _check_bound(row_bound)
-    norms = np.linalg.norm(d, axis=1)
-    scale = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
-    return d * scale[:, None]
+    return clip_rows_l2(d, _check_bound(row_bound))[0]
 
 
 def gaussian_sketch(data: np.ndarray, r: int, sigma: float, gen: np.random.Generator,
@@ -377,7 +377,10 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
     -------
     sketch : ndarray (d, r)
     report : PrivacyReport
-        ``details`` has ``leverage_X``, ``s_bar``, ``sigma`` and ``noise_free``.
+        ``details`` has ``s_bar``, ``sigma``, ``noise_free`` (the branch taken, which the
+        sketch's law reveals anyway) and ``r``.  The leverage for X itself is an exact function
+        of the private data and is *not* reported; the data owner can compute it with
+        :func:`relative_leverage` (not private).
 
     References
     ----------
@@ -401,6 +404,5 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
         neighbouring=("add/remove one row, only among X = {D, D - v, D + u : u, v rows of D} and "
                       "their neighbours (relative DP; NOT differential privacy)"),
         theorem=f"{PAPER}, Fig. 12 and Thm 6 (relative DP)",
-        details={"leverage_X": lev, "s_bar": s_bar, "sigma": sigma, "noise_free": noise_free,
-                 "r": r})
+        details={"s_bar": s_bar, "sigma": sigma, "noise_free": noise_free, "r": r})
     return sketch, report

@@ -49,9 +49,10 @@ def test_noise_free_when_leverage_is_small_and_the_relative_claim_holds():
     assert report.guarantee == "relative_dp" and report.records == ()
     assert "NOT differential privacy" in report.neighbouring
     assert report.details["noise_free"] and report.details["sigma"] == 0.0
-    assert report.details["leverage_X"] <= rp_leverage_bound(epsilon=eps, delta=delta, r=r)
-    # the worst pair inside X (remove the highest-leverage row) is (eps, delta)-close, by NDIS
     clipped = clip_rows(data, 1.0)
+    assert "leverage_X" not in report.details  # exact private quantity: never released
+    assert relative_leverage(clipped) <= rp_leverage_bound(epsilon=eps, delta=delta, r=r)
+    # the worst pair inside X (remove the highest-leverage row) is (eps, delta)-close, by NDIS
     h = np.einsum("ij,ij->i", clipped @ np.linalg.inv(clipped.T @ clipped), clipped)
     worst = np.delete(clipped, int(np.argmax(h)), axis=0)
     z = np.zeros(2 * r)
