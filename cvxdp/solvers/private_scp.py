@@ -416,7 +416,14 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
         src = "constraints"
     else:
         R, src = float(norm_bound), "user"
-    D2 = float(np.sqrt(np.sum(dc**2)))
+    # The objective's constant term moves with c when the private parameter sits in it
+    # (``c @ (x - 0.3)``).  The released value must come from released quantities only: take the
+    # offset as a public linear function of the noisy c when the model makes it one, else noise
+    # it jointly with c (one more coordinate of the Gaussian mechanism).
+    w_off = _offset_from_c(scp, sb) if sb.offset > 0 else None
+    noise_offset = sb.offset > 0 and w_off is None
+    d_off = float(sb.offset) if noise_offset else 0.0
+    D2 = float(np.sqrt(np.sum(dc**2) + d_off**2))
     if isinstance(budget, ZCDP):
         sigma = calibrate_gaussian(rho=budget.rho, sensitivity=D2, method="zcdp")
         rec = gaussian_record(sigma=sigma, sensitivity=D2, mechanism="eja_gaussian",
@@ -430,7 +437,15 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
                             params={"sigma": sigma, "sensitivity": D2, "calibration": "analytic"})
         eps, dl = budget.epsilon, budget.delta
     c_noisy = np.asarray(scp.c, dtype=float).copy()
-    c_noisy[supp] += rng.normal(0.0, sigma, size=supp.size)
+    z = rng.normal(0.0, sigma, size=supp.size + int(noise_offset))
+    c_noisy[supp] += z[:supp.size]
+    if sb.offset == 0:  # public constant term
+        offset_noisy, offset_source = float(scp.offset), "public"
+    elif noise_offset:
+        offset_noisy, offset_source = float(scp.offset) + float(z[-1]), "noised"
+    else:  # offset = w . c + public constant, hence offset + w . z is a function of c~
+        offset_noisy = float(scp.offset) + float(w_off[supp] @ z[:supp.size])
+        offset_source = "derived from the noisy c"
     # append the SOC block (R, x) after the existing SOC blocks (SCS order)
     d = scp.dims
     at = d.zero + d.nonneg + sum(d.soc)
@@ -438,7 +453,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     A2 = sp.vstack([scp.A[:at], ball_A, scp.A[at:]], format="csc")
     b2 = np.concatenate([scp.b[:at], [R], np.zeros(n), scp.b[at:]])
     dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*d.soc, n + 1), psd=d.psd)
-    sol = solve_exact(SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=scp.offset,
+    sol = solve_exact(SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=offset_noisy,
                                            dims=dims2, cone=None, sign=scp.sign))
     if sol.x is None:
         raise InfeasibleProblemError(
@@ -447,7 +462,8 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     k = supp.size
     alpha = 2 * R * sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta)))
     details: dict[str, Any] = {"setting": "objective", "sigma": sigma, "l2_sensitivity": D2,
-                               "noised_coordinates": int(k), "norm_bound": R,
+                               "noised_coordinates": int(k) + int(noise_offset),
+                               "offset_source": offset_source, "norm_bound": R,
                                "norm_bound_source": src, "alpha_guaranteed": alpha,
                                "beta": beta}
     if eps is not None:
@@ -459,7 +475,36 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     report = PrivacyReport(guarantee="dp", epsilon=eps, delta=dl, rho=rec.zcdp.rho,
                            neighbouring=neighbouring, theorem=THM_C12, records=(rec,),
                            details=details)
-    value = None if sb.offset > 0 else scp.sign * float(c_noisy @ sol.x + scp.offset)
+    value = scp.sign * float(c_noisy @ sol.x + offset_noisy)
     info = {"method": "objective_perturbation", "setting": "objective",
-            "alpha_guaranteed": alpha, "value": value}
+            "alpha_guaranteed": alpha, "value": value,
+            "noisy_objective": {"c": c_noisy, "offset": offset_noisy,
+                                "offset_source": offset_source}}
     return np.asarray(sol.x), report, info
+
+
+def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
+    """``w`` with ``offset = w . c + (public)`` for every value of the private parameters, or None.
+
+    CVXPY's objective tensor gives ``c = T_c theta + ...`` and ``offset = t_o . theta + ...`` on
+    the private parameters' entries ``theta``; when ``t_o = T_c' w`` the constant term is a
+    public linear function of ``c`` (e.g. ``c @ (x - 0.3)``: ``offset = -0.3 sum(c)``).  The
+    tensors hold the model's structure and public constants only, so the test is public.
+    """
+    from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
+
+    pp = scp.meta.get("param_prob")
+    if pp is None:
+        return None
+    cols = np.concatenate([parameter_columns(pp, p, "ObjectivePrivacy")
+                           for spec in sb.specs for p in spec.params])
+    Tq = sp.csr_matrix(objective_tensor(pp))
+    n = scp.n
+    if n * cols.size > 4_000_000:  # too large for a dense solve: noise the offset instead
+        return None
+    Tc = Tq[:n][:, cols].toarray()
+    to = Tq[n][:, cols].toarray().ravel()
+    w, *_ = np.linalg.lstsq(Tc.T, to, rcond=None)
+    if np.max(np.abs(Tc.T @ w - to)) > 1e-9 * max(1.0, float(np.max(np.abs(to)))):
+        return None
+    return w

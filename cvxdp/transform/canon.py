@@ -27,7 +27,7 @@ from cvxdp.errors import UnsupportedProblemError
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.support import cone_reasons, unsupported_reasons
 
-__all__ = ["to_scp", "from_scp", "build_cone", "ScpInverse"]
+__all__ = ["to_scp", "from_scp", "set_no_solution", "build_cone", "ScpInverse"]
 
 
 @dataclass(frozen=True)
@@ -178,9 +178,10 @@ def from_scp(
         A CVXPY status with a solution present (``"optimal"``, ``"optimal_inaccurate"``).
     value : float, optional
         The value to store as ``problem.value``.  By default it is the user's objective at the
-        mapped variables -- which reads the objective's parameters: under objective privacy
-        pass the value computed from released quantities instead, so that ``problem.value``
-        does not expose the private objective.
+        mapped variables -- which reads the objective's parameters.  Required when
+        ``scp.sensitivity`` says the objective (``c`` or its constant term) is private: pass
+        the value computed from released quantities, so that nothing computed from the private
+        objective reaches ``problem.value`` (issue 21 item 1).
 
     Returns
     -------
@@ -191,7 +192,8 @@ def from_scp(
     ------
     ValueError
         If ``x`` has the wrong shape or non-finite entries, ``problem`` is not the one ``scp``
-        came from, or ``status`` carries no solution.
+        came from, ``status`` carries no solution, or the objective is private and no
+        ``value`` was given.
     """
     inv = scp.inverse
     if not isinstance(inv, ScpInverse):
@@ -207,15 +209,25 @@ def from_scp(
     if status not in cp.settings.SOLUTION_PRESENT:
         raise ValueError(f"from_scp: status must be one of {cp.settings.SOLUTION_PRESENT}, "
                          f"got {status!r}.")
+    sb = scp.sensitivity
+    if value is None and sb is not None and (np.any(sb.c > 0) or sb.offset > 0):
+        # the objective carries private data: its value at x is not a released quantity
+        raise ValueError("from_scp: the objective of this cone program is private; pass the "
+                         "value computed from released quantities as value=.")
+    if value is not None and not np.isfinite(value):
+        raise ValueError(f"from_scp: value must be finite, got {value!r}.")
+    # canonical (minimised) objective handed to CVXPY's chain: the released value if given,
+    # else c'x + offset (public data here)
+    canon_value = scp.sign * float(value) if value is not None else float(scp.c @ x + scp.offset)
     # Enter the chain where the solver would: SCS's own `invert` turns a raw SCS result into a
     # cvxpy Solution (this keeps every reduction's expectations, e.g. CVXPY < 1.7 needs a dual
     # value for every canonical constraint; they are zeros here and cleared below).
     info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
-            "setup_time": 0.0, "setupTime": 0.0, "pobj": float(scp.c @ x)}
+            "setup_time": 0.0, "setupTime": 0.0, "pobj": canon_value}
     raw = {"x": x, "y": np.zeros(scp.m), "s": scp.b - scp.A @ x, "info": info}
     solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
     solution.status = status
-    solution.opt_val = float(scp.c @ x + scp.offset)
+    solution.opt_val = canon_value
     solution.attr = {}
     for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
                                reversed(inv.inverse_data[:-1]), strict=True):
@@ -225,9 +237,37 @@ def from_scp(
         for dual in con.dual_variables:
             dual.save_value(None)
     if value is not None:
-        if not np.isfinite(value):
-            raise ValueError(f"from_scp: value must be finite, got {value!r}.")
         problem._value = float(value)
+    try:
+        from cvxpy.problems.problem import SolverStats
+
+        problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
+    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
+        pass
+    return problem.value
+
+
+def set_no_solution(problem: cp.Problem, status: str) -> float:
+    """Leave ``problem`` as CVXPY does after a solve that found no point (e.g. infeasible).
+
+    Every variable and dual value is cleared, ``problem.status = status`` and ``problem.value``
+    is ``+inf`` for an infeasible minimisation, ``-inf`` for an infeasible maximisation (CVXPY's
+    convention).  Returns ``problem.value``.
+    """
+    from cvxpy.reductions.solution import Solution
+
+    if status in cp.settings.SOLUTION_PRESENT:
+        raise ValueError(f"set_no_solution: {status!r} carries a solution; use from_scp.")
+    maximise = isinstance(problem.objective, cp.Maximize)
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        opt_val = -np.inf if maximise else np.inf
+    elif status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        opt_val = np.inf if maximise else -np.inf
+    else:
+        opt_val = None
+    problem.unpack(Solution(status, opt_val, {}, {}, {}))
+    for var in problem.variables():
+        var.save_value(None)
     try:
         from cvxpy.problems.problem import SolverStats
 
