@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -40,7 +41,8 @@ from cvxdp.solvers.private_scp import (
 )
 from cvxdp.specs import as_spec_tuple
 
-__all__ = ["solve_general", "public_bounds", "canonical_constraints"]
+__all__ = ["solve_general", "public_bounds", "public_feasibility", "canonical_constraints",
+           "ObjectiveNotOptimisedWarning"]
 
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
@@ -139,6 +141,13 @@ def solve_general(
     scp = to_scp(problem, private=specs)
     sb = scp.sensitivity
     neighbouring = "; ".join(s.describe() for s in specs)
+    # Feasibility of the public part depends on public data only: decide it exactly before any
+    # budget is spent (issue 21 item 7).
+    row_private = np.zeros(scp.m, dtype=bool)
+    row_private[sb.private_rows()] = True
+    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)
+    if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return _infeasible(problem, scp, public_status, neighbouring, t0)
     max_iter = int(max_iterations) if max_iterations is not None else 20000
     if max_iter < 1:
         raise PrivacyGuaranteeError("max_iterations must be >= 1.")
@@ -151,15 +160,18 @@ def solve_general(
             scp, sb, budget, rng=gen, beta=beta, norm_bound=opts.get("norm_bound"),
             neighbouring=neighbouring)
         iterations = None
-        value_released = info.pop("value")
+        status = cp.OPTIMAL_INACCURATE
+        value_released = info.pop("value")  # sign * (c~ . x + offset~): released data only
     else:
         setting = "constraint" if "constraint" in settings else "scalar"
         form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
-                              trace_bound=trace_bound, width=opts.get("width"))
+                              trace_bound=trace_bound, width=opts.get("width"),
+                              check_feasible=False)
         acct = PrivacyAccountant(budget)
         kw = dict(accuracy=accuracy, beta=beta, schedule=opts.get("schedule", "auto"),
                   max_iterations=max_iter, verbose=verbose)
         has_obj = bool(np.any(scp.c != 0))
+        status = cp.OPTIMAL_INACCURATE
         if target is not None:
             tau = scp.sign * float(target) - scp.offset
             res, det = _run(setting, form.with_target(tau), budget, rng=gen, accountant=acct,
@@ -173,15 +185,28 @@ def solve_general(
         x = form.to_scp_point(res.x)
         iterations = int(det.get("total_iterations", det["T"]))
         theorem = ALG1 if det["setting"] == "constraint" else THM_C5
+        optimised = not str(det["objective"]).startswith("not optimised")
+        det["objective_optimised"] = optimised
         report = acct.report(theorem=theorem, neighbouring=neighbouring, details=det)
         info = {"method": "mwu", "setting": setting, "alpha_guaranteed":
                 det.get("alpha_guaranteed"), "alpha_requested": accuracy,
-                "schedule": kw["schedule"], "form": {k: v for k, v in form.info.items()
-                                                     if k != "source_rows"}}
+                "schedule": kw["schedule"], "objective_optimised": optimised,
+                "form": {k: v for k, v in form.info.items() if k != "source_rows"}}
+        if not optimised:
+            # A feasibility answer is not an approximate optimum: say so in the status, in
+            # info and with a warning (issue 21 item 15).
+            status = cp.USER_LIMIT
+            info["status_reason"] = (
+                "objective " + det["objective"] + "; the released point only approximately "
+                "satisfies the constraints and its objective value carries no guarantee")
+            warnings.warn(ObjectiveNotOptimisedWarning(
+                "cvxdp: the objective was not optimised (" + det["objective"] + "); status "
+                "is 'user_limit' and the answer is only an approximately feasible point."),
+                stacklevel=3)
     # With a private objective, problem.value must come from the released (noisy) c only: the
     # true objective at x is a function of the private c and is not released.
     released = value_released if "objective" in settings else None
-    value = from_scp(problem, scp, x, status="optimal_inaccurate", value=released)
+    value = from_scp(problem, scp, x, status=status, value=released)
     solve_time = time.perf_counter() - t0
     validation = None
     if reference:
@@ -189,11 +214,54 @@ def solve_general(
 
         validation = validate(scp, x)
         # validate() may overwrite variable values: write the released ones back
-        from_scp(problem, scp, x, status="optimal_inaccurate", value=released)
+        from_scp(problem, scp, x, status=status, value=released)
     primal = {v.name(): v.value for v in problem.variables()}
-    return PrivateSolution(status="optimal_inaccurate", value=value, privacy=report,
+    return PrivateSolution(status=status, value=value, privacy=report,
                            validation=validation, iterations=iterations,
                            solve_time=solve_time, primal=primal, info=info)
+
+
+class ObjectiveNotOptimisedWarning(UserWarning):
+    """The private solve returned a feasibility answer: the objective was not optimised."""
+
+
+def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray
+                       ) -> str:
+    """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data.
+
+    Only public data enters, so the answer can be acted on (and reported) before any budget is
+    spent.  Returns ``"optimal"`` when there is no public row.
+    """
+    x = cp.Variable(A.shape[1])
+    cons = canonical_constraints(x, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
+    if not cons:
+        return cp.OPTIMAL
+    prob = cp.Problem(cp.Minimize(0), cons)
+    try:
+        _solve_accurately(prob)
+    except cp.error.SolverError:  # undecided: let the private path run as before
+        return cp.SOLVER_ERROR
+    return str(prob.status)
+
+
+def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
+                t0: float) -> PrivateSolution:
+    """The answer for an infeasible public part: no mechanism ran, nothing was spent."""
+    from cvxdp.privacy.accountant import PrivacyReport
+    from cvxdp.transform.canon import set_no_solution
+
+    value = set_no_solution(problem, status)
+    report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
+                           neighbouring=neighbouring,
+                           theorem="no mechanism ran (public data only)", records=(),
+                           details={"public_status": status})
+    info = {"method": "public feasibility check", "public_status": status,
+            "status_reason": "the constraints that carry no private data are infeasible "
+                             "(decided by an exact solve of public data only); no privacy "
+                             "budget was spent"}
+    return PrivateSolution(status=cp.INFEASIBLE, value=value, privacy=report,
+                           iterations=0, solve_time=time.perf_counter() - t0, primal={
+                               v.name(): None for v in problem.variables()}, info=info)
 
 
 def _search(setting, form, scp, budget, acct, gen, kw, opts):

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.errors import UnsupportedProblemError
+from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.solvers.mwu import BlockAlgebra
 
 __all__ = ["MWUForm", "build_mwu_form"]
@@ -141,6 +141,7 @@ def build_mwu_form(
     db: np.ndarray | None = None,
     trace_bound: float | None = None,
     width: float | None = None,
+    check_feasible: bool = True,
 ) -> MWUForm:
     """Build the normalised MWU form of ``min c'x s.t. A x + s = b, s in K`` (see module doc).
 
@@ -158,6 +159,11 @@ def build_mwu_form(
         Public bound on ``||a_i||_inf`` for rows that carry private data; defaults to
         ``max(1, public width)`` (the paper's normalisation ``lambda(a_i) in [-1, 1]``; privacy
         does not depend on it, only the utility bound does).
+    check_feasible : bool
+        Decide the feasibility of the public rows with an exact solve (public data only) and
+        refuse an infeasible public part.  The trace-bound solves decide it anyway; this adds
+        the check when R comes from ``trace_bound=`` or a public equality ``tr z = R`` (which
+        need no solve).  ``solve_general`` checks before calling and passes False.
 
     Returns
     -------
@@ -300,6 +306,15 @@ def build_mwu_form(
     src = np.concatenate([ineq_rows, eq_rows, eq_rows])
     kinds = np.array(["ineq"] * len(ineq_rows) + ["eq+"] * len(eq_rows) + ["eq-"] * len(eq_rows))
     c_z = P.T @ c
+
+    if check_feasible and (exact_R is not None or trace_bound is not None):
+        from cvxdp.solvers.general import public_feasibility
+
+        if public_feasibility(A, b, dims, row_private) in ("infeasible",
+                                                            "infeasible_inaccurate"):
+            raise InfeasibleProblemError(
+                "the constraints that carry no private data are infeasible; fix the model "
+                "(the private solver needs a feasible public part).")
 
     # trace bound
     if exact_R is not None:
