@@ -109,19 +109,38 @@ def ellipsoid_from_weights(A: np.ndarray, w: np.ndarray) -> Ellipsoid:
 
 
 def check_matrix(A: Any) -> np.ndarray:
-    """Validate the constraint matrix: finite, 2-D, n >= d, full column rank."""
+    """Validate the constraint matrix's shape (public): 2-D with ``n >= d >= 1``.
+
+    Nothing about the values is checked here: the same problem object feeds the private path,
+    where a refusal decided by the data would leak (rows out of the domain are clipped there).
+    The exact (non-private) methods check the values with :func:`check_exact`.
+    """
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
         raise UnsupportedProblemError(
             f"A must be a 2-D array (n rows, d columns); got shape {A.shape}.")
+    n, d = A.shape
+    if n < d:
+        raise UnsupportedProblemError(
+            f"A has n={n} rows and d={d} columns; the polytope {{x : |A x| <= 1}} is bounded "
+            "only with n >= d rows of full column rank.")
+    return A
+
+
+def check_exact(A: np.ndarray) -> None:
+    """Refuse, for the exact (NOT private) methods, values with no John ellipsoid.
+
+    Raises
+    ------
+    UnsupportedProblemError
+        A has a NaN/inf entry, or rank < d (the polytope is unbounded).
+    """
     if not np.all(np.isfinite(A)):
         raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")
-    n, d = A.shape
-    if n < d or np.linalg.matrix_rank(A) < d:
+    if np.linalg.matrix_rank(A) < A.shape[1]:
         raise UnsupportedProblemError(
-            f"A ({n}x{d}) must have full column rank d={d}, otherwise the polytope "
+            f"A must have full column rank d={A.shape[1]}, otherwise the polytope "
             "{x : |A x| <= 1} is unbounded and has no John ellipsoid; drop redundant columns.")
-    return A
 
 
 class JohnEllipsoidProblem(StructuredProblem):
@@ -149,7 +168,14 @@ class JohnEllipsoidProblem(StructuredProblem):
 
     # -- exact reference -------------------------------------------------------------------------
     def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
-        """Exact conic solve (default) or ``method="fixed-point" | "sketched"``."""
+        """Exact conic solve (default) or ``method="fixed-point" | "sketched"`` (NOT private).
+
+        Raises
+        ------
+        UnsupportedProblemError
+            A has a non-finite entry or is not of full column rank (:func:`check_exact`).
+        """
+        check_exact(self.data)
         if method is not None and method in self._methods:
             return self._methods[method](self, *args, **kwargs)
         with warnings.catch_warnings():  # geo_mean's exact SOC tower is intended (symmetric cones)
@@ -212,7 +238,7 @@ def john_ellipsoid(A: Any) -> JohnEllipsoidProblem:
     Parameters
     ----------
     A : array_like (n, d)
-        Constraint rows, full column rank.
+        Constraint rows (full column rank for the exact methods).
 
     Returns
     -------
@@ -223,7 +249,9 @@ def john_ellipsoid(A: Any) -> JohnEllipsoidProblem:
     Raises
     ------
     UnsupportedProblemError
-        A not 2-D, not finite, or not of full column rank.
+        A not 2-D or with fewer rows than columns (public shape).  Values are checked only by the
+        exact methods (``.solve()``: finite, full column rank); ``.solve_private`` never refuses
+        on the values of A (it clips rows into the public domain instead).
 
     References
     ----------

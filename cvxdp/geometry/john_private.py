@@ -1,4 +1,4 @@
-"""The differentially private John ellipsoid (default proven DP; ``preset="paper"``: Alg. 1 as is).
+"""The differentially private John ellipsoid (proven DP; ``preset="paper"`` refused, see below).
 
 What is protected.  Neighbours are eps0-close constraint matrices: same n, same row order, ONE row
 moves by at most ``closeness`` = eps0 in l2 (Def 1.2 of the paper, read by rows).  A small change of
@@ -8,24 +8,37 @@ group privacy over ceil(D/eps0) steps only.
 
 Default algorithm (``preset="default"``, guarantee ``"dp"``):
 
-1. Rows are clipped to the public norm bound R (1-Lipschitz, keeps neighbours eps0-close).
-2. ``w_1 = d/n``; for k = 1..T: release ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with
+0. Data outside the public domain are mapped into it record by record, never refused (a refusal
+   is a function of the data and leaks a bit): a row with a non-finite entry becomes the zero row,
+   a row longer than the public R is scaled to norm R (projection on the ball, 1-Lipschitz, so
+   neighbours stay eps0-close).  The number of such rows is private; ``count_clipped=True``
+   releases it as a noisy count (:func:`cvxdp.privacy.clipping.noisy_count`, Gaussian) charged
+   to the same budget.  No property of the whole matrix (rank, ``sigma_min``) is checked: the
+   eigenvalue floor the sensitivity proof needs is enforced by a public ridge.
+1. ``w_1 = d/n``; for k = 1..T: release ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with
    ``h_i = a_i'(A'W_kA + ridge I)^{-1} a_i`` (exact leverage ratios), then
    ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` -- post-processing.  This is the paper's
    multiplicative update ``wbar (1 + z)`` with the noise moved onto h additively so that the
    Gaussian mechanism applies (digest gap 4).
-3. ``u = mean(w_1..w_T)``, ``v = d u / sum u`` (post-processing).
-4. ``Q = A'VA + Z`` with symmetric Gaussian Z (A'VA reads A again: own noise, digest gap 3),
+2. ``u = mean(w_1..w_T)``, ``v = d u / sum u`` (post-processing).
+3. ``Q = A'VA + Z`` with symmetric Gaussian Z (A'VA reads A again: own noise, digest gap 3),
    projected to eigenvalues >= a floor (post-processing).
-5. ``inscribed=True``: release ``s = max_i ||Q^{-1/2} a_i|| + noise + z_{1-beta} sigma_s`` and
-   scale E by 1/s (inside P with probability >= 1 - beta).
+4. ``inscribed=True``: release ``s = max_i ||Q^{-1/2} a_i|| + noise + z_{1-beta} sigma_s`` and
+   scale E by 1/s: inside the polytope of the CLIPPED rows with probability >= 1 - beta, hence
+   inside the user's polytope when every row obeys ``row_bound`` (:data:`INSCRIBED_GUARANTEE`).
+
+Every noisy output of a mechanism passes through :func:`released` (the identity); everything the
+solution carries (value, weights, ellipsoid, info, report) is computed from those outputs and
+public numbers only, which ``tests/geometry/test_john_release.py`` checks by replaying them on a
+neighbouring dataset.
 
 Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a public bound
-(:mod:`cvxdp.geometry.john_sensitivity`); their adaptive composition is exactly
+(:mod:`cvxdp.geometry.john_sensitivity`; 1 for the count); their adaptive composition is exactly
 ``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor 3.3), and
 mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018, Thm 8).
-``mu`` is found from (epsilon, delta) by the exact calibration, then split: 90% of mu^2 to the T
-iterations (equal), 5% to Q, 5% to the scale (when inscribed).
+``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to Q, 5% to
+the scale (when inscribed), ``count_share`` (default 10%) to the count (when asked), the rest to
+the T iterations (equal).
 """
 
 from __future__ import annotations
@@ -49,19 +62,30 @@ from cvxdp.geometry.john_sensitivity import (
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, PureDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.clipping import clip_rows_l2, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
 
-__all__ = ["JohnPrivateSolution", "private_john", "validate"]
+__all__ = ["JohnPrivateSolution", "private_john", "validate", "released", "public_domain",
+           "INSCRIBED_GUARANTEE"]
 
 PAPER = "000_e485cd77aacd52a5.txt"
 GDP_REFERENCE = ("Dong, Roth & Su 2022, Cor 3.3 (adaptive Gaussian mechanisms compose to "
                  "sqrt(sum mu_k^2)-GDP); Balle & Wang 2018, Thm 8 (mu-GDP <-> (eps, delta))")
 #: shares of mu^2: Q release, scale release (inscribed only); the rest goes to the iterations
 SHARE_GRAM, SHARE_SCALE = 0.05, 0.05
+#: default share of mu^2 for the noisy clipped-row count (``count_clipped=True``)
+SHARE_COUNT = 0.10
 #: weight floor w_min = FLOOR_FACTOR * d / n (public), ridge default RIDGE_FACTOR * R^2
 FLOOR_FACTOR, RIDGE_FACTOR = 0.1, 0.01
+#: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
+INSCRIBED_GUARANTEE = (
+    "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
+    "{x : |c_i' x| <= 1}, c_i = a_i * min(1, row_bound/||a_i||) (a row with a non-finite entry "
+    "is dropped); it lies inside your polytope {x : |a_i' x| <= 1} when every row is finite "
+    "with ||a_i|| <= row_bound. A longer row was clipped, which loosens its constraint, and the "
+    "ellipsoid may cross it: pass count_clipped=True for a noisy count of such rows.")
 
 
 @dataclass(repr=False)
@@ -69,6 +93,34 @@ class JohnPrivateSolution(PrivateSolution):
     """A private John ellipsoid: :class:`PrivateSolution` plus ``ellipsoid``."""
 
     ellipsoid: Ellipsoid | None = None
+
+
+def released(value: Any) -> Any:
+    """A mechanism's noisy output, on its way out (the identity).
+
+    Every value that leaves a mechanism of this module passes through here, and nothing else
+    computed from the data reaches the solution; the release test replays these outputs on a
+    neighbouring dataset and checks that the whole solution is unchanged.
+    """
+    return value
+
+
+def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
+    """Map the rows of A into the public domain ``{||a|| <= R}``, record by record.
+
+    A row with a NaN or inf entry becomes the zero row (its constraint is dropped); a row longer
+    than R is scaled to norm R (:func:`cvxdp.privacy.clipping.clip_rows_l2`, the projection on the
+    ball, 1-Lipschitz: eps0-close neighbours stay eps0-close).
+
+    Returns
+    -------
+    clipped : ndarray (n, d)
+    count : int
+        Rows changed.  PRIVATE: released only through ``noisy_count`` (``count_clipped=True``).
+    """
+    finite = np.all(np.isfinite(A), axis=1)
+    clipped, long_rows = clip_rows_l2(np.where(finite[:, None], A, 0.0), row_bound)
+    return clipped, long_rows + int(np.count_nonzero(~finite))
 
 
 def _total_mu(budget: Any) -> float:
@@ -80,9 +132,29 @@ def _total_mu(budget: Any) -> float:
     return 1.0 / calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=1.0)
 
 
-def _clip_rows(A: np.ndarray, R: float) -> np.ndarray:
-    norms = np.linalg.norm(A, axis=1)
-    return A * np.minimum(1.0, R / np.maximum(norms, 1e-300))[:, None]
+def _nonneg(name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v >= 0):
+        raise PrivacySpecError(f"{name}= must be a finite number >= 0 (public), got {value!r}.")
+    return v
+
+
+def _ridge(ridge: Any, sigma_min: Any, w_min: float, R: float) -> float:
+    """The public ridge of ``A'WA + ridge I``, also the eigenvalue floor the sensitivity needs.
+
+    ``sigma_min`` is NOT checked against the data (a check would leak): it adds
+    ``w_min sigma_min^2`` to the ridge, the floor ``lambda_min(A'WA) >= w_min sigma_min(A)^2``
+    would give if the data obeyed it, so the bound holds for every A.
+    """
+    r, s = _nonneg("ridge", ridge), _nonneg("sigma_min", sigma_min)
+    if s is None:
+        return RIDGE_FACTOR * R * R if r is None else r
+    return (r or 0.0) + w_min * s * s
 
 
 def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
@@ -91,7 +163,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                  sigma_min: float | None = None, ridge: float | None = None,
                  rng: Any = None, reference: bool = False, inscribed: bool = False,
                  failure: float = 1e-3, preset: str = "default",
-                 iterations: int | None = None,
+                 iterations: int | None = None, count_clipped: bool = False,
+                 count_share: float = SHARE_COUNT,
                  unsafe_paper_preset: bool = False) -> JohnPrivateSolution:
     """Differentially private John ellipsoid of ``{x : |A x| <= 1}``.
 
@@ -104,23 +177,34 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     closeness : float
         eps0 (public, required): one row moves by at most eps0 in l2.
     row_bound : float
-        R (public, required): rows are clipped to norm R.
+        R (public, required): rows longer than R are clipped to norm R (not refused); rows with a
+        non-finite entry are zeroed.  ``count_clipped=True`` tells, noisily, how many.
     sigma_min : float, optional
-        Public lower bound on the smallest singular value of A (after clipping).  Data outside
-        this declared domain are refused with PrivacySpecError (the guarantee is over the domain).
+        Public number; adds ``w_min sigma_min^2`` (``w_min = 0.1 d/n``) to the ridge.  It is not
+        checked against the data (a data-dependent refusal would leak), so the guarantee holds
+        for every A; when the data do have ``sigma_min(A) >= sigma_min`` the added ridge is at
+        most the weight floor's share of ``lambda_min(A'WA)``.
     ridge : float, optional
-        Regulariser in ``A'WA + ridge I``; default ``0.01 R^2`` without ``sigma_min``, else 0.
+        Regulariser in ``A'WA + ridge I``; default ``0.01 R^2`` without ``sigma_min``, else 0
+        (plus the ``sigma_min`` term).
     rng : None, int or Generator
     reference : bool
         Also solve exactly (NOT private) and fill ``validation``.
     inscribed : bool
-        Privately rescale E into P (probability >= 1 - failure); the scale is in ``info``.
+        Privately rescale E into the polytope of the clipped rows (probability >= 1 - failure);
+        the scale and the exact guarantee (:data:`INSCRIBED_GUARANTEE`) are in ``info``.
     preset : {"default", "paper"}
         "paper": Algorithm 1 as printed (multiplicative truncated noise, data-dependent L, A'VA
         without noise). It is NOT differentially private and is refused with
         :class:`~cvxdp.errors.PrivacyGuaranteeError` unless ``unsafe_paper_preset=True``.
     iterations : int, optional
         Override T.
+    count_clipped : bool
+        Also release the number of rows clipped or zeroed, plus Gaussian noise of standard
+        deviation ``info["sigma_count"]``, in ``info["clipped_rows_noisy"]``.  Charged to the same
+        budget: it takes ``count_share`` of mu^2 from the iterations.
+    count_share : float
+        Share of mu^2 for the count, in (0, 0.5] (default 0.1).
     unsafe_paper_preset : bool
         Run ``preset="paper"`` anyway, for comparison: the report then says
         ``guarantee="none"``, ``epsilon=inf``, and an ``UnsafePrivacyWarning`` is raised.  Has no
@@ -133,6 +217,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     Raises
     ------
     BudgetError, PrivacySpecError, PrivacyGuaranteeError
+        Decided from the arguments and the shape of A only, never from its values.
 
     References
     ----------
@@ -157,31 +242,29 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                           rng=as_generator(rng), reference=reference, t0=t0)
     if preset != "default":
         raise PrivacySpecError(f"preset must be 'default' or 'paper', got {preset!r}.")
+    share_c = float(count_share) if count_clipped else 0.0
+    if count_clipped and not (0 < share_c <= 0.5):
+        raise PrivacySpecError(f"count_share must be in (0, 0.5], got {count_share!r}.")
     gen = as_generator(rng)
     R, eps0 = float(row_bound), float(closeness)
-    A = _clip_rows(problem.data, R)
-    n, d = A.shape
-    if sigma_min is not None:
-        smin = float(np.linalg.svd(A, compute_uv=False)[-1])
-        if smin < sigma_min:
-            raise PrivacySpecError(
-                f"the data are outside the declared domain: sigma_min(A) < "
-                f"sigma_min={sigma_min:.4g}; declare a smaller public sigma_min= (or use ridge=).")
-    lam_ridge = float(ridge) if ridge is not None else (0.0 if sigma_min else RIDGE_FACTOR * R * R)
+    n, d = problem.data.shape
     w_min = FLOOR_FACTOR * d / n
-    eig_floor = lam_ridge + w_min * float(sigma_min or 0.0) ** 2
+    lam_ridge = _ridge(ridge, sigma_min, w_min, R)
+    eig_floor = lam_ridge
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
     delta_h = leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
                                          eig_floor=eig_floor)
     mu = _total_mu(budget)
     share_s = SHARE_SCALE if inscribed else 0.0
-    mu_h = mu * math.sqrt((1 - SHARE_GRAM - share_s) / T)
+    mu_h = mu * math.sqrt((1 - SHARE_GRAM - share_s - share_c) / T)
     sigma_h = delta_h / mu_h
+    # -- the data are read from here on; nothing below raises on their values ------------------
+    A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
     w = np.full(n, d / n)
     total = np.zeros(n)
     for _ in range(T):
         total += w
-        h_noisy = leverage_ratios(A, w, lam_ridge) + sigma_h * gen.standard_normal(n)
+        h_noisy = released(leverage_ratios(A, w, lam_ridge) + sigma_h * gen.standard_normal(n))
         w = np.clip(w * np.maximum(h_noisy, 0.0), w_min, 1.0)
     u = total / T
     v = d * u / u.sum()
@@ -190,27 +273,37 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     G = gen.standard_normal((d, d)) * sigma_q
     # N(0, s^2) on each coordinate of svec (diagonal, sqrt(2) * off-diagonal), an isometry for
     # the Frobenius norm: diagonal noise var s^2, off-diagonal var s^2 / 2.
-    lam, V = np.linalg.eigh(gram(A, v) + (G + G.T) / 2)
+    Q_noisy = released(gram(A, v) + (G + G.T) / 2)
+    lam, V = np.linalg.eigh(Q_noisy)
     floor = max(1e-9 * R * R, 1e-12)
     Q = (V * np.maximum(lam, floor)) @ V.T
     E = Ellipsoid.from_matrix(Q, weights=v)
     info: dict[str, Any] = {"method": "private-leverage", "preset": "default",
                             "iterations": T, "sigma_h": sigma_h, "sigma_q": sigma_q,
                             "weight_floor": w_min, "ridge": lam_ridge, "eig_floor": eig_floor,
-                            "sensitivity_h": delta_h, "sensitivity_q": delta_q, "mu": mu}
+                            "sensitivity_h": delta_h, "sensitivity_q": delta_q, "mu": mu,
+                            "row_bound": R}
     mus = {"mu_iterations": mu_h * math.sqrt(T), "mu_gram": mu * math.sqrt(SHARE_GRAM)}
     if inscribed:
         lam_q = float(np.linalg.eigvalsh(Q)[0])
         delta_s = support_sensitivity(closeness=eps0, min_eig=lam_q)
         mu_s = mu * math.sqrt(SHARE_SCALE)
         sigma_s = delta_s / mu_s
-        s_true = math.sqrt(float(np.max(E.support_ratios(A))))
+        s_noisy = released(math.sqrt(float(np.max(E.support_ratios(A))))
+                           + sigma_s * gen.standard_normal())
         z_beta = float(special.ndtri(1 - failure))
-        scale = s_true + sigma_s * (gen.standard_normal() + z_beta)
-        scale = max(scale, 1e-12)
+        scale = max(s_noisy + sigma_s * z_beta, 1e-12)
         E = E.scaled(1.0 / scale)
-        info.update(scale=1.0 / scale, sigma_scale=sigma_s, failure=failure)
+        info.update(scale=1.0 / scale, sigma_scale=sigma_s, failure=failure,
+                    inscribed_guarantee=INSCRIBED_GUARANTEE)
         mus["mu_scale"] = mu_s
+    if count_clipped:
+        mu_c = mu * math.sqrt(share_c)
+        # Gaussian count, sensitivity 1 (one row moves): sigma = 1/sqrt(2 rho) = 1/mu_c
+        c_noisy, c_rec = noisy_count(n_clipped, rng=gen, rho=mu_c * mu_c / 2,
+                                     what="rows clipped to row_bound or zeroed (non-finite)")
+        info.update(clipped_rows_noisy=released(c_noisy), sigma_count=c_rec.params["sigma"])
+        mus["mu_count"] = mu_c
     mu_used = math.sqrt(sum(m * m for m in mus.values()))
     acct = PrivacyAccountant(budget)
     acct.spend(gaussian_record(
@@ -222,7 +315,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                  "sensitivity (cvxdp.geometry.john_sensitivity) replaces Thm 5.1's L; GDP "
                  "composition"),
         neighbouring=(f"eps0-close rows: one row moves by <= {eps0:g} in l2 (n, order public); "
-                      f"rows clipped to norm {R:g}"),
+                      f"rows clipped to norm {R:g}, non-finite rows zeroed"),
         details=info)
     return finish(problem, E, report, weights=v, iterations=T, t0=t0, info=info,
                   reference=reference)

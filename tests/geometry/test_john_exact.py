@@ -120,9 +120,19 @@ def test_ellipsoid_contains_and_scaling():
 
 @pytest.mark.parametrize("bad, msg", [
     (np.array([1.0, 2.0]), "2-D"),
+    (np.ones((2, 3)), "n >= d"),
+])
+def test_bad_shapes_rejected(bad, msg):
+    with pytest.raises(UnsupportedProblemError, match=msg):
+        john_ellipsoid(bad)
+
+
+@pytest.mark.parametrize("bad, msg", [
     (np.array([[1.0, np.nan], [0.0, 1.0]]), "NaN"),
     (np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]), "full column rank"),
 ])
-def test_bad_inputs_rejected(bad, msg):
+@pytest.mark.parametrize("method", [None, "fixed-point", "sketched"])
+def test_bad_values_rejected_by_the_exact_methods_only(bad, msg, method):
+    prob = john_ellipsoid(bad)  # the shape is public; the values are checked only when solving
     with pytest.raises(UnsupportedProblemError, match=msg):
-        john_ellipsoid(bad)
+        prob.solve(method=method)
