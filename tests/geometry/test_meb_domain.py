@@ -8,12 +8,14 @@ nothing but the last bits of the released centre, and the released centre is pro
 box (post-processing).
 """
 
+import math
 import warnings
 
 import numpy as np
 import pytest
 
 from cvxdp.geometry.meb import min_enclosing_ball
+from cvxdp.privacy.clipping import clip_to_box
 
 
 def _grid_points(seed, n, d=3):
@@ -56,3 +58,55 @@ def test_released_centre_lies_in_the_public_box_at_n20():
         sol = _quiet_solve(_grid_points(seed, 20), rho=1.0, bounds=(-5, 5), rng=seed)
         outside += int(np.any(np.abs(sol.ball.center) > 5))
     assert outside == 0
+
+
+# ----------------------------------------------------------------------------- item 4
+
+
+def test_points_outside_the_box_are_clipped_not_refused():
+    """Data wider than the box: the private path clips them (same answer as on the clipped
+    data, same seed); before the fix it raised PrivacySpecError ("some points lie outside")."""
+    rng = np.random.default_rng(1)
+    p = rng.normal(0.0, 1.0, (4000, 2))
+    lo, hi = np.array([-1.0, -1.5]), np.array([1.0, 1.5])
+    clipped, count = clip_to_box(p, lo, hi)
+    assert count > 1000  # a wrong public box: a quarter of the points lie outside it
+    got = _quiet_solve(p, rho=2.0, bounds=(lo, hi), rng=5)
+    want = _quiet_solve(clipped, rho=2.0, bounds=(lo, hi), rng=5)
+    assert got.status == "optimal_inaccurate"
+    np.testing.assert_allclose(got.ball.center, want.ball.center, rtol=0, atol=1e-12)
+    assert got.ball.radius == pytest.approx(want.ball.radius, rel=1e-12)
+    assert not any("clipped" in k for k in got.info)  # nothing about the count without opt-in
+
+
+def test_clipped_count_is_released_only_noisily_and_charged_to_the_budget():
+    rng = np.random.default_rng(2)
+    p = rng.normal(0.0, 1.0, (4000, 2))
+    _, count = clip_to_box(p, -1.0, 1.0)
+    rho = 2.0
+    sol = _quiet_solve(p, rho=rho, bounds=(-1, 1), rng=3, count_clipped=True)
+    recs = [r for r in sol.privacy.records if "clipped" in str(r.params.get("note", ""))]
+    assert len(recs) == 1
+    assert recs[0].budget.rho == pytest.approx(0.1 * rho, rel=1e-12)  # default share 10%
+    sigma = 1.0 / math.sqrt(2 * 0.1 * rho)
+    assert sol.info["sigma_count"] == pytest.approx(sigma, rel=1e-12)
+    assert abs(sol.info["clipped_points_noisy"] - count) < 4 * sigma
+    assert sol.info["clipped_points_noisy"] != count
+    # the whole budget is rho: the count's share comes out of it, not on top of it
+    assert sol.privacy.rho == pytest.approx(rho, rel=1e-12)
+    assert sum(r.count * r.budget.rho for r in sol.privacy.records) == pytest.approx(rho)
+    share = _quiet_solve(p, rho=rho, bounds=(-1, 1), rng=3, count_clipped=0.25)
+    assert share.info["sigma_count"] == pytest.approx(1 / math.sqrt(0.5 * rho), rel=1e-12)
+
+
+def test_nonfinite_points_are_clipped_not_refused():
+    """NaN / inf coordinates are private data too: the builder does not read them, the private
+    path maps them into the box (and counts them); only the exact reference refuses."""
+    p = _grid_points(3, 3000, 2)
+    p[[4, 7]] = [[np.nan, 0.0], [np.inf, -np.inf]]
+    prob = min_enclosing_ball(p)
+    sol = _quiet_solve(p, rho=2.0, bounds=(-5, 5), rng=0, count_clipped=True)
+    assert np.all(np.isfinite(sol.ball.center)) and math.isfinite(sol.ball.radius)
+    assert abs(sol.info["clipped_points_noisy"] - 2) < 4 * sol.info["sigma_count"]
+    with pytest.raises(Exception, match="NaN or inf"):
+        prob.solve()
