@@ -100,3 +100,35 @@ def test_extraction_never_writes_through_the_validating_setter():
     info = extract_covering(prob, con)
     np.testing.assert_allclose(info["data"], M, atol=1e-12)
     assert X.value is not None and np.array_equal(X.value, solver_output)
+
+
+def _private_objective_model(m=200, n=6):
+    A = cp.Parameter((m, n), name="A", value=random_covering_lp(m, n, rng=0))
+    x = cp.Variable(n, nonneg=True, name="x")
+    con = A @ x >= 1
+    obj = cp.Minimize((1 + cp.sum(A, axis=0) / m) @ x + cp.sum(A) / m)
+    return cp.Problem(obj, [con]), con, A
+
+
+def test_private_rows_in_the_objective_are_refused_like_constraint_privacy():
+    """Issue 21 item 14: the private A also in the objective was refused under
+    ConstraintPrivacy but accepted under ConstraintSetPrivacy, whose release then carried
+    sum(A)/m exactly (value - trace) and rescaled the point by private column sums."""
+    prob, con, A = _private_objective_model()
+    with pytest.raises(PrivacySpecError, match="enters the objective"):
+        prob.solve_private(epsilon=4.0, delta=1e-6, rng=0,
+                           private=cvxdp.ConstraintPrivacy(A, sensitivity=0.1))
+    with pytest.raises(PrivacySpecError, match="ConstraintSetPrivacy.*enters the objective"):
+        prob.solve_private(epsilon=4.0, delta=1e-6, rng=0,
+                           private=cvxdp.ConstraintSetPrivacy(con))
+
+
+def test_private_rows_in_another_constraint_are_refused():
+    m, n = 50, 4
+    A = cp.Parameter((m, n), name="A", value=random_covering_lp(m, n, rng=0))
+    x = cp.Variable(n, name="x")
+    con = A @ x >= 1
+    prob = cp.Problem(cp.Minimize(cp.sum(x)), [con, x >= cp.sum(A, axis=0) / (10 * m)])
+    with pytest.raises(PrivacySpecError, match="enters another constraint"):
+        prob.solve_private(epsilon=4.0, delta=1e-6, rng=0,
+                           private=cvxdp.ConstraintSetPrivacy(con))

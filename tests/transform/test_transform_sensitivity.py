@@ -7,6 +7,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintPrivacy, ConstraintSetPrivacy, ObjectivePrivacy, ScalarPrivacy
 from cvxdp.transform import to_scp
 
@@ -168,3 +169,25 @@ def test_spectral_norm_of_a_row_change_is_at_most_its_l1():
         a[iu] = np.where(iu[0] == iu[1], g, g / 2)
         a = a + np.triu(a, 1).T
         assert np.abs(np.linalg.eigvalsh(a)).max() <= np.abs(g).sum() + 1e-12
+
+
+def test_constraint_set_privacy_gets_the_placement_check():
+    """Issue 21 item 14: the parameters of the private constraint may enter only that
+    constraint's rows (paper 002 Def B.1 keeps the objective and other constraints public);
+    ConstraintPrivacy refused the same model, ConstraintSetPrivacy did not look."""
+    m, n = 6, 3
+    A = cp.Parameter((m, n), name="A", value=np.random.default_rng(4).uniform(0, 1, (m, n)))
+    x = cp.Variable(n, nonneg=True)
+    cover = A @ x >= 1
+    in_objective = cp.Problem(cp.Minimize((1 + cp.sum(A, axis=0) / m) @ x), [cover])
+    with pytest.raises(PrivacySpecError, match="ConstraintSetPrivacy.*enters the objective"):
+        to_scp(in_objective, private=ConstraintSetPrivacy(cover))
+    in_offset = cp.Problem(cp.Minimize(cp.sum(x) + cp.sum(A) / m), [cover])
+    with pytest.raises(PrivacySpecError, match="ConstraintSetPrivacy.*objective's constant"):
+        to_scp(in_offset, private=ConstraintSetPrivacy(cover))
+    elsewhere = cp.Problem(cp.Minimize(cp.sum(x)), [cover, cp.sum(A, axis=0) @ x <= 50])
+    with pytest.raises(PrivacySpecError, match="ConstraintSetPrivacy.*another constraint"):
+        to_scp(elsewhere, private=ConstraintSetPrivacy(cover))
+    # only in its own rows: accepted
+    fine = cp.Problem(cp.Minimize(cp.sum(x)), [cover, x <= 5])
+    assert len(to_scp(fine, private=ConstraintSetPrivacy(cover)).sensitivity.rows) == m
