@@ -160,3 +160,91 @@ def test_end_to_end_with_the_real_general_path():
     again = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3,
                                private=ConstraintPrivacy(A, sensitivity=0.01))
     assert again.value == sol.value  # same seed, same answer
+
+
+# ------------------------------------------------- structured problems: private state only (item 9)
+
+
+def _structured_cases():
+    """One small instance of every structured problem with a budget its private path accepts."""
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((300, 3)) / 2
+    A /= np.maximum(1.0, np.linalg.norm(A, axis=1))[:, None]
+    X = rng.uniform(-0.5, 0.5, (500, 3))
+    y = X @ [0.3, -0.2, 0.1] + 0.01 * rng.standard_normal(500)
+    C = rng.uniform(0.0, 1.0, (40, 5))
+    C /= C.max(axis=1, keepdims=True)
+    M = rng.standard_normal((30, 2, 2))
+    M = np.einsum("mij,mkj->mik", M, M)
+    M /= np.linalg.norm(M, 2, axis=(1, 2))[:, None, None]
+    return {
+        "meb": (lambda: cvxdp.min_enclosing_ball(
+                    np.random.default_rng(1).uniform(-1, 1, (2000, 2))),
+                {"rho": 5.0, "bounds": (-1, 1)}),
+        "john": (lambda: cvxdp.john_ellipsoid(A),
+                 {"epsilon": 1.0, "delta": 1e-6, "row_bound": 1.0, "closeness": 1e-9}),
+        "least_squares": (lambda: cvxdp.least_squares(X, y, row_bound=1.5),
+                          {"epsilon": 1.0, "delta": 1e-6}),
+        "gaussian": (lambda: cvxdp.gaussian_mle(
+                    np.random.default_rng(2).standard_normal((3000, 2))),
+                     {"epsilon": 1.0, "delta": 1e-6}),
+        "covering_lp": (lambda: cvxdp.covering_lp(C), {"epsilon": 1.0}),
+        "covering_sdp": (lambda: cvxdp.covering_sdp(M), {"epsilon": 1.0}),
+    }
+
+
+def _released_arrays(sol):
+    """Every array the private solution releases (primal values and answer fields)."""
+    out = [np.asarray(v, dtype=float) for v in sol.primal.values() if v is not None]
+    for name in ("point", "coef", "mean"):
+        v = getattr(sol, name, None)
+        if v is not None:
+            out.append(np.asarray(v, dtype=float))
+    return out
+
+
+STRUCTURED = _structured_cases()
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURED))
+def test_after_a_private_solve_the_problem_holds_the_private_answer_only(name):
+    """Exact solve first, then a private solve with reference=True: status, value, variables
+    and the answer attribute are the private ones; the exact answer is only in validation.
+
+    Before the fix every problem kept the exact ``status`` ("optimal") and ``value`` (e.g. MEB
+    1.398 vs released 1.216), JE its exact X/Z, MEB its exact ``ball``."""
+    import warnings
+
+    build, kw = STRUCTURED[name]
+    prob = build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prob.solve()
+        exact_value = prob.value
+        sol = prob.solve_private(rng=0, reference=True, **kw)
+    assert prob.status == sol.status != cp.OPTIMAL
+    assert prob.value == sol.value or (prob.value is None and sol.value is None)
+    assert sol.value is None or sol.value != exact_value
+    released = _released_arrays(sol)
+    for var in prob.variables():
+        if var.value is not None:
+            assert any(r.shape == np.shape(var.value) and np.allclose(r, var.value, rtol=0,
+                                                                      atol=1e-12)
+                       for r in released), f"{name}: {var.name()} holds an unreleased value"
+    for con in prob.constraints:
+        assert all(dv.value is None for dv in con.dual_variables), f"{name}: exact duals left"
+    for attr in ("ball", "ellipsoid"):
+        if hasattr(sol, attr):
+            assert getattr(prob, attr) is getattr(sol, attr)
+
+
+def test_meb_solve_method_private_sets_status_value_and_ball():
+    rng = np.random.default_rng(4)
+    prob = cvxdp.min_enclosing_ball(rng.uniform(-1, 1, (2000, 2)))
+    value = prob.solve(method="private", rho=5.0, bounds=(-1, 1), rng=1)
+    assert prob.status == cp.OPTIMAL_INACCURATE and prob.value == value
+    assert prob.ball is not None and prob.ball.radius == value
+    np.testing.assert_array_equal(prob.center.value, prob.ball.center)
+    sol = prob.solve_private(rho=5.0, bounds=(-1, 1), rng=1, reference=True)
+    assert prob.ball is sol.ball and prob.value == sol.ball.radius == value
+    assert sol.validation.reference_value < value  # the exact radius lives only in validation
