@@ -96,14 +96,20 @@ def solve_general(
     Returns
     -------
     PrivateSolution
-        ``status="optimal_inaccurate"``; the user's variables hold the private answer.
+        ``status="optimal_inaccurate"`` when the objective was handled (``target=``, the private
+        search, no objective, objective privacy); ``"user_limit"`` for a feasibility-only
+        answer (``info["objective_optimised"]`` is False, with ``info["status_reason"]`` and an
+        :class:`ObjectiveNotOptimisedWarning`); ``"infeasible"`` when the public constraints
+        are infeasible (decided before any budget is spent: nothing spent, variables cleared).
+        The user's variables hold the private answer.  ``value`` is computed from released
+        quantities only (under objective privacy: ``sign * (c~ . x + offset~)``).
         ``privacy.details`` has T, eta, the per-round noise of cvxdp and of the paper, and
         ``alpha_guaranteed`` (the theorem's bound at the settings used, None if vacuous).
 
     Raises
     ------
     BudgetError, PrivacySpecError, PrivacyGuaranteeError, UnsupportedProblemError,
-    InfeasibleProblemError
+    InfeasibleProblemError (objective privacy: the perturbed program has no solution)
 
     References
     ----------
