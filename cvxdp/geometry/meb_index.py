@@ -45,6 +45,10 @@ Repeated rows are stored once with their multiplicity when the data repeat a lot
 (:func:`compress_rows`: grid or categorical data, such as §6's product distribution with at most
 ``2^d`` distinct points); every pass then weighs each stored row by its multiplicity.
 
+Sums are of the coordinates as given: their rounding grows with ``||x||``, so callers translate
+the data by a public centre first (the private pipeline uses the public box centre;
+``meb_private``, "Floating point").
+
 Privacy is unaffected: the index computes the same function of the data as the full pass.  Its
 running time, like the algorithm's early halting, depends on the data (timing is not protected;
 ``docs/privacy.md``).

@@ -23,6 +23,9 @@ one backend every result is reproducible bit for bit (fixed row chunks).  The in
 carry a slack far above that rounding (``meb_index``), so the index equals the full pass of its
 own backend.
 
+Sums add the coordinates as given, so their rounding scales with ``||x||``: the private pipeline
+runs them on data translated by the public box centre (``meb_private``, "Floating point").
+
 Which backend runs (:func:`pick`): ``CVXDP_KERNELS=numpy`` or ``=numba`` in the environment, or
 :func:`set_backend`; by default numba, when it can be imported, for data of at least
 :data:`FAST_ROWS` rows.  Weights ``w`` are int64

@@ -169,6 +169,11 @@ def solve_private_meb(
         raise PrivacySpecError("some points lie outside bounds; clip them first "
                                "(np.clip(points, lo, hi)) or pass a wider public box.")
     centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
+    # Every query runs on coordinates translated by the public box centre: the sums of
+    # Alg. 4 / 6 then add numbers of size <= R_max, whose rounding (~ k R_max u) stays far
+    # below their sensitivity G_t >= 2 r0; raw coordinates far from the origin (||x|| ~ 1e8)
+    # rounded by more than G_t.  The released centre is shifted back at the end.
+    pts = pts - centre0
     r_min = r_max / 1024 if r_min is None else float(r_min)
     if not 0 < r_min < r_max:
         raise PrivacySpecError(f"r_min must lie in (0, R_max={r_max:.6g}), got {r_min!r}.")
@@ -177,7 +182,7 @@ def solve_private_meb(
 
     rho_gc = init_share * rho_total
     gc = (ldp_good_center if local else good_center)(
-        pts, center=centre0, r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
+        pts, center=np.zeros(d), r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
         acct.spend(rec)
     theta0, r0 = gc.center, gc.radius
@@ -203,7 +208,11 @@ def solve_private_meb(
         acct.spend(PrivacyRecord("reserved (unused search calls)", ZCDP(rho_call * (B - calls)),
                                  "001_a326031cb50d1cab.txt, Cor. 4.2: B calls of rho/B",
                                  params={"calls": B - calls}))
-    ball = Ball(np.asarray(best_theta, dtype=float), float((1 + gamma) * best_r))
+    # Back to the user's coordinates, then projected into the public box (post-processing):
+    # the projection onto a convex set holding every (clipped) point moves the centre closer
+    # to each of them, so the ball still covers every point it covered.
+    centre = np.clip(np.asarray(best_theta, dtype=float) + centre0, lo, hi)
+    ball = Ball(centre, float((1 + gamma) * best_r))
     bound = gc.excluded_bound + best_bound
     if bound >= n:
         warnings.warn(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
@@ -225,7 +234,7 @@ def solve_private_meb(
     validation = _validate(problem, ball, bound) if reference else None
     problem.center.value, problem.radius.value = ball.center, ball.radius
     info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma,
-            "beta": beta, "r0": r0, "theta0": theta0, "goodcenter_rounds": gc.iterations,
+            "beta": beta, "r0": r0, "theta0": theta0 + centre0, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
     return MEBPrivateSolution(status="optimal_inaccurate", value=ball.radius, privacy=report,
                               validation=validation, iterations=iters, solve_time=solve_time,
