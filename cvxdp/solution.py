@@ -79,8 +79,13 @@ class PrivateSolution:
     Attributes
     ----------
     status : str
-        A CVXPY status string; ``"optimal_inaccurate"`` for a private answer (it is an
-        approximation by design), ``"infeasible"`` etc. when the public part says so.
+        A CVXPY status string, and a promise: ``"optimal_inaccurate"`` only when the cited
+        theorem's accuracy holds for the released answer (a private answer is an approximation
+        by design); ``"user_limit"`` when the answer is released but outside that regime (e.g. a
+        feasibility-only answer whose objective was not optimised, or a sample size below the
+        algorithm's requirement), with ``info["status_reason"]`` saying why; ``"infeasible"``
+        when the public part of the model is infeasible (decided by an exact solve of public
+        data before any budget is spent; nothing is spent).
     value : float or None
         Objective value of the private answer (computed from released quantities only).
     privacy : PrivacyReport
@@ -89,7 +94,9 @@ class PrivateSolution:
         Set when ``reference=True`` was asked.
     iterations : int or None
     solve_time : float
-        Wall time of the private path, seconds.
+        Wall time of the private path, seconds.  Running time is not covered by the privacy
+        guarantee (it can depend on the private data, e.g. through iteration counts or index
+        work); do not publish it next to a private answer if timing is a channel you care about.
     primal : dict
         Released values of the user's variables, by variable name (also written to
         ``variable.value``).
