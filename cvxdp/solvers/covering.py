@@ -32,6 +32,7 @@ import numpy as np
 from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
+from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.mechanisms import exponential_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
@@ -41,17 +42,20 @@ from cvxdp.solvers.covering_instances import (  # noqa: F401  (re-exported)
     random_covering_socp,
 )
 from cvxdp.solvers.covering_private import (
+    COUNT_NOTE,
+    covering_coverage,
     plan_schedule,
     private_scale,
     run_dense_covering,
     shrink_towards_identity,
     shrink_weight,
+    split_count_budget,
     theorem_alpha,
 )
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "CoveringLP",
-           "CoveringSOCP", "CoveringSolution", "check_soc_vectors", "random_covering_socp",
+           "CoveringSOCP", "CoveringSolution", "project_rows", "random_covering_socp",
            "solve_covering_private", "random_covering_sdp", "random_covering_lp"]
 
 THEOREM = ("002_26bee910280b74ae.txt, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
@@ -68,61 +72,82 @@ class CoveringSolution(PrivateSolution):
     s: float | None = None
 
 
-def check_sdp_mats(mats: Any) -> np.ndarray:
-    """Validate ``(m, r, r)`` symmetric PSD matrices with spectral norm <= 1 (public bound)."""
-    A = np.asarray(mats, dtype=float)
-    if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[0] < 1:
-        raise UnsupportedProblemError(f"mats must have shape (m, r, r), got {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise UnsupportedProblemError("mats contain NaN or inf; drop or repair those rows.")
-    if not np.allclose(A, np.swapaxes(A, 1, 2), atol=1e-10):
-        raise UnsupportedProblemError("every A_i must be symmetric.")
-    lam = np.linalg.eigvalsh(A)
-    if lam.min() < -1e-9:
-        raise UnsupportedProblemError(
-            "every A_i must be PSD for a covering SDP (min eigenvalue "
-            f"{lam.min():.3g}); this is not a covering program.")
-    if lam.max() > 1 + 1e-9:
-        raise PrivacySpecError(
-            f"the privacy proof needs ||A_i|| <= 1 (largest is {lam.max():.4g}); divide every "
-            "A_i by a PUBLIC bound on the spectral norm (not one read off the data) and "
-            "multiply the answer's trace accordingly.")
-    return A
+#: rows moved by more than this are counted as projected; smaller moves are float rounding
+DOMAIN_TOL = 1e-9
 
 
-def check_lp_matrix(A: Any) -> np.ndarray:
-    """Validate an ``(m, n)`` covering matrix with entries in ``[0, 1]`` (public bound)."""
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or min(A.shape) < 1:
+def check_shape(kind: str, data: Any) -> np.ndarray:
+    """Check the public structure of the rows (array shape only) and return them as floats.
+
+    The number of rows ``m`` may be 0: it is private under add/remove neighbours.  Nothing
+    about the rows' values is checked here -- that would be a data-dependent refusal; values
+    outside the public domain are projected into it by :func:`project_rows`.
+    """
+    A = np.asarray(data, dtype=float)
+    if kind == "sdp":
+        if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] < 1:
+            raise UnsupportedProblemError(f"mats must have shape (m, r, r), got {A.shape}.")
+    elif kind == "soc":
+        if A.ndim != 2 or A.shape[1] < 2:
+            raise UnsupportedProblemError(f"vecs must have shape (m, n >= 2), got {A.shape}.")
+    elif A.ndim != 2 or A.shape[1] < 1:
         raise UnsupportedProblemError(f"A must have shape (m, n), got {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise UnsupportedProblemError("A contains NaN or inf; drop or repair those rows.")
-    if A.min() < 0:
-        raise UnsupportedProblemError("a covering LP needs A >= 0 entrywise.")
-    if A.max() > 1 + 1e-12:
-        raise PrivacySpecError(
-            f"the privacy proof needs entries of A in [0, 1] (largest is {A.max():.4g}); divide "
-            "A by a PUBLIC bound on its entries (not one read off the data).")
     return A
 
 
-def check_soc_vectors(vecs: Any) -> np.ndarray:
-    """Validate ``(m, n)`` spin-factor elements ``a_i = (a_0, a_bar)`` in the second-order cone
-    with ``lambda_max = a_0 + |a_bar| <= 1`` (public bound)."""
-    A = np.asarray(vecs, dtype=float)
-    if A.ndim != 2 or A.shape[1] < 2 or A.shape[0] < 1:
-        raise UnsupportedProblemError(f"vecs must have shape (m, n >= 2), got {A.shape}.")
-    if not np.all(np.isfinite(A)):
-        raise UnsupportedProblemError("vecs contain NaN or inf; drop or repair those rows.")
-    nb = np.linalg.norm(A[:, 1:], axis=1)
-    if np.any(A[:, 0] < nb - 1e-9):
-        raise UnsupportedProblemError("every a_i must lie in the second-order cone "
-                                      "(a_0 >= |a_bar|) for a covering SOCP.")
-    if np.any(A[:, 0] + nb > 1 + 1e-9):
-        raise PrivacySpecError(
-            "the privacy proof needs lambda_max(a_i) = a_0 + |a_bar| <= 1 (largest is "
-            f"{(A[:, 0] + nb).max():.4g}); divide by a PUBLIC bound (not one read off the data).")
-    return A
+def project_rows(kind: str, data: np.ndarray) -> tuple[np.ndarray, int]:
+    """Project every row into the public domain the privacy proof needs.
+
+    * ``"lp"``: entries into ``[0, 1]`` (``nan -> 0``, ``+inf -> 1``, ``-inf -> 0``);
+    * ``"sdp"``: ``A_i`` symmetrised, its spectrum clipped into ``[0, 1]`` (the Frobenius
+      projection onto ``{0 <= A <= I}``); a row with a non-finite entry becomes 0;
+    * ``"soc"``: the spin-factor eigenvalues ``a_0 +- |a_bar|`` clipped into ``[0, 1]`` (the
+      Euclidean projection, the Jordan frame being orthogonal); non-finite rows become 0.
+
+    Rows already inside the domain are returned unchanged (bit for bit).  The map acts row by
+    row, so neighbouring row sets stay neighbouring and the proof's bounds hold for the output.
+    Clipping an eigenvalue above 1 down to 1 only *strengthens* the row's constraint on the
+    cone (``A_i - P(A_i)`` is in the cone), so a point covering the projected row covers the
+    user's row; raising a negative eigenvalue (or entry) to 0 weakens it.
+
+    Returns
+    -------
+    projected : ndarray
+    count : int
+        Rows moved by more than :data:`DOMAIN_TOL`.  PRIVATE: release it only through
+        :func:`cvxdp.privacy.clipping.noisy_count` (``count_clipped=``).
+    """
+    m = data.shape[0]
+    flat = data.reshape(m, -1)
+    finite = np.all(np.isfinite(flat), axis=1)
+    with np.errstate(all="ignore"):
+        if kind == "lp":
+            out = np.clip(np.nan_to_num(data, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+            moved = np.any(np.abs(out - data) > DOMAIN_TOL, axis=1)
+            return out, int(np.count_nonzero(moved | ~finite))
+        out = np.where(finite.reshape((m,) + (1,) * (data.ndim - 1)), data, 0.0)
+        if kind == "sdp":
+            sym = out / 2 + np.swapaxes(out, 1, 2) / 2
+            asym = np.max(np.abs(out - sym), axis=(1, 2), initial=0.0)
+            lam, V = np.linalg.eigh(sym)
+            low, high = lam[:, 0], lam[:, -1]
+            fix = (low < 0) | (high > 1) | (asym > 0)
+            if np.any(fix):
+                lc = np.clip(lam[fix], 0.0, 1.0)
+                out[fix] = np.einsum("mij,mj,mkj->mik", V[fix], lc, V[fix])
+        else:
+            nb = np.linalg.norm(out[:, 1:], axis=1)
+            low, high = out[:, 0] - nb, out[:, 0] + nb
+            fix = (low < 0) | (high > 1)
+            if np.any(fix):
+                l1, l2 = np.clip(high[fix], 0.0, 1.0), np.clip(low[fix], 0.0, 1.0)
+                u = out[fix, 1:] / np.where(nb[fix] > 0, nb[fix], 1.0)[:, None]
+                out[fix] = np.column_stack([(l1 + l2) / 2, ((l1 - l2) / 2)[:, None] * u])
+            asym = np.zeros(m)
+        bad = ~np.all(np.isfinite(out.reshape(m, -1)), axis=1)
+        out[bad] = 0.0  # overflow in the projection of a huge row: treated as non-finite
+        moved = ~finite | bad | (low < -DOMAIN_TOL) | (high > 1 + DOMAIN_TOL) | (asym > DOMAIN_TOL)
+    return out, int(np.count_nonzero(moved))
 
 
 class _Covering(StructuredProblem):
@@ -151,6 +176,10 @@ class _Covering(StructuredProblem):
         """Exact reference: (point, OPT, seconds, solver name)."""
         t0 = time.perf_counter()
         solver = solver or cp.CLARABEL
+        if not np.all(np.isfinite(self.data)):  # the reference only; the private path projects
+            raise UnsupportedProblemError(
+                "the exact (non-private) reference cannot be solved: the rows contain NaN or "
+                "inf; solve privately with reference=False, or repair those rows.")
         with warnings.catch_warnings():  # OPTIMAL_INACCURATE is accepted and reported below
             warnings.simplefilter("ignore", UserWarning)
             super().solve(solver=solver)
@@ -170,7 +199,8 @@ class _Covering(StructuredProblem):
         eta: float | None = None, opt: float | None = None,
         opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
         oracle: str = "exact_sampler", m_max: int | None = None, beta: float = 0.05,
-        shrink: float | str = "auto", verbose: bool = False,
+        shrink: float | str = "auto", count_clipped: bool | float = False,
+        verbose: bool = False,
     ) -> CoveringSolution:
         """Private covering solution by dense MWU (Alg. 3) with an exponential-mechanism oracle.
 
@@ -213,11 +243,21 @@ class _Covering(StructuredProblem):
             Public weight of the identity mixed into the MWU average (post-processing, see
             :func:`cvxdp.solvers.covering_private.shrink_weight`); ``"auto"`` is 0 once the
             oracle is accurate (``kappa >= kappa*/2``) and 0 for ``schedule="paper"``.
+        count_clipped : bool or float
+            Rows outside the public domain are always projected into it
+            (:func:`project_rows`), never refused.  ``True`` (10% of the budget) or a share in
+            ``(0, 1)`` also releases how many rows were projected, as a noisy count
+            (Gaussian in zCDP, Laplace for pure DP; sensitivity 1) in
+            ``info["clipped_rows_noisy"]``, its record in ``privacy``; the rest of the budget
+            goes to the solver.  Default ``False``: nothing about the count is released.
 
         Returns
         -------
         CoveringSolution
             ``point`` (X or x), ``value`` (its trace), ``s``, ``privacy``, ``validation``.
+            Every field is computed from the mechanisms' outputs (the MWU average, the private
+            trace, the noisy count) and public numbers only; ``validation`` (NOT private) is
+            attached only with ``reference=True``.
 
         References
         ----------
@@ -229,21 +269,32 @@ class _Covering(StructuredProblem):
             raise PrivacySpecError(f"oracle must be 'exact_sampler' or 'net', got {oracle!r}.")
         if oracle == "net" and (self.kind != "sdp" or self._dim() not in (2, 3)):
             raise PrivacySpecError("oracle='net' is the small-r reference path (SDP, r in {2,3}).")
-        sched = plan_schedule(budget, kind=self.kind, dim=self._dim(), s=s, T=T, eta=eta, opt=opt,
-                              opt_bounds=opt_bounds, schedule=schedule, accuracy=accuracy,
-                              m_max=m_max, beta=beta, oracle=oracle)
+        solver_budget, count_budget = split_count_budget(budget, count_clipped, schedule)
+        sched = plan_schedule(solver_budget, kind=self.kind, dim=self._dim(), s=s, T=T, eta=eta,
+                              opt=opt, opt_bounds=opt_bounds, schedule=schedule,
+                              accuracy=accuracy, m_max=m_max, beta=beta, oracle=oracle)
         gen = as_generator(rng)
         acct = PrivacyAccountant(budget)
         acct.spend(exponential_record(epsilon=sched.eps_round, count=sched.T,
                                       sensitivity=sched.sensitivity, s=sched.s,
                                       kappa=sched.kappa, oracle=oracle))
         lam = shrink_weight(sched, shrink)
-        res = run_dense_covering(self.kind, self.data, sched, gen)
+        # the mechanism sees the rows projected into the public domain, never the raw rows
+        data, clipped = project_rows(self.kind, self.data)
+        res = run_dense_covering(self.kind, data, sched, gen)
         P = shrink_towards_identity(self.kind, res.average, lam)
         if sched.opt is None:
-            trace = private_scale(self.coverage(P), sched, gen, acct)
+            trace = private_scale(covering_coverage(self.kind, data, P), sched, gen, acct)
         else:
             trace = sched.opt
+        count_info: dict[str, Any] = {}
+        if count_budget is not None:
+            noisy, rec = noisy_count(clipped, rng=gen, what=COUNT_NOTE, **count_budget)
+            acct.spend(rec)
+            key = "sigma_count" if "rho" in count_budget else "laplace_scale_count"
+            count_info = {"clipped_rows_noisy": noisy,
+                          key: rec.params["sigma" if "rho" in count_budget else "scale"]}
+        del clipped  # private: nothing below may read it
         point = trace * P
         details = {**sched.as_dict(), "trace": trace, "shrink": lam}
         if getattr(budget, "delta", 0.0) > 0:  # the paper's accounting of the same T rounds
@@ -260,7 +311,8 @@ class _Covering(StructuredProblem):
             iterations=sched.T, solve_time=time.perf_counter() - t0, point=point, s=sched.s,
             info={"schedule": schedule, "oracle": oracle, "s": sched.s, "T": sched.T,
                   "eta": sched.eta, "eps_round": sched.eps_round,
-                  "paper_eps_round": sched.paper_eps_round, "kappa": sched.kappa})
+                  "paper_eps_round": sched.paper_eps_round, "kappa": sched.kappa,
+                  **count_info})
         if reference:
             sol.validation = self._validate(point, float(trace), sched)
         self._set_point(point)
@@ -301,7 +353,7 @@ class CoveringSDP(_Covering):
     kind = "sdp"
 
     def __init__(self, mats: Any) -> None:
-        self.data = check_sdp_mats(mats)
+        self.data = check_shape("sdp", mats)
         m, r, _ = self.data.shape
         self.X = cp.Variable((r, r), PSD=True, name="X")
         flat = self.data.reshape(m, r * r)
@@ -328,7 +380,7 @@ class CoveringLP(_Covering):
     kind = "lp"
 
     def __init__(self, A: Any) -> None:
-        self.data = check_lp_matrix(A)
+        self.data = check_shape("lp", A)
         self.x = cp.Variable(self.data.shape[1], nonneg=True, name="x")
         self.covering_constraint = self.data @ self.x >= 1
         super().__init__(cp.Minimize(cp.sum(self.x)), [self.covering_constraint])
@@ -348,7 +400,7 @@ class CoveringSOCP(_Covering):
     kind = "soc"
 
     def __init__(self, vecs: Any) -> None:
-        self.data = check_soc_vectors(vecs)
+        self.data = check_shape("soc", vecs)
         self.x = cp.Variable(self.data.shape[1], name="x")
         self.covering_constraint = 2 * (self.data @ self.x) >= 1
         super().__init__(cp.Minimize(2 * self.x[0]),

@@ -6,16 +6,20 @@ A model is accepted when it is a covering program *in that constraint*:
   ``x >= 0``), or a square matrix that is PSD (``PSD=True`` or ``X >> 0``);
 * objective ``Minimize(c @ x + const)`` with public ``c > 0`` entrywise (LP), or
   ``Minimize(trace(C @ X) + const)`` with public ``C`` positive definite (SDP);
-* the private constraint ``g(x) >= b`` row by row, every row linear in ``x`` with non-negative
-  coefficients (LP) / PSD coefficient matrix (SDP) and ``b_i > 0``;
+* the private constraint ``g(x) >= b`` row by row, every row linear in ``x``;
 * no other constraints.
 
-The model is then the covering program of :mod:`cvxdp.solvers.covering` after the change of
-variables ``x~_j = c_j x_j`` (``X~ = C^{1/2} X C^{1/2}``) and the row scaling ``a_i / b_i``.  Both
-maps are public except the row scaling, which is per row (one person's data stays in one row), so
-the neighbouring relation "add/remove one row" is preserved.  Rows must then have entries in
-``[0, 1]`` (LP) / spectral norm ``<= 1`` (SDP): a public domain bound the user guarantees by
-scaling the constraint with a public constant; violations are refused, not clipped.
+Everything refused above is public structure (the model's form, which parameter occurs where);
+nothing is refused because of the values of the private rows.  The model is then the covering
+program of :mod:`cvxdp.solvers.covering` after the change of variables ``x~_j = c_j x_j``
+(``X~ = C^{1/2} X C^{1/2}``, public) and the row scaling ``a_i / b_i``, which is per row (one
+person's data stays in one row), so the neighbouring relation "add/remove one row" is preserved.
+A row with ``b_i <= 0`` holds for every ``x`` in the cone once its coefficients are in the
+domain, so it is dropped (a per-row map: neighbours stay neighbours).  The normalised rows
+should have entries in ``[0, 1]`` (LP) / spectrum in ``[0, 1]`` (SDP), a public domain the user
+aims at by scaling the constraint with a public constant; rows outside it are projected into it
+inside the mechanism (:func:`cvxdp.solvers.covering.project_rows`), never refused, and their
+number is released only as an opt-in noisy count (``count_clipped=``).
 
 References
 ----------
@@ -162,17 +166,20 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
     f0, F = _linear_map(problem.objective.expr, var, basis)
     g0, G = _linear_map(_expr_of(constraint), var, basis)
     b = -g0
-    if np.any(b <= 0):
-        raise _refuse("every row must read a_i(x) >= b_i with b_i > 0 (a covering row); "
-                      f"{int(np.sum(b <= 0))} rows have b_i <= 0")
-    rows = G / b[:, None]
+    # b belongs to the private rows: its sign decides no refusal.  A row with b_i <= 0 is met by
+    # every x in the cone (coefficients in the domain), so it is dropped, row by row; a NaN b_i
+    # gives a NaN row, which the mechanism's projection zeroes.
+    keep = ~(b <= 0)
+    with np.errstate(all="ignore"):
+        rows = G[keep] / b[keep, None]
     if is_sdp:
         C = _sdp_matrices(F, idx, r)[0]
         lam, V = np.linalg.eigh(C)
         if lam.min() <= 0:
             raise _refuse("the objective must be trace(C @ X) with C positive definite")
         Ch = V @ np.diag(lam**-0.5) @ V.T  # C^{-1/2}
-        data = Ch @ _sdp_matrices(rows, idx, r) @ Ch
+        with np.errstate(all="ignore"):
+            data = Ch @ _sdp_matrices(rows, idx, r) @ Ch
 
         def back(Xt: np.ndarray) -> np.ndarray:
             return Ch @ Xt @ Ch
@@ -180,7 +187,8 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
         c = F.ravel()
         if np.any(c <= 0):
             raise _refuse("the objective must be c @ x with public c > 0 entrywise")
-        data = rows / c[None, :]
+        with np.errstate(all="ignore"):
+            data = rows / c[None, :]
 
         def back(xt: np.ndarray) -> np.ndarray:
             return (xt / c).reshape(var.shape)
@@ -212,7 +220,7 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     UnsupportedProblemError
         The model is not a covering program in the constraint (the message says why).
     PrivacySpecError
-        A row exceeds the public domain bound after normalisation.
+        The constraint is not one of the model's constraints.
 
     References
     ----------

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, zcdp_from_approx
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.solvers.bingham import (
     net_exponential_sample,
     sample_bingham,
@@ -61,7 +61,8 @@ from cvxdp.solvers.bingham import (
 from cvxdp.solvers.dense_mwu import scp_dense_mwu
 
 __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_scale",
-           "theorem_alpha", "shrink_weight", "shrink_towards_identity"]
+           "theorem_alpha", "shrink_weight", "shrink_towards_identity", "split_count_budget",
+           "covering_coverage", "COUNT_NOTE"]
 
 #: share of the zCDP budget given to the private scaling (OPT search) when ``opt`` is unknown
 SCALE_FRACTION = 0.25
@@ -71,6 +72,9 @@ SCALE_GRID = 128
 #: from the bottom to the top of the grid (data-independent, so it costs no privacy)
 SCALE_TILT = 4.0
 _PAPER_MAX_T = 200_000
+#: default share of the budget for the opt-in noisy count of projected rows
+COUNT_SHARE = 0.1
+COUNT_NOTE = "covering rows projected into the public domain (clipped)"
 
 
 @dataclass(frozen=True)
@@ -278,6 +282,55 @@ def shrink_towards_identity(kind: str, P: np.ndarray, lam: float) -> np.ndarray:
     else:
         e = np.full_like(P, 1.0 / P.size)
     return (1 - lam) * P + lam * e
+
+
+def split_count_budget(budget: Budget, count_clipped: bool | float, schedule: str
+                       ) -> tuple[Budget, dict[str, float] | None]:
+    """Split the budget between the solver and the opt-in noisy count of projected rows.
+
+    ``count_clipped`` is ``False`` (no count: the solver gets everything), ``True`` (share
+    :data:`COUNT_SHARE`) or a share in ``(0, 1)``.  zCDP and ``(eps, delta > 0)`` targets are
+    split in rho (the count is a Gaussian, ``rho_count = share * rho``; the solver gets a
+    :class:`ZCDP` budget of the rest), pure targets in epsilon (Laplace count).  The shares add
+    up to the target, so the composed guarantee stays within it.
+
+    Returns
+    -------
+    solver_budget : Budget
+    count_budget : dict or None
+        Keyword ``epsilon=`` or ``rho=`` for :func:`cvxdp.privacy.clipping.noisy_count`.
+
+    Raises
+    ------
+    PrivacySpecError
+        A share outside ``(0, 1)``, or the count with ``schedule="paper"`` (whose constants use
+        the whole ``(eps, delta)`` target).
+    """
+    if count_clipped is False or count_clipped is None:
+        return budget, None
+    share = COUNT_SHARE if count_clipped is True else float(count_clipped)
+    if not (math.isfinite(share) and 0 < share < 1):
+        raise PrivacySpecError(f"count_clipped must be True, False or a budget share in (0, 1), "
+                               f"got {count_clipped!r}.")
+    if schedule == "paper":
+        raise PrivacySpecError("count_clipped= is available with the default "
+                               "schedule='practical' (the paper's schedule spends the whole "
+                               "(epsilon, delta) target by advanced composition).")
+    if isinstance(budget, ZCDP):
+        rho = budget.rho
+    elif isinstance(budget, ApproxDP) and budget.delta > 0:
+        rho = zcdp_from_approx(budget.epsilon, budget.delta)
+    else:
+        eps = budget.epsilon
+        rest = ApproxDP(eps * (1 - share), 0.0) if isinstance(budget, ApproxDP) else PureDP(
+            eps * (1 - share))
+        return rest, {"epsilon": eps * share}
+    return ZCDP(rho * (1 - share)), {"rho": rho * share}
+
+
+def covering_coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
+    return _coverage(kind, data, P)
 
 
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
