@@ -7,7 +7,11 @@ A model is accepted when it is a covering program *in that constraint*:
 * objective ``Minimize(c @ x + const)`` with public ``c > 0`` entrywise (LP), or
   ``Minimize(trace(C @ X) + const)`` with public ``C`` positive definite (SDP);
 * the private constraint ``g(x) >= b`` row by row, every row linear in ``x``;
-* no other constraints.
+* no other constraints;
+* the parameters of the private constraint occur nowhere else (placement check,
+  :func:`cvxdp.transform.sensitivity.check_constraint_set_placement`): the objective and the
+  change of variables below are public, so nothing released is scaled or shifted by private
+  data.
 
 Everything refused above is public structure (the model's form, which parameter occurs where);
 nothing is refused because of the values of the private rows.  The model is then the covering
@@ -37,6 +41,8 @@ from cvxpy.constraints import PSD, Inequality, NonNeg
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.solvers.covering import CoveringLP, CoveringSDP, CoveringSolution
+from cvxdp.specs import ConstraintSetPrivacy
+from cvxdp.transform.sensitivity import check_constraint_set_placement
 
 __all__ = ["solve_covering_private", "extract_covering"]
 
@@ -130,6 +136,7 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
     if not any(c is constraint for c in problem.constraints):
         raise PrivacySpecError("ConstraintSetPrivacy: the constraint is not one of "
                                "problem.constraints; pass the constraint object used in the model.")
+    check_constraint_set_placement(problem, ConstraintSetPrivacy(constraint))
     vars_ = problem.variables()
     if len(vars_) != 1:
         raise _refuse(f"it has {len(vars_)} variables; a covering program has exactly one "
@@ -220,7 +227,8 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     UnsupportedProblemError
         The model is not a covering program in the constraint (the message says why).
     PrivacySpecError
-        The constraint is not one of the model's constraints.
+        A parameter of the private constraint also occurs in the objective or in another
+        constraint (placement check; the message says what to change).
 
     References
     ----------

@@ -46,11 +46,13 @@ from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
 from cvxdp.transform.scp import SymmetricConeProgram
 
-__all__ = ["SensitivityBounds", "propagate", "parameter_columns", "objective_tensor"]
+__all__ = ["SensitivityBounds", "propagate", "parameter_columns", "objective_tensor",
+           "check_constraint_set_placement"]
 
 _WHERE = {"A": "the constraint matrix A (as a coefficient of a variable)",
           "b": "a constraint's right-hand side b (a constant term)",
-          "c": "the objective's coefficients c", "offset": "the objective's constant term"}
+          "c": "the objective's coefficients c", "offset": "the objective's constant term",
+          "objective": "the objective", "other": "another constraint of the model"}
 _FIX = {
     "constraint": "ConstraintPrivacy allows the parameter only as a coefficient of variables in "
                   "constraints (paper 002, Def C.6 keeps b and c shared)",
@@ -58,7 +60,55 @@ _FIX = {
               "constraints; paper 002, Def C.3)",
     "objective": "ObjectivePrivacy allows the parameter only in the objective (paper 002, "
                  "Def C.11)",
+    "constraint_set": "ConstraintSetPrivacy covers only the rows of its own constraint (paper "
+                      "002, Def B.1: neighbours add or remove one row; Alg. 3 and Thm B.7 keep "
+                      "the objective and every other constraint public)",
 }
+_FIX_CONSTRAINT_SET = (
+    "Rewrite the model so the private rows appear only in the private constraint: build the "
+    "objective and the other constraints from public data (e.g. a public cost vector, not one "
+    "computed from the private rows).")
+
+
+def _placement_error(spec: Any, param: Any, where: str) -> PrivacySpecError:
+    cls = type(spec).__name__
+    if isinstance(spec, ConstraintSetPrivacy):
+        return PrivacySpecError(
+            f"{cls}: parameter {param.name()!r} of the private constraint enters "
+            f"{_WHERE[where]}, but {_FIX[spec.setting]}. {_FIX_CONSTRAINT_SET}")
+    return PrivacySpecError(
+        f"{cls}: parameter {param.name()!r} enters {_WHERE[where]}, but "
+        f"{_FIX[spec.setting]}. Rewrite the model so the parameter appears only "
+        "there, or choose the spec that matches where it appears.")
+
+
+def check_constraint_set_placement(problem: Any, spec: ConstraintSetPrivacy) -> None:
+    """The placement check of ``ConstraintSetPrivacy`` on the CVXPY expressions.
+
+    The parameters of the private constraint are private row data; the dense-MWU theorem
+    (paper 002, Def B.1, Alg. 3, Thm B.7) covers them only inside that constraint, with a
+    public objective and public other constraints.  This is the check :func:`propagate` does on
+    the canonical program (as for the other specs), for the covering path that reads the
+    expressions directly.  It depends only on the model's structure (which parameter occurs
+    where), never on values.
+
+    Raises
+    ------
+    PrivacySpecError
+        A parameter of the constraint occurs in the objective or in another constraint.
+    """
+    private = {p.id for p in spec.params}
+    if not private:
+        return
+    for param in problem.objective.parameters():
+        if param.id in private:
+            raise _placement_error(spec, param, "objective")
+    for con in problem.constraints:
+        if con is spec.constraint:
+            continue
+        for param in con.parameters():
+            if param.id in private:
+                raise _placement_error(spec, param, "other")
 
 
 @dataclass(frozen=True)
@@ -244,6 +294,25 @@ def _constraint_rows(scp: SymmetricConeProgram, spec: ConstraintSetPrivacy) -> n
     return np.arange(start, start + size)
 
 
+def _check_rows_only(pp: Any, spec: ConstraintSetPrivacy, rows: np.ndarray, m: int,
+                     n: int) -> None:
+    """Placement check of ``ConstraintSetPrivacy`` on the canonical program: every parameter
+    of the constraint may enter only that constraint's canonical rows (A and b), never the
+    objective (c, offset) nor another row."""
+    outside = np.ones(m, dtype=bool)
+    outside[rows] = False
+    for param in spec.params:
+        cols = parameter_columns(pp, param, type(spec).__name__)
+        q = np.asarray(_abs_sum(objective_tensor(pp), cols, n + 1, 1).toarray()).ravel()
+        if np.any(q[:n] > 0):
+            raise _placement_error(spec, param, "c")
+        if q[n] > 0:
+            raise _placement_error(spec, param, "offset")
+        Ab = _abs_sum(pp.A, cols, m, n + 1)
+        if np.any(np.diff(Ab.tocsr().indptr)[outside] > 0):
+            raise _placement_error(spec, param, "other")
+
+
 def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
     """Bounds on the change of ``scp``'s data for the given privacy spec(s).
 
@@ -263,7 +332,9 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
     PrivacySpecError
         No spec given, a parameter outside the model / not DPP, or a parameter entering the
         canonical data where its setting does not allow (the message names parameter, place and
-        fix).
+        fix).  Every spec gets this placement check; for ``ConstraintSetPrivacy`` the
+        parameters of the constraint may enter only that constraint's rows (not the objective,
+        its constant, or another constraint: paper 002 Def B.1 keeps them public).
     """
     specs = as_spec_tuple(private)
     if not specs:
@@ -282,6 +353,7 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
         if isinstance(spec, ConstraintSetPrivacy):
             new = _constraint_rows(scp, spec)
             rows = new if rows is None else np.union1d(rows, new)
+            _check_rows_only(pp, spec, new, m, n)
             continue
         for param in spec.params:
             if param.id not in model_params:
@@ -299,11 +371,7 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
                 present = (val.nnz > 0) if sp.issparse(val) else bool(np.any(val > 0))
                 if present and where not in spec.allowed and not (
                         where == "offset" and "c" in spec.allowed):
-                    raise PrivacySpecError(
-                        f"{cls}: parameter {param.name()!r} enters {_WHERE[where]}, but "
-                        f"{_FIX[spec.setting]}. Rewrite the model so the parameter appears only "
-                        "there, or choose the spec that matches where it appears."
-                    )
+                    raise _placement_error(spec, param, where)
             A = A + parts["A"]
             b += parts["b"]
             c += parts["c"]
