@@ -68,14 +68,26 @@ class MEBPrivateSolution(PrivateSolution):
     ball: Ball | None = None
 
 
-def _check_points(points: Any) -> np.ndarray:
+def _check_shape(points: Any) -> np.ndarray:
+    """``points`` as a float ``(n, d)`` array; reads the shape only (public), not the values."""
     p = np.asarray(points, dtype=float)
     if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 1:
         raise UnsupportedProblemError(
             f"points must be a non-empty (n, d) array, got shape {p.shape}; reshape a single "
             "coordinate list with points.reshape(-1, 1).")
+    return p
+
+
+def _check_points(points: Any) -> np.ndarray:
+    """For the exact (non-private) methods: an ``(n, d)`` array of finite values.
+
+    The private path never calls this: a refusal that depends on the values would leak whether
+    some point is not finite; it clips such points into the public box instead.
+    """
+    p = _check_shape(points)
     if not np.all(np.isfinite(p)):
-        raise UnsupportedProblemError("points contain NaN or inf; drop or impute those rows.")
+        raise UnsupportedProblemError("points contain NaN or inf; the exact (non-private) "
+                                      "solve needs finite points: drop or impute those rows.")
     return p
 
 
@@ -226,7 +238,7 @@ class MinEnclosingBall(StructuredProblem):
     _methods = {"fptas": _fptas_method}
 
     def __init__(self, points: Any) -> None:
-        p = _check_points(points)
+        p = _check_shape(points)
         self.points = p
         self.center = cp.Variable(p.shape[1], name="center")
         self.radius = cp.Variable(name="radius", nonneg=True)
@@ -237,6 +249,8 @@ class MinEnclosingBall(StructuredProblem):
 
     def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
         """Exact solve through CVXPY (sets ``.ball``), or ``method="fptas"`` (``gamma=``)."""
+        if method is None:
+            _check_points(self.points)
         out = super().solve(*args, method=method, **kwargs)
         if method is None and self.center.value is not None:
             self.ball = Ball(np.asarray(self.center.value, dtype=float).copy(),
@@ -254,6 +268,7 @@ class MinEnclosingBall(StructuredProblem):
         if method not in ("auto", "socp", "active-set"):
             raise UnsupportedProblemError(f"method must be 'auto', 'socp' or 'active-set', "
                                           f"got {method!r}.")
+        _check_points(self.points)
         t0 = time.perf_counter()
         if method == "active-set" or (method == "auto" and len(self.points) > ACTIVE_SET_MIN_N):
             ball, name = _active_set(self.points, solver, 1000)

@@ -36,14 +36,18 @@ from cvxdp.privacy.budgets import (
     zcdp_from_approx,
     zcdp_to_epsilon,
 )
+from cvxdp.privacy.clipping import clip_to_box, noisy_count
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import ValidationReport
 
-__all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule"]
+__all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into_box",
+           "COUNT_SHARE"]
 
 _REF4 = "001_a326031cb50d1cab.txt, Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)"
 _REF5 = "001_a326031cb50d1cab.txt, Alg. 5, Claim 5.1 (local, sensitivity fixed)"
+#: Share of ``rho`` spent on the opt-in noisy count of clipped points (``count_clipped=True``).
+COUNT_SHARE = 0.1
 #: r0 from GoodCenter satisfies r_opt(P') <= r0 < 6 r_opt(P') (Thm A.2), so search [r0/6, r0].
 GOODCENTER_RATIO = 6.0
 
@@ -84,6 +88,35 @@ def resolve_schedule(schedule: str | MEBSchedule, adaptive: bool | None) -> MEBS
     return schedule
 
 
+def clip_into_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, int]:
+    """Project every point onto the public box ``[lo, hi]``; return ``(copy, count moved)``.
+
+    A NaN coordinate becomes the box centre's coordinate, an infinite one the nearest face; each
+    point is mapped on its own, so replace-one neighbours stay replace-one neighbours and every
+    sensitivity computed from the box holds.  ``count`` (points outside the box or with a NaN)
+    is PRIVATE: release it only through :func:`cvxdp.privacy.clipping.noisy_count`.
+    """
+    nan = np.isnan(points)
+    if nan.any():
+        points = np.where(nan, (lo + hi) / 2, points)
+    clipped, _ = clip_to_box(points, lo, hi)
+    moved = np.any(nan, axis=1) | np.any((points < lo) | (points > hi), axis=1)
+    return clipped, int(np.count_nonzero(moved))
+
+
+def _count_share(count_clipped: Any) -> float:
+    """Share of ``rho`` for the noisy clipped count: 0 (off), :data:`COUNT_SHARE` or given."""
+    if count_clipped is False or count_clipped is None:
+        return 0.0
+    if count_clipped is True:
+        return COUNT_SHARE
+    share = float(count_clipped) if isinstance(count_clipped, (int, float)) else math.nan
+    if not 0 < share < 1:
+        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
+                               f"(0, 1), got {count_clipped!r}.")
+    return share
+
+
 def _rho_of(budget: Any) -> tuple[float, float | None]:
     if isinstance(budget, ZCDP):
         return budget.rho, None
@@ -100,7 +133,7 @@ def solve_private_meb(
     rng: None | int | np.random.Generator = None, reference: bool = False,
     model: str = "central", schedule: str | MEBSchedule = "practical",
     adaptive: bool | None = None, beta: float = 1e-3, r_min: float | None = None,
-    init_share: float = 0.25,
+    init_share: float = 0.25, count_clipped: bool | float = False,
 ) -> MEBPrivateSolution:
     """Differentially private minimum enclosing ball (bicriteria: radius and few uncovered).
 
@@ -114,8 +147,10 @@ def solve_private_meb(
         ``gamma`` in (0, 1): the released radius is ``<= (1+gamma)^2 r_opt <= (1+3 gamma) r_opt``
         when every DP-MMEB call at ``r >= r_opt`` succeeds (Cor. 4.4).
     bounds : (lo, hi)
-        Public box containing the points; required, never inferred from data.  Gives the
-        GoodCenter start ``theta = (lo+hi)/2`` and ``R_max = ||hi - lo|| / 2``.
+        Public box the points live in; required, never inferred from data.  Gives the
+        GoodCenter start ``theta = (lo+hi)/2`` and ``R_max = ||hi - lo|| / 2``.  Points outside
+        it (or with NaN / inf coordinates) are clipped into it (:func:`clip_into_box`) and the
+        guarantees are about the clipped points; see ``count_clipped``.
     rng : None, int or Generator
     reference : bool
         Also solve the exact SOCP and fill ``.validation`` (not private; for the data owner).
@@ -132,6 +167,12 @@ def solve_private_meb(
         Public lower bound on ``r_opt`` for GoodCenter (default ``R_max / 1024``).
     init_share : float
         Share of ``rho`` given to GoodCenter (the paper leaves the split open; default 1/4).
+    count_clipped : bool or float
+        Opt-in: also release how many points were clipped into ``bounds`` (points outside the
+        box, or with NaN / inf coordinates), as ``info["clipped_points_noisy"]`` = count +
+        ``N(0, sigma_count^2)`` (``info["sigma_count"]``).  ``True`` spends
+        :data:`COUNT_SHARE` of ``rho`` on it, a float in (0, 1) that share; the rest goes to
+        the algorithm, so the total stays ``rho``.  The count is never released exactly.
 
     Returns
     -------
@@ -142,7 +183,8 @@ def solve_private_meb(
     Raises
     ------
     PrivacySpecError
-        Missing/invalid ``bounds``, points outside them, bad ``model``/``schedule``/``r_min``.
+        Missing/invalid ``bounds``, bad ``model``/``schedule``/``r_min``/``count_clipped``
+        (public arguments only: points outside ``bounds`` are clipped, never refused).
     BudgetError
         Bad or pure-DP budget.
 
@@ -165,29 +207,32 @@ def solve_private_meb(
     if not 0 < beta < 1 or not 0 < init_share < 1:
         raise PrivacySpecError("beta and init_share must lie in (0, 1).")
     lo, hi = resolve_bounds(bounds, d)
-    if np.any(pts < lo) or np.any(pts > hi):
-        raise PrivacySpecError("some points lie outside bounds; clip them first "
-                               "(np.clip(points, lo, hi)) or pass a wider public box.")
+    count_share = _count_share(count_clipped)
     centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
+    # Points outside the public box (or with NaN / inf coordinates) are clipped into it inside
+    # the mechanism, never refused: a refusal would tell whether some point lies outside.
+    pts, n_clipped = clip_into_box(pts, lo, hi)
     # Every query runs on coordinates translated by the public box centre: the sums of
     # Alg. 4 / 6 then add numbers of size <= R_max, whose rounding (~ k R_max u) stays far
     # below their sensitivity G_t >= 2 r0; raw coordinates far from the origin (||x|| ~ 1e8)
     # rounded by more than G_t.  The released centre is shifted back at the end.
-    pts = pts - centre0
+    pts -= centre0
     r_min = r_max / 1024 if r_min is None else float(r_min)
     if not 0 < r_min < r_max:
         raise PrivacySpecError(f"r_min must lie in (0, R_max={r_max:.6g}), got {r_min!r}.")
     gen = as_generator(rng)
     acct = PrivacyAccountant(ZCDP(rho_total))
+    rho_count = count_share * rho_total          # the noisy clipped count's share (opt-in)
+    rho_alg = rho_total - rho_count
 
-    rho_gc = init_share * rho_total
+    rho_gc = init_share * rho_alg
     gc = (ldp_good_center if local else good_center)(
         pts, center=np.zeros(d), r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
         acct.spend(rec)
     theta0, r0 = gc.center, gc.radius
 
-    rho_call, beta_call = (rho_total - rho_gc) / B, beta / 2 / B
+    rho_call, beta_call = (rho_alg - rho_gc) / B, beta / 2 / B
     consts = mmeb_constants(sched, gamma, beta_call)
     best_theta, best_r, best_bound = theta0, (1 + gamma) ** i_max * r0 / GOODCENTER_RATIO, 0.0
     i_lo, i_hi, calls, iters, path = 0, i_max, 0, 0, []
@@ -218,6 +263,12 @@ def solve_private_meb(
         warnings.warn(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
                       "is vacuous: use more data, a larger budget or a larger accuracy (the "
                       "local model needs far more points than the central one).", stacklevel=3)
+    info: dict[str, Any] = {}
+    if rho_count > 0:   # released only noisily, charged before the report is made
+        noisy, rec = noisy_count(n_clipped, rng=gen, rho=rho_count,
+                                 what="points clipped into the public box (bounds)")
+        acct.spend(rec)
+        info.update(clipped_points_noisy=noisy, sigma_count=rec.params["sigma"])
     report = acct.report(
         theorem=("001 Cor. 5.3 + Thm A.4 (local model)" if local
                  else "001 Cor. 4.2 (Alg. 3 + Lemma 4.1) + Thm A.1 (GoodCenter), zCDP"),
@@ -225,6 +276,7 @@ def solve_private_meb(
         + ("; local model: each user's reports are rho-zCDP w.r.t. her own point" if local
            else ""),
         details={"rho_goodcenter": rho_gc, "rho_per_search_call": rho_call, "search_calls": B,
+                 "rho_clipped_count": rho_count,
                  "schedule": sched.name, "T": consts["T"], "R": consts["R"],
                  "step": consts["step"], "early_share": sched.early_share})
     if delta_given is not None:
@@ -233,7 +285,7 @@ def solve_private_meb(
     solve_time = time.perf_counter() - t_start
     validation = _validate(problem, ball, bound) if reference else None
     problem.center.value, problem.radius.value = ball.center, ball.radius
-    info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma,
+    info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma, **info,
             "beta": beta, "r0": r0, "theta0": theta0 + centre0, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
     return MEBPrivateSolution(status="optimal_inaccurate", value=ball.radius, privacy=report,

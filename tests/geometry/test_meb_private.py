@@ -221,7 +221,7 @@ def test_bounds_required_and_never_inferred(gauss):
     ({"rho": 1.0, "accuracy": 1.5}, PrivacySpecError, "gamma"),
     ({"rho": 1.0, "r_min": 100.0}, PrivacySpecError, "r_min"),
     ({"rho": 1.0, "bounds": (5, -5)}, PrivacySpecError, "lo < hi"),
-    ({"rho": 1.0, "bounds": (-1, 1)}, PrivacySpecError, "outside bounds"),
+    ({"rho": 1.0, "count_clipped": 1.5}, PrivacySpecError, "count_clipped"),
     ({"rho": 1.0, "bounds": 5}, PrivacySpecError, "pair"),
 ])
 def test_bad_private_inputs_rejected(gauss, kw, err, match):
@@ -241,8 +241,8 @@ def test_api_dispatch_and_nan_rejected():
         sol = api.solve_private(prob, rho=5.0, bounds=(-1, 1), rng=0)
     assert sol.ball is not None and sol.value == sol.ball.radius
     assert np.allclose(prob.center.value, sol.ball.center)
-    with pytest.raises(UnsupportedProblemError, match="NaN"):
-        min_enclosing_ball(np.array([[np.nan, 0.0]]))
+    with pytest.raises(UnsupportedProblemError, match="NaN"):  # the exact path refuses
+        min_enclosing_ball(np.array([[np.nan, 0.0]])).solve()
 
 
 def test_local_at_n_rho_matches_central_at_rho(gauss):
