@@ -27,9 +27,16 @@ Equal covariances (all h_i = 0) are the Gaussian mechanism with Mahalanobis sens
 t = ||Sigma^{-1/2}(mu1 - mu2)||: delta = Phi(t/2 - eps/t) - e^eps Phi(-t/2 - eps/t) (Lemma 2,
 Balle & Wang 2018), evaluated in log space.
 
-Singular covariances (not covered by the paper, digest §2): supp N(mu, Sigma) = mu + range(Sigma).
-If the supports differ, delta = 1 in both directions for every eps; if they agree, NDIS is applied
-to the normals restricted to the common affine subspace.
+Supports are decided jointly and without absolute cutoffs (not covered by the paper, digest §2):
+supp N(mu, Sigma) = mu + range(Sigma).  The pair is first equilibrated by the diagonal of
+Sigma1 + Sigma2 (so a common rescaling, or a direction that is tiny in both covariances, changes
+nothing), then whitened by the equilibrated sum, where both covariances have eigenvalues in
+[0, 1].  A direction that is null for the pair (rounding level of the sum) is a point mass in
+both, and the means must agree there; a direction that is null for one covariance only makes the
+supports differ.  If the supports differ, delta = 1 in both directions for every eps; otherwise
+NDIS is applied on the common affine subspace.  Variance ratios within 2e-12 of 1 are set to 1
+with their total-variation cost added to delta, so delta is 0 only when the loss provably never
+exceeds eps on the compared support.
 """
 
 from __future__ import annotations
@@ -55,7 +62,8 @@ __all__ = [
 ]
 
 PAPER = "003_b19553264cbba37e.txt"
-_H_TOL = 1e-12  # |h_i| below this counts as an agreeing direction (h_i := 0)
+_H_TOL = 1e-12  # |h_i| below this: ratio set to 1, its TV cost added (PrivacyLoss.tv_slack)
+_RANK_RTOL = 64 * np.finfo(float).eps  # times the dimension: rounding level of a unit-scale eigh
 
 
 @dataclass(frozen=True)
@@ -64,13 +72,16 @@ class PrivacyLoss:
 
     ``support_differs`` is True when supp N1 != supp N2 (then delta = 1 for every epsilon);
     otherwise ``L = sum h_i w_i^2 + g_i w_i + k`` with ``w ~ N(0, I_k)`` (``k = h.size`` is the
-    dimension of the common support).
+    dimension of the common support).  ``tv_slack`` bounds the total variation between N2 and
+    the normal whose loss this is (variance ratios within ``2 * _H_TOL`` of 1 rounded to 1):
+    ``delta(N1, N2) <= delta(loss) + e^eps tv_slack``.
     """
 
     h: np.ndarray
     g: np.ndarray
     k: float
     support_differs: bool = False
+    tv_slack: float = 0.0
 
     @property
     def equal_covariance(self) -> bool:
@@ -80,6 +91,10 @@ class PrivacyLoss:
     def mahalanobis(self) -> float:
         """t = ||g|| (the Mahalanobis distance of the means when the covariances agree)."""
         return float(np.linalg.norm(self.g))
+
+
+_DIFFERS = PrivacyLoss(np.zeros(0), np.zeros(0), 0.0, support_differs=True)
+_POINT_MASSES = PrivacyLoss(np.zeros(0), np.zeros(0), 0.0)
 
 
 def _check_normal(mean: Any, cov: Any, which: str) -> tuple[np.ndarray, np.ndarray]:
@@ -94,18 +109,54 @@ def _check_normal(mean: Any, cov: Any, which: str) -> tuple[np.ndarray, np.ndarr
     scale = max(float(np.max(np.abs(c))), 1e-300)
     if np.max(np.abs(c - c.T)) > 1e-8 * scale:
         raise PrivacySpecError(f"cov{which} must be symmetric.")
-    return m, (c + c.T) / 2.0
-
-
-def _eig_support(c: np.ndarray, which: str) -> tuple[np.ndarray, np.ndarray]:
+    c = (c + c.T) / 2.0
     lam, vec = np.linalg.eigh(c)
-    top = max(float(lam[-1]), 0.0)
-    tol = top * c.shape[0] * 64 * np.finfo(float).eps
+    tol = max(float(lam[-1]), 0.0) * c.shape[0] * _RANK_RTOL
     if lam[0] < -max(tol, 1e-300) * 1e3:
         raise PrivacySpecError(f"cov{which} must be positive semidefinite (min eigenvalue "
                                f"{lam[0]:.3g}).")
-    keep = lam > tol
-    return lam[keep], vec[:, keep]
+    if lam[0] < 0.0:  # rounding-level negative eigenvalues: project onto the PSD cone
+        c = (vec * np.maximum(lam, 0.0)) @ vec.T
+        c = (c + c.T) / 2.0
+    return m, c
+
+
+def _joint_support(m1: np.ndarray, c1: np.ndarray, m2: np.ndarray, c2: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | PrivacyLoss:
+    """The pair restricted to its common support, in coordinates where Sigma1 + Sigma2 = I.
+
+    Returns ``(P1, P2, delta_mu)`` (the covariances and the mean difference there, P1 + P2 = I
+    up to rounding), or a final :class:`PrivacyLoss` when the supports differ or both normals
+    are equal point masses.  Every cutoff is relative to the pair: coordinates are first scaled
+    by ``sqrt(diag(Sigma1) + diag(Sigma2))``, which is exact for diagonal covariances, so a
+    direction that is tiny in both covariances keeps its full relative precision.
+    """
+    diff = m1 - m2
+    var = np.maximum(np.diag(c1), 0.0) + np.maximum(np.diag(c2), 0.0)
+    live = var > 0.0
+    # A zero diagonal entry of a PSD matrix zeroes its row: both normals are exactly point
+    # masses along these coordinates, so they agree there iff the means agree exactly.
+    if np.any(diff[~live] != 0.0):
+        return _DIFFERS
+    if not np.any(live):
+        return _POINT_MASSES
+    s = np.sqrt(var[live])
+    e1 = c1[np.ix_(live, live)] / s[:, None] / s[None, :]
+    e2 = c2[np.ix_(live, live)] / s[:, None] / s[None, :]
+    dt = diff[live] / s
+    k = s.size
+    sl, w = np.linalg.eigh(e1 + e2)  # unit diagonal: eigenvalues in [0, k], sum k
+    rank_ok = sl > _RANK_RTOL * k * sl[-1]
+    if not np.all(rank_ok):
+        # Null for the pair: both covariances vanish there up to rounding (point masses in
+        # both); the means must agree up to the rounding of the means themselves.
+        off = w[:, ~rank_ok].T @ dt
+        scale = max(float(np.linalg.norm(m1[live] / s)), float(np.linalg.norm(m2[live] / s)))
+        if float(np.max(np.abs(off))) > _RANK_RTOL * k * scale:
+            return _DIFFERS
+    b = w[:, rank_ok] / np.sqrt(sl[rank_ok])
+    p1, p2 = b.T @ e1 @ b, b.T @ e2 @ b
+    return (p1 + p1.T) / 2.0, (p2 + p2.T) / 2.0, b.T @ dt
 
 
 def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss:
@@ -121,6 +172,14 @@ def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss
     -------
     PrivacyLoss
 
+    Notes
+    -----
+    The supports are decided jointly (see :func:`_joint_support`): after equilibration and
+    whitening by Sigma1 + Sigma2 both covariances have eigenvalues in [0, 1]; one that is at
+    rounding level (``<= 64 d eps``) where the other is not means the supports differ.  Every
+    cutoff is relative, so multiplying both covariances by a constant (and the means by its
+    square root) leaves the result unchanged.
+
     References
     ----------
     ``003_b19553264cbba37e.txt``, Theorem 1 and its proof (App. B.1); the support rule for
@@ -130,26 +189,17 @@ def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss
     m2, c2 = _check_normal(mean2, cov2, "2")
     if m1.size != m2.size:
         raise PrivacySpecError(f"the two normals have dimensions {m1.size} and {m2.size}.")
-    lam1, v1 = _eig_support(c1, "1")
-    lam2, v2 = _eig_support(c2, "2")
-    diff = m1 - m2
-    d = m1.size
-    if lam1.size != lam2.size:
-        return PrivacyLoss(np.zeros(0), np.zeros(0), 0.0, support_differs=True)
-    if lam1.size < d:
-        # Same support iff range(V2) = range(V1) and mu1 - mu2 in range(V1).
-        resid = v2 - v1 @ (v1.T @ v2)
-        dres = diff - v1 @ (v1.T @ diff)
-        spread = math.sqrt(max(float(lam1[-1]), float(lam2[-1]))) if lam1.size else 0.0
-        if lam1.size and np.max(np.abs(resid)) > 1e-8:
-            return PrivacyLoss(np.zeros(0), np.zeros(0), 0.0, support_differs=True)
-        if np.linalg.norm(dres) > 1e-9 * max(spread, np.linalg.norm(diff), 1e-300):
-            return PrivacyLoss(np.zeros(0), np.zeros(0), 0.0, support_differs=True)
-        if lam1.size == 0:
-            return PrivacyLoss(np.zeros(0), np.zeros(0), 0.0)
-        c1r, c2r, diff = v1.T @ c1 @ v1, v1.T @ c2 @ v1, v1.T @ diff
-        lam1, v1 = np.linalg.eigh((c1r + c1r.T) / 2)
-        lam2, v2 = np.linalg.eigh((c2r + c2r.T) / 2)
+    joint = _joint_support(m1, c1, m2, c2)
+    if isinstance(joint, PrivacyLoss):
+        return joint
+    p1, p2, diff = joint
+    lam1, v1 = np.linalg.eigh(p1)
+    lam2, v2 = np.linalg.eigh(p2)
+    if min(float(lam1[0]), float(lam2[0])) <= _RANK_RTOL * lam1.size:
+        # One covariance vanishes (to rounding) along a direction of the pair's support where
+        # the other has variance ~1 in these units: the supports differ (delta = 1, an upper
+        # bound also if the tiny variance is real: the standard deviations differ by > 1e6).
+        return _DIFFERS
     # Any factor F with F F^T = Sigma1 works (the eigenvalues below do not depend on it).
     f1 = v1 * np.sqrt(lam1)
     w2 = (v2 / np.sqrt(lam2)) @ v2.T  # Sigma2^{-1/2}
@@ -157,11 +207,17 @@ def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss
     kappa, u = np.linalg.eigh(mmat.T @ mmat)
     kappa = np.maximum(kappa, np.finfo(float).tiny)
     z2 = w2 @ diff
-    g = u.T @ (mmat.T @ z2)
-    h = (kappa - 1.0) / 2.0
-    h[np.abs(h) <= _H_TOL] = 0.0
-    k = 0.5 * float(z2 @ z2) - 0.5 * float(np.sum(np.log(kappa)))
-    return PrivacyLoss(h, g, k)
+    g = u.T @ (mmat.T @ z2)  # = -kappa * nu, nu the mean of N2 in the whitened frame of N1
+    # Ratios within rounding of 1 are set to 1 (N2 replaced by N2' with the same mean nu): the
+    # Fourier tail needs h = 0 exactly there.  TV(N(0, 1/kappa), N(0, 1)) <= |kappa - 1| / 2 by
+    # Pinsker (KL = (x - ln(1 + x)) / 2 <= x^2 / 2 for |x| <= 1/2), summed over coordinates.
+    near = (np.abs(kappa - 1.0) <= 2.0 * _H_TOL) & (kappa != 1.0)
+    slack = float(np.sum(np.abs(kappa[near] - 1.0))) / 2.0
+    kap = np.where(near, 1.0, kappa)
+    g = g * (kap / kappa)
+    h = (kap - 1.0) / 2.0
+    k = 0.5 * float(np.sum(g * g / kap)) - 0.5 * float(np.sum(np.log(kap)))
+    return PrivacyLoss(h, g, k, tv_slack=slack)
 
 
 def gaussian_loss_delta(t: float, epsilon: float) -> float:
@@ -225,8 +281,9 @@ def _contour_delta(loss: PrivacyLoss, epsilon: float) -> float:
     v = math.exp(float(res.x))
     phi0 = complex(_log_mgf(v, loss)) - v * epsilon
     # Rigorous bound: (1 - e^{-y})_+ e^{-v y} <= 1/(v + 1), so delta <= e^{Re phi0}/(v + 1).
-    if float(np.real(phi0)) - math.log1p(v) < -700.0:
-        return 0.0  # below 1e-304: zero in floating point
+    bound = float(np.real(phi0)) - math.log1p(v)
+    if bound < -700.0:
+        return math.exp(bound)  # the rigorous bound itself (below 1e-304)
     # Width of the Gaussian bump: curvature of log M at v (variance of the tilted loss).
     one = 1.0 - 2.0 * v * h
     var = float(np.sum(2 * h**2 / one**2 + g**2 / one**3))
@@ -263,10 +320,14 @@ def _delta_of_loss(loss: PrivacyLoss, epsilon: float, method: str = "auto") -> f
     if loss.support_differs:
         return 1.0
     if loss.h.size == 0:
-        return max(0.0, -math.expm1(epsilon))
+        return max(0.0, -math.expm1(epsilon))  # equal point masses
     if method == "auto" and loss.equal_covariance:
-        return gaussian_loss_delta(loss.mahalanobis, epsilon)
-    return _contour_delta(loss, epsilon)
+        out = gaussian_loss_delta(loss.mahalanobis, epsilon)
+    else:
+        out = _contour_delta(loss, epsilon)
+    if loss.tv_slack > 0.0:  # delta(N1, N2) <= delta(N1, N2') + e^eps TV(N2, N2')
+        out = min(1.0, out + math.exp(epsilon) * loss.tv_slack)
+    return out
 
 
 def _check_eps(epsilon: Any) -> float:
@@ -380,5 +441,5 @@ def ndis_delta_montecarlo(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, 
         lval = w**2 @ loss.h + w @ loss.g + loss.k
         acc += float(np.sum(-np.expm1(np.minimum(eps - lval, 0.0))))
         done += b
-    est = acc / m
+    est = acc / m + math.exp(eps) * loss.tv_slack
     return est, min(1.0, est + alpha)
