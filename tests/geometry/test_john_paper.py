@@ -34,7 +34,7 @@ def test_paper_preset_refused_by_default_with_a_typed_error_naming_why():
 def test_paper_preset_behind_unsafe_opt_in_reports_infinite_epsilon_and_warns():
     prob = john_ellipsoid(_polytope(0, 200, 3))
     with pytest.warns(UserWarning, match="NOT differentially private"):
-        sol = prob.solve_private(preset="paper", unsafe_paper_preset=True, **KW)
+        sol = prob.solve_private(preset="paper", unsafe_paper_preset=True, accuracy=0.5, **KW)
     rep = sol.privacy
     assert rep.epsilon == math.inf and rep.guarantee == "none"
     assert any("A'VA" in g for g in rep.details["proof_gaps"])
