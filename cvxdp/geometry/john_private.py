@@ -37,7 +37,7 @@ Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a publ
 ``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor 3.3), and
 mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018, Thm 8).
 ``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to Q, 5% to
-the scale (when inscribed), ``count_share`` (default 10%) to the count (when asked), the rest to
+the scale (when inscribed), ``count_clipped`` (True: 10%) to the count (when asked), the rest to
 the T iterations (equal).
 """
 
@@ -144,6 +144,19 @@ def _nonneg(name: str, value: Any) -> float | None:
     return v
 
 
+def _count_share(count_clipped: Any) -> float:
+    """Share of mu^2 for the noisy clipped-row count: 0 (off), :data:`SHARE_COUNT` or given."""
+    if count_clipped is False or count_clipped is None:
+        return 0.0
+    if count_clipped is True:
+        return SHARE_COUNT
+    share = float(count_clipped) if isinstance(count_clipped, (int, float)) else math.nan
+    if not 0 < share <= 0.5:
+        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
+                               f"(0, 0.5], got {count_clipped!r}.")
+    return share
+
+
 def _ridge(ridge: Any, sigma_min: Any, w_min: float, R: float) -> float:
     """The public ridge of ``A'WA + ridge I``, also the eigenvalue floor the sensitivity needs.
 
@@ -163,8 +176,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                  sigma_min: float | None = None, ridge: float | None = None,
                  rng: Any = None, reference: bool = False, inscribed: bool = False,
                  failure: float = 1e-3, preset: str = "default",
-                 iterations: int | None = None, count_clipped: bool = False,
-                 count_share: float = SHARE_COUNT,
+                 iterations: int | None = None, count_clipped: bool | float = False,
                  unsafe_paper_preset: bool = False) -> JohnPrivateSolution:
     """Differentially private John ellipsoid of ``{x : |A x| <= 1}``.
 
@@ -199,12 +211,12 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         :class:`~cvxdp.errors.PrivacyGuaranteeError` unless ``unsafe_paper_preset=True``.
     iterations : int, optional
         Override T.
-    count_clipped : bool
-        Also release the number of rows clipped or zeroed, plus Gaussian noise of standard
-        deviation ``info["sigma_count"]``, in ``info["clipped_rows_noisy"]``.  Charged to the same
-        budget: it takes ``count_share`` of mu^2 from the iterations.
-    count_share : float
-        Share of mu^2 for the count, in (0, 0.5] (default 0.1).
+    count_clipped : bool or float
+        Opt-in: also release the number of rows clipped or zeroed, plus Gaussian noise of
+        standard deviation ``info["sigma_count"]``, in ``info["clipped_rows_noisy"]``.  Charged
+        to the same budget: ``True`` takes :data:`SHARE_COUNT` (10%) of mu^2 from the
+        iterations, a float in (0, 0.5] that share.  Default ``False``: nothing about the count
+        is released.
     unsafe_paper_preset : bool
         Run ``preset="paper"`` anyway, for comparison: the report then says
         ``guarantee="none"``, ``epsilon=inf``, and an ``UnsafePrivacyWarning`` is raised.  Has no
@@ -242,9 +254,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                           rng=as_generator(rng), reference=reference, t0=t0)
     if preset != "default":
         raise PrivacySpecError(f"preset must be 'default' or 'paper', got {preset!r}.")
-    share_c = float(count_share) if count_clipped else 0.0
-    if count_clipped and not (0 < share_c <= 0.5):
-        raise PrivacySpecError(f"count_share must be in (0, 0.5], got {count_share!r}.")
+    share_c = _count_share(count_clipped)
     gen = as_generator(rng)
     R, eps0 = float(row_bound), float(closeness)
     n, d = problem.data.shape
@@ -297,7 +307,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         info.update(scale=1.0 / scale, sigma_scale=sigma_s, failure=failure,
                     inscribed_guarantee=INSCRIBED_GUARANTEE)
         mus["mu_scale"] = mu_s
-    if count_clipped:
+    if share_c > 0:
         mu_c = mu * math.sqrt(share_c)
         # Gaussian count, sensitivity 1 (one row moves): sigma = 1/sqrt(2 rho) = 1/mu_c
         c_noisy, c_rec = noisy_count(n_clipped, rng=gen, rho=mu_c * mu_c / 2,

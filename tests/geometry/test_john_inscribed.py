@@ -32,7 +32,7 @@ def test_inscribed_states_its_exact_guarantee_and_offers_the_noisy_clipped_count
     A, clipped = wrong_bound
     sol = john_ellipsoid(A).solve_private(
         epsilon=8.0, delta=1e-6, closeness=1e-8, row_bound=1.0, inscribed=True, rng=0,
-        count_clipped=True, count_share=0.5)
+        count_clipped=0.5)
     guarantee = sol.info["inscribed_guarantee"]
     assert "clipped rows" in guarantee and "row_bound" in guarantee
     E = sol.ellipsoid
