@@ -209,6 +209,19 @@ def solve_general(
                 "cvxdp: the objective was not optimised (" + det["objective"] + "); status "
                 "is 'user_limit' and the answer is only an approximately feasible point."),
                 stacklevel=3)
+        elif info["alpha_guaranteed"] is None:
+            # The theorem's accuracy bound needs conditions (enough budget for the iterations it
+            # asks) that do not hold here: the answer is private, but its accuracy is not
+            # promised, so the status does not say it is (issue 21: status is a promise).
+            status = cp.USER_LIMIT
+            info["status_reason"] = (
+                f"the accuracy bound of {theorem} does not hold at this budget and size "
+                "(theorem_conditions_hold is False in the privacy details); the released point "
+                "is private but carries no accuracy guarantee: raise epsilon, or pass a larger "
+                "accuracy=")
+            warnings.warn(AccuracyNotGuaranteedWarning(
+                "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
+                "status is 'user_limit' (see info['status_reason'])."), stacklevel=3)
     # With a private objective, problem.value must come from the released (noisy) c only: the
     # true objective at x is a function of the private c and is not released.
     released = value_released if "objective" in settings else None
@@ -229,6 +242,10 @@ def solve_general(
 
 class ObjectiveNotOptimisedWarning(UserWarning):
     """The private solve returned a feasibility answer: the objective was not optimised."""
+
+
+class AccuracyNotGuaranteedWarning(UserWarning):
+    """The private solve's theorem does not bound the accuracy at the settings used."""
 
 
 def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray
