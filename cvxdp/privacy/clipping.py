@@ -51,8 +51,12 @@ def clip_to_box(points: Any, lo: Any, hi: Any) -> tuple[np.ndarray, int]:
 def clip_rows_l2(rows: Any, bound: float) -> tuple[np.ndarray, int]:
     """Scale every row with l2 norm above ``bound`` down to norm ``bound``.
 
-    Returns ``(clipped, count)``; ``count`` (rows scaled) is PRIVATE, as in :func:`clip_to_box`.
+    Returns ``(clipped, count)``; ``count`` is PRIVATE, as in :func:`clip_to_box`.
     Overflow of a huge row's norm is handled (the row is scaled to the bound), with no warning.
+    Every row with norm above ``bound`` is scaled (the sensitivity proofs need ``<= bound``), but
+    only rows above ``bound * (1 + 4u)`` (``u = 2^-53``) are *counted*: a row normalised to the
+    bound can have a computed norm one rounding above it, and is not a record that broke the
+    domain.
     """
     d = np.asarray(rows, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -65,7 +69,7 @@ def clip_rows_l2(rows: Any, bound: float) -> tuple[np.ndarray, int]:
         safe_norms = np.linalg.norm(safe, axis=-1)
     out = d.copy()
     out[big] = safe[big] * (bound / safe_norms[big])[..., None]
-    return out, int(np.count_nonzero(big))
+    return out, int(np.count_nonzero(norms > bound * (1.0 + 4.0 * 2.0 ** -53)))
 
 
 def noisy_count(count: int, *, rng: Any, epsilon: float | None = None,

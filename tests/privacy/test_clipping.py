@@ -46,3 +46,12 @@ def test_noisy_count_rejects_bad_budgets():
         noisy_count(1, rng=0, epsilon=-1.0)
     with pytest.raises(BudgetError, match="rho"):
         noisy_count(1, rng=0, rho=float("nan"))
+
+
+def test_rows_normalised_to_the_bound_are_not_counted_as_clipped():
+    rows = np.random.default_rng(0).normal(size=(300, 7))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)     # norms 1 up to one rounding
+    rows[:3] *= 2.0
+    out, count = clip_rows_l2(rows, 1.0)
+    assert count == 3
+    assert np.all(np.linalg.norm(out, axis=1) <= 1.0 + 4 * 2.0 ** -53)
