@@ -140,3 +140,34 @@ def test_no_covering_message_carries_a_private_value():
                         (covering_socp, 7.598 * random_covering_socp(30, 3, rng=0))):
         sol = build(data).solve_private(epsilon=1.0, delta=1e-6, rng=0)
         assert "7.598" not in repr(sol) and "7.598" not in repr(sol.info)
+
+
+def test_messages_name_the_private_constraint_without_printing_its_rows():
+    """Audit of the covering path's messages: a constraint's text shows its numeric data, so
+    refusals and the spec's description name it by position / type / id only."""
+    A = np.array([[0.37, 0.58, 0.73], [0.91, 0.26, 0.44], [0.62, 0.19, 0.83]])
+    digits = [f"{v:.2f}" for v in A.ravel()]  # how CVXPY prints them: '0.37', ...
+    x = cp.Variable(3, nonneg=True)
+    con = A @ x >= 1
+    spec = cvxdp.ConstraintSetPrivacy(con)
+    assert not any(d in spec.describe() for d in digits)
+    extra = x <= A[0]  # a public constraint with data, refused as not x >= 0
+    prob = cp.Problem(cp.Minimize(cp.sum(x)), [con, extra])
+    with pytest.raises(cvxdp.UnsupportedProblemError) as err:
+        solve_covering_private(prob, spec, epsilon=1.0)
+    assert "constraint 1 of problem.constraints" in str(err.value)
+    assert not any(d in str(err.value) for d in digits)
+    with pytest.raises(cvxdp.PrivacySpecError) as err:
+        cvxdp.ConstraintSetPrivacy(cp.square(A[0] @ x) <= 1)
+    assert not any(d in str(err.value) for d in digits[:3])
+
+
+def test_nonlinear_objective_is_refused_as_structure():
+    """A non-linear objective evaluated at basis points looked linear (sum_squares at e_j is 1)
+    and was accepted as the cost vector 1."""
+    A = random_covering_lp(50, 3, rng=0)
+    x = cp.Variable(3, nonneg=True)
+    con = 1 - A @ x <= 0
+    quad = cp.Problem(cp.Minimize(cp.sum_squares(x)), [con])  # not a covering objective
+    with pytest.raises(cvxdp.UnsupportedProblemError, match="linear"):
+        solve_covering_private(quad, con, **KW)
