@@ -230,19 +230,27 @@ class ConstraintSetPrivacy:
                 "and PSD constraints cannot be split into per-person rows."
             )
         if not all(arg.is_affine() for arg in self.constraint.args):
+            # the message names the constraint without printing it: its text would show the
+            # private rows when they are numeric constants
             raise PrivacySpecError(
-                f"ConstraintSetPrivacy: constraint {self.constraint} is not affine <= affine; "
-                "only linear (covering-type) inequalities have one canonical row per person."
+                f"ConstraintSetPrivacy: the private constraint ({self.label}) is not affine <= "
+                "affine; only linear (covering-type) inequalities have one canonical row per "
+                "person."
             )
 
     @property
     def params(self) -> tuple[cp.Parameter, ...]:
         return tuple(self.constraint.parameters())
 
+    @property
+    def label(self) -> str:
+        """A name for the constraint that shows none of its data (type and CVXPY id)."""
+        return f"{type(self.constraint).__name__} constraint with cvxpy id {self.constraint.id}"
+
     def describe(self) -> str:
         return (
             "high-sensitivity constraint privacy: neighbouring datasets differ by adding or "
-            f"removing one row of constraint {self.constraint}"
+            f"removing one row of the private constraint ({self.label})"
         )
 
 

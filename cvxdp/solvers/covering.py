@@ -84,14 +84,17 @@ def check_shape(kind: str, data: Any) -> np.ndarray:
     outside the public domain are projected into it by :func:`project_rows`.
     """
     A = np.asarray(data, dtype=float)
+    # messages show the trailing (public) shape only: m counts the private rows
     if kind == "sdp":
         if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] < 1:
-            raise UnsupportedProblemError(f"mats must have shape (m, r, r), got {A.shape}.")
+            raise UnsupportedProblemError(
+                f"mats must have shape (m, r, r), got shape (m,) + {A.shape[1:]}.")
     elif kind == "soc":
         if A.ndim != 2 or A.shape[1] < 2:
-            raise UnsupportedProblemError(f"vecs must have shape (m, n >= 2), got {A.shape}.")
+            raise UnsupportedProblemError(
+                f"vecs must have shape (m, n >= 2), got shape (m,) + {A.shape[1:]}.")
     elif A.ndim != 2 or A.shape[1] < 1:
-        raise UnsupportedProblemError(f"A must have shape (m, n), got {A.shape}.")
+        raise UnsupportedProblemError(f"A must have shape (m, n), got shape (m,) + {A.shape[1:]}.")
     return A
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from cvxpy.constraints import PSD, Inequality, NonNeg
+from cvxpy.constraints import PSD, Inequality, NonNeg, NonPos
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.solvers.covering import CoveringLP, CoveringSDP, CoveringSolution
@@ -53,13 +53,21 @@ def _refuse(reason: str) -> UnsupportedProblemError:
         f"covering program in the private constraint: {reason}")
 
 
-def _expr_of(con: Any) -> Any:
-    """The expression that must be >= 0 for an Inequality / NonNeg constraint."""
+def _label(problem: cp.Problem, con: Any) -> str:
+    """Name a constraint by position and type, never by its text (which prints its data)."""
+    k = next(i for i, c in enumerate(problem.constraints) if c is con)
+    return f"constraint {k} of problem.constraints ({type(con).__name__})"
+
+
+def _expr_of(con: Any, label: str = "the private constraint") -> Any:
+    """The expression that must be >= 0 for an Inequality / NonNeg / NonPos constraint."""
     if isinstance(con, Inequality):  # args[0] <= args[1]
         return con.args[1] - con.args[0]
     if isinstance(con, NonNeg):
         return con.args[0]
-    raise _refuse(f"constraint {con} is not an inequality")
+    if isinstance(con, NonPos):
+        return -con.args[0]
+    raise _refuse(f"{label} is not an inequality")
 
 
 def _substitute(expr: Any, var: cp.Variable, param: cp.Parameter) -> Any:
@@ -133,6 +141,8 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
     """
     if not isinstance(problem.objective, cp.Minimize):
         raise _refuse("the objective must be Minimize(...) (covering programs minimise cost)")
+    if not problem.objective.expr.is_affine():
+        raise _refuse("the objective must be linear in the variable (c @ x or trace(C @ X))")
     if not any(c is constraint for c in problem.constraints):
         raise PrivacySpecError("ConstraintSetPrivacy: the constraint is not one of "
                                "problem.constraints; pass the constraint object used in the model.")
@@ -148,16 +158,18 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
     for con in others:
         if is_sdp and isinstance(con, PSD) and con.args[0] is var:
             sign_ok = True
-        elif not is_sdp and isinstance(con, (Inequality, NonNeg)):
+        elif not is_sdp and isinstance(con, (Inequality, NonNeg, NonPos)):
             n = var.size
-            g0, G = _linear_map(_expr_of(con), var, list(np.eye(n).reshape(n, *var.shape)))
-            if not (np.allclose(g0, 0) and G.shape == (n, n) and np.allclose(G, np.eye(n))):
-                raise _refuse(f"constraint {con} is not the sign constraint x >= 0; the only "
-                              "other constraint allowed is x >= 0")
+            expr = _expr_of(con, _label(problem, con))
+            g0, G = _linear_map(expr, var, list(np.eye(n).reshape(n, *var.shape)))
+            if not (expr.is_affine() and np.allclose(g0, 0) and G.shape == (n, n)
+                    and np.allclose(G, np.eye(n))):
+                raise _refuse(f"{_label(problem, con)} is not the sign constraint x >= 0; the "
+                              "only other constraint allowed is x >= 0")
             sign_ok = True
         else:
-            raise _refuse(f"constraint {con} is neither the private covering constraint nor the "
-                          "sign constraint (x >= 0 / X >> 0)")
+            raise _refuse(f"{_label(problem, con)} is neither the private covering constraint "
+                          "nor the sign constraint (x >= 0 / X >> 0)")
     if not sign_ok:
         raise _refuse("the variable must be non-negative (nonneg=True or x >= 0) for an LP, or "
                       "PSD (PSD=True or X >> 0) for an SDP")

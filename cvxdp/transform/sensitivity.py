@@ -286,7 +286,7 @@ def _constraint_rows(scp: SymmetricConeProgram, spec: ConstraintSetPrivacy) -> n
     found = _row_offsets(scp).get(cid)
     if found is None or found[2] != "NonNeg":
         raise PrivacySpecError(
-            f"ConstraintSetPrivacy: constraint {spec.constraint} did not compile to plain "
+            f"ConstraintSetPrivacy: the private constraint ({spec.label}) did not compile to plain "
             "inequality rows (it is not affine <= affine); only covering-type linear "
             "inequalities can have one row per person."
         )
