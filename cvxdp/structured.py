@@ -4,26 +4,57 @@ A builder such as :func:`cvxdp.min_enclosing_ball` returns a :class:`StructuredP
 ordinary :class:`cvxpy.Problem` (so ``.solve()`` is the exact reference with any CVXPY solver) that
 also knows its specialised private algorithm (``.solve_private(...)``) and, optionally, fast
 non-private methods (``.solve(method="fptas")``).
+
+After a private solve the problem holds the private answer only (issue 21 item 9): every
+subclass's ``solve_private`` is wrapped (:meth:`StructuredProblem.__init_subclass__`) so that
+
+* before it runs, the previous solution is forgotten: every variable value, dual value,
+  ``status``, ``value`` and the attributes named in ``_answer_attributes`` (e.g. ``ball``);
+* after it returns, ``status`` and ``value`` are the solution's, every variable named in
+  ``solution.primal`` holds the released value, every field a solution subclass adds (``ball``,
+  ``ellipsoid``, ``mean``, ...) whose name is an attribute of the problem replaces it (a
+  :class:`cvxpy.Variable` attribute gets the released value), and the dual values are cleared
+  again (a reference solve of the problem itself would have left exact ones).
+
+The exact answer of ``reference=True`` lives in ``solution.validation`` only.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Any
 
 import cvxpy as cp
+import numpy as np
+
+from cvxdp.solution import PrivateSolution
 
 __all__ = ["StructuredProblem"]
+
+_BASE_FIELDS = frozenset(f.name for f in dataclasses.fields(PrivateSolution))
 
 
 class StructuredProblem(cp.Problem):
     """A CVXPY problem with a specialised private solver.
 
     Subclasses implement :meth:`solve_private` and may list extra non-private methods in
-    ``_methods`` (a mapping from name to an unbound method taking ``(self, **kwargs)``).
+    ``_methods`` (a mapping from name to an unbound method taking ``(self, **kwargs)``) and the
+    instance attributes that hold an answer in ``_answer_attributes`` (forgotten before a private
+    solve, so that a failed one leaves no exact answer behind).
     """
 
     #: name -> function(self, **kwargs) returning the optimal value
     _methods: dict[str, Any] = {}
+    #: instance attributes holding an answer (set to None before a private solve)
+    _answer_attributes: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Wrap the subclass's own ``solve_private`` so the problem holds its answer only."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("solve_private")
+        if own is not None and not getattr(own, "_holds_private", False):
+            cls.solve_private = _holding_private(own)
 
     def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
         """Exact solve through CVXPY, or one of the problem's own methods by ``method=``."""
@@ -35,3 +66,68 @@ class StructuredProblem(cp.Problem):
 
     def solve_private(self, **kwargs: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError(f"{type(self).__name__} must implement solve_private")
+
+    def _forget_solution(self) -> None:
+        """Drop every value a previous (exact or private) solve left on the problem."""
+        for var in self.variables():
+            var.save_value(None)
+        self._clear_duals()
+        self._status, self._value, self._solution = None, None, None
+        for name in self._answer_attributes:
+            if name in self.__dict__:
+                setattr(self, name, None)
+
+    def _clear_duals(self) -> None:
+        for con in self.constraints:
+            for dual in con.dual_variables:
+                dual.save_value(None)
+
+    def _hold_private(self, sol: Any) -> None:
+        """Make ``status``, ``value``, the variables and answer attributes those of ``sol``."""
+        if not isinstance(sol, PrivateSolution):
+            return
+        self._status = sol.status
+        self._value = None if sol.value is None else float(sol.value)
+        for var in self.variables():
+            if var.name() in sol.primal:
+                _save(var, sol.primal[var.name()])
+        for f in dataclasses.fields(sol):
+            if f.name in _BASE_FIELDS or f.name not in self.__dict__:
+                continue
+            current, released = self.__dict__[f.name], getattr(sol, f.name)
+            if isinstance(current, cp.Variable):
+                _save(current, released)
+            elif not isinstance(current, cp.Expression):
+                setattr(self, f.name, released)
+        self._clear_duals()
+        self._solution = None
+        try:
+            from cvxpy.problems.problem import SolverStats
+
+            self._solver_stats = SolverStats.from_dict({}, "CVXDP (private)")
+        except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
+            pass
+
+
+def _save(var: cp.Variable, value: Any) -> None:
+    """Store a released value on ``var`` (None clears it; a value of another shape is not
+    stored).  ``save_value`` does not run CVXPY's attribute checks, which a released point
+    (e.g. a slightly indefinite PSD estimate) may fail by rounding."""
+    if value is None:
+        var.save_value(None)
+        return
+    arr = np.asarray(value, dtype=float)
+    if arr.size == int(np.prod(var.shape)):
+        var.save_value(arr.reshape(var.shape))
+
+
+def _holding_private(fn: Any) -> Any:
+    @functools.wraps(fn)
+    def solve_private(self: StructuredProblem, *args: Any, **kwargs: Any) -> Any:
+        self._forget_solution()
+        sol = fn(self, *args, **kwargs)
+        self._hold_private(sol)
+        return sol
+
+    solve_private._holds_private = True  # type: ignore[attr-defined]
+    return solve_private

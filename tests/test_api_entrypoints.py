@@ -247,4 +247,9 @@ def test_meb_solve_method_private_sets_status_value_and_ball():
     np.testing.assert_array_equal(prob.center.value, prob.ball.center)
     sol = prob.solve_private(rho=5.0, bounds=(-1, 1), rng=1, reference=True)
     assert prob.ball is sol.ball and prob.value == sol.ball.radius == value
-    assert sol.validation.reference_value < value  # the exact radius lives only in validation
+    # the exact radius lives only in validation (the private ball is bicriteria: it may be
+    # smaller than the exact one and leave a few points out)
+    exact = cvxdp.min_enclosing_ball(prob.points)
+    exact.solve()
+    assert sol.validation.reference_value == pytest.approx(exact.value, rel=1e-6)
+    assert abs(prob.value - exact.value) > 1e-3 * exact.value

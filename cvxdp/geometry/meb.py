@@ -30,7 +30,7 @@ from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
-           "exact_meb", "fptas_meb", "mmeb"]
+           "exact_meb", "fptas_meb", "mmeb", "reference_ball"]
 
 #: Above this many points ``exact_ball`` uses the active set (:func:`exact_meb`) by default.
 ACTIVE_SET_MIN_N = 20_000
@@ -214,6 +214,26 @@ def exact_meb(points: np.ndarray, *, solver: str | None = None, working: int = 1
     return _active_set(_check_points(points), solver, int(working))[0]
 
 
+def reference_ball(points: np.ndarray, solver: str | None = None, *,
+                   method: str = "auto") -> tuple[Ball, float, str]:
+    """Exact MEB of ``points`` on a fresh problem: ``(ball, seconds, solver description)``.
+
+    Touches no user problem (the private path's ``reference=True`` validation uses it, so the
+    problem keeps the private answer).  ``method`` as in :meth:`MinEnclosingBall.exact_ball`.
+    """
+    if method not in ("auto", "socp", "active-set"):
+        raise UnsupportedProblemError(f"method must be 'auto', 'socp' or 'active-set', "
+                                      f"got {method!r}.")
+    p = _check_points(points)
+    t0 = time.perf_counter()
+    if method == "active-set" or (method == "auto" and len(p) > ACTIVE_SET_MIN_N):
+        ball, name = _active_set(p, solver, 1000)
+        return ball, time.perf_counter() - t0, f"active set of {name} SOCPs"
+    prob = MinEnclosingBall(p)
+    _solve_socp(prob, solver)
+    return prob.ball, time.perf_counter() - t0, prob.solver_stats.solver_name
+
+
 def _fptas_method(self: MinEnclosingBall, *, gamma: float = 0.1, **_: Any) -> float:
     ball = fptas_meb(self.points, gamma)
     self.ball = ball
@@ -231,11 +251,14 @@ class MinEnclosingBall(StructuredProblem):
     center : cvxpy.Variable (d,)
     radius : cvxpy.Variable ()
     ball : Ball or None
-        Set by ``solve()`` (exact), ``solve(method="fptas")``; ``solve_private`` returns its ball
-        in the solution instead (the exact answer is never overwritten by a private one).
+        The last solve's ball: exact after ``solve()`` / ``exact_ball()``, the fPTAS ball after
+        ``solve(method="fptas")``, the released (private) ball after ``solve_private`` (then
+        ``status``, ``value``, ``center`` and ``radius`` are the private answer's too, and the
+        exact one of ``reference=True`` is only in ``solution.validation``).
     """
 
     _methods = {"fptas": _fptas_method}
+    _answer_attributes = ("ball",)
 
     def __init__(self, points: Any) -> None:
         p = _check_shape(points)
@@ -263,23 +286,22 @@ class MinEnclosingBall(StructuredProblem):
 
         ``method="socp"`` solves the whole SOCP through CVXPY; ``"active-set"`` uses
         :func:`exact_meb` (same answer to ``1e-7``, far faster for many points); ``"auto"``
-        picks the active set above :data:`ACTIVE_SET_MIN_N` points.
+        picks the active set above :data:`ACTIVE_SET_MIN_N` points.  Like ``solve()``, it
+        stores the exact answer on the problem (``ball``, ``center``, ``radius``, ``status``,
+        ``value``); the private path's validation uses :func:`reference_ball`, which does not.
         """
-        if method not in ("auto", "socp", "active-set"):
-            raise UnsupportedProblemError(f"method must be 'auto', 'socp' or 'active-set', "
-                                          f"got {method!r}.")
-        _check_points(self.points)
-        t0 = time.perf_counter()
-        if method == "active-set" or (method == "auto" and len(self.points) > ACTIVE_SET_MIN_N):
-            ball, name = _active_set(self.points, solver, 1000)
-            self.ball = ball
-            self.center.value, self.radius.value = ball.center, ball.radius
-            return ball, time.perf_counter() - t0, f"active set of {name} SOCPs"
-        _solve_socp(self, solver)
-        return self.ball, time.perf_counter() - t0, self.solver_stats.solver_name
+        ball, secs, name = reference_ball(self.points, solver, method=method)
+        self.ball = ball
+        self.center.save_value(np.asarray(ball.center, dtype=float).copy())
+        self.radius.save_value(np.asarray(ball.radius, dtype=float))
+        self._status, self._value = cp.OPTIMAL, ball.radius
+        return ball, secs, name
 
     def solve_private(self, **kwargs: Any) -> MEBPrivateSolution:  # noqa: D417
-        """Differentially private MEB; see :func:`cvxdp.geometry.meb_solve.solve_private_meb`."""
+        """Differentially private MEB; see :func:`cvxdp.geometry.meb_solve.solve_private_meb`.
+
+        Afterwards the problem holds the private answer only (``status``, ``value``, ``ball``,
+        ``center``, ``radius``; :class:`~cvxdp.structured.StructuredProblem`)."""
         from cvxdp.geometry.meb_solve import solve_private_meb
 
         return solve_private_meb(self, **kwargs)

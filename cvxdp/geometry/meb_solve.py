@@ -18,7 +18,7 @@ import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.geometry.goodcenter import good_center, ldp_good_center
-from cvxdp.geometry.meb import Ball, MEBPrivateSolution, MinEnclosingBall
+from cvxdp.geometry.meb import Ball, MEBPrivateSolution, MinEnclosingBall, reference_ball
 from cvxdp.geometry.meb_private import (
     SCHEDULES,
     MEBSchedule,
@@ -178,7 +178,11 @@ def solve_private_meb(
     -------
     MEBPrivateSolution
         ``.ball``, ``.privacy`` (rho and, when delta is known, epsilon), ``.validation``
-        (``radius_ratio``, ``uncovered``, ``uncovered_bound``, ``center_error``), ``.info``.
+        (``radius_ratio``, ``uncovered``, ``uncovered_bound``, ``center_error``, the exact
+        ``clipped_points``; not private), ``.info``.  Every field but ``validation`` is computed
+        from the mechanisms' noisy outputs and public arguments only.  This function does not
+        write to ``problem``; :meth:`MinEnclosingBall.solve_private` makes the problem hold the
+        private answer.
 
     Raises
     ------
@@ -283,8 +287,7 @@ def solve_private_meb(
         report = dataclasses.replace(report, epsilon=zcdp_to_epsilon(report.rho, delta_given),
                                      delta=delta_given)
     solve_time = time.perf_counter() - t_start
-    validation = _validate(problem, ball, bound) if reference else None
-    problem.center.value, problem.radius.value = ball.center, ball.radius
+    validation = _validate(problem, ball, bound, n_clipped) if reference else None
     info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma, **info,
             "beta": beta, "r0": r0, "theta0": theta0 + centre0, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
@@ -305,8 +308,11 @@ def _spend_call(acct: PrivacyAccountant, rho_call: float, c: dict, local: bool,
         "sensitivity": "2 (keep r0 + ||theta^t - theta0||)", "r": r_cur}))
 
 
-def _validate(problem: MinEnclosingBall, ball: Ball, bound: float) -> ValidationReport:
-    ref, secs, solver = problem.exact_ball()
+def _validate(problem: MinEnclosingBall, ball: Ball, bound: float,
+              clipped: int) -> ValidationReport:
+    """Compare with the exact MEB of the user's points (NOT private), solved on a fresh problem
+    so that ``problem`` keeps the private answer."""
+    ref, secs, solver = reference_ball(problem.points)
     dist = np.linalg.norm(problem.points - ball.center, axis=1)
     viol = np.maximum(dist - ball.radius, 0.0)
     r_opt = ref.radius
@@ -318,4 +324,5 @@ def _validate(problem: MinEnclosingBall, ball: Ball, bound: float) -> Validation
         reference_solver=solver,
         metrics={"radius_ratio": ball.radius / scale if r_opt > 0 else math.inf,
                  "uncovered": ball.uncovered(problem.points), "uncovered_bound": bound,
-                 "center_error": float(np.linalg.norm(ball.center - ref.center) / scale)})
+                 "center_error": float(np.linalg.norm(ball.center - ref.center) / scale),
+                 "clipped_points": clipped})
