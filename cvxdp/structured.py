@@ -30,7 +30,7 @@ import numpy as np
 
 from cvxdp.solution import PrivateSolution
 
-__all__ = ["StructuredProblem"]
+__all__ = ["StructuredProblem", "forget_solution", "hold_private"]
 
 _BASE_FIELDS = frozenset(f.name for f in dataclasses.fields(PrivateSolution))
 
@@ -68,45 +68,60 @@ class StructuredProblem(cp.Problem):
         raise NotImplementedError(f"{type(self).__name__} must implement solve_private")
 
     def _forget_solution(self) -> None:
-        """Drop every value a previous (exact or private) solve left on the problem."""
-        for var in self.variables():
-            var.save_value(None)
-        self._clear_duals()
-        self._status, self._value, self._solution = None, None, None
-        for name in self._answer_attributes:
-            if name in self.__dict__:
-                setattr(self, name, None)
-
-    def _clear_duals(self) -> None:
-        for con in self.constraints:
-            for dual in con.dual_variables:
-                dual.save_value(None)
+        forget_solution(self, self._answer_attributes)
 
     def _hold_private(self, sol: Any) -> None:
-        """Make ``status``, ``value``, the variables and answer attributes those of ``sol``."""
-        if not isinstance(sol, PrivateSolution):
-            return
-        self._status = sol.status
-        self._value = None if sol.value is None else float(sol.value)
-        for var in self.variables():
-            if var.name() in sol.primal:
-                _save(var, sol.primal[var.name()])
-        for f in dataclasses.fields(sol):
-            if f.name in _BASE_FIELDS or f.name not in self.__dict__:
-                continue
-            current, released = self.__dict__[f.name], getattr(sol, f.name)
-            if isinstance(current, cp.Variable):
-                _save(current, released)
-            elif not isinstance(current, cp.Expression):
-                setattr(self, f.name, released)
-        self._clear_duals()
-        self._solution = None
-        try:
-            from cvxpy.problems.problem import SolverStats
+        hold_private(self, sol)
 
-            self._solver_stats = SolverStats.from_dict({}, "CVXDP (private)")
-        except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
-            pass
+
+def forget_solution(problem: cp.Problem, answer_attributes: tuple[str, ...] = ()) -> None:
+    """Drop every value a previous (exact or private) solve left on ``problem``.
+
+    Variable and dual values, ``status``, ``value``, ``solution`` and the instance attributes
+    named in ``answer_attributes``.  Works on any :class:`cvxpy.Problem` (a general model whose
+    private solve is delegated to a structured one can use it too).
+    """
+    for var in problem.variables():
+        var.save_value(None)
+    _clear_duals(problem)
+    problem._status, problem._value, problem._solution = None, None, None
+    for name in answer_attributes:
+        if name in problem.__dict__:
+            setattr(problem, name, None)
+
+
+def hold_private(problem: cp.Problem, sol: Any) -> None:
+    """Make ``status``, ``value``, the variables and answer attributes of ``problem`` those of
+    the private solution ``sol`` (see the module docstring); clear every dual value."""
+    if not isinstance(sol, PrivateSolution):
+        return
+    problem._status = sol.status
+    problem._value = None if sol.value is None else float(sol.value)
+    for var in problem.variables():
+        if var.name() in sol.primal:
+            _save(var, sol.primal[var.name()])
+    for f in dataclasses.fields(sol):
+        if f.name in _BASE_FIELDS or f.name not in problem.__dict__:
+            continue
+        current, released = problem.__dict__[f.name], getattr(sol, f.name)
+        if isinstance(current, cp.Variable):
+            _save(current, released)
+        elif not isinstance(current, cp.Expression):
+            setattr(problem, f.name, released)
+    _clear_duals(problem)
+    problem._solution = None
+    try:
+        from cvxpy.problems.problem import SolverStats
+
+        problem._solver_stats = SolverStats.from_dict({}, "CVXDP (private)")
+    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
+        pass
+
+
+def _clear_duals(problem: cp.Problem) -> None:
+    for con in problem.constraints:
+        for dual in con.dual_variables:
+            dual.save_value(None)
 
 
 def _save(var: cp.Variable, value: Any) -> None:
