@@ -377,10 +377,11 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
     -------
     sketch : ndarray (d, r)
     report : PrivacyReport
-        ``details`` has ``s_bar``, ``sigma``, ``noise_free`` (the branch taken, which the
-        sketch's law reveals anyway) and ``r``.  The leverage for X itself is an exact function
-        of the private data and is *not* reported; the data owner can compute it with
-        :func:`relative_leverage` (not private).
+        ``details`` has ``s_bar``, ``sigma``, ``noise_free`` and ``r``.  The branch taken
+        (``noise_free``, ``sigma``) is a function of X, which relative DP holds fixed (Thm 6);
+        under ordinary DP it is, like the noise-free sketch itself, a function of the data.
+        The leverage for X itself is an exact function of the private data and is *not*
+        reported; the data owner can compute it with :func:`relative_leverage` (not private).
 
     References
     ----------
