@@ -107,7 +107,9 @@ def project_rows(kind: str, data: np.ndarray) -> tuple[np.ndarray, int]:
     * ``"soc"``: the spin-factor eigenvalues ``a_0 +- |a_bar|`` clipped into ``[0, 1]`` (the
       Euclidean projection, the Jordan frame being orthogonal); non-finite rows become 0.
 
-    Rows already inside the domain are returned unchanged (bit for bit).  The map acts row by
+    Rows whose computed entries / spectrum lie in ``[0, 1]`` are returned unchanged (bit for
+    bit); a row outside only by rounding (an eigenvalue ``-1e-17`` of a rank-deficient ``A_i``)
+    is re-assembled from its clipped spectrum and not counted.  The map acts row by
     row, so neighbouring row sets stay neighbouring and the proof's bounds hold for the output.
     Clipping an eigenvalue above 1 down to 1 only *strengthens* the row's constraint on the
     cone (``A_i - P(A_i)`` is in the cone), so a point covering the projected row covers the
