@@ -74,6 +74,9 @@ class CoveringSolution(PrivateSolution):
 
 #: rows moved by more than this are counted as projected; smaller moves are float rounding
 DOMAIN_TOL = 1e-9
+DOMAIN_NOTE = ("the guarantee and the accuracy are stated for the rows projected into the public "
+               "domain; they are the user's rows when every row obeys the bound (ask "
+               "count_clipped=True for a noisy count of projected rows)")
 
 
 def check_shape(kind: str, data: Any) -> np.ndarray:
@@ -317,7 +320,7 @@ class _Covering(StructuredProblem):
             info={"schedule": schedule, "oracle": oracle, "s": sched.s, "T": sched.T,
                   "eta": sched.eta, "eps_round": sched.eps_round,
                   "paper_eps_round": sched.paper_eps_round, "kappa": sched.kappa,
-                  **count_info})
+                  "domain": DOMAIN_NOTE, **count_info})
         if reference:
             sol.validation = self._validate(point, float(trace), sched)
         self._set_point(point)

@@ -111,6 +111,7 @@ def test_noisy_clipped_count_is_opt_in_and_charged_to_the_budget():
     prob = cvxdp.covering_lp(A)
     plain = prob.solve_private(epsilon=4.0, delta=1e-6, s=20, rng=0)
     assert not any("clipped" in k for k in plain.info)
+    assert "projected into the public domain" in plain.info["domain"]  # what accuracy refers to
     assert [r.mechanism for r in plain.privacy.records] == ["exponential", "exponential"]
     sol = prob.solve_private(epsilon=4.0, delta=1e-6, s=20, rng=0, count_clipped=True)
     assert sol.privacy.epsilon <= 4.0 * (1 + 1e-9)
