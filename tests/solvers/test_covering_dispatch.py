@@ -42,3 +42,16 @@ def test_infeasible_covering_reference_is_a_typed_error():
     with pytest.raises(cvxdp.InfeasibleProblemError, match="all zeros"):
         prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, reference=True,
                            private=cvxdp.ConstraintSetPrivacy(con))
+
+
+def test_covering_options_reach_the_dense_mwu_through_solve_private():
+    """The general path's option check rejected the covering options (s=, opt_bounds=,
+    count_clipped=) before dispatching ConstraintSetPrivacy: a TypeError for a documented call."""
+    prob, con = _model()
+    sol = prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, s=20, count_clipped=True,
+                             private=cvxdp.ConstraintSetPrivacy(con))
+    assert sol.privacy.details["s"] == 20
+    assert "clipped_rows_noisy" in sol.info
+    with pytest.raises(TypeError, match="unknown option"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, schedul="auto",
+                           private=cvxdp.ConstraintPrivacy(cp.Parameter(), sensitivity=1.0))
