@@ -116,10 +116,6 @@ def solve_general(
     002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
     t0 = time.perf_counter()
-    bad = set(opts) - _OPTS
-    if bad:
-        raise TypeError(f"unknown option(s) {sorted(bad)}; the general path takes "
-                        f"{sorted(_OPTS | {'max_iterations', 'trace_bound', 'target'})}.")
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
     if accuracy is not None and not (math.isfinite(float(accuracy)) and float(accuracy) > 0):
         raise PrivacyGuaranteeError(f"accuracy= must be a finite number > 0, got {accuracy!r}.")
@@ -138,6 +134,10 @@ def solve_general(
 
         return solve_covering_private(problem, specs[0], epsilon=epsilon, delta=delta, rho=rho,
                                       rng=gen, reference=reference, accuracy=accuracy, **opts)
+    bad = set(opts) - _OPTS  # the covering path above checks its own options
+    if bad:
+        raise TypeError(f"unknown option(s) {sorted(bad)}; the general path takes "
+                        f"{sorted(_OPTS | {'max_iterations', 'trace_bound', 'target'})}.")
     if "objective" in settings and len(settings) > 1:
         raise PrivacySpecError(
             "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "

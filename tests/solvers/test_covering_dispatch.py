@@ -52,6 +52,9 @@ def test_covering_options_reach_the_dense_mwu_through_solve_private():
                              private=cvxdp.ConstraintSetPrivacy(con))
     assert sol.privacy.details["s"] == 20
     assert "clipped_rows_noisy" in sol.info
-    with pytest.raises(TypeError, match="unknown option"):
-        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, schedul="auto",
-                           private=cvxdp.ConstraintPrivacy(cp.Parameter(), sensitivity=1.0))
+    b = cp.Parameter(name="b", value=1.0)
+    x = cp.Variable(nonneg=True)
+    lp = cp.Problem(cp.Maximize(x), [x <= b])
+    with pytest.raises(TypeError, match="unknown option"):   # misspelt keyword on the MWU path
+        lp.solve_private(epsilon=1.0, delta=1e-6, rng=0, schedul="auto",
+                         private=cvxdp.ScalarPrivacy(b, sensitivity=0.1))
