@@ -135,10 +135,14 @@ def solve_private(
     if private is not None and _is_least_squares_spec(private):
         # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (paper 003)
         from cvxdp.estimation.regression import least_squares_from_model
+        from cvxdp.structured import forget_solution, hold_private
 
         structured = least_squares_from_model(problem, private)
-        return structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,
-                                        reference=reference, **solver_opts)
+        forget_solution(problem)   # a failed private solve leaves no exact answer behind
+        sol = structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,
+                                       reference=reference, **solver_opts)
+        hold_private(problem, sol)  # the user's problem holds the private answer only
+        return sol
 
     from cvxdp.privacy.budgets import resolve_budget
     from cvxdp.privacy.rng import as_generator
