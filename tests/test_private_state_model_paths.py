@@ -21,3 +21,19 @@ def test_least_squares_model_holds_the_released_answer_after_a_private_solve():
     assert prob.status == sol.status != cp.OPTIMAL
     assert prob.value == sol.value and prob.value != exact
     np.testing.assert_array_equal(beta.value, sol.coef)
+
+
+def test_a_failed_private_solve_leaves_no_exact_ellipsoid_or_covering_primal_missing():
+    A = np.random.default_rng(0).normal(size=(60, 2))
+    prob = cvxdp.john_ellipsoid(A)
+    prob.solve()
+    assert prob.ellipsoid is not None
+    try:
+        prob.solve_private(epsilon=-1.0, delta=1e-6)
+    except cvxdp.BudgetError:
+        pass
+    assert prob.ellipsoid is None and prob.value is None
+    cov = cvxdp.covering_lp(np.random.default_rng(1).uniform(size=(200, 4)))
+    sol = cov.solve_private(epsilon=4.0, delta=1e-6, rng=0)
+    (name, value), = sol.primal.items()
+    np.testing.assert_array_equal(value, sol.point)
