@@ -149,6 +149,8 @@ class JohnEllipsoidProblem(StructuredProblem):
     Built by :func:`john_ellipsoid`; after a solve the answer is in :attr:`ellipsoid`.
     """
 
+    _answer_attributes = ("ellipsoid",)  # forgotten before a private solve (no exact leftover)
+
     def __init__(self, A: np.ndarray) -> None:
         A = check_matrix(A)
         n, d = A.shape

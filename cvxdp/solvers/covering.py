@@ -324,6 +324,7 @@ class _Covering(StructuredProblem):
         if reference:
             sol.validation = self._validate(point, float(trace), sched)
         self._set_point(point)
+        sol.primal = {v.name(): v.value for v in self.variables()}
         return sol
 
     def _validate(self, point: np.ndarray, trace: float, sched: Any) -> ValidationReport:
