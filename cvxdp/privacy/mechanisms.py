@@ -2,18 +2,39 @@
 
 Each returns ``(output, record)``; when an ``accountant`` is given the record is spent from it
 first, so an over-budget call raises :class:`cvxdp.BudgetError` *before* any noise is drawn.
+
+Floating-point limits (computed by :func:`sampler_float_limits`).  The records state the
+guarantee of the *ideal* mechanisms.  numpy's samplers approximate them:
+
+* Gumbel (exponential mechanism): ``-log(-log U)`` with ``U`` on the grid ``k 2^-53``, so the
+  noise lies in [-3.60, 36.74] and is discretised.  A candidate whose scaled score is more than
+  40.34 below the best can never win, although it can under a neighbouring dataset: the sampler
+  is **not** pure epsilon-DP.  Coupling it with ideal Gumbel noise bounds the total variation of
+  the selected index from the ideal law by ``eta <= m 2^-53 (2 + 40.34 / e) = m 1.87e-15`` for
+  m candidates, so it is (epsilon, (1 + e^epsilon) eta)-DP (:func:`exponential_float_delta`);
+  exact enumeration of the same sampler on 14- to 21-bit grids gives ``eta ~ 0.3 m 2^-bits``,
+  i.e. about ``m 3e-17`` at 53 bits.
+* Gaussian: numpy's ziggurat returns values from a finite, data-independent set and never
+  beyond ``|z| <= 12.23`` (the tail mass cut off is 2.3e-34); ``value + sigma z`` is then rounded
+  to a float, and Mironov (CCS 2012) showed that such low-order bits can reveal the unnoised
+  value.  No (epsilon, delta) bound is proven here for the exact bits of a continuous-noise
+  release.  ``gaussian_mechanism(..., discrete=True)`` releases on a grid with an exact
+  discrete Gaussian sampler instead (:mod:`cvxdp.privacy.discrete_gaussian`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, _check_epsilon, _check_finite
 from cvxdp.privacy.calibration import _check_sensitivity, calibrate_gaussian, gaussian_epsilon
+from cvxdp.privacy.discrete_gaussian import discrete_gaussian_mechanism
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
@@ -21,6 +42,8 @@ __all__ = [
     "gaussian_mechanism",
     "exponential_record",
     "exponential_mechanism",
+    "exponential_float_delta",
+    "sampler_float_limits",
 ]
 
 GAUSSIAN_REFERENCE = "Balle & Wang 2018, Thm 8 (analytic Gaussian); Bun & Steinke 2016, Prop 1.6"
@@ -77,8 +100,16 @@ def gaussian_mechanism(
     rho: float | None = None,
     rng: None | int | np.random.Generator = None,
     accountant: PrivacyAccountant | None = None,
+    discrete: bool = False,
+    granularity: float | None = None,
 ) -> tuple[np.ndarray, PrivacyRecord]:
     """Release ``value + N(0, sigma^2 I)`` with sigma calibrated exactly.
+
+    With ``discrete=True`` the release is ``g (round(value / g) + Y)`` with ``Y`` i.i.d. discrete
+    Gaussian on the integers, drawn by an exact integer/rational sampler
+    (:func:`cvxdp.privacy.discrete_gaussian.discrete_gaussian_mechanism`); use it when the exact
+    bits of the output are published.  The default continuous path is proven for ideal real
+    noise only (module docstring: numpy's sampler is finite and truncated at 12.23 sigma).
 
     Parameters
     ----------
@@ -93,6 +124,13 @@ def gaussian_mechanism(
     rng : None, int or Generator
     accountant : PrivacyAccountant, optional
         Spent from before noise is drawn.
+    discrete : bool
+        Release on the grid ``granularity * Z`` with exact discrete Gaussian noise; the record
+        is ``rho = D_g^2 / (2 s^2)``-zCDP with the sensitivity rounded up to the grid (and
+        (epsilon, delta) through the CKS conversion when those are the target).
+    granularity : float, optional
+        Grid step for ``discrete=True`` (default: the largest power of two not above
+        ``sensitivity / (1024 sqrt(size))``).
 
     Returns
     -------
@@ -101,8 +139,16 @@ def gaussian_mechanism(
 
     References
     ----------
-    Balle & Wang, ICML 2018, Thm 8; Bun & Steinke, TCC 2016, Prop. 1.6.
+    Balle & Wang, ICML 2018, Thm 8; Bun & Steinke, TCC 2016, Prop. 1.6.  Discrete: Canonne,
+    Kamath & Steinke, NeurIPS 2020, Thm 4 / Thm 14 and Alg. 1-3.
     """
+    if discrete:
+        return discrete_gaussian_mechanism(value, sensitivity=sensitivity, epsilon=epsilon,
+                                           delta=delta, rho=rho, granularity=granularity,
+                                           rng=rng, accountant=accountant)
+    if granularity is not None:
+        raise ValueError("granularity= applies to the discrete Gaussian only: pass "
+                         "discrete=True with it.")
     x = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(x)):
         raise ValueError("value contains NaN or inf; the Gaussian mechanism needs finite data.")
@@ -138,7 +184,11 @@ def exponential_mechanism(
     """Draw index i with probability proportional to ``exp(epsilon * score_i / (2 sensitivity))``.
 
     Sampled by the Gumbel-max trick (argmax of scaled scores plus i.i.d. standard Gumbel noise),
-    which is exact and numerically safe for arbitrarily large scores; no Python loop.
+    numerically safe for arbitrarily large scores; no Python loop.  The record states the ideal
+    mechanism's epsilon-DP.  numpy's Gumbel sampler is not exact (its noise is discretised and
+    confined to [-3.60, 36.74]), so the implemented mechanism is only
+    (epsilon, (1 + e^epsilon) m 1.87e-15)-DP for m candidates (``params["float_delta"]``, see
+    :func:`exponential_float_delta`), not pure.
 
     Parameters
     ----------
@@ -165,7 +215,9 @@ def exponential_mechanism(
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or inf.")
     D = _check_sensitivity(sensitivity)
-    record = exponential_record(epsilon=epsilon, sensitivity=D, candidates=int(s.size))
+    record = exponential_record(epsilon=epsilon, sensitivity=D, candidates=int(s.size),
+                                float_delta=exponential_float_delta(candidates=int(s.size),
+                                                                    epsilon=epsilon))
     if accountant is not None:
         accountant.spend(record)
     gen = as_generator(rng)
@@ -180,3 +232,53 @@ def exponential_probabilities(scores: Any, *, epsilon: float, sensitivity: float
     logits -= logits.max()
     p = np.exp(logits)
     return p / p.sum()
+
+
+_GRID_BITS = 53  # numpy Generator.random / next_double: k 2^-53, k uniform in [0, 2^53)
+_ZIGGURAT_R = 3.6541528853610087963519472518  # numpy's ziggurat_nor_r (start of the tail)
+
+
+def sampler_float_limits() -> dict[str, float]:
+    """The floating-point limits of numpy's Gumbel and normal samplers, computed.
+
+    Returns
+    -------
+    dict
+        ``gumbel_min``, ``gumbel_max``: the range of ``-log(-log U)``, ``U = 1 - k 2^-53``,
+        ``k = 1 .. 2^53 - 1`` (numpy's ``random_gumbel`` rejects ``U = 1``);
+        ``gumbel_tv_per_candidate``: ``2^-53 (2 + (gumbel_max - gumbel_min) / e)``, the bound on
+        the total variation between the sampled and the ideal argmax per candidate (coupling
+        ``U`` with a continuous uniform rounded up to the grid: the bottom and rejected cells
+        cost ``2 * 2^-53``; elsewhere a candidate's noise moves by ``Delta_j`` with
+        ``E[Delta_j] <= 2^-53 (gumbel_max - gumbel_min)``, and the best of the others has
+        density ``<= 1/e`` (a Gumbel), so its win changes with probability ``<= E[Delta_j]/e``);
+        ``normal_max_abs``: the largest ``|z|`` numpy's ziggurat can return
+        (``r + min(53 ln2 / r, sqrt(2 * 53 ln2))``); ``normal_tail_mass``: ``P[|N(0,1)| >
+        normal_max_abs]``.
+    """
+    h = math.ldexp(1.0, -_GRID_BITS)
+    g_max = -math.log(-math.log1p(-h))  # U = 1 - 2^-53
+    g_min = -math.log(-math.log(h))  # U = 2^-53
+    y_max = -math.log1p(-(1.0 - h))  # -log1p(-next_double) at its largest: 53 ln 2
+    x_max = min(y_max / _ZIGGURAT_R, math.sqrt(2.0 * y_max))  # accept iff 2 y > x^2
+    z_max = _ZIGGURAT_R + x_max
+    return {
+        "gumbel_min": g_min,
+        "gumbel_max": g_max,
+        "gumbel_tv_per_candidate": h * (2.0 + (g_max - g_min) / math.e),
+        "normal_max_abs": z_max,
+        "normal_tail_mass": float(2.0 * special.ndtr(-z_max)),
+    }
+
+
+def exponential_float_delta(*, candidates: int, epsilon: float) -> float:
+    """delta of :func:`exponential_mechanism` as implemented with numpy's Gumbel sampler.
+
+    If the sampled law is within total variation ``eta`` of the ideal (epsilon-DP) law on every
+    dataset, then ``P(S) <= P_ideal(S) + eta <= e^eps P_ideal'(S) + eta <= e^eps P'(S) +
+    (1 + e^eps) eta``; ``eta = candidates * gumbel_tv_per_candidate``
+    (:func:`sampler_float_limits`).
+    """
+    eps = _check_epsilon(epsilon)
+    eta = int(candidates) * sampler_float_limits()["gumbel_tv_per_candidate"]
+    return min(1.0, (1.0 + math.exp(eps)) * eta)
