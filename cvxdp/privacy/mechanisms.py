@@ -24,6 +24,7 @@ guarantee of the *ideal* mechanisms.  numpy's samplers approximate them:
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -280,5 +281,10 @@ def exponential_float_delta(*, candidates: int, epsilon: float) -> float:
     (:func:`sampler_float_limits`).
     """
     eps = _check_epsilon(epsilon)
-    eta = int(candidates) * sampler_float_limits()["gumbel_tv_per_candidate"]
+    eta = int(candidates) * _gumbel_tv_per_candidate()
     return min(1.0, (1.0 + math.exp(eps)) * eta)
+
+
+@functools.cache
+def _gumbel_tv_per_candidate() -> float:
+    return sampler_float_limits()["gumbel_tv_per_candidate"]
