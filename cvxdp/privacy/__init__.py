@@ -19,11 +19,15 @@ from cvxdp.privacy.calibration import (
     gaussian_delta,
     gaussian_epsilon,
 )
+from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box, noisy_count
+from cvxdp.privacy.discrete_gaussian import discrete_gaussian_mechanism
 from cvxdp.privacy.mechanisms import (
+    exponential_float_delta,
     exponential_mechanism,
     exponential_record,
     gaussian_mechanism,
     gaussian_record,
+    sampler_float_limits,
 )
 from cvxdp.privacy.neighbours import AddRemoveOne, BoundedChange, ReplaceOne
 from cvxdp.privacy.rng import as_generator
@@ -41,14 +45,20 @@ __all__ = [
     "as_generator",
     "calibrate_gaussian",
     "classical_sigma",
+    "clip_rows_l2",
+    "clip_to_box",
     "compose",
+    "discrete_gaussian_mechanism",
+    "exponential_float_delta",
     "exponential_mechanism",
     "exponential_record",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_mechanism",
     "gaussian_record",
+    "noisy_count",
     "resolve_budget",
+    "sampler_float_limits",
     "zcdp_from_approx",
     "zcdp_to_delta",
     "zcdp_to_epsilon",
