@@ -11,7 +11,8 @@
 * :func:`sheffet_sigma` -- the regularisation c2 of the baseline [15] (Fig. 14), for comparison.
 
 The paper's experiments take l from the data (digest error 9); here l is always a public argument
-and rows are clipped to it, which keeps neighbours neighbours (clipping acts row by row).
+and rows are clipped to it, which keeps neighbours neighbours (clipping acts row by row); a row
+with a NaN / inf entry becomes the zero row (:func:`public_domain_rows`), never a refusal.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ __all__ = [
     "rp_sigma",
     "sheffet_sigma",
     "clip_rows",
+    "public_domain_rows",
+    "count_share",
+    "COUNT_SHARE",
     "gaussian_sketch",
     "random_projection",
     "als_delta",
@@ -153,20 +157,68 @@ def sheffet_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> 
                      / eps)
 
 
-def clip_rows(data: Any, row_bound: float) -> np.ndarray:
-    """Scale every row of ``data`` with l2 norm above ``row_bound`` down to norm ``row_bound``.
+def public_domain_rows(data: Any, row_bound: float) -> tuple[np.ndarray, int]:
+    """Map every row of ``data`` into the public domain ``{||row||_2 <= row_bound}``.
 
-    Acts row by row, so add/remove neighbours stay add/remove neighbours.  The number of clipped
-    rows is private and is not reported.  A row whose norm overflows (e.g. entries at 1e200) is
-    clipped like any other, with no warning (:func:`cvxdp.privacy.clipping.clip_rows_l2`): a
-    warning raised only for such a record would itself reveal it (and abort under ``-W error``).
+    A row with a NaN or inf entry becomes the zero row (the record then adds nothing to
+    ``D^T G`` or ``D^T D``); a row longer than ``row_bound`` is scaled to norm ``row_bound``
+    (:func:`cvxdp.privacy.clipping.clip_rows_l2`; a norm that overflows, e.g. entries at 1e200,
+    is handled without a warning).  Each row is mapped on its own, so add/remove neighbours stay
+    add/remove neighbours and the sensitivity ``row_bound`` holds.  Nothing is refused: a refusal
+    (or a warning) that depends on the values would reveal that some record is not finite.
+
+    Returns
+    -------
+    mapped : ndarray (n, d)
+        A new array; finite rows within the bound are unchanged bit for bit.
+    count : int
+        Rows changed.  PRIVATE: release it only through
+        :func:`cvxdp.privacy.clipping.noisy_count` (``count_clipped=``).
+
+    Raises
+    ------
+    PrivacySpecError
+        ``data`` is not 2-D or ``row_bound`` is not a finite number > 0 (public properties).
     """
     d = np.asarray(data, dtype=float)
     if d.ndim != 2:
         raise PrivacySpecError(f"data must be a 2-D array (one row per person), got {d.shape}.")
-    if not np.all(np.isfinite(d)):
-        raise PrivacySpecError("data contains NaN or inf; clean it before a private release.")
-    return clip_rows_l2(d, _check_bound(row_bound))[0]
+    bound = _check_bound(row_bound)
+    finite = np.all(np.isfinite(d), axis=1)
+    mapped, long_rows = clip_rows_l2(np.where(finite[:, None], d, 0.0), bound)
+    return mapped, long_rows + int(np.count_nonzero(~finite))
+
+
+#: Share of the budget the opt-in noisy count of mapped records gets (``count_clipped=True``).
+COUNT_SHARE = 0.1
+
+
+def count_share(count_clipped: Any) -> float:
+    """Share of the budget for the opt-in noisy count of mapped records (a public argument).
+
+    ``False`` / ``None``: 0 (no count is released); ``True``: :data:`COUNT_SHARE`; a number in
+    (0, 1): that share.  The rest of the budget goes to the estimator, so the total is unchanged.
+    """
+    if count_clipped is False or count_clipped is None:
+        return 0.0
+    if count_clipped is True:
+        return COUNT_SHARE
+    ok = isinstance(count_clipped, (int, float)) and not isinstance(count_clipped, bool)
+    share = float(count_clipped) if ok else math.nan
+    if not 0 < share < 1:
+        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
+                               f"(0, 1), got {count_clipped!r}.")
+    return share
+
+
+def clip_rows(data: Any, row_bound: float) -> np.ndarray:
+    """The rows of ``data`` mapped into the public domain (:func:`public_domain_rows`).
+
+    A row with a NaN / inf entry becomes the zero row, a row longer than ``row_bound`` is scaled
+    to norm ``row_bound``.  Acts row by row, so add/remove neighbours stay add/remove
+    neighbours.  The number of mapped rows is private and is not reported here.
+    """
+    return public_domain_rows(data, row_bound)[0]
 
 
 def gaussian_sketch(data: np.ndarray, r: int, sigma: float, gen: np.random.Generator,
@@ -193,7 +245,8 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     Parameters
     ----------
     data : array_like, shape (n, d)
-        One row per person; rows are clipped to ``row_bound``.
+        One row per person; rows are mapped into the public domain (:func:`clip_rows`: a row
+        with a NaN / inf entry becomes 0, a longer row is clipped to ``row_bound``).
     epsilon, delta : float
         delta > 0.
     r : int

@@ -10,6 +10,13 @@ l2 sensitivity l^2; ``"rp"`` (``"dp"``): M_RP sketch (Fig. 3, Thm 3) then OLS on
 ``"ls"`` (``"conjectural"``): M_LS (Fig. 4, Thm 5, rests on an unproven monotonicity);
 ``"als"`` (``"asymptotic"``): M_ALS (Fig. 11, private only as r -> infinity).
 
+Records outside the public domain are mapped into it inside the mechanism, never refused (a
+refusal would reveal that such a record exists): a row (x_i, y_i) with a NaN / inf entry becomes
+the zero row, a longer row is clipped to ``row_bound``
+(:func:`cvxdp.estimation.random_projection.public_domain_rows`).  How many rows were mapped is
+private; ``count_clipped=`` releases it as a noisy count charged to the same budget.  Only the
+exact (non-private) solves refuse non-finite data.
+
 Why ``ssp`` is the default: the sketch-based mechanisms add a sketching error whose covariance
 ``||e||^2 (X^T X)^{-1} / r`` does not shrink with n (it is the residual variance over r), so
 their coefficient error plateaus; ``ssp``'s error decays like 1/n.  Measured in
@@ -37,15 +44,16 @@ from cvxdp.estimation.random_projection import (
     _check_bound,
     _check_r,
     als_release,
-    clip_rows,
+    count_share,
     ls_release,
     ls_sigma,
+    public_domain_rows,
     random_projection,
 )
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.clipping import clip_rows_l2
+from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.gdp import compose_gdp_records, gdp_record
 from cvxdp.privacy.neighbours import AddRemoveOne
 from cvxdp.privacy.rng import as_generator
@@ -110,7 +118,9 @@ class LeastSquaresSolution(PrivateSolution):
     coef: np.ndarray | None = None
 
 
-def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+def _check_shape(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """X, y as float arrays of shapes (n, d), (n,); reads the shapes only (public), not the
+    values: the private path maps non-finite rows into the domain instead of refusing them."""
     x = np.asarray(X, dtype=float)
     t = np.asarray(y, dtype=float)
     if x.ndim != 2 or t.ndim != 1 or x.shape[0] != t.shape[0]:
@@ -119,9 +129,16 @@ def _check_data(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
             f"{t.shape}.")
     if x.shape[0] < 1 or x.shape[1] < 1:
         raise UnsupportedProblemError("least_squares needs at least one row and one column.")
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(t))):
-        raise UnsupportedProblemError("X or y contains NaN or inf; clean the data first.")
     return x, t
+
+
+def _check_finite(x: np.ndarray, t: np.ndarray, what: str) -> None:
+    """For the exact (non-private) solves only: the exact OLS of non-finite data is undefined."""
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(t))):
+        raise UnsupportedProblemError(
+            f"X or y contains NaN or inf; {what} is not private and needs finite data (drop or "
+            "impute those rows).  solve_private(reference=False) accepts them: it maps such a "
+            "row to the zero row.")
 
 
 def noisy_gram(data: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
@@ -196,30 +213,42 @@ def _ls_or_als(data: np.ndarray, budget: Any, bound: float, gen: np.random.Gener
     return release(data, sigma, r, gen), record, {"sigma": sigma, "r": r}, None
 
 
-def _report(budget: Any, record: PrivacyRecord, mechanism: str, bound: float,
+def _report(budget: Any, records: list[PrivacyRecord], mechanism: str, bound: float,
             info: dict[str, Any]) -> PrivacyReport:
-    """The report of the single release.  Gaussian steps carry their exact GDP parameter and
-    are composed by :func:`cvxdp.privacy.gdp.compose_gdp_records` (the plain accountant would
-    go through zCDP + CKS, which is looser than the analytic Gaussian for one step)."""
+    """The report of the release (the mechanism, then the opt-in noisy count).  Gaussian steps
+    carry their exact GDP parameter and are composed by
+    :func:`cvxdp.privacy.gdp.compose_gdp_records` (the plain accountant would go through zCDP +
+    CKS, which is looser than the analytic Gaussian for one step)."""
     kw = {"theorem": THEOREMS[mechanism], "neighbouring": _neighbouring(bound),
           "guarantee": MECHANISMS[mechanism], "details": {"mechanism": mechanism, **info}}
-    if isinstance(budget, ZCDP):
-        acct = PrivacyAccountant(budget)
-        acct.spend(record)
-        return acct.report(**kw)
-    if "gdp_mu" in record.params:
-        spent = compose_gdp_records([record], delta=budget.delta)
+    if not isinstance(budget, ZCDP) and "gdp_mu" in records[0].params:
+        spent = compose_gdp_records(records, delta=budget.delta)
         if spent.epsilon > budget.epsilon * (1 + 1e-9):  # calibration bug guard
             raise BudgetError(f"internal: release spends {spent!r} > {budget!r}.")
-        rho = record.zcdp.rho if record.zcdp is not None else None
+        rho = (sum(r.zcdp.rho for r in records)
+               if all(r.zcdp is not None for r in records) else None)
         return PrivacyReport(epsilon=spent.epsilon, delta=spent.delta, rho=rho,
-                             records=(record,), **kw)
+                             records=tuple(records), **kw)
     acct = PrivacyAccountant(budget)
-    acct.spend(record)
+    for record in records:
+        acct.spend(record)
     return acct.report(**kw)
 
 
+def _split_budget(budget: Any, share: float) -> tuple[Any, dict[str, float]]:
+    """(the mechanism's budget, the noisy count's budget as noisy_count kwargs): a share of rho
+    (Gaussian count, zCDP) or of epsilon (Laplace count, pure DP, added by basic composition,
+    Dwork & Roth Thm 3.16); the total stays ``budget``."""
+    if share <= 0:
+        return budget, {}
+    if isinstance(budget, ZCDP):
+        return ZCDP(budget.rho * (1 - share)), {"rho": budget.rho * share}
+    return (ApproxDP(budget.epsilon * (1 - share), budget.delta),
+            {"epsilon": budget.epsilon * share})
+
+
 def _ols_method(self: LeastSquaresProblem, **_: Any) -> float:
+    _check_finite(self.X, self.y, "the exact OLS (method='ols')")
     coef = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
     self.beta.value = coef
     return float(np.sum((self.X @ coef - self.y) ** 2))
@@ -242,17 +271,24 @@ class LeastSquaresProblem(StructuredProblem):
     _methods = {"ols": _ols_method}
 
     def __init__(self, X: Any, y: Any, row_bound: float) -> None:
-        self.X, self.y = _check_data(X, y)
+        self.X, self.y = _check_shape(X, y)
         self.row_bound = _check_bound(row_bound)
         self.beta = cp.Variable(self.X.shape[1], name="beta")
         self._user_variable: cp.Variable | None = None
         self._user_constraints: list[Any] = []
         super().__init__(cp.Minimize(cp.sum_squares(self.X @ self.beta - self.y)))
 
+    def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
+        """Exact solve (CVXPY, or ``method="ols"``); refuses non-finite data (not private)."""
+        if method is None:
+            _check_finite(self.X, self.y, "the exact solve")
+        return super().solve(*args, method=method, **kwargs)
+
     def solve_private(self, *, epsilon: float | None = None, delta: float | None = None,
                       rho: float | None = None, rng: None | int | np.random.Generator = None,
                       reference: bool = False, mechanism: str = "ssp",
-                      sketch_size: int = DEFAULT_SKETCH_SIZE, **_: Any) -> LeastSquaresSolution:
+                      sketch_size: int = DEFAULT_SKETCH_SIZE, count_clipped: bool | float = False,
+                      **_: Any) -> LeastSquaresSolution:
         """Release a private estimate of the OLS coefficients.
 
         Parameters
@@ -263,11 +299,18 @@ class LeastSquaresProblem(StructuredProblem):
         rng : None, int or Generator
         reference : bool
             Also compute the exact OLS (NOT private) and attach ``validation`` with
-            ``coef_error``, ``relative_error`` and the objective gap.
+            ``coef_error``, ``relative_error`` and the objective gap.  Needs finite data.
         mechanism : {"ssp", "rp", "ls", "als"}
             See the module docstring; "ls"/"als" are not proven DP and their report says so.
         sketch_size : int
             r for "rp", "ls" and "als" (public; default 1000).
+        count_clipped : bool or float
+            Opt-in: also release how many rows were mapped into the public domain (a NaN / inf
+            entry: zero row; norm above ``row_bound``: clipped) as ``info["clipped_rows_noisy"]``
+            = count + noise, never exactly.  ``True`` spends 10% of the budget on it, a number in
+            (0, 1) that share; the rest goes to the mechanism, so the total is unchanged.  The
+            noise is Gaussian with rho-zCDP (``info["sigma_count"]``), else Laplace
+            (``info["laplace_scale_count"]``); its record is in ``privacy.records``.
 
         Returns
         -------
@@ -291,9 +334,14 @@ class LeastSquaresProblem(StructuredProblem):
                 + (" or rho=" if mechanism == "ssp" else "") + "; least squares by a Gaussian "
                 "release is never pure DP.")
         r = _check_r(sketch_size)
+        share = count_share(count_clipped)
+        if reference:  # the exact reference is not private and is undefined on non-finite data
+            _check_finite(self.X, self.y, "reference=True (an exact OLS)")
         gen = as_generator(rng)
         start = time.perf_counter()
-        data = clip_rows(np.column_stack([self.X, self.y]), self.row_bound)
+        # rows outside the public domain are mapped into it (record by record), never refused
+        data, n_mapped = public_domain_rows(np.column_stack([self.X, self.y]), self.row_bound)
+        budget, count_budget = _split_budget(budget, share)
         cons = self._user_constraints
         if cons and mechanism not in ("ssp", "rp"):
             raise UnsupportedProblemError(
@@ -306,7 +354,17 @@ class LeastSquaresProblem(StructuredProblem):
         else:
             coef, record, info, value = _ls_or_als(data, budget, self.row_bound, gen, r,
                                                    mechanism)
-        report = _report(budget, record, mechanism, self.row_bound, info)
+        records = [record]
+        if count_budget:  # released only noisily, its record charged to the same budget
+            noisy, c_rec = noisy_count(n_mapped, rng=gen, what="rows mapped into the public "
+                                       "domain (non-finite -> 0, norm > row_bound -> clipped)",
+                                       **count_budget)
+            records.append(c_rec)
+            key = "sigma_count" if "rho" in count_budget else "laplace_scale_count"
+            info = {**info, "clipped_rows_noisy": noisy,
+                    key: c_rec.params["sigma" if "rho" in count_budget else "scale"]}
+        report = _report(resolve_budget(epsilon=epsilon, delta=delta, rho=rho), records,
+                         mechanism, self.row_bound, info)
         elapsed = time.perf_counter() - start
         sol = LeastSquaresSolution(status="optimal_inaccurate", value=value, privacy=report,
                                    solve_time=elapsed, primal={"beta": coef},
@@ -333,7 +391,7 @@ class LeastSquaresProblem(StructuredProblem):
             best = float(np.sum((self.X @ exact - self.y) ** 2))
             got = float(np.sum((self.X @ coef - self.y) ** 2))
         err = float(np.linalg.norm(coef - exact))
-        clipped = clip_rows_l2(np.column_stack([self.X, self.y]), self.row_bound)[1]
+        clipped = public_domain_rows(np.column_stack([self.X, self.y]), self.row_bound)[1]
         return ValidationReport(
             reference_value=best, objective_gap=got - best, reference_time=ref_time,
             reference_solver=solver,
