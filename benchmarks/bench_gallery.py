@@ -1,0 +1,279 @@
+"""Run every gallery model through ``solve_private`` and print one table (issue 22 item 7).
+
+For each model and each epsilon (delta = 1e-6) it reports
+
+* ``outcome``: the status, or ``R:<error>`` for a typed cvxdp refusal, or ``X:<error>`` for any
+  other exception (a raw numpy / CVXPY / Python error is a finding), or ``T/O`` (time limit);
+* ``gap``: the user's objective at the released point, evaluated with the TRUE data, minus the
+  exact optimum, signed so that > 0 is worse, over ``max(1, |optimum|)``;
+* ``viol``: the largest violation of the user's constraints (and of the variables' declared
+  attributes ``nonneg`` / ``PSD`` / ``symmetric``) at the released point with the TRUE data,
+  computed by evaluating the constraint expressions on the values ``solve_private`` left on the
+  variables (``constraint.violation()``; nothing is written through a setter);
+* ``tx``: wall time of ``solve_private`` over the exact ``problem.solve()`` of a fresh copy.
+
+Every run is a separate process with a time limit, so one slow or crashing model does not stop
+the table.  Usage::
+
+    python benchmarks/bench_gallery.py --quick
+    python benchmarks/bench_gallery.py --eps 1e6 10 1 --out docs/gallery_table.txt
+    python benchmarks/bench_gallery.py --mechanism default perturbation
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import multiprocessing as mp
+import os
+import sys
+import textwrap
+import time
+import traceback
+import warnings
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import gallery  # noqa: E402
+
+DELTA = 1e-6
+_ABBREV = {"PrivacySpecError": "PSE", "UnsupportedProblemError": "UPE",
+           "PrivacyGuaranteeError": "PGE", "InfeasibleProblemError": "IPE",
+           "BudgetError": "BE"}
+_STATUS = {"optimal": "opt", "optimal_inaccurate": "opt~", "user_limit": "user_lim",
+           "infeasible": "infeas", "infeasible_inaccurate": "infeas~", "unbounded": "unbnd",
+           "solver_error": "solv_err", "inaccurate": "inacc"}
+_CLASS = {"ConstraintPrivacy": "CP", "ScalarPrivacy": "SP", "ObjectivePrivacy": "OP",
+          "ConstraintSetPrivacy": "CSP"}
+
+
+def supports_mechanism() -> bool:
+    """True when the general path takes ``mechanism=`` (being added in parallel)."""
+    from cvxdp.solvers import general
+
+    return ("mechanism" in inspect.signature(general.solve_general).parameters
+            or "mechanism" in getattr(general, "_OPTS", ()))
+
+
+def _attribute_violation(var: Any) -> float:
+    v = var.value
+    if v is None:
+        return float("nan")
+    a = var.attributes
+    out = 0.0
+    if a.get("nonneg"):
+        out = max(out, float(np.max(-np.asarray(v), initial=0.0)))
+    if a.get("nonpos"):
+        out = max(out, float(np.max(np.asarray(v), initial=0.0)))
+    if a.get("symmetric") or a.get("PSD"):
+        M = np.asarray(v)
+        out = max(out, float(np.max(np.abs(M - M.T))))
+        if a.get("PSD"):
+            out = max(out, -float(np.linalg.eigvalsh((M + M.T) / 2)[0]))
+    return out
+
+
+def user_violation(prob: Any) -> float:
+    """Largest violation of the user's constraints at the variables' current values (TRUE data).
+
+    ``constraint.violation()`` evaluates the expressions (variables' values, parameters' values);
+    nothing is written.  NaN when a variable holds no value.
+    """
+    if any(v.value is None for v in prob.variables()):
+        return float("nan")
+    worst = 0.0
+    for con in prob.constraints:
+        res = con.violation()
+        worst = max(worst, float(np.max(np.abs(np.atleast_1d(res)), initial=0.0)))
+    for var in prob.variables():
+        worst = max(worst, _attribute_violation(var))
+    return worst
+
+
+def run_one(name: str, epsilon: float, mechanism: str | None, seed: int = 0) -> dict[str, Any]:
+    """One private solve of gallery model ``name``; every exception is caught and typed."""
+    import cvxpy as cp
+
+    import cvxdp
+
+    entry = gallery.by_name(name)
+    out: dict[str, Any] = {"model": name, "epsilon": epsilon, "mechanism": mechanism or "default"}
+    ref, _, _ = entry.build(seed)
+    t0 = time.perf_counter()
+    ref.solve()
+    t_exact = time.perf_counter() - t0
+    f_star = ref.value
+    sense = 1.0 if isinstance(ref.objective, cp.Minimize) else -1.0
+    prob, spec, _ = entry.build(seed)
+    kwargs: dict[str, Any] = {"epsilon": epsilon, "delta": DELTA, "private": spec, "rng": seed}
+    if mechanism and mechanism != "default":
+        kwargs["mechanism"] = mechanism
+    caught: list[str] = []
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            sol = prob.solve_private(**kwargs)
+        caught = sorted({type(w.message).__name__ for w in ws})
+    except Exception as err:  # noqa: BLE001 - every failure is reported by type
+        typed = isinstance(err, cvxdp.CvxdpError)
+        out.update(outcome=("R:" if typed else "X:") + type(err).__name__, typed=typed,
+                   error=f"{type(err).__module__}.{type(err).__name__}: {str(err)[:300]}",
+                   where="" if typed else traceback.format_exc(limit=-2).strip()[-400:],
+                   time_ratio=(time.perf_counter() - t0) / t_exact)
+        return out
+    t_priv = time.perf_counter() - t0
+    f = prob.objective.value if all(v.value is not None for v in prob.variables()) else None
+    gap = None
+    if f is not None and f_star is not None and np.isfinite(f_star):
+        gap = sense * (float(f) - float(f_star)) / max(1.0, abs(float(f_star)))
+    info = getattr(sol, "info", {}) or {}
+    out.update(outcome=str(sol.status), typed=True, gap=gap, violation=user_violation(prob),
+               time_ratio=t_priv / t_exact, t_private=t_priv, t_exact=t_exact,
+               alpha=info.get("alpha_guaranteed"), warnings=",".join(caught),
+               reason=str(info.get("status_reason", ""))[:200])
+    return out
+
+
+def _worker(q: Any, args: tuple) -> None:
+    try:
+        q.put(run_one(*args))
+    except BaseException as err:  # noqa: BLE001 - even the builder's failure is a row
+        q.put({"model": args[0], "epsilon": args[1], "mechanism": args[2] or "default",
+               "outcome": "X:" + type(err).__name__, "typed": False,
+               "error": f"{type(err).__name__}: {str(err)[:300]}"})
+
+
+def run_isolated(name: str, epsilon: float, mechanism: str | None, timeout: float
+                 ) -> dict[str, Any]:
+    """:func:`run_one` in a child process with a time limit."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_worker, args=(q, (name, epsilon, mechanism)))
+    p.start()
+    try:
+        res = q.get(timeout=timeout)
+    except Exception:  # noqa: BLE001 - queue.Empty: the run took too long
+        res = {"model": name, "epsilon": epsilon, "mechanism": mechanism or "default",
+               "outcome": "T/O", "typed": True, "error": f"no answer within {timeout:g} s"}
+    p.join(5)
+    if p.is_alive():
+        p.kill()
+        p.join()
+    return res
+
+
+def _short(outcome: str) -> str:
+    if outcome[:2] in ("R:", "X:"):
+        return outcome[:2] + _ABBREV.get(outcome[2:], outcome[2:])[:10]
+    return _STATUS.get(outcome, outcome)
+
+
+def _num(v: Any, fmt: str = "{:.1e}") -> str:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "-"
+    return fmt.format(v)
+
+
+def format_table(rows: list[dict[str, Any]], mechanisms: list[str]) -> str:
+    """One table, <= 100 columns: a row per (model, epsilon), a column group per mechanism."""
+    key = {(r["model"], r["epsilon"], r["mechanism"]): r for r in rows}
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    eps = list(dict.fromkeys(r["epsilon"] for r in rows))
+    head = f"{'model':<23}{'kind':<5}{'cls':<4}{'eps':>6} "
+    group = f"| {'outcome':<13}{'gap':>8}{'viol':>8}{'tx':>7} "
+    lines = [head + "".join(group for _ in mechanisms)]
+    if len(mechanisms) > 1:
+        lines.insert(0, " " * len(head) + "".join(f"| {m:<35}" for m in mechanisms))
+    lines.append("-" * len(lines[-1]))
+    for name in models:
+        e = gallery.by_name(name)
+        for k, ep in enumerate(eps):
+            left = (f"{name if k == 0 else '':<23}{e.kind if k == 0 else '':<5}"
+                    f"{_CLASS.get(e.privacy, e.privacy) if k == 0 else '':<4}{ep:>6g} ")
+            cells = ""
+            for m in mechanisms:
+                r = key.get((name, ep, m), {"outcome": "-"})
+                cells += (f"| {_short(r['outcome']):<13}{_num(r.get('gap'), '{:+.1e}'):>8}"
+                          f"{_num(r.get('violation')):>8}{_num(r.get('time_ratio'), '{:.0f}'):>7} ")
+            lines.append(left + cells)
+    lines.append("")
+    lines += textwrap.wrap(
+        "outcome: opt~ = optimal_inaccurate, user_lim = user_limit; R:<err> = typed cvxdp "
+                 "refusal (PSE PrivacySpec, UPE UnsupportedProblem, PGE PrivacyGuarantee, IPE "
+                 "InfeasibleProblem); X:<err> = raw exception; T/O = time limit.  gap = "
+                 "(f(x_priv) - f*)/max(1,|f*|), > 0 worse, TRUE data; viol = max violation of the "
+                 "user's constraints, TRUE data; tx = time / exact problem.solve().", 98)
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    """Counts per epsilon: refused, raw errors, gap and violation within 1e-2."""
+    out = []
+    for ep in dict.fromkeys(r["epsilon"] for r in rows):
+        rs = [r for r in rows if r["epsilon"] == ep]
+        ref = sum(r["outcome"].startswith("R:") for r in rs)
+        raw = sum(r["outcome"].startswith("X:") for r in rs)
+        to = sum(r["outcome"] == "T/O" for r in rs)
+        good = sum(r.get("gap") is not None and abs(r["gap"]) <= 1e-2
+                   and r.get("violation") is not None and r["violation"] <= 1e-2 for r in rs)
+        out.append(f"eps={ep:g}: {len(rs)} runs, refused {ref}, raw errors {raw}, time-outs "
+                   f"{to}, |gap| <= 1e-2 and viol <= 1e-2: {good}")
+    return "\n".join(out)
+
+
+def details(rows: list[dict[str, Any]]) -> str:
+    """The full record of every run (errors and status reasons), one line each."""
+    lines = []
+    for r in rows:
+        extra = r.get("error") or r.get("reason") or ""
+        lines.append(f"{r['model']:<23} eps={r['epsilon']:<6g} {r['mechanism']:<12} "
+                     f"{r['outcome']:<22} alpha={r.get('alpha')} warn={r.get('warnings', '')} "
+                     f"{extra}")
+        if r.get("where"):
+            lines.append("    " + r["where"].replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="the QUICK subset of the gallery")
+    ap.add_argument("--models", nargs="*", help="run only these models")
+    ap.add_argument("--eps", nargs="*", type=float, default=[1e6, 10.0, 1.0])
+    ap.add_argument("--mechanism", nargs="*", default=["default"],
+                    help="mechanisms to compare (needs solve_private(mechanism=))")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
+    ap.add_argument("--out", default="benchmarks/results/gallery_table.txt",
+                    help="file for the full table and the per-run details")
+    a = ap.parse_args(argv)
+    names = a.models or (list(gallery.QUICK) if a.quick else [m.name for m in gallery.models()])
+    mechs = list(a.mechanism)
+    if any(m != "default" for m in mechs) and not supports_mechanism():
+        print("note: solve_private has no mechanism= yet; running the default only.")
+        mechs = ["default"]
+    rows = []
+    for name in names:
+        for ep in a.eps:
+            for m in mechs:
+                rows.append(run_isolated(name, ep, None if m == "default" else m, a.timeout))
+                r = rows[-1]
+                print(f"  {name:<23} eps={ep:<8g} {m:<10} {r['outcome']}", file=sys.stderr,
+                      flush=True)
+    table = format_table(rows, mechs)
+    cmd = "python benchmarks/bench_gallery.py " + " ".join(sys.argv[1:] if argv is None
+                                                             else argv)
+    print(table)
+    print()
+    print(summary(rows))
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+    with open(a.out, "w") as fh:
+        fh.write(f"$ {cmd}\n\n{table}\n\n{summary(rows)}\n\nPer run:\n{details(rows)}\n")
+    print(f"\nfull table and per-run details: {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
