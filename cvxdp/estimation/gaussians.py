@@ -24,6 +24,14 @@ The module-level privacy argument (both methods): each step is (epsilon, delta)-
 block given the earlier releases; replacing one record changes one block (after the shared random
 permutation), so by adaptive parallel composition the whole release is (epsilon, delta)-DP under
 replace-one with n public (the paper's Def. 2.5 + Remark 2.6; add/remove is *not* covered).
+
+Records outside the public domain (finite rows with entries in ``[-ENTRY_BOUND, ENTRY_BOUND]``)
+are mapped into it before step 1, record by record, never refused (a refusal would reveal that
+such a record exists): a row with a NaN / inf entry becomes the zero row, and entries beyond
+``ENTRY_BOUND`` = 1e100 are clipped to it (pair differences and products of larger entries
+overflow float64).  Replace-one neighbours stay replace-one neighbours, so the guarantee holds
+for every input; accuracy is about the mapped sample.  The number of mapped records is private:
+``count_clipped=`` releases it as a noisy count charged to the same budget.
 """
 
 from __future__ import annotations
@@ -53,10 +61,12 @@ from cvxdp.estimation.gaussian_steps import (
     robust_mean_estimator,
 )
 from cvxdp.estimation.masking import PAPER, k_min, populous_mean
+from cvxdp.estimation.random_projection import count_share
 from cvxdp.estimation.wrapper import EuclideanSpace, private_preconditioner, private_subspace
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.clipping import clip_to_box, noisy_count
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
@@ -69,9 +79,13 @@ __all__ = [
     "required_n",
     "GaussianMLE",
     "gaussian_mle",
+    "public_domain",
+    "ENTRY_BOUND",
 ]
 
 NEIGHBOURING = "replace one sample (n public); the sample is randomly permuted first"
+#: Public bound on |entry| of a sample; larger entries are clipped to it (see module doc).
+ENTRY_BOUND = 1e100
 
 
 class GaussianSampleWarning(UserWarning):
@@ -107,6 +121,7 @@ class GaussianSolution(PrivateSolution):
 
 
 def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarray:
+    """Public arguments (method, budget, the shape of X); never the values of X."""
     if method not in ("practical", "ashtiani-liaw"):
         raise UnsupportedProblemError(
             f"method must be 'practical' or 'ashtiani-liaw', got {method!r}.")
@@ -118,9 +133,35 @@ def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
     if arr.ndim != 2 or arr.shape[1] < 1:
         raise UnsupportedProblemError(f"X must be an (n, d) array of samples, got shape "
                                       f"{arr.shape}.")
-    if not np.isfinite(arr).all():
-        raise UnsupportedProblemError("X contains NaN or inf; drop or impute those rows first.")
     return arr
+
+
+def _check_finite(x: np.ndarray, what: str) -> None:
+    """For the exact (non-private) computations only: they are undefined on non-finite data."""
+    if not np.isfinite(x).all():
+        raise UnsupportedProblemError(
+            f"X contains NaN or inf; {what} is not private and needs finite samples (drop or "
+            "impute those rows).  The private release accepts them (reference=False): it maps "
+            "such a row to the zero row.")
+
+
+def public_domain(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """Map every sample into the public domain: finite, entries in ``[-ENTRY_BOUND, ENTRY_BOUND]``.
+
+    A row with a NaN or inf entry becomes the zero row; entries beyond :data:`ENTRY_BOUND` are
+    clipped to it (:func:`cvxdp.privacy.clipping.clip_to_box`).  Each row is mapped on its own,
+    so replace-one neighbours stay replace-one neighbours; rows already in the domain are
+    unchanged bit for bit.
+
+    Returns
+    -------
+    mapped : ndarray (n, d)
+    count : int
+        Rows changed.  PRIVATE: released only through ``noisy_count`` (``count_clipped=``).
+    """
+    finite = np.isfinite(x).all(axis=1)
+    mapped, clipped = clip_to_box(np.where(finite[:, None], x, 0.0), -ENTRY_BOUND, ENTRY_BOUND)
+    return mapped, clipped + int(np.count_nonzero(~finite))
 
 
 def _pairs(x: np.ndarray) -> np.ndarray:
@@ -143,6 +184,7 @@ def private_gaussian(
     tol: float = 1e-9,
     c1: float = 3200.0,
     reference: bool = False,
+    count_clipped: bool | float = False,
 ) -> GaussianSolution:
     """(epsilon, delta)-DP mean and covariance of a Gaussian sample, with no bounds asked.
 
@@ -150,6 +192,8 @@ def private_gaussian(
     ----------
     X : (n, d) array
         i.i.d. samples of N(mu, Sigma); mu and Sigma (possibly singular) are unrestricted.
+        A row with a NaN / inf entry is mapped to the zero row and entries beyond
+        :data:`ENTRY_BOUND` are clipped to it (:func:`public_domain`), never refused.
     epsilon, delta : float
         Guarantee of the whole release under replace-one (n public); delta > 0 is required.
     rng : None, int or Generator
@@ -172,7 +216,14 @@ def private_gaussian(
         C1 of Lemma 5.2 for the faithful mask (3200: the paper's recipe).
     reference : bool
         Attach a :class:`ValidationReport` against the non-private empirical estimates
-        (NOT private: for the data owner only, never publish it).  Default False.
+        (NOT private: for the data owner only, never publish it).  Default False.  Needs
+        finite X (the exact estimates are undefined otherwise).
+    count_clipped : bool or float
+        Opt-in: also release how many rows :func:`public_domain` changed, as
+        ``info["clipped_rows_noisy"]`` = count + Laplace(``info["laplace_scale_count"]``),
+        never exactly.  ``True`` spends 10% of epsilon on it, a number in (0, 1) that share;
+        the pipeline runs at the rest of epsilon (same delta), so the total is unchanged
+        (basic composition, Dwork & Roth Thm 3.16).
 
     Returns
     -------
@@ -194,7 +245,8 @@ def private_gaussian(
     Raises
     ------
     BudgetError, UnsupportedProblemError, PrivacySpecError
-        Bad budget; bad X (shape, NaN); n too small to form the blocks.
+        Bad budget or ``count_clipped``; bad shape of X; n too small to form the blocks;
+        ``reference=True`` with non-finite X.  Never because of the values of X.
 
     References
     ----------
@@ -204,7 +256,12 @@ def private_gaussian(
     """
     t0 = time.perf_counter()
     x = _check_inputs(X, epsilon, delta, method)
+    share = count_share(count_clipped)
+    if reference:
+        _check_finite(x, "reference=True (the exact empirical mean and covariance)")
+    x, n_mapped = public_domain(x)  # n_mapped is private (opt-in noisy count below)
     n, d = x.shape
+    eps_total, epsilon = epsilon, epsilon * (1.0 - share)  # the pipeline's share
     mode = "robust" if robust else method
     sizes = layout(n, d, epsilon, delta, mode)
     req = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta, method=method,
@@ -212,7 +269,7 @@ def private_gaussian(
     if n < req.total:
         warnings.warn(GaussianSampleWarning(
             f"n={n} is below the {req.total:.3g} samples that {req.basis} need for accuracy "
-            f"alpha={alpha}; the release stays ({epsilon}, {delta})-DP but may be ⊥ or "
+            f"alpha={alpha}; the release stays ({eps_total}, {delta})-DP but may be ⊥ or "
             "inaccurate."), stacklevel=2)
     gen = as_generator(rng)
     xs = x[gen.permutation(n)]
@@ -231,12 +288,18 @@ def private_gaussian(
         u, mean, cov = _standard_steps(blocks, epsilon, delta, beta, iterations, tol, c1,
                                        method, gen, steps, info)
     budgets = [_step_budget(r, delta) for r in steps.values()]
-    acct = PrivacyAccountant(ApproxDP(epsilon, delta))
+    acct = PrivacyAccountant(ApproxDP(eps_total, delta))
     acct.spend(PrivacyRecord(
         "parallel_composition", ApproxDP(max(b[0] for b in budgets), max(b[1] for b in budgets)),
         "adaptive parallel composition over disjoint blocks after one random permutation "
         f"(McSherry 2009, Thm 4; {PAPER}, Remark 2.6, §5.1)",
         params={"steps": tuple(steps), "block_sizes": tuple(sizes.values())}))
+    if share > 0:  # released only noisily, charged to the same budget
+        noisy, c_rec = noisy_count(n_mapped, rng=gen, epsilon=eps_total * share,
+                                   what="rows mapped into the public domain (non-finite -> 0, "
+                                   "|entry| > ENTRY_BOUND -> clipped)")
+        acct.spend(c_rec)
+        info.update(clipped_rows_noisy=noisy, laplace_scale_count=c_rec.params["scale"])
     theorem = (f"{PAPER}, Cor. 7.5 (Algs 4-5)" if robust else
                f"{PAPER}, §5.1 / Thm 5.7" + (" (practical covariance step)"
                                             if method == "practical" else ""))
@@ -244,7 +307,7 @@ def private_gaussian(
                          details={"step_budgets": dict(zip(steps, budgets, strict=True)),
                                   **{k: v for k, v in info.items() if k != "block_sizes"}})
     bottom = mean is None or cov is None
-    status, claim, reason = _status(n, req, info, bottom, epsilon, delta)
+    status, claim, reason = _status(n, req, info, bottom, eps_total, delta)
     sol = GaussianSolution(
         status=status, privacy=report, solve_time=time.perf_counter() - t0,
         info={**info, "bottom": bottom, "accuracy_claim": claim, "status_reason": reason},
@@ -463,16 +526,22 @@ class GaussianMLE(StructuredProblem):
     """
 
     def __init__(self, X: Any) -> None:
-        x = _check_inputs(X, 1.0, 1e-6, "practical")
+        x = _check_inputs(X, 1.0, 1e-6, "practical")  # the shape only, not the values
         self.X = x
         d = x.shape[1]
-        self.sample_cov = np.cov(x, rowvar=False).reshape(d, d)
+        with np.errstate(all="ignore"):  # non-finite rows: the exact model is refused at solve
+            self.sample_cov = np.cov(x, rowvar=False).reshape(d, d)
+            xbar = x.mean(axis=0)
         self.precision = cp.Variable((d, d), PSD=True, name="precision")
         self.mean = cp.Variable(d, name="mean")
-        xbar = x.mean(axis=0)
         obj = (cp.log_det(self.precision) - cp.trace(self.sample_cov @ self.precision)
                - cp.sum_squares(self.mean - xbar))
         super().__init__(cp.Maximize(obj))
+
+    def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
+        """Exact (non-private) solve through CVXPY; refuses non-finite samples."""
+        _check_finite(self.X, "the exact solve")
+        return super().solve(*args, method=method, **kwargs)
 
     def _objective_at(self, precision: np.ndarray, mean: np.ndarray) -> float:
         """The model's objective at (precision, mean) on the EXACT data: validation only."""

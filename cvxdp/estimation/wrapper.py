@@ -20,6 +20,7 @@ exact reference the closed form is tested against.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -219,7 +220,12 @@ def private_wrapper(
     ----------
     estimator : callable
         ``estimator(block) -> point of space`` on an (s, ...) array of records.  Any function
-        (a CVXPY solve, a robust filter, ...); privacy does not depend on it.
+        (a CVXPY solve, a robust filter, ...); privacy does not depend on it.  Its output
+        shape must not depend on the data.  It runs with warnings silenced, and a block on
+        which it raises (or returns another shape than the first block that succeeded)
+        counts as a point that agrees with nothing: which block failed depends on the data,
+        so neither the exception nor the warning may leave the mechanism.  Try the estimator
+        on public or synthetic data first: if every block fails, the release is ⊥.
     space : EuclideanSpace, SpectralPDSpace or a compatible object
     epsilon, delta : float
         Target guarantee; delta > 0 is required.
@@ -236,7 +242,9 @@ def private_wrapper(
     callable
         ``private_estimator(X, *, rng=None) -> WrapperResult``.  Neighbouring: replace one record
         of X (n fixed and public); X is randomly permuted first (Remark 2.6) so the guarantee is
-        for the multiset.
+        for the multiset.  A record with a NaN / inf entry is replaced by the zero record
+        (record by record, so neighbours stay neighbours), never refused: a refusal would reveal
+        that such a record exists.
 
     Raises
     ------
@@ -254,16 +262,18 @@ def private_wrapper(
     def private_estimator(x: Any, *, rng: None | int | np.random.Generator = None
                           ) -> WrapperResult:
         x = np.asarray(x, dtype=float)
-        if x.ndim < 1 or not np.isfinite(x).all():
-            raise UnsupportedProblemError("X must be a finite array with records along axis 0.")
+        if x.ndim < 1:  # the shape is public; the values are never checked
+            raise UnsupportedProblemError("X must be an array with records along axis 0.")
         n = x.shape[0]
+        finite = np.isfinite(x.reshape(n, -1)).all(axis=1)
+        x = np.where(finite.reshape((n,) + (1,) * (x.ndim - 1)), x, 0.0)
         s = n // kk
         if s < 1:
             raise PrivacySpecError(f"n={n} records cannot fill k={kk} blocks; pass more data "
                                    "or a smaller k (>= 140).")
         gen = as_generator(rng)
         xb = x[gen.permutation(n)][: kk * s].reshape((kk, s) + x.shape[1:])
-        items = np.asarray([estimator(b) for b in xb], dtype=float)
+        items = _block_outputs(estimator, xb)
         res: PopulousMeanResult = populous_mean(items, space, epsilon=budget.epsilon,
                                                 delta=budget.delta, mask=mask, rng=gen,
                                                 constant=constant)
@@ -275,6 +285,28 @@ def private_wrapper(
         return WrapperResult(res.value, res.passed, report, kk, s, res.gamma)
 
     return private_estimator
+
+
+def _block_outputs(estimator: Callable[[np.ndarray], Any], blocks: np.ndarray) -> np.ndarray:
+    """The estimator on every block, with no exception or warning leaving (both depend on the
+    data).  A block that raises, or whose output has another shape than the first block that
+    succeeded, gets a NaN point, which agrees with no other (``within`` drops non-finite
+    points) and so gets weight 0.  If no block succeeds, every point is NaN and Alg. 1 returns
+    ⊥ with probability 1 (Q = 0 < 0.8 + TLap); a (1, 1) NaN array stands in for the shape."""
+    outs: list[np.ndarray | None] = []
+    shape = None
+    for b in blocks:
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                out = np.asarray(estimator(b), dtype=float)
+        except Exception:  # noqa: BLE001 -- any failure of the user's estimator on a block
+            out = None
+        if out is not None and shape is None:
+            shape = out.shape
+        outs.append(out if out is not None and out.shape == shape else None)
+    shape = (1, 1) if shape is None else shape
+    return np.stack([np.full(shape, np.nan) if o is None else o for o in outs])
 
 
 # ---------------------------------------------------------------------------------------------
