@@ -252,3 +252,37 @@ def test_private_wrapper_with_warning_estimator_under_error_filter():
         warnings.simplefilter("error")
         out = est(x, rng=17)
     assert out.passed and np.all(np.isfinite(out.value))
+
+
+# ------------------------------------------------- the building blocks on extreme block points
+
+def test_spectral_space_within_ignores_nonfinite_and_extreme_points():
+    """A block point that is NaN (a failed block) or extreme (entries 1e200 next to 1e-200)
+    agrees with nothing, with no exception or warning.  Before: scipy's ValueError ('array must
+    not contain infs or NaNs') on the NaN point, RuntimeWarning 'overflow' on the extreme ones."""
+    from cvxdp.estimation.wrapper import SpectralPDSpace
+
+    eye = np.eye(2)
+    items = np.stack([eye, 1.01 * eye, np.full((2, 2), np.nan), np.diag([1e200, 1e-200]),
+                      np.diag([1e-200, 1e200]), 0.99 * eye])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        close = SpectralPDSpace().within(items, 0.5)
+    expect = np.zeros((6, 6), dtype=bool)
+    expect[np.ix_([0, 1, 5], [0, 1, 5])] = True
+    expect[3, 3] = expect[4, 4] = True  # an extreme point still agrees with itself
+    assert np.array_equal(close, expect)
+
+
+def test_private_subspace_survives_a_nonfinite_pair_difference():
+    """private_subspace is public API on private z: a NaN row made the block's SVD raise
+    LinAlgError ('SVD did not converge'); now that block's projector agrees with nothing."""
+    from cvxdp.estimation.wrapper import private_subspace
+
+    z = np.random.default_rng(18).standard_normal((3000, 2)) @ np.array([[1.0, 1.0], [0.0, 0.0]])
+    z[4] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        u, res = private_subspace(z, epsilon=1.0, delta=1e-6, rng=19)
+    assert u is not None and u.shape == (2, 1)
+    assert np.allclose(np.abs(u[:, 0]), [2**-0.5, 2**-0.5], atol=1e-6)  # range (1, 1)
