@@ -14,6 +14,9 @@ symmetric cone program: :func:`explain` lists what is not), ``accuracy`` and ``r
 
 from __future__ import annotations
 
+import difflib
+import inspect
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import cvxpy as cp
@@ -26,7 +29,68 @@ from cvxdp.errors import (
 )
 from cvxdp.structured import StructuredProblem
 
-__all__ = ["solve_private", "install", "is_supported", "explain"]
+__all__ = ["solve_private", "install", "is_supported", "explain", "check_options",
+           "option_names"]
+
+#: keywords of ``solve_private`` itself, valid on every path
+COMMON_OPTIONS = ("epsilon", "delta", "rho", "private", "accuracy", "rng", "reference",
+                  "verbose", "solver")
+
+#: structured problems whose ``solve_private(**kwargs)`` hands everything to one function: the
+#: function whose signature lists the options (module, name)
+_DELEGATES = {
+    "JohnEllipsoidProblem": ("cvxdp.geometry.john_private", "private_john"),
+    "MinEnclosingBall": ("cvxdp.geometry.meb_solve", "solve_private_meb"),
+}
+
+
+def option_names(fn: Callable[..., Any]) -> tuple[set[str], bool]:
+    """Keyword names ``fn`` accepts (``self`` and the problem excluded), and whether it takes
+    any other keyword too (``**kwargs``).  A catch-all spelt ``**_`` only swallows the common
+    options of the front door and does not count as open.  Follows ``functools.wraps``."""
+    params = inspect.signature(fn).parameters.values()
+    names = {p.name for p in params
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self", "problem"}
+    return names, any(p.kind is p.VAR_KEYWORD and p.name != "_" for p in params)
+
+
+def check_options(given: Iterable[str], valid: Iterable[str], path: str) -> None:
+    """Raise ``TypeError`` for every keyword in ``given`` that is not in ``valid``.
+
+    The message names, for each unknown keyword, the nearest valid one
+    (:func:`difflib.get_close_matches`) and lists what ``path`` takes.
+
+    Raises
+    ------
+    TypeError
+        ``solve_private: unknown option 'max_iteration' (did you mean 'max_iterations'?) ...``
+    """
+    valid = sorted(set(valid))
+    bad = [k for k in given if k not in valid]
+    if not bad:
+        return
+    parts = []
+    for key in bad:
+        near = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+        parts.append(f"{key!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    raise TypeError(f"solve_private: unknown option{'s' if len(bad) > 1 else ''} "
+                    f"{', '.join(parts)} for {path}; it takes {', '.join(valid)}.")
+
+
+def _structured_options(problem: StructuredProblem) -> set[str] | None:
+    """Options of a structured problem's private solve, or None when they cannot be listed."""
+    cls = type(problem)
+    for klass in cls.__mro__:
+        if klass.__name__ in _DELEGATES:
+            import importlib
+
+            mod, name = _DELEGATES[klass.__name__]
+            names, _ = option_names(getattr(importlib.import_module(mod), name))
+            return names
+    names, open_ = option_names(cls.solve_private)
+    if open_:  # solve_private(self, **kwargs): the options are not listed anywhere
+        return None
+    return names | {"private", "accuracy", "verbose"}  # swallowed by ``**_`` when not named
 
 
 def explain(problem: cp.Problem, private: Any = None) -> list[str]:
@@ -83,6 +147,7 @@ def solve_private(
     rng: Any = None,
     reference: bool = False,
     verbose: bool = False,
+    solver: str | None = None,
     **solver_opts: Any,
 ) -> Any:
     """Solve ``problem`` with differential privacy.
@@ -105,8 +170,14 @@ def solve_private(
     reference : bool
         Also solve exactly (NOT private) and attach ``solution.validation``.
     verbose : bool
+    solver : str, optional
+        The conic solver of the exact (non-private) steps, as in ``problem.solve(solver=...)``:
+        on the general path the public feasibility check and the ``reference=True`` solve
+        (``"CLARABEL"`` or ``"SCS"``); passed on to a structured path that takes it.
     **solver_opts
-        Passed to the path's solver (e.g. ``max_iterations=``).
+        Every option of the path chosen (e.g. ``max_iterations=``, ``target=`` on the MWU path,
+        ``s=``, ``T=`` on the covering path): forwarded unchanged.  An option the path does not
+        take raises ``TypeError`` naming the nearest valid one.
 
     Returns
     -------
@@ -118,6 +189,8 @@ def solve_private(
     ------
     BudgetError, PrivacySpecError, UnsupportedProblemError, PrivacyGuaranteeError
         Before any solver runs, for a bad budget, spec, model, ``accuracy`` or ``rng``.
+    TypeError
+        For a keyword the chosen path does not take (the message suggests the nearest one).
     """
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"solve_private expects a cvxpy.Problem, got {type(problem).__name__}.")
@@ -130,6 +203,11 @@ def solve_private(
             kwargs["accuracy"] = accuracy
         if verbose:
             kwargs["verbose"] = verbose
+        if solver is not None:
+            kwargs["solver"] = solver
+        valid = _structured_options(problem)
+        if valid is not None:
+            check_options([*kwargs, *solver_opts], valid, f"{type(problem).__name__}")
         return problem.solve_private(**kwargs, **solver_opts)
 
     if private is not None and _is_least_squares_spec(private):
@@ -138,6 +216,10 @@ def solve_private(
         from cvxdp.structured import forget_solution, hold_private
 
         structured = least_squares_from_model(problem, private)
+        names, _ = option_names(type(structured).solve_private)
+        check_options([*solver_opts, *(["solver"] if solver is not None else [])],
+                      names - {"epsilon", "delta", "rho", "rng", "reference"},
+                      "the least-squares path (LeastSquaresPrivacy)")
         forget_solution(problem)   # a failed private solve leaves no exact answer behind
         sol = structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,
                                        reference=reference, **solver_opts)
@@ -166,6 +248,8 @@ def solve_private(
     to_scp(problem, private=private)  # validates the spec against the model
     from cvxdp.solvers.general import solve_general  # the cone-program path
 
+    if solver is not None:  # CVXPY's habit: the conic solver of the exact steps
+        solver_opts["solver"] = solver
     return solve_general(
         problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,
         rng=rng, reference=reference, verbose=verbose, **solver_opts,

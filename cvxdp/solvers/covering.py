@@ -28,6 +28,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
@@ -79,6 +80,23 @@ DOMAIN_NOTE = ("the guarantee and the accuracy are stated for the rows projected
                "count_clipped=True for a noisy count of projected rows)")
 
 
+def _as_float_rows(data: Any) -> np.ndarray:
+    """Rows as a float array: scipy.sparse matrices (or a sequence of them, one per row of an
+    SDP) are densified; anything numpy cannot read as numbers is a typed refusal (of the input's
+    type, a public fact -- no value is shown)."""
+    if sp.issparse(data):
+        data = data.toarray()
+    elif isinstance(data, (list, tuple)) and any(sp.issparse(d) for d in data):
+        data = [d.toarray() if sp.issparse(d) else d for d in data]
+    try:
+        return np.asarray(data, dtype=float)
+    except (TypeError, ValueError):
+        raise UnsupportedProblemError(
+            "the covering rows must be numbers: a numpy array, a scipy.sparse matrix (a list "
+            f"of them for an SDP) or nested lists of floats; got a {type(data).__name__} that "
+            "numpy cannot read as a float array.") from None
+
+
 def check_shape(kind: str, data: Any) -> np.ndarray:
     """Check the public structure of the rows (array shape only) and return them as floats.
 
@@ -86,7 +104,7 @@ def check_shape(kind: str, data: Any) -> np.ndarray:
     about the rows' values is checked here -- that would be a data-dependent refusal; values
     outside the public domain are projected into it by :func:`project_rows`.
     """
-    A = np.asarray(data, dtype=float)
+    A = _as_float_rows(data)
     # messages show the trailing (public) shape only: m counts the private rows
     if kind == "sdp":
         if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] < 1:
@@ -208,7 +226,7 @@ class _Covering(StructuredProblem):
         opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
         oracle: str = "exact_sampler", m_max: int | None = None, beta: float = 0.05,
         shrink: float | str = "auto", count_clipped: bool | float = False,
-        verbose: bool = False,
+        verbose: bool = False, solver: str | None = None,
     ) -> CoveringSolution:
         """Private covering solution by dense MWU (Alg. 3) with an exponential-mechanism oracle.
 
@@ -258,6 +276,10 @@ class _Covering(StructuredProblem):
             (Gaussian in zCDP, Laplace for pure DP; sensitivity 1) in
             ``info["clipped_rows_noisy"]``, its record in ``privacy``; the rest of the budget
             goes to the solver.  Default ``False``: nothing about the count is released.
+        verbose : bool
+            Accepted for the common front door; the dense MWU prints nothing.
+        solver : str, optional
+            CVXPY solver of the exact reference (``reference=True``); default Clarabel.
 
         Returns
         -------
@@ -322,14 +344,15 @@ class _Covering(StructuredProblem):
                   "paper_eps_round": sched.paper_eps_round, "kappa": sched.kappa,
                   "domain": DOMAIN_NOTE, **count_info})
         if reference:
-            sol.validation = self._validate(point, float(trace), sched)
+            sol.validation = self._validate(point, float(trace), sched, solver)
         self._set_point(point)
         sol.primal = {v.name(): v.value for v in self.variables()}
         return sol
 
-    def _validate(self, point: np.ndarray, trace: float, sched: Any) -> ValidationReport:
+    def _validate(self, point: np.ndarray, trace: float, sched: Any,
+                  solver: str | None = None) -> ValidationReport:
         """Compare with the exact reference (NOT private)."""
-        _, opt, t_ref, solver = self.exact()
+        _, opt, t_ref, solver = self.exact(solver)
         cov = self.coverage(point)
         short = np.maximum(0.0, 1.0 - cov)
         alpha = theorem_alpha(sched, self.data.shape[0])

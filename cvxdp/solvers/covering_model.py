@@ -246,9 +246,14 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     ----------
     002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
     """
+    from cvxdp.api import check_options, option_names
+
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)
     kwargs.pop("verbose", None)
+    # checked before any work, with the nearest valid option named (issue 22 item 5)
+    check_options(kwargs, option_names(CoveringSDP.solve_private)[0] | {"private", "verbose"},
+                  "the covering path (ConstraintSetPrivacy)")
     info = extract_covering(problem, constraint)
     inner = CoveringSDP(info["data"]) if info["kind"] == "sdp" else CoveringLP(info["data"])
     sol = inner.solve_private(**kwargs)

@@ -61,9 +61,13 @@ def solve_general(
     max_iterations: int | None = None,
     trace_bound: float | None = None,
     target: float | None = None,
+    mechanism: str = "mwu",
     **opts: Any,
 ) -> PrivateSolution:
     """Solve a CVXPY LP/SOCP/SDP privately (paper 002, Sec 5.2 and App. C).
+
+    ``mechanism="perturbation"`` / ``"auto"`` go to :mod:`cvxdp.solvers.mechanism` (noise on the
+    private parameters + exact robust counterpart; options ``noise=``, ``beta=``, ``solver=``).
 
     Parameters
     ----------
@@ -91,7 +95,11 @@ def solve_general(
         default 0.05), ``width`` (public bound on the spectral norm of private rows),
         ``norm_bound`` (public radius of the ball, objective privacy), ``search_steps`` (runs of
         the objective bisection, default 6), ``search_share`` (share of the budget spent on the
-        bisection's noisy tests, default 0.1).
+        bisection's noisy tests, default 0.1), ``solver`` (``"CLARABEL"`` or ``"SCS"``, as in
+        ``problem.solve(solver=...)``: the conic solver of the exact steps -- the public
+        feasibility check and the ``reference=True`` solve).  An unknown option raises
+        ``TypeError`` naming the nearest valid one; ``max_iterations`` / ``trace_bound`` /
+        ``target`` on the covering path (``ConstraintSetPrivacy``) raise ``TypeError`` too.
 
     Returns
     -------
@@ -115,6 +123,13 @@ def solve_general(
     ----------
     002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
+    if mechanism != "mwu":  # issue 23: input perturbation / the public choice between the two
+        from cvxdp.solvers.mechanism import solve_with_mechanism
+
+        return solve_with_mechanism(
+            problem, mechanism=mechanism, epsilon=epsilon, delta=delta, rho=rho,
+            private=private, rng=rng, reference=reference, accuracy=accuracy, verbose=verbose,
+            max_iterations=max_iterations, trace_bound=trace_bound, target=target, **opts)
     t0 = time.perf_counter()
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
     if accuracy is not None and not (math.isfinite(float(accuracy)) and float(accuracy) > 0):
@@ -132,12 +147,24 @@ def solve_general(
             raise PrivacySpecError("ConstraintSetPrivacy cannot be combined with other specs.")
         from cvxdp.solvers.covering import solve_covering_private
 
+        # options of the MWU path only: refused here rather than silently dropped (issue 22)
+        mwu_only = {k: v for k, v in (("max_iterations", max_iterations),
+                                      ("trace_bound", trace_bound), ("target", target))
+                    if v is not None}
+        if mwu_only:
+            raise TypeError(f"solve_private: {sorted(mwu_only)} are options of the MWU path; "
+                            "the covering path (ConstraintSetPrivacy) takes T= (rounds), "
+                            "opt= / opt_bounds= (target trace) and s= instead.")
         return solve_covering_private(problem, specs[0], epsilon=epsilon, delta=delta, rho=rho,
                                       rng=gen, reference=reference, accuracy=accuracy, **opts)
-    bad = set(opts) - _OPTS  # the covering path above checks its own options
-    if bad:
-        raise TypeError(f"unknown option(s) {sorted(bad)}; the general path takes "
-                        f"{sorted(_OPTS | {'max_iterations', 'trace_bound', 'target'})}.")
+    from cvxdp.api import check_options
+
+    # the covering path above checks its own options; the nearest valid name is suggested
+    check_options(opts, _OPTS | {"solver", "max_iterations", "trace_bound", "target",
+                                 "mechanism", "epsilon", "delta", "rho", "private",
+                                 "accuracy", "rng", "reference", "verbose"},
+                  "the general path (MWU)")
+    solver = _exact_solver(opts.pop("solver", None))
     if "objective" in settings and len(settings) > 1:
         raise PrivacySpecError(
             "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "
@@ -151,7 +178,7 @@ def solve_general(
     # budget is spent (issue 21 item 7).
     row_private = np.zeros(scp.m, dtype=bool)
     row_private[sb.private_rows()] = True
-    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)
+    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private, solver=solver)
     if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return _infeasible(problem, scp, public_status, neighbouring, t0)
     max_iter = int(max_iterations) if max_iterations is not None else 20000
@@ -231,7 +258,7 @@ def solve_general(
     if reference:
         from cvxdp.transform.reference import validate
 
-        validation = validate(scp, x)
+        validation = validate(scp, x, solver=solver)
         # validate() may overwrite variable values: write the released ones back
         from_scp(problem, scp, x, status=status, value=released)
     primal = {v.name(): v.value for v in problem.variables()}
@@ -248,12 +275,13 @@ class AccuracyNotGuaranteedWarning(UserWarning):
     """The private solve's theorem does not bound the accuracy at the settings used."""
 
 
-def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray
-                       ) -> str:
+def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
+                       solver: str | None = None) -> str:
     """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data.
 
     Only public data enters, so the answer can be acted on (and reported) before any budget is
-    spent.  Returns ``"optimal"`` when there is no public row.
+    spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (e.g. ``"SCS"``)
+    chooses CVXPY's solver; None: Clarabel, else CVXPY's default.
     """
     x = cp.Variable(A.shape[1])
     cons = canonical_constraints(x, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
@@ -261,7 +289,7 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
         return cp.OPTIMAL
     prob = cp.Problem(cp.Minimize(0), cons)
     try:
-        _solve_accurately(prob)
+        _solve_accurately(prob, solver)
     except cp.error.SolverError:  # undecided: let the private path run as before
         return cp.SOLVER_ERROR
     return str(prob.status)
@@ -362,10 +390,28 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     return res, det
 
 
-def _solve_accurately(prob: Any) -> None:
-    """Clarabel (interior point, ~1e-8) when available, else CVXPY's default."""
+def _exact_solver(solver: Any) -> str | None:
+    """Check ``solver=`` (CVXPY's spelling, e.g. ``cp.SCS``): the conic solver of the exact steps
+    (public feasibility check, ``reference=True``); the reference supports Clarabel and SCS."""
+    if solver is None:
+        return None
+    name = str(solver).upper()
+    allowed = [s for s in ("CLARABEL", "SCS") if s in cp.installed_solvers()]
+    if name not in allowed:
+        raise UnsupportedProblemError(
+            f"solver={solver!r} cannot run the exact steps of the private solve (public "
+            f"feasibility check, reference=True); choose one of {allowed}.")
+    return name
+
+
+def _solve_accurately(prob: Any, solver: str | None = None) -> None:
+    """``solver`` when given; else Clarabel (interior point, ~1e-8) when available, else CVXPY's
+    default."""
     import cvxpy as cp
 
+    if solver is not None:
+        prob.solve(solver=solver)
+        return
     try:
         prob.solve(solver=cp.CLARABEL)
     except (cp.error.SolverError, ImportError):
