@@ -117,3 +117,13 @@ def test_covering_builders_accept_sparse_rows(build, data):
 def test_covering_builder_refuses_non_numeric_rows_with_a_typed_error():
     with pytest.raises(cvxdp.UnsupportedProblemError):
         cvxdp.covering_lp([["a", "b"], ["c", "d"]])
+
+
+def test_user_covering_model_with_a_sparse_constant_is_solved():
+    A = sp.random(60, 5, density=0.5, random_state=1, format="csr")
+    x = cp.Variable(5, nonneg=True, name="x")
+    con = A @ x >= 1
+    prob = cp.Problem(cp.Minimize(cp.sum(x)), [con])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, T=5,
+                             private=cvxdp.ConstraintSetPrivacy(con))
+    assert sol.status == "optimal_inaccurate" and np.all(np.isfinite(x.value))
