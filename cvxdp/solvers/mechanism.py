@@ -1,0 +1,298 @@
+"""``mechanism="perturbation" | "auto"`` for general models: the solve and the public choice.
+
+:func:`solve_with_mechanism` is what :func:`cvxdp.solvers.general.solve_general` calls when the
+user asks for a mechanism other than the noisy-oracle MWU.
+
+``"perturbation"`` (:mod:`cvxdp.solvers.perturbation`): noise on the private parameters, then an
+exact solve of the robust counterpart.  Under ``ObjectivePrivacy`` the constraints are public,
+so perturbation is plain objective perturbation, which is exactly what the general path already
+runs (:func:`cvxdp.solvers.private_scp.objective_private_solve`, Thm C.12); it is reused, not
+duplicated.
+
+``"auto"`` chooses from PUBLIC quantities only -- the model's structure, the declared
+sensitivities, sizes, the budget, ``beta`` and the public constraints (never a private value):
+
+1. ``ConstraintSetPrivacy`` -> ``"mwu"`` (perturbation needs a bounded per-entry change).
+2. ``ObjectivePrivacy`` -> ``"perturbation"`` (the two are the same algorithm there).
+3. Perturbation not applicable (pure-DP budget; private data in an equality row; zCDP with
+   ``noise="truncated"``) -> ``"mwu"``.
+4. Otherwise compare the two a-priori bounds on the error of a constraint row, in the canonical
+   program's units: the MWU's proven additive violation ``alpha`` at the schedule it would run
+   (its theorem's bound from :func:`cvxdp.solvers.private_scp.plan_schedule`, for the per-run
+   budget of its objective search when the model has an objective: ``0.9 rho / 6``), against the
+   largest tightening of the counterpart, ``max_u B_u sigma_u (R max_j ||E_u[:, j]||_2 +
+   ||E_u[:, n]||_2)`` (``R``: the MWU form's public trace bound, ``>= ||x||_1``).  Perturbation
+   runs when the MWU's bound is not proven (its theorem's conditions fail) or when its
+   tightening is at most the MWU's violation; the MWU runs otherwise.  Perturbation's point is
+   feasible (w.p. ``1 - beta`` or surely); the MWU's may violate by ``alpha``: at equal size the
+   feasible answer is preferred.  If the MWU form cannot be built (no public trace bound),
+   perturbation runs.
+
+The choice and its reason are in ``info["mechanism"]`` and ``info["auto"]``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
+from cvxdp.privacy.rng import as_generator
+from cvxdp.solution import PrivateSolution
+from cvxdp.solvers.perturbation import (
+    PERTURBATION_THEOREM,
+    noise_plan,
+    private_entries,
+    robust_plan,
+    solve_robust_counterpart,
+)
+from cvxdp.specs import as_spec_tuple
+
+__all__ = ["solve_with_mechanism", "choose_mechanism", "MECHANISMS"]
+
+MECHANISMS = ("mwu", "perturbation", "auto")
+_PERTURBATION_OPTS = {"noise", "beta", "solver"}
+_DEFAULT_BETA = 1e-3
+_MWU_DEFAULTS = {"accuracy": None, "verbose": False, "max_iterations": None,
+                 "trace_bound": None, "target": None}
+
+
+def _check_choice(mechanism: Any, noise: Any) -> None:
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
+    if noise not in ("gaussian", "truncated"):
+        raise ValueError(f"noise must be 'gaussian' or 'truncated', got {noise!r}.")
+
+
+def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float | None = None,
+                         delta: float | None = None, rho: float | None = None, private: Any,
+                         rng: Any = None, reference: bool = False, **opts: Any
+                         ) -> PrivateSolution:
+    """Run ``mechanism`` ("perturbation" or "auto") on a general model.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    mechanism : {"perturbation", "auto"}
+    epsilon, delta, rho : float
+        The budget.
+    private : spec or sequence of specs
+    rng : None, int or Generator
+    reference : bool
+        Attach ``validation`` (exact solve on the TRUE data; not private).
+    **opts
+        ``noise`` ("gaussian" | "truncated", default "gaussian"), ``beta`` (failure
+        probability of the Gaussian tightening, default 1e-3; with "auto" and the MWU chosen,
+        its utility failure probability), ``solver`` ("CLARABEL" | "SCS"); every MWU option is
+        forwarded when the MWU runs.
+
+    Returns
+    -------
+    PrivateSolution
+        Perturbation: ``status="optimal_inaccurate"`` with ``info["guarantee"]`` (feasible for
+        the TRUE data with probability ``>= 1 - beta``, or surely for truncated noise; the
+        objective's sub-optimality is not bounded); ``"infeasible"`` (``"unbounded"``,
+        ``"solver_error"``) with ``info["status_reason"]`` and no point when the counterpart
+        built from the noisy data has none -- a post-processed, public fact about the noisy
+        release, not about the true model; the budget is spent.
+    """
+    noise = opts.pop("noise", "gaussian")
+    _check_choice(mechanism, noise)
+    gen = as_generator(rng)
+    specs = as_spec_tuple(private)
+    budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+    chosen, why = mechanism, None
+    if mechanism == "auto":
+        chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
+    if chosen == "mwu" or any(s.setting == "objective" for s in specs):
+        from cvxdp.solvers.general import solve_general
+
+        mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
+        sol = solve_general(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
+                            rng=gen, reference=reference, mechanism="mwu", **mwu_opts)
+        sol.info["mechanism"] = chosen
+        if chosen == "perturbation":
+            sol.info["perturbation"] = (
+                "objective perturbation (the constraints are public, so the released point is "
+                "feasible and the noise family does not matter: Gaussian on c, Thm C.12)")
+        if why is not None:
+            sol.info["auto"] = why
+        return sol
+    # the MWU's own keywords arrive from solve_general at their defaults: only a set one is an
+    # option perturbation cannot honour
+    opts = {k: v for k, v in opts.items() if not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])}
+    bad = set(opts) - _PERTURBATION_OPTS
+    if bad:
+        raise TypeError(f"unknown option(s) {sorted(bad)} for mechanism='perturbation'; it "
+                        f"takes {sorted(_PERTURBATION_OPTS)}.")
+    sol = _solve_perturbation(problem, specs, budget, noise=noise,
+                              beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
+                              reference=reference, solver=opts.get("solver"))
+    if why is not None:
+        sol.info["auto"] = why
+    return sol
+
+
+def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
+                        noise: str, beta: float, rng: np.random.Generator, reference: bool,
+                        solver: str | None) -> PrivateSolution:
+    from cvxdp.solvers.general import _infeasible, public_feasibility
+    from cvxdp.transform import from_scp, to_scp
+    from cvxdp.transform.canon import set_no_solution
+
+    t0 = time.perf_counter()
+    if not 0 < beta < 1:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+    scp = to_scp(problem, private=specs)
+    sb = scp.sensitivity
+    neighbouring = "; ".join(s.describe() for s in specs)
+    entries = private_entries(scp, specs)
+    plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
+    npl = noise_plan(budget, noise, entries, plan, beta)
+    row_private = np.zeros(scp.m, dtype=bool)
+    row_private[sb.private_rows()] = True
+    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)
+    if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return _infeasible(problem, scp, public_status, neighbouring, t0)
+    acct = PrivacyAccountant(budget)
+    acct.spend(npl.record)
+    out = solve_robust_counterpart(scp, entries, plan, npl, rng, solver=solver)
+    details = {
+        "mechanism": "perturbation", "noise": noise, "sigma_unit": npl.sigma_unit,
+        "sigma": {p["name"]: p["sensitivity"] * npl.sigma_unit for p in entries.per_param},
+        "l2_sensitivity": entries.l2_sensitivity, "l2_sensitivity_scaled": math.sqrt(entries.K),
+        "per_parameter": [dict(p) for p in entries.per_param], "private_entries": entries.K,
+        "units": plan.N, "norm_bound_max": float(npl.B.max(initial=0.0)),
+        "beta": npl.beta, "truncation_mass": npl.q, "draws": out["draws"],
+    }
+    report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
+                         details=details)
+    if noise == "gaussian":
+        guarantee = (f"the released point is feasible for the TRUE data with probability >= "
+                     f"1 - beta = {1 - beta:g} (up to the solver's tolerance); its objective's "
+                     "sub-optimality is not bounded")
+    else:
+        guarantee = ("the released point is feasible for the TRUE data with certainty (bounded "
+                     "noise; up to the solver's tolerance); its objective's sub-optimality is "
+                     "not bounded")
+    info: dict[str, Any] = {
+        "method": "perturbation", "mechanism": "perturbation", "noise": noise,
+        "beta": npl.beta, "guarantee": guarantee, "robust_status": out["status"],
+        "robust_solver": out["solver"], "radius_max": out["radius_max"],
+        "noisy_parameters": {p.name(): out["noisy"][p.id] for p in entries.params},
+    }
+    x = out["x"]
+    if x is None:
+        # CVXPY counts user_limit as "solution present"; with no point the status is the
+        # counterpart's own (infeasible / unbounded / solver_error), explained in status_reason
+        status = out["status"] if out["status"] in (cp.INFEASIBLE, cp.UNBOUNDED) \
+            else cp.SOLVER_ERROR
+        info["status_reason"] = (
+            f"the robust counterpart built from the noisy data is {out['status']}: the "
+            "tightening that keeps the point feasible for the true data leaves no feasible "
+            "(or bounded) point at this budget; raise epsilon (or beta), or use "
+            "mechanism='mwu'. This is post-processing of the noisy release (public); the "
+            "budget was spent.")
+        value = set_no_solution(problem, status)
+        primal = {v.name(): None for v in problem.variables()}
+        validation = None
+    else:
+        status = cp.OPTIMAL_INACCURATE
+        value = from_scp(problem, scp, x, status=status)  # public objective at released x
+        validation = None
+        if reference:
+            from cvxdp.transform.reference import validate
+
+            validation = validate(scp, x)
+            from_scp(problem, scp, x, status=status)
+        primal = {v.name(): v.value for v in problem.variables()}
+    return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
+                           iterations=None, solve_time=time.perf_counter() - t0,
+                           primal=primal, info=info)
+
+
+def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
+                     noise: str = "gaussian", opts: dict[str, Any] | None = None
+                     ) -> tuple[str, dict[str, Any]]:
+    """The rule of ``mechanism="auto"`` (module doc); public quantities only.
+
+    Returns
+    -------
+    (name, why) : ("mwu" | "perturbation", dict with ``rule`` and the compared bounds)
+    """
+    from cvxdp.transform import to_scp
+
+    opts = dict(opts or {})
+    settings = {s.setting for s in specs}
+    if "constraint_set" in settings:
+        return "mwu", {"rule": "ConstraintSetPrivacy: rows added/removed (dense MWU)"}
+    if "objective" in settings:
+        return "perturbation", {"rule": "ObjectivePrivacy: objective perturbation (the same "
+                                        "algorithm under both names)"}
+    pure = not isinstance(budget, ZCDP) and not (isinstance(budget, ApproxDP)
+                                                 and budget.delta > 0)
+    if pure:
+        return "mwu", {"rule": "pure-DP budget: perturbation needs delta > 0"}
+    scp = to_scp(problem, private=specs)
+    beta = float(opts.get("beta", _DEFAULT_BETA))
+    try:
+        entries = private_entries(scp, specs)
+        plan = robust_plan(scp, entries)
+        npl = noise_plan(budget, noise, entries, plan, beta)
+    except (PrivacySpecError, BudgetError) as err:
+        return "mwu", {"rule": "perturbation not applicable: " + str(err)}
+    alpha_mwu, R = _mwu_bound(scp, budget, opts)
+    if R is None:
+        return "perturbation", {"rule": "the MWU form has no public trace bound",
+                                "alpha_mwu": None}
+    tight = 0.0
+    for u, E in enumerate(plan.E):
+        cols = np.sqrt(np.asarray(E.multiply(E).sum(axis=0)).ravel())
+        tight = max(tight, npl.B[u] * npl.sigma_unit * (R * cols[:-1].max(initial=0.0)
+                                                        + cols[-1]))
+    why = {"alpha_mwu": alpha_mwu, "tightening_perturbation": tight, "trace_bound": R}
+    if alpha_mwu is None:
+        why["rule"] = "the MWU theorem's accuracy bound does not hold at this budget"
+        return "perturbation", why
+    if tight <= alpha_mwu:
+        why["rule"] = "perturbation's tightening <= the MWU's proven violation"
+        return "perturbation", why
+    why["rule"] = "the MWU's proven violation < perturbation's tightening"
+    return "mwu", why
+
+
+def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
+               ) -> tuple[float | None, float | None]:
+    """The MWU's a-priori violation bound (canonical units) and its trace bound R."""
+    from cvxdp.solvers.mwu_form import build_mwu_form
+    from cvxdp.solvers.private_scp import plan_schedule, row_sensitivities, total_rho
+
+    sb = scp.sensitivity
+    try:
+        form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
+                              trace_bound=opts.get("trace_bound"), width=opts.get("width"),
+                              check_feasible=False)
+    except Exception:  # noqa: BLE001 - no public trace bound / width: the MWU cannot run
+        return None, None
+    setting = "constraint" if "constraint" in sb.settings else "scalar"
+    sens = row_sensitivities(form)
+    if setting == "constraint" and not np.any(sens.d2 > 0):
+        setting = "scalar"
+    rho = total_rho(budget)
+    run_budget: Budget = budget
+    if rho is not None and np.any(scp.c != 0) and opts.get("target") is None:
+        run_budget = ZCDP(rho * 0.9 / 6)  # the private search's per-run share (general.py)
+    try:
+        sch = plan_schedule(setting, form, sens, run_budget, accuracy=None,
+                            beta=float(opts.get("beta", 0.05)), schedule="auto",
+                            max_iterations=int(opts.get("max_iterations") or 20000))
+    except Exception:  # noqa: BLE001
+        return None, float(form.R)
+    scale = form.R * form.rho
+    return (sch.alpha * scale if sch.valid else None), float(form.R)

@@ -1,0 +1,242 @@
+"""Input perturbation + robust counterpart (mechanism="perturbation"): sensitivity conversion,
+noisy data, feasibility for the TRUE data over seeds, status of an empty counterpart, refusals,
+and that every released number is a function of the noisy parameter (issue 23)."""
+
+from __future__ import annotations
+
+import math
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import cvxdp
+from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.privacy.budgets import ApproxDP, resolve_budget
+from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.solvers import perturbation as pert
+from cvxdp.transform import to_scp
+from cvxdp.transform.reference import cone_violations
+
+
+def _lp(m=5, n=3, seed=0, private="A"):
+    rng = np.random.default_rng(seed)
+    A = cp.Parameter((m, n), name="A")
+    A.value = rng.uniform(0.2, 1.0, (m, n))
+    b = cp.Parameter(m, name="b")
+    b.value = np.ones(m)
+    x = cp.Variable(n, name="x")
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= b, x >= 0, cp.sum(x) <= 10])
+    return prob, A, b, x
+
+
+def _parts(prob, specs, budget, noise, beta):
+    scp = to_scp(prob, private=specs)
+    ent = pert.private_entries(scp, specs)
+    plan = pert.robust_plan(scp, ent)
+    return scp, ent, plan, pert.noise_plan(budget, noise, ent, plan, beta)
+
+
+def test_noisy_program_at_the_true_values_is_the_compiled_program():
+    # LP, SOC and SDP placements: T [theta; 1] at the true theta is to_scp's (A, b)
+    rng = np.random.default_rng(1)
+    A = cp.Parameter((4, 3), name="A")
+    A.value = rng.normal(size=(4, 3))
+    P = cp.Parameter((3, 3), name="P")
+    P.value = np.eye(3) + 0.1 * rng.normal(size=(3, 3))
+    x = cp.Variable(3)
+    X = cp.Variable((3, 3), symmetric=True)
+    prob = cp.Problem(cp.Minimize(cp.sum(x) + cp.trace(X)),
+                      [A @ x <= 1, cp.norm(A[:2] @ x) <= 2, X >> 0, cp.trace(P @ X) >= 1])
+    scp = to_scp(prob, private=cvxdp.ConstraintPrivacy([A, P], sensitivity=0.1))
+    A_t, b_t = pert.noisy_program(scp, {})
+    assert abs(A_t - scp.A).max() == 0.0
+    np.testing.assert_array_equal(b_t, scp.b)
+    # a noisy value moves exactly the entries the parameter reaches
+    noisy = {A.id: A.value + 1.0}
+    A_n, _ = pert.noisy_program(scp, noisy)
+    assert abs(A_n - scp.A).max() == pytest.approx(1.0)
+
+
+def test_per_entry_sensitivity_becomes_the_l2_sensitivity_of_the_release():
+    # hand computation: A (3x4) with Delta 0.02 and b (3) with Delta 0.5
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((3, 4), name="A")
+    A.value = rng.uniform(size=(3, 4))
+    b = cp.Parameter(3, name="b")
+    b.value = np.ones(3)
+    x = cp.Variable(4)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= b, x >= 0, x <= 1])
+    specs = (cvxdp.ConstraintPrivacy(A, sensitivity=0.02), cvxdp.ScalarPrivacy(b,
+                                                                             sensitivity=0.5))
+    budget = ApproxDP(1.0, 1e-6)
+    scp, ent, plan, npl = _parts(prob, specs, budget, "gaussian", 1e-3)
+    assert ent.K == 15
+    assert ent.per_param[0]["l2_sensitivity"] == pytest.approx(0.02 * math.sqrt(12))
+    assert ent.per_param[1]["l2_sensitivity"] == pytest.approx(0.5 * math.sqrt(3))
+    assert ent.l2_sensitivity == pytest.approx(math.sqrt(12 * 0.02**2 + 3 * 0.5**2))
+    # sigma per unit of declared sensitivity: the analytic Gaussian is linear in D
+    assert npl.sigma_unit == pytest.approx(
+        math.sqrt(15) * calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=1.0), rel=1e-9)
+    # units: the 3 private rows of A @ x <= b, each reached by 4 entries of A and 1 of b
+    assert plan.N == 3 and list(plan.support) == [5, 5, 5]
+    np.testing.assert_allclose(npl.B, math.sqrt(5) + math.sqrt(2 * math.log(3 / 1e-3)))
+    # the drawn noise has standard deviation Delta_p * sigma_unit per parameter
+    g = np.random.default_rng(3).standard_normal((4000, 15))
+    z = np.array([pert.release_parameters(ent, gi, npl.sigma_unit)[A.id] - A.value
+                  for gi in g[:400]])
+    assert np.std(z) == pytest.approx(0.02 * npl.sigma_unit, rel=0.05)
+    assert A.value is not None and np.all(A.value < 1.0)  # the user's parameter untouched
+
+
+def _feasible_rate(noise, beta, tighten=True, seeds=200):
+    prob, A, b, x = _lp()
+    specs = (cvxdp.ConstraintPrivacy(A, sensitivity=0.05),)
+    scp, ent, plan, npl = _parts(prob, specs, ApproxDP(2.0, 1e-5), noise, beta)
+    if not tighten:  # negative control: the noisy LP solved as it is
+        npl = pert.NoisePlan(npl.noise, npl.sigma_unit, 0 * npl.B, npl.q, npl.record, beta)
+    ok = solved = 0
+    for s in range(seeds):
+        gen = np.random.default_rng(s)
+        g, _ = pert.draw_noise(npl, plan, ent.K, gen)
+        noisy = pert.release_parameters(ent, g, npl.sigma_unit)
+        A_t, b_t = pert.noisy_program(scp, noisy)
+        cp_ = pert.counterpart(scp, A_t, b_t, plan, npl.B * npl.sigma_unit * (1 if tighten
+                                                                             else 0))
+        from cvxdp.transform.reference import solve_exact
+
+        sol = solve_exact(cp_)
+        if sol.x is None:
+            continue
+        solved += 1
+        ok += cone_violations(scp, sol.x[:scp.n]).max() <= 1e-7
+    return ok / max(solved, 1), solved
+
+
+def test_gaussian_counterpart_is_feasible_for_the_true_data_with_probability_1_minus_beta():
+    beta = 0.1
+    rate, solved = _feasible_rate("gaussian", beta)
+    assert solved >= 150
+    assert rate >= 1 - beta - 3 * math.sqrt(beta * (1 - beta) / solved)
+    # negative control: without the tightening the noisy LP's optimum is often infeasible
+    rate0, _ = _feasible_rate("gaussian", beta, tighten=False, seeds=60)
+    assert rate0 < 0.5
+
+
+def test_truncated_counterpart_is_feasible_for_the_true_data_on_every_seed():
+    rate, solved = _feasible_rate("truncated", None)
+    assert solved >= 150
+    assert rate == 1.0
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "truncated"])
+def test_solve_private_perturbation_on_soc_and_sdp_is_feasible_for_the_true_data(noise):
+    rng = np.random.default_rng(2)
+    F = cp.Parameter((3, 3), name="F")
+    F.value = rng.normal(size=(3, 3))
+    x = cp.Variable(3, name="x")
+    X = cp.Variable((3, 3), symmetric=True, name="X")
+    C = cp.Parameter((3, 3), name="C")
+    C.value = np.eye(3) + 0.1 * np.ones((3, 3))
+    prob = cp.Problem(cp.Maximize(cp.sum(x) + cp.trace(X)),
+                      [cp.norm(F @ x) <= 1, X >> 0, cp.trace(C @ X) <= 1, cp.abs(x) <= 5])
+    before = (F.value.copy(), C.value.copy())
+    sol = cvxdp.solve_private(prob, epsilon=20.0, delta=1e-6, rng=0, mechanism="perturbation",
+                              noise=noise, private=cvxdp.ConstraintPrivacy([F, C], 1e-3))
+    assert sol.status == "optimal_inaccurate"
+    assert np.linalg.norm(F.value @ x.value) <= 1 + 1e-7
+    assert np.trace(C.value @ X.value) <= 1 + 1e-7
+    assert np.linalg.eigvalsh(X.value).min() >= -1e-7
+    np.testing.assert_array_equal(F.value, before[0])  # the user's parameters untouched
+    np.testing.assert_array_equal(C.value, before[1])
+    exact = cp.Problem(prob.objective, [cp.norm(F.value @ x) <= 1, X >> 0,
+                                        cp.trace(C.value @ X) <= 1, cp.abs(x) <= 5]).solve()
+    assert 0 < exact - sol.value < 0.5 * abs(exact)  # feasible, hence below the optimum
+    assert sol.privacy.epsilon == pytest.approx(20.0) and sol.privacy.delta == 1e-6
+    assert "TRUE data" in sol.info["guarantee"]
+
+
+def test_an_empty_counterpart_is_a_status_not_an_exception():
+    prob, A, b, x = _lp()
+    prob = cp.Problem(prob.objective, [A.value @ x <= b, x >= 0.3])
+    sol = cvxdp.solve_private(prob, epsilon=0.05, delta=1e-6, rng=0, mechanism="perturbation",
+                              private=cvxdp.ScalarPrivacy(b, sensitivity=0.5))
+    assert sol.status == "infeasible" and sol.info["robust_status"] == "infeasible"
+    assert "noisy" in sol.info["status_reason"] and x.value is None
+    assert sol.privacy.epsilon == pytest.approx(0.05)  # the budget was spent
+
+
+def test_refusals_happen_before_any_budget_is_spent():
+    prob, A, b, x = _lp()
+    eq = cp.Problem(prob.objective, [A @ x == b, x >= 0, cp.sum(x) <= 10])
+    with pytest.raises(PrivacySpecError, match="equality"):
+        cvxdp.solve_private(eq, epsilon=1, delta=1e-6, mechanism="perturbation",
+                            private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
+    with pytest.raises(BudgetError, match="delta"):
+        cvxdp.solve_private(prob, epsilon=1, mechanism="perturbation",
+                            private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+    with pytest.raises(BudgetError, match="zCDP"):
+        cvxdp.solve_private(prob, rho=0.5, mechanism="perturbation", noise="truncated",
+                            private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+    with pytest.raises(ValueError, match="mechanism"):
+        cvxdp.solve_private(prob, epsilon=1, delta=1e-6, mechanism="perturb",
+                            private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+
+
+def test_truncated_record_accounts_its_delta_exactly():
+    prob, A, b, x = _lp()
+    specs = (cvxdp.ScalarPrivacy(b, sensitivity=0.1),)
+    eps, delta = 0.7, 1e-6
+    _, ent, plan, npl = _parts(prob, specs, ApproxDP(eps, delta), "truncated", None)
+    d_g = delta / 2
+    assert npl.sigma_unit == pytest.approx(
+        calibrate_gaussian(epsilon=eps, delta=d_g, sensitivity=math.sqrt(5)), rel=1e-12)
+    q = npl.q
+    assert (d_g + math.exp(eps) * q) / (1 - q) == pytest.approx(delta, rel=1e-12)
+    # the bound B_u makes P(||g_S|| > B_u for some u) <= q: checked by simulation at a larger q
+    B = np.sqrt(plan.support) + math.sqrt(2 * math.log(plan.N / 0.2))
+    g = np.random.default_rng(0).standard_normal((20000, ent.K))
+    out = np.any(np.sqrt((plan.indicator @ (g * g).T).T) > B, axis=1).mean()
+    assert out <= 0.2
+    sol = cvxdp.solve_private(prob, epsilon=eps, delta=delta, rng=0, private=specs,
+                              mechanism="perturbation", noise="truncated")
+    assert sol.privacy.epsilon == pytest.approx(eps) and sol.privacy.delta == delta
+    assert sol.privacy.records[0].mechanism == "truncated_gaussian"
+
+
+def test_released_answer_depends_on_the_private_data_only_through_the_noisy_parameter(
+        monkeypatch):
+    # run on b, then on a neighbour b' (every entry moved by <= Delta) with the SAME released
+    # noisy parameter: every released field is the same; reference=True (exact, not private)
+    # is the positive control that sees the difference.
+    prob, A, b, x = _lp()
+    spec = cvxdp.ScalarPrivacy(b, sensitivity=0.02)
+    sol1 = cvxdp.solve_private(prob, epsilon=8.0, delta=1e-6, rng=4, private=spec,
+                               mechanism="perturbation", reference=True)
+    released = sol1.info["noisy_parameters"]["b"].copy()
+    x1 = x.value.copy()
+    b.value = b.value + 0.02 * np.array([1, -1, 1, -1, 1])
+    monkeypatch.setattr(pert, "release_parameters", lambda ent, g, s: {b.id: released})
+    sol2 = cvxdp.solve_private(prob, epsilon=8.0, delta=1e-6, rng=4, private=spec,
+                               mechanism="perturbation", reference=True)
+    np.testing.assert_allclose(x.value, x1, rtol=1e-12, atol=1e-12)
+    assert sol2.value == pytest.approx(sol1.value, rel=1e-12)
+    keys = set(sol1.info) - {"noisy_parameters"}
+    assert {k: str(sol1.info[k]) for k in keys} == {k: str(sol2.info[k]) for k in keys}
+    assert sol1.privacy.epsilon == sol2.privacy.epsilon
+    assert sol1.validation.max_violation != pytest.approx(sol2.validation.max_violation,
+                                                          abs=1e-6) or \
+        sol1.validation.reference_value != pytest.approx(sol2.validation.reference_value)
+
+
+def test_same_seed_same_answer_and_budget_types():
+    prob, A, b, x = _lp()
+    spec = cvxdp.ConstraintPrivacy(A, sensitivity=0.01)
+    v1 = prob.solve(method="private", epsilon=2.0, delta=1e-6, rng=7, private=spec,
+                    mechanism="perturbation")
+    v2 = prob.solve(method="private", epsilon=2.0, delta=1e-6, rng=7, private=spec,
+                    mechanism="perturbation")
+    assert v1 == pytest.approx(v2, rel=1e-12)
+    sol = cvxdp.solve_private(prob, rho=0.3, rng=7, private=spec, mechanism="perturbation")
+    assert sol.privacy.rho == pytest.approx(0.3, rel=1e-9)
+    assert resolve_budget(rho=0.3).rho == 0.3

@@ -1,0 +1,133 @@
+"""mechanism="auto" (the public choice between the MWU and perturbation) and a privacy audit of
+the perturbed parameter release (issue 23)."""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import cvxdp
+from cvxdp.audit import audit_mechanism
+from cvxdp.privacy.budgets import ApproxDP, resolve_budget
+from cvxdp.solvers import mechanism as mech
+from cvxdp.solvers import perturbation as pert
+from cvxdp.transform import to_scp
+
+
+def _lp(eq=False):
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((5, 3), name="A")
+    A.value = rng.uniform(0.2, 1.0, (5, 3))
+    b = cp.Parameter(5, name="b")
+    b.value = np.ones(5)
+    c = cp.Parameter(3, name="c")
+    c.value = np.ones(3)
+    x = cp.Variable(3, name="x")
+    cons = [A @ x == b] if eq else [A @ x <= b]
+    prob = cp.Problem(cp.Maximize(c @ x), [*cons, x >= 0, cp.sum(x) <= 10])
+    return prob, A, b, c, x
+
+
+def _choose(prob, spec, **budget):
+    return mech.choose_mechanism(prob, (spec,), resolve_budget(**budget))
+
+
+def test_auto_takes_the_mwu_where_perturbation_cannot_run():
+    prob, A, b, c, x = _lp()
+    # pure DP: perturbation needs delta > 0, the scalar-privacy MWU runs under pure epsilon
+    name, why = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=1.0)
+    assert name == "mwu" and "pure" in why["rule"]
+    # private data in an equality: no slack to tighten
+    eq, A2, b2, *_ = _lp(eq=True)
+    name, why = _choose(eq, cvxdp.ConstraintPrivacy(A2, 0.01), epsilon=1.0, delta=1e-6)
+    assert name == "mwu" and "equality" in why["rule"]
+    # truncated noise has no zCDP bound
+    name, why = mech.choose_mechanism(prob, (cvxdp.ScalarPrivacy(b, 0.01),),
+                                      resolve_budget(rho=1.0), noise="truncated")
+    assert name == "mwu" and "zCDP" in why["rule"]
+
+
+def test_auto_takes_perturbation_where_the_mwu_bound_is_not_proven_or_larger():
+    prob, A, b, c, x = _lp()
+    name, why = _choose(prob, cvxdp.ConstraintPrivacy(A, 0.01), epsilon=1.0, delta=1e-6)
+    assert name == "perturbation" and why["alpha_mwu"] is None
+    # at a large budget both bounds exist; perturbation's tightening is far below the MWU's
+    name, why = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=100.0, delta=1e-6)
+    assert name == "perturbation"
+    assert why["tightening_perturbation"] < 0.5 * why["alpha_mwu"]
+    name, _ = _choose(prob, cvxdp.ObjectivePrivacy(c, 0.01), epsilon=1.0, delta=1e-6)
+    assert name == "perturbation"
+
+
+def test_auto_takes_the_mwu_when_its_proven_violation_is_smaller(monkeypatch):
+    prob, A, b, c, x = _lp()
+    _, why = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=100.0, delta=1e-6)
+    small = 0.5 * why["tightening_perturbation"]
+    monkeypatch.setattr(mech, "_mwu_bound", lambda scp, budget, opts: (small, 10.0))
+    name, why2 = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=100.0, delta=1e-6)
+    assert name == "mwu" and why2["alpha_mwu"] == small
+
+
+def test_auto_reads_no_private_value():
+    # the choice and its numbers are the same on two different datasets with the same
+    # structure and declarations
+    p1, A1, b1, c1, x1 = _lp()
+    w1 = _choose(p1, cvxdp.ConstraintPrivacy(A1, 0.01), epsilon=50.0, delta=1e-6)
+    A1.value = A1.value * 0.5 + 0.3
+    w2 = _choose(p1, cvxdp.ConstraintPrivacy(A1, 0.01), epsilon=50.0, delta=1e-6)
+    assert w1[0] == w2[0]
+    assert w1[1]["tightening_perturbation"] == pytest.approx(w2[1]["tightening_perturbation"])
+
+
+def test_auto_reports_which_mechanism_ran_and_why():
+    prob, A, b, c, x = _lp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, mechanism="auto",
+                                  private=cvxdp.ConstraintPrivacy(A, 0.01))
+        assert sol.info["mechanism"] == "perturbation" and "rule" in sol.info["auto"]
+        sol = cvxdp.solve_private(prob, epsilon=1.0, rng=0, mechanism="auto",
+                                  private=cvxdp.ScalarPrivacy(b, 0.01))
+        assert sol.info["mechanism"] == "mwu" and "pure" in sol.info["auto"]["rule"]
+        sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, mechanism="auto",
+                                  private=cvxdp.ObjectivePrivacy(c, 0.01))
+    assert sol.info["mechanism"] == "perturbation"
+    assert sol.info["method"] == "objective_perturbation"
+
+
+def _release(noise: str, eps: float, delta: float):
+    """mechanism(data, rng) -> the released noisy b[0] (b has one entry, Delta = 1)."""
+    b = cp.Parameter(1, name="b")
+    b.value = np.zeros(1)
+    x = cp.Variable(1)
+    prob = cp.Problem(cp.Maximize(x[0]), [x <= b, x >= -100])
+    spec = cvxdp.ScalarPrivacy(b, sensitivity=1.0)
+    scp = to_scp(prob, private=spec)
+    ent = pert.private_entries(scp, (spec,))
+    plan = pert.robust_plan(scp, ent)
+    npl = pert.noise_plan(ApproxDP(eps, delta), noise, ent, plan, 1e-3)
+
+    def run(value, gen):
+        g, _ = pert.draw_noise(npl, plan, ent.K, gen)
+        return float(value + npl.sigma_unit * g[0])
+
+    return run
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "truncated"])
+def test_audit_of_the_perturbed_parameter_release(noise):
+    eps, delta = 1.0, 1e-3
+    res = audit_mechanism(_release(noise, eps, delta), 0.0, 1.0, epsilon=eps, delta=delta,
+                          n_samples=20000, rng=1)
+    assert res.passed
+    # positive control: the same release with half the noise is caught
+    run = _release(noise, eps, delta)
+
+    def loud(value, gen):
+        return value + 0.5 * (run(0.0, gen))
+
+    bad = audit_mechanism(loud, 0.0, 1.0, epsilon=eps, delta=delta, n_samples=20000, rng=1)
+    assert not bad.passed
