@@ -127,3 +127,33 @@ def test_user_covering_model_with_a_sparse_constant_is_solved():
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, T=5,
                              private=cvxdp.ConstraintSetPrivacy(con))
     assert sol.status == "optimal_inaccurate" and np.all(np.isfinite(x.value))
+
+
+@pytest.mark.parametrize("psd_attr", [False, True])
+def test_covering_sdp_model_accepts_the_psd_constraint_written_as_x_succeq_0(psd_attr):
+    """``X >> 0`` (CVXPY's spelling) is the sign constraint of a covering SDP, whether X is
+    declared symmetric=True or PSD=True (then it is redundant)."""
+    rng = np.random.default_rng(3)
+    r, m = 3, 40
+    mats = []
+    for _ in range(m):
+        v = rng.standard_normal((r, 2))
+        M = v @ v.T
+        mats.append(M / np.linalg.eigvalsh(M)[-1])
+    A = cp.Parameter((m, r * r), name="A", value=np.stack([M.ravel() for M in mats]))
+    X = cp.Variable((r, r), name="X", **({"PSD": True} if psd_attr else {"symmetric": True}))
+    con = A @ cp.vec(X, order="C") >= 1
+    prob = cp.Problem(cp.Minimize(cp.trace(X)), [con, X >> 0])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, T=5,
+                             private=cvxdp.ConstraintSetPrivacy(con))
+    assert sol.status == "optimal_inaccurate"
+    assert np.linalg.eigvalsh(X.value)[0] >= -1e-9
+
+
+def test_covering_sdp_model_still_refuses_a_shifted_psd_constraint():
+    A = cp.Parameter((10, 4), name="A", value=np.full((10, 4), 0.25))
+    X = cp.Variable((2, 2), name="X", symmetric=True)
+    con = A @ cp.vec(X, order="C") >= 1
+    prob = cp.Problem(cp.Minimize(cp.trace(X)), [con, X >> np.eye(2)])
+    with pytest.raises(cvxdp.UnsupportedProblemError, match="sign constraint"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintSetPrivacy(con))
