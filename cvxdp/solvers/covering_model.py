@@ -98,6 +98,21 @@ def _linear_map(expr: Any, var: cp.Variable, basis: list[np.ndarray]) -> tuple[n
     return g0, np.column_stack(cols) if cols else np.zeros((g0.size, 0))
 
 
+def _is_the_variable(expr: Any, var: cp.Variable) -> bool:
+    """True when ``expr`` is ``var`` itself, possibly written as ``var - 0`` (``X >> 0``).
+
+    Decided on the expression's public structure: its linear map on the standard basis is the
+    identity and its offset is zero (evaluated on a parameter copy, the variable untouched).
+    """
+    if expr is var:
+        return True
+    if expr.shape != var.shape or not expr.is_affine() or expr.parameters():
+        return False
+    n = var.size
+    g0, G = _linear_map(expr, var, list(np.eye(n).reshape(n, *var.shape)))
+    return bool(np.allclose(g0, 0) and G.shape == (n, n) and np.allclose(G, np.eye(n)))
+
+
 def _sdp_basis(r: int) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
     """PSD basis points: ``E_jj`` and ``(e_j + e_k)(e_j + e_k)'`` (values must satisfy PSD=)."""
     basis, idx = [], []
@@ -156,8 +171,8 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
     others = [c for c in problem.constraints if c is not constraint]
     sign_ok = bool(var.attributes.get("PSD")) if is_sdp else bool(var.attributes.get("nonneg"))
     for con in others:
-        if is_sdp and isinstance(con, PSD) and con.args[0] is var:
-            sign_ok = True
+        if is_sdp and isinstance(con, PSD) and _is_the_variable(con.args[0], var):
+            sign_ok = True  # X >> 0 is PSD(X - 0): CVXPY's spelling of the sign constraint
         elif not is_sdp and isinstance(con, (Inequality, NonNeg, NonPos)):
             n = var.size
             expr = _expr_of(con, _label(problem, con))
