@@ -1,0 +1,260 @@
+"""MWU vs perturbation (Gaussian / truncated) vs auto on LPs, an SOCP and an SDP (issue 23).
+
+For each model, epsilon in {0.1, 1, 10} (delta = 1e-6) and 20 noise seeds (the data fixed):
+
+* ``gap``: the user's objective at the released point with the TRUE data minus the exact optimum,
+  signed so that > 0 is worse, over ``max(1, |optimum|)`` (median over the seeds with a point);
+* ``viol``: largest violation of the user's constraints with the TRUE data (max over seeds);
+* ``feas``: seeds whose released point is feasible for the TRUE data (violation <= 1e-6), out
+  of the seeds that released a point; ``none``: seeds with no point (empty counterpart);
+* the trivial baseline ``x = 0`` (public, feasible for every model here) and, on the private-b
+  LP, the re-implemented Munoz et al. (AISTATS 2021) mechanism (``benchmarks/munoz_rhs_lp.py``).
+
+``--gallery`` also runs the mechanisms over ``benchmarks/gallery.py`` (perturbation: 20 seeds;
+MWU: seed 0 in its own process with a time limit; auto: its choice, made from public data).
+
+Usage::
+
+    python benchmarks/bench_perturbation.py                 # the four models
+    python benchmarks/bench_perturbation.py --seeds 5 --eps 1
+    python benchmarks/bench_perturbation.py --gallery --eps 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_gallery import user_violation  # noqa: E402
+from munoz_rhs_lp import munoz_rhs_lp  # noqa: E402
+
+import cvxdp  # noqa: E402
+
+DELTA = 1e-6
+TOL = 1e-6
+MECHS = {"mwu": {"mechanism": "mwu"},
+         "pert-gauss": {"mechanism": "perturbation", "noise": "gaussian"},
+         "pert-trunc": {"mechanism": "perturbation", "noise": "truncated"},
+         "auto": {"mechanism": "auto"}}
+
+
+def lp_private_A(seed: int = 0):
+    """max c'x s.t. A x <= 1, x >= 0, sum(x) <= 10; A (10x6) private, entries move <= 1e-3."""
+    rng = np.random.default_rng(seed)
+    A = cp.Parameter((10, 6), name="A")
+    A.value = rng.uniform(0.2, 1.0, (10, 6))
+    x = cp.Variable(6, name="x")
+    c = rng.uniform(0.5, 1.5, 6)
+    prob = cp.Problem(cp.Maximize(c @ x), [A @ x <= 1, x >= 0, cp.sum(x) <= 10])
+    return prob, cvxdp.ConstraintPrivacy(A, sensitivity=1e-3), None
+
+
+def lp_private_b(seed: int = 0):
+    """max c'x s.t. A x <= b, x >= 0, sum(x) <= 10; b (10) private, entries move <= 1e-2."""
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(0.2, 1.0, (10, 6))
+    b = cp.Parameter(10, name="b")
+    b.value = rng.uniform(2.0, 3.0, 10)
+    x = cp.Variable(6, name="x")
+    c = rng.uniform(0.5, 1.5, 6)
+    public = [x >= 0, cp.sum(x) <= 10]
+    prob = cp.Problem(cp.Maximize(c @ x), [A @ x <= b, *public])
+    return prob, cvxdp.ScalarPrivacy(b, sensitivity=1e-2), (c, A, b, public, x)
+
+
+def socp_private_F(seed: int = 0):
+    """max c'x s.t. ||F x||_2 <= 1, |x| <= 5; F (5x4) private, entries move <= 1e-3."""
+    rng = np.random.default_rng(seed)
+    F = cp.Parameter((5, 4), name="F")
+    F.value = rng.normal(size=(5, 4))
+    x = cp.Variable(4, name="x")
+    c = rng.normal(size=4)
+    prob = cp.Problem(cp.Maximize(c @ x), [cp.norm(F @ x) <= 1, cp.abs(x) <= 5])
+    return prob, cvxdp.ConstraintPrivacy(F, sensitivity=1e-3), None
+
+
+def sdp_private_C(seed: int = 0):
+    """max tr(X) s.t. tr(C_i X) <= 1 (i < 4), X >> 0, tr(X) <= 10; C_i (4x4) private (1e-3)."""
+    rng = np.random.default_rng(seed)
+    Cs = []
+    for i in range(4):
+        G = rng.normal(size=(4, 4))
+        C = cp.Parameter((4, 4), name=f"C{i}")
+        C.value = G @ G.T / 4 + np.eye(4)
+        Cs.append(C)
+    X = cp.Variable((4, 4), symmetric=True, name="X")
+    cons = [cp.trace(C @ X) <= 1 for C in Cs] + [X >> 0, cp.trace(X) <= 10]
+    prob = cp.Problem(cp.Maximize(cp.trace(X)), cons)
+    return prob, cvxdp.ConstraintPrivacy(Cs, sensitivity=1e-3), None
+
+
+MODELS = {"LP private A": lp_private_A, "LP private b": lp_private_b,
+          "SOCP private F": socp_private_F, "SDP private C_i": sdp_private_C}
+
+
+def _gap(prob: cp.Problem, f_star: float) -> float | None:
+    if any(v.value is None for v in prob.variables()):
+        return None
+    f = float(prob.objective.value)
+    sense = 1.0 if isinstance(prob.objective, cp.Minimize) else -1.0
+    return sense * (f - f_star) / max(1.0, abs(f_star))
+
+
+def run_mechanism(build, mech: str, eps: float, seed: int, f_star: float) -> dict[str, Any]:
+    """One private solve; returns gap / violation / status / time (every error caught)."""
+    prob, spec, munoz = build()
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"seed": seed}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if mech == "trivial":
+                for v in prob.variables():
+                    v.value = np.zeros(v.shape)
+                out["status"] = "public"
+            elif mech == "munoz":
+                c, A, b, public, x = munoz
+                xs, info = munoz_rhs_lp(c, A, b.value, public, x,
+                                        sensitivity_l1=b.size * spec.sensitivity,
+                                        epsilon=eps, delta=DELTA,
+                                        rng=np.random.default_rng(seed))
+                out["status"] = info["status"]
+                if xs is None:
+                    x.value = None
+            else:
+                sol = cvxdp.solve_private(prob, epsilon=eps, delta=DELTA, private=spec,
+                                          rng=seed, **MECHS[mech])
+                out["status"] = sol.status
+                out["ran"] = sol.info.get("mechanism", mech)
+    except Exception as err:  # noqa: BLE001 - a failure is a row
+        out["status"] = "error:" + type(err).__name__ + ":" + str(err)[:60]
+        return out
+    out["time"] = time.perf_counter() - t0
+    out["gap"] = _gap(prob, f_star)
+    out["viol"] = user_violation(prob) if out["gap"] is not None else None
+    return out
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    pts = [r for r in rows if r.get("gap") is not None]
+    gaps = [r["gap"] for r in pts]
+    viol = [r["viol"] for r in pts]
+    ran = sorted({r.get("ran", "") for r in rows} - {""})
+    ran += sorted({str(r["status"]) for r in rows if str(r["status"]).startswith("error")})
+    return {"n": len(rows), "points": len(pts),
+            "gap": float(np.median(gaps)) if gaps else None,
+            "viol": float(np.max(viol)) if viol else None,
+            "feas": sum(v <= TOL for v in viol), "none": len(rows) - len(pts),
+            "errors": sum(str(r["status"]).startswith("error") for r in rows),
+            "ran": "/".join(ran), "time": float(np.mean([r.get("time", 0) for r in rows]))}
+
+
+def _fmt(s: dict[str, Any]) -> str:
+    if s["points"] == 0:
+        return f"{'no point':>8} {'':>8} {'0/0':>6} {s['none']:>4}"
+    return (f"{s['gap']:8.3f} {s['viol']:8.1e} {s['feas']:>2}/{s['points']:<3} {s['none']:>4}")
+
+
+def bench_models(eps_list: list[float], seeds: int, out=print) -> list[dict[str, Any]]:
+    rows = []
+    out(f"{'model':<16} {'eps':>5} {'mechanism':<11} {'gap':>8} {'viol':>8} {'feas':>6} "
+        f"{'none':>4}  ran / s")
+    for name, build in MODELS.items():
+        ref, _, _ = build()
+        f_star = float(ref.solve(solver=cp.CLARABEL))
+        mechs = list(MECHS) + (["munoz"] if name == "LP private b" else []) + ["trivial"]
+        for eps in eps_list:
+            for mech in mechs:
+                n = 1 if mech == "trivial" else seeds
+                res = [run_mechanism(build, mech, eps, s, f_star) for s in range(n)]
+                s = summarise(res)
+                s.update(model=name, eps=eps, mechanism=mech)
+                rows.append(s)
+                out(f"{name:<16} {eps:>5g} {mech:<11} {_fmt(s)}  {s['ran']} "
+                    f"{s['time']:.2f}s" + (f" errors={s['errors']}" if s["errors"] else ""))
+    return rows
+
+
+def bench_gallery(eps_list: list[float], seeds: int, timeout: float, out=print
+                  ) -> list[dict[str, Any]]:
+    import bench_gallery as bg
+    import gallery
+
+    from cvxdp.privacy.budgets import resolve_budget
+    from cvxdp.solvers.mechanism import choose_mechanism
+    from cvxdp.specs import as_spec_tuple
+
+    rows = []
+    out(f"{'model':<22} {'eps':>5} {'mechanism':<11} {'gap':>8} {'viol':>8} {'feas':>6} "
+        f"{'none':>4}  ran")
+    for entry in gallery.models():
+        ref, spec, _ = entry.build(0)
+        try:
+            f_star = float(ref.solve())
+        except Exception:  # noqa: BLE001
+            continue
+
+        def build(entry=entry):
+            p, sp_, _ = entry.build(0)
+            return p, sp_, None
+
+        for eps in eps_list:
+            res_mwu = bg.run_isolated(entry.name, eps, None, timeout)
+            s_mwu = {"n": 1, "points": int(res_mwu.get("gap") is not None),
+                     "gap": res_mwu.get("gap"), "viol": res_mwu.get("violation"),
+                     "feas": int((res_mwu.get("violation") or np.inf) <= TOL),
+                     "none": int(res_mwu.get("gap") is None), "errors": 0,
+                     "ran": str(res_mwu.get("outcome")), "time": res_mwu.get("t_private", 0)}
+            for mech in ["pert-gauss", "pert-trunc", "auto", "mwu"]:
+                if mech == "mwu":
+                    s = dict(s_mwu)
+                elif mech == "auto":
+                    p, sp_, _ = entry.build(0)
+                    try:
+                        choice, _ = choose_mechanism(p, as_spec_tuple(sp_), resolve_budget(
+                            epsilon=eps, delta=DELTA))
+                    except Exception as err:  # noqa: BLE001
+                        choice = "error:" + type(err).__name__
+                    if choice == "perturbation":
+                        s = summarise([run_mechanism(build, "auto", eps, k, f_star)
+                                       for k in range(seeds)])
+                    else:
+                        s = dict(s_mwu)
+                        s["ran"] = choice + " " + s["ran"]
+                else:
+                    s = summarise([run_mechanism(build, mech, eps, k, f_star)
+                                   for k in range(seeds)])
+                    if s["errors"] and s["points"] == 0:
+                        r = run_mechanism(build, mech, eps, 0, f_star)
+                        s["ran"] = r["status"]
+                s.update(model=entry.name, eps=eps, mechanism=mech)
+                rows.append(s)
+                out(f"{entry.name:<22} {eps:>5g} {mech:<11} {_fmt(s)}  {s['ran']}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0, 10.0])
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--gallery", action="store_true")
+    ap.add_argument("--timeout", type=float, default=60.0)
+    args = ap.parse_args(argv)
+    if args.gallery:
+        bench_gallery(args.eps, args.seeds, args.timeout)
+    else:
+        bench_models(args.eps, args.seeds)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
