@@ -144,7 +144,8 @@ class SpectralPDSpace(_WeightedAverage):
 
     ``r <= 1`` with ``t = 1 + r / 2`` (the paper fixes r = 1, t = 3/2) and ``phi = 1``.  It is
     affine invariant, so no bound on the scale or condition number is needed.  Singular items
-    (e.g. a block with fewer points than d) match nothing, as Eq. 5.1 intends.
+    (e.g. a block with fewer points than d) match nothing, as Eq. 5.1 intends; so do items with
+    a NaN / inf entry (a failed block), and a comparison that overflows fails, with no warning.
     """
 
     r: float = 1.0
@@ -164,27 +165,31 @@ class SpectralPDSpace(_WeightedAverage):
     def within(self, items: Any, radius: float) -> np.ndarray:
         y = np.asarray(items, dtype=float)
         k, d = y.shape[0], y.shape[1]
-        y = 0.5 * (y + np.swapaxes(y, 1, 2))
         out = np.zeros((k, k), dtype=bool)
-        ok = np.zeros(k, dtype=bool)
-        inv_l = np.empty_like(y)
-        eye = np.eye(d)
-        for i in range(k):  # k Cholesky factorisations; the k^2 pairs are batched below
-            try:
-                low = np.linalg.cholesky(y[i])
-                inv_l[i] = linalg.solve_triangular(low, eye, lower=True)
-                ok[i] = np.isfinite(inv_l[i]).all()
-            except np.linalg.LinAlgError:
-                ok[i] = False
-        idx = np.nonzero(ok)[0]
-        if idx.size == 0:
-            return out
-        lo, hi = 1.0 / (1.0 + radius), 1.0 + radius
-        yy = y[idx]
-        for i in idx:  # batched over j: eigenvalues of L_i^{-1} Y_j L_i^{-T}
-            m = inv_l[i] @ yy @ inv_l[i].T
-            lam = np.linalg.eigvalsh(0.5 * (m + np.swapaxes(m, 1, 2)))
-            out[i, idx] = (lam.min(axis=1) >= lo) & (lam.max(axis=1) <= hi)
+        # every item is private: nothing below may raise or warn because of its values
+        with np.errstate(all="ignore"):
+            y = 0.5 * (y + np.swapaxes(y, 1, 2))
+            ok = np.isfinite(y).reshape(k, -1).all(axis=1)
+            inv_l = np.full_like(y, np.nan)
+            eye = np.eye(d)
+            for i in np.nonzero(ok)[0]:  # k Cholesky factorisations; pairs batched below
+                try:
+                    low = np.linalg.cholesky(y[i])
+                    inv_l[i] = linalg.solve_triangular(low, eye, lower=True)
+                    ok[i] = np.isfinite(inv_l[i]).all()
+                except (np.linalg.LinAlgError, ValueError):
+                    ok[i] = False
+            idx = np.nonzero(ok)[0]
+            if idx.size == 0:
+                return out
+            lo, hi = 1.0 / (1.0 + radius), 1.0 + radius
+            yy = y[idx]
+            for i in idx:  # batched over j: eigenvalues of L_i^{-1} Y_j L_i^{-T}
+                m = inv_l[i] @ yy @ inv_l[i].T
+                m = 0.5 * (m + np.swapaxes(m, 1, 2))
+                fin = np.isfinite(m).reshape(len(idx), -1).all(axis=1)  # overflow: no match
+                lam = np.linalg.eigvalsh(np.where(fin[:, None, None], m, 0.0))
+                out[i, idx] = fin & (lam.min(axis=1) >= lo) & (lam.max(axis=1) <= hi)
         return out & out.T  # symmetric by definition; guards rounding asymmetry
 
     def default_mask(self, gamma: float, epsilon: float, delta: float, example: Any
@@ -319,9 +324,17 @@ def block_projector(z: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     Singular values below ``rtol * sigma_1`` count as zero: rounding leaves ~1e-16 ||x|| in
     every direction (more after centring data with a large mean), so the LAPACK-style
     ``max(m, n) eps sigma_1`` threshold would see full rank; directions with a variance ratio
-    below ``rtol^2 = 1e-18`` are treated as degenerate (a public choice).
+    below ``rtol^2 = 1e-18`` are treated as degenerate (a public choice).  A block with a NaN /
+    inf entry, or whose SVD fails, gives the NaN matrix, which agrees with no other block point
+    (no exception leaves: the block's rows are private).
     """
-    _, sv, vt = np.linalg.svd(z, full_matrices=False)
+    d = z.shape[1]
+    if not np.isfinite(z).all():
+        return np.full((d, d), np.nan)
+    try:
+        _, sv, vt = np.linalg.svd(z, full_matrices=False)
+    except np.linalg.LinAlgError:
+        return np.full((d, d), np.nan)
     tol = rtol * (sv[0] if sv.size else 0.0)
     v = vt[sv > tol]
     return v.T @ v
