@@ -40,7 +40,10 @@ private row (its change ``d`` obeys ``||d||_2 <= ||g_{S_B}|| ||W_B(x)||_F``).  W
 bound on ``||g_{S_u}||_2`` and ``tau_u >= B_u ||W_u(x)||_F`` the counterpart is
 
 * orthant row:  ``s~_i - tau_u >= 0`` (``a~_i'x + tau <= b~_i``; ``b~_i - tau`` for private b);
-* SOC block ``(t, u)``: ``||u~|| <= t~ - sqrt(2) tau_u`` (``|d_t| + ||d_u|| <= sqrt 2 ||d||``);
+* SOC block ``(t, u_Q, u_P)`` with private rows ``P``: ``(t~ - tau_u, u~_Q, w) in SOC`` and
+  ``w >= ||u~_P|| + tau_u`` (the ``- tau_u`` on ``t`` only when ``t`` is private), since
+  ``||u_P|| <= ||u~_P|| + ||d||`` -- the shift stays inside the norm, so epigraph forms such as
+  ``quad_over_lin`` (rotated cones) stay feasible;
 * PSD block ``S``: ``S~ - tau_u I >> 0`` (``||D||_op <= ||D||_F = ||svec D||_2``).
 
 ``noise="gaussian"``: ``B_u = sqrt(k_u) + sqrt(2 ln(N / beta))`` (``k_u = |S_u|``, ``N`` units):
@@ -184,6 +187,8 @@ class RobustPlan:
         ``k_u``: number of private entries that reach the unit.
     indicator : scipy.sparse.csr_matrix, shape (N, K)
         1 where entry k reaches unit u (to test ``||g_{S_u}||`` of a draw).
+    touched : tuple of ndarray
+        Canonical rows of each unit that private entries reach.
     E : list of scipy.sparse.csr_matrix
         Per unit, ``(pairs, n + 1)``: row (i, k) holds ``Delta_k T[i + m j, k]`` over ``j``, so
         ``||E_u [x; 1]||_2 sigma_u`` bounds the unit's change per unit noise norm.
@@ -193,6 +198,7 @@ class RobustPlan:
     unit_rows: tuple[np.ndarray, ...]
     support: np.ndarray
     indicator: sp.csr_matrix
+    touched: tuple[np.ndarray, ...]
     E: list[sp.csr_matrix]
 
     @property
@@ -234,7 +240,7 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
             "point could not stay feasible for the true data. Write the constraint as an "
             "inequality if that is what it means, or use mechanism='mwu'.")
     unit_of_row = -np.ones(m, dtype=int)
-    kinds, rows = [], []
+    kinds, rows, hit = [], [], []
     for kind, r0, size in _blocks(scp.dims):
         if kind == "zero" or size == 0:
             continue
@@ -245,10 +251,12 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
             unit_of_row[touched] = np.arange(len(kinds), len(kinds) + touched.size)
             kinds += ["nonneg"] * touched.size
             rows += [np.array([t]) for t in touched]
+            hit += [np.array([t]) for t in touched]
         else:
             unit_of_row[r0:r0 + size] = len(kinds)
             kinds.append(kind)
             rows.append(np.arange(r0, r0 + size))
+            hit.append(touched)
     u = unit_of_row[i]
     N = len(kinds)
     ind = sp.csr_matrix((np.ones(u.size), (u, k)), shape=(N, entries.K))
@@ -262,7 +270,7 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
     order = np.argsort(pair_unit, kind="stable")
     bounds = np.searchsorted(pair_unit[order], np.arange(N + 1))
     E = [coef[order[bounds[t]:bounds[t + 1]]] for t in range(N)]
-    return RobustPlan(np.array(kinds), tuple(rows), support, ind, E)
+    return RobustPlan(np.array(kinds), tuple(rows), support, ind, tuple(hit), E)
 
 
 @dataclass(frozen=True)
@@ -368,40 +376,89 @@ def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
 
 def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
                 plan: RobustPlan, scale: np.ndarray) -> SymmetricConeProgram:
-    """The tightened cone program over ``(x, tau)`` (see the module doc).
+    """The tightened cone program over ``(x, tau, w)`` (see the module doc).
 
-    ``scale[u] = B_u sigma_u`` multiplies ``E_u``; one new SOC block ``(tau_u, scale_u E_u
-    [x; 1])`` per unit goes after the model's SOC blocks (SCS order).
+    ``scale[u] = B_u sigma_u`` multiplies ``E_u``: one SOC block ``(tau_u, scale_u E_u [x; 1])``
+    per unit.  Orthant row: ``s~_i - tau_u >= 0``.  PSD block: ``S~ - tau_u I >> 0``.  SOC block
+    ``(t, u_Q, u_P)`` whose rows ``P`` (and maybe ``t``) are private: ``(t~ - [t private]
+    tau_u, u~_Q, w_u)`` and ``(w_u - tau_u, u~_P)`` in SOC -- since ``||u_P|| <= ||u~_P|| +
+    tau_u <= w_u`` and ``|d_t| <= tau_u``, the true block is in the cone.  Keeping the shift
+    inside the norm (not on ``t``) keeps epigraph forms such as ``quad_over_lin`` (rotated
+    cones, whose margin along ``t`` is bounded) feasible.
     """
     d, n, N = scp.dims, scp.n, plan.N
-    ri, ci, cv = [], [], []
+    soc_units = [u for u in range(N) if plan.unit_kind[u] == "soc"]
+    w_of = {u: j for j, u in enumerate(soc_units)}
+    nv = n + N + len(soc_units)
+    A_t = sp.csr_matrix(A_t)
+
+    def rows_of(idx: np.ndarray, tau: dict[int, float] | None = None) -> sp.csr_matrix:
+        M = sp.hstack([A_t[idx], sp.csr_matrix((idx.size, nv - n))], format="lil")
+        for r, (col, val) in (tau or {}).items():
+            M[r, col] = val
+        return M.tocsr()
+
+    def unit_row(col_vals: dict[int, float]) -> sp.csr_matrix:
+        cols = list(col_vals)
+        return sp.csr_matrix((list(col_vals.values()), ([0] * len(cols), cols)), shape=(1, nv))
+
+    lin = np.arange(d.zero + d.nonneg)
+    tau_lin = {}
+    unit_of_row = {}
     for u in range(N):
-        rows = plan.unit_rows[u]
+        for r in plan.unit_rows[u]:
+            unit_of_row[int(r)] = u
         if plan.unit_kind[u] == "nonneg":
-            ri.append(rows), ci.append([u]), cv.append([1.0])
-        elif plan.unit_kind[u] == "soc":
-            ri.append(rows[:1]), ci.append([u]), cv.append([math.sqrt(2.0)])
-        else:
+            tau_lin[int(plan.unit_rows[u][0])] = (n + u, 1.0)
+    A_parts = [rows_of(lin, tau_lin)]
+    b_parts = [b_t[lin]]
+    soc = []
+    extra_A, extra_b, extra_soc = [], [], []
+    r0 = d.zero + d.nonneg
+    for q in d.soc:
+        idx = np.arange(r0, r0 + q)
+        r0 += q
+        u = unit_of_row.get(int(idx[0]))
+        if u is None:
+            A_parts.append(rows_of(idx))
+            b_parts.append(b_t[idx])
+            soc.append(q)
+            continue
+        P = np.setdiff1d(plan.touched[u], idx[:1])
+        head_private = bool(np.isin(idx[0], plan.touched[u]))
+        head = rows_of(idx[:1], {0: (n + u, 1.0)} if head_private else None)
+        Q = np.setdiff1d(idx[1:], P)
+        blocks = [head, rows_of(Q)]
+        bb = [b_t[idx[:1]], b_t[Q]]
+        if P.size:
+            col_w = n + N + w_of[u]
+            blocks.append(unit_row({col_w: -1.0}))
+            bb.append(np.zeros(1))
+            extra_A += [unit_row({col_w: -1.0, n + u: 1.0}), rows_of(P)]
+            extra_b += [np.zeros(1), b_t[P]]
+            extra_soc.append(1 + P.size)
+        A_parts += blocks
+        b_parts += bb
+        soc.append(1 + Q.size + int(P.size > 0))
+    for u in range(N):  # tau_u >= scale_u ||E_u [x; 1]||
+        Eu = plan.E[u] * float(scale[u])
+        extra_A += [unit_row({n + u: -1.0}), sp.hstack(
+            [-Eu[:, :n], sp.csr_matrix((Eu.shape[0], nv - n))], format="csr")]
+        extra_b += [np.zeros(1), np.asarray(Eu[:, n].toarray()).ravel()]
+        extra_soc.append(1 + Eu.shape[0])
+    psd_rows = np.arange(r0, scp.m)
+    tau_psd = {}
+    for u in range(N):
+        if plan.unit_kind[u] == "psd":
+            rows = plan.unit_rows[u]
             r = int(round((math.sqrt(8 * rows.size + 1) - 1) / 2))
             diag = np.concatenate([[0], np.cumsum(np.arange(r, 1, -1))])  # svec diagonal
-            ri.append(rows[diag]), ci.append([u] * r), cv.append([1.0] * r)
-    C = sp.csr_matrix((np.concatenate(cv) if cv else [], (
-        np.concatenate(ri) if ri else [], np.concatenate(ci) if ci else [])),
-        shape=(scp.m, N))
-    A_aug = sp.hstack([A_t, C], format="csr")
-    blocks_A, blocks_b = [], []
-    for u in range(N):
-        Eu = plan.E[u] * float(scale[u])
-        head = sp.csr_matrix(([-1.0], ([0], [n + u])), shape=(1, n + N))
-        body = sp.hstack([-Eu[:, :n], sp.csr_matrix((Eu.shape[0], N))], format="csr")
-        blocks_A += [head, body]
-        blocks_b += [np.zeros(1), np.asarray(Eu[:, n].toarray()).ravel()]
-    at = d.zero + d.nonneg + sum(d.soc)
-    A2 = sp.vstack([A_aug[:at], *blocks_A, A_aug[at:]], format="csc")
-    b2 = np.concatenate([b_t[:at], *blocks_b, b_t[at:]])
-    dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg,
-                     soc=(*d.soc, *[1 + E.shape[0] for E in plan.E]), psd=d.psd)
-    c2 = np.concatenate([scp.c, np.zeros(N)])
+            for k in rows[diag]:
+                tau_psd[int(k - r0)] = (n + u, 1.0)
+    A2 = sp.vstack([*A_parts, *extra_A, rows_of(psd_rows, tau_psd)], format="csc")
+    b2 = np.concatenate([*b_parts, *extra_b, b_t[psd_rows]])
+    dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*soc, *extra_soc), psd=d.psd)
+    c2 = np.concatenate([scp.c, np.zeros(nv - n)])
     return SymmetricConeProgram(A=A2, b=b2, c=c2, offset=scp.offset, dims=dims2, cone=None,
                                 sign=scp.sign)
 

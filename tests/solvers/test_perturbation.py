@@ -240,3 +240,24 @@ def test_same_seed_same_answer_and_budget_types():
     sol = cvxdp.solve_private(prob, rho=0.3, rng=7, private=spec, mechanism="perturbation")
     assert sol.privacy.rho == pytest.approx(0.3, rel=1e-9)
     assert resolve_budget(rho=0.3).rho == 0.3
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "truncated"])
+def test_private_data_inside_an_epigraph_cone_keeps_the_counterpart_feasible(noise):
+    # sum_squares(A x - b) with b private compiles to a rotated cone whose margin along the
+    # epigraph variable is bounded: the shift must stay inside the norm (else: infeasible at
+    # epsilon = 1, as before the fix of the SOC rows).  The released value (the epigraph
+    # variable) is then >= the TRUE objective at the released point.
+    rng = np.random.default_rng(0)
+    A = rng.uniform(size=(12, 4))
+    b = cp.Parameter(12, name="b")
+    b.value = A @ rng.uniform(0, 1, 4) + 0.1 * rng.normal(size=12)
+    x = cp.Variable(4, name="x")
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b)), [x >= 0, x <= 2])
+    sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, mechanism="perturbation",
+                              noise=noise, private=cvxdp.ScalarPrivacy(b, sensitivity=1e-2))
+    assert sol.status == "optimal_inaccurate"
+    true_obj = float(np.sum((A @ x.value - b.value) ** 2))
+    assert sol.value >= true_obj - 1e-7
+    exact = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b.value)), [x >= 0, x <= 2]).solve()
+    assert true_obj - exact < 0.5
