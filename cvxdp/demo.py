@@ -20,16 +20,22 @@ from cvxdp.cli import format_table
 
 __all__ = ["DEMO_COLUMNS", "demo_rows", "run_demo"]
 
-DEMO_COLUMNS = ["problem", "size", "epsilon", "delta", "exact value", "private value", "quality",
-                "time exact (s)", "time private (s)"]
+DEMO_COLUMNS = ["problem", "size", "epsilon", "delta", "status", "exact value", "private value",
+                "quality", "time exact (s)", "time private (s)"]
 DELTA = 1e-6
 
 
-def _row(problem: str, size: str, eps: float, delta: float, exact: float, private: float,
-         quality: str, t_exact: float, t_private: float, **metrics: float) -> dict[str, Any]:
-    """One table row; ``metrics`` (not printed) carry the quality numbers for tests."""
-    row = dict(zip(DEMO_COLUMNS, [problem, size, eps, delta, float(exact), float(private),
-                                  quality, float(t_exact), float(t_private)], strict=True))
+def _row(status: str, problem: str, size: str, eps: float, delta: float, exact: float,
+         private: float, quality: str, t_exact: float, t_private: float,
+         **metrics: float) -> dict[str, Any]:
+    """One table row; ``metrics`` (not printed) carry the quality numbers for tests.
+
+    ``status`` is the private solve's: ``user_limit`` says the theorem's accuracy bound does not
+    hold at this budget (the answer is private, its accuracy not promised).
+    """
+    row = dict(zip(DEMO_COLUMNS, [problem, size, eps, delta, status, float(exact),
+                                  float(private), quality, float(t_exact), float(t_private)],
+                   strict=True))
     row["metrics"] = {k: float(v) for k, v in metrics.items()}
     return row
 
@@ -58,9 +64,10 @@ def demo_lp(seed: int) -> dict[str, Any]:
     sol = prob.solve_private(epsilon=eps, delta=DELTA, rng=seed + 7, reference=True,
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
     v = sol.validation
-    return _row("LP, constraint privacy (Alg. 1)", f"{Am.shape[0]}x{Am.shape[1]}", eps, DELTA,
-                v.reference_value, sol.value, f"max violation {v.max_violation:.3f}",
-                v.reference_time, sol.solve_time, max_violation=v.max_violation)
+    return _row(
+        sol.status, "LP, constraint privacy (Alg. 1)", f"{Am.shape[0]}x{Am.shape[1]}", eps, DELTA,
+        v.reference_value, sol.value, f"max violation {v.max_violation:.3f}",
+        v.reference_time, sol.solve_time, max_violation=v.max_violation)
 
 
 def sdp_data(seed: int = 2, r: int = 5, m: int = 24) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,9 +96,10 @@ def demo_sdp(seed: int) -> dict[str, Any]:
     sol = prob.solve_private(epsilon=eps, delta=DELTA, rng=seed + 3, reference=True,
                              private=cvxdp.ConstraintPrivacy(F, sensitivity=1e-3))
     v = sol.validation
-    return _row("SDP, constraint privacy (Alg. 1)", f"r={r}, m={Fm.shape[0]}", eps, DELTA,
-                v.reference_value, sol.value, f"max violation {v.max_violation:.3f}",
-                v.reference_time, sol.solve_time, max_violation=v.max_violation)
+    return _row(
+        sol.status, "SDP, constraint privacy (Alg. 1)", f"r={r}, m={Fm.shape[0]}", eps, DELTA,
+        v.reference_value, sol.value, f"max violation {v.max_violation:.3f}",
+        v.reference_time, sol.solve_time, max_violation=v.max_violation)
 
 
 def demo_covering(seed: int) -> dict[str, Any]:
@@ -101,11 +109,12 @@ def demo_covering(seed: int) -> dict[str, Any]:
     prob = cvxdp.covering_sdp(random_covering_sdp(m, r, rng=seed))
     sol = prob.solve_private(epsilon=eps, delta=DELTA, s=100, rng=seed + 1, reference=True)
     v = sol.validation
-    return _row("covering SDP, whole-row privacy (Alg. 3)", f"r={r}, m={m}", eps, DELTA,
-                v.reference_value, sol.value,
-                f"cost/OPT {v.cost_ratio:.2f}, {100 * v.frac_covered:.0f}% rows met",
-                v.reference_time, sol.solve_time, cost_ratio=v.cost_ratio,
-                frac_covered=v.frac_covered)
+    return _row(
+        sol.status, "covering SDP, whole-row privacy (Alg. 3)", f"r={r}, m={m}", eps, DELTA,
+        v.reference_value, sol.value,
+        f"cost/OPT {v.cost_ratio:.2f}, {100 * v.frac_covered:.0f}% rows met",
+        v.reference_time, sol.solve_time, cost_ratio=v.cost_ratio,
+        frac_covered=v.frac_covered)
 
 
 def demo_john(seed: int) -> dict[str, Any]:
@@ -125,12 +134,13 @@ def demo_john(seed: int) -> dict[str, Any]:
     base = base.scaled(1 / np.sqrt(base.support_ratios(A).max()))
     # exact log volume = reference_value (validation, not private)
     uniform = float(np.exp((base.log_volume - v.reference_value) / d))
-    return _row("John ellipsoid, log volume (DP fixed point)", f"n={n}, d={d}, eps0={eps0:g}",
-                eps, DELTA, v.reference_value, sol.value,
-                f"(vol ratio)^(1/d) {v.volume_ratio:.3f} (uniform w: {uniform:.3f}), in P: "
-                f"{sol.ellipsoid.inscribed_in(A)}",
-                v.reference_time, sol.solve_time, volume_ratio=v.volume_ratio,
-                uniform_ratio=uniform, inscribed=float(sol.ellipsoid.inscribed_in(A)))
+    return _row(
+        sol.status, "John ellipsoid, log volume (DP fixed point)", f"n={n}, d={d}, eps0={eps0:g}",
+        eps, DELTA, v.reference_value, sol.value,
+        f"(vol ratio)^(1/d) {v.volume_ratio:.3f} (uniform w: {uniform:.3f}), in P: "
+        f"{sol.ellipsoid.inscribed_in(A)}",
+        v.reference_time, sol.solve_time, volume_ratio=v.volume_ratio,
+        uniform_ratio=uniform, inscribed=float(sol.ellipsoid.inscribed_in(A)))
 
 
 def ball_data(seed: int = 0, n: int = 50000) -> np.ndarray:
@@ -148,11 +158,12 @@ def demo_ball(seed: int) -> dict[str, Any]:
     sol = prob.solve_private(epsilon=eps, delta=DELTA, accuracy=0.2, bounds=(-10.0, 10.0),
                              rng=seed + 1, reference=True)
     v = sol.validation
-    return _row("minimum enclosing ball (DP-MEB)", f"n={P.shape[0]}, d=2", eps, DELTA,
-                v.reference_value, sol.ball.radius,
-                f"radius ratio {v.radius_ratio:.3f}, {v.uncovered} uncovered",
-                v.reference_time, sol.solve_time, radius_ratio=v.radius_ratio,
-                uncovered=v.uncovered)
+    return _row(
+        sol.status, "minimum enclosing ball (DP-MEB)", f"n={P.shape[0]}, d=2", eps, DELTA,
+        v.reference_value, sol.ball.radius,
+        f"radius ratio {v.radius_ratio:.3f}, {v.uncovered} uncovered",
+        v.reference_time, sol.solve_time, radius_ratio=v.radius_ratio,
+        uncovered=v.uncovered)
 
 
 def regression_data(seed: int = 0, n: int = 20000) -> tuple[np.ndarray, np.ndarray]:
@@ -168,10 +179,11 @@ def demo_least_squares(seed: int) -> dict[str, Any]:
     sol = cvxdp.least_squares(X, y, row_bound=1.0).solve_private(
         epsilon=eps, delta=DELTA, rng=seed + 1, reference=True)
     v = sol.validation
-    return _row("least squares (noisy sufficient statistics)", f"n={X.shape[0]}, d=3", eps,
-                DELTA, v.reference_value, sol.value,
-                f"relative coef error {v.relative_error:.4f}", v.reference_time, sol.solve_time,
-                relative_error=v.relative_error)
+    return _row(
+        sol.status, "least squares (noisy sufficient statistics)", f"n={X.shape[0]}, d=3", eps,
+        DELTA, v.reference_value, sol.value,
+        f"relative coef error {v.relative_error:.4f}", v.reference_time, sol.solve_time,
+        relative_error=v.relative_error)
 
 
 def gaussian_data(seed: int = 0, n: int = 200_000, d: int = 5) -> np.ndarray:
@@ -190,12 +202,14 @@ def demo_gaussian(seed: int) -> dict[str, Any]:
     t_exact = time.perf_counter() - t0
     sol = cvxdp.private_gaussian(X, epsilon=eps, delta=DELTA, rng=seed + 1, reference=True)
     v = sol.validation
-    return _row("Gaussian, norm of the mean (no bounds given)", f"n={X.shape[0]}, d={X.shape[1]}",
-                eps, DELTA, float(np.linalg.norm(mu)), float(np.linalg.norm(sol.mean)),
-                f"Mahalanobis mean err {v.mahalanobis_mean_error:.3f}, cov rel err "
-                f"{v.rel_frobenius_cov_error:.3f}", t_exact, sol.solve_time,
-                mahalanobis_mean_error=v.mahalanobis_mean_error,
-                rel_frobenius_cov_error=v.rel_frobenius_cov_error)
+    return _row(
+        sol.status, "Gaussian, norm of the mean (no bounds given)",
+        f"n={X.shape[0]}, d={X.shape[1]}",
+        eps, DELTA, float(np.linalg.norm(mu)), float(np.linalg.norm(sol.mean)),
+        f"Mahalanobis mean err {v.mahalanobis_mean_error:.3f}, cov rel err "
+        f"{v.rel_frobenius_cov_error:.3f}", t_exact, sol.solve_time,
+        mahalanobis_mean_error=v.mahalanobis_mean_error,
+        rel_frobenius_cov_error=v.rel_frobenius_cov_error)
 
 
 DEMOS: list[tuple[str, Callable[[int], dict[str, Any]]]] = [

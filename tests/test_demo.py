@@ -12,7 +12,7 @@ def rows():
 
 
 def test_columns_and_one_row_per_kind(rows):
-    assert DEMO_COLUMNS == ["problem", "size", "epsilon", "delta", "exact value",
+    assert DEMO_COLUMNS == ["problem", "size", "epsilon", "delta", "status", "exact value",
                             "private value", "quality", "time exact (s)", "time private (s)"]
     kinds = ["LP", "SDP", "covering SDP", "John ellipsoid", "enclosing ball", "least squares",
              "Gaussian"]
@@ -21,6 +21,7 @@ def test_columns_and_one_row_per_kind(rows):
         assert kind in row["problem"]
         assert set(DEMO_COLUMNS) <= set(row)
         assert row["epsilon"] > 0 and 0 < row["delta"] < 1
+        assert row["status"] in ("optimal_inaccurate", "user_limit", "inaccurate")
         assert row["time exact (s)"] >= 0 and row["time private (s)"] > 0
 
 
