@@ -60,3 +60,27 @@ def _private(name: str, epsilon: float = 1.0):
         except cvxdp.CvxdpError as err:  # a typed refusal is an honest answer
             return prob, None, err
     return prob, sol, None
+
+
+#: fast at epsilon = 1 (each well under a second): every privacy class, LP / SOCP / SDP, typed
+#: refusals included
+PRIVATE_SUBSET = ("lp_resource", "diet", "blending", "production", "covering_lp", "socp_docs",
+                  "max_cut", "nnls", "chebyshev_centre", "covering_sdp", "min_variance_psd")
+
+
+@pytest.mark.parametrize("name", PRIVATE_SUBSET)
+def test_private_solve_at_epsilon_1_is_typed_and_honest(name):
+    prob, sol, err = _private(name)  # any non-cvxdp exception fails the test here
+    if err is not None:
+        assert isinstance(err, cvxdp.CvxdpError) and str(err)
+        return
+    assert sol.status in HONEST
+    info = sol.info or {}
+    if sol.status == cp.OPTIMAL_INACCURATE and info.get("method") == "mwu":
+        # optimal_inaccurate on the MWU path is a promise: the theorem's bound holds
+        assert info.get("alpha_guaranteed") is not None
+    if sol.status != cp.USER_LIMIT or info.get("objective_optimised", True):
+        # the released point sits on the user's variables
+        assert all(v.value is not None for v in prob.variables())
+    if sol.status == cp.USER_LIMIT:
+        assert info.get("status_reason")
