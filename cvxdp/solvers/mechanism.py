@@ -189,6 +189,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     }
     x = out["x"]
     if x is None:
+        info["guarantee"] = "no point released"
         # CVXPY counts user_limit as "solution present"; with no point the status is the
         # counterpart's own (infeasible / unbounded / solver_error), explained in status_reason
         status = out["status"] if out["status"] in (cp.INFEASIBLE, cp.UNBOUNDED) \
