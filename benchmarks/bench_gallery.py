@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import multiprocessing as mp
 import os
 import sys
@@ -166,9 +167,9 @@ def run_isolated(name: str, epsilon: float, mechanism: str | None, timeout: floa
     return res
 
 
-def _short(outcome: str) -> str:
+def _short(outcome: str, room: int = 14) -> str:
     if outcome[:2] in ("R:", "X:"):
-        return outcome[:2] + _ABBREV.get(outcome[2:], outcome[2:])[:10]
+        return outcome[:2] + _ABBREV.get(outcome[2:], outcome[2:])[:room]
     return _STATUS.get(outcome, outcome)
 
 
@@ -179,27 +180,47 @@ def _num(v: Any, fmt: str = "{:.1e}") -> str:
 
 
 def format_table(rows: list[dict[str, Any]], mechanisms: list[str]) -> str:
-    """One table, <= 100 columns: a row per (model, epsilon), a column group per mechanism."""
+    """One table, <= 100 columns: a row per (model, epsilon), a column group per mechanism
+    (three or more mechanisms are printed two groups at a time, one block after another)."""
+    if len(mechanisms) > 2:
+        blocks = [_format_block(rows, mechanisms[i:i + 2], wide=False)
+                  for i in range(0, len(mechanisms), 2)]
+        return "\n\n".join(b.rsplit("\n\n", 1)[0] for b in blocks[:-1]) + "\n\n" + blocks[-1]
+    return _format_block(rows, mechanisms)
+
+
+def _format_block(rows: list[dict[str, Any]], mechanisms: list[str],
+                  wide: bool | None = None) -> str:
     key = {(r["model"], r["epsilon"], r["mechanism"]): r for r in rows}
     models = list(dict.fromkeys(r["model"] for r in rows))
     eps = list(dict.fromkeys(r["epsilon"] for r in rows))
-    head = f"{'model':<23}{'kind':<5}{'cls':<4}{'eps':>6} "
-    group = f"| {'outcome':<13}{'gap':>8}{'viol':>8}{'tx':>7} "
-    lines = [head + "".join(group for _ in mechanisms)]
-    if len(mechanisms) > 1:
-        lines.insert(0, " " * len(head) + "".join(f"| {m:<35}" for m in mechanisms))
+    # one mechanism: kind and class columns; several: a narrower group each (<= 100 columns)
+    wide = len(mechanisms) == 1 if wide is None else wide
+    w_out = 16 if wide else 11
+    head = (f"{'model':<24}{'kind':<5}{'cls':<4}" if wide else f"{'model':<24}") + f"{'eps':>6} "
+    group = f"| {'outcome':<{w_out}}{'gap':>8}{'viol':>8}{'tx':>6} " if wide else (
+        f"| {'outcome':<{w_out}}{'gap':>8}{'viol':>8}{'tx':>5} ")
+    width = len(group)
+    lines = [(head + "".join(group for _ in mechanisms)).rstrip()]
+    if not wide:
+        lines.insert(0, (" " * len(head) + "".join(f"| {m:<{width - 2}}"
+                                                    for m in mechanisms)).rstrip())
     lines.append("-" * len(lines[-1]))
     for name in models:
         e = gallery.by_name(name)
         for k, ep in enumerate(eps):
-            left = (f"{name if k == 0 else '':<23}{e.kind if k == 0 else '':<5}"
-                    f"{_CLASS.get(e.privacy, e.privacy) if k == 0 else '':<4}{ep:>6g} ")
+            left = f"{name if k == 0 else '':<24}"
+            if wide:
+                left += (f"{e.kind if k == 0 else '':<5}"
+                         f"{_CLASS.get(e.privacy, e.privacy) if k == 0 else '':<4}")
+            left += f"{ep:>6g} "
             cells = ""
             for m in mechanisms:
                 r = key.get((name, ep, m), {"outcome": "-"})
-                cells += (f"| {_short(r['outcome']):<13}{_num(r.get('gap'), '{:+.1e}'):>8}"
-                          f"{_num(r.get('violation')):>8}{_num(r.get('time_ratio'), '{:.0f}'):>7} ")
-            lines.append(left + cells)
+                cells += (f"| {_short(r['outcome'], w_out - 2):<{w_out}}"
+                          f"{_num(r.get('gap'), '{:+.1e}'):>8}{_num(r.get('violation')):>8}"
+                          f"{_num(r.get('time_ratio'), '{:.0f}'):>{6 if wide else 5}} ")
+            lines.append((left + cells).rstrip())
     lines.append("")
     lines += textwrap.wrap(
         "outcome: opt~ = optimal_inaccurate, user_lim = user_limit; R:<err> = typed cvxdp "
@@ -248,7 +269,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
     ap.add_argument("--out", default="benchmarks/results/gallery_table.txt",
                     help="file for the full table and the per-run details")
+    ap.add_argument("--render", help="print the table of a saved .json run and exit")
     a = ap.parse_args(argv)
+    if a.render:
+        with open(a.render) as fh:
+            saved = json.load(fh)
+        print(f"$ {saved['command']}\n")
+        print(format_table(saved["rows"], saved["mechanisms"]))
+        print()
+        print(summary(saved["rows"]))
+        return 0
     names = a.models or (list(gallery.QUICK) if a.quick else [m.name for m in gallery.models()])
     mechs = list(a.mechanism)
     if any(m != "default" for m in mechs) and not supports_mechanism():
@@ -271,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
     with open(a.out, "w") as fh:
         fh.write(f"$ {cmd}\n\n{table}\n\n{summary(rows)}\n\nPer run:\n{details(rows)}\n")
+    with open(os.path.splitext(a.out)[0] + ".json", "w") as fh:
+        json.dump({"command": cmd, "mechanisms": mechs, "rows": rows}, fh, indent=1,
+                  default=str)
     print(f"\nfull table and per-run details: {a.out}")
     return 0
 
