@@ -1,0 +1,79 @@
+"""Private John ellipsoid against the trivial answer (issue 27).
+
+The trivial answer is the uniform weighting ``w = d/n`` (it learns nothing about which rows bind).
+Volume ratios are per dimension, of the ellipsoid scaled to touch P (validation only, NOT
+private), against the averaged fixed point at accuracy 1e-2 (within a factor 1/(1.01) per
+dimension of the exact John ellipsoid, Lemma 7.1).  Sizes are small so each test runs in seconds;
+the defect (the private answer no better than uniform weights) shows at these sizes once the
+closeness eps0 makes the old worst-case sensitivity dominate.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from cvxdp.geometry.john import ellipsoid_from_weights, john_ellipsoid
+from cvxdp.geometry.john_iter import fixed_point_weights
+
+
+def clustered(n, d, seed=0, frac=0.9, spread=0.05):
+    """``frac`` of the rows near +-e1, the rest uniform on the unit sphere, all of norm < 1."""
+    g = np.random.default_rng(seed)
+    k = int(round(frac * n))
+    C = np.zeros((k, d))
+    C[:, 0] = g.choice([-1.0, 1.0], k)
+    C += spread * g.standard_normal((k, d)) / math.sqrt(d)
+    S = g.standard_normal((n - k, d))
+    S /= np.linalg.norm(S, axis=1)[:, None]
+    A = np.vstack([C, S])[g.permutation(n)]
+    return A * np.minimum(1.0, 0.999 / np.linalg.norm(A, axis=1))[:, None]
+
+
+def anisotropic(n, d, seed=0, cond=10.0):
+    """Gaussian rows with axis scales geomspace(1, 1/cond), / the 99% row-norm quantile, clipped."""
+    g = np.random.default_rng(seed)
+    A = g.standard_normal((n, d)) * np.geomspace(1, 1 / cond, d)
+    A /= np.quantile(np.linalg.norm(A, axis=1), 0.99)
+    return A * np.minimum(1.0, 0.999 / np.linalg.norm(A, axis=1))[:, None]
+
+
+def _ratio(F, A, E):
+    return F.scaled(1 / math.sqrt(F.support_ratios(A).max())).volume_ratio(E)
+
+
+def _bench(A):
+    n, d = A.shape
+    E = ellipsoid_from_weights(A, fixed_point_weights(A, accuracy=1e-2)[0])
+    return E, _ratio(ellipsoid_from_weights(A, np.full(n, d / n)), A, E)
+
+
+KW = dict(delta=1e-6, closeness=2e-6, row_bound=1.0)
+
+
+@pytest.fixture(scope="module")
+def clustered_bench():
+    A = clustered(3000, 5)
+    return (A, *_bench(A))
+
+
+def test_private_beats_uniform_weights_on_the_clustered_polytope_at_epsilon_1(clustered_bench):
+    A, E, uniform = clustered_bench
+    prob = john_ellipsoid(A)
+    r = [_ratio(prob.solve_private(epsilon=1.0, rng=s, **KW).ellipsoid, A, E) for s in range(2)]
+    assert uniform < 0.85
+    assert np.mean(r) >= uniform + 0.08
+
+
+@pytest.mark.parametrize("make", [clustered, anisotropic])
+def test_never_below_uniform_weights_and_increasing_in_epsilon(make):
+    A = make(2000, 4, seed=1)
+    E, uniform = _bench(A)
+    prob = john_ellipsoid(A)
+    means = []
+    for eps in (0.1, 1.0, 10.0):
+        r = [_ratio(prob.solve_private(epsilon=eps, rng=s, **KW).ellipsoid, A, E)
+             for s in range(2)]
+        means.append(float(np.mean(r)))
+    assert min(means) >= uniform - 0.005
+    assert means[0] <= means[1] + 0.01 <= means[2] + 0.02
