@@ -11,6 +11,7 @@ direction of the move.
 import math
 
 import numpy as np
+import pytest
 
 from cvxdp.geometry.john_iter import leverage_ratios
 from cvxdp.geometry.john_sensitivity import leverage_ratio_sensitivity
@@ -19,11 +20,17 @@ N, D, R = 200, 2, 1.0
 W_MIN = 0.1 * D / N
 
 
-def _change(A, w, lam, j, step):
+def _h(A, w, lam):
+    """The leverage ratios in plain numpy (fast at this size; checked against the kernel)."""
+    M = (A * w[:, None]).T @ A + lam * np.eye(A.shape[1])
+    return np.einsum("ij,ji->i", A, np.linalg.solve(M, A.T))
+
+
+def _change(A, w, lam, j, step, h=_h):
     B = A.copy()
     B[j] = A[j] + step
     B[j] *= min(1.0, R / np.linalg.norm(B[j]))  # stays in the public ball
-    return float(np.linalg.norm(leverage_ratios(A, w, lam) - leverage_ratios(B, w, lam)))
+    return float(np.linalg.norm(h(A, w, lam) - h(B, w, lam)))
 
 
 def _family(k, theta, p):
@@ -46,9 +53,9 @@ def _adversarial_worst(lam, eps0, rng):
                 if c > best:
                     best, arg = c, (A, w, e2)
     A, w, step = arg
-    for t in range(600):  # hill-climb on everything the adversary controls
+    for t in range(400):  # hill-climb on everything the adversary controls
         A2, w2, s2 = A.copy(), w.copy(), step.copy()
-        scale = 0.05 * (1 - t / 600) + 1e-3
+        scale = 0.05 * (1 - t / 400) + 1e-3
         A2 += scale * rng.standard_normal(A.shape) * (rng.random(N) < 0.2)[:, None]
         A2 *= np.minimum(1.0, R / np.maximum(np.linalg.norm(A2, axis=1), 1e-300))[:, None]
         w2 = np.clip(w2 * np.exp(scale * rng.standard_normal(N)), W_MIN, 1.0)
@@ -57,6 +64,8 @@ def _adversarial_worst(lam, eps0, rng):
         c = _change(A2, w2, lam, 0, s2)
         if c > best:
             best, A, w, step = c, A2, w2, s2
+    exact = _change(A, w, lam, 0, step, h=leverage_ratios)  # the kernel the mechanism uses
+    assert exact == pytest.approx(best, rel=1e-6)
     return best
 
 
@@ -73,7 +82,7 @@ def test_leverage_sensitivity_bound_holds_and_is_within_5x_of_an_adversarial_sea
 
 def test_leverage_sensitivity_bound_holds_on_random_neighbours():
     rng = np.random.default_rng(1)
-    for t in range(300):
+    for t in range(120):
         n, d = int(rng.integers(5, 40)), int(rng.integers(1, 5))
         wmin = 0.1 * d / n
         A = rng.standard_normal((n, d)) * rng.uniform(0.01, 1, d)
