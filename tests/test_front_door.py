@@ -157,3 +157,14 @@ def test_covering_sdp_model_still_refuses_a_shifted_psd_constraint():
     prob = cp.Problem(cp.Minimize(cp.trace(X)), [con, X >> np.eye(2)])
     with pytest.raises(cvxdp.UnsupportedProblemError, match="sign constraint"):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintSetPrivacy(con))
+
+
+def test_accuracy_is_not_silently_ignored_on_the_least_squares_path():
+    rng = np.random.default_rng(0)
+    X = cp.Parameter((200, 2), name="X", value=rng.uniform(-0.5, 0.5, (200, 2)))
+    y = cp.Parameter(200, name="y", value=rng.uniform(-0.5, 0.5, 200))
+    beta = cp.Variable(2, name="beta")
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ beta - y)))
+    with pytest.raises(TypeError, match="accuracy"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, accuracy=0.1,
+                           private=cvxdp.LeastSquaresPrivacy(X, y, row_bound=1.0))
