@@ -242,15 +242,78 @@ def bench_gallery(eps_list: list[float], seeds: int, timeout: float, out=print
     return rows
 
 
+def gallery_summary(rows: list[dict[str, Any]], eps: float = 1.0) -> str:
+    """The issue-23 criteria on the gallery rows at ``eps``.
+
+    * feasible pairs: (model, seed) pairs whose released point is feasible for the TRUE data,
+      over the pairs that released a point, per perturbation variant;
+    * auto vs the better mechanism: per model where some mechanism released a point feasible
+      for the true data, the better mechanism is the one with the smaller median gap among the
+      feasible ones (MWU, perturbation-gaussian); auto is "within 10%" when its released points
+      are feasible and its gap is at most the better gap + 0.1 (gaps are relative to
+      ``max(1, |optimum|)``).
+    """
+    at = [r for r in rows if r["eps"] == eps]
+    out = []
+    for mech in ("pert-gauss", "pert-trunc"):
+        rs = [r for r in at if r["mechanism"] == mech]
+        pts = sum(r["points"] for r in rs)
+        feas = sum(r["feas"] for r in rs)
+        out.append(f"{mech}: feasible for the true data on {feas}/{pts} (model, seed) pairs "
+                   f"with a released point ({100 * feas / max(pts, 1):.1f}%); models with a "
+                   f"point: {sum(r['points'] > 0 for r in rs)}/{len(rs)}")
+    models = sorted({r["model"] for r in at})
+    ok = total = 0
+    for m in models:
+        by = {r["mechanism"]: r for r in at if r["model"] == m}
+        cands = [by[k] for k in ("mwu", "pert-gauss") if k in by and by[k]["points"]
+                 and by[k]["feas"] == by[k]["points"]]
+        if not cands:
+            continue
+        total += 1
+        best = min(c["gap"] for c in cands)
+        a = by.get("auto")
+        if a and a["points"] and a["feas"] == a["points"] and a["gap"] <= best + 0.1:
+            ok += 1
+    out.append(f"auto within 0.1 of the better feasible mechanism on {ok}/{total} models "
+               "where one released feasible points")
+    return "\n".join(out)
+
+
+def parse_table(path: str) -> list[dict[str, Any]]:
+    """Rows back from a printed table of this script (for :func:`gallery_summary`)."""
+    rows = []
+    for line in open(path).read().splitlines()[1:]:
+        parts = line.split()
+        if len(parts) < 5:
+            continue
+        model, eps, mech = parts[0], float(parts[1]), parts[2]
+        if parts[3] == "no":
+            rows.append({"model": model, "eps": eps, "mechanism": mech, "points": 0, "feas": 0,
+                         "gap": None})
+            continue
+        feas, pts = parts[5].split("/") if "/" in parts[5] else (parts[5], parts[6])
+        rows.append({"model": model, "eps": eps, "mechanism": mech, "gap": float(parts[3]),
+                     "viol": float(parts[4]), "feas": int(feas), "points": int(pts)})
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--eps", type=float, nargs="+", default=[0.1, 1.0, 10.0])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--gallery", action="store_true")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--summarise", metavar="FILE", help="criteria of a saved --gallery table")
     args = ap.parse_args(argv)
-    if args.gallery:
-        bench_gallery(args.eps, args.seeds, args.timeout)
+    if args.summarise:
+        rows = parse_table(args.summarise)
+        for e in sorted({r["eps"] for r in rows}):
+            print(f"epsilon = {e:g}:\n" + gallery_summary(rows, e))
+    elif args.gallery:
+        rows = bench_gallery(args.eps, args.seeds, args.timeout)
+        for e in args.eps:
+            print(f"epsilon = {e:g}:\n" + gallery_summary(rows, e))
     else:
         bench_models(args.eps, args.seeds)
     return 0
