@@ -217,7 +217,9 @@ def solve_private(
 
         structured = least_squares_from_model(problem, private)
         names, _ = option_names(type(structured).solve_private)
-        check_options([*solver_opts, *(["solver"] if solver is not None else [])],
+        given = [*solver_opts, *(["solver"] if solver is not None else []),
+                 *(["accuracy"] if accuracy is not None else [])]  # not dropped silently
+        check_options(given,
                       names - {"epsilon", "delta", "rho", "rng", "reference"},
                       "the least-squares path (LeastSquaresPrivacy)")
         forget_solution(problem)   # a failed private solve leaves no exact answer behind
