@@ -219,8 +219,7 @@ def solve_private(
         names, _ = option_names(type(structured).solve_private)
         given = [*solver_opts, *(["solver"] if solver is not None else []),
                  *(["accuracy"] if accuracy is not None else [])]  # not dropped silently
-        check_options(given,
-                      names - {"epsilon", "delta", "rho", "rng", "reference"},
+        check_options(given, (names | set(COMMON_OPTIONS)) - {"accuracy", "solver"},
                       "the least-squares path (LeastSquaresPrivacy)")
         forget_solution(problem)   # a failed private solve leaves no exact answer behind
         sol = structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,

@@ -157,12 +157,11 @@ def solve_general(
                             "opt= / opt_bounds= (target trace) and s= instead.")
         return solve_covering_private(problem, specs[0], epsilon=epsilon, delta=delta, rho=rho,
                                       rng=gen, reference=reference, accuracy=accuracy, **opts)
-    from cvxdp.api import check_options
+    from cvxdp.api import COMMON_OPTIONS, check_options
 
     # the covering path above checks its own options; the nearest valid name is suggested
-    check_options(opts, _OPTS | {"solver", "max_iterations", "trace_bound", "target",
-                                 "mechanism", "epsilon", "delta", "rho", "private",
-                                 "accuracy", "rng", "reference", "verbose"},
+    check_options(opts, _OPTS | set(COMMON_OPTIONS) | {"max_iterations", "trace_bound",
+                                                       "target", "mechanism"},
                   "the general path (MWU)")
     solver = _exact_solver(opts.pop("solver", None))
     if "objective" in settings and len(settings) > 1:
