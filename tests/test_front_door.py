@@ -168,3 +168,10 @@ def test_accuracy_is_not_silently_ignored_on_the_least_squares_path():
     with pytest.raises(TypeError, match="accuracy"):
         prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, accuracy=0.1,
                            private=cvxdp.LeastSquaresPrivacy(X, y, row_bound=1.0))
+
+
+def test_misspelt_common_keyword_is_answered_with_the_nearest_one():
+    prob, spec = _small_lp()
+    with pytest.raises(TypeError) as err:
+        prob.solve_private(epsilom=1.0, delta=1e-6, private=spec)
+    assert _suggests(err, "epsilon")
