@@ -194,6 +194,12 @@ def solve_private(
     """
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"solve_private expects a cvxpy.Problem, got {type(problem).__name__}.")
+    # a misspelt common keyword (epsilom=) is named before the budget check would report a
+    # missing budget; path options are checked by the path
+    typos = [k for k in solver_opts
+             if difflib.get_close_matches(k, COMMON_OPTIONS, n=1, cutoff=0.8)]
+    if typos:
+        check_options(typos, COMMON_OPTIONS, "solve_private")
     if isinstance(problem, StructuredProblem):
         kwargs: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "rho": rho, "rng": rng,
                                   "reference": reference}
