@@ -56,6 +56,7 @@ from cvxdp.geometry.john import Ellipsoid, JohnEllipsoidProblem
 from cvxdp.geometry.john_iter import gram, iterations_for, leverage_ratios
 from cvxdp.geometry.john_sensitivity import (
     gram_sensitivity,
+    lemma_s_coefficient,
     leverage_ratio_sensitivity,
     support_sensitivity,
 )
@@ -73,12 +74,18 @@ __all__ = ["JohnPrivateSolution", "private_john", "validate", "released", "publi
 PAPER = "000_e485cd77aacd52a5.txt"
 GDP_REFERENCE = ("Dong, Roth & Su 2022, Cor 3.3 (adaptive Gaussian mechanisms compose to "
                  "sqrt(sum mu_k^2)-GDP); Balle & Wang 2018, Thm 8 (mu-GDP <-> (eps, delta))")
-#: shares of mu^2: Q release, scale release (inscribed only); the rest goes to the iterations
-SHARE_GRAM, SHARE_SCALE = 0.05, 0.05
+#: shares of mu^2: uniform-weights Gram Q0, final Q, scale (inscribed only); the rest: iterations
+SHARE_UNIFORM, SHARE_GRAM, SHARE_SCALE = 0.05, 0.05, 0.05
 #: default share of mu^2 for the noisy clipped-row count (``count_clipped=True``)
 SHARE_COUNT = 0.10
-#: weight floor w_min = FLOOR_FACTOR * d / n (public), ridge default RIDGE_FACTOR * R^2
-FLOOR_FACTOR, RIDGE_FACTOR = 0.1, 0.01
+#: weight floor w_min = FLOOR_FACTOR * d / n (public)
+FLOOR_FACTOR = 0.1
+#: automatic ridge: the smallest lam with noise sd sigma_h <= TARGET_SIGMA_H (Lemma S gives
+#: sigma_h = K / lam), and at least RIDGE_SCALE * q0 (q0 = lambda_min of the released uniform
+#: Gram, a private accounted estimate of the data's scale) and RIDGE_ABS * R^2
+TARGET_SIGMA_H, RIDGE_SCALE, RIDGE_ABS = 0.25, 0.01, 1e-9
+#: fallback to uniform weights when lam > FALLBACK_RIDGE * q0 or sigma_h > FALLBACK_SIGMA_H
+FALLBACK_RIDGE, FALLBACK_SIGMA_H = 10.0, 1.0
 #: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
 INSCRIBED_GUARANTEE = (
     "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
@@ -123,6 +130,19 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
     return clipped, long_rows + int(np.count_nonzero(~finite))
 
 
+def _sym_noise(gen: np.random.Generator, d: int, sigma: float) -> np.ndarray:
+    """Symmetric Gaussian Z: N(0, s^2) on each coordinate of svec (diagonal, sqrt(2) x
+    off-diagonal), an isometry for the Frobenius norm: diagonal var s^2, off-diagonal s^2/2."""
+    G = gen.standard_normal((d, d)) * sigma
+    return (G + G.T) / 2
+
+
+def _project(Q: np.ndarray, R: float) -> np.ndarray:
+    """Eigenvalues floored at ``max(1e-9 R^2, 1e-12)`` (post-processing)."""
+    lam, V = np.linalg.eigh((Q + Q.T) / 2)
+    return (V * np.maximum(lam, max(1e-9 * R * R, 1e-12))) @ V.T
+
+
 def _total_mu(budget: Any) -> float:
     if isinstance(budget, PureDP):
         raise BudgetError("the private John ellipsoid uses Gaussian noise and needs delta > 0 "
@@ -157,8 +177,8 @@ def _count_share(count_clipped: Any) -> float:
     return share
 
 
-def _ridge(ridge: Any, sigma_min: Any, w_min: float, R: float) -> float:
-    """The public ridge of ``A'WA + ridge I``, also the eigenvalue floor the sensitivity needs.
+def _ridge(ridge: Any, sigma_min: Any, w_min: float) -> float | None:
+    """The user's public ridge of ``A'WA + ridge I`` (None: choose it, :func:`auto_ridge`).
 
     ``sigma_min`` is NOT checked against the data (a check would leak): it adds
     ``w_min sigma_min^2`` to the ridge, the floor ``lambda_min(A'WA) >= w_min sigma_min(A)^2``
@@ -166,8 +186,20 @@ def _ridge(ridge: Any, sigma_min: Any, w_min: float, R: float) -> float:
     """
     r, s = _nonneg("ridge", ridge), _nonneg("sigma_min", sigma_min)
     if s is None:
-        return RIDGE_FACTOR * R * R if r is None else r
+        return r
     return (r or 0.0) + w_min * s * s
+
+
+def auto_ridge(coefficient: float, mu_h: float, q0: float, R: float) -> float:
+    """The ridge chosen from public numbers: ``max(K/(mu_h tau), 0.01 q0, 1e-9 R^2)``.
+
+    ``K / lam`` is the sensitivity of Lemma S, so the first term is the smallest ridge whose
+    noise has standard deviation ``sigma_h <= tau`` (:data:`TARGET_SIGMA_H`).  ``q0`` is the
+    smallest eigenvalue of the released uniform-weights Gram matrix ``(d/n) A'A + Z0``: a private,
+    accounted estimate of the data's scale, so the bias floor is scale-invariant.  Everything is
+    public (a post-processing of released values and of the budget).
+    """
+    return max(coefficient / (mu_h * TARGET_SIGMA_H), RIDGE_SCALE * q0, RIDGE_ABS * R * R)
 
 
 def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
@@ -259,41 +291,73 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     R, eps0 = float(row_bound), float(closeness)
     n, d = problem.data.shape
     w_min = FLOOR_FACTOR * d / n
-    lam_ridge = _ridge(ridge, sigma_min, w_min, R)
-    eig_floor = lam_ridge
+    user_ridge = _ridge(ridge, sigma_min, w_min)
+    if user_ridge is not None and user_ridge <= 0:
+        raise PrivacySpecError(
+            "no public lower bound on lambda_min(A'WA): pass sigma_min= > 0 or ridge= > 0, or "
+            "leave both unset for the automatic ridge.")
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
-    delta_h = leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
-                                         eig_floor=eig_floor)
     mu = _total_mu(budget)
     share_s = SHARE_SCALE if inscribed else 0.0
-    mu_h = mu * math.sqrt((1 - SHARE_GRAM - share_s - share_c) / T)
-    sigma_h = delta_h / mu_h
+    mu_0 = mu * math.sqrt(SHARE_UNIFORM)
+    mu_h = mu * math.sqrt((1 - SHARE_UNIFORM - SHARE_GRAM - share_s - share_c) / max(T, 1))
+    coef = lemma_s_coefficient(closeness=eps0, row_bound=R, weight_floor=w_min)
     # -- the data are read from here on; nothing below raises on their values ------------------
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
-    w = np.full(n, d / n)
-    total = np.zeros(n)
-    for _ in range(T):
-        total += w
-        h_noisy = released(leverage_ratios(A, w, lam_ridge) + sigma_h * gen.standard_normal(n))
-        w = np.clip(w * np.maximum(h_noisy, 0.0), w_min, 1.0)
-    u = total / T
-    v = d * u / u.sum()
-    delta_q = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=float(v.max()))
-    sigma_q = delta_q / (mu * math.sqrt(SHARE_GRAM))
-    G = gen.standard_normal((d, d)) * sigma_q
-    # N(0, s^2) on each coordinate of svec (diagonal, sqrt(2) * off-diagonal), an isometry for
-    # the Frobenius norm: diagonal noise var s^2, off-diagonal var s^2 / 2.
-    Q_noisy = released(gram(A, v) + (G + G.T) / 2)
-    lam, V = np.linalg.eigh(Q_noisy)
-    floor = max(1e-9 * R * R, 1e-12)
-    Q = (V * np.maximum(lam, floor)) @ V.T
-    E = Ellipsoid.from_matrix(Q, weights=v)
+    # Q0: the uniform-weights Gram matrix, the fallback answer and the scale estimate
+    w_unif = np.full(n, d / n)
+    delta_0 = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n)
+    sigma_0 = delta_0 / mu_0
+    Q0 = _project(released(gram(A, w_unif) + _sym_noise(gen, d, sigma_0)), R)
+    q0 = float(np.linalg.eigvalsh(Q0)[0])  # public: a function of the released Q0
+    lam_ridge = user_ridge if user_ridge is not None else auto_ridge(coef, mu_h, q0, R)
+    delta_h = leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
+                                         eig_floor=lam_ridge)
+    sigma_h = delta_h / mu_h
+    # the fallback is decided from public numbers only (budget, sizes, released Q0)
+    fallback = None
+    if T < 1:
+        fallback = "iterations=0"
+    elif sigma_h > FALLBACK_SIGMA_H:
+        fallback = (f"the noise on the leverage ratios would have sd {sigma_h:.3g} > "
+                    f"{FALLBACK_SIGMA_H:g} at this budget and closeness")
+    elif lam_ridge > FALLBACK_RIDGE * q0:
+        fallback = (f"the ridge needed to keep the noise at sd {TARGET_SIGMA_H:g} "
+                    f"({lam_ridge:.3g}) exceeds {FALLBACK_RIDGE:g} x the released scale of the "
+                    f"data ({q0:.3g})")
     info: dict[str, Any] = {"method": "private-leverage", "preset": "default",
-                            "iterations": T, "sigma_h": sigma_h, "sigma_q": sigma_q,
-                            "weight_floor": w_min, "ridge": lam_ridge, "eig_floor": eig_floor,
-                            "sensitivity_h": delta_h, "sensitivity_q": delta_q, "mu": mu,
-                            "row_bound": R}
-    mus = {"mu_iterations": mu_h * math.sqrt(T), "mu_gram": mu * math.sqrt(SHARE_GRAM)}
+                            "weight_floor": w_min, "ridge": lam_ridge, "eig_floor": lam_ridge,
+                            "ridge_source": "auto" if user_ridge is None else "user",
+                            "scale_estimate": q0, "sigma_uniform": sigma_0,
+                            "sensitivity_h": delta_h, "mu": mu, "row_bound": R}
+    mus = {"mu_uniform": mu_0}
+    if fallback is not None:
+        T = 0
+        v = w_unif
+        Q = Q0
+        info.update(iterations=0, fallback="uniform weights w = d/n: " + fallback + (
+            "; the private iteration would not beat them. The ellipsoid is the released "
+            "uniform-weights Gram matrix; the budget of the iterations is not spent."))
+    else:
+        w = w_unif.copy()
+        total = np.zeros(n)
+        for _ in range(T):
+            total += w
+            h_noisy = released(leverage_ratios(A, w, lam_ridge) + sigma_h * gen.standard_normal(n))
+            w = np.clip(w * np.maximum(h_noisy, 0.0), w_min, 1.0)
+        u = total / T
+        v = d * u / u.sum()
+        delta_q = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=float(v.max()))
+        sigma_q = delta_q / (mu * math.sqrt(SHARE_GRAM))
+        # the iteration's matrix is A'UA + ridge I (h_i(u) <= 1 + xi is about it): the ridge is
+        # added back, scaled like v (post-processing of public numbers)
+        ridge_back = lam_ridge * d / float(u.sum())
+        Q = _project(released(gram(A, v) + _sym_noise(gen, d, sigma_q)) + ridge_back * np.eye(d),
+                     R)
+        info.update(iterations=T, sigma_h=sigma_h, sigma_q=sigma_q, sensitivity_q=delta_q,
+                    ridge_added=ridge_back, fallback=None)
+        mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM))
+    E = Ellipsoid.from_matrix(Q, weights=v)
     if inscribed:
         lam_q = float(np.linalg.eigvalsh(Q)[0])
         delta_s = support_sensitivity(closeness=eps0, min_eig=lam_q)
@@ -319,7 +383,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     acct.spend(gaussian_record(
         sigma=1.0, sensitivity=mu_used, mechanism="gaussian-composition(john)",
         delta=getattr(budget, "delta", None), reference=GDP_REFERENCE, count=1,
-        steps=T, sigma_h=sigma_h, sensitivity_h=delta_h, sigma_q=sigma_q, **mus))
+        steps=T, sensitivity_h=delta_h, sigma_uniform=sigma_0,
+        **({} if fallback else {"sigma_h": sigma_h, "sigma_q": info["sigma_q"]}), **mus))
     report = acct.report(
         theorem=(f"{PAPER} Alg 1 with additive Gaussian on exact leverage ratios; public "
                  "sensitivity (cvxdp.geometry.john_sensitivity) replaces Thm 5.1's L; GDP "

@@ -25,8 +25,8 @@ import math
 
 from cvxdp.errors import PrivacySpecError
 
-__all__ = ["leverage_ratio_sensitivity", "rank_two_bound", "gram_sensitivity",
-           "support_sensitivity", "paper_lipschitz"]
+__all__ = ["leverage_ratio_sensitivity", "lemma_s_coefficient", "rank_two_bound",
+           "gram_sensitivity", "support_sensitivity", "paper_lipschitz"]
 
 
 def leverage_ratio_sensitivity(*, n: int, closeness: float, row_bound: float, weight_floor: float,
@@ -97,9 +97,17 @@ def leverage_ratio_sensitivity(*, n: int, closeness: float, row_bound: float, we
             "the smallest singular value of A) or ridge= > 0.")
     if not 0 < wmin <= wmax:
         raise PrivacySpecError(f"need 0 < weight_floor <= weight_cap, got {wmin!r}, {wmax!r}.")
-    lemma_s = R * eps0 / lam * (math.sqrt(wmax / wmin) + 2.0)
+    lemma_s = lemma_s_coefficient(closeness=eps0, row_bound=R, weight_floor=wmin,
+                                  weight_cap=wmax) / lam
     old = rank_two_bound(n=n, closeness=eps0, row_bound=R, weight_floor=wmin, eig_floor=lam)
     return lemma_s if old is None else min(lemma_s, old)
+
+
+def lemma_s_coefficient(*, closeness: float, row_bound: float, weight_floor: float,
+                        weight_cap: float = 1.0) -> float:
+    """``K = R eps0 (sqrt(w_max/w_min) + 2)``: Lemma S reads ``Delta_h <= K / lam``."""
+    return float(row_bound) * float(closeness) * (
+        math.sqrt(float(weight_cap) / float(weight_floor)) + 2.0)
 
 
 def rank_two_bound(*, n: int, closeness: float, row_bound: float, weight_floor: float,

@@ -64,7 +64,8 @@ def test_noisy_clipped_count_is_gaussian_share_of_the_gdp_budget():
     mu = 1.0 / calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=1.0)
     rec = sol.privacy.records[0].params
     # shares of mu^2 add up to the whole budget and the count gets the default 10%
-    total = rec["mu_iterations"] ** 2 + rec["mu_gram"] ** 2 + rec["mu_count"] ** 2
+    total = (rec["mu_uniform"] ** 2 + rec["mu_iterations"] ** 2 + rec["mu_gram"] ** 2
+             + rec["mu_count"] ** 2)
     assert total == pytest.approx(mu**2, rel=1e-9)
     assert rec["mu_count"] == pytest.approx(mu * math.sqrt(0.1), rel=1e-9)
     assert sol.info["sigma_count"] == pytest.approx(1.0 / rec["mu_count"], rel=1e-9)

@@ -2,7 +2,7 @@
 
 The trivial answer is the uniform weighting ``w = d/n`` (it learns nothing about which rows bind).
 Volume ratios are per dimension, of the ellipsoid scaled to touch P (validation only, NOT
-private), against the averaged fixed point at accuracy 1e-2 (within a factor 1/(1.01) per
+private), against the averaged fixed point at accuracy 3e-2 (within a factor 1/(1.03) per
 dimension of the exact John ellipsoid, Lemma 7.1).  Sizes are small so each test runs in seconds;
 the defect (the private answer no better than uniform weights) shows at these sizes once the
 closeness eps0 makes the old worst-case sensitivity dominate.
@@ -44,7 +44,7 @@ def _ratio(F, A, E):
 
 def _bench(A):
     n, d = A.shape
-    E = ellipsoid_from_weights(A, fixed_point_weights(A, accuracy=1e-2)[0])
+    E = ellipsoid_from_weights(A, fixed_point_weights(A, accuracy=3e-2)[0])
     return E, _ratio(ellipsoid_from_weights(A, np.full(n, d / n)), A, E)
 
 
@@ -77,3 +77,20 @@ def test_never_below_uniform_weights_and_increasing_in_epsilon(make):
         means.append(float(np.mean(r)))
     assert min(means) >= uniform - 0.005
     assert means[0] <= means[1] + 0.01 <= means[2] + 0.02
+
+
+def test_fallback_returns_uniform_weights_with_a_note_decided_from_public_numbers():
+    A = anisotropic(2000, 4, seed=2)
+    E, uniform = _bench(A)
+    prob = john_ellipsoid(A)
+    sol = prob.solve_private(epsilon=0.1, rng=0, **{**KW, "closeness": 1e-4})
+    assert sol.iterations == 0 and sol.info["fallback"].startswith("uniform weights")
+    np.testing.assert_allclose(sol.ellipsoid.weights, np.full(2000, 4 / 2000))
+    assert _ratio(sol.ellipsoid, A, E) == pytest.approx(uniform, abs=1e-3)
+    # only the uniform-weights Gram matrix was released: the iterations' budget is not spent
+    rec = sol.privacy.records[0].params
+    assert set(k for k in rec if k.startswith("mu_")) == {"mu_uniform"}
+    assert sol.privacy.epsilon < 0.1
+    # at a budget where the iteration can win, it runs
+    ok = prob.solve_private(epsilon=1.0, rng=0, **KW)
+    assert ok.info["fallback"] is None and ok.iterations > 0
