@@ -15,15 +15,26 @@ Default algorithm (``preset="default"``, guarantee ``"dp"``):
    releases it as a noisy count (:func:`cvxdp.privacy.clipping.noisy_count`, Gaussian) charged
    to the same budget.  No property of the whole matrix (rank, ``sigma_min``) is checked: the
    eigenvalue floor the sensitivity proof needs is enforced by a public ridge.
-1. ``w_1 = d/n``; for k = 1..T: release ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with
-   ``h_i = a_i'(A'W_kA + ridge I)^{-1} a_i`` (exact leverage ratios), then
-   ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` -- post-processing.  This is the paper's
-   multiplicative update ``wbar (1 + z)`` with the noise moved onto h additively so that the
-   Gaussian mechanism applies (digest gap 4).
-2. ``u = mean(w_1..w_T)``, ``v = d u / sum u`` (post-processing).
-3. ``Q = A'VA + Z`` with symmetric Gaussian Z (A'VA reads A again: own noise, digest gap 3),
-   projected to eigenvalues >= a floor (post-processing).
-4. ``inscribed=True``: release ``s = max_i ||Q^{-1/2} a_i|| + noise + z_{1-beta} sigma_s`` and
+1. Release the uniform-weights Gram matrix ``Q0 = (d/n) A'A + Z0`` (Frobenius sensitivity
+   ``2 R eps0 d/n``).  It is the fallback answer and its smallest eigenvalue ``q0`` is a private,
+   accounted estimate of the data's scale.
+2. Choose the ridge from public numbers (:func:`auto_ridge`, unless ``ridge=``/``sigma_min=``):
+   the smallest ``lam`` with noise sd ``sigma_h = Delta_h(lam)/mu_h <= 0.25`` under Lemma S
+   (:func:`cvxdp.geometry.john_sensitivity.leverage_ratio_sensitivity`), at least ``0.01 q0``.
+3. Fallback (decided from public numbers only): when ``sigma_h > 1`` or ``lam > 10 q0`` the
+   iteration is not expected to beat uniform weights at this budget (thresholds set on the
+   benchmarks of docs/john.md, not a theorem); return the ellipsoid of ``Q0`` with ``v = d/n``
+   and a note in ``info["fallback"]``; the iterations' budget is not spent.
+4. Otherwise ``w_1 = d/n``; for k = 1..T: release
+   ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with ``h_i = a_i'(A'W_kA + lam I)^{-1} a_i``
+   (exact leverage ratios), then ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` --
+   post-processing.  This is the paper's multiplicative update ``wbar (1 + z)`` with the noise
+   moved onto h additively so that the Gaussian mechanism applies (digest gap 4).
+5. ``u = mean(w_1..w_T)``, ``v = d u / sum u`` (post-processing).
+6. ``Q = A'VA + Z + lam (d / sum u) I`` with symmetric Gaussian Z (A'VA reads A again: own noise,
+   digest gap 3); the ridge term is the iteration's own matrix ``A'UA + lam I`` scaled like v
+   (post-processing of public numbers); eigenvalues floored (post-processing).
+7. ``inscribed=True``: release ``s = max_i ||Q^{-1/2} a_i|| + noise + z_{1-beta} sigma_s`` and
    scale E by 1/s: inside the polytope of the CLIPPED rows with probability >= 1 - beta, hence
    inside the user's polytope when every row obeys ``row_bound`` (:data:`INSCRIBED_GUARANTEE`).
 
@@ -36,9 +47,11 @@ Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a publ
 (:mod:`cvxdp.geometry.john_sensitivity`; 1 for the count); their adaptive composition is exactly
 ``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor 3.3), and
 mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018, Thm 8).
-``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to Q, 5% to
-the scale (when inscribed), ``count_clipped`` (True: 10%) to the count (when asked), the rest to
-the T iterations (equal).
+``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to Q0, 5% to
+Q, 5% to the scale (when inscribed), ``count_clipped`` (True: 10%) to the count (when asked), the
+rest to the T iterations (equal).  The ridge, the fallback decision and every noise scale are
+functions of the budget, the sizes, the public bounds and earlier releases only (adaptive
+composition covers them).
 """
 
 from __future__ import annotations
@@ -229,8 +242,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         for every A; when the data do have ``sigma_min(A) >= sigma_min`` the added ridge is at
         most the weight floor's share of ``lambda_min(A'WA)``.
     ridge : float, optional
-        Regulariser in ``A'WA + ridge I``; default ``0.01 R^2`` without ``sigma_min``, else 0
-        (plus the ``sigma_min`` term).
+        Regulariser in ``A'WA + ridge I`` (> 0, public).  Default (neither ``ridge`` nor
+        ``sigma_min``): chosen by :func:`auto_ridge` from public numbers and the released
+        uniform-weights Gram matrix; ``info["ridge_source"]`` says which.
     rng : None, int or Generator
     reference : bool
         Also solve exactly (NOT private) and fill ``validation``.
@@ -257,6 +271,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     Returns
     -------
     JohnPrivateSolution
+        ``info["fallback"]`` is None, or a note saying why the released uniform-weights
+        ellipsoid was returned instead of running the iteration (``iterations == 0``).
 
     Raises
     ------
@@ -336,7 +352,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         v = w_unif
         Q = Q0
         info.update(iterations=0, fallback="uniform weights w = d/n: " + fallback + (
-            "; the private iteration would not beat them. The ellipsoid is the released "
+            "; the private iteration is not expected to beat them (decided from public numbers: "
+            "budget, sizes, bounds and the released Q0). The ellipsoid is the released "
             "uniform-weights Gram matrix; the budget of the iterations is not spent."))
     else:
         w = w_unif.copy()
