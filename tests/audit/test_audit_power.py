@@ -21,7 +21,7 @@ def test_gaussian_with_half_sigma_is_caught_by_default(seed):
     assert res.epsilon_lower > 1.1 * EPS, res
 
 
-@pytest.mark.slow  # 2 x 200,000 draws of a 1000-candidate exponential mechanism (~12 s)
+@pytest.mark.slow  # 2 x 300,000 draws of a 1000-candidate exponential mechanism (~17 s)
 def test_exponential_mechanism_at_one_and_a_half_epsilon_is_caught_by_default():
     # every score moves by the sensitivity: P'[0] / P[0] = 1000 e^1.5 / (e^1.5 + 999), log 1.497
     k = 1000
