@@ -254,17 +254,19 @@ def _format_block(rows: list[dict[str, Any]], mechanisms: list[str],
 
 
 def summary(rows: list[dict[str, Any]]) -> str:
-    """Counts per epsilon: refused, raw errors, gap and violation within 1e-2."""
+    """Counts per mechanism and epsilon: refused, raw errors, gap and violation within 1e-2."""
     out = []
-    for ep in dict.fromkeys(r["epsilon"] for r in rows):
-        rs = [r for r in rows if r["epsilon"] == ep]
+    mechs = list(dict.fromkeys(r["mechanism"] for r in rows))
+    for m, ep in ((m, ep) for m in mechs for ep in dict.fromkeys(r["epsilon"] for r in rows)):
+        rs = [r for r in rows if r["epsilon"] == ep and r["mechanism"] == m]
         ref = sum(r["outcome"].startswith("R:") for r in rs)
         raw = sum(r["outcome"].startswith("X:") for r in rs)
         to = sum(r["outcome"] == "T/O" for r in rs)
         good = sum(r.get("gap") is not None and abs(r["gap"]) <= 1e-2
                    and r.get("violation") is not None and r["violation"] <= 1e-2 for r in rs)
-        out.append(f"eps={ep:g}: {len(rs)} runs, refused {ref}, raw errors {raw}, time-outs "
-                   f"{to}, |gap| <= 1e-2 and viol <= 1e-2: {good}")
+        label = f"{m}, " if len(mechs) > 1 else ""
+        out.append(f"{label}eps={ep:g}: {len(rs)} runs, refused {ref}, raw errors {raw}, "
+                   f"time-outs {to}, |gap| <= 1e-2 and viol <= 1e-2: {good}")
     return "\n".join(out)
 
 
