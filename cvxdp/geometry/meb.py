@@ -26,6 +26,7 @@ import numpy as np
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.geometry.meb_index import OutsideIndex, sq_dists
+from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
 
@@ -69,7 +70,18 @@ class MEBPrivateSolution(PrivateSolution):
 
 
 def _check_shape(points: Any) -> np.ndarray:
-    """``points`` as a float ``(n, d)`` array; reads the shape only (public), not the values."""
+    """``points`` as a float ``(n, d)`` array; reads the shape only (public), not the values.
+
+    No copy when ``points`` is already a float64 array.  A ``dask.array.Array`` stays a (lazy)
+    Dask array, split by rows only (:func:`cvxdp.scale.as_row_blocks`).
+    """
+    if is_dask(points):
+        from cvxdp.scale import as_row_blocks
+
+        if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
+            raise UnsupportedProblemError(
+                f"points must be a non-empty (n, d) array, got shape {points.shape}.")
+        return as_row_blocks(points)
     p = np.asarray(points, dtype=float)
     if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 1:
         raise UnsupportedProblemError(
@@ -84,6 +96,11 @@ def _check_points(points: Any) -> np.ndarray:
     The private path never calls this: a refusal that depends on the values would leak whether
     some point is not finite; it clips such points into the public box instead.
     """
+    if is_dask(points):
+        raise UnsupportedProblemError(
+            "the exact (non-private) MEB needs the points in memory; on a Dask array only "
+            "solve_private runs (chunk-wise, nothing of the data is gathered). For an exact "
+            "reference, solve a sample or call .compute() yourself if it fits.")
     p = _check_shape(points)
     if not np.all(np.isfinite(p)):
         raise UnsupportedProblemError("points contain NaN or inf; the exact (non-private) "
@@ -265,14 +282,40 @@ class MinEnclosingBall(StructuredProblem):
         self.points = p
         self.center = cp.Variable(p.shape[1], name="center")
         self.radius = cp.Variable(name="radius", nonneg=True)
-        cons = [cp.norm(p - cp.reshape(self.center, (1, p.shape[1]), order="C"), 2, axis=1)
-                <= self.radius]
-        super().__init__(cp.Minimize(self.radius), cons)
+        # The SOCP constraint is built on first use (_constraints below): CVXPY's Constant
+        # snapshots (copies) the array, +1x the data that the private path never needs.
+        super().__init__(cp.Minimize(self.radius), [])
+        self.__dict__["_constraints_pending"] = True
         self.ball: Ball | None = None
+
+    @property
+    def _constraints(self) -> list:
+        """The constraint list, with ``||p_i - c|| <= r`` added the first time it is read
+        (CVXPY reads it to solve, print or list variables; ``args`` holds the same list)."""
+        store = self.__dict__["_constraint_store"]
+        if self.__dict__.pop("_constraints_pending", False) and not is_dask(self.points):
+            p = self.points
+            store.append(cp.norm(p - cp.reshape(self.center, (1, p.shape[1]), order="C"), 2,
+                                 axis=1) <= self.radius)
+        return store
+
+    @_constraints.setter
+    def _constraints(self, value: list) -> None:
+        self.__dict__["_constraint_store"] = value
+
+    @property
+    def args(self) -> list:  # type: ignore[override]
+        """``[objective, constraints]`` (builds the lazy constraint, see ``_constraints``)."""
+        self._constraints  # noqa: B018 - materialise
+        return self.__dict__["_args"]
+
+    @args.setter
+    def args(self, value: list) -> None:
+        self.__dict__["_args"] = value
 
     def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
         """Exact solve through CVXPY (sets ``.ball``), or ``method="fptas"`` (``gamma=``)."""
-        if method is None:
+        if method is None or is_dask(self.points):
             _check_points(self.points)
         out = super().solve(*args, method=method, **kwargs)
         if method is None and self.center.value is not None:

@@ -13,6 +13,7 @@ import cvxdp
 
 def test_meb_builder_does_not_copy_a_float64_c_contiguous_array():
     X = np.random.default_rng(0).standard_normal((200_000, 10))
+    cvxdp.min_enclosing_ball(X[:3])          # imports happen outside the measurement
     tracemalloc.start()
     try:
         prob = cvxdp.min_enclosing_ball(X)
@@ -27,6 +28,6 @@ def test_meb_exact_solve_still_sees_the_constraint():
     pts = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.0]])
     prob = cvxdp.min_enclosing_ball(pts)
     assert len(prob.constraints) == 1
-    assert prob.center in prob.variables()
+    assert any(v is prob.center for v in prob.variables())
     prob.solve()
     assert abs(prob.ball.radius - 1.0) < 1e-6
