@@ -133,3 +133,13 @@ def test_gumbel_grid_total_variation_within_the_coupling_bound(bits, scores):
     bound = m * 2.0**-bits * (2 + (g[-1] - g[0]) / np.e)
     assert 0 < tv <= bound
     assert tv <= 0.75 * m * 2.0**-bits  # what the docs quote (measured ~0.3 m 2^-b)
+
+
+def test_exponential_float_delta_at_huge_epsilon_is_capped_not_an_overflow():
+    """Issue 22 gallery: epsilon=1e6 raised a raw OverflowError from math.exp(eps)."""
+    from cvxdp.privacy.mechanisms import exponential_float_delta
+
+    assert exponential_float_delta(candidates=3, epsilon=1e6) == 1.0
+    assert exponential_float_delta(candidates=3, epsilon=700.0) == 1.0
+    small = exponential_float_delta(candidates=3, epsilon=1.0)
+    assert 0 < small < 1e-13
