@@ -282,6 +282,8 @@ def exponential_float_delta(*, candidates: int, epsilon: float) -> float:
     """
     eps = _check_epsilon(epsilon)
     eta = int(candidates) * _gumbel_tv_per_candidate()
+    if eps + math.log(eta) >= 0.0:  # (1 + e^eps) eta >= 1: vacuous (and e^eps may overflow)
+        return 1.0
     return min(1.0, (1.0 + math.exp(eps)) * eta)
 
 
