@@ -365,7 +365,8 @@ def _solve_m(f: Callable[[float], float], lo: float = 8.0) -> float:
 
 def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta: float = 0.1,
                method: str = "practical", robust: bool = False, contamination: float = 0.05,
-               c1: float = 3200.0) -> SampleRequirement:
+               c1: float = 3200.0, bounds: Any = None, scale: float | None = None,
+               estimate: str = "both") -> SampleRequirement:
     """Samples each step's accuracy bound needs for error ``alpha`` w.p. 1 - beta.
 
     ``alpha`` bounds the Mahalanobis error of the mean and the whitened Frobenius error of the
@@ -375,10 +376,31 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     with the coarse rounds required to tighten by ``COARSE_GAIN`` = 1e6 (condition number times
     the looseness of the histogram bound; not part of the paper's kappa-free bound).
 
+    ``method="bounded"`` (``private_gaussian(bounds=...)``) needs the public ``bounds`` and
+    ``scale``, a public guess of the data's smallest standard deviation: the mean's error is in
+    the bounds' units, so the Mahalanobis error depends on it
+    (:func:`cvxdp.estimation.gaussian_bounded.bounded_required_n`); the covariance step is
+    the practical CoinPress step's requirement.
+
     References
     ----------
     Ashtiani & Liaw (004), Thms 4.1, 5.4, 5.5, 6.3, 7.4.
     """
+    if method == "bounded":
+        from cvxdp.estimation.gaussian_bounded import bounded_required_n
+
+        if bounds is None or scale is None:
+            raise PrivacySpecError("required_n(method='bounded') needs the public bounds= and "
+                                   "scale= (a guess of the smallest standard deviation).")
+        cov_need = 0.0
+        if estimate != "mean":
+            prac = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta)
+            cov_need = prac.steps["covariance"]
+        tot = bounded_required_n(d, bounds, epsilon=epsilon, delta=delta, alpha=alpha,
+                                 scale=scale, estimate=estimate, cov_need=cov_need)
+        return SampleRequirement(tot, {"bounded": tot}, alpha, beta,
+                                 "public bounds: K-norm / Gaussian clipped mean + CoinPress "
+                                 "covariance from the bounds")
     eps_i, dl_i = epsilon / 2, delta / (4 * math.exp(epsilon / 2))
     k2 = k_min(eps_i, dl_i)
     steps: dict[str, float] = {}

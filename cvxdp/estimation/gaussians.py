@@ -47,6 +47,12 @@ import numpy as np
 from scipy import linalg
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
+from cvxdp.estimation.gaussian_bounded import (
+    as_bounds,
+    bounded_error,
+    bounded_release,
+    bounds_margin_ok,
+)
 from cvxdp.estimation.gaussian_steps import (
     SampleRequirement,
     clipped_mean,
@@ -185,6 +191,8 @@ def private_gaussian(
     c1: float = 3200.0,
     reference: bool = False,
     count_clipped: bool | float = False,
+    bounds: Any = None,
+    estimate: str = "both",
 ) -> GaussianSolution:
     """(epsilon, delta)-DP mean and covariance of a Gaussian sample, with no bounds asked.
 
@@ -224,6 +232,13 @@ def private_gaussian(
         never exactly.  ``True`` spends 10% of epsilon on it, a number in (0, 1) that share;
         the pipeline runs at the rest of epsilon (same delta), so the total is unchanged
         (basic composition, Dwork & Roth Thm 3.16).
+    bounds : (lo, hi), {"centre": c, "radius": R}, Box or Ball, optional
+        PUBLIC bounds on the data (a box or a ball; never computed from X).  Given, the range
+        finding is skipped: every record is clipped into the bounds and the whole budget goes to
+        the clipped mean (K-norm or Gaussian, the smaller noise) and the clipped second moment
+        (Gaussian), see :mod:`cvxdp.estimation.gaussian_bounded`.  ``method`` is then ignored.
+    estimate : {"both", "mean"}
+        With ``bounds``: ``"mean"`` spends the whole budget on the mean (no covariance).
 
     Returns
     -------
@@ -262,6 +277,12 @@ def private_gaussian(
     x, n_mapped = public_domain(x)  # n_mapped is private (opt-in noisy count below)
     n, d = x.shape
     eps_total, epsilon = epsilon, epsilon * (1.0 - share)  # the pipeline's share
+    if bounds is not None:
+        return _bounded(x, n_mapped, as_bounds(bounds, d), epsilon, eps_total, delta, share,
+                        estimate, alpha, beta, rng, reference, t0)
+    if estimate != "both":
+        raise UnsupportedProblemError("estimate='mean' needs public bounds= (without them the "
+                                      "mean is whitened by the private covariance).")
     mode = "robust" if robust else method
     sizes = layout(n, d, epsilon, delta, mode)
     req = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta, method=method,
@@ -317,6 +338,73 @@ def private_gaussian(
     if reference:
         sol.validation = empirical_validation(x, sol.mean, sol.covariance)
     return sol
+
+
+def _bounded(x: np.ndarray, n_mapped: int, b: Any, epsilon: float, eps_total: float,
+             delta: float, share: float, estimate: str, alpha: float, beta: float, rng: Any,
+             reference: bool, t0: float) -> GaussianSolution:
+    """``bounds=`` path: clip into the public bounds, spend the budget on the estimate."""
+    if estimate not in ("both", "mean"):
+        raise UnsupportedProblemError(f"estimate must be 'both' or 'mean', got {estimate!r}.")
+    n, d = x.shape
+    gen = as_generator(rng)
+    mean, cov, recs, info, n_clip = bounded_release(x, b, epsilon=epsilon, delta=delta, rng=gen,
+                                                    estimate=estimate, beta=beta)
+    acct = PrivacyAccountant(ApproxDP(eps_total, delta))
+    for r in recs:
+        acct.spend(r)
+    if share > 0:  # one count: rows mapped into the public domain or clipped into the bounds
+        noisy, c_rec = noisy_count(n_mapped + n_clip, rng=gen, epsilon=eps_total * share,
+                                   what="rows clipped into the public bounds (or mapped into "
+                                   "the public domain)")
+        acct.spend(c_rec)
+        info.update(clipped_rows_noisy=noisy, laplace_scale_count=c_rec.params["scale"])
+    info["method"] = "bounded"
+    report = acct.report(theorem="clipped mean and second moment with public bounds "
+                         "(Laplace / Gaussian mechanisms)", neighbouring="replace one sample "
+                         "(n public)", details=dict(info))
+    if cov is None:
+        status, claim, reason = ("user_limit", False, "estimate='mean': no covariance is "
+                                 "released, so neither the Mahalanobis accuracy nor whether "
+                                 f"the bounds cut the data can be checked; the mean's noise "
+                                 f"is {info['mean_mechanism']}, root mean square "
+                                 f"{info['mean_noise_rms']:.3g} per coordinate. The release "
+                                 f"is ({eps_total}, {delta})-DP.")
+    else:
+        status, claim, reason = _bounded_status(n, b, mean, cov, info, alpha, eps_total, delta)
+    sol = GaussianSolution(
+        status=status, privacy=report, solve_time=time.perf_counter() - t0,
+        info={**info, "bottom": False, "accuracy_claim": claim, "status_reason": reason},
+        mean=mean, covariance=cov, rank=None if cov is None else d,
+        samples_required=None, step_records={"bounded": tuple(recs)})
+    if reference:
+        sol.validation = empirical_validation(x, sol.mean, sol.covariance if cov is not None
+                                              else np.cov(x, rowvar=False).reshape(d, d))
+    return sol
+
+
+def _bounded_status(n: int, b: Any, mean: np.ndarray, cov: np.ndarray, info: dict,
+                    alpha: float, epsilon: float, delta: float) -> tuple[str, bool, str]:
+    """Plug-in claim from released values only: the released covariance must be non-singular,
+    put the bounds >= 3 standard deviations from the released mean (clipping bias small), and
+    make :func:`bounded_error` <= alpha."""
+    tail = f" The release is ({epsilon}, {delta})-DP."
+    e_mean, e_cov = bounded_error(n, b, cov, info)
+    if not math.isfinite(e_cov):
+        return ("inaccurate", False, "the released covariance is singular (noise swamps a "
+                "direction): the bounds are too wide for n and the budget." + tail)
+    if not bounds_margin_ok(b, mean, cov):
+        return ("inaccurate", False, "the released mean and covariance put the public bounds "
+                "within 3 standard deviations of the mean: clipping may bias both." + tail)
+    if max(e_mean, e_cov) > alpha:
+        return ("user_limit", False, f"at the released covariance the expected errors are "
+                f"{e_mean:.3g} (Mahalanobis mean) and {e_cov:.3g} (whitened Frobenius), above "
+                f"alpha={alpha}: more samples, a larger budget or tighter bounds are needed."
+                + tail)
+    return ("optimal_inaccurate", True, f"at the released covariance the expected errors "
+            f"{e_mean:.3g} (Mahalanobis mean) and {e_cov:.3g} (whitened Frobenius) are <= "
+            f"alpha={alpha} and the bounds are >= 3 standard deviations away (plug-in check on "
+            "released values)")
 
 
 def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
