@@ -211,7 +211,8 @@ def bench_gallery(eps_list: list[float], seeds: int, timeout: float, out=print
             res_mwu = bg.run_isolated(entry.name, eps, None, timeout)
             s_mwu = {"n": 1, "points": int(res_mwu.get("gap") is not None),
                      "gap": res_mwu.get("gap"), "viol": res_mwu.get("violation"),
-                     "feas": int((res_mwu.get("violation") or np.inf) <= TOL),
+                     "feas": int(res_mwu.get("violation") is not None
+                                 and res_mwu["violation"] <= TOL),
                      "none": int(res_mwu.get("gap") is None), "errors": 0,
                      "ran": str(res_mwu.get("outcome")), "time": res_mwu.get("t_private", 0)}
             for mech in ["pert-gauss", "pert-trunc", "auto", "mwu"]:
@@ -285,8 +286,8 @@ def parse_table(path: str) -> list[dict[str, Any]]:
     rows = []
     for line in open(path).read().splitlines()[1:]:
         parts = line.split()
-        if len(parts) < 5:
-            continue
+        if len(parts) < 5 or not parts[1].replace(".", "", 1).replace("e", "", 1).isdigit():
+            continue  # the criteria printed after the table
         model, eps, mech = parts[0], float(parts[1]), parts[2]
         if parts[3] == "no":
             rows.append({"model": model, "eps": eps, "mechanism": mech, "points": 0, "feas": 0,
