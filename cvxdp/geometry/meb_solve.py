@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.goodcenter import good_center, ldp_good_center
 from cvxdp.geometry.meb import Ball, MEBPrivateSolution, MinEnclosingBall, reference_ball
 from cvxdp.geometry.meb_private import (
@@ -39,6 +39,7 @@ from cvxdp.privacy.budgets import (
 from cvxdp.privacy.clipping import clip_to_box, noisy_count
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
+from cvxdp.scale import is_dask
 from cvxdp.solution import ValidationReport
 
 __all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into_box",
@@ -213,14 +214,29 @@ def solve_private_meb(
     lo, hi = resolve_bounds(bounds, d)
     count_share = _count_share(count_clipped)
     centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
-    # Points outside the public box (or with NaN / inf coordinates) are clipped into it inside
-    # the mechanism, never refused: a refusal would tell whether some point lies outside.
-    pts, n_clipped = clip_into_box(pts, lo, hi)
-    # Every query runs on coordinates translated by the public box centre: the sums of
-    # Alg. 4 / 6 then add numbers of size <= R_max, whose rounding (~ k R_max u) stays far
-    # below their sensitivity G_t >= 2 r0; raw coordinates far from the origin (||x|| ~ 1e8)
-    # rounded by more than G_t.  The released centre is shifted back at the end.
-    pts -= centre0
+    on_dask = is_dask(pts)
+    if on_dask and reference:
+        raise UnsupportedProblemError(
+            "reference=True solves the exact MEB, which needs the points in memory; on a Dask "
+            "array validate on a sample (or on .compute()d points if they fit).")
+    if on_dask:
+        # The same clipping and translation, block by block on the workers, inside every
+        # reduction (cvxdp.scale.meb); the clipped count is one more reduction, run only if
+        # it is released (noisily).  Nothing of the data reaches the client.
+        from cvxdp.scale.meb import DaskPoints
+
+        pts = DaskPoints(pts, lo, hi, centre0)
+        n_clipped = -1
+    else:
+        # Points outside the public box (or with NaN / inf coordinates) are clipped into it
+        # inside the mechanism, never refused: a refusal would tell whether some point lies
+        # outside.
+        pts, n_clipped = clip_into_box(pts, lo, hi)
+        # Every query runs on coordinates translated by the public box centre: the sums of
+        # Alg. 4 / 6 then add numbers of size <= R_max, whose rounding (~ k R_max u) stays far
+        # below their sensitivity G_t >= 2 r0; raw coordinates far from the origin (||x|| ~ 1e8)
+        # rounded by more than G_t.  The released centre is shifted back at the end.
+        pts -= centre0
     r_min = r_max / 1024 if r_min is None else float(r_min)
     if not 0 < r_min < r_max:
         raise PrivacySpecError(f"r_min must lie in (0, R_max={r_max:.6g}), got {r_min!r}.")
@@ -230,7 +246,13 @@ def solve_private_meb(
     rho_alg = rho_total - rho_count
 
     rho_gc = init_share * rho_alg
-    gc = (ldp_good_center if local else good_center)(
+    if on_dask:
+        from cvxdp.scale.meb import dask_good_center, dask_ldp_good_center
+
+        gc_fn = dask_ldp_good_center if local else dask_good_center
+    else:
+        gc_fn = ldp_good_center if local else good_center
+    gc = gc_fn(
         pts, center=np.zeros(d), r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
         acct.spend(rec)
@@ -240,7 +262,12 @@ def solve_private_meb(
     consts = mmeb_constants(sched, gamma, beta_call)
     best_theta, best_r, best_bound = theta0, (1 + gamma) ** i_max * r0 / GOODCENTER_RATIO, 0.0
     i_lo, i_hi, calls, iters, path = 0, i_max, 0, 0, []
-    index = kept_index(pts, theta0, sched.keep * r0)   # one kept set for all B calls
+    if on_dask:     # one chunk-wise pass and reduce per query, same answers
+        from cvxdp.scale.meb import DaskOutsideIndex
+
+        index = DaskOutsideIndex(pts, theta0, sched.keep * r0)
+    else:
+        index = kept_index(pts, theta0, sched.keep * r0)   # one kept set for all B calls
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
@@ -269,6 +296,8 @@ def solve_private_meb(
                       "local model needs far more points than the central one).", stacklevel=3)
     info: dict[str, Any] = {}
     if rho_count > 0:   # released only noisily, charged before the report is made
+        if on_dask:
+            n_clipped = pts.clipped_count()
         noisy, rec = noisy_count(n_clipped, rng=gen, rho=rho_count,
                                  what="points clipped into the public box (bounds)")
         acct.spend(rec)
