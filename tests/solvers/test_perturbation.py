@@ -261,3 +261,16 @@ def test_private_data_inside_an_epigraph_cone_keeps_the_counterpart_feasible(noi
     assert sol.value >= true_obj - 1e-7
     exact = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b.value)), [x >= 0, x <= 2]).solve()
     assert true_obj - exact < 0.5
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "truncated"])
+def test_a_huge_epsilon_runs_and_gives_the_exact_answer(noise):
+    # epsilon = 1e6 (the gallery's "no noise to speak of" budget): e^epsilon overflows a float
+    prob, A, b, x = _lp()
+    sol = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6, rng=0, mechanism="perturbation",
+                              noise=noise, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-2))
+    exact = cp.Problem(prob.objective, [A.value @ x <= b.value, x >= 0,
+                                        cp.sum(x) <= 10]).solve()
+    assert sol.status == "optimal_inaccurate"
+    assert sol.value == pytest.approx(exact, rel=1e-3)  # sigma ~ D / sqrt(2 eps), not 0
+    assert sol.privacy.epsilon == pytest.approx(1e6) and sol.privacy.delta == 1e-6
