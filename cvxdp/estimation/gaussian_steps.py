@@ -306,7 +306,10 @@ def robust_mean_estimator(contamination: float) -> Callable[[np.ndarray], np.nda
 
 # ------------------------------------------------------------------------ sizes and requirements
 
+PRECONDITION_ROUNDS = 2  # rounds of private preconditioning of method="preconditioned"
+PRE_GAIN = 1e4  # tightening each preconditioning round must reach for required_n
 _FRACTIONS = {"practical": {"covariance": 0.63, "mean": 0.37},
+              "preconditioned": {"pre1": 0.12, "pre2": 0.08, "covariance": 0.5, "mean": 0.3},
               "ashtiani-liaw": {"preconditioner": 0.40, "covariance": 0.25, "mean": 0.35},
               "robust": {"preconditioner": 0.5, "mean": 0.5}}
 
@@ -327,7 +330,7 @@ def layout(n: int, d: int, epsilon: float, delta: float, method: str) -> dict[st
         raise PrivacySpecError(f"n={n} samples are too few to run the pipeline at d={d}, "
                                f"epsilon={epsilon}, delta={delta}: need at least {need} "
                                "(see required_n for what the accuracy bound needs).")
-    if method == "practical":
+    if method in ("practical", "preconditioned"):
         sc = min(max(0.05 * rest, 1.5 * _scale_need(d, epsilon, delta)), 0.25 * rest)
         sizes["scale"] = 2 * int(sc / 2)
         rest -= sizes["scale"]
@@ -412,7 +415,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     g1 = calibrate_gaussian(rho=rho / 2, sensitivity=1.0, method="zcdp")  # sigma per unit sens
 
     def cov_gap(m: float) -> float:
-        final = 1.0 - coarse_schedule(int(m), d, rho)[2] if method == "practical" else 0.5
+        final = 1.0 - coarse_schedule(int(m), d, rho)[2] if method != "ashtiani-liaw" else 0.5
         sig = g1 * math.sqrt(0.5 / final) * math.sqrt(2) * _chi2_radius2(d, int(m), beta) / m
         # E||C_hat - I||_F ~ sqrt(d(d+1)/m), E||noise||_F = sigma sqrt(d(d+1)/2); 1.5x slack
         return 1.5 * (math.sqrt(d * (d + 1) / m) + sig * math.sqrt(d * (d + 1) / 2)) - alpha
@@ -425,14 +428,24 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
 
     thresh_mean = 1 + 2 * math.log(4 / delta) / (epsilon / 4)
     m_mean = max(_solve_m(mean_gap), 4 * thresh_mean / 0.8**d)
-    if method == "practical" and not robust:
+    if method in ("practical", "preconditioned") and not robust:
         basis = ("practical pipeline: Alg. 2 + log-scale histograms + CoinPress rounds + "
                  "clipped mean")
         steps["scale"] = 1.5 * _scale_need(d, epsilon, delta)
         coarse = _solve_m(lambda m: math.log(COARSE_GAIN) - coarse_schedule(int(m), d, rho)[1])
         steps["covariance"] = 2 * max(_solve_m(cov_gap), coarse)
         steps["mean"] = m_mean
-        frac = _FRACTIONS["practical"]
+        if method == "preconditioned":
+            basis = (f"preconditioned pipeline: {PRECONDITION_ROUNDS} private preconditioning "
+                     "rounds (each the practical covariance step, tightening by >= PRE_GAIN = 1e4) + "
+                     "the practical pipeline on the whitened data; the pre rounds' sizes are "
+                     "informative, the bound is the final pipeline's, and the released "
+                     "unresolved-direction count says whether preconditioning sufficed")
+            pre = _solve_m(lambda m: math.log(PRE_GAIN)
+                           - coarse_schedule(int(m), d, rho, gain=PRE_GAIN)[1])
+            for j in range(1, PRECONDITION_ROUNDS + 1):
+                steps[f"pre{j}"] = 2 * pre
+        frac = _FRACTIONS[method]
     elif not robust:
         basis = f"Ashtiani & Liaw Thms 4.1, 5.4 (C1={c1:g}), 5.5, 5.7"
         eta = 1.0 / (c1 * (math.sqrt(d) + math.sqrt(math.log(4 / beta))))
@@ -455,7 +468,10 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         steps["mean"] = k5 * math.ceil((d + math.log(k5 / beta)) / a**2)
         frac = _FRACTIONS["robust"]
     fixed = sum(v for kk, v in steps.items() if kk in ("subspace", "perp_mean", "scale"))
-    total = fixed + max(v / frac[kk] for kk, v in steps.items() if kk in frac)
+    # preconditioning rounds (pre1, pre2): not part of the accuracy bound; whether they did
+    # their job is read off the final step's released unresolved-direction count (the status)
+    total = fixed + max(v / frac[kk] for kk, v in steps.items()
+                        if kk in frac and not (kk.startswith("pre") and kk[3:].isdigit()))
     return SampleRequirement(float(total), steps, alpha, beta, basis)
 
 

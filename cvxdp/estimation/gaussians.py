@@ -8,12 +8,21 @@ then disjoint index blocks, each step seeing only its block and the earlier *rel
 3. mean inside the subspace in the coordinates whitened by step 2;
 4. mean orthogonal to the subspace (Alg. 1 on ``(I - P) x``, an exact-match problem).
 
-Step 2 is where the two methods differ:
+Step 2 is where the methods differ:
+
+* ``method="preconditioned"`` (picked by the default ``"auto"`` when n reaches its
+  ``required_n``, a public comparison): private preconditioning.  Two rounds of the practical
+  covariance step (below), each on its own block, each on the data whitened by the previous
+  round's *released* estimate (post-processing: the whitening matrix is public), then the
+  practical step and the mean on the data whitened by the last round.  Each round tightens the
+  condition number by ~1e6, so errors in the whitened metric no longer depend on it (measured
+  flat from 1 to 1e10 at d = 4, 10; Brown, Hopkins & Smith 2023's idea with CoinPress rounds).
+  ``"auto"`` falls back to ``"practical"`` below that n.
 
 * ``method="ashtiani-liaw"`` (faithful): Alg. 3 (covariance up to a constant by the populous mean
   in the spectral space, multiplicative mask) then the Thm 5.5 step.  Its constants need
   ~1e16 samples; below that it returns ⊥ (never a silent estimate) and warns.
-* ``method="practical"`` (default): private log-scale histograms per coordinate (Karwa & Vadhan
+* ``method="practical"`` (the default before issue 26; fewer samples): private log-scale histograms per coordinate (Karwa & Vadhan
   style) give a loose upper bound ``A_0 >= Sigma``; then a few CoinPress-style refinements
   (Biswas et al. 2020): whiten by the current bound, clip to the chi-square radius, add
   symmetric Gaussian noise to the clipped covariance, tighten the bound.  The last refinement is
@@ -89,6 +98,7 @@ __all__ = [
     "ENTRY_BOUND",
 ]
 
+METHODS = ("auto", "preconditioned", "practical", "ashtiani-liaw")
 NEIGHBOURING = "replace one sample (n public); the sample is randomly permuted first"
 #: Public bound on |entry| of a sample; larger entries are clipped to it (see module doc).
 ENTRY_BOUND = 1e100
@@ -128,9 +138,9 @@ class GaussianSolution(PrivateSolution):
 
 def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarray:
     """Public arguments (method, budget, the shape of X); never the values of X."""
-    if method not in ("practical", "ashtiani-liaw"):
+    if method not in METHODS:
         raise UnsupportedProblemError(
-            f"method must be 'practical' or 'ashtiani-liaw', got {method!r}.")
+            f"method must be one of {METHODS}, got {method!r}.")
     budget = ApproxDP(epsilon, delta)  # validates the range
     if budget.delta <= 0:
         raise BudgetError("private_gaussian needs delta > 0: pure DP is impossible for "
@@ -182,7 +192,7 @@ def private_gaussian(
     delta: float,
     rng: None | int | np.random.Generator = None,
     robust: bool = False,
-    method: str = "practical",
+    method: str = "auto",
     contamination: float = 0.05,
     alpha: float = 0.2,
     beta: float = 0.1,
@@ -208,8 +218,12 @@ def private_gaussian(
     robust : bool
         Use the robust Algs 4-5 (Sigma > 0, a ``contamination`` fraction may be adversarial).
         Only the faithful constants exist for them: they return ⊥ below ``required_n`` (~1e17).
-    method : {"practical", "ashtiani-liaw"}
-        Covariance step: the practical default or the paper's Alg. 3 (⊥ below ~1e16 samples).
+    method : {"auto", "preconditioned", "practical", "ashtiani-liaw"}
+        Covariance step: ``"auto"`` (default) is :func:`auto_method` (public values only):
+        ``"preconditioned"`` (affine-invariant in accuracy) when n reaches its ``required_n``,
+        else ``"practical"`` (log-scale histograms + CoinPress; accurate while the condition
+        number is below ~1e6 / (4 d)^2 ... 1e6); ``"ashtiani-liaw"``: the paper's Alg. 3
+        (⊥ below ~1e16 samples).
     alpha, beta : float
         Accuracy target and failure probability used for ``samples_required``, the clipping
         radii and the noise-norm bounds (utility only; privacy does not depend on them).
@@ -283,6 +297,8 @@ def private_gaussian(
     if estimate != "both":
         raise UnsupportedProblemError("estimate='mean' needs public bounds= (without them the "
                                       "mean is whitened by the private covariance).")
+    if method == "auto":
+        method = auto_method(n, d, epsilon, delta, alpha=alpha, beta=beta)
     mode = "robust" if robust else method
     sizes = layout(n, d, epsilon, delta, mode)
     req = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta, method=method,
@@ -322,8 +338,9 @@ def private_gaussian(
         acct.spend(c_rec)
         info.update(clipped_rows_noisy=noisy, laplace_scale_count=c_rec.params["scale"])
     theorem = (f"{PAPER}, Cor. 7.5 (Algs 4-5)" if robust else
-               f"{PAPER}, §5.1 / Thm 5.7" + (" (practical covariance step)"
-                                            if method == "practical" else ""))
+               f"{PAPER}, §5.1 / Thm 5.7" + ({"practical": " (practical covariance step)",
+                                             "preconditioned": " (private preconditioning + "
+                                             "practical covariance step)"}.get(method, "")))
     report = acct.report(theorem=theorem, neighbouring=NEIGHBOURING,
                          details={"step_budgets": dict(zip(steps, budgets, strict=True)),
                                   **{k: v for k, v in info.items() if k != "block_sizes"}})
@@ -338,6 +355,16 @@ def private_gaussian(
     if reference:
         sol.validation = empirical_validation(x, sol.mean, sol.covariance)
     return sol
+
+
+def auto_method(n: int, d: int, epsilon: float, delta: float, *, alpha: float = 0.2,
+                beta: float = 0.1) -> str:
+    """``method="auto"``: ``"preconditioned"`` (affine-invariant in accuracy) when n reaches its
+    ``required_n``, else ``"practical"`` (fewer samples; accurate only where the condition
+    number times the looseness of the log-scale bound is below ~1e6).  Public values only."""
+    req = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta,
+                     method="preconditioned")
+    return "preconditioned" if n >= req.total else "practical"
 
 
 def _bounded(x: np.ndarray, n_mapped: int, b: Any, epsilon: float, eps_total: float,
@@ -494,7 +521,9 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
                  gen: np.random.Generator, steps: dict, info: dict) -> tuple:
     """Steps 2-3: covariance of U^T X, then the mean whitened by it; (None, None) on ⊥."""
     r = u.shape[1]
-    if method == "practical":
+    rho = gaussian_steps_rho(epsilon, delta)  # the covariance steps are Gaussian mechanisms only
+    pre_low = None  # public whitening matrix (a released estimate's Cholesky factor)
+    if method in ("practical", "preconditioned"):
         z_scale = _pairs(blocks["scale"]) @ u
         scales, recs = log_scale(z_scale, epsilon=epsilon, delta=delta, rng=gen)
         steps["scale"] = tuple(recs)
@@ -502,8 +531,9 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
             info["bottom_step"] = "scale"
             return None, None
         upper = 4.0 * r * np.diag(scales**2)
-        rounds, _, frac = coarse_schedule(len(blocks["covariance"]) // 2, r,
-                                          gaussian_steps_rho(epsilon, delta))
+        if method == "preconditioned":
+            pre_low, upper = _precondition(blocks, u, upper, rho, beta, gen, steps, info)
+        rounds, _, frac = coarse_schedule(len(blocks["covariance"]) // 2, r, rho)
         rounds = rounds if iterations is None else iterations
     else:
         z_pre = _pairs(blocks["preconditioner"]) @ u
@@ -517,9 +547,13 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
         upper = 1.1 * pre  # Thm 5.4: dist(Sigma, Sigma_hat) <= 1/10, so Sigma <= 1.1 Sigma_hat
         rounds, frac = 0, 0.5
     z_cov = _pairs(blocks["covariance"]) @ u
-    rho = gaussian_steps_rho(epsilon, delta)  # the covariance step is Gaussian mechanisms only
+    if pre_low is not None:  # post-processing: whiten by the released preconditioner
+        z_cov = linalg.solve_triangular(pre_low, z_cov.T, lower=True).T
     cov_r, recs, cinfo = coinpress_covariance(z_cov, upper, rho=rho, iterations=rounds,
                                               beta=beta, rng=gen, coarse_fraction=frac)
+    if pre_low is not None:
+        cov_r = pre_low @ cov_r @ pre_low.T
+        cov_r = 0.5 * (cov_r + cov_r.T)
     steps["covariance"] = tuple(recs)
     info["covariance"] = cinfo
     if cinfo["unresolved"]:
@@ -535,6 +569,45 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
         info["bottom_step"] = "mean"
         return None, None
     return cov_r, u @ (low @ ym)
+
+
+def _precondition(blocks: dict[str, np.ndarray], u: np.ndarray, upper: np.ndarray, rho: float,
+                  beta: float, gen: np.random.Generator, steps: dict, info: dict
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Private preconditioning: rounds ``pre1, pre2, ...`` of the practical covariance step,
+    each on its own block at the full budget (parallel composition), each on the data whitened
+    by the previous round's *released* estimate (post-processing, so the whitening matrix is
+    public).  Round 1 starts from the log-scale bound ``upper``; later rounds (and the final
+    step) from ``4 I`` in the whitened coordinates (a released estimate that resolves a
+    direction is within a factor 2 there and over-estimates an unresolved one).  Each round
+    tightens by about ``COARSE_GAIN`` (1e6), so the condition number that the final step sees
+    shrinks by that factor per round: what makes the errors in the whitened metric independent
+    of the condition number up to about ``1e6^(rounds + 1)``.
+
+    Returns (L, upper for the final step) with ``L L^T`` the last released estimate.
+
+    References
+    ----------
+    Biswas, Dong, Kamath & Ullman 2020 (CoinPress: iterative refinement of a public bound);
+    Brown, Hopkins & Smith, COLT 2023 (affine invariance via whitening by a private estimate);
+    Ashtiani & Liaw (004), §5.1 (preconditioner, then the fine step); McSherry 2009, Thm 4.
+    """
+    r = u.shape[1]
+    low = np.eye(r)
+    unresolved = []
+    for j, name in enumerate(sorted(k for k in blocks if k.startswith("pre")
+                                    and k[3:].isdigit())):
+        z = linalg.solve_triangular(low, (_pairs(blocks[name]) @ u).T, lower=True).T
+        rounds = coarse_schedule(len(z), r, rho)[0]
+        start = upper if j == 0 else 4.0 * np.eye(r)
+        c, recs, cinfo = coinpress_covariance(z, start, rho=rho, iterations=rounds, beta=beta,
+                                              rng=gen)
+        steps[name] = tuple(recs)
+        unresolved.append(cinfo["unresolved"])
+        est = low @ c @ low.T
+        low = np.linalg.cholesky(0.5 * (est + est.T))
+    info["precondition_unresolved"] = unresolved  # from released values only
+    return low, 4.0 * np.eye(r)
 
 
 def _perp_tolerance(sigma_sub: float, tol: float, d: int, cov_r: np.ndarray, mean: np.ndarray,
