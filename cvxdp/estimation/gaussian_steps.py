@@ -437,7 +437,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         steps["mean"] = m_mean
         if method == "preconditioned":
             basis = (f"preconditioned pipeline: {PRECONDITION_ROUNDS} private preconditioning "
-                     "rounds (each the practical covariance step, tightening by >= PRE_GAIN = 1e4) + "
+                     "rounds (each the practical covariance step) + "
                      "the practical pipeline on the whitened data; the pre rounds' sizes are "
                      "informative, the bound is the final pipeline's, and the released "
                      "unresolved-direction count says whether preconditioning sufficed")
