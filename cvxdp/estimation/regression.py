@@ -57,6 +57,7 @@ from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.gdp import compose_gdp_records, gdp_record
 from cvxdp.privacy.neighbours import AddRemoveOne
 from cvxdp.privacy.rng import as_generator
+from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
 
@@ -68,6 +69,7 @@ __all__ = [
     "least_squares_from_model",
     "MECHANISMS",
     "noisy_gram",
+    "noisy_gram_of",
 ]
 
 MECHANISMS = {"ssp": "dp", "rp": "dp", "ls": "conjectural", "als": "asymptotic"}
@@ -145,16 +147,26 @@ def noisy_gram(data: np.ndarray, sigma: float, gen: np.random.Generator) -> np.n
     """``data^T data + W``, W symmetric with diagonal N(0, sigma^2) and off-diagonal
     N(0, sigma^2/2): isotropic N(0, sigma^2 I) in the svec isometry (<X, Y> = tr XY), so the l2
     sensitivity of the Gram matrix under add/remove of a row v is ``||v v^T||_F = ||v||^2``."""
-    m = data.shape[1]
+    return noisy_gram_of(data.T @ data, sigma, gen)
+
+
+def noisy_gram_of(gram: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
+    """:func:`noisy_gram` from the exact Gram matrix ``gram = data^T data`` (the same noise
+    draws): the Dask path computes ``gram`` chunk-wise on the workers
+    (:func:`cvxdp.scale.regression.gram_and_count`) and adds the noise here, on the client."""
+    m = gram.shape[0]
     z = gen.standard_normal((m, m))
-    return data.T @ data + sigma * (z + z.T) / 2.0
+    return gram + sigma * (z + z.T) / 2.0
 
 
 Surrogate = tuple[np.ndarray, np.ndarray, float]  # (Q, q, c0): ||X b - y||^2 ~ b'Qb - 2q'b + c0
 
 
-def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
+def _ssp(data: np.ndarray | None, budget: Any, bound: float, gen: np.random.Generator,
+         exact_gram: np.ndarray | None = None
          ) -> tuple[Surrogate, PrivacyRecord, dict[str, Any]]:
+    """SSP on the mapped rows ``data``, or on their exact Gram matrix ``exact_gram`` (the Dask
+    path's reduction); the noise and everything after it are the same."""
     sens = bound**2
     if isinstance(budget, ZCDP):
         sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sens, method="zcdp")
@@ -164,8 +176,9 @@ def _ssp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator
         sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=sens)
         record = gdp_record(sigma=sigma, sensitivity=sens, delta=budget.delta,
                             mechanism="gaussian_gram", reference=SSP_REFERENCE)
-    gram = noisy_gram(data, sigma, gen)
-    d = data.shape[1] - 1
+    gram = noisy_gram(data, sigma, gen) if exact_gram is None else noisy_gram_of(
+        exact_gram, sigma, gen)
+    d = gram.shape[0] - 1
     lam, u = np.linalg.eigh(gram[:d, :d])
     floor = sigma * math.sqrt(2.0 * d)  # typical spectral norm of the noise block
     q_mat = (u * np.maximum(lam, floor)) @ u.T
@@ -247,6 +260,11 @@ def _split_budget(budget: Any, share: float) -> tuple[Any, dict[str, float]]:
             {"epsilon": budget.epsilon * share})
 
 
+_DASK_EXACT = ("the exact OLS (solve(), reference=True) needs the rows in memory; on a Dask "
+               "array only solve_private(mechanism='ssp') runs (chunk-wise, nothing of the data "
+               "is gathered).  Validate on a sample, or on .compute()d arrays if they fit.")
+
+
 def _ols_method(self: LeastSquaresProblem, **_: Any) -> float:
     _check_finite(self.X, self.y, "the exact OLS (method='ols')")
     coef = np.linalg.lstsq(self.X, self.y, rcond=None)[0]
@@ -271,15 +289,31 @@ class LeastSquaresProblem(StructuredProblem):
     _methods = {"ols": _ols_method}
 
     def __init__(self, X: Any, y: Any, row_bound: float) -> None:
-        self.X, self.y = _check_shape(X, y)
         self.row_bound = _check_bound(row_bound)
-        self.beta = cp.Variable(self.X.shape[1], name="beta")
         self._user_variable: cp.Variable | None = None
         self._user_constraints: list[Any] = []
+        if is_dask(X) or is_dask(y):
+            # Dask arrays (data larger than memory): only solve_private runs, chunk-wise; the
+            # objective below only carries beta (the exact solves refuse, see solve()).
+            from cvxdp.scale.regression import stacked_rows
+
+            self.X, self.y = X, y
+            self._dask_rows = stacked_rows(X, y)
+            if self._dask_rows.shape[0] < 1 or self._dask_rows.shape[1] < 2:
+                raise UnsupportedProblemError(
+                    "least_squares needs at least one row and one column.")
+            self.beta = cp.Variable(self._dask_rows.shape[1] - 1, name="beta")
+            super().__init__(cp.Minimize(cp.sum_squares(self.beta)))
+            return
+        self._dask_rows = None
+        self.X, self.y = _check_shape(X, y)
+        self.beta = cp.Variable(self.X.shape[1], name="beta")
         super().__init__(cp.Minimize(cp.sum_squares(self.X @ self.beta - self.y)))
 
     def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
         """Exact solve (CVXPY, or ``method="ols"``); refuses non-finite data (not private)."""
+        if self._dask_rows is not None:
+            raise UnsupportedProblemError(_DASK_EXACT)
         if method is None:
             _check_finite(self.X, self.y, "the exact solve")
         return super().solve(*args, method=method, **kwargs)
@@ -335,12 +369,28 @@ class LeastSquaresProblem(StructuredProblem):
                 "release is never pure DP.")
         r = _check_r(sketch_size)
         share = count_share(count_clipped)
+        on_dask = self._dask_rows is not None
+        if on_dask and mechanism != "ssp":
+            raise UnsupportedProblemError(
+                f"on a Dask array only mechanism='ssp' runs (its statistic, the Gram matrix, "
+                f"is a sum over row blocks); {mechanism!r} needs the rows in memory.")
+        if on_dask and reference:
+            raise UnsupportedProblemError(_DASK_EXACT)
         if reference:  # the exact reference is not private and is undefined on non-finite data
             _check_finite(self.X, self.y, "reference=True (an exact OLS)")
         gen = as_generator(rng)
         start = time.perf_counter()
-        # rows outside the public domain are mapped into it (record by record), never refused
-        data, n_mapped = public_domain_rows(np.column_stack([self.X, self.y]), self.row_bound)
+        # rows outside the public domain are mapped into it (record by record), never refused;
+        # on Dask block by block on the workers, reduced to the Gram matrix (cvxdp.scale)
+        exact_gram = None
+        if on_dask:
+            from cvxdp.scale.regression import gram_and_count
+
+            data = None
+            exact_gram, n_mapped = gram_and_count(self._dask_rows, self.row_bound)
+        else:
+            data, n_mapped = public_domain_rows(np.column_stack([self.X, self.y]),
+                                                self.row_bound)
         budget, count_budget = _split_budget(budget, share)
         cons = self._user_constraints
         if cons and mechanism not in ("ssp", "rp"):
@@ -348,7 +398,8 @@ class LeastSquaresProblem(StructuredProblem):
                 f"public constraints on beta are supported by mechanism='ssp' or 'rp' (which "
                 f"release a quadratic surrogate), not {mechanism!r}.")
         if mechanism in ("ssp", "rp"):
-            surrogate, record, info = (_ssp(data, budget, self.row_bound, gen) if mechanism ==
+            surrogate, record, info = (_ssp(data, budget, self.row_bound, gen, exact_gram)
+                                       if mechanism ==
                                        "ssp" else _rp(data, budget, self.row_bound, gen, r))
             coef, value = _fit(surrogate, self._user_variable, cons)
         else:
