@@ -453,9 +453,11 @@ def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
     ``"solver_error"`` on ⊥.
     """
     reasons = []
+    short = _shortfall(info.get("block_sizes", {}), req)
     if bottom:
         return ("solver_error", False, f"a private test returned ⊥ at step "
-                f"{info.get('bottom_step', '?')!r} (itself a DP output; nothing else released)")
+                f"{info.get('bottom_step', '?')!r} (itself a DP output; nothing else released)"
+                + (f"; public cause: {short}" if short else ""))
     unresolved = int(info.get("covariance", {}).get("unresolved", 0))
     if unresolved:
         reasons.append(f"the released covariance is not resolved in {unresolved} direction(s) "
@@ -464,7 +466,8 @@ def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
                        "needed (or a smaller condition number)")
     if n < req.total:
         reasons.append(f"n={n} is below required_n={req.total:.3g} ({req.basis}) for "
-                       f"alpha={req.alpha}, beta={req.beta}: the accuracy bound does not apply")
+                       f"alpha={req.alpha}, beta={req.beta}: the accuracy bound does not apply"
+                       + (f" ({short})" if short else ""))
     if reasons:
         return ("inaccurate" if unresolved else "user_limit", False,
                 "; ".join(reasons) + f". The release is still ({epsilon}, {delta})-DP.")
@@ -472,6 +475,13 @@ def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
             f"n >= required_n={req.total:.3g} and every direction resolved: Mahalanobis mean "
             f"error and whitened Frobenius covariance error <= alpha={req.alpha} with "
             f"probability >= {1 - req.beta:g} ({req.basis})")
+
+
+def _shortfall(sizes: dict[str, int], req: SampleRequirement) -> str:
+    """Steps whose public block size is below what ``required_n`` asks of them (public)."""
+    bad = [f"{k}: {sizes[k]} < {req.steps[k]:.0f}" for k in sizes
+           if k in req.steps and sizes[k] + 2 < req.steps[k]]
+    return ("blocks below their requirement (samples), " + ", ".join(bad)) if bad else ""
 
 
 def _step_budget(records: tuple[PrivacyRecord, ...], delta: float) -> tuple[float, float]:

@@ -85,3 +85,14 @@ def test_default_attaches_no_validation():
     sol = run(x, rng=4)
     assert sol.validation is None
     assert "validation" not in repr(sol)
+
+
+def test_small_n_names_the_public_cause():
+    """Issue 26 item 4: d = 5, n = 1e4, epsilon = 1, no bounds.  Whatever the private tests
+    return, the status is not a success and its reason names the blocks that are below their
+    requirement (public sizes against required_n's steps)."""
+    x = np.random.default_rng(0).standard_normal((10_000, 5)) + 1000.0
+    sol = run(x, rng=0)
+    assert sol.status in ("solver_error", "user_limit", "inaccurate")
+    assert "blocks below their requirement" in sol.info["status_reason"]
+    assert "scale:" in sol.info["status_reason"]
