@@ -322,13 +322,20 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         raise ValueError(f"noise must be 'gaussian' or 'truncated', got {noise!r}.")
     d_g = delta / 2
     sigma = calibrate_gaussian(epsilon=eps, delta=d_g, sensitivity=D)
-    q = (delta - d_g) / (math.exp(eps) + delta)
-    total_delta = (d_g + math.exp(eps) * q) / (1 - q)
-    rec = PrivacyRecord("truncated_gaussian", ApproxDP(eps, min(total_delta, delta)),
-                        TRUNCATION_REFERENCE,
+    # q = (delta - d_g) / (e^eps + delta) in log space (e^eps overflows for eps > 709), made
+    # smaller by a factor e^-1e-9 so that rounding cannot push the total above delta
+    e_neg = math.exp(-eps)  # underflows to 0 harmlessly
+    log_q = math.log(delta - d_g) - eps - math.log1p(delta * e_neg) - 1e-9
+    q = math.exp(log_q)
+    e_q = math.exp(log_q + eps) if log_q + eps < 700 else math.inf  # e^eps q <= delta / 2
+    total_delta = (d_g + e_q) / (1 - q)
+    if not total_delta <= delta:  # pragma: no cover - guarded by the construction above
+        raise BudgetError(f"truncated noise: delta {total_delta!r} exceeds {delta!r}.")
+    rec = PrivacyRecord("truncated_gaussian", ApproxDP(eps, delta), TRUNCATION_REFERENCE,
                         params={"sigma": sigma, "sensitivity": D, "delta_gaussian": d_g,
-                                "truncation_mass": q, "delta_total": total_delta})
-    return NoisePlan(noise, sigma, sqk + math.sqrt(2 * math.log(N / q)), q, rec, None)
+                                "truncation_mass": q, "log_truncation_mass": log_q,
+                                "delta_total": total_delta})
+    return NoisePlan(noise, sigma, sqk + np.sqrt(2 * (math.log(N) - log_q)), q, rec, None)
 
 
 def draw_noise(npl: NoisePlan, plan: RobustPlan, K: int, rng: np.random.Generator

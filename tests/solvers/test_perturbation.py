@@ -272,5 +272,13 @@ def test_a_huge_epsilon_runs_and_gives_the_exact_answer(noise):
     exact = cp.Problem(prob.objective, [A.value @ x <= b.value, x >= 0,
                                         cp.sum(x) <= 10]).solve()
     assert sol.status == "optimal_inaccurate"
-    assert sol.value == pytest.approx(exact, rel=1e-3)  # sigma ~ D / sqrt(2 eps), not 0
+    assert np.max(A.value @ x.value - b.value) <= 1e-7
     assert sol.privacy.epsilon == pytest.approx(1e6) and sol.privacy.delta == 1e-6
+    if noise == "gaussian":
+        assert sol.value == pytest.approx(exact, rel=1e-3)  # sigma ~ D / sqrt(2 eps), not 0
+    else:
+        # bounded noise has a floor: B_u sigma_u -> sqrt(K) as epsilon grows (the support must
+        # cover a neighbour's shift), so each row is tightened by about the parameter's l2
+        # sensitivity sqrt(15) * 0.01 times ||x||_2; the gap stays below that
+        assert sol.info["radius_max"] == pytest.approx(math.sqrt(15) * 1e-2, rel=0.05)
+        assert 0 < exact - sol.value < 0.1 * exact
