@@ -12,7 +12,20 @@ Compares, on N(mu, Sigma) with ||mu|| = 1e3 and condition number 1e3 (random rot
 Errors: Mahalanobis error of the mean, relative Frobenius and whitened Frobenius error of the
 covariance, all against the *true* parameters; time ratio = private time / empirical time.
 
-Usage: ``python benchmarks/bench_gaussians.py [--quick] [--plots]``.
+Issue 26 additions:
+
+* ``--grid``: default (``method="auto"``, private preconditioning) vs the old default
+  (``method="practical"``) over d x condition number x n x seeds (``--dims``, ``--ns``,
+  ``--seeds``), median and [min, max] of the errors and the time;
+* ``--peers``: the peer table of issue 26 (d = 5, N(1000, I), 10 seeds): cvxdp without
+  bounds, cvxdp with ``bounds=`` (mean only and mean + covariance), and our own
+  re-implementations of diffprivlib 0.6's ``mean(axis=0)`` (per coordinate LaplaceTruncated at
+  epsilon/d, sensitivity (hi - lo)/n, output clamped to the box) and ``var(axis=0)``
+  (per coordinate Laplace at epsilon/d, sensitivity (hi - lo)^2/n, clamped to [0, (hi-lo)^2]),
+  and of OpenDP's bounded mean with the vector Laplace (l1 sensitivity d (hi - lo)/n, not
+  clamped).  diffprivlib / OpenDP are *not* dependencies: the peers are our code.
+
+Usage: ``python benchmarks/bench_gaussians.py [--quick] [--plots] [--grid] [--peers]``.
 """
 
 from __future__ import annotations
@@ -119,6 +132,109 @@ def error_vs_n(quick: bool) -> list[dict]:
     return rows
 
 
+def _stats(v: list[float]) -> str:
+    if not v:
+        return "-"
+    return f"{np.median(v):.3g} [{min(v):.2g}, {max(v):.2g}]"
+
+
+def grid(dims=(4, 10, 20), conds=(1.0, 1e5, 1e10), ns=(50_000, 200_000, 1_000_000),
+         seeds=5, eps=1.0, delta=1e-6) -> list[dict]:
+    """Default (auto) vs old default (practical): errors and time over the issue-26 grid."""
+    rows = []
+    for d in dims:
+        for n in ns:
+            for cond in conds:
+                for method in ("auto", "practical"):
+                    e, t, st = [], [], []
+                    for seed in range(seeds):
+                        x, mu, sigma = instance(d, n, seed, cond=cond)
+                        t0 = time.perf_counter()
+                        try:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore", GaussianSampleWarning)
+                                sol = private_gaussian(x, epsilon=eps, delta=delta,
+                                                       rng=seed + 100, method=method)
+                        except PrivacySpecError:
+                            sol = None
+                        t.append(time.perf_counter() - t0)
+                        if sol is not None and sol.mean is not None:
+                            e.append(errors(sol.mean, sol.covariance, mu, sigma))
+                            st.append(sol.status)
+                        else:
+                            st.append("none")
+                    a = np.array(e) if e else np.zeros((0, 3))
+                    row = {"d": d, "n": n, "cond": cond, "method": method,
+                           "maha": _stats(list(a[:, 0])), "rel_frob": _stats(list(a[:, 1])),
+                           "white_frob": _stats(list(a[:, 2])), "time_s": _stats(t),
+                           "ok_status": sum(s == "optimal_inaccurate" for s in st),
+                           "seeds": seeds}
+                    rows.append(row)
+                    print(" | ".join(str(v) for v in row.values()), flush=True)
+    return rows
+
+
+def _peer_mean(x, lo, hi, eps, rng, clamp):
+    n, d = x.shape
+    m = np.clip(x, lo, hi).mean(0) + rng.laplace(0.0, d * (hi - lo) / n / eps, size=d)
+    return np.clip(m, lo, hi) if clamp else m
+
+
+def _peer_var(x, lo, hi, eps, rng):
+    n, d = x.shape
+    v = np.clip(x, lo, hi).var(0) + rng.laplace(0.0, d * (hi - lo) ** 2 / n / eps, size=d)
+    return np.clip(v, 0.0, (hi - lo) ** 2)
+
+
+def peers(seeds=10, d=5) -> list[dict]:
+    """Issue 26's peer table, re-run with the current code (median Mahalanobis mean error;
+    relative Frobenius covariance error at n = 1e5)."""
+    rows = []
+    for n, eps in ((10_000, 0.5), (10_000, 1.0), (100_000, 0.5), (100_000, 1.0),
+                   (100_000, 4.0)):
+        res: dict[str, list] = {}
+        for seed in range(seeds):
+            x = np.random.default_rng(seed).standard_normal((n, d)) + 1000.0
+            g = np.random.default_rng(seed + 500)
+
+            def add(key, val, res=res):
+                res.setdefault(key, []).append(val)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", GaussianSampleWarning)
+                    sol = private_gaussian(x, epsilon=eps, delta=1e-6, rng=seed + 100)
+                add("cvxdp no bounds", np.nan if sol.mean is None
+                    else np.linalg.norm(sol.mean - 1000.0))
+                if sol.covariance is not None:
+                    add("cov cvxdp no bounds",
+                        np.linalg.norm(sol.covariance - np.eye(d)) / math.sqrt(d))
+            except PrivacySpecError:
+                add("cvxdp no bounds", np.nan)
+            for lo, hi in ((950.0, 1050.0), (995.0, 1005.0)):
+                box = f"[{lo:g}, {hi:g}]"
+                sm = private_gaussian(x, epsilon=eps, delta=1e-6, rng=seed + 200,
+                                      bounds=(lo, hi), estimate="mean")
+                add(f"cvxdp bounds={box}, mean only", np.linalg.norm(sm.mean - 1000.0))
+                sb = private_gaussian(x, epsilon=eps, delta=1e-6, rng=seed + 300,
+                                      bounds=(lo, hi))
+                add(f"cvxdp bounds={box}, mean+cov", np.linalg.norm(sb.mean - 1000.0))
+                add(f"cov cvxdp bounds={box}",
+                    np.linalg.norm(sb.covariance - np.eye(d)) / math.sqrt(d))
+                add(f"diffprivlib-style {box}",
+                    np.linalg.norm(_peer_mean(x, lo, hi, eps, g, True) - 1000.0))
+                add(f"cov diffprivlib-style var {box} (diagonal only)",
+                    np.linalg.norm(_peer_var(x, lo, hi, eps, g) - 1.0) / math.sqrt(d))
+            add("OpenDP-style Laplace [950, 1050]",
+                np.linalg.norm(_peer_mean(x, 950.0, 1050.0, eps, g, False) - 1000.0))
+        for key, v in res.items():
+            ok = [u for u in v if np.isfinite(u)]
+            rows.append({"n": n, "epsilon": eps, "method": key,
+                         "median": float(np.median(ok)) if ok else math.nan,
+                         "released": f"{len(ok)}/{len(v)}"})
+            print(n, eps, key, f"{rows[-1]['median']:.3g}", rows[-1]["released"], flush=True)
+    return rows
+
+
 def _plot(rows: list[dict]) -> None:
     import matplotlib
 
@@ -162,5 +278,16 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--plots", action="store_true")
+    ap.add_argument("--grid", action="store_true")
+    ap.add_argument("--peers", action="store_true")
+    ap.add_argument("--dims", default="4,10,20")
+    ap.add_argument("--ns", default="50000,200000,1000000")
+    ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
-    _print(main(quick=args.quick, plots=args.plots))
+    if args.peers:
+        peers()
+    elif args.grid:
+        grid(dims=tuple(int(v) for v in args.dims.split(",")),
+             ns=tuple(int(float(v)) for v in args.ns.split(",")), seeds=args.seeds)
+    else:
+        _print(main(quick=args.quick, plots=args.plots))

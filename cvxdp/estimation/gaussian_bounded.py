@@ -10,7 +10,11 @@ the two releases
 * the covariance of the pair differences of the clipped records by CoinPress rounds
   (:func:`cvxdp.estimation.gaussian_steps.coinpress_covariance`) started from the public upper
   bound the bounds give (``diag(w_j^2)`` for a box of widths w, ``4 R^2 I`` for a ball), so
-  the bounds' width costs rounds, not accuracy.
+  the bounds' width costs rounds, not accuracy; when the schedule cannot tighten by
+  ``ONE_SHOT_GAIN`` (small n, a public test), one release of the second moment about the
+  bounds' centre instead, with the Gaussian mechanism for its Frobenius sensitivity
+  ``sqrt(2) R^2 / n`` (``||y y^T - y' y'^T||_F^2 = ||y||^4 + ||y'||^4 - 2 (y.y')^2 <= 2 R^4``),
+  minus the released mean's outer product, projected onto the PSD cone.
 
 Both releases see the same records, so they compose sequentially: Gaussian-DP composition when
 both are Gaussian (Dong, Roth & Su 2022, Cor. 3.3), pure + Gaussian-DP otherwise (basic
@@ -40,6 +44,9 @@ KNORM_REFERENCE = ("Hardt & Talwar 2010, 'On the geometry of differential privac
 GAUSS_REFERENCE = "Dong, Roth & Su 2022, Cor. 3.3 (Gaussian mechanism, mu = D / sigma)"
 #: Share of the budget (of epsilon for a Laplace mean, of mu^2 for a Gaussian one) for the mean.
 MEAN_SHARE = 0.35
+#: Below this reachable tightening (public, from the CoinPress schedule) the covariance is one
+#: clipped second moment instead of CoinPress rounds.
+ONE_SHOT_GAIN = 4.0
 
 
 @dataclass(frozen=True)
@@ -211,15 +218,29 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     if estimate == "mean":
         return c + ym, None, recs, info, clipped
     h = n // 2
-    z = (xc[:h] - xc[h: 2 * h]) / math.sqrt(2.0)  # zero mean, covariance Sigma (clipped)
-    upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else 4.0 * b.radius**2 * np.eye(d)
     rho = 0.5 * _cov_mu(mech, share, epsilon, delta) ** 2
-    rounds = coarse_schedule(h, d, rho)[0]
-    cov, crecs, cinfo = coinpress_covariance(z, upper, rho=rho, iterations=rounds, beta=beta,
-                                             rng=rng)
+    rounds, log_gain, _ = coarse_schedule(h, d, rho)
+    if log_gain >= math.log(ONE_SHOT_GAIN):
+        z = (xc[:h] - xc[h: 2 * h]) / math.sqrt(2.0)  # zero mean, covariance Sigma (clipped)
+        upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else \
+            4.0 * b.radius**2 * np.eye(d)
+        cov, crecs, cinfo = coinpress_covariance(z, upper, rho=rho, iterations=rounds,
+                                                 beta=beta, rng=rng)
+        info["covariance"] = cinfo
+        sigma_c = crecs[-1].params["sigma"]
+    else:  # too few samples to tighten: one shot on the second moment about the centre
+        sens_c = math.sqrt(2.0) * b.radius**2 / n
+        sigma_c = sens_c / math.sqrt(2.0 * rho)
+        g = rng.standard_normal((d, d))
+        m2 = y.T @ y / n + sigma_c * 0.5 * (g + g.T)
+        crecs = [gaussian_record(sigma=sigma_c, sensitivity=sens_c, mechanism="clipped_moment",
+                                 reference=GAUSS_REFERENCE + "; Frobenius sensitivity sqrt(2) "
+                                 "R^2 / n of the second moment about the public centre")]
+        cov = m2 - np.outer(ym, ym)
+        lam, vec = np.linalg.eigh(0.5 * (cov + cov.T))
+        cov = (vec * np.maximum(lam, 0.0)) @ vec.T  # PSD projection (post-processing)
+        info["covariance_one_shot"] = True
     recs.extend(crecs)
-    info["covariance"] = cinfo
-    sigma_c = crecs[-1].params["sigma"]
     info["covariance_noise_scale"] = sigma_c
     return c + ym, cov, recs, info, clipped
 
@@ -237,8 +258,13 @@ def bounded_error(n: int, b: Box | Ball, cov: np.ndarray, info: dict) -> tuple[f
     if lam[0] <= 0 or cinfo.get("unresolved", 0):
         return math.inf, math.inf
     e_mean = 1.5 * (math.sqrt(d / n) + info["mean_noise_rms"] * math.sqrt(float((1 / lam).sum())))
-    e_cov = 1.5 * (math.sqrt(d * (d + 1) / (n / 2))
-                   + info.get("covariance_noise_scale", 0.0) * math.sqrt(d * (d + 1) / 2))
+    sc = info.get("covariance_noise_scale", 0.0)
+    if info.get("covariance_one_shot"):  # absolute noise, whitened by cov
+        e_cov = 1.5 * (math.sqrt(d * (d + 1) / n)
+                       + sc * math.sqrt(0.5 * (float((1 / lam).sum()) ** 2
+                                               + float((1 / lam**2).sum()))))
+    else:
+        e_cov = 1.5 * (math.sqrt(d * (d + 1) / (n / 2)) + sc * math.sqrt(d * (d + 1) / 2))
     return e_mean, e_cov
 
 
