@@ -255,8 +255,12 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     tight = 0.0
     for u, E in enumerate(plan.E):
         cols = np.sqrt(np.asarray(E.multiply(E).sum(axis=0)).ravel())
-        tight = max(tight, npl.B[u] * npl.sigma_unit * (R * cols[:-1].max(initial=0.0)
-                                                        + cols[-1]))
+        # ||E_u [x; 1]|| <= R max_j ||E_u[:, j]|| + ||E_u[:, n]|| for ||x||_1 <= R; a nuclear
+        # norm is at most sqrt(min(r, c)) times the Frobenius norm
+        nuc = npl.nuclear is not None and bool(npl.nuclear[u])
+        factor = math.sqrt(min(plan.matrix[u])) if nuc else 1.0
+        tight = max(tight, factor * npl.B[u] * npl.sigma_unit * (
+            R * cols[:-1].max(initial=0.0) + cols[-1]))
     why = {"alpha_mwu": alpha_mwu, "tightening_perturbation": tight, "trace_bound": R}
     if alpha_mwu is None:
         why["rule"] = "the MWU theorem's accuracy bound does not hold at this budget"

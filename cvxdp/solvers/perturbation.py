@@ -44,7 +44,11 @@ bound on ``||g_{S_u}||_2`` and ``tau_u >= B_u ||W_u(x)||_F`` the counterpart is
   ``w >= ||u~_P|| + tau_u`` (the ``- tau_u`` on ``t`` only when ``t`` is private), since
   ``||u_P|| <= ||u~_P|| + ||d||`` -- the shift stays inside the norm, so epigraph forms such as
   ``quad_over_lin`` (rotated cones) stay feasible;
-* PSD block ``S``: ``S~ - tau_u I >> 0`` (``||D||_op <= ||D||_F = ||svec D||_2``).
+* PSD block ``S``: ``S~ - tau_u I >> 0`` (``||D||_op <= ||D||_F = ||svec D||_2``);
+* SDP data row ``<C~, M(x)> <= b`` with ``C`` an (r, c) parameter (``trace(C @ X) <= b``),
+  when ``sqrt r + sqrt c < sqrt(r c)``: ``tau_u >= sigma_u (B_op ||M_1||_* + B_u ||M - M_1||_F)``
+  with ``M_1`` free and ``B_op = sqrt r + sqrt c + t`` a Gaussian spectral-norm tail (for
+  ``M = X >> 0`` and ``M_1 = M`` this is ``<C~, X> + r_op tr(X) <= b``).
 
 ``noise="gaussian"``: ``B_u = sqrt(k_u) + sqrt(2 ln(N / beta))`` (``k_u = |S_u|``, ``N`` units):
 ``P(||g_S|| >= sqrt k + t) <= exp(-t^2 / 2)`` (Gaussian concentration of a 1-Lipschitz function,
@@ -190,6 +194,10 @@ class RobustPlan:
         1 where entry k reaches unit u (to test ``||g_{S_u}||`` of a draw).
     touched : tuple of ndarray
         Canonical rows of each unit that private entries reach.
+    matrix : tuple of (r, c) or None
+        For an orthant row reached by all entries of one (r, c) matrix parameter, once each
+        (``<C, M(x)>`` forms such as ``trace(C @ X) <= b``): the shape, so the spectral bound
+        ``|<G, M>| <= ||G||_op ||M(x)||_*`` can replace the Frobenius one; else None.
     E : list of scipy.sparse.csr_matrix
         Per unit, ``(pairs, n + 1)``: row (i, k) holds ``Delta_k T[i + m j, k]`` over ``j``, so
         ``||E_u [x; 1]||_2 sigma_u`` bounds the unit's change per unit noise norm.
@@ -201,6 +209,7 @@ class RobustPlan:
     indicator: sp.csr_matrix
     touched: tuple[np.ndarray, ...]
     E: list[sp.csr_matrix]
+    matrix: tuple[tuple[int, int] | None, ...] = ()
 
     @property
     def N(self) -> int:
@@ -271,7 +280,21 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
     order = np.argsort(pair_unit, kind="stable")
     bounds = np.searchsorted(pair_unit[order], np.arange(N + 1))
     E = [coef[order[bounds[t]:bounds[t + 1]]] for t in range(N)]
-    return RobustPlan(np.array(kinds), tuple(rows), support, ind, tuple(hit), E)
+    starts = np.cumsum([0] + [int(p.size) for p in entries.params])
+    matrix: list[tuple[int, int] | None] = []
+    for u in range(N):
+        ks = ind.indices[ind.indptr[u]:ind.indptr[u + 1]]
+        shape = None
+        if kinds[u] == "nonneg" and ks.size:
+            j = int(np.searchsorted(starts, ks[0], side="right") - 1)
+            par = entries.params[j]
+            if (len(par.shape) == 2 and min(par.shape) > 1 and ks.size == par.size
+                    and E[u].shape[0] == par.size and ks[0] == starts[j]
+                    and ks[-1] == starts[j] + par.size - 1):
+                shape = (int(par.shape[0]), int(par.shape[1]))
+        matrix.append(shape)
+    return RobustPlan(np.array(kinds), tuple(rows), support, ind, tuple(hit), E,
+                      tuple(matrix))
 
 
 @dataclass(frozen=True)
@@ -284,6 +307,36 @@ class NoisePlan:
     q: float | None
     record: PrivacyRecord
     beta: float | None
+    nuclear: np.ndarray | None = None  # units that also use ||G||_op (see _bounds)
+    B_op: np.ndarray | None = None      # bound on ||G||_op of those units (inf elsewhere)
+
+
+def _bounds(plan: RobustPlan, log_inv_fail: float
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Norm bounds holding together with failure probability ``exp(-log_inv_fail)``.
+
+    Every unit: ``B_u = sqrt(k_u) + t`` bounds ``||g_{S_u}||_2``.  A unit that is ``<C, M(x)>``
+    with ``C`` an (r, c) parameter and ``sqrt r + sqrt c < sqrt(r c)`` (decided from shapes
+    only) also gets ``B_op = sqrt(r) + sqrt(c) + t`` on ``||G||_op`` (``E ||G||_op <= sqrt r +
+    sqrt c``, Davidson & Szarek 2001 Thm II.13; the norm is 1-Lipschitz in the entries, so the
+    same ``e^{-t^2/2}`` tail); the counterpart then bounds ``|<G, M>| <= B_op ||M_1||_* + B_u
+    ||M - M_1||_F`` with ``M_1`` free, never worse than either bound alone.  ``t = sqrt(2 (ln
+    events + log_inv_fail))`` with one event per bound (union bound).
+
+    Returns
+    -------
+    B, B_op, nuclear : ndarray (N,), ndarray (N,) (inf where unused), bool ndarray (N,)
+    """
+    nuc = np.array([shape is not None and math.sqrt(shape[0]) + math.sqrt(shape[1])
+                    < math.sqrt(shape[0] * shape[1]) for shape in plan.matrix], dtype=bool)
+    nuc = nuc if nuc.size == plan.N else np.zeros(plan.N, dtype=bool)
+    events = max(plan.N + int(nuc.sum()), 1)
+    t = math.sqrt(2 * (math.log(events) + log_inv_fail))
+    B = np.sqrt(plan.support.astype(float)) + t
+    B_op = np.full(plan.N, np.inf)
+    for u in np.flatnonzero(nuc):
+        B_op[u] = math.sqrt(plan.matrix[u][0]) + math.sqrt(plan.matrix[u][1]) + t
+    return B, B_op, nuc
 
 
 def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: RobustPlan,
@@ -296,8 +349,6 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         Pure-DP budget (both families need delta > 0), or zCDP with ``noise="truncated"``.
     """
     D = math.sqrt(entries.K)  # l2 sensitivity of theta / Delta
-    N = max(plan.N, 1)
-    sqk = np.sqrt(plan.support.astype(float))
     if isinstance(budget, ZCDP):
         if noise == "truncated":
             raise BudgetError(
@@ -306,7 +357,8 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         sigma = calibrate_gaussian(rho=budget.rho, sensitivity=D, method="zcdp")
         rec = gaussian_record(sigma=sigma, sensitivity=D, mechanism="input_gaussian",
                               note="sigma per unit of declared per-entry sensitivity")
-        return NoisePlan(noise, sigma, sqk + math.sqrt(2 * math.log(N / beta)), None, rec, beta)
+        B, B_op, nuc = _bounds(plan, math.log(1 / beta))
+        return NoisePlan(noise, sigma, B, None, rec, beta, nuc, B_op)
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError(
             "mechanism='perturbation' adds Gaussian noise and needs delta > 0 (or rho=); pass "
@@ -317,7 +369,8 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         rec = gaussian_record(sigma=sigma, sensitivity=D, epsilon=eps, delta=delta,
                               mechanism="input_gaussian",
                               note="sigma per unit of declared per-entry sensitivity")
-        return NoisePlan(noise, sigma, sqk + math.sqrt(2 * math.log(N / beta)), None, rec, beta)
+        B, B_op, nuc = _bounds(plan, math.log(1 / beta))
+        return NoisePlan(noise, sigma, B, None, rec, beta, nuc, B_op)
     if noise != "truncated":
         raise ValueError(f"noise must be 'gaussian' or 'truncated', got {noise!r}.")
     d_g = delta / 2
@@ -335,7 +388,8 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
                         params={"sigma": sigma, "sensitivity": D, "delta_gaussian": d_g,
                                 "truncation_mass": q, "log_truncation_mass": log_q,
                                 "delta_total": total_delta})
-    return NoisePlan(noise, sigma, sqk + np.sqrt(2 * (math.log(N) - log_q)), q, rec, None)
+    B, B_op, nuc = _bounds(plan, -log_q)
+    return NoisePlan(noise, sigma, B, q, rec, None, nuc, B_op)
 
 
 def draw_noise(npl: NoisePlan, plan: RobustPlan, K: int, rng: np.random.Generator
@@ -345,7 +399,13 @@ def draw_noise(npl: NoisePlan, plan: RobustPlan, K: int, rng: np.random.Generato
         g = rng.standard_normal(K)
         if npl.noise != "truncated" or plan.N == 0:
             return g, draw
-        if np.all(np.sqrt(plan.indicator @ (g * g)) <= npl.B):
+        ok = bool(np.all(np.sqrt(plan.indicator @ (g * g)) <= npl.B))
+        nuc = npl.nuclear if npl.nuclear is not None else np.zeros(plan.N, dtype=bool)
+        for u in np.flatnonzero(nuc):
+            ks = plan.indicator.indices[plan.indicator.indptr[u]:plan.indicator.indptr[u + 1]]
+            G = g[np.sort(ks)].reshape(plan.matrix[u], order="F")
+            ok = ok and bool(np.linalg.norm(G, 2) <= npl.B_op[u])
+        if ok:
             return g, draw
     # P(not E) <= q <= 1/2, so this happens with probability <= 2^-10000
     raise RuntimeError("truncated noise: rejection sampling did not accept")  # pragma: no cover
@@ -383,7 +443,8 @@ def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
 
 
 def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
-                plan: RobustPlan, scale: np.ndarray) -> SymmetricConeProgram:
+                plan: RobustPlan, scale: np.ndarray, nuclear: np.ndarray | None = None,
+                scale_op: np.ndarray | None = None) -> SymmetricConeProgram:
     """The tightened cone program over ``(x, tau, w)`` (see the module doc).
 
     ``scale[u] = B_u sigma_u`` multiplies ``E_u``: one SOC block ``(tau_u, scale_u E_u [x; 1])``
@@ -392,12 +453,21 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
     tau_u, u~_Q, w_u)`` and ``(w_u - tau_u, u~_P)`` in SOC -- since ``||u_P|| <= ||u~_P|| +
     tau_u <= w_u`` and ``|d_t| <= tau_u``, the true block is in the cone.  Keeping the shift
     inside the norm (not on ``t``) keeps epigraph forms such as ``quad_over_lin`` (rotated
-    cones, whose margin along ``t`` is bounded) feasible.
+    cones, whose margin along ``t`` is bounded) feasible.  A unit in ``nuclear`` (an orthant row
+    ``<C, M(x)>``) uses ``tau_u >= scale_op_u ||M_1||_* + scale_u ||M(x) - M_1||_F`` with ``M_1``
+    free, through ``[[W1, M_1], [M_1', W2]] >> 0``, ``||M_1||_* <= (tr W1 + tr W2) / 2`` (the
+    nuclear norm's semidefinite representation; Recht, Fazel & Parrilo 2010, Prop. 2.1).
     """
     d, n, N = scp.dims, scp.n, plan.N
+    nuc = np.zeros(N, dtype=bool) if nuclear is None else np.asarray(nuclear, dtype=bool)
     soc_units = [u for u in range(N) if plan.unit_kind[u] == "soc"]
     w_of = {u: j for j, u in enumerate(soc_units)}
     nv = n + N + len(soc_units)
+    w_start = {}
+    for u in np.flatnonzero(nuc):  # W1, W2 (lower triangles), M_1 (r c), rho_u
+        r, c = plan.matrix[u]
+        w_start[int(u)] = nv
+        nv += r * (r + 1) // 2 + c * (c + 1) // 2 + r * c + 1
     A_t = sp.csr_matrix(A_t)
 
     def rows_of(idx: np.ndarray, tau: dict[int, float] | None = None) -> sp.csr_matrix:
@@ -448,7 +518,18 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
         A_parts += blocks
         b_parts += bb
         soc.append(1 + Q.size + int(P.size > 0))
+    nuc_A, nuc_b, nuc_psd = [], [], []
     for u in range(N):  # tau_u >= scale_u ||E_u [x; 1]||
+        if nuc[u]:
+            A_row, soc_A, soc_b, psd_A, psd_b = _nuclear_block(
+                plan, u, float(scale[u]), float(scale_op[u]), n, nv, w_start[u])
+            nuc_A.append(A_row)
+            extra_A.append(soc_A)
+            extra_b.append(soc_b)
+            extra_soc.append(soc_A.shape[0])
+            nuc_psd += [psd_A]
+            nuc_b.append(psd_b)
+            continue
         Eu = plan.E[u] * float(scale[u])
         extra_A += [unit_row({n + u: -1.0}), sp.hstack(
             [-Eu[:, :n], sp.csr_matrix((Eu.shape[0], nv - n))], format="csr")]
@@ -463,12 +544,68 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
             diag = np.concatenate([[0], np.cumsum(np.arange(r, 1, -1))])  # svec diagonal
             for k in rows[diag]:
                 tau_psd[int(k - r0)] = (n + u, 1.0)
-    A2 = sp.vstack([*A_parts, *extra_A, rows_of(psd_rows, tau_psd)], format="csc")
-    b2 = np.concatenate([*b_parts, *extra_b, b_t[psd_rows]])
-    dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*soc, *extra_soc), psd=d.psd)
+    A2 = sp.vstack([A_parts[0], *nuc_A, *A_parts[1:], *extra_A, rows_of(psd_rows, tau_psd),
+                    *nuc_psd], format="csc")
+    b2 = np.concatenate([b_parts[0], np.zeros(len(nuc_A)), *b_parts[1:], *extra_b,
+                         b_t[psd_rows], *nuc_b])
+    dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg + len(nuc_A), soc=(*soc, *extra_soc),
+                     psd=(*d.psd, *[sum(plan.matrix[u]) for u in np.flatnonzero(nuc)]))
     c2 = np.concatenate([scp.c, np.zeros(nv - n)])
     return SymmetricConeProgram(A=A2, b=b2, c=c2, offset=scp.offset, dims=dims2, cone=None,
                                 sign=scp.sign)
+
+
+def _nuclear_block(plan: RobustPlan, u: int, scale: float, scale_op: float, n: int, nv: int,
+                   start: int) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray,
+                                        sp.csr_matrix, np.ndarray]:
+    """Rows of ``tau_u - scale_op (tr W1 + tr W2) / 2 - rho_u >= 0``, of the SOC block
+    ``(rho_u, scale (M(x) - M_1))`` and of the PSD block ``svec [[W1, M_1], [M_1', W2]]``.
+
+    ``M[a, b] = E_u[a + r b] [x; 1]`` (the coefficient of ``C[a, b]``, Fortran order), ``M_1``
+    in the same order; the PSD block is in SCS's svec (lower triangle by columns, off-diagonal
+    times sqrt 2).
+    """
+    r, c = plan.matrix[u]
+    R = r + c
+    E = sp.csr_matrix(plan.E[u])
+    idx1, idx2 = {}, {}
+    k = start
+    for j in range(r):
+        for i in range(j, r):
+            idx1[i, j] = k
+            k += 1
+    for j in range(c):
+        for i in range(j, c):
+            idx2[i, j] = k
+            k += 1
+    m1 = np.arange(k, k + r * c)
+    rho_col = k + r * c
+    diag = [idx1[i, i] for i in range(r)] + [idx2[i, i] for i in range(c)]
+    tau_row = sp.csr_matrix(([-1.0] + [scale_op / 2] * R + [1.0],
+                             ([0] * (R + 2), [n + u] + diag + [rho_col])), shape=(1, nv))
+    # (rho_u, scale (E [x; 1] - m1)) in SOC
+    head = sp.csr_matrix(([-1.0], ([0], [rho_col])), shape=(1, nv))
+    body = sp.hstack([-scale * E[:, :n], sp.csr_matrix((E.shape[0], nv - n))], format="lil")
+    for a in range(E.shape[0]):
+        body[a, m1[a]] = scale
+    soc_A = sp.vstack([head, body.tocsr()], format="csr")
+    soc_b = np.concatenate([[0.0], scale * np.asarray(E[:, n].toarray()).ravel()])
+    rows, cols, vals = [], [], []
+    pos = 0
+    sq2 = math.sqrt(2.0)
+    for j in range(R):
+        for i in range(j, R):
+            coef = 1.0 if i == j else sq2
+            if i < r:
+                var = idx1[i, j]
+            elif j >= r:
+                var = idx2[i - r, j - r]
+            else:  # Y[i, j] = M_1[j, i - r]
+                var = m1[j + r * (i - r)]
+            rows.append(pos), cols.append(var), vals.append(-coef)
+            pos += 1
+    psd = sp.csr_matrix((vals, (rows, cols)), shape=(pos, nv))
+    return tau_row, soc_A, soc_b, psd, np.zeros(pos)
 
 
 def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
@@ -486,7 +623,8 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     noisy = release_parameters(entries, g, npl.sigma_unit)
     A_t, b_t = noisy_program(scp, noisy)
     scale = npl.B * npl.sigma_unit
-    prog = counterpart(scp, A_t, b_t, plan, scale)
+    scale_op = None if npl.B_op is None else npl.B_op * npl.sigma_unit
+    prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op)
     # feasibility for the true data holds up to the solver's tolerance: ask Clarabel for 1e-10
     # (default 1e-8), falling back to its defaults (and then SCS) if that does not converge
     sol = None
