@@ -36,7 +36,12 @@ __all__ = ["DaskPoints", "DaskOutsideIndex", "dask_good_center", "dask_ldp_good_
 
 
 def _prepare(block: np.ndarray, lo: np.ndarray, hi: np.ndarray, centre: np.ndarray) -> np.ndarray:
-    """The numpy path's data preparation, on one block: clip into the box, translate."""
+    """The numpy path's data preparation, on one block: clip into the box, translate.
+
+    A block inside the box (no NaN: a NaN fails both comparisons) is only translated, one pass
+    instead of clip_into_box's five; the values are the same (clipping leaves it unchanged)."""
+    if np.logical_and(block >= lo, block <= hi).all():
+        return block - centre
     from cvxdp.geometry.meb_solve import clip_into_box
 
     p, _ = clip_into_box(block, lo, hi)
