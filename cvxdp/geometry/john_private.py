@@ -21,10 +21,10 @@ Default algorithm (``preset="default"``, guarantee ``"dp"``):
 2. Choose the ridge from public numbers (:func:`auto_ridge`, unless ``ridge=``/``sigma_min=``):
    the smallest ``lam`` with noise sd ``sigma_h = Delta_h(lam)/mu_h <= 0.25`` under Lemma S
    (:func:`cvxdp.geometry.john_sensitivity.leverage_ratio_sensitivity`), at least ``0.01 q0``.
-3. Fallback (decided from public numbers only): when ``sigma_h > 1`` or ``lam > 10 q0`` the
-   iteration is not expected to beat uniform weights at this budget (thresholds set on the
-   benchmarks of docs/john.md, not a theorem); return the ellipsoid of ``Q0`` with ``v = d/n``
-   and a note in ``info["fallback"]``; the iterations' budget is not spent.
+3. Fallback, first from public numbers only: when ``sigma_h > 1`` or ``lam > 1000 q0`` the
+   iteration is not run (thresholds set on the benchmarks of docs/john.md, not a theorem); the
+   answer is the ellipsoid of ``Q0`` with ``v = d/n`` and a note in ``info["fallback"]``; the
+   iterations' budget is not spent.
 4. Otherwise ``w_1 = d/n``; for k = 1..T: release
    ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with ``h_i = a_i'(A'W_kA + lam I)^{-1} a_i``
    (exact leverage ratios), then ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` --
@@ -34,8 +34,12 @@ Default algorithm (``preset="default"``, guarantee ``"dp"``):
 6. ``Q = A'VA + Z + lam (d / sum u) I`` with symmetric Gaussian Z (A'VA reads A again: own noise,
    digest gap 3); the ridge term is the iteration's own matrix ``A'UA + lam I`` scaled like v
    (post-processing of public numbers); eigenvalues floored (post-processing).
-7. ``inscribed=True``: release ``s = max_i ||Q^{-1/2} a_i|| + noise + z_{1-beta} sigma_s`` and
-   scale E by 1/s: inside the polytope of the CLIPPED rows with probability >= 1 - beta, hence
+7. Selection (:func:`_select`): release ``s_c = max_i ||Q_c^{-1/2} a_i|| + noise`` for
+   ``Q_c in {Q0, Q}`` and return the one with the larger fitted log volume
+   ``log vol(E_c) - d log s_c``; when it is Q0, ``info["fallback"]`` says so.  So the answer is
+   the private ellipsoid only when its released fitted volume beats uniform weights.
+8. ``inscribed=True``: scale the winner by ``1/(s_c + z_{1-beta/k} sigma_c)`` (k candidates,
+   union bound): inside the polytope of the CLIPPED rows with probability >= 1 - beta, hence
    inside the user's polytope when every row obeys ``row_bound`` (:data:`INSCRIBED_GUARANTEE`).
 
 Every noisy output of a mechanism passes through :func:`released` (the identity); everything the
@@ -48,10 +52,10 @@ Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a publ
 ``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor 3.3), and
 mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018, Thm 8).
 ``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to Q0, 5% to
-Q, 5% to the scale (when inscribed), ``count_clipped`` (True: 10%) to the count (when asked), the
-rest to the T iterations (equal).  The ridge, the fallback decision and every noise scale are
-functions of the budget, the sizes, the public bounds and earlier releases only (adaptive
-composition covers them).
+Q, 5% to the scales of the selection (split over the candidates), ``count_clipped`` (True: 10%)
+to the count (when asked), the rest to the T iterations (equal).  The ridge, the fallback
+decision and every noise scale are functions of the budget, the sizes, the public bounds and
+earlier releases only (adaptive composition covers them).
 """
 
 from __future__ import annotations
@@ -97,8 +101,9 @@ FLOOR_FACTOR = 0.1
 #: sigma_h = K / lam), and at least RIDGE_SCALE * q0 (q0 = lambda_min of the released uniform
 #: Gram, a private accounted estimate of the data's scale) and RIDGE_ABS * R^2
 TARGET_SIGMA_H, RIDGE_SCALE, RIDGE_ABS = 0.25, 0.01, 1e-9
-#: fallback to uniform weights when lam > FALLBACK_RIDGE * q0 or sigma_h > FALLBACK_SIGMA_H
-FALLBACK_RIDGE, FALLBACK_SIGMA_H = 10.0, 1.0
+#: skip the iteration (uniform weights) when lam > FALLBACK_RIDGE * q0 or sigma_h >
+#: FALLBACK_SIGMA_H; otherwise the released fitted volumes choose (:func:`_select`)
+FALLBACK_RIDGE, FALLBACK_SIGMA_H = 1000.0, 1.0
 #: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
 INSCRIBED_GUARANTEE = (
     "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
@@ -314,7 +319,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
             "leave both unset for the automatic ridge.")
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
     mu = _total_mu(budget)
-    share_s = SHARE_SCALE if inscribed else 0.0
+    share_s = SHARE_SCALE
     mu_0 = mu * math.sqrt(SHARE_UNIFORM)
     mu_h = mu * math.sqrt((1 - SHARE_UNIFORM - SHARE_GRAM - share_s - share_c) / max(T, 1))
     coef = lemma_s_coefficient(closeness=eps0, row_bound=R, weight_floor=w_min)
@@ -374,20 +379,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         info.update(iterations=T, sigma_h=sigma_h, sigma_q=sigma_q, sensitivity_q=delta_q,
                     ridge_added=ridge_back, fallback=None)
         mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM))
-    E = Ellipsoid.from_matrix(Q, weights=v)
-    if inscribed:
-        lam_q = float(np.linalg.eigvalsh(Q)[0])
-        delta_s = support_sensitivity(closeness=eps0, min_eig=lam_q)
-        mu_s = mu * math.sqrt(SHARE_SCALE)
-        sigma_s = delta_s / mu_s
-        s_noisy = released(math.sqrt(float(np.max(E.support_ratios(A))))
-                           + sigma_s * gen.standard_normal())
-        z_beta = float(special.ndtri(1 - failure))
-        scale = max(s_noisy + sigma_s * z_beta, 1e-12)
-        E = E.scaled(1.0 / scale)
-        info.update(scale=1.0 / scale, sigma_scale=sigma_s, failure=failure,
-                    inscribed_guarantee=INSCRIBED_GUARANTEE)
-        mus["mu_scale"] = mu_s
+    E, v = _select(A, [("uniform", Q0, w_unif)] + ([] if fallback else [("private", Q, v)]),
+                   eps0=eps0, mu=mu, gen=gen, inscribed=inscribed, failure=failure, info=info,
+                   mus=mus)
     if share_c > 0:
         mu_c = mu * math.sqrt(share_c)
         # Gaussian count, sensitivity 1 (one row moves): sigma = 1/sqrt(2 rho) = 1/mu_c
@@ -411,6 +405,54 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         details=info)
     return finish(problem, E, report, weights=v, iterations=T, t0=t0, info=info,
                   reference=reference)
+
+
+def _select(A: np.ndarray, candidates: list, *, eps0: float, mu: float,
+            gen: np.random.Generator, inscribed: bool, failure: float, info: dict,
+            mus: dict) -> tuple[Ellipsoid, np.ndarray]:
+    """Pick the candidate with the larger released fitted volume; scale it when ``inscribed``.
+
+    For each released candidate ``Q_c`` release ``s_c = max_i ||Q_c^{-1/2} a_i|| + N(0,
+    sigma_c^2)`` (sensitivity ``eps0 / sqrt(lambda_min(Q_c))``, :func:`support_sensitivity`;
+    ``Q_c`` is public) and score ``log vol(E_c) - d log s_c``, the log volume of ``E_c`` scaled to
+    touch the polytope.  The larger score wins (a post-processing of releases), so the private
+    ellipsoid is returned only when its released fitted volume beats the uniform-weights one.
+    With ``inscribed`` the winner is scaled by ``1/(s_c + z sigma_c)``, ``z = z_{1 - failure/k}``
+    for k candidates: by the union bound every candidate's margin holds with probability
+    ``>= 1 - failure``, so the winner's does too.  Nothing is released when there is one
+    candidate and ``inscribed`` is False.
+    """
+    k = len(candidates)
+    d = A.shape[1]
+    ells = [(name, Ellipsoid.from_matrix(Qc, weights=vc), Qc) for name, Qc, vc in candidates]
+    if k == 1 and not inscribed:
+        return ells[0][1], candidates[0][2]
+    mu_s = mu * math.sqrt(SHARE_SCALE / k)
+    z_beta = float(special.ndtri(1 - failure / k))
+    scored = []
+    for name, Ec, Qc in ells:
+        lam_c = float(np.linalg.eigvalsh(Qc)[0])
+        sigma_c = support_sensitivity(closeness=eps0, min_eig=lam_c) / mu_s
+        s_c = released(math.sqrt(float(np.max(Ec.support_ratios(A))))
+                       + sigma_c * gen.standard_normal())
+        scored.append((Ec.log_volume - d * math.log(max(s_c, 1e-12)), name, Ec, s_c, sigma_c))
+    mus["mu_scale"] = mu * math.sqrt(SHARE_SCALE)
+    best = max(range(k), key=lambda i: scored[i][0])
+    _, name, E, s_c, sigma_c = scored[best]
+    info["selected"] = name
+    if k > 1:
+        info["fitted_log_volumes"] = {t[1]: t[0] for t in scored}
+        if name == "uniform":
+            info["fallback"] = (
+                "uniform weights w = d/n: the released fitted volume of the private ellipsoid is "
+                "below that of the released uniform-weights ellipsoid (info['fitted_log_volumes']"
+                "), so the latter is returned; the budget was spent.")
+    if inscribed:
+        scale = max(s_c + sigma_c * z_beta, 1e-12)
+        E = E.scaled(1.0 / scale)
+        info.update(scale=1.0 / scale, sigma_scale=sigma_c, failure=failure,
+                    inscribed_guarantee=INSCRIBED_GUARANTEE)
+    return E, candidates[best][2]
 
 
 def finish(problem: JohnEllipsoidProblem, E: Ellipsoid, report: Any, *, weights: np.ndarray,

@@ -65,7 +65,7 @@ def test_noisy_clipped_count_is_gaussian_share_of_the_gdp_budget():
     rec = sol.privacy.records[0].params
     # shares of mu^2 add up to the whole budget and the count gets the default 10%
     total = (rec["mu_uniform"] ** 2 + rec["mu_iterations"] ** 2 + rec["mu_gram"] ** 2
-             + rec["mu_count"] ** 2)
+             + rec["mu_scale"] ** 2 + rec["mu_count"] ** 2)
     assert total == pytest.approx(mu**2, rel=1e-9)
     assert rec["mu_count"] == pytest.approx(mu * math.sqrt(0.1), rel=1e-9)
     assert sol.info["sigma_count"] == pytest.approx(1.0 / rec["mu_count"], rel=1e-9)

@@ -84,14 +84,15 @@ def test_calibration_matches_independent_gdp_formula(prob, eps):
     assert rep.guarantee == "dp" and rep.epsilon == pytest.approx(eps, rel=1e-9)
     rec = rep.records[0]
     mu = math.sqrt(rec.params["mu_uniform"] ** 2 + rec.params["mu_iterations"] ** 2
-                   + rec.params["mu_gram"] ** 2)
+                   + rec.params["mu_gram"] ** 2 + rec.params["mu_scale"] ** 2)
     # Dong-Roth-Su: delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
     d_gdp = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
     assert d_gdp == pytest.approx(delta, rel=1e-6)
-    # per-step noise re-derived: 90% of mu^2 split equally over the T iterations (5% to the
-    # uniform-weights Gram Q0, 5% to the final Q)
+    # per-step noise re-derived: 85% of mu^2 split equally over the T iterations (5% to the
+    # uniform-weights Gram Q0, 5% to the final Q, 5% to the two scales of the selection)
     assert rec.params["mu_uniform"] == pytest.approx(mu * math.sqrt(0.05), rel=1e-9)
-    mu_step = mu * math.sqrt(0.90 / sol.iterations)
+    assert rec.params["mu_scale"] == pytest.approx(mu * math.sqrt(0.05), rel=1e-9)
+    mu_step = mu * math.sqrt(0.85 / sol.iterations)
     assert sol.info["sigma_h"] == pytest.approx(sol.info["sensitivity_h"] / mu_step, rel=1e-9)
     assert 1 / calibrate_gaussian(epsilon=eps, delta=delta) == pytest.approx(mu, rel=1e-9)
 

@@ -101,8 +101,9 @@ CASES = {
     "auto_ridge": (dict(closeness=1e-5), None),
     "inscribed": (dict(closeness=1e-6, ridge=0.1, inscribed=True), None),
     "sigma_min": (dict(closeness=1e-6, sigma_min=8.0), None),
-    # sigma_h would exceed 1: the uniform-weights fallback, decided from public numbers
-    "fallback": (dict(closeness=1e-2, inscribed=True), None),
+    # the ridge would exceed 1000 x the released scale: the uniform-weights fallback, decided
+    # from public numbers (in "count" sigma_h would exceed 1 with the user's ridge)
+    "fallback": (dict(closeness=0.5, inscribed=True), None),
     # the moved row crosses row_bound: the exact clipped count differs by one
     "count": (dict(closeness=1e-2, ridge=0.1, inscribed=True, count_clipped=True), 0.999),
 }
@@ -117,10 +118,11 @@ def test_every_released_field_is_a_function_of_the_noisy_outputs(monkeypatch, ca
         A[j] *= edge / np.linalg.norm(A[j])
     B = _neighbour(A, j, kw["closeness"], A[j])  # outward along the row
     s1, s2, outputs = _replayed(monkeypatch, A, B, **BASE, **kw)
-    # Q0, the T noisy leverage vectors and Q (not after the fallback), the scale, the count
-    iterated = s1.iterations + 1 if s1.iterations else 0
-    assert outputs == 1 + iterated + ("inscribed" in kw) + ("count_clipped" in kw)
-    assert (s1.info["fallback"] is None) == (case not in ("fallback", "count"))
+    # Q0; unless the public fallback: the T noisy leverage vectors, Q and the two scales of the
+    # selection; after the fallback the scale of Q0 when inscribed; the count
+    iterated = s1.iterations + 3 if s1.iterations else ("inscribed" in kw)
+    assert outputs == 1 + iterated + ("count_clipped" in kw)
+    assert (s1.iterations == 0) == (case in ("fallback", "count"))
     assert _differences(_fields(s1), _fields(s2)) == []
     if edge is not None:  # the exact counts differ, the released one does not
         assert [jp.public_domain(M, 1.0)[1] for M in (A, B)] == [0, 1]
