@@ -94,3 +94,15 @@ def test_fallback_returns_uniform_weights_with_a_note_decided_from_public_number
     # at a budget where the iteration can win, it runs
     ok = prob.solve_private(epsilon=1.0, rng=0, **KW)
     assert ok.info["fallback"] is None and ok.iterations > 0
+
+
+def test_released_fitted_volumes_choose_uniform_weights_when_the_iteration_loses():
+    A = anisotropic(2000, 4, seed=2)
+    E, uniform = _bench(A)
+    sol = john_ellipsoid(A).solve_private(epsilon=1.0, rng=0, **{**KW, "closeness": 1e-5})
+    assert sol.iterations > 0 and sol.info["selected"] == "uniform"  # ran, then lost
+    vols = sol.info["fitted_log_volumes"]
+    assert vols["uniform"] > vols["private"]
+    assert "released fitted volume" in sol.info["fallback"]
+    assert _ratio(sol.ellipsoid, A, E) == pytest.approx(uniform, abs=1e-3)
+    np.testing.assert_allclose(sol.primal["weights"], np.full(2000, 4 / 2000))
