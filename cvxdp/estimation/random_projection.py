@@ -30,6 +30,7 @@ from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolv
 from cvxdp.privacy.clipping import clip_rows_l2
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
+from cvxdp.scale import is_dask
 
 __all__ = [
     "rp_delta",
@@ -244,9 +245,11 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
 
     Parameters
     ----------
-    data : array_like, shape (n, d)
+    data : array_like or dask.array.Array, shape (n, d)
         One row per person; rows are mapped into the public domain (:func:`clip_rows`: a row
-        with a NaN / inf entry becomes 0, a longer row is clipped to ``row_bound``).
+        with a NaN / inf entry becomes 0, a longer row is clipped to ``row_bound``).  A Dask
+        array is sketched block by block on the workers (``G`` drawn there from per-block
+        streams, :func:`cvxdp.scale.regression.dask_sketch`): same law, other draws.
     epsilon, delta : float
         delta > 0.
     r : int
@@ -273,7 +276,9 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     if not isinstance(budget, ApproxDP):
         raise BudgetError("M_RP is (epsilon, delta)-DP: give epsilon= and delta= > 0.")
     r = _check_r(r)
-    clipped = clip_rows(data, row_bound)
+    on_dask = is_dask(data)
+    clipped = None if on_dask else clip_rows(data, row_bound)
+    _check_bound(row_bound)
     s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)
     sigma = rp_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r, row_bound=row_bound)
     record = PrivacyRecord("random_projection", budget, RP_REFERENCE,
@@ -281,7 +286,16 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
                                    "row_bound": float(row_bound)})
     if accountant is not None:
         accountant.spend(record)
-    return gaussian_sketch(clipped, r, sigma, as_generator(rng)), record
+    gen = as_generator(rng)
+    if on_dask:
+        # D^T G chunk-wise on the workers (rows mapped per block, G_b from per-block streams);
+        # the noise N on the client (cvxdp.scale.regression.dask_sketch)
+        from cvxdp.scale import as_row_blocks
+        from cvxdp.scale.regression import dask_sketch
+
+        sketch = dask_sketch(as_row_blocks(data), row_bound, r, gen)
+        return sketch + sigma * gen.standard_normal(sketch.shape), record
+    return gaussian_sketch(clipped, r, sigma, gen), record
 
 
 def als_delta(*, epsilon: float, q: float, p: float, r: int, d: int) -> float:

@@ -261,8 +261,9 @@ def _split_budget(budget: Any, share: float) -> tuple[Any, dict[str, float]]:
 
 
 _DASK_EXACT = ("the exact OLS (solve(), reference=True) needs the rows in memory; on a Dask "
-               "array only solve_private(mechanism='ssp') runs (chunk-wise, nothing of the data "
-               "is gathered).  Validate on a sample, or on .compute()d arrays if they fit.")
+               "array only solve_private(mechanism='ssp' or 'rp') runs (chunk-wise, nothing "
+               "of the data is gathered).  Validate on a sample, or on .compute()d arrays if "
+               "they fit.")
 
 
 def _ols_method(self: LeastSquaresProblem, **_: Any) -> float:
@@ -370,10 +371,11 @@ class LeastSquaresProblem(StructuredProblem):
         r = _check_r(sketch_size)
         share = count_share(count_clipped)
         on_dask = self._dask_rows is not None
-        if on_dask and mechanism != "ssp":
+        if on_dask and mechanism not in ("ssp", "rp"):
             raise UnsupportedProblemError(
-                f"on a Dask array only mechanism='ssp' runs (its statistic, the Gram matrix, "
-                f"is a sum over row blocks); {mechanism!r} needs the rows in memory.")
+                f"on a Dask array mechanism='ssp' and 'rp' run (their statistics, the Gram "
+                f"matrix and the sketch D^T G, are sums over row blocks); {mechanism!r} needs "
+                "the rows in memory.")
         if on_dask and reference:
             raise UnsupportedProblemError(_DASK_EXACT)
         if reference:  # the exact reference is not private and is undefined on non-finite data
@@ -384,10 +386,13 @@ class LeastSquaresProblem(StructuredProblem):
         # on Dask block by block on the workers, reduced to the Gram matrix (cvxdp.scale)
         exact_gram = None
         if on_dask:
-            from cvxdp.scale.regression import gram_and_count
+            from cvxdp.scale.regression import gram_and_count, mapped_count
 
-            data = None
-            exact_gram, n_mapped = gram_and_count(self._dask_rows, self.row_bound)
+            data = self._dask_rows
+            if mechanism == "ssp":
+                exact_gram, n_mapped = gram_and_count(data, self.row_bound)
+            else:   # the count is one more reduction, run only when it is released (noisily)
+                n_mapped = mapped_count(data, self.row_bound) if share else -1
         else:
             data, n_mapped = public_domain_rows(np.column_stack([self.X, self.y]),
                                                 self.row_bound)

@@ -63,16 +63,26 @@ def _row_block(fn: Callable[..., np.ndarray], block: np.ndarray, *args: Any) -> 
     return np.asarray(fn(block, *args), dtype=np.float64).reshape(1, -1)
 
 
-def block_sum(fn: Callable[..., np.ndarray], x: Any, width: int, *args: Any) -> np.ndarray:
+def _row_block_numbered(fn: Callable[..., np.ndarray], block: np.ndarray, *args: Any,
+                        block_id: tuple[int, ...] | None = None) -> np.ndarray:
+    assert block_id is not None
+    return _row_block(fn, block, *args, block_id[0])
+
+
+def block_sum(fn: Callable[..., np.ndarray], x: Any, width: int, *args: Any,
+              numbered: bool = False) -> np.ndarray:
     """``sum over the row blocks b of x of fn(b, *args)``: a float64 vector of length ``width``.
 
     ``fn`` runs on the workers (it must be importable there: a module-level function) and
     returns a length-``width`` vector per block; the per-block vectors are summed by Dask's tree
     reduction on the workers and only the sum is brought to the client.  ``args`` are small
-    public values (a centre, a radius), sent with the task.
+    public values (a centre, a radius), sent with the task.  ``numbered``: also pass the
+    block's row-block index as the last argument (``fn(b, *args, i)``), e.g. to seed a
+    per-block random stream.
     """
     da = require_dask()
     nblocks = len(x.chunks[0])
-    parts = da.map_blocks(_row_block, fn, x, *args, dtype=np.float64,
+    parts = da.map_blocks(_row_block_numbered if numbered else _row_block, fn, x, *args,
+                          dtype=np.float64,
                           chunks=((1,) * nblocks, (width,)))
     return np.asarray(parts.sum(axis=0).compute(), dtype=np.float64)

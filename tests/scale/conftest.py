@@ -10,6 +10,6 @@ def dask_client():
     distributed = pytest.importorskip("distributed")
     pytest.importorskip("dask.array")
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, memory_limit="1GiB") as cluster, \
+                                  dashboard_address=":0", memory_limit="1GiB") as cluster, \
             distributed.Client(cluster) as client:
         yield client
