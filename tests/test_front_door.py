@@ -175,3 +175,13 @@ def test_misspelt_common_keyword_is_answered_with_the_nearest_one():
     with pytest.raises(TypeError) as err:
         prob.solve_private(epsilom=1.0, delta=1e-6, private=spec)
     assert _suggests(err, "epsilon")
+
+
+def test_misspelt_mechanism_value_is_a_typed_error_naming_the_choices():
+    """A misspelt mechanism= raised a raw ValueError from deep inside the dispatch."""
+    b = cp.Parameter(name="b", value=1.0)
+    x = cp.Variable(nonneg=True)
+    prob = cp.Problem(cp.Maximize(x), [x <= b])
+    with pytest.raises(cvxdp.PrivacySpecError, match="'perturbation'"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, mechanism="perturbaton",
+                           private=cvxdp.ScalarPrivacy(b, sensitivity=0.1))
