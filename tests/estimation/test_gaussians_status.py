@@ -96,3 +96,18 @@ def test_small_n_names_the_public_cause():
     assert sol.status in ("solver_error", "user_limit", "inaccurate")
     assert "blocks below their requirement" in sol.info["status_reason"]
     assert "scale:" in sol.info["status_reason"]
+
+
+def test_required_n_per_method():
+    """Issue 26 item 2: one public requirement per method (epsilon = 1, delta = 1e-6): the
+    preconditioned pipeline spends 20% of the rest on its rounds, so it needs ~1.2x practical
+    (5.7e4 vs 4.7e4 at d = 4); the faithful method needs > 1e16; bounded needs its bounds and
+    a scale and shrinks with a tighter box."""
+    kw = dict(epsilon=1.0, delta=1e-6)
+    prac = required_n(4, **kw).total
+    pre = required_n(4, method="preconditioned", **kw).total
+    assert 1.1 * prac < pre < 1.4 * prac
+    assert required_n(4, method="ashtiani-liaw", **kw).total > 1e16
+    wide = required_n(4, method="bounded", bounds=(-100, 100), scale=1.0, **kw).total
+    tight = required_n(4, method="bounded", bounds=(-10, 10), scale=1.0, **kw).total
+    assert tight <= wide
