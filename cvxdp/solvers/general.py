@@ -10,6 +10,7 @@ the perturbed program exactly inside a public ball (Thm C.12).
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
 import warnings
@@ -44,6 +45,7 @@ from cvxdp.specs import as_spec_tuple
 __all__ = ["solve_general", "public_bounds", "public_feasibility", "canonical_constraints",
            "ObjectiveNotOptimisedWarning"]
 
+MECHANISMS = ("mwu", "perturbation", "auto")
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
 
@@ -123,6 +125,11 @@ def solve_general(
     ----------
     002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
+    if mechanism not in MECHANISMS:
+        near = difflib.get_close_matches(str(mechanism), MECHANISMS, n=1)
+        raise PrivacySpecError(
+            f"mechanism={mechanism!r} is not one of {', '.join(repr(m) for m in MECHANISMS)}"
+            + (f"; did you mean {near[0]!r}?" if near else "."))
     if mechanism != "mwu":  # issue 23: input perturbation / the public choice between the two
         from cvxdp.solvers.mechanism import solve_with_mechanism
 
