@@ -174,6 +174,36 @@ def grid(dims=(4, 10, 20), conds=(1.0, 1e5, 1e10), ns=(50_000, 200_000, 1_000_00
     return rows
 
 
+def bhs_compare(dims=(4, 10), ns=(200_000,), conds=(1.0, 1e10), seeds=1, eps=1.0,
+                delta=1e-6) -> list[dict]:
+    """Our BHS23 re-implementation (benchmarks/bhs23.py; mean and covariance each at
+    (eps, delta), i.e. twice cvxdp's budget) on the grid's instances, same row format."""
+    from bhs23 import bhs23
+
+    rows = []
+    for d in dims:
+        for n in ns:
+            for cond in conds:
+                e, t, fails = [], [], 0
+                for seed in range(seeds):
+                    x, mu, sigma = instance(d, n, seed, cond=cond)
+                    t0 = time.perf_counter()
+                    m, c = bhs23(x, eps, delta, np.random.default_rng(seed + 100))
+                    t.append(time.perf_counter() - t0)
+                    if m is None or c is None:
+                        fails += 1
+                    else:
+                        e.append(errors(m, c, mu, sigma))
+                a = np.array(e) if e else np.zeros((0, 3))
+                row = {"d": d, "n": n, "cond": cond, "method": "bhs23 (2 eps)",
+                       "maha": _stats(list(a[:, 0])), "rel_frob": _stats(list(a[:, 1])),
+                       "white_frob": _stats(list(a[:, 2])), "time_s": _stats(t),
+                       "fails": fails, "seeds": seeds}
+                rows.append(row)
+                print(" | ".join(str(v) for v in row.values()), flush=True)
+    return rows
+
+
 def _peer_mean(x, lo, hi, eps, rng, clamp):
     n, d = x.shape
     m = np.clip(x, lo, hi).mean(0) + rng.laplace(0.0, d * (hi - lo) / n / eps, size=d)
@@ -280,11 +310,19 @@ if __name__ == "__main__":
     ap.add_argument("--plots", action="store_true")
     ap.add_argument("--grid", action="store_true")
     ap.add_argument("--peers", action="store_true")
+    ap.add_argument("--bhs23", action="store_true")
     ap.add_argument("--dims", default="4,10,20")
     ap.add_argument("--ns", default="50000,200000,1000000")
     ap.add_argument("--seeds", type=int, default=5)
     args = ap.parse_args()
-    if args.peers:
+    if args.bhs23:
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).parent))
+        bhs_compare(dims=tuple(int(v) for v in args.dims.split(",")),
+                    ns=tuple(int(float(v)) for v in args.ns.split(",")), seeds=args.seeds)
+    elif args.peers:
         peers()
     elif args.grid:
         grid(dims=tuple(int(v) for v in args.dims.split(",")),
