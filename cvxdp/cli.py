@@ -38,7 +38,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         ok &= expected == got
         rows.append({"mechanism": case.name, "claimed eps": case.epsilon, "delta": case.delta,
                      "runs": res.n_samples, "level": 1.0 - res.confidence,
-                     "eps lower bound": res.epsilon_lower, "p-value": res.p_value,
+                     "eps lower bound": res.epsilon_lower,
+                     "p-value": "<1e-300" if res.p_value <= 1e-300 else res.p_value,
                      "audit": got, "expected": expected})
     print(format_table(rows, ["mechanism", "claimed eps", "delta", "runs", "level",
                               "eps lower bound", "p-value", "audit", "expected"]))

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 __all__ = ["Statistic", "candidate_statistics"]
 
@@ -94,11 +95,22 @@ def _outcome_lr(a: np.ndarray, b: np.ndarray) -> Statistic | None:
     return Statistic("outcome LR", lambda x: score[cell(_row_keys(x))])
 
 
+def _scales_differ(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two-sided F test at level 0.01 on scalar outputs: a quadratic statistic only competes
+    with the output itself when the scales differ (otherwise it only adds selection noise)."""
+    va, vb = float(np.var(a, ddof=1)), float(np.var(b, ddof=1))
+    if va == 0.0 or vb == 0.0:
+        return va != vb
+    f = stats.f.cdf(va / vb, a.shape[0] - 1, b.shape[0] - 1)
+    return bool(min(f, 1.0 - f) < 0.005)
+
+
 def candidate_statistics(a: np.ndarray, b: np.ndarray) -> list[Statistic]:
     """Statistics fitted on selection outputs ``a`` (on D) and ``b`` (on D'), shape ``(n, d)``.
 
     Linear and quadratic Gaussian models are fitted only when there are enough runs per
-    dimension (``n >= 5 d`` and ``n >= 20 d``, ``d <= 100``); both use a small ridge.
+    dimension (``n >= 5 d`` and ``n >= 20 d``, ``d <= 100``); both use a small ridge.  For a
+    scalar output the quadratic one is kept only when an F test sees different scales.
     """
     n, d = min(a.shape[0], b.shape[0]), a.shape[1]
     out: list[Statistic] = []
@@ -114,7 +126,7 @@ def candidate_statistics(a: np.ndarray, b: np.ndarray) -> list[Statistic]:
             pooled = 0.5 * (np.cov(a, rowvar=False) + np.cov(b, rowvar=False))
             w = np.linalg.solve(_ridge(np.atleast_2d(pooled)), diff)
             out.append(Statistic("Gaussian LR, shared covariance", lambda x, w=w: x @ w))
-    if finite and n >= 20 * d and d <= 100 and n >= 20:
+    if finite and n >= 20 * d and d <= 100 and n >= 20 and (d > 1 or _scales_differ(a, b)):
         la = _gaussian_logpdf(a.mean(axis=0), np.atleast_2d(np.cov(a, rowvar=False)))
         lb = _gaussian_logpdf(b.mean(axis=0), np.atleast_2d(np.cov(b, rowvar=False)))
         out.append(Statistic("Gaussian LR", lambda x: la(x) - lb(x)))

@@ -51,7 +51,7 @@ def test_honest_mechanisms_rarely_fail_fast():
     assert alarms["laplace"][1] > 0.6 and alarms["randomized response"][1] > 3.0, alarms
 
 
-@pytest.mark.slow  # 800 audits, ~60 s
+@pytest.mark.slow  # 800 audits, 1-2 minutes (2 false alarms, both randomized response)
 def test_false_alarms_below_one_percent():
     total, runs = 0, 0
     for name in MECHANISMS:
