@@ -93,6 +93,7 @@ __all__ = [
     "GaussianSampleWarning",
     "private_gaussian",
     "required_n",
+    "auto_method",
     "GaussianMLE",
     "gaussian_mle",
     "public_domain",
@@ -293,6 +294,9 @@ def private_gaussian(
     n, d = x.shape
     eps_total, epsilon = epsilon, epsilon * (1.0 - share)  # the pipeline's share
     if bounds is not None:
+        if robust:
+            raise UnsupportedProblemError("robust=True does not take bounds= (the robust "
+                                          "learner finds its own range).")
         return _bounded(x, n_mapped, as_bounds(bounds, d), epsilon, eps_total, delta, share,
                         estimate, alpha, beta, rng, reference, t0)
     if estimate != "both":
