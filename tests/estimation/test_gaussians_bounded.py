@@ -87,6 +87,8 @@ def test_bad_bounds_and_required_n():
         private_gaussian(x, epsilon=1.0, delta=1e-6, bounds=(1.0, 0.0))
     with pytest.raises(UnsupportedProblemError):
         private_gaussian(x, epsilon=1.0, delta=1e-6, estimate="mean")
+    with pytest.raises(UnsupportedProblemError):
+        private_gaussian(x, epsilon=1.0, delta=1e-6, bounds=(-1, 1), robust=True)
     with pytest.raises(PrivacySpecError):
         required_n(2, epsilon=1.0, delta=1e-6, method="bounded")
     wide = required_n(5, epsilon=1.0, delta=1e-6, method="bounded", bounds=(950, 1050),
