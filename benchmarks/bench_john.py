@@ -12,9 +12,17 @@ row reports ``exact_lb_s``: the largest exact time measured on an instance with 
 lower bound if the exact time is monotone in n and d, which every measured row shows), and
 d > ``EXACT_MAX_D`` is not run either.
 
-Utility rows: per-dimension volume ratio vs the exact John ellipsoid at eps in {0.1,0.5,1,2,5},
-for two closeness values eps0, on a random polytope and on a real data matrix (daily returns of
-the GOOG price series bundled with matplotlib, ``mpl-data/sample_data/goog.npz``).
+Utility rows (``--utility``, issue 27): per-dimension volume ratio against the John ellipsoid of
+the shape scaled to touch P (validation only) for the uniform weights ``w = d/n`` and for the
+private ellipsoid at epsilon in {0.1, 1, 10} (delta = 1e-6, eps0 = 1e-6, R = 1), 5 seeds, mean and
+standard deviation, on synthetic isotropic, anisotropic and clustered polytopes (n = 1e5, d = 10)
+and on two real datasets scikit-learn ships (``load_breast_cancer``, ``load_wine``; scikit-learn
+is a benchmark-only dependency).  Reference: the exact conic solve on the real data; the averaged
+fixed point at accuracy 1e-2 at n = 1e5 (within a factor 1/1.01 per dimension of the exact one,
+Lemma 7.1), where the conic solve takes minutes.
+
+The older utility rows (``--goog``): eps in {0.1,0.5,1,2,5}, two closeness values eps0, a random
+polytope and the GOOG price series bundled with matplotlib.
 """
 
 from __future__ import annotations
@@ -41,6 +49,82 @@ def random_polytope(n: int, d: int, seed: int = 0) -> np.ndarray:
     """Gaussian rows / sqrt(d), clipped to the unit ball (so row_bound=1 is a true public bound)."""
     A = np.random.default_rng(seed).standard_normal((n, d)) / math.sqrt(d)
     return A * np.minimum(1.0, 1.0 / np.linalg.norm(A, axis=1))[:, None]
+
+
+def anisotropic_polytope(n: int, d: int, seed: int = 0, cond: float = 10.0) -> np.ndarray:
+    """Gaussian rows with axis scales geomspace(1, 1/cond), / the 99% row-norm quantile, clipped."""
+    g = np.random.default_rng(seed)
+    A = g.standard_normal((n, d)) * np.geomspace(1, 1 / cond, d)
+    A /= np.quantile(np.linalg.norm(A, axis=1), 0.99)
+    return A * np.minimum(1.0, 0.999 / np.linalg.norm(A, axis=1))[:, None]
+
+
+def clustered_polytope(n: int, d: int, seed: int = 0, frac: float = 0.9,
+                       spread: float = 0.05) -> np.ndarray:
+    """``frac`` of the rows near +-e1 (noise spread/sqrt(d) per coordinate), the rest uniform on
+    the unit sphere; all rows scaled into norm < 1."""
+    g = np.random.default_rng(seed)
+    k = int(round(frac * n))
+    C = np.zeros((k, d))
+    C[:, 0] = g.choice([-1.0, 1.0], k)
+    C += spread * g.standard_normal((k, d)) / math.sqrt(d)
+    S = g.standard_normal((n - k, d))
+    S /= np.linalg.norm(S, axis=1)[:, None]
+    A = np.vstack([C, S])[g.permutation(n)]
+    return A * np.minimum(1.0, 0.999 / np.linalg.norm(A, axis=1))[:, None]
+
+
+def sklearn_matrix(name: str) -> np.ndarray:
+    """A scikit-learn dataset: standardised columns, / the 99% row-norm quantile, rows clipped."""
+    from sklearn import datasets
+
+    X = getattr(datasets, f"load_{name}")().data.astype(float)
+    X = (X - X.mean(0)) / X.std(0)
+    X /= np.quantile(np.linalg.norm(X, axis=1), 0.99)
+    return X * np.minimum(1.0, 0.999 / np.linalg.norm(X, axis=1))[:, None]
+
+
+def issue27_rows(seeds: int = 5, n: int = 100_000, d: int = 10, eps0: float = 1e-6) -> list[dict]:
+    """Exact / uniform / private (eps 0.1, 1, 10) volume ratios, mean and sd over seeds."""
+    from cvxdp.geometry.john_iter import fixed_point_weights
+
+    data = [("isotropic", random_polytope(n, d, seed=1), "fixed-point 1e-2"),
+            ("anisotropic", anisotropic_polytope(n, d, seed=1), "fixed-point 1e-2"),
+            ("clustered", clustered_polytope(n, d, seed=1), "fixed-point 1e-2"),
+            ("breast_cancer", sklearn_matrix("breast_cancer"), "conic"),
+            ("wine", sklearn_matrix("wine"), "conic")]
+    rows = []
+    for name, A, how in data:
+        m, k = A.shape
+        prob = john_ellipsoid(A)
+        t = time.perf_counter()
+        if how == "conic":
+            prob.solve(solver="CLARABEL")
+            E = prob.ellipsoid
+        else:
+            E = ellipsoid_from_weights(A, fixed_point_weights(A, accuracy=1e-2)[0])
+        t_ref = time.perf_counter() - t
+
+        def fitted(F, A=A, E=E):
+            return F.scaled(1 / math.sqrt(F.support_ratios(A).max())).volume_ratio(E)
+
+        row = {"bench": "john", "problem": f"utility:{name}", "size": f"n={m},d={k}",
+               "eps0": eps0, "reference": how, "reference_s": t_ref,
+               "uniform": fitted(ellipsoid_from_weights(A, np.full(m, k / m)))}
+        for eps in (0.1, 1.0, 10.0):
+            r, times, fb = [], [], 0
+            for s in range(seeds):
+                t = time.perf_counter()
+                sol = prob.solve_private(epsilon=eps, delta=1e-6, closeness=eps0, row_bound=1.0,
+                                         rng=s)
+                times.append(time.perf_counter() - t)
+                r.append(fitted(sol.ellipsoid))
+                fb += sol.info["fallback"] is not None
+            row.update({f"eps{eps:g}": float(np.mean(r)), f"eps{eps:g}_sd": float(np.std(r)),
+                        f"eps{eps:g}_fallbacks": fb, f"eps{eps:g}_s": float(np.mean(times))})
+        rows.append(row)
+        print(row, flush=True)
+    return rows
 
 
 def goog_matrix() -> np.ndarray:
@@ -134,4 +218,6 @@ def _print(rows: list[dict]) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    _print(main(quick=ap.parse_args().quick))
+    ap.add_argument("--utility", action="store_true", help="issue 27 utility table only")
+    args = ap.parse_args()
+    _print(issue27_rows() if args.utility else main(quick=args.quick))
