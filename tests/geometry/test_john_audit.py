@@ -1,7 +1,8 @@
 """Empirical audit of the private John ellipsoid on eps0-close neighbours, and a broken twin.
 
-Both ~20-40 s: marked slow.  The worst-case sensitivity is loose (~1000x on typical data), so
-the twin must be under-noised by a large factor (1e-9) before the audit sees it.
+Both ~20-40 s: marked slow.  The worst-case sensitivity (Lemma S) is within ~5x of an
+adversarial neighbour but far above the change on these typical data, so the twin is
+under-noised by a large factor (1e-9) before the audit sees it.
 """
 
 import numpy as np
