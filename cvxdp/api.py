@@ -174,14 +174,13 @@ def solve_private(
         The conic solver of the exact (non-private) steps, as in ``problem.solve(solver=...)``:
         on the general path the public feasibility check and the ``reference=True`` solve
         (``"CLARABEL"`` or ``"SCS"``); passed on to a structured path that takes it.
-    mechanism : {"mwu", "perturbation", "auto"}, keyword in ``**solver_opts``
-        General models only (default ``"mwu"``, the paper's noisy-oracle MWU):
-        ``"perturbation"`` adds noise to the private parameters and solves a robust counterpart
-        exactly (``noise="gaussian"`` feasible for the true data with probability
-        ``>= 1 - beta``, ``beta=1e-3`` by default; ``noise="truncated"`` feasible with
-        certainty); ``"auto"`` picks one from public quantities and says why in ``info``.
-        See ``docs/solvers.md``, "Perturbation and auto".
     **solver_opts
+        ``mechanism="mwu" | "perturbation" | "auto"`` (general models only; default ``"mwu"``,
+        the paper's noisy-oracle MWU): ``"perturbation"`` adds noise to the private parameters
+        and solves a robust counterpart exactly (``noise="gaussian"``: feasible for the true
+        data with probability ``>= 1 - beta``, ``beta=1e-3`` by default;
+        ``noise="truncated"``: feasible with certainty); ``"auto"`` picks one from public
+        quantities and says why in ``info`` (``docs/solvers.md``, "Perturbation and auto").
         Every option of the path chosen (e.g. ``max_iterations=``, ``target=`` on the MWU path,
         ``s=``, ``T=`` on the covering path): forwarded unchanged.  An option the path does not
         take raises ``TypeError`` naming the nearest valid one.
