@@ -21,8 +21,9 @@ is a benchmark-only dependency).  Reference: the exact conic solve on the real d
 fixed point at accuracy 1e-2 at n = 1e5 (within a factor 1/1.01 per dimension of the exact one,
 Lemma 7.1), where the conic solve takes minutes.
 
-The older utility rows (``--goog``): eps in {0.1,0.5,1,2,5}, two closeness values eps0, a random
-polytope and the GOOG price series bundled with matplotlib.
+The default (full) and ``--quick`` modes also print the older utility rows: eps in
+{0.1,0.5,1,2,5}, two closeness values eps0, a random polytope and the GOOG price series bundled
+with matplotlib (shape and inscribed ratios).
 """
 
 from __future__ import annotations
