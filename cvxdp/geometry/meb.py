@@ -293,6 +293,8 @@ class MinEnclosingBall(StructuredProblem):
         """The constraint list, with ``||p_i - c|| <= r`` added the first time it is read
         (CVXPY reads it to solve, print or list variables; ``args`` holds the same list)."""
         store = self.__dict__["_constraint_store"]
+        if self.__dict__.get("_suspend_build"):
+            return store        # forgetting / holding a private answer: no constraint needed
         if self.__dict__.pop("_constraints_pending", False) and not is_dask(self.points):
             p = self.points
             store.append(cp.norm(p - cp.reshape(self.center, (1, p.shape[1]), order="C"), 2,
@@ -312,6 +314,24 @@ class MinEnclosingBall(StructuredProblem):
     @args.setter
     def args(self, value: list) -> None:
         self.__dict__["_args"] = value
+
+    def variables(self) -> list[cp.Variable]:
+        """``[center, radius]`` (without building the lazy constraint)."""
+        return [self.center, self.radius]
+
+    def _forget_solution(self) -> None:
+        self.__dict__["_suspend_build"] = True      # a constraint not built has no duals
+        try:
+            super()._forget_solution()
+        finally:
+            del self.__dict__["_suspend_build"]
+
+    def _hold_private(self, sol: Any) -> None:
+        self.__dict__["_suspend_build"] = True
+        try:
+            super()._hold_private(sol)
+        finally:
+            del self.__dict__["_suspend_build"]
 
     def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
         """Exact solve through CVXPY (sets ``.ball``), or ``method="fptas"`` (``gamma=``)."""
