@@ -27,7 +27,7 @@ from scipy import optimize, stats
 from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
-from cvxdp.privacy.clipping import clip_rows_l2
+from cvxdp.privacy.clipping import COUNT_SHARE, clip_rows_l2, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
@@ -191,27 +191,6 @@ def public_domain_rows(data: Any, row_bound: float) -> tuple[np.ndarray, int]:
 
 
 #: Share of the budget the opt-in noisy count of mapped records gets (``count_clipped=True``).
-COUNT_SHARE = 0.1
-
-
-def count_share(count_clipped: Any) -> float:
-    """Share of the budget for the opt-in noisy count of mapped records (a public argument).
-
-    ``False`` / ``None``: 0 (no count is released); ``True``: :data:`COUNT_SHARE`; a number in
-    (0, 1): that share.  The rest of the budget goes to the estimator, so the total is unchanged.
-    """
-    if count_clipped is False or count_clipped is None:
-        return 0.0
-    if count_clipped is True:
-        return COUNT_SHARE
-    ok = isinstance(count_clipped, (int, float)) and not isinstance(count_clipped, bool)
-    share = float(count_clipped) if ok else math.nan
-    if not 0 < share < 1:
-        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
-                               f"(0, 1), got {count_clipped!r}.")
-    return share
-
-
 def clip_rows(data: Any, row_bound: float) -> np.ndarray:
     """The rows of ``data`` mapped into the public domain (:func:`public_domain_rows`).
 

@@ -80,7 +80,7 @@ from cvxdp.geometry.john_sensitivity import (
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, PureDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.clipping import clip_rows_l2, noisy_count
+from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
@@ -180,19 +180,6 @@ def _nonneg(name: str, value: Any) -> float | None:
     if not (math.isfinite(v) and v >= 0):
         raise PrivacySpecError(f"{name}= must be a finite number >= 0 (public), got {value!r}.")
     return v
-
-
-def _count_share(count_clipped: Any) -> float:
-    """Share of mu^2 for the noisy clipped-row count: 0 (off), :data:`SHARE_COUNT` or given."""
-    if count_clipped is False or count_clipped is None:
-        return 0.0
-    if count_clipped is True:
-        return SHARE_COUNT
-    share = float(count_clipped) if isinstance(count_clipped, (int, float)) else math.nan
-    if not 0 < share <= 0.5:
-        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
-                               f"(0, 0.5], got {count_clipped!r}.")
-    return share
 
 
 def _ridge(ridge: Any, sigma_min: Any, w_min: float) -> float | None:
@@ -307,7 +294,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                           rng=as_generator(rng), reference=reference, t0=t0)
     if preset != "default":
         raise PrivacySpecError(f"preset must be 'default' or 'paper', got {preset!r}.")
-    share_c = _count_share(count_clipped)
+    share_c = count_share(count_clipped, default=SHARE_COUNT, at_most=0.5)
     gen = as_generator(rng)
     R, eps0 = float(row_bound), float(closeness)
     n, d = problem.data.shape

@@ -36,7 +36,8 @@ from cvxdp.privacy.budgets import (
     zcdp_from_approx,
     zcdp_to_epsilon,
 )
-from cvxdp.privacy.clipping import clip_to_box, noisy_count
+from cvxdp.privacy.clipping import COUNT_SHARE, clip_to_box, noisy_count
+from cvxdp.privacy.clipping import count_share as clip_count_share
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
@@ -48,7 +49,6 @@ __all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into
 _REF4 = "001_a326031cb50d1cab.txt, Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)"
 _REF5 = "001_a326031cb50d1cab.txt, Alg. 5, Claim 5.1 (local, sensitivity fixed)"
 #: Share of ``rho`` spent on the opt-in noisy count of clipped points (``count_clipped=True``).
-COUNT_SHARE = 0.1
 #: r0 from GoodCenter satisfies r_opt(P') <= r0 < 6 r_opt(P') (Thm A.2), so search [r0/6, r0].
 GOODCENTER_RATIO = 6.0
 
@@ -103,19 +103,6 @@ def clip_into_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[n
     clipped, _ = clip_to_box(points, lo, hi)
     moved = np.any(nan, axis=1) | np.any((points < lo) | (points > hi), axis=1)
     return clipped, int(np.count_nonzero(moved))
-
-
-def _count_share(count_clipped: Any) -> float:
-    """Share of ``rho`` for the noisy clipped count: 0 (off), :data:`COUNT_SHARE` or given."""
-    if count_clipped is False or count_clipped is None:
-        return 0.0
-    if count_clipped is True:
-        return COUNT_SHARE
-    share = float(count_clipped) if isinstance(count_clipped, (int, float)) else math.nan
-    if not 0 < share < 1:
-        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
-                               f"(0, 1), got {count_clipped!r}.")
-    return share
 
 
 def _rho_of(budget: Any) -> tuple[float, float | None]:
@@ -212,7 +199,7 @@ def solve_private_meb(
     if not 0 < beta < 1 or not 0 < init_share < 1:
         raise PrivacySpecError("beta and init_share must lie in (0, 1).")
     lo, hi = resolve_bounds(bounds, d)
-    count_share = _count_share(count_clipped)
+    count_share = clip_count_share(count_clipped)
     centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
     on_dask = is_dask(pts)
     if on_dask and reference:

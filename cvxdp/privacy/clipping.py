@@ -24,7 +24,11 @@ from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, PureDP
 from cvxdp.privacy.rng import as_generator
 
-__all__ = ["clip_to_box", "clip_rows_l2", "noisy_count", "NOISY_COUNT_REFERENCE"]
+__all__ = ["clip_to_box", "clip_rows_l2", "count_share", "noisy_count", "COUNT_SHARE",
+           "NOISY_COUNT_REFERENCE"]
+
+#: default share of a solve's budget spent on the opt-in noisy count (``count_clipped=True``)
+COUNT_SHARE = 0.1
 
 NOISY_COUNT_REFERENCE = ("Dwork, McSherry, Nissim & Smith 2006 (Laplace, eps-DP); Bun & Steinke "
                          "2016, Prop 1.6 (Gaussian, rho-zCDP); a count has sensitivity 1")
@@ -70,6 +74,33 @@ def clip_rows_l2(rows: Any, bound: float) -> tuple[np.ndarray, int]:
     out = d.copy()
     out[big] = safe[big] * (bound / safe_norms[big])[..., None]
     return out, int(np.count_nonzero(norms > bound * (1.0 + 4.0 * 2.0 ** -53)))
+
+
+def count_share(count_clipped: Any, *, default: float = COUNT_SHARE,
+                at_most: float | None = None) -> float:
+    """The share of a solve's budget for the opt-in noisy count (a public argument).
+
+    ``False`` / ``None``: 0 (no count is released); ``True``: ``default``; a number in
+    ``(0, 1)`` (and ``<= at_most`` when given): that share.  The caller gives the rest of the
+    budget to the estimator, so the total is unchanged.
+
+    Raises
+    ------
+    PrivacySpecError
+        Anything else (the message names the valid range).
+    """
+    if count_clipped is False or count_clipped is None:
+        return 0.0
+    if count_clipped is True:
+        return float(default)
+    ok = isinstance(count_clipped, (int, float)) and not isinstance(count_clipped, bool)
+    share = float(count_clipped) if ok else math.nan
+    top = 1.0 if at_most is None else float(at_most)
+    if not (0 < share < 1 and share <= top):
+        rng_txt = "(0, 1)" if at_most is None else f"(0, {top:g}]"
+        raise PrivacySpecError(f"count_clipped must be True/False or a share of the budget in "
+                               f"{rng_txt}, got {count_clipped!r}.")
+    return share
 
 
 def noisy_count(count: int, *, rng: Any, epsilon: float | None = None,

@@ -50,6 +50,7 @@ import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
+from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.solvers.bingham import (
     net_exponential_sample,
     sample_bingham,
@@ -73,7 +74,6 @@ SCALE_GRID = 128
 SCALE_TILT = 4.0
 _PAPER_MAX_T = 200_000
 #: default share of the budget for the opt-in noisy count of projected rows
-COUNT_SHARE = 0.1
 COUNT_NOTE = "covering rows projected into the public domain (clipped)"
 
 
@@ -306,12 +306,9 @@ def split_count_budget(budget: Budget, count_clipped: bool | float, schedule: st
         A share outside ``(0, 1)``, or the count with ``schedule="paper"`` (whose constants use
         the whole ``(eps, delta)`` target).
     """
-    if count_clipped is False or count_clipped is None:
+    share = count_share(count_clipped, default=COUNT_SHARE)
+    if share == 0.0:
         return budget, None
-    share = COUNT_SHARE if count_clipped is True else float(count_clipped)
-    if not (math.isfinite(share) and 0 < share < 1):
-        raise PrivacySpecError(f"count_clipped must be True, False or a budget share in (0, 1), "
-                               f"got {count_clipped!r}.")
     if schedule == "paper":
         raise PrivacySpecError("count_clipped= is available with the default "
                                "schedule='practical' (the paper's schedule spends the whole "
