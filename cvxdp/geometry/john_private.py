@@ -442,10 +442,22 @@ def _select(A: np.ndarray, candidates: list, *, eps0: float, mu: float,
     return E, candidates[best][2]
 
 
+NO_ACCURACY_THEOREM = (
+    "no accuracy theorem covers this release: the private fixed point is ridge-regularised "
+    "(Lemma S) and the paper's utility theorem (000, Thm 7.2) needs the unregularised iteration "
+    "with noise sd <= xi/32; the ellipsoid is private and its measured volume ratios are in "
+    "docs/john.md, but none is promised")
+
+
 def finish(problem: JohnEllipsoidProblem, E: Ellipsoid, report: Any, *, weights: np.ndarray,
            iterations: int, t0: float, info: dict, reference: bool) -> JohnPrivateSolution:
-    """The :class:`JohnPrivateSolution` of a released ellipsoid (validated when asked)."""
-    sol = JohnPrivateSolution(status="optimal_inaccurate", value=E.log_volume, privacy=report,
+    """The :class:`JohnPrivateSolution` of a released ellipsoid (validated when asked).
+
+    The status is ``user_limit``: the ellipsoid is private, but no theorem bounds its volume
+    (status is a promise; the measured ratios are in ``docs/john.md``).
+    """
+    info.setdefault("status_reason", NO_ACCURACY_THEOREM)
+    sol = JohnPrivateSolution(status="user_limit", value=E.log_volume, privacy=report,
                               iterations=iterations, solve_time=time.perf_counter() - t0,
                               primal={"weights": weights}, info=info, ellipsoid=E)
     if reference:

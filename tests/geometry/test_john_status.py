@@ -10,7 +10,8 @@ import cvxdp
 def test_private_john_ellipsoid_does_not_claim_a_success_status():
     A = np.random.default_rng(0).normal(size=(400, 3))
     A /= np.linalg.norm(A, axis=1, keepdims=True)
-    sol = cvxdp.john_ellipsoid(A).solve_private(epsilon=1.0, delta=1e-6, rng=0)
+    sol = cvxdp.john_ellipsoid(A).solve_private(epsilon=1.0, delta=1e-6, closeness=1e-6,
+                                                row_bound=1.0, rng=0)
     assert sol.ellipsoid is not None and np.all(np.isfinite(sol.ellipsoid.matrix))
     assert sol.status == "user_limit"
     assert "no accuracy theorem" in sol.info["status_reason"]
