@@ -336,13 +336,29 @@ class _Covering(StructuredProblem):
             theorem=THEOREM,
             neighbouring="add/remove one whole covering constraint A_i (paper 002 Def B.1, "
                          "both directions)", details=details)
+        # Status is a promise: optimal_inaccurate only with Lemma B.5's alpha computed (it needs
+        # the public m_max) and non-vacuous (alpha < 1 relative to OPT).
+        alpha_rel = details.get("alpha_rel")
+        status_info: dict[str, Any] = {"alpha_rel": alpha_rel}
+        if alpha_rel is None:
+            status = cp.USER_LIMIT
+            status_info["status_reason"] = (
+                "no accuracy is promised: Lemma B.5's alpha needs a public bound on the number "
+                "of rows (pass m_max=); the point is private and its cost is released")
+        elif not alpha_rel < 1:
+            status = cp.USER_LIMIT
+            status_info["status_reason"] = (
+                f"Lemma B.5's accuracy is vacuous at this budget (alpha/OPT = {alpha_rel:.3g} "
+                ">= 1); the point is private but its coverage is not promised")
+        else:
+            status = cp.OPTIMAL_INACCURATE
         sol = CoveringSolution(
-            status=cp.OPTIMAL_INACCURATE, value=float(trace), privacy=report,
+            status=status, value=float(trace), privacy=report,
             iterations=sched.T, solve_time=time.perf_counter() - t0, point=point, s=sched.s,
             info={"schedule": schedule, "oracle": oracle, "s": sched.s, "T": sched.T,
                   "eta": sched.eta, "eps_round": sched.eps_round,
                   "paper_eps_round": sched.paper_eps_round, "kappa": sched.kappa,
-                  "domain": DOMAIN_NOTE, **count_info})
+                  "domain": DOMAIN_NOTE, **count_info, **status_info})
         if reference:
             sol.validation = self._validate(point, float(trace), sched, solver)
         self._set_point(point)

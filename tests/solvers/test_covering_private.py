@@ -46,7 +46,8 @@ def test_exact_reference_is_a_covering_optimum(sdp):
 def test_private_sdp_close_to_exact(sdp, seed):
     sol = sdp.solve_private(epsilon=8.0, delta=1e-6, s=30, rng=seed, reference=True)
     v = sol.validation
-    assert sol.status == cp.OPTIMAL_INACCURATE
+    # no m_max: Lemma B.5's alpha is not computed, so no success status (measured quality below)
+    assert sol.status == cp.USER_LIMIT and "m_max" in sol.info["status_reason"]
     assert 0.85 <= v.cost_ratio <= 1.4
     assert v.violated <= 2 * sol.s  # about s violated by design (quantile noise: factor 2)
     assert v.frac_covered >= 0.85
