@@ -307,7 +307,14 @@ def solve_private_meb(
     info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma, **info,
             "beta": beta, "r0": r0, "theta0": theta0 + centre0, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
-    return MEBPrivateSolution(status="optimal_inaccurate", value=ball.radius, privacy=report,
+    status = "optimal_inaccurate"
+    if bound >= n:  # status is a promise: Cor. 4.2's coverage bound says nothing here
+        status = "user_limit"
+        info["status_reason"] = (
+            f"the high-probability bound on uncovered points ({bound:.3g}) is vacuous at n={n} "
+            "(>= n): the ball is private but its coverage is not promised; use more data, a "
+            "larger budget or a larger accuracy")
+    return MEBPrivateSolution(status=status, value=ball.radius, privacy=report,
                               validation=validation, iterations=iters, solve_time=solve_time,
                               primal={"center": ball.center, "radius": ball.radius}, info=info,
                               ball=ball)
