@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["main", "format_table"]
 
@@ -65,14 +66,31 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return run_benchmarks(quick=args.quick, json_path=args.json)
 
 
+_EXAMPLES = {
+    "demo": "example: cvxdp demo --plot pictures/   (needs pip install 'cvxdp[plot]' for --plot)",
+    "audit": "example: cvxdp audit --case 'gaussian (analytic)' --case 'gaussian, sigma/2'",
+    "bench": "example: cvxdp bench --quick --json results.json",
+}
+
+
+def _sub(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=text, description=text, epilog=_EXAMPLES[name],
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cvxdp", description="Differentially private CVXPY.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", help="solve one model of each kind privately and exactly")
+    from cvxdp import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="cvxdp", description="Differentially private CVXPY.",
+        epilog="example: cvxdp demo", formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"cvxdp {__version__}")
+    sub = parser.add_subparsers(dest="command")
+    p = _sub(sub, "demo", "solve one model of each kind privately and exactly")
     p.add_argument("--plot", metavar="DIR", default=None, help="write PNG pictures to DIR")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
-    p = sub.add_parser("audit", help="statistically audit the built-in mechanisms")
+    p = _sub(sub, "audit", "statistically audit the built-in mechanisms")
     p.add_argument("--samples", type=int, default=None,
                    help="runs per input for every mechanism (default: each mechanism's own)")
     p.add_argument("--seed", type=int, default=0)
@@ -83,11 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--case", action="append", default=None, metavar="NAME",
                    help="audit only this mechanism (repeatable; the family is the chosen ones)")
     p.set_defaults(func=_cmd_audit)
-    p = sub.add_parser("bench", help="run the benchmarks in benchmarks/ and print one table")
+    p = _sub(sub, "bench", "run the benchmarks in benchmarks/ and print one table")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--json", default=None, help="write the rows as JSON to this file")
     p.set_defaults(func=_cmd_bench)
     args = parser.parse_args(argv)
+    if args.command is None:  # `cvxdp` alone: the help, not an error
+        parser.print_help()
+        return 0
     return int(args.func(args))
 
 
