@@ -18,6 +18,7 @@ manipulates.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +26,8 @@ import numpy as np
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
 
-__all__ = ["GoodCenterResult", "good_center", "ldp_good_center", "good_center_rounds"]
+__all__ = ["GoodCenterResult", "good_center", "good_center_loop", "ldp_good_center",
+           "ldp_good_center_loop", "good_center_rounds"]
 
 _REF6 = "001_a326031cb50d1cab.txt, App. A, Alg. 6 / Thm A.1 (rho-zCDP)"
 _REF7 = "001_a326031cb50d1cab.txt, App. A.1, Alg. 7 / Thm A.4 (local rho-zCDP)"
@@ -104,23 +106,43 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     ----------
     Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
-    n, d = points.shape
+    n = points.shape[0]
+    alive = np.ones(n, dtype=bool)   # rows still inside every ball so far (updated per round)
+
+    def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
+        diff = points - theta
+        alive[:] &= np.einsum("ij,ij->i", diff, diff) <= r * r
+        return np.einsum("i,ij->j", alive.astype(float), diff)
+
+    def far_at(mu: np.ndarray, r: float) -> float:
+        dm = points - mu
+        return float(np.count_nonzero(alive & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)))
+
+    return good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
+                            r_min=r_min, rho=rho, beta=beta, rng=rng)
+
+
+def good_center_loop(shape: tuple[int, int], sum_at: Callable[[np.ndarray, float], np.ndarray],
+                     far_at: Callable[[np.ndarray, float], float], *, center: np.ndarray,
+                     r_max: float, r_min: float, rho: float, beta: float,
+                     rng: np.random.Generator) -> GoodCenterResult:
+    """Alg. 6's rounds (noise, threshold, halving) over two private queries, whatever holds the
+    data: ``sum_at(theta, r)``, the sum of ``p - theta`` over the rows inside every ball so far
+    (this one included), and ``far_at(mu, r)``, how many of those lie farther than ``r/2`` from
+    ``mu``.  :func:`good_center` answers them on a numpy array, ``cvxdp.scale.meb`` on a Dask
+    array; the noise is drawn here, in the same order for both.
+    """
+    n, d = shape
     T = good_center_rounds(r_max, r_min)
     X = math.sqrt(2 * T * math.log(4 * T / beta) / rho)
     sig = math.sqrt(T / rho)
     theta = np.asarray(center, dtype=float).copy()
     r_cur = float(r_max)
     n_cur = float(n)
-    alive = np.ones(n, dtype=bool)
     for t in range(T):
-        diff = points - theta
-        alive &= np.einsum("ij,ij->i", diff, diff) <= r_cur * r_cur
-        s = np.einsum("i,ij->j", alive.astype(float), diff)
-        s = s + rng.normal(0.0, 2 * r_cur * sig, size=d)
+        s = sum_at(theta, r_cur) + rng.normal(0.0, 2 * r_cur * sig, size=d)
         mu = theta + s / max(n_cur, 1.0)
-        dm = points - mu
-        far = alive & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r_cur * r_cur)
-        if far.sum() + rng.normal(0.0, sig) >= X:
+        if far_at(mu, r_cur) + rng.normal(0.0, sig) >= X:
             return GoodCenterResult(theta, r_cur, t, T, 2 * X * t, _records(rho, T, False))
         r_cur /= 2
         n_cur -= 2 * X
@@ -151,7 +173,29 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
     ----------
     Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
     """
-    n, d = points.shape
+    def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
+        diff = points - theta
+        norm = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        scale = np.minimum(1.0, r / np.maximum(norm, 1e-300))
+        return (scale[:, None] * diff).sum(axis=0)
+
+    def far_at(mu: np.ndarray, r: float) -> float:
+        dm = points - mu
+        return float(np.count_nonzero(np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r))
+
+    return ldp_good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
+                                r_min=r_min, rho=rho, beta=beta, rng=rng)
+
+
+def ldp_good_center_loop(shape: tuple[int, int],
+                         sum_at: Callable[[np.ndarray, float], np.ndarray],
+                         far_at: Callable[[np.ndarray, float], float], *, center: np.ndarray,
+                         r_max: float, r_min: float, rho: float, beta: float,
+                         rng: np.random.Generator) -> GoodCenterResult:
+    """Alg. 7's rounds over two queries: ``sum_at(theta, r)``, the sum of the projections of
+    ``p - theta`` onto the ball of radius ``r``, and ``far_at(mu, r)``, how many rows lie farther
+    than ``r/2`` from ``mu`` (see :func:`good_center_loop`)."""
+    n, d = shape
     T = good_center_rounds(r_max, r_min)
     X = math.sqrt(2 * n * T * math.log(4 * T / beta) / rho)
     sig = math.sqrt(T / rho)
@@ -159,14 +203,9 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
     theta = np.asarray(center, dtype=float).copy()
     r_cur = float(r_max)
     for t in range(T):
-        diff = points - theta
-        norm = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        scale = np.minimum(1.0, r_cur / np.maximum(norm, 1e-300))
-        proj_sum = (scale[:, None] * diff).sum(axis=0) + n * theta
+        proj_sum = sum_at(theta, r_cur) + n * theta
         mu = (proj_sum + rng.normal(0.0, 2 * r_cur * sig * sq, size=d)) / n
-        dm = points - mu
-        far = np.einsum("ij,ij->i", dm, dm) > 0.25 * r_cur * r_cur
-        if far.sum() + rng.normal(0.0, sig * sq) >= X:
+        if far_at(mu, r_cur) + rng.normal(0.0, sig * sq) >= X:
             return GoodCenterResult(theta, r_cur, t, T, 2 * X * t, _records(rho, T, True))
         r_cur /= 2
         theta = mu

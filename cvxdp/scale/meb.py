@@ -24,12 +24,11 @@ and radii in each round rather than stored as an ``n``-long mask (``T <= ~11`` r
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from cvxdp.geometry.goodcenter import GoodCenterResult, _records, good_center_rounds
+from cvxdp.geometry.goodcenter import GoodCenterResult, good_center_loop, ldp_good_center_loop
 from cvxdp.scale import block_sum
 
 __all__ = ["DaskPoints", "DaskOutsideIndex", "dask_good_center", "dask_ldp_good_center"]
@@ -165,25 +164,18 @@ def dask_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float, r_
     ----------
     Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
-    n, d = points.shape
-    T = good_center_rounds(r_max, r_min)
-    X = math.sqrt(2 * T * math.log(4 * T / beta) / rho)
-    sig = math.sqrt(T / rho)
-    theta = np.asarray(center, dtype=float).copy()
-    r_cur, n_cur = float(r_max), float(n)
-    history: list[tuple[np.ndarray, float]] = []
-    for t in range(T):
-        history.append((theta, r_cur))
-        s = points.reduce(_gc_sum_block, d, list(history))
-        s = s + rng.normal(0.0, 2 * r_cur * sig, size=d)
-        mu = theta + s / max(n_cur, 1.0)
-        far = points.reduce(_gc_far_block, 1, list(history), mu, r_cur)[0]
-        if far + rng.normal(0.0, sig) >= X:
-            return GoodCenterResult(theta, r_cur, t, T, 2 * X * t, _records(rho, T, False))
-        r_cur /= 2
-        n_cur -= 2 * X
-        theta = mu
-    return GoodCenterResult(theta, r_cur, T, T, 2 * X * T, _records(rho, T, False))
+    d = points.shape[1]
+    history: list[tuple[np.ndarray, float]] = []   # the balls so far: each block recomputes
+
+    def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
+        history.append((theta, r))
+        return points.reduce(_gc_sum_block, d, list(history))
+
+    def far_at(mu: np.ndarray, r: float) -> float:
+        return float(points.reduce(_gc_far_block, 1, list(history), mu, r)[0])
+
+    return good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
+                            r_min=r_min, rho=rho, beta=beta, rng=rng)
 
 
 # --- GoodCenter (Alg. 7, local) -----------------------------------------------------------------
@@ -208,19 +200,13 @@ def dask_ldp_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float
     ----------
     Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
     """
-    n, d = points.shape
-    T = good_center_rounds(r_max, r_min)
-    X = math.sqrt(2 * n * T * math.log(4 * T / beta) / rho)
-    sig = math.sqrt(T / rho)
-    sq = math.sqrt(n)
-    theta = np.asarray(center, dtype=float).copy()
-    r_cur = float(r_max)
-    for t in range(T):
-        proj_sum = points.reduce(_ldp_sum_block, d, theta, r_cur) + n * theta
-        mu = (proj_sum + rng.normal(0.0, 2 * r_cur * sig * sq, size=d)) / n
-        far = points.reduce(_ldp_far_block, 1, mu, r_cur)[0]
-        if far + rng.normal(0.0, sig * sq) >= X:
-            return GoodCenterResult(theta, r_cur, t, T, 2 * X * t, _records(rho, T, True))
-        r_cur /= 2
-        theta = mu
-    return GoodCenterResult(theta, r_cur, T, T, 2 * X * T, _records(rho, T, True))
+    d = points.shape[1]
+
+    def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
+        return points.reduce(_ldp_sum_block, d, theta, r)
+
+    def far_at(mu: np.ndarray, r: float) -> float:
+        return float(points.reduce(_ldp_far_block, 1, mu, r)[0])
+
+    return ldp_good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
+                                r_min=r_min, rho=rho, beta=beta, rng=rng)
