@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.estimation.gaussian_steps import coarse_schedule, coinpress_covariance
+from cvxdp.estimation.gaussian_steps import _solve_m, coarse_schedule, coinpress_covariance
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import PureDP
 from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
@@ -296,12 +296,5 @@ def bounded_required_n(d: int, bounds: Any, *, epsilon: float, delta: float, alp
         e2 = _mean_plan(b, m, epsilon, delta, share)[2]
         return 1.5 * (math.sqrt(d / m) + math.sqrt(e2) / scale) - alpha
 
-    lo = hi = 2.0
-    while gap(hi) > 0:
-        hi *= 2.0
-        if hi > 1e30:
-            return math.inf
-    while hi / lo > 1.01:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if gap(mid) <= 0 else (mid, hi)
-    return float(max(math.ceil(hi), cov_need if estimate != "mean" else 0.0))
+    m = _solve_m(gap, lo=2.0)
+    return float(max(m, cov_need if estimate != "mean" else 0.0))
