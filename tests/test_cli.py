@@ -26,3 +26,29 @@ def test_subcommand_help_has_an_example(command, capsys):
         main([command, "--help"])
     assert exc.value.code == 0
     assert f"example: cvxdp {command}" in capsys.readouterr().out
+
+
+def _cvxdp_imports(module: str) -> set[str]:
+    """Modules of cvxdp that ``cvxdp/<module>.py`` imports (anywhere, also inside functions)."""
+    import ast
+    import pathlib
+
+    src = pathlib.Path(cvxdp.__file__).parent / f"{module}.py"
+    found = set()
+    for node in ast.walk(ast.parse(src.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cvxdp."):
+            found.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("cvxdp.")}
+    return found
+
+
+def test_no_import_circle_between_cli_demo_plots():
+    """Issue 25 item 8: cli -> demo -> plots is one-way; none of them imports back."""
+    trio = {"cli", "demo", "plots"}
+    edges = {m: _cvxdp_imports(m) & trio for m in trio}
+    for a in trio:
+        for b in edges[a]:
+            assert a not in edges[b], f"import circle: {a} <-> {b} ({edges})"
+    assert "cli" not in edges["demo"] | edges["plots"]
+    assert "demo" not in edges["plots"]
