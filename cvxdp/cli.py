@@ -7,24 +7,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from cvxdp.table import format_table
+
 __all__ = ["main", "format_table"]
-
-
-def format_table(rows: list[dict], columns: Sequence[str]) -> str:
-    """Plain-text table of ``rows`` (dicts) in the given column order."""
-
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            return f"{v:.4g}"
-        return "" if v is None else str(v)
-
-    body = [[cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(b[i]) for b in body)) if body else len(c)
-              for i, c in enumerate(columns)]
-    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line, sep] + ["  ".join(b[i].ljust(w) for i, w in enumerate(widths))
-                                    for b in body])
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:

@@ -16,13 +16,24 @@ import cvxpy as cp
 import numpy as np
 
 import cvxdp
-from cvxdp.cli import format_table
+from cvxdp.demo_data import (
+    DELTA,
+    JOHN_EPS0,
+    LP_CAP,
+    SDP_CAP,
+    ball_data,
+    gaussian_data,
+    lp_data,
+    regression_data,
+    sdp_data,
+)
+from cvxdp.table import format_table
 
-__all__ = ["DEMO_COLUMNS", "demo_rows", "run_demo"]
+__all__ = ["DEMO_COLUMNS", "DELTA", "JOHN_EPS0", "LP_CAP", "SDP_CAP", "ball_data", "demo_rows",
+           "gaussian_data", "lp_data", "regression_data", "run_demo", "sdp_data"]
 
 DEMO_COLUMNS = ["problem", "size", "epsilon", "delta", "status", "exact value", "private value",
                 "quality", "time exact (s)", "time private (s)"]
-DELTA = 1e-6
 
 
 def _row(status: str, problem: str, size: str, eps: float, delta: float, exact: float,
@@ -40,21 +51,6 @@ def _row(status: str, problem: str, size: str, eps: float, delta: float, exact: 
     return row
 
 
-LP_CAP = 0.7   # public per-person cap of the demo LP (public knowledge, not read off the data)
-SDP_CAP = 0.2  # public bound of the demo SDP's constraints
-
-
-def lp_data(seed: int = 0, m: int = 40, n: int = 15) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A resource-allocation LP: rows of A are people's (private) usage rates in [0, 1].
-
-    The right-hand side is a public cap (0.7 for every person, as a published policy would set
-    it): a public constant never comes from the private data.
-    """
-    rng = np.random.default_rng(seed)
-    A = rng.uniform(0, 1, (m, n))
-    return A, np.full(m, LP_CAP), rng.uniform(0, 1, n)
-
-
 def demo_lp(seed: int) -> dict[str, Any]:
     Am, b, c = lp_data(seed)
     A = cp.Parameter(Am.shape, name="A", value=Am)
@@ -68,21 +64,6 @@ def demo_lp(seed: int) -> dict[str, Any]:
         sol.status, "LP, constraint privacy (Alg. 1)", f"{Am.shape[0]}x{Am.shape[1]}", eps, DELTA,
         v.reference_value, sol.value, f"max violation {v.max_violation:.3f}",
         v.reference_time, sol.solve_time, max_violation=v.max_violation)
-
-
-def sdp_data(seed: int = 2, r: int = 5, m: int = 24) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows F_i = vec(M_i) of symmetric matrices with spectral norm 1 (private), a public
-    right-hand side (the constant :data:`SDP_CAP`, never computed from the private F) and a public
-    cost matrix C."""
-    rng = np.random.default_rng(seed)
-    mats = []
-    for _ in range(m):
-        B = rng.normal(size=(r, r))
-        M = (B + B.T) / 2
-        mats.append((M / np.linalg.norm(M, 2)).ravel(order="F"))
-    F = np.array(mats)
-    C = rng.normal(size=(r, r))
-    return F, np.full(m, SDP_CAP), (C + C.T) / 2
 
 
 def demo_sdp(seed: int) -> dict[str, Any]:
@@ -121,7 +102,7 @@ def demo_john(seed: int) -> dict[str, Any]:
     from cvxdp.geometry.john import ellipsoid_from_weights
 
     rng = np.random.default_rng(seed)
-    n, d, eps, eps0 = 2000, 5, 1.0, 1e-8
+    n, d, eps, eps0 = 2000, 5, 1.0, JOHN_EPS0
     A = rng.normal(size=(n, d))
     A /= np.linalg.norm(A, axis=1, keepdims=True)  # public row bound 1
     prob = cvxdp.john_ellipsoid(A)
@@ -143,14 +124,6 @@ def demo_john(seed: int) -> dict[str, Any]:
         uniform_ratio=uniform, inscribed=float(sol.ellipsoid.inscribed_in(A)))
 
 
-def ball_data(seed: int = 0, n: int = 50000) -> np.ndarray:
-    """GPS-like points: uniform in a disk of radius 3 around (1, 2), public box [-10, 10]^2."""
-    rng = np.random.default_rng(seed)
-    ang = rng.uniform(0, 2 * np.pi, n)
-    rad = 3.0 * np.sqrt(rng.uniform(0, 1, n))
-    return np.c_[1 + rad * np.cos(ang), 2 + rad * np.sin(ang)]
-
-
 def demo_ball(seed: int) -> dict[str, Any]:
     P = ball_data(seed)
     eps = 1.0
@@ -166,13 +139,6 @@ def demo_ball(seed: int) -> dict[str, Any]:
         uncovered=v.uncovered)
 
 
-def regression_data(seed: int = 0, n: int = 20000) -> tuple[np.ndarray, np.ndarray]:
-    """Rows (x_i, y_i) with ||(x_i, y_i)|| <= 1 mostly; y = x'[1, -0.5, 0.25] + noise."""
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, 3)) / 2
-    return X, X @ np.array([1.0, -0.5, 0.25]) + 0.1 * rng.standard_normal(n)
-
-
 def demo_least_squares(seed: int) -> dict[str, Any]:
     X, y = regression_data(seed)
     eps = 1.0
@@ -184,13 +150,6 @@ def demo_least_squares(seed: int) -> dict[str, Any]:
         DELTA, v.reference_value, sol.value,
         f"relative coef error {v.relative_error:.4f}", v.reference_time, sol.solve_time,
         relative_error=v.relative_error)
-
-
-def gaussian_data(seed: int = 0, n: int = 200_000, d: int = 5) -> np.ndarray:
-    """Unbounded Gaussian: mean norm 1e3, covariance condition number 1e3, random rotation."""
-    rng = np.random.default_rng(seed)
-    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
-    return 1e3 / np.sqrt(d) + (rng.standard_normal((n, d)) * np.sqrt(np.logspace(0, 3, d))) @ q.T
 
 
 def demo_gaussian(seed: int) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 import cvxdp
+from cvxdp.demo_data import ball_data, regression_data
 
 __all__ = ["write_demo_plots"]
 
@@ -43,8 +44,6 @@ def _ellipse(ax, Q, center, **kw):
 
 
 def plot_ball(path: pathlib.Path, seed: int) -> None:
-    from cvxdp.demo import ball_data
-
     plt = _plt()
     P = ball_data(seed, n=20000)
     prob = cvxdp.min_enclosing_ball(P)
@@ -95,8 +94,6 @@ def plot_ellipsoid(path: pathlib.Path, seed: int) -> None:
 
 
 def plot_privacy_utility(path: pathlib.Path, seed: int) -> None:
-    from cvxdp.demo import ball_data, regression_data
-
     plt = _plt()
     import matplotlib.ticker
     eps_grid = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
