@@ -1,0 +1,64 @@
+"""Objective privacy with quadratic / norm objectives: the ball of Thm C.12 is on the private
+coordinates only (issue 22 item 1: no bound on CVXPY's epigraph variables is asked for)."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+
+import cvxdp
+
+
+def _markowitz(n: int = 6, seed: int = 0) -> tuple[cp.Problem, cp.Parameter, cp.Variable]:
+    rng = np.random.default_rng(seed)
+    F = rng.normal(size=(n, n)) / np.sqrt(n)
+    mu = cp.Parameter(n, name="mu")
+    mu.value = rng.uniform(0.0, 0.2, n)
+    w = cp.Variable(n, name="w")
+    prob = cp.Problem(cp.Maximize(mu @ w - cp.quad_form(w, F.T @ F + 0.1 * np.eye(n))),
+                      [cp.sum(w) == 1, w >= 0])
+    return prob, mu, w
+
+
+def test_markowitz_private_returns_is_not_refused_and_is_accurate_at_large_epsilon():
+    prob, mu, w = _markowitz()
+    ref, _, _ = _markowitz()
+    ref.solve()
+    sol = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6,
+                              private=cvxdp.ObjectivePrivacy(mu, sensitivity=0.01), rng=0)
+    assert sol.status == cp.OPTIMAL_INACCURATE
+    # the ball is on w (per-coordinate bounds from the simplex: R = sqrt(n)), not on
+    # quad_form's epigraph variable
+    assert sol.privacy.details["norm_bound"] <= np.sqrt(6) * (1 + 1e-6)
+    assert abs(prob.objective.value - ref.value) <= 1e-4
+    assert abs(np.sum(w.value) - 1) <= 1e-6
+
+
+def test_free_variables_give_a_point_and_say_no_accuracy_is_promised():
+    # min 1/2 x'Px + q'x with no constraint bounding x: private, exactly feasible, but Thm
+    # C.12's bound needs a radius, so the status says no accuracy is promised
+    rng = np.random.default_rng(1)
+    n = 4
+    P = np.eye(n) + 0.1 * np.ones((n, n))
+    q = cp.Parameter(n, name="q")
+    q.value = rng.uniform(-1, 1, n)
+    x = cp.Variable(n, name="x")
+    prob = cp.Problem(cp.Minimize(0.5 * cp.quad_form(x, P) + q @ x), [cp.sum(x) == 1])
+    sol = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6,
+                              private=cvxdp.ObjectivePrivacy(q, sensitivity=0.01), rng=0)
+    assert sol.status == cp.USER_LIMIT
+    assert "norm_bound" in sol.info["status_reason"]
+    assert sol.info["alpha_guaranteed"] is None
+    x_star = np.linalg.solve(np.block([[P, np.ones((n, 1))], [np.ones((1, n)), np.zeros((1, 1))]]),
+                             np.concatenate([-q.value, [1.0]]))[:n]
+    assert np.max(np.abs(x.value - x_star)) <= 1e-4
+
+
+@pytest.mark.parametrize("bound", [0.5, 2.0])
+def test_norm_bound_applies_to_the_private_coordinates(bound):
+    prob, mu, w = _markowitz()
+    sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, norm_bound=bound,
+                              private=cvxdp.ObjectivePrivacy(mu, sensitivity=0.01), rng=0)
+    assert sol.privacy.details["norm_bound"] == bound
+    assert np.linalg.norm(w.value) <= bound + 1e-6
