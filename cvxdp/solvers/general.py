@@ -201,6 +201,14 @@ def solve_general(
         iterations = None
         status = cp.OPTIMAL_INACCURATE
         value_released = info.pop("value")  # sign * (c~ . x + offset~): released data only
+        if info.get("alpha_guaranteed") is None:
+            status = cp.USER_LIMIT
+            info["status_reason"] = (
+                "no accuracy is promised: the public constraints do not bound the variables "
+                "the private objective multiplies, so Thm C.12's sub-optimality bound "
+                "2 R ||z|| has no R; the point is exactly feasible (the constraints are public). "
+                "Pass norm_bound= (a public bound on their Euclidean norm) or add public bounds "
+                "on them for a guarantee.")
     else:
         setting = "constraint" if "constraint" in settings else "scalar"
         form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
@@ -448,17 +456,21 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray]
     for i, vec in enumerate(directions):
         for sgn, out in ((1.0, hi), (-1.0, lo)):
             d.value = sgn * vec
-            _solve_accurately(prob)
-            if prob.status in ("infeasible", "infeasible_inaccurate"):
+            try:
+                _solve_accurately(prob)
+                status, value = prob.status, prob.value
+            except cp.error.SolverError:  # both solvers fail on some unbounded programs
+                status, value = "unbounded_inaccurate", None  # no bound proven
+            if status in ("infeasible", "infeasible_inaccurate"):
                 raise InfeasibleProblemError(
                     "the constraints that carry no private data are infeasible; fix the model "
                     "(the private solver needs a feasible public part).")
-            if prob.status in ("unbounded", "unbounded_inaccurate") or prob.value is None:
+            if status in ("unbounded", "unbounded_inaccurate") or value is None:
                 raise UnsupportedProblemError(
                     "the public constraints do not bound the variables, so no public trace "
                     "bound exists; add public bounds (e.g. cp.sum(x) <= R, cp.trace(X) <= R) "
                     "or pass trace_bound= / norm_bound=.")
-            out[i] = sgn * float(prob.value)
+            out[i] = sgn * float(value)
     return lo, hi
 
 

@@ -28,6 +28,7 @@ from cvxdp.errors import (
     InfeasibleProblemError,
     PrivacyGuaranteeError,
     PrivacySpecError,
+    UnsupportedProblemError,
 )
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
@@ -385,12 +386,18 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     orthant algebra with the identity isometry), so the EJA Gaussian mechanism is the vector
     Gaussian on the coordinates of ``c`` that can change (l2 sensitivity ``||dc||_2``), calibrated
     exactly (analytic Gaussian for (epsilon, delta), ``D / sqrt(2 rho)`` for zCDP).  The perturbed
-    program ``min c~'x  s.t. A x + s = b, s in K, ||x||_2 <= R`` uses the convex ball of a public
-    radius R instead of the paper's unit sphere (which is not convex): the proof of Thm C.12 only
-    needs ``||x~|| <= R`` and the original optimum inside the ball, so with probability
-    ``1 - beta`` the answer is exactly feasible and its objective is within
-    ``2 R ||z||_2 <= 2 R sigma (sqrt(k) + sqrt(2 ln(1/beta)))`` of the optimum (``k`` = number of
-    private coordinates).  R is ``norm_bound`` or computed from the (public) constraints.
+    program ``min c~'x  s.t. A x + s = b, s in K, ||x_S||_2 <= R`` uses the convex ball of a
+    public radius R instead of the paper's unit sphere (which is not convex), and only on the
+    coordinates ``S`` the noise touches (``z`` is supported on ``S``): the proof of Thm C.12
+    only needs ``c'x~ - c'x* = z'(x* - x~) + (c~'x~ - c~'x*) <= ||z|| (||x*_S|| + ||x~_S||)``
+    with the original optimum inside the ball, so with probability ``1 - beta`` the answer is
+    exactly feasible and its objective is within ``2 R ||z||_2 <= 2 R sigma (sqrt(k) +
+    sqrt(2 ln(1/beta)))`` of the optimum (``k`` = number of private coordinates).  R is
+    ``norm_bound`` or computed from the (public) constraints.  CVXPY's epigraph variables (of
+    ``quad_form``, ``sum_squares``, norms) are not in ``S``, so they need no bound.  When the
+    public constraints do not bound ``x_S`` (and no ``norm_bound`` is given) the perturbed
+    program is solved without the ball -- still private (post-processing) and exactly feasible
+    -- but no sub-optimality bound holds: ``alpha_guaranteed`` is None.
 
     References
     ----------
@@ -409,11 +416,18 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
         raise PrivacySpecError("the private parameter does not enter the objective's "
                                "coefficients; nothing to protect with ObjectivePrivacy.")
     n = scp.n
+    R: float | None
     if norm_bound is None:
-        lo, hi = public_bounds(scp.A, scp.b, scp.dims, np.zeros(scp.m, dtype=bool),
-                               list(np.eye(n)))
-        R = float(np.sqrt(np.sum(np.maximum(np.abs(lo), np.abs(hi)) ** 2))) * (1 + 1e-9)
-        src = "constraints"
+        # only the coordinates the noise touches need a bound (see the docstring); CVXPY's
+        # epigraph variables (of quad_form, sum_squares, norms) carry no private coefficient
+        eye = np.eye(n)
+        try:
+            lo, hi = public_bounds(scp.A, scp.b, scp.dims, np.zeros(scp.m, dtype=bool),
+                                   [eye[j] for j in supp])
+            R = float(np.sqrt(np.sum(np.maximum(np.abs(lo), np.abs(hi)) ** 2))) * (1 + 1e-9)
+            src = "constraints"
+        except UnsupportedProblemError:
+            R, src = None, "none (the public constraints do not bound the private coordinates)"
     else:
         R, src = float(norm_bound), "user"
     # The objective's constant term moves with c when the private parameter sits in it
@@ -446,27 +460,37 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     else:  # offset = w . c + public constant, hence offset + w . z is a function of c~
         offset_noisy = float(scp.offset) + float(w_off[supp] @ z[:supp.size])
         offset_source = "derived from the noisy c"
-    # append the SOC block (R, x) after the existing SOC blocks (SCS order)
+    # append the SOC block (R, x_S) after the existing SOC blocks (SCS order)
     d = scp.dims
-    at = d.zero + d.nonneg + sum(d.soc)
-    ball_A = sp.vstack([sp.csr_matrix((1, n)), -sp.identity(n, format="csr")])
-    A2 = sp.vstack([scp.A[:at], ball_A, scp.A[at:]], format="csc")
-    b2 = np.concatenate([scp.b[:at], [R], np.zeros(n), scp.b[at:]])
-    dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*d.soc, n + 1), psd=d.psd)
+    if R is not None:
+        at = d.zero + d.nonneg + sum(d.soc)
+        sel = sp.csr_matrix((np.ones(supp.size), (np.arange(supp.size), supp)),
+                            shape=(supp.size, n))
+        ball_A = sp.vstack([sp.csr_matrix((1, n)), -sel])
+        A2 = sp.vstack([scp.A[:at], ball_A, scp.A[at:]], format="csc")
+        b2 = np.concatenate([scp.b[:at], [R], np.zeros(supp.size), scp.b[at:]])
+        dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*d.soc, supp.size + 1), psd=d.psd)
+    else:
+        A2, b2, dims2 = scp.A, scp.b, d
     sol = solve_exact(SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=offset_noisy,
                                            dims=dims2, cone=None, sign=scp.sign))
     if sol.x is None:
+        hint = ("that norm_bound= contains a solution" if R is not None else
+                "that the variables the private objective multiplies are bounded by public "
+                "constraints (or pass norm_bound=, a public bound on their Euclidean norm)")
         raise InfeasibleProblemError(
-            f"the perturbed program is {sol.status} (the constraints are public here): check "
-            "that the model is feasible and that norm_bound= contains a solution.")
+            f"the perturbed program is {sol.status} (the constraints are public here, and the "
+            f"noisy objective is released, so this is public): check that the model is "
+            f"feasible and {hint}.")
     k = supp.size
-    alpha = 2 * R * sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta)))
+    alpha = (None if R is None else
+             2 * R * sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta))))
     details: dict[str, Any] = {"setting": "objective", "sigma": sigma, "l2_sensitivity": D2,
                                "noised_coordinates": int(k) + int(noise_offset),
                                "offset_source": offset_source, "norm_bound": R,
                                "norm_bound_source": src, "alpha_guaranteed": alpha,
                                "beta": beta}
-    if eps is not None:
+    if eps is not None and R is not None:
         r = n
         sig_p = float(dc.max()) * math.sqrt(2 * r * math.log(1.25 / dl)) / eps
         details.update(paper_sigma=sig_p, sigma_ratio_paper_over_cvxdp=sig_p / sigma,
