@@ -34,6 +34,7 @@ from scipy import special
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john_iter import fixed_point_weights, gram, leverage_ratios, sketched_weights
 from cvxdp.privacy.rng import as_generator
+from cvxdp.scale import is_dask
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
@@ -90,13 +91,18 @@ class Ellipsoid:
         return np.einsum("ij,jk,ik->i", p, self.matrix, p) <= 1 + tol
 
     def support_ratios(self, A: np.ndarray) -> np.ndarray:
-        """``a_i' Q^{-1} a_i`` for every row: E is inside ``|a_i' x| <= 1`` iff it is <= 1."""
+        """``a_i' Q^{-1} a_i`` for every row: E is inside ``|a_i' x| <= 1`` iff it is <= 1.
+
+        For a Dask ``A``: a lazy Dask array computed on the workers (its ``max`` is a reduce)."""
+        if is_dask(A):
+            from cvxdp.scale.john import support_ratios
+            return support_ratios(self.matrix, A)
         Y = np.linalg.solve(self.matrix, np.asarray(A, dtype=float).T)
         return np.einsum("ij,ji->i", np.asarray(A, dtype=float), Y)
 
     def inscribed_in(self, A: np.ndarray, *, tol: float = 1e-6) -> bool:
         """True when E lies in ``{x : -1 <= A x <= 1}`` (up to ``tol``)."""
-        return bool(np.max(self.support_ratios(A)) <= 1 + tol)
+        return bool(float(np.max(self.support_ratios(A))) <= 1 + tol)
 
     def volume_ratio(self, other: Ellipsoid) -> float:
         """Per-dimension volume ratio ``(vol(self) / vol(other))^{1/d}``."""
@@ -113,8 +119,12 @@ def check_matrix(A: Any) -> np.ndarray:
 
     Nothing about the values is checked here: the same problem object feeds the private path,
     where a refusal decided by the data would leak (rows out of the domain are clipped there).
-    The exact (non-private) methods check the values with :func:`check_exact`.
+    The exact (non-private) methods check the values with :func:`check_exact`.  A Dask array
+    stays a lazy Dask array split by rows (:func:`cvxdp.scale.john.dask_matrix`).
     """
+    if is_dask(A):
+        from cvxdp.scale.john import dask_matrix
+        return dask_matrix(A)
     A = np.asarray(A, dtype=float)
     if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
         raise UnsupportedProblemError(
@@ -135,6 +145,9 @@ def check_exact(A: np.ndarray) -> None:
     UnsupportedProblemError
         A has a NaN/inf entry, or rank < d (the polytope is unbounded).
     """
+    if is_dask(A):  # chunk-wise: a count and the d x d Gram matrix's rank
+        from cvxdp.scale.john import check_exact as dask_check_exact
+        return dask_check_exact(A)
     if not np.all(np.isfinite(A)):
         raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")
     if np.linalg.matrix_rank(A) < A.shape[1]:
@@ -159,12 +172,13 @@ class JohnEllipsoidProblem(StructuredProblem):
         Z = cp.Variable((d, d), name="Z")
         # det(X)^{1/d} = geo_mean(diag Z) at the optimum of this PSD model (Ben-Tal & Nemirovski,
         # Lectures on Modern Convex Optimization, Sec. 4.2): symmetric cones only.
-        self._support = cp.norm(A @ self.X, 2, axis=1) <= 1
         cons = [
             cp.bmat([[self.X, Z], [Z.T, cp.diag(cp.diag(Z))]]) >> 0,
             cp.multiply(np.triu(np.ones((d, d)), 1), Z) == 0,  # Z lower triangular
-            self._support,
         ]
+        if not is_dask(A):  # on Dask only the chunk-wise methods run (no conic model of A)
+            self._support = cp.norm(A @ self.X, 2, axis=1) <= 1
+            cons.append(self._support)
         super().__init__(cp.Maximize(cp.geo_mean(cp.diag(Z))), cons)
         self.ellipsoid: Ellipsoid | None = None
 
@@ -177,6 +191,11 @@ class JohnEllipsoidProblem(StructuredProblem):
         UnsupportedProblemError
             A has a non-finite entry or is not of full column rank (:func:`check_exact`).
         """
+        if method is None and is_dask(self.data):
+            raise UnsupportedProblemError(
+                "the exact conic John ellipsoid needs A in memory; on a Dask array run "
+                "solve(method='fixed-point') or solve_private (chunk-wise, nothing of the data "
+                "is gathered), or call .compute() yourself if it fits.")
         check_exact(self.data)
         if method is not None and method in self._methods:
             return self._methods[method](self, *args, **kwargs)

@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.john import Ellipsoid, JohnEllipsoidProblem
 from cvxdp.geometry.john_iter import gram, iterations_for, leverage_ratios
 from cvxdp.geometry.john_sensitivity import (
@@ -83,6 +83,7 @@ from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
+from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
 
 __all__ = ["JohnPrivateSolution", "private_john", "validate", "released", "public_domain",
@@ -142,7 +143,12 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
     clipped : ndarray (n, d)
     count : int
         Rows changed.  PRIVATE: released only through ``noisy_count`` (``count_clipped=True``).
+        For a Dask ``A`` the mapping is lazy (block by block on the workers, the same function)
+        and the count a reduce.
     """
+    if is_dask(A):
+        from cvxdp.scale.john import clipped_rows, map_into_domain
+        return map_into_domain(A, row_bound), clipped_rows(A, row_bound)
     finite = np.all(np.isfinite(A), axis=1)
     clipped, long_rows = clip_rows_l2(np.where(finite[:, None], A, 0.0), row_bound)
     return clipped, long_rows + int(np.count_nonzero(~finite))
@@ -295,6 +301,10 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     if preset != "default":
         raise PrivacySpecError(f"preset must be 'default' or 'paper', got {preset!r}.")
     share_c = count_share(count_clipped, default=SHARE_COUNT, at_most=0.5)
+    if reference and is_dask(problem.data):
+        raise UnsupportedProblemError(
+            "reference=True needs the exact conic solve, which needs A in memory; on a Dask "
+            "array solve_private runs without it (chunk-wise, nothing of the data is gathered).")
     gen = as_generator(rng)
     R, eps0 = float(row_bound), float(closeness)
     n, d = problem.data.shape
@@ -348,14 +358,19 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
             "budget, sizes, bounds and the released Q0). The ellipsoid is the released "
             "uniform-weights Gram matrix; the budget of the iterations is not spent."))
     else:
-        w = w_unif.copy()
-        total = np.zeros(n)
-        for _ in range(T):
-            total += w
-            h_noisy = released(leverage_ratios(A, w, lam_ridge) + sigma_h * gen.standard_normal(n))
-            w = np.clip(w * np.maximum(h_noisy, 0.0), w_min, 1.0)
-        u = total / T
-        v = d * u / u.sum()
+        if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.scale.john)
+            from cvxdp.scale.john import private_iterations
+            u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen)
+        else:
+            w = w_unif.copy()
+            total = np.zeros(n)
+            for _ in range(T):
+                total += w
+                h_noisy = released(leverage_ratios(A, w, lam_ridge)
+                                   + sigma_h * gen.standard_normal(n))
+                w = np.clip(w * np.maximum(h_noisy, 0.0), w_min, 1.0)
+            u = total / T
+        v = d * u / float(u.sum())
         delta_q = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=float(v.max()))
         sigma_q = delta_q / (mu * math.sqrt(SHARE_GRAM))
         # the iteration's matrix is A'UA + ridge I (h_i(u) <= 1 + xi is about it): the ridge is

@@ -70,7 +70,7 @@ def _row_block_numbered(fn: Callable[..., np.ndarray], block: np.ndarray, *args:
 
 
 def block_sum(fn: Callable[..., np.ndarray], x: Any, width: int, *args: Any,
-              numbered: bool = False) -> np.ndarray:
+              numbered: bool = False, op: str = "sum") -> np.ndarray:
     """``sum over the row blocks b of x of fn(b, *args)``: a float64 vector of length ``width``.
 
     ``fn`` runs on the workers (it must be importable there: a module-level function) and
@@ -78,11 +78,14 @@ def block_sum(fn: Callable[..., np.ndarray], x: Any, width: int, *args: Any,
     reduction on the workers and only the sum is brought to the client.  ``args`` are small
     public values (a centre, a radius), sent with the task.  ``numbered``: also pass the
     block's row-block index as the last argument (``fn(b, *args, i)``), e.g. to seed a
-    per-block random stream.
+    per-block random stream.  An argument that is itself a Dask array with ``x``'s row blocks
+    (e.g. per-row weights ``w[:, None]``) is passed block by block, aligned with ``x``'s.
+    ``op="max"``: the coordinate-wise maximum over the blocks instead of the sum.
     """
     da = require_dask()
     nblocks = len(x.chunks[0])
     parts = da.map_blocks(_row_block_numbered if numbered else _row_block, fn, x, *args,
                           dtype=np.float64,
                           chunks=((1,) * nblocks, (width,)))
-    return np.asarray(parts.sum(axis=0).compute(), dtype=np.float64)
+    red = parts.max(axis=0) if op == "max" else parts.sum(axis=0)
+    return np.asarray(red.compute(), dtype=np.float64)

@@ -1,0 +1,193 @@
+"""The John ellipsoid's statistics on a Dask array (chunk-wise, then reduced).
+
+Every data access of the John ellipsoid's iterations (:mod:`cvxdp.geometry.john_iter`,
+:mod:`cvxdp.geometry.john_private`) is one of:
+
+* the weighted Gram matrix ``A' W A = sum_b A_b' W_b A_b`` (a ``d x d`` sum over row blocks,
+  reduced on the workers; the client receives ``d^2`` numbers);
+* the leverage ratios ``h_i = ||L^{-1} a_i||^2`` with ``L L' = A' W A + ridge I``: a row-wise map,
+  computed on the workers block by block (``L`` is sent with the task) and kept there;
+* the largest support ratio ``max_i a_i' Q^{-1} a_i`` (a max over row blocks);
+* the count of rows mapped into the public domain (``count_clipped=``; a sum).
+
+The per-row weights ``w`` (n numbers, functions of released values only: public) live on the
+workers as a Dask array with ``A``'s row blocks, persisted after every iteration so that the
+task graph does not grow.  The private iteration's noise on ``h`` is one ``N(0, sigma_h^2)`` per
+row; it is drawn on the client from the caller's generator, block after block in row order
+(the same stream as the numpy path's ``gen.standard_normal(n)``), and sent to the workers: with
+the same seed the released weights and ellipsoid equal the numpy path's up to the order of
+additions in the Gram matrices.  The client therefore holds ``8 n`` bytes of noise per
+iteration (public randomness, never data; ``1/d`` of the data's size).
+
+Rows are mapped into the public domain (:func:`cvxdp.geometry.john_private.public_domain`) on
+the workers, block by block, by the same function as the numpy path: mapping is row by row, so
+the mapped matrix does not depend on the split.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from cvxdp.scale import as_row_blocks, block_sum, require_dask
+
+__all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_ratios",
+           "support_ratios", "check_exact", "fixed_point_weights", "private_iterations"]
+
+
+def dask_matrix(A: Any) -> Any:
+    """``A`` as a float64 Dask array split by rows only; the public shape checks of
+    :func:`cvxdp.geometry.john.check_matrix` (2-D, ``n >= d >= 1``)."""
+    from cvxdp.errors import UnsupportedProblemError
+
+    if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
+        raise UnsupportedProblemError(
+            f"A must be a 2-D array (n rows, d columns); got shape {A.shape}.")
+    A = as_row_blocks(A)
+    n, d = A.shape
+    if n < d:
+        raise UnsupportedProblemError(
+            f"A has n={n} rows and d={d} columns; the polytope {{x : |A x| <= 1}} is bounded "
+            "only with n >= d rows of full column rank.")
+    return A
+
+
+def _map_block(block: np.ndarray, row_bound: float) -> np.ndarray:
+    from cvxdp.geometry.john_private import public_domain
+
+    return public_domain(block, row_bound)[0]
+
+
+def _count_block(block: np.ndarray, row_bound: float) -> np.ndarray:
+    from cvxdp.geometry.john_private import public_domain
+
+    return np.array([float(public_domain(block, row_bound)[1])])
+
+
+def map_into_domain(A: Any, row_bound: float) -> Any:
+    """The rows of ``A`` mapped into ``{||a|| <= R}`` (lazy, on the workers)."""
+    return A.map_blocks(_map_block, float(row_bound), dtype=np.float64)
+
+
+def clipped_rows(A: Any, row_bound: float) -> int:
+    """Rows changed by the mapping.  PRIVATE: release only through ``noisy_count``."""
+    return int(round(block_sum(_count_block, A, 1, float(row_bound))[0]))
+
+
+def _as_weights(A: Any, w: Any) -> Any:
+    """``w`` as a Dask column ``(n, 1)`` with ``A``'s row blocks."""
+    da = require_dask()
+    if not hasattr(w, "chunks"):
+        w = da.from_array(np.asarray(w, dtype=np.float64), chunks=(A.chunks[0],))
+    elif w.chunks[0] != A.chunks[0]:
+        w = w.rechunk((A.chunks[0],))
+    return w[:, None]
+
+
+def _gram_block(block: np.ndarray, wb: np.ndarray) -> np.ndarray:
+    return ((block * wb).T @ block).ravel()
+
+
+def gram(A: Any, w: Any, ridge: float = 0.0) -> np.ndarray:
+    """:func:`cvxdp.geometry.john_iter.gram` of a Dask ``A``: ``sum_b A_b' W_b A_b`` reduced on
+    the workers, then the ridge and the symmetrisation on the client, as the numpy path does."""
+    d = int(A.shape[1])
+    M = block_sum(_gram_block, A, d * d, _as_weights(A, w)).reshape(d, d)
+    if ridge:
+        M[np.diag_indices_from(M)] += ridge
+    return (M + M.T) / 2
+
+
+def _lev_block(block: np.ndarray, L: np.ndarray) -> np.ndarray:
+    from scipy import linalg
+
+    Y = linalg.solve_triangular(L, block.T, lower=True, check_finite=False)
+    return np.einsum("ij,ij->j", Y, Y)
+
+
+def leverage_ratios(A: Any, w: Any, ridge: float = 0.0) -> Any:
+    """:func:`cvxdp.geometry.john_iter.leverage_ratios` of a Dask ``A``: one reduce for the Gram
+    matrix, then a lazy row-wise map (a Dask array of ``n`` ratios with ``A``'s row blocks)."""
+    from cvxdp.geometry.john_iter import _chol
+
+    L = _chol(gram(A, w, ridge))
+    return A.map_blocks(_lev_block, L, drop_axis=1, dtype=np.float64)
+
+
+def _support_block(block: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    Y = np.linalg.solve(Q, block.T)
+    return np.einsum("ij,ji->i", block, Y)
+
+
+def support_ratios(Q: np.ndarray, A: Any) -> Any:
+    """``a_i' Q^{-1} a_i`` for every row of a Dask ``A`` (lazy, row blocks of ``A``); its
+    ``max()`` is a max-reduction on the workers."""
+    return A.map_blocks(_support_block, np.asarray(Q, dtype=float), drop_axis=1,
+                        dtype=np.float64)
+
+
+def _finite_block(block: np.ndarray) -> np.ndarray:
+    return np.array([float(np.count_nonzero(~np.isfinite(block)))])
+
+
+def check_exact(A: Any) -> None:
+    """:func:`cvxdp.geometry.john.check_exact` on a Dask ``A`` (exact, NOT private methods):
+    non-finite entries counted by a reduce; the rank from the reduced ``A'A`` (``d x d``)."""
+    from cvxdp.errors import UnsupportedProblemError
+
+    if block_sum(_finite_block, A, 1)[0] > 0:
+        raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")
+    d = int(A.shape[1])
+    M = gram(A, np.ones(int(A.shape[0])))
+    if np.linalg.matrix_rank(M, hermitian=True) < d:
+        raise UnsupportedProblemError(
+            f"A must have full column rank d={d}, otherwise the polytope "
+            "{x : |A x| <= 1} is unbounded and has no John ellipsoid; drop redundant columns.")
+
+
+def _uniform(A: Any) -> Any:
+    da = require_dask()
+    n, d = (int(s) for s in A.shape)
+    return da.full((n,), d / n, chunks=(A.chunks[0],), dtype=np.float64)
+
+
+def fixed_point_weights(A: Any, accuracy: float = 0.01, iterations: int | None = None
+                        ) -> tuple[Any, int]:
+    """:func:`cvxdp.geometry.john_iter.fixed_point_weights` on a Dask ``A``: per iteration one
+    Gram reduce and a row-wise map; ``w`` and the running sum persisted on the workers."""
+    from cvxdp.geometry.john_iter import iterations_for
+
+    n, d = (int(s) for s in A.shape)
+    T = iterations if iterations is not None else iterations_for(n, d, accuracy)
+    w = _uniform(A).persist()
+    total = None
+    for _ in range(T):
+        total = (w if total is None else total + w).persist()
+        w = (w * leverage_ratios(A, w)).persist()
+    return (total / T).persist(), T
+
+
+def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: float,
+                       gen: np.random.Generator) -> Any:
+    """The private iteration of :func:`cvxdp.geometry.john_private.private_john` (step 4) on a
+    Dask ``A``: returns ``u = mean(w_1..w_T)`` (a persisted Dask array).
+
+    Per iteration the exact ratios ``h(w_k)`` are computed on the workers; the noise, one
+    ``N(0, sigma_h^2)`` per row, is drawn here from ``gen`` in row order (the numpy path's draws)
+    and added on the workers; ``w_{k+1} = clip(w_k max(htilde, 0), [w_min, 1])`` is
+    post-processing of the released ``htilde``.
+    """
+    from cvxdp.geometry.john_private import released
+
+    da = require_dask()
+    n = int(A.shape[0])
+    w = _uniform(A).persist()
+    total = None
+    for _ in range(T):
+        total = (w if total is None else total + w).persist()
+        noise = da.from_array(sigma_h * gen.standard_normal(n), chunks=(A.chunks[0],))
+        h_noisy = released(leverage_ratios(A, w, ridge) + noise)
+        w = da.clip(w * da.maximum(h_noisy, 0.0), w_min, 1.0).persist()
+    return (total / T).persist()
+
