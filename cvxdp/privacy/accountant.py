@@ -34,6 +34,7 @@ import numpy as np
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_epsilon
+from cvxdp.privacy.gdp_curve import gdp_epsilon
 
 __all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport"]
 
@@ -181,8 +182,6 @@ def _approx_epsilon(recs: list[PrivacyRecord], delta: float) -> float:
         error = err
     gauss = [r for r in recs if "gdp_mu" in r.params]
     if gauss:
-        from cvxdp.privacy.gdp import gdp_epsilon  # gdp imports this module
-
         mu = math.sqrt(sum(r.count * float(r.params["gdp_mu"]) ** 2 for r in gauss))
         rest = [r for r in recs if "gdp_mu" not in r.params]
         if not rest:

@@ -1,0 +1,51 @@
+"""The (epsilon, delta) curve of mu-Gaussian DP, on its own so that both the accountant and
+:mod:`cvxdp.privacy.gdp` can use it without importing each other.
+
+mu-GDP is equivalent to the family of (epsilon, delta(epsilon))-DP guarantees
+
+    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)
+
+(Dong, Roth & Su 2022, Cor. 2.13; ``003_b19553264cbba37e.txt``, Lemma 2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from cvxdp.errors import BudgetError
+from cvxdp.privacy.budgets import _check_delta, _check_finite
+from cvxdp.privacy.ndis import _epsilon_for, gaussian_loss_delta
+
+__all__ = ["gdp_delta", "gdp_epsilon"]
+
+
+def _check_mu(mu: Any) -> float:
+    m = _check_finite("mu", mu)
+    if m < 0:
+        raise BudgetError(f"mu must be >= 0, got {mu!r}.")
+    return m
+
+
+def gdp_delta(*, mu: float, epsilon: float) -> float:
+    """delta(epsilon) of mu-GDP: ``Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)``.
+
+    References
+    ----------
+    Dong, Roth & Su 2022, Cor. 2.13; ``003_b19553264cbba37e.txt``, Lemma 2.
+    """
+    eps = _check_finite("epsilon", epsilon)
+    if eps < 0:
+        raise BudgetError(f"epsilon must be >= 0, got {epsilon!r}.")
+    return gaussian_loss_delta(_check_mu(mu), eps)
+
+
+def gdp_epsilon(*, mu: float, delta: float) -> float:
+    """Smallest epsilon with ``gdp_delta(mu, epsilon) <= delta`` (inf for delta = 0, mu > 0)."""
+    m = _check_mu(mu)
+    delta = _check_delta(delta)
+    if m == 0:
+        return 0.0
+    if delta == 0:
+        return math.inf
+    return _epsilon_for(lambda e: gaussian_loss_delta(m, e), delta)
