@@ -183,6 +183,7 @@ def coarse_schedule(m: int, d: int, rho: float, gain: float = COARSE_GAIN, max_r
 def coinpress_covariance(
     z: np.ndarray, upper: np.ndarray, *, rho: float, iterations: int, beta: float,
     rng: np.random.Generator, coarse_fraction: float = 0.5,
+    moment: Callable[[np.ndarray, float], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, list[PrivacyRecord], dict[str, Any]]:
     """Covariance of zero-mean ``z`` given a public (approximate) upper bound ``upper``, rho-zCDP.
 
@@ -194,7 +195,10 @@ def coinpress_covariance(
     round clips at the union-bound radius of Lemma A.3 (the Thm 5.5 step, digest §3.6).  A share
     ``coarse_fraction`` of rho is split evenly over the ``iterations`` coarse rounds, the rest goes
     to the final one.  Privacy holds for any
-    ``upper``: only the radii depend on it, and it is public.
+    ``upper``: only the radii depend on it, and it is public.  ``moment(L, T)``, if given,
+    computes ``w^T w`` (``z`` whitened by ``L`` and clipped at ``sqrt(T)``) instead, e.g.
+    chunk-wise on a Dask array (:mod:`cvxdp.scale.gaussians`); ``z`` is then only read for its
+    shape.
 
     References
     ----------
@@ -213,10 +217,14 @@ def coinpress_covariance(
         t_clip = t_final if last else t_coarse
         sens = math.sqrt(2.0) * t_clip / m
         low = np.linalg.cholesky(bound)
-        w = linalg.solve_triangular(low, z.T, lower=True).T
-        w = _clip_rows(w, math.sqrt(t_clip))
+        if moment is None:
+            w = linalg.solve_triangular(low, z.T, lower=True).T
+            w = _clip_rows(w, math.sqrt(t_clip))
+            wtw = w.T @ w
+        else:
+            wtw = moment(low, t_clip)
         sigma = sens / math.sqrt(2.0 * rho_i)
-        c = w.T @ w / m + _sym_noise(d, sigma, rng)
+        c = wtw / m + _sym_noise(d, sigma, rng)
         recs.append(gaussian_record(sigma=sigma, sensitivity=sens, mechanism="clipped_covariance",
                                     reference="Biswas et al. 2020 (CoinPress) round; " + PAPER
                                     + " Thm 5.5 via digest §3.6; Bun & Steinke 2016 Prop 1.6",
@@ -234,6 +242,33 @@ def coinpress_covariance(
                          "unresolved": unresolved}
 
 
+MEAN_COARSE_SHARE = 0.1  # share of the clipped mean's mu^2 spent on its coarse round
+MEAN_RADIUS_SLACK = 1.25  # whitened spread allowed for: covariance estimate off by up to 1.56x
+
+
+def clipped_mean_radii(m: int, d: int, mu_g: float, beta: float,
+                       bin_width: float = BIN_WIDTH) -> tuple[float, float, float, float]:
+    """Public radii and noise levels of :func:`clipped_mean`'s two Gaussian rounds.
+
+    Returns ``(R0, sigma0, R1, sigma1)``: round 0 clips to ``R0`` around the histogram cell's
+    centre (the cell may be a neighbour of the one holding the mean, hence the cell-width term);
+    round 1 clips to ``R1`` around round 0's release, with ``R1`` = the spread of m whitened
+    samples (Lemma A.3's chi-square radius, times ``MEAN_RADIUS_SLACK``) plus a 1 - beta bound
+    on round 0's error (noise norm, Gordon, plus the sampling error of a mean of m).  A function
+    of (m, d, mu_g, beta) only; ``mu_g^2 / 2`` is the rounds' total rho, split
+    ``MEAN_COARSE_SHARE`` / rest.
+    """
+    r0 = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
+        + 1.5 * bin_width * math.sqrt(d)
+    mu0 = math.sqrt(MEAN_COARSE_SHARE) * mu_g
+    mu1 = math.sqrt(1.0 - MEAN_COARSE_SHARE) * mu_g
+    s0 = 2.0 * r0 / m / mu0
+    err0 = s0 * (math.sqrt(d) + math.sqrt(2 * math.log(4 / beta))) \
+        + MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, 1, beta / 2) / m)
+    r1 = min(r0, MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, m, beta)) + err0)
+    return r0, s0, r1, 2.0 * r1 / m / mu1
+
+
 def clipped_mean(
     y: np.ndarray, *, epsilon: float, delta: float, beta: float, rng: np.random.Generator,
     bin_width: float = BIN_WIDTH,
@@ -241,16 +276,25 @@ def clipped_mean(
     """Mean of ``y`` (covariance ~ I) without a bound on its location, (epsilon, delta)-DP.
 
     A randomly shifted grid of cells of width ``bin_width`` and the stability histogram
-    (epsilon/4, delta/2) find a coarse centre c; the points are clipped to the ball of radius
-    ``R = 1.5 (sqrt d + sqrt(2 ln(2 m / beta))) + 1.5 bin_width sqrt d`` around c and their mean
-    is released with Gaussian noise for l2 sensitivity ``2 R / m`` (zCDP calibrated so the two
-    parts compose to (epsilon, delta)).  This is the concrete choice for the Karwa-Vadhan step of
-    §5.1 (digest §3.7, step 3), with one d-dimensional grid instead of d one-dimensional ones.
+    (epsilon/4, delta/2) find a coarse centre c.  Then two CoinPress mean rounds (Biswas, Dong,
+    Kamath & Ullman 2020, Alg. 2): round 0 clips the points to the ball of radius ``R0`` around c
+    (the chi-square spread plus 1.5 cell diagonals) and releases their mean with Gaussian noise
+    for l2 sensitivity ``2 R0 / m``; round 1 clips to the much smaller ``R1`` around round 0's
+    release (the spread of the samples plus a bound on round 0's error, see
+    :func:`clipped_mean_radii`; every radius is public) and releases the final mean.  The two
+    Gaussian rounds are ``rho0``- and ``rho1``-zCDP (``rho_i = (2 R_i / m)^2 / (2 sigma_i^2)``,
+    Bun & Steinke 2016, Prop. 1.6) with ``rho0 + rho1 = zcdp_from_approx(3 epsilon/4,
+    delta/2)`` (zCDP composition, ibid. Lemma 2.3, and the conversion of Canonne, Kamath &
+    Steinke 2020); with the histogram, basic composition gives (epsilon, delta).  The
+    accountant checks the composed records.  Before issue 26 one round clipped at ``R0`` (2-3x the
+    noise of round 1).  This is the concrete choice for the Karwa-Vadhan step of §5.1 (digest
+    §3.7, step 3), with one d-dimensional grid instead of d one-dimensional ones.
 
     References
     ----------
     Ashtiani & Liaw (004), §5.1 step 3; Karwa & Vadhan, ITCS 2018, Thm 1.3; Vadhan 2017,
-    Prop. 3.5; Bun & Steinke 2016, Prop. 1.6.
+    Prop. 3.5; Biswas, Dong, Kamath & Ullman, NeurIPS 2020 (CoinPress mean); Dong, Roth & Su
+    2022, Thm 2.7; Bun & Steinke 2016, Prop. 1.6, Lemma 2.3; Dwork & Roth 2014, Thm 3.16.
     """
     m, d = y.shape
     shift = rng.uniform(0.0, bin_width, size=d)  # public randomness, data independent
@@ -263,18 +307,18 @@ def clipped_mean(
     cell, rec_h = stability_histogram_mode(cells, epsilon=eps_h, delta=dl_h, rng=rng)
     if cell is None:
         return None, [rec_h], {}
+    mu_g = math.sqrt(2.0 * zcdp_from_approx(epsilon - eps_h, delta - dl_h))  # rho = mu^2/2
+    r0, s0, r1, s1 = clipped_mean_radii(m, d, mu_g, beta, bin_width)
+    ref = ("CoinPress mean round (Biswas et al. 2020); Gaussian mechanism on a clipped mean, "
+           "rho-zCDP with rho = (2R/m)^2/(2 sigma^2) (Bun & Steinke 2016, Prop 1.6)")
     centre = shift + (cell + 0.5) * bin_width
-    radius = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
-        + 1.5 * bin_width * math.sqrt(d)
-    clipped = centre + _clip_rows(y - centre, radius)
-    sens = 2.0 * radius / m
-    rho = zcdp_from_approx(epsilon - eps_h, delta - dl_h)
-    sigma = calibrate_gaussian(rho=rho, sensitivity=sens, method="zcdp")
-    out = clipped.mean(axis=0) + sigma * rng.standard_normal(d)
-    rec_g = gaussian_record(sigma=sigma, sensitivity=sens, mechanism="clipped_mean",
-                            reference="Gaussian mechanism on a clipped mean; Bun & Steinke 2016, "
-                            "Prop 1.6", radius=radius)
-    return out, [rec_h, rec_g], {"radius": radius, "sigma": sigma}
+    c0 = (centre + _clip_rows(y - centre, r0)).mean(axis=0) + s0 * rng.standard_normal(d)
+    rec0 = gaussian_record(sigma=s0, sensitivity=2.0 * r0 / m, mechanism="clipped_mean",
+                           reference=ref, radius=r0, round=0)
+    out = (c0 + _clip_rows(y - c0, r1)).mean(axis=0) + s1 * rng.standard_normal(d)
+    rec1 = gaussian_record(sigma=s1, sensitivity=2.0 * r1 / m, mechanism="clipped_mean",
+                           reference=ref, radius=r1, round=1)
+    return out, [rec_h, rec0, rec1], {"radius": r1, "sigma": s1, "radius0": r0, "sigma0": s0}
 
 
 def robust_covariance_estimator(contamination: float) -> Callable[[np.ndarray], np.ndarray]:
@@ -411,7 +455,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         steps["subspace"] = 2 * k2 * d
         steps["perp_mean"] = k2
     rho = gaussian_steps_rho(epsilon, delta)
-    rho_mean = zcdp_from_approx(0.75 * epsilon, 0.5 * delta)  # as in clipped_mean
+    mu_mean = math.sqrt(2 * zcdp_from_approx(0.75 * epsilon, 0.5 * delta))  # as clipped_mean
     g1 = calibrate_gaussian(rho=rho / 2, sensitivity=1.0, method="zcdp")  # sigma per unit sens
 
     def cov_gap(m: float) -> float:
@@ -420,10 +464,8 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         # E||C_hat - I||_F ~ sqrt(d(d+1)/m), E||noise||_F = sigma sqrt(d(d+1)/2); 1.5x slack
         return 1.5 * (math.sqrt(d * (d + 1) / m) + sig * math.sqrt(d * (d + 1) / 2)) - alpha
 
-    def mean_gap(m: float) -> float:
-        rad = 1.5 * (math.sqrt(d) + math.sqrt(2 * math.log(2 * m / beta))) \
-            + 1.5 * BIN_WIDTH * math.sqrt(d)
-        sig = calibrate_gaussian(rho=rho_mean, sensitivity=2 * rad / m, method="zcdp")
+    def mean_gap(m: float) -> float:  # the final round of clipped_mean (its public sigma)
+        sig = clipped_mean_radii(int(m), d, mu_mean, beta)[3]
         return 1.5 * (math.sqrt(d / m) + sig * math.sqrt(d)) - alpha
 
     thresh_mean = 1 + 2 * math.log(4 / delta) / (epsilon / 4)

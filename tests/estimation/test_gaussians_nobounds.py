@@ -16,8 +16,7 @@ import pytest
 from cvxdp.estimation.gaussian_steps import clipped_mean
 from cvxdp.estimation.gaussians import GaussianSampleWarning, private_gaussian
 from cvxdp.privacy.accountant import PrivacyAccountant
-from cvxdp.privacy.budgets import ApproxDP
-from cvxdp.privacy.gdp import gdp_mu
+from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 
 
 def _peer_error(x, lo, hi, eps, rng):
@@ -41,16 +40,18 @@ def test_clipped_mean_noise_at_the_mean_block_size():
 
 
 def test_clipped_mean_calibration_and_composition():
-    """Independent calibration: the two Gaussian rounds are mu0-, mu1-GDP with
-    mu0^2 + mu1^2 = gdp_mu(3/4 eps, delta/2)^2, and all records compose within (eps, delta)."""
+    """Independent calibration: the two Gaussian rounds are rho0-, rho1-zCDP with
+    rho0 + rho1 = zcdp_from_approx(3/4 eps, delta/2), and all records compose within
+    (eps, delta)."""
     g = np.random.default_rng(3)
     y = g.standard_normal((20_000, 4)) * 1.0 - 7.0
     eps, delta = 0.8, 1e-6
     out, recs, info = clipped_mean(y, epsilon=eps, delta=delta, beta=0.1, rng=g)
     assert [r.mechanism for r in recs] == ["stability_histogram", "clipped_mean", "clipped_mean"]
-    mus = [r.params["sensitivity"] / r.params["sigma"] for r in recs[1:]]
-    target = gdp_mu(epsilon=0.75 * eps, delta=0.5 * delta)
-    assert math.isclose(math.hypot(*mus), target, rel_tol=1e-9)
+    rhos = [r.params["sensitivity"] ** 2 / (2 * r.params["sigma"] ** 2) for r in recs[1:]]
+    target = zcdp_from_approx(0.75 * eps, 0.5 * delta)
+    assert math.isclose(sum(rhos), target, rel_tol=1e-9)
+    assert math.isclose(rhos[0], 0.1 * target, rel_tol=1e-9)
     assert math.isclose(recs[2].params["sensitivity"], 2 * info["radius"] / 20_000, rel_tol=1e-12)
     assert info["radius"] < 0.5 * info["radius0"]  # the final round clips much tighter
     acct = PrivacyAccountant(ApproxDP(eps, delta))
