@@ -54,3 +54,67 @@ def test_plot_option_writes_pngs(tmp_path):
     assert [p.name for p in paths] == ["ball.png", "ellipsoid.png", "privacy_utility.png"]
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
+
+
+def test_plot_without_matplotlib_checks_the_extra_first(tmp_path, monkeypatch, capsys):
+    """Issue 25 item 6: without matplotlib, ``cvxdp demo --plot DIR`` says which extra to
+    install, exits 2, and does not run the demo first."""
+    import sys
+
+    import cvxdp.demo
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+
+    def not_run(seed=0):
+        raise AssertionError("the demo ran before the extra was checked")
+
+    monkeypatch.setattr(cvxdp.demo, "demo_rows", not_run)
+    assert main(["demo", "--plot", str(tmp_path / "pics")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'cvxdp[plot]'" in err and "Traceback" not in err
+
+
+def _legend_clear_of_axes(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [lg for lg in [fig.legends, *[[ax.get_legend()] for ax in fig.axes]]
+               for lg in lg if lg is not None]
+    assert legends
+    for lg in legends:
+        box = lg.get_window_extent(renderer)
+        for ax in fig.axes:
+            assert not box.overlaps(ax.get_window_extent(renderer)), "legend over the data"
+
+
+def test_ball_and_ellipsoid_pictures_match_the_table():
+    """The pictures show the table's settings (one eps0 constant), legends off the data."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from cvxdp.demo import JOHN_EPS0, demo_ball
+    from cvxdp.plots import draw_ball, draw_ellipsoid
+
+    fig, shown = draw_ellipsoid(seed=0)
+    assert shown["eps0"] == JOHN_EPS0 == 1e-8
+    _legend_clear_of_axes(fig)
+    plt.close(fig)
+    fig, shown = draw_ball(seed=0)
+    row = demo_ball(0)
+    assert shown["radius_ratio"] == pytest.approx(row["metrics"]["radius_ratio"], rel=1e-9)
+    assert row["size"] == f"n={shown['n']}, d=2"
+    _legend_clear_of_axes(fig)
+    plt.close(fig)
+
+
+@pytest.mark.slow
+def test_privacy_utility_has_error_bars_over_five_seeds():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from cvxdp.plots import draw_privacy_utility
+
+    fig, shown = draw_privacy_utility(seed=0)
+    assert shown["seeds"] >= 5
+    for ax in fig.axes:
+        assert ax.containers, "no error bars"
+    plt.close(fig)
