@@ -14,8 +14,8 @@ sensitivities, sizes, the budget, ``beta`` and the public constraints (never a p
 
 1. ``ConstraintSetPrivacy`` -> ``"mwu"`` (perturbation needs a bounded per-entry change).
 2. ``ObjectivePrivacy`` -> ``"perturbation"`` (the two are the same algorithm there).
-3. Perturbation not applicable (pure-DP budget; private data in an equality row; zCDP with
-   ``noise="truncated"``) -> ``"mwu"``.
+3. Perturbation not applicable (pure-DP budget; zCDP with ``noise="truncated"``) ->
+   ``"mwu"``.
 4. Otherwise compare the two a-priori bounds on the error of a constraint row, in the canonical
    program's units: the MWU's proven additive violation ``alpha`` at the schedule it would run
    (its theorem's bound from :func:`cvxdp.solvers.private_scp.plan_schedule`, for the per-run
@@ -186,7 +186,16 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
         "beta": npl.beta, "guarantee": guarantee, "robust_status": out["status"],
         "robust_solver": out["solver"], "radius_max": out["radius_max"],
         "noisy_parameters": {p.name(): out["noisy"][p.id] for p in entries.params},
+        "equality_rows_private": out["equality_rows_private"],
     }
+    if out["equality_rows_private"]:
+        # an equality with private data cannot hold exactly for the true data in a private
+        # release; its band holds it within 2 tau (perturbation.py, module doc)
+        info["equality_violation_bound"] = out["equality_violation_bound"]
+        info["guarantee"] += (
+            f"; the {out['equality_rows_private']} equality row(s) with private data hold for "
+            "the TRUE data within info['equality_violation_bound'] (canonical units), on the "
+            "same event")
     x = out["x"]
     if x is None:
         info["guarantee"] = "no point released"

@@ -68,8 +68,14 @@ Hale (2025) (truncated Laplace there, per entry); the Gaussian keeps the l2 geom
 parameter with many entries.  It needs an (epsilon, delta) budget (the truncated mechanism has
 no zCDP bound: its support moves with the data).
 
-Equality rows with private data cannot be tightened (no interior) and are refused by structure
-(``PrivacySpecError``, before any budget is spent); ``mechanism="auto"`` then picks the MWU.
+Equality rows with private data cannot be tightened (no interior), and no private release can
+satisfy them exactly for the true data (the point would reveal the data).  The counterpart keeps
+each such row inside a band, ``-tau_u <= s~_i <= tau_u`` (two inequality rows), which the true
+optimum satisfies on the same noise event (``|s~_i(x*)| = |g . w_i(x*)| <= tau_u``), so the
+counterpart is feasible whenever the true model is; the released point violates the TRUE
+equality by at most ``|s~_i| + |g . w_i(x)| <= 2 tau_u`` (w.p. ``>= 1 - beta``, or surely for
+truncated noise).  The largest ``2 tau_u`` over the private equality rows is released as
+``info["equality_violation_bound"]`` (canonical units; a function of the noisy release only).
 
 References
 ----------
@@ -211,6 +217,7 @@ class RobustPlan:
     touched: tuple[np.ndarray, ...]
     E: list[sp.csr_matrix]
     matrix: tuple[tuple[int, int] | None, ...] = ()
+    band_norm: np.ndarray | None = None  # per unit: max ||E_u [x; 1]|| (equality rows only)
 
     @property
     def N(self) -> int:
@@ -233,10 +240,9 @@ def _blocks(dims: ConeDims) -> list[tuple[str, int, int]]:
 def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPlan:
     """Units, supports and coefficient maps of the counterpart (structure only).
 
-    Raises
-    ------
-    PrivacySpecError
-        A private entry reaches an equality row (cannot be tightened: no interior).
+    Each private equality row is a unit of kind ``"zero"`` (its band ``|s~_i| <= tau_u``, see
+    the module doc), each private inequality row one of kind ``"nonneg"``, each cone block with
+    a private row one of kind ``"soc"`` / ``"psd"``.
     """
     pp = scp.meta["param_prob"]
     m, n = scp.m, scp.n
@@ -244,23 +250,17 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
     keep = sub.data != 0
     e, k, val = sub.row[keep], sub.col[keep], sub.data[keep]
     i, j = e % m, e // m
-    if np.any(i < scp.dims.zero):
-        raise PrivacySpecError(
-            "mechanism='perturbation': private data enters an equality constraint (or a "
-            "variable CVXPY writes as one); an equality has no slack to tighten, so the released "
-            "point could not stay feasible for the true data. Write the constraint as an "
-            "inequality if that is what it means, or use mechanism='mwu'.")
     unit_of_row = -np.ones(m, dtype=int)
     kinds, rows, hit = [], [], []
     for kind, r0, size in _blocks(scp.dims):
-        if kind == "zero" or size == 0:
+        if size == 0:
             continue
         touched = np.unique(i[(i >= r0) & (i < r0 + size)])
         if touched.size == 0:
             continue
-        if kind == "nonneg":
+        if kind in ("zero", "nonneg"):
             unit_of_row[touched] = np.arange(len(kinds), len(kinds) + touched.size)
-            kinds += ["nonneg"] * touched.size
+            kinds += [kind] * touched.size
             rows += [np.array([t]) for t in touched]
             hit += [np.array([t]) for t in touched]
         else:
@@ -286,7 +286,7 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
     for u in range(N):
         ks = ind.indices[ind.indptr[u]:ind.indptr[u + 1]]
         shape = None
-        if kinds[u] == "nonneg" and ks.size:
+        if kinds[u] in ("zero", "nonneg") and ks.size:
             j = int(np.searchsorted(starts, ks[0], side="right") - 1)
             par = entries.params[j]
             if (len(par.shape) == 2 and min(par.shape) > 1 and ks.size == par.size
@@ -295,7 +295,52 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
                 shape = (int(par.shape[0]), int(par.shape[1]))
         matrix.append(shape)
     return RobustPlan(np.array(kinds), tuple(rows), support, ind, tuple(hit), E,
-                      tuple(matrix))
+                      tuple(matrix), _band_norms(scp, np.array(kinds), E))
+
+
+def _band_norms(scp: SymmetricConeProgram, kinds: np.ndarray, E: list[sp.csr_matrix]
+                ) -> np.ndarray:
+    """``max ||E_u [x; 1]||_2`` over the public domain for each equality unit (0 elsewhere).
+
+    With private right-hand sides only, ``E_u`` has just its constant column and the norm is
+    that column's.  Private coefficients bound it by ``sum_j |x_j|max ||E_u[:, j]|| +
+    ||E_u[:, n]||`` with ``|x_j|`` bounded over the public constraints (public solves).
+
+    Raises
+    ------
+    PrivacySpecError
+        Private coefficients in an equality multiply a variable the public constraints do not
+        bound.
+    """
+    from cvxdp.errors import UnsupportedProblemError
+
+    out = np.zeros(kinds.size)
+    zero = np.flatnonzero(kinds == "zero")
+    if zero.size == 0:
+        return out
+    n = scp.n
+    cols = [np.sqrt(np.asarray(E[u].multiply(E[u]).sum(axis=0)).ravel()) for u in zero]
+    need = np.flatnonzero(np.max([c[:n] for c in cols], axis=0) > 0)
+    xmax = np.zeros(n)
+    if need.size:
+        from cvxdp.solvers.general import public_bounds
+
+        sb = scp.sensitivity
+        row_private = np.zeros(scp.m, dtype=bool)
+        row_private[sb.private_rows()] = True
+        eye = np.eye(n)
+        try:
+            lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [eye[j] for j in need])
+        except UnsupportedProblemError:
+            raise PrivacySpecError(
+                "mechanism='perturbation': private coefficients enter an equality constraint "
+                "and multiply variables that the constraints without private data do not "
+                "bound, so the equality's noise cannot be bounded; add public bounds on those "
+                "variables (e.g. x <= 10, cp.norm(x) <= R) or use mechanism='mwu'.") from None
+        xmax[need] = np.maximum(np.abs(lo), np.abs(hi))
+    for u, c in zip(zero, cols, strict=True):
+        out[u] = float(c[:n] @ xmax + c[n])
+    return out
 
 
 @dataclass(frozen=True)
@@ -459,7 +504,9 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     A_t, b_t = noisy_program(scp, noisy)
     scale = npl.B * npl.sigma_unit
     scale_op = None if npl.B_op is None else npl.B_op * npl.sigma_unit
-    prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op)
+    band = {int(u): float(scale[u] * plan.band_norm[u])
+            for u in np.flatnonzero(plan.unit_kind == "zero")}
+    prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band)
     # feasibility for the true data holds up to the solver's tolerance: ask Clarabel for 1e-10
     # (default 1e-8), falling back to its defaults (and then SCS) if that does not converge
     sol = None
@@ -475,6 +522,17 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     if sol is None:
         sol = solve_exact(prog, solver=solver)
     x = None if sol.x is None else np.asarray(sol.x)[:scp.n]
+    eq_bound = None
+    zero_units = np.flatnonzero(plan.unit_kind == "zero")
+    if zero_units.size and sol.x is not None:
+        # |s_i| <= |s~_i(x)| + B_u sigma_u ||E_u [x; 1]||, both evaluated at the released x
+        # (so the solver's tolerance on the band does not enter the bound)
+        xs = np.append(x, 1.0)
+        s_t = b_t - sp.csr_matrix(A_t) @ x
+        eq_bound = max(abs(float(s_t[plan.unit_rows[u][0]]))
+                       + float(scale[u] * np.linalg.norm(plan.E[u] @ xs)) for u in zero_units)
     return {"x": x, "status": sol.status, "noisy": noisy, "draws": draws,
+            "equality_violation_bound": eq_bound,
+            "equality_rows_private": int(zero_units.size),
             "solver": sol.solver,
             "radius_max": float(scale.max(initial=0.0)) * float(entries.delta.max())}

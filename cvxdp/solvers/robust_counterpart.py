@@ -30,11 +30,15 @@ __all__ = ["counterpart"]
 
 def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
                 plan: RobustPlan, scale: np.ndarray, nuclear: np.ndarray | None = None,
-                scale_op: np.ndarray | None = None) -> SymmetricConeProgram:
+                scale_op: np.ndarray | None = None,
+                band_tau: dict[int, float] | None = None) -> SymmetricConeProgram:
     """The tightened cone program over ``(x, tau, w)`` (see the module doc).
 
     ``scale[u] = B_u sigma_u`` multiplies ``E_u``: one SOC block ``(tau_u, scale_u E_u [x; 1])``
-    per unit.  Orthant row: ``s~_i - tau_u >= 0``.  PSD block: ``S~ - tau_u I >> 0``.  SOC block
+    per unit.  Orthant row: ``s~_i - tau_u >= 0``.  Equality row: ``-T_u <= s~_i <= T_u``
+    with the constant ``T_u = band_tau[u] >= max_x scale_u ||E_u [x; 1]||`` over the public
+    domain (two orthant rows; the zero cone loses the row).  PSD block: ``S~ - tau_u I >> 0``.
+    SOC block
     ``(t, u_Q, u_P)`` whose rows ``P`` (and maybe ``t``) are private: ``(t~ - [t private]
     tau_u, u~_Q, w_u)`` and ``(w_u - tau_u, u~_P)`` in SOC -- since ``||u_P|| <= ||u~_P|| +
     tau_u <= w_u`` and ``|d_t| <= tau_u``, the true block is in the cone.  Keeping the shift
@@ -66,16 +70,24 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
         cols = list(col_vals)
         return sp.csr_matrix((list(col_vals.values()), ([0] * len(cols), cols)), shape=(1, nv))
 
-    lin = np.arange(d.zero + d.nonneg)
     tau_lin = {}
     unit_of_row = {}
+    band = []  # (row, unit) of the private equality rows
     for u in range(N):
         for r in plan.unit_rows[u]:
             unit_of_row[int(r)] = u
         if plan.unit_kind[u] == "nonneg":
-            tau_lin[int(plan.unit_rows[u][0])] = (n + u, 1.0)
-    A_parts = [rows_of(lin, tau_lin)]
-    b_parts = [b_t[lin]]
+            tau_lin[int(plan.unit_rows[u][0]) - d.zero] = (n + u, 1.0)
+        elif plan.unit_kind[u] == "zero":
+            band.append((int(plan.unit_rows[u][0]), u))
+    zero_keep = np.setdiff1d(np.arange(d.zero), [r for r, _ in band]).astype(int)
+    nonneg = np.arange(d.zero, d.zero + d.nonneg)
+    # an equality row s~_i = 0 with private data becomes the band -tau_u <= s~_i <= tau_u
+    # with a constant tau_u: a tau variable could grow to widen the band (it is not optimised)
+    band_A = [sp.vstack([rows_of(np.array([r])), -rows_of(np.array([r]))]) for r, _ in band]
+    band_b = [np.array([b_t[r] + band_tau[u], band_tau[u] - b_t[r]]) for r, u in band]
+    A_parts = [sp.vstack([rows_of(zero_keep), rows_of(nonneg, tau_lin), *band_A], format="csr")]
+    b_parts = [np.concatenate([b_t[zero_keep], b_t[nonneg], *band_b])]
     soc = []
     extra_A, extra_b, extra_soc = [], [], []
     r0 = d.zero + d.nonneg
@@ -134,7 +146,8 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
                     *nuc_psd], format="csc")
     b2 = np.concatenate([b_parts[0], np.zeros(len(nuc_A)), *b_parts[1:], *extra_b,
                          b_t[psd_rows], *nuc_b])
-    dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg + len(nuc_A), soc=(*soc, *extra_soc),
+    dims2 = ConeDims(zero=zero_keep.size, nonneg=d.nonneg + 2 * len(band) + len(nuc_A),
+                     soc=(*soc, *extra_soc),
                      psd=(*d.psd, *[sum(plan.matrix[u]) for u in np.flatnonzero(nuc)]))
     c2 = np.concatenate([scp.c, np.zeros(nv - n)])
     return SymmetricConeProgram(A=A2, b=b2, c=c2, offset=scp.offset, dims=dims2, cone=None,

@@ -40,8 +40,10 @@ def test_auto_takes_the_mwu_where_perturbation_cannot_run():
     # pure DP: perturbation needs delta > 0, the scalar-privacy MWU runs under pure epsilon
     name, why = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=1.0)
     assert name == "mwu" and "pure" in why["rule"]
-    # private data in an equality: no slack to tighten
+    # private coefficients in an equality over variables nothing public bounds: the band of
+    # the equality cannot be bounded
     eq, A2, b2, *_ = _lp(eq=True)
+    eq = cp.Problem(eq.objective, eq.constraints[:1])
     name, why = _choose(eq, cvxdp.ConstraintPrivacy(A2, 0.01), epsilon=1.0, delta=1e-6)
     assert name == "mwu" and "equality" in why["rule"]
     # truncated noise has no zCDP bound
