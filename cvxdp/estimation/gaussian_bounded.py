@@ -36,6 +36,8 @@ from cvxdp.privacy.budgets import PureDP
 from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
 from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.scale import is_dask
+from cvxdp.scale.gaussians import pair_moment
 
 __all__ = ["Box", "Ball", "as_bounds", "bounded_release", "bounded_error", "MEAN_SHARE"]
 
@@ -200,7 +202,11 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     """
     n, d = x.shape
     share = 1.0 if estimate == "mean" else mean_share
-    xc, clipped = b.clip(x)
+    if is_dask(x):  # chunk-wise on the workers; the reductions below reach the client only
+        from cvxdp.scale.gaussians import clip_into_bounds
+        xc, clipped = clip_into_bounds(x, b)
+    else:
+        xc, clipped = b.clip(x)
     c = b.centre
     mech, par, e2 = _mean_plan(b, n, epsilon, delta, share)
     y = xc - c
@@ -212,7 +218,7 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
         noise = par * rng.standard_normal(d)
         recs = [gaussian_record(sigma=par, sensitivity=b.l2_diameter() / n,
                                 mechanism="clipped_mean", reference=GAUSS_REFERENCE)]
-    ym = y.mean(axis=0) + noise
+    ym = np.asarray(y.mean(axis=0)) + noise
     info = {"bounds": type(b).__name__.lower(), "mean_mechanism": mech,
             "mean_noise_rms": math.sqrt(e2 / d), "mean_share": share}
     if estimate == "mean":
@@ -225,14 +231,14 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
         upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else \
             4.0 * b.radius**2 * np.eye(d)
         cov, crecs, cinfo = coinpress_covariance(z, upper, rho=rho, iterations=rounds,
-                                                 beta=beta, rng=rng)
+                                                 beta=beta, rng=rng, moment=pair_moment(z))
         info["covariance"] = cinfo
         sigma_c = crecs[-1].params["sigma"]
     else:  # too few samples to tighten: one shot on the second moment about the centre
         sens_c = math.sqrt(2.0) * b.radius**2 / n
         sigma_c = sens_c / math.sqrt(2.0 * rho)
         g = rng.standard_normal((d, d))
-        m2 = y.T @ y / n + sigma_c * 0.5 * (g + g.T)
+        m2 = np.asarray(y.T @ y) / n + sigma_c * 0.5 * (g + g.T)
         crecs = [gaussian_record(sigma=sigma_c, sensitivity=sens_c, mechanism="clipped_moment",
                                  reference=GAUSS_REFERENCE + "; Frobenius sensitivity sqrt(2) "
                                  "R^2 / n of the second moment about the public centre")]

@@ -84,6 +84,7 @@ from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.clipping import clip_to_box, noisy_count
 from cvxdp.privacy.rng import as_generator
+from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
 
@@ -147,6 +148,9 @@ def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
     if budget.delta <= 0:
         raise BudgetError("private_gaussian needs delta > 0: pure DP is impossible for "
                           "unbounded Gaussians (Ashtiani & Liaw §1); pass e.g. delta=1e-6.")
+    if is_dask(x):  # stays on the workers (cvxdp.scale.gaussians)
+        from cvxdp.scale.gaussians import dask_samples
+        return dask_samples(x)
     arr = np.asarray(x, dtype=float)
     if arr.ndim != 2 or arr.shape[1] < 1:
         raise UnsupportedProblemError(f"X must be an (n, d) array of samples, got shape "
@@ -156,6 +160,9 @@ def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
 
 def _check_finite(x: np.ndarray, what: str) -> None:
     """For the exact (non-private) computations only: they are undefined on non-finite data."""
+    if is_dask(x):
+        from cvxdp.scale.gaussians import refuse_reference
+        raise refuse_reference()
     if not np.isfinite(x).all():
         raise UnsupportedProblemError(
             f"X contains NaN or inf; {what} is not private and needs finite samples (drop or "
@@ -177,6 +184,9 @@ def public_domain(x: np.ndarray) -> tuple[np.ndarray, int]:
     count : int
         Rows changed.  PRIVATE: released only through ``noisy_count`` (``count_clipped=``).
     """
+    if is_dask(x):  # the same map, block by block on the workers
+        from cvxdp.scale.gaussians import map_into_domain
+        return map_into_domain(x)
     finite = np.isfinite(x).all(axis=1)
     mapped, clipped = clip_to_box(np.where(finite[:, None], x, 0.0), -ENTRY_BOUND, ENTRY_BOUND)
     return mapped, clipped + int(np.count_nonzero(~finite))
@@ -286,6 +296,9 @@ def private_gaussian(
     NeurIPS 2020 (CoinPress); Karwa & Vadhan, ITCS 2018 (private range).
     """
     t0 = time.perf_counter()
+    if is_dask(X) and bounds is None:  # decided from the arguments only
+        from cvxdp.scale.gaussians import refuse_unbounded
+        raise refuse_unbounded()
     x = _check_inputs(X, epsilon, delta, method)
     share = count_share(count_clipped)
     if reference:
