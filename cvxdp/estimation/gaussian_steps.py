@@ -364,6 +364,9 @@ def _scale_need(d: int, epsilon: float, delta: float) -> float:
     return 2 * 8 * (1 + 2 * d * math.log(2 * d / delta) / epsilon)
 
 
+SCALE_CAP = 0.4  # largest share of the rest the log-scale histograms get (public)
+
+
 def layout(n: int, d: int, epsilon: float, delta: float, method: str) -> dict[str, int]:
     """Public block sizes (raw samples) of every step; a function of (n, d, budget) only."""
     k2 = k_min(epsilon / 2, delta / (4 * math.exp(epsilon / 2)))
@@ -375,7 +378,9 @@ def layout(n: int, d: int, epsilon: float, delta: float, method: str) -> dict[st
                                f"epsilon={epsilon}, delta={delta}: need at least {need} "
                                "(see required_n for what the accuracy bound needs).")
     if method in ("practical", "preconditioned"):
-        sc = min(max(0.05 * rest, 1.5 * _scale_need(d, epsilon, delta)), 0.25 * rest)
+        # at most SCALE_CAP of the rest: at 0.25 the d histograms returned ⊥ at small n (d = 5,
+        # n = 1e4, epsilon = 1: 447 pairs for a threshold of 162 at a mode mass of 0.3)
+        sc = min(max(0.05 * rest, 1.5 * _scale_need(d, epsilon, delta)), SCALE_CAP * rest)
         sizes["scale"] = 2 * int(sc / 2)
         rest -= sizes["scale"]
     frac = _FRACTIONS[method]
