@@ -2,11 +2,15 @@
 
 Usage::
 
-    python benchmarks/run.py --quick            # about a minute on 2 cores
+    python benchmarks/run.py --quick            # small sizes
     python benchmarks/run.py --json out.json    # full scale
 
-Each ``bench_*.py`` module exposes ``main(quick: bool) -> list[dict]``; every row names its
-benchmark, problem and size and reports times and ratios against the exact reference solve.
+Each ``bench_*.py`` module exposing ``main(quick: bool) -> list[dict]`` is run; every row names
+its benchmark, problem and size and reports times and ratios against its reference. Modules
+with their own command line (``main(argv)``) are listed at the end, not run. Timings are warm:
+numba's kernels are compiled (or loaded from the cache) before any benchmark starts and that
+time is reported apart. What the modules print and warn is kept out of the table (counted at
+the end; ``--show-warnings`` prints the warnings).
 """
 
 from __future__ import annotations
@@ -17,16 +21,24 @@ import os
 # ~100x slower and the ratios meaningless. Must be set before numpy is imported.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import collections  # noqa: E402
+import contextlib  # noqa: E402
 import importlib.util  # noqa: E402
+import inspect  # noqa: E402
+import io  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
 import sys  # noqa: E402
+import textwrap  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
+import warnings  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
+WIDTH = 100
 
 
 def discover(only: list[str] | None = None) -> list[pathlib.Path]:
@@ -44,49 +56,101 @@ def load(path: pathlib.Path):
     return mod
 
 
-def run(quick: bool, only: list[str] | None = None) -> tuple[list[dict], list[str]]:
+def warm_numba() -> float | None:
+    """Compile (or load from numba's cache) the MEB kernels on tiny data; seconds, or ``None``
+    without numba. Run first so that no benchmark row times the compilation."""
+    import numpy as np
+
+    from cvxdp.geometry import meb_kernels
+
+    t0 = time.perf_counter()
+    try:
+        loops = meb_kernels._compiled()
+    except ImportError:
+        return None
+    rng = np.random.default_rng(0)
+    pts = np.ascontiguousarray(rng.normal(size=(16, 3)))
+    sqn, v, g = (pts**2).sum(axis=1), rng.normal(size=3), rng.normal(size=3)
+    for w in (None, np.ones(16, dtype=np.int64)):  # both signatures the index uses
+        loops.count_sum(pts, sqn, v, 0.0, w)
+        out = (np.empty_like(pts), np.empty(16), None if w is None else np.empty(16, np.int64))
+        loops.split(pts, sqn, v, 0.0, -1.0, 1.0, w, out)
+    keys = loops.keys(pts, g)
+    order = np.argsort(keys)
+    loops.match(pts, g, keys[order], np.ascontiguousarray(pts[order]))
+    return time.perf_counter() - t0
+
+
+def run(quick: bool, only: list[str] | None = None, show_warnings: bool = False):
+    """Rows of every benchmark; failures, modules not run, warnings counted, seconds each."""
     rows: list[dict] = []
     failures: list[str] = []
+    skipped: list[str] = []
+    caught: collections.Counter = collections.Counter()
+    seconds: dict[str, float] = {}
     for path in discover(only):
+        name = path.stem.removeprefix("bench_")
         t0 = time.perf_counter()
         try:
-            out = load(path).main(quick=quick)
+            with warnings.catch_warnings(record=True) as ws, \
+                    contextlib.redirect_stdout(io.StringIO()):
+                warnings.simplefilter("always")
+                mod = load(path)
+                if "quick" not in inspect.signature(mod.main).parameters:
+                    skipped.append(path.name)
+                    continue
+                out = mod.main(quick=quick)
         except Exception:  # a failing benchmark is reported, the others still run
             failures.append(f"{path.stem}:\n{traceback.format_exc()}")
             continue
-        for r in out:
-            rows.append({"benchmark": path.stem.removeprefix("bench_"), **r})
-        print(f"# {path.stem}: {len(out)} rows in {time.perf_counter() - t0:.1f}s",
-              file=sys.stderr)
-    return rows, failures
+        for w in ws:
+            caught[(name, w.category.__name__)] += 1
+            if show_warnings:
+                print(f"{name}: {w.category.__name__}: {w.message}", file=sys.stderr)
+        seconds[name] = time.perf_counter() - t0
+        rows += [{"benchmark": name, **r} for r in out]
+    return rows, failures, skipped, caught, seconds
 
 
-def _fmt(v: object) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
-def _compact(row: dict) -> dict:
-    """One line per row: identifying (string) fields as the case, numbers as measurements."""
-    case = [f"{k}={v}" for k, v in row.items()
-            if k not in ("benchmark", "bench") and isinstance(v, str)]
-    meas = [f"{k}={_fmt(v)}" for k, v in row.items()
-            if not isinstance(v, str) and v is not None]
-    return {"benchmark": row["benchmark"], "case": " ".join(case), "measurements": " ".join(meas)}
+def footer(quick: bool, compile_s: float | None, skipped: list[str],
+           caught: collections.Counter, seconds: dict[str, float], total: float) -> str:
+    """What the table's columns mean, and what ran apart from it."""
+    notes = [
+        "time: the measured (private) method; ref: what it is compared with, named on each "
+        "benchmark's line; time/ref: their ratio (< 1: faster than the reference). Seconds, "
+        "warm, one BLAS thread (OPENBLAS_NUM_THREADS=" + os.environ["OPENBLAS_NUM_THREADS"]
+        + "). Full rows: --json FILE.",
+        ("numba not installed: numpy loops." if compile_s is None else
+         f"numba kernels compiled or loaded in {compile_s:.1f} s before timing (in no row)."),
+        "seconds per benchmark: " + ", ".join(f"{k} {v:.1f}" for k, v in seconds.items())
+        + f"; total {total:.1f} s ({'--quick' if quick else 'full'}).",
+    ]
+    if caught:
+        notes.append("warnings kept out of the table (--show-warnings prints them): " + ", ".join(
+            f"{n} {c} x{k}" for (n, c), k in caught.items()) + ".")
+    if skipped:
+        notes.append("not run here (own command line, run them directly): "
+                     + ", ".join(skipped) + ".")
+    return "\n".join(textwrap.fill(n, WIDTH) for n in notes)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (about a minute)")
+    ap.add_argument("--quick", action="store_true", help="small sizes")
     ap.add_argument("--json", default=None, help="write all rows to this JSON file")
     ap.add_argument("--only", nargs="*", default=None, help="substrings of benchmark names")
+    ap.add_argument("--show-warnings", action="store_true",
+                    help="print the benchmarks' warnings (to stderr)")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parent))
-    from cvxdp.cli import format_table
+    from cvxdp.bench import format_bench_table
 
-    rows, failures = run(args.quick, args.only)
-    print(format_table([_compact(r) for r in rows], ["benchmark", "case", "measurements"]))
+    t0 = time.perf_counter()
+    compile_s = warm_numba()
+    rows, failures, skipped, caught, seconds = run(args.quick, args.only, args.show_warnings)
+    print(format_bench_table(rows, width=WIDTH))
+    print()
+    print(footer(args.quick, compile_s, skipped, caught, seconds, time.perf_counter() - t0))
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rows, indent=1, default=float))
     for f in failures:

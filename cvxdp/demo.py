@@ -7,6 +7,7 @@ Each row releases a private answer and compares it with the exact solve on the s
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -193,7 +194,17 @@ def demo_rows(seed: int = 0) -> list[dict[str, Any]]:
 
 
 def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
-    """Print the demo table (and write pictures to ``plot_dir``); returns the exit code."""
+    """Print the demo table (and write pictures to ``plot_dir``); returns the exit code.
+
+    With ``plot_dir``, the ``plot`` extra (matplotlib) is checked before anything runs: without
+    it, a message naming the extra goes to stderr and the exit code is 2.
+    """
+    if plot_dir is not None:
+        from cvxdp.plots import missing_plot_extra
+
+        if (message := missing_plot_extra()) is not None:
+            print(message, file=sys.stderr)
+            return 2
     t0 = time.perf_counter()
     rows = demo_rows(seed)
     print(format_table(rows, DEMO_COLUMNS))

@@ -46,6 +46,7 @@ def test_cli_demo_prints_the_table(capsys):
     assert "minimum enclosing ball" in out
 
 
+@pytest.mark.slow
 def test_plot_option_writes_pngs(tmp_path):
     pytest.importorskip("matplotlib")
     from cvxdp.plots import write_demo_plots
