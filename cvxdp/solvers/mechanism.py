@@ -49,6 +49,7 @@ from cvxdp.solvers.perturbation import (
     PERTURBATION_THEOREM,
     noise_plan,
     private_entries,
+    released_user_values,
     robust_plan,
     solve_robust_counterpart,
 )
@@ -185,7 +186,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
         "method": "perturbation", "mechanism": "perturbation", "noise": noise,
         "beta": npl.beta, "guarantee": guarantee, "robust_status": out["status"],
         "robust_solver": out["solver"], "radius_max": out["radius_max"],
-        "noisy_parameters": {p.name(): out["noisy"][p.id] for p in entries.params},
+        "noisy_parameters": released_user_values(entries, out["noisy"]),
         "equality_rows_private": out["equality_rows_private"],
     }
     if out["equality_rows_private"]:

@@ -139,6 +139,8 @@ class PrivateEntries:
     columns: np.ndarray
     delta: np.ndarray
     per_param: tuple[dict[str, Any], ...]
+    tensor_ids: tuple[int, ...] = ()  # id in CVXPY's tensor (a reduced parameter's for
+    # symmetric / PSD / diag / sparse parameters; the parameter's own otherwise)
 
     @property
     def K(self) -> int:
@@ -159,10 +161,10 @@ def private_entries(scp: SymmetricConeProgram, specs: tuple[Any, ...]) -> Privat
         For ``ConstraintSetPrivacy`` (row add/remove has no bounded per-entry change) or a
         parameter declared twice.
     """
-    from cvxdp.transform.sensitivity import parameter_columns
+    from cvxdp.transform.sensitivity import parameter_columns, reduced_parameter
 
     pp = scp.meta["param_prob"]
-    params, cols, deltas, per = [], [], [], []
+    params, cols, deltas, per, tids = [], [], [], [], []
     seen: set[int] = set()
     for spec in specs:
         if isinstance(spec, ConstraintSetPrivacy):
@@ -175,6 +177,8 @@ def private_entries(scp: SymmetricConeProgram, specs: tuple[Any, ...]) -> Privat
                 raise PrivacySpecError(f"parameter {p.name()!r} is declared private twice.")
             seen.add(p.id)
             c = parameter_columns(pp, p, type(spec).__name__)
+            red = reduced_parameter(pp, p)
+            tids.append(p.id if red is None else red.id)
             params.append(p)
             cols.append(c)
             deltas.append(np.full(c.size, float(spec.sensitivity)))
@@ -182,7 +186,7 @@ def private_entries(scp: SymmetricConeProgram, specs: tuple[Any, ...]) -> Privat
                         "sensitivity": float(spec.sensitivity),
                         "l2_sensitivity": float(spec.sensitivity) * math.sqrt(c.size)})
     return PrivateEntries(tuple(params), np.concatenate(cols).astype(int),
-                          np.concatenate(deltas), tuple(per))
+                          np.concatenate(deltas), tuple(per), tuple(tids))
 
 
 @dataclass(frozen=True)
@@ -459,15 +463,38 @@ def draw_noise(npl: NoisePlan, plan: RobustPlan, K: int, rng: np.random.Generato
 
 def release_parameters(entries: PrivateEntries, g: np.ndarray, sigma_unit: float
                        ) -> dict[int, np.ndarray]:
-    """The noisy parameter values ``theta~ = theta + Delta sigma_u g`` (id -> array)."""
+    """The noisy parameter values ``theta~ = theta + Delta sigma_u g``.
+
+    Keyed by the id in CVXPY's tensor: the parameter's own (value in its shape) or, for a
+    symmetric / PSD / diag / sparse parameter, its reduced parameter's (the reduced entries,
+    one per tensor column; :func:`cvxdp.transform.sensitivity.full_value` rebuilds the matrix).
+    """
+    from cvxdp.transform.sensitivity import reduced_value
+
     out, at = {}, 0
-    for p in entries.params:
-        size = int(p.size)
-        z = (entries.delta[at:at + size] * sigma_unit * g[at:at + size]).reshape(
-            p.shape, order="F")
-        out[p.id] = np.asarray(p.value, dtype=float) + z
+    tids = entries.tensor_ids or tuple(p.id for p in entries.params)
+    for p, tid in zip(entries.params, tids, strict=True):
+        if tid == p.id:
+            size = int(p.size)
+            z = (entries.delta[at:at + size] * sigma_unit * g[at:at + size]).reshape(
+                p.shape, order="F")
+            out[tid] = np.asarray(p.value, dtype=float) + z
+        else:
+            base = reduced_value(p)
+            size = int(base.size)
+            out[tid] = base + entries.delta[at:at + size] * sigma_unit * g[at:at + size]
         at += size
     return out
+
+
+def released_user_values(entries: PrivateEntries, noisy: dict[int, np.ndarray]
+                         ) -> dict[str, np.ndarray]:
+    """The released values in the user's shapes (name -> array), symmetric ones rebuilt."""
+    from cvxdp.transform.sensitivity import full_value
+
+    tids = entries.tensor_ids or tuple(p.id for p in entries.params)
+    return {p.name(): (noisy[tid] if tid == p.id else full_value(p, noisy[tid]))
+            for p, tid in zip(entries.params, tids, strict=True)}
 
 
 def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]

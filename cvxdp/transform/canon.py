@@ -138,6 +138,7 @@ def to_scp(problem: cp.Problem, private: Any = None) -> SymmetricConeProgram:
             )
     dims = _dims_of(data["dims"])
     param_prob = data[cp.settings.PARAM_PROB]
+    _record_reduced_parameters(param_prob, chain)
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     inverse = ScpInverse(problem, chain, list(inverse_data), int(solver_inv["var_id"]),
                          param_prob)
@@ -275,3 +276,27 @@ def set_no_solution(problem: cp.Problem, status: str) -> float:
     except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
         pass
     return problem.value
+
+
+def _record_reduced_parameters(param_prob: Any, chain: Any) -> None:
+    """Record which reduced parameter stands for each symmetric / PSD / diag / sparse one.
+
+    CVXPY's ``CvxAttr2Constr`` replaces a parameter with a dimension-reducing attribute by a
+    new parameter holding its upper triangle (symmetric, PSD, NSD), its diagonal (diag) or its
+    stored entries (sparsity), in that order (``cvx_attr2constr.lower_value``).  Every reduced
+    entry is one entry of the user's matrix, so a per-entry sensitivity carries over unchanged.
+    The map ``user id -> reduced Parameter`` is kept on the parametric program as
+    ``cvxdp_reduced`` (read by :func:`cvxdp.transform.sensitivity.parameter_columns`).
+    Complex parameters are split into real and imaginary parts elsewhere and stay refused.
+    """
+    from cvxpy.reductions.cvx_attr2constr import CvxAttr2Constr
+
+    reduced: dict[int, Any] = {}
+    for red in chain.reductions:
+        if isinstance(red, CvxAttr2Constr):
+            for orig, new in getattr(red, "_parameters", {}).items():
+                reduced[orig.id] = new
+    try:
+        param_prob.cvxdp_reduced = reduced
+    except AttributeError:  # pragma: no cover - a param_prob that takes no attributes
+        pass

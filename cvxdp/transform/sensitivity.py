@@ -207,14 +207,24 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
         diag / sparsity attributes).
     """
     cols = getattr(param_prob, "param_id_to_col", {})
+    red = reduced_parameter(param_prob, param)
+    if red is not None and red.id in cols:
+        # symmetric / PSD / diag / sparse: CVXPY's reduced parameter, one user entry per column
+        start = int(cols[red.id])
+        return np.arange(start, start + int(param_prob.param_id_to_size[red.id]))
     if param.id not in cols and any(param.attributes.get(a) for a in (
             "symmetric", "PSD", "NSD", "diag", "sparsity", "hermitian", "complex", "imag")):
+        if any(param.attributes.get(a) for a in ("complex", "imag", "hermitian")):
+            raise PrivacySpecError(
+                f"{cls}: parameter {param.name()!r} is complex, and CVXPY splits it into real "
+                "and imaginary parts whose sensitivity cannot be traced; use two real "
+                "parameters (real and imaginary part) in the model.")
         raise PrivacySpecError(
-            f"{cls}: parameter {param.name()!r} has a symmetric=/PSD=/NSD=/diag=/sparsity=/"
-            "complex= attribute, so CVXPY replaces it by reduced or real/imaginary parameters "
-            "and its sensitivity cannot be traced; declare a plain real cp.Parameter(shape) "
-            "(e.g. use (P + P.T) / 2 in the model for a symmetric matrix, two real parameters "
-            "for complex data)."
+            f"{cls}: CVXPY substituted the current value of parameter {param.name()!r} "
+            "instead of keeping it a parameter (the model is not DPP in it: e.g. "
+            "quad_form(w, Sigma) factors Sigma's value), so its sensitivity cannot be "
+            "propagated. Write the term with a private factor instead, e.g. "
+            "cp.sum_squares(F @ w) with F a private cp.Parameter and Sigma = F.T @ F."
         )
     if param.id not in cols and not cols.keys() - {-1}:
         raise PrivacySpecError(
@@ -233,6 +243,46 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
         )
     start = int(cols[param.id])
     return np.arange(start, start + int(param_prob.param_id_to_size[param.id]))
+
+
+def reduced_parameter(param_prob: Any, param: Any) -> Any:
+    """CVXPY's reduced parameter standing for ``param`` (symmetric, PSD, diag, sparse), or None.
+
+    See :func:`cvxdp.transform.canon._record_reduced_parameters`.
+    """
+    return getattr(param_prob, "cvxdp_reduced", {}).get(param.id)
+
+
+def reduced_value(param: Any, value: Any = None) -> np.ndarray:
+    """The entries of ``param``'s value (or of ``value``) in the order of its tensor columns.
+
+    For a plain parameter this is ``vec_F(value)``; for one CVXPY reduces, its upper triangle /
+    diagonal / stored entries in CVXPY's own order (``cvx_attr2constr.lower_value``).
+    """
+    from cvxpy.reductions.cvx_attr2constr import lower_value
+
+    v = param.value if value is None else value
+    if getattr(param, "_has_dim_reducing_attr", False):
+        return np.asarray(lower_value(param, np.asarray(v)), dtype=float).ravel(order="F")
+    return np.asarray(v, dtype=float).ravel(order="F")
+
+
+def full_value(param: Any, reduced: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`reduced_value`: the user's matrix from its reduced entries."""
+    if not getattr(param, "_has_dim_reducing_attr", False):
+        return np.asarray(reduced, dtype=float).reshape(param.shape, order="F")
+    attrs = param.attributes
+    out = np.zeros(param.shape)
+    if attrs.get("symmetric") or attrs.get("PSD") or attrs.get("NSD"):
+        n = param.shape[-1]
+        i, j = np.triu_indices(n)
+        out[i, j] = reduced
+        out[j, i] = reduced
+    elif attrs.get("diag"):
+        out[np.diag_indices(param.shape[0])] = reduced
+    else:  # sparsity
+        out[param.sparse_idx] = reduced
+    return out
 
 
 def objective_tensor(param_prob: Any) -> Any:

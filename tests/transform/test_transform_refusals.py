@@ -181,19 +181,23 @@ def test_parameter_not_in_model_not_dpp_or_with_attributes():
     S = cp.Parameter((3, 3), symmetric=True, name="S", value=np.eye(3))
     z = cp.Variable(3)
     sym = cp.Problem(cp.Minimize(cp.sum(S @ z)), [z >= 0, z <= 1])
-    if S.id in to_scp(sym).meta["param_prob"].param_id_to_col:
-        # older CVXPY keeps S whole: its entries propagate like any other parameter's
-        bounds = to_scp(sym, private=ObjectivePrivacy(S, sensitivity=0.1)).sensitivity
-        np.testing.assert_allclose(bounds.c, 0.3)
-    else:  # newer CVXPY replaces S by a reduced parameter: refused
-        with pytest.raises(PrivacySpecError, match="'S'.*symmetric=/PSD="):
-            to_scp(sym, private=ObjectivePrivacy(S, sensitivity=0.1))
+    # a symmetric parameter is traced through CVXPY's reduced parameter (issue 22 item 4;
+    # tests/transform/test_structured_parameters.py): its entries propagate like any other's
+    bounds = to_scp(sym, private=ObjectivePrivacy(S, sensitivity=0.1)).sensitivity
+    np.testing.assert_allclose(np.sort(bounds.c)[-3:], 0.3)
     P = cp.Parameter(2, complex=True, name="P", value=np.array([1 + 1j, 2]))
     w = cp.Variable(2, complex=True)
     cplx = cp.Problem(cp.Minimize(cp.norm(w - P)), [cp.real(w) >= 0])
     to_scp(cplx)  # complex models themselves are fine (CVXPY splits them into real parts)
-    with pytest.raises(PrivacySpecError, match="'P'.*complex=.*two real parameters"):
+    with pytest.raises(PrivacySpecError, match="'P' is complex.*two real parameters"):
         to_scp(cplx, private=ScalarPrivacy(P, sensitivity=0.1))
+    # quad_form with a PSD parameter: CVXPY factors its value (not DPP in it); the message
+    # names the rewrite with a private factor, not an attribute the user cannot avoid
+    Sig = cp.Parameter((2, 2), PSD=True, name="Sigma", value=np.eye(2))
+    v = cp.Variable(2)
+    qf = cp.Problem(cp.Minimize(cp.quad_form(v, Sig)), [cp.sum(v) == 1])
+    with pytest.raises(PrivacySpecError, match="substituted.*'Sigma'.*sum_squares\\(F @ w\\)"):
+        to_scp(qf, private=ConstraintPrivacy(Sig, sensitivity=0.1))
 
 
 def test_constraint_set_privacy_refusals():
