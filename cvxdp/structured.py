@@ -139,10 +139,19 @@ def _save(var: cp.Variable, value: Any) -> None:
 def _holding_private(fn: Any) -> Any:
     @functools.wraps(fn)
     def solve_private(self: StructuredProblem, *args: Any, **kwargs: Any) -> Any:
+        from cvxdp.progress import budget_text, verbose_run
+
         self._forget_solution()
+        # verbose=True: header and summary (issue 25 item 3); sizes are the problem's public
+        # shape, the budget the one asked for. ``verbose`` is passed on to the solver too.
+        size = (f"{sum(v.size for v in self.variables())} variables, "
+                f"{len(self.constraints)} constraints")
+        run = verbose_run(bool(kwargs.get("verbose")), type(self).__name__, size=size,
+                          budget=budget_text(kwargs.get("epsilon"), kwargs.get("delta"),
+                                             kwargs.get("rho"), kwargs.get("budget")))
         sol = fn(self, *args, **kwargs)
         self._hold_private(sol)
-        return sol
+        return run.finish(sol)
 
     solve_private._holds_private = True  # type: ignore[attr-defined]
     return solve_private
