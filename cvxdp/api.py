@@ -6,7 +6,9 @@ Dispatch: a :class:`cvxdp.structured.StructuredProblem` (ellipsoid, ball, least 
 ``problem.solve_private(...)``, ``problem.solve(method="private", ...)`` (returns the value, like
 ``solve``) and ``cvxdp.solve_private(problem, ...)`` -- share this one implementation.
 
-The common arguments are validated here, before any solver runs (scikit-learn style: validate
+The common keywords (epsilon, delta, rho, budget, rng, reference, verbose, accuracy,
+accountant) are checked by :func:`cvxdp.validation.entry_point`, the same as at every other entry
+point; the rest is validated here, before any solver runs (scikit-learn style: validate
 once at the boundary): the budget (:func:`cvxdp.privacy.budgets.resolve_budget`), the privacy
 spec (present, of the right type, its parameters where its setting allows), the model (a
 symmetric cone program: :func:`explain` lists what is not), ``accuracy`` and ``rng``.
@@ -14,27 +16,20 @@ symmetric cone program: :func:`explain` lists what is not), ``accuracy`` and ``r
 
 from __future__ import annotations
 
-import difflib
-import inspect
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import cvxpy as cp
 
-from cvxdp.errors import (
-    PrivacyGuaranteeError,
-    PrivacySpecError,
-    UnsupportedProblemError,
-    check_positive,
-)
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.structured import StructuredProblem
+from cvxdp.validation import COMMON_KEYWORDS, check_options, entry_point, option_names
 
 __all__ = ["solve_private", "install", "is_supported", "explain", "check_options",
            "option_names"]
 
-#: keywords of ``solve_private`` itself, valid on every path
-COMMON_OPTIONS = ("epsilon", "delta", "rho", "private", "accuracy", "rng", "reference",
-                  "verbose", "solver")
+#: keywords of ``solve_private`` itself, valid on every path (the common keywords of
+#: :mod:`cvxdp.validation` plus the spec and CVXPY's ``solver=``)
+COMMON_OPTIONS = (*COMMON_KEYWORDS, "private", "solver")
 
 #: structured problems whose ``solve_private(**kwargs)`` hands everything to one function: the
 #: function whose signature lists the options (module, name)
@@ -44,42 +39,11 @@ _DELEGATES = {
 }
 
 
-def option_names(fn: Callable[..., Any]) -> tuple[set[str], bool]:
-    """Keyword names ``fn`` accepts (``self`` and the problem excluded), and whether it takes
-    any other keyword too (``**kwargs``).  A catch-all spelt ``**_`` only swallows the common
-    options of the front door and does not count as open.  Follows ``functools.wraps``."""
-    params = inspect.signature(fn).parameters.values()
-    names = {p.name for p in params
-             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self", "problem"}
-    return names, any(p.kind is p.VAR_KEYWORD and p.name != "_" for p in params)
-
-
-def check_options(given: Iterable[str], valid: Iterable[str], path: str) -> None:
-    """Raise ``TypeError`` for every keyword in ``given`` that is not in ``valid``.
-
-    The message names, for each unknown keyword, the nearest valid one
-    (:func:`difflib.get_close_matches`) and lists what ``path`` takes.
-
-    Raises
-    ------
-    TypeError
-        ``solve_private: unknown option 'max_iteration' (did you mean 'max_iterations'?) ...``
-    """
-    valid = sorted(set(valid))
-    bad = [k for k in given if k not in valid]
-    if not bad:
-        return
-    parts = []
-    for key in bad:
-        near = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
-        parts.append(f"{key!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
-    raise TypeError(f"solve_private: unknown option{'s' if len(bad) > 1 else ''} "
-                    f"{', '.join(parts)} for {path}; it takes {', '.join(valid)}.")
-
-
 def _structured_options(problem: StructuredProblem) -> set[str] | None:
     """Options of a structured problem's private solve, or None when they cannot be listed."""
     cls = type(problem)
+    if hasattr(cls.solve_private, "_entry_keywords"):
+        return None  # an entry point of cvxdp.validation: checks its own keywords
     for klass in cls.__mro__:
         if klass.__name__ in _DELEGATES:
             import importlib
@@ -127,15 +91,8 @@ def is_supported(problem: cp.Problem, private: Any = None) -> bool:
     return not explain(problem, private)
 
 
-def _check_accuracy(accuracy: Any) -> None:
-    if accuracy is None:
-        return
-    check_positive(
-        accuracy, PrivacyGuaranteeError,
-        f"accuracy= is the additive error alpha the private solver must reach; it must be "
-        f"a finite number > 0, got {accuracy!r} (or leave it None for the default).")
-
-
+@entry_point("solve_private",
+             describe=lambda problem, *_: f"solve_private({type(problem).__name__})")
 def solve_private(
     problem: cp.Problem,
     *,
@@ -159,6 +116,12 @@ def solve_private(
         built by ``cvxdp.john_ellipsoid``, ``cvxdp.min_enclosing_ball``, ...
     epsilon, delta, rho : float, optional
         The budget: ``epsilon`` (+ ``delta``) for (approximate) DP, or ``rho`` for zCDP.
+        Ranges: ``0 < epsilon <= 1e6``, ``0 <= delta <= 0.01``, ``0 < rho <= 1e6``.
+    budget : PureDP, ApproxDP or ZCDP, optional
+        The same budget as one value, instead of ``epsilon`` / ``delta`` / ``rho``.
+    accountant : PrivacyAccountant, optional
+        A session budget: this call's budget must fit into what is left of it (else
+        ``BudgetError`` before any data is read) and is recorded in its ledger afterwards.
     private : privacy spec or sequence of specs
         Which data is private and how neighbours differ (``cvxdp.ConstraintPrivacy``,
         ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``).  Required for a
@@ -200,12 +163,6 @@ def solve_private(
     """
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"solve_private expects a cvxpy.Problem, got {type(problem).__name__}.")
-    # a misspelt common keyword (epsilom=) is named before the budget check would report a
-    # missing budget; path options are checked by the path
-    typos = [k for k in solver_opts
-             if difflib.get_close_matches(k, COMMON_OPTIONS, n=1, cutoff=0.8)]
-    if typos:
-        check_options(typos, COMMON_OPTIONS, "solve_private")
     if isinstance(problem, StructuredProblem):
         kwargs: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "rho": rho, "rng": rng,
                                   "reference": reference}
@@ -240,13 +197,9 @@ def solve_private(
         return sol
 
     from cvxdp.privacy.budgets import resolve_budget
-    from cvxdp.privacy.rng import as_generator
     from cvxdp.transform import to_scp, unsupported_reasons
 
-    resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
-    _check_accuracy(accuracy)
-    if rng is not None and not isinstance(rng, int):
-        as_generator(rng)  # raises on a bad type; a Generator is returned unchanged
+    resolve_budget(epsilon=epsilon, delta=delta, rho=rho)  # values checked by @entry_point
     reasons = unsupported_reasons(problem, compile=False)  # cheap checks; to_scp finds cones
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))

@@ -16,6 +16,7 @@ __all__ = [
     "UnsupportedProblemError",
     "InfeasibleProblemError",
     "PrivacyGuaranteeError",
+    "ArgumentError",
     "check_positive",
 ]
 
@@ -43,6 +44,13 @@ class InfeasibleProblemError(CvxdpError, ValueError):
 class PrivacyGuaranteeError(CvxdpError, ValueError):
     """A mechanism cannot be made private as requested (e.g. the budget is too small for the
     theorem's accuracy bound to be non-vacuous and the caller asked for a strict guarantee)."""
+
+
+class ArgumentError(CvxdpError, ValueError, TypeError):
+    """A common keyword of an entry point has a value outside its range (``rng``, ``verbose``,
+    ``reference``, ``iterations``, ``accountant``); the message names the argument, the value and
+    what is valid.  Also a ``TypeError``, so handlers written for the old type errors still
+    catch it."""
 
 
 def check_positive(value: Any, error: type[CvxdpError], message: str, *,

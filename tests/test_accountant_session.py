@@ -60,7 +60,7 @@ def test_one_zcdp_accountant_across_three_solvers_refuses_the_fourth_before_read
     acct = cvxdp.PrivacyAccountant(cvxdp.ZCDP(0.5))
     rhos = [0.1, 0.15, 0.2]
     sols = _three_calls(acct, [{"rho": r} for r in rhos])
-    for sol, rho in zip(sols, rhos):      # each call kept within what it was asked
+    for sol, rho in zip(sols, rhos, strict=True):   # each call kept within what it asked
         assert sol.privacy.rho <= rho * (1 + 1e-9)
     names = [r.mechanism for r in acct.ledger]
     assert names == ["LeastSquaresProblem.solve_private", "MinEnclosingBall.solve_private",

@@ -87,6 +87,11 @@ from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
+from cvxdp.validation import entry_point
+
+#: largest epsilon private_gaussian takes: the sample-size planner (required_n) evaluates
+#: e^(epsilon/2), which overflows a float beyond epsilon ~ 1419; nothing is private long before
+GAUSSIAN_EPSILON_MAX = 1e3
 
 __all__ = [
     "GaussianSolution",
@@ -197,6 +202,7 @@ def _pairs(x: np.ndarray) -> np.ndarray:
     return (x[:h] - x[h: 2 * h]) / math.sqrt(2.0)
 
 
+@entry_point(epsilon_max=GAUSSIAN_EPSILON_MAX)
 def private_gaussian(
     X: Any,
     *,

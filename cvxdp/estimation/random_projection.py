@@ -25,12 +25,13 @@ import numpy as np
 from scipy import optimize, stats
 
 from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
-from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
+from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
 from cvxdp.privacy.clipping import COUNT_SHARE, clip_rows_l2, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.validation import entry_point
 
 __all__ = [
     "rp_delta",
@@ -216,9 +217,9 @@ def gaussian_sketch(data: np.ndarray, r: int, sigma: float, gen: np.random.Gener
     return out
 
 
+@entry_point()
 def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bound: float,
-                      rng: None | int | np.random.Generator = None,
-                      accountant: PrivacyAccountant | None = None
+                      rng: None | int | np.random.Generator = None
                       ) -> tuple[np.ndarray, PrivacyRecord]:
     """M_RP: an (epsilon, delta)-DP Gaussian random projection ``D^T G + N`` (d x r).
 
@@ -237,7 +238,8 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
         Public bound l on the l2 norm of a row.
     rng : None, int or Generator
     accountant : PrivacyAccountant, optional
-        Spent from before any randomness is drawn.
+        Checked before the data are read, the call recorded after it
+        (:func:`cvxdp.validation.entry_point`); the other common keywords likewise.
 
     Returns
     -------
@@ -263,8 +265,6 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     record = PrivacyRecord("random_projection", budget, RP_REFERENCE,
                            params={"sigma": sigma, "r": r, "s_bar": s_bar,
                                    "row_bound": float(row_bound)})
-    if accountant is not None:
-        accountant.spend(record)
     gen = as_generator(rng)
     if on_dask:
         # D^T G chunk-wise on the workers (rows mapped per block, G_b from per-block streams);
@@ -408,6 +408,7 @@ def relative_leverage(data: Any, *, block: int = 512) -> float:
     return min(best, 1.0)
 
 
+@entry_point(guarantee="relative DP")
 def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: int,
                                row_bound: float, rng: None | int | np.random.Generator = None
                                ) -> tuple[np.ndarray, Any]:

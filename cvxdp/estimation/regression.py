@@ -60,6 +60,7 @@ from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
+from cvxdp.validation import entry_point
 
 __all__ = [
     "LeastSquaresPrivacy",
@@ -319,6 +320,7 @@ class LeastSquaresProblem(StructuredProblem):
             _check_finite(self.X, self.y, "the exact solve")
         return super().solve(*args, method=method, **kwargs)
 
+    @entry_point()
     def solve_private(self, *, epsilon: float | None = None, delta: float | None = None,
                       rho: float | None = None, rng: None | int | np.random.Generator = None,
                       reference: bool = False, mechanism: str = "ssp",

@@ -36,6 +36,7 @@ from cvxdp.geometry.john_iter import fixed_point_weights, gram, leverage_ratios,
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.structured import StructuredProblem
+from cvxdp.validation import entry_point
 
 __all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
 
@@ -243,6 +244,7 @@ class JohnEllipsoidProblem(StructuredProblem):
     _methods = {"fixed-point": _solve_fixed_point, "sketched": _solve_sketched}
 
     # -- private ---------------------------------------------------------------------------------
+    @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> Any:
         """DP John ellipsoid: :func:`cvxdp.geometry.john_private.private_john`."""
         from cvxdp.geometry.john_private import private_john
@@ -251,6 +253,12 @@ class JohnEllipsoidProblem(StructuredProblem):
     def leverage_ratios(self, w: np.ndarray) -> np.ndarray:
         """``a_i' (A' W A)^{-1} a_i`` for the problem's rows (not private)."""
         return leverage_ratios(self.data, np.asarray(w, dtype=float))
+
+
+def _delegate() -> Any:
+    from cvxdp.geometry.john_private import private_john
+
+    return private_john
 
 
 def john_ellipsoid(A: Any) -> JohnEllipsoidProblem:

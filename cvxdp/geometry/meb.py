@@ -29,6 +29,7 @@ from cvxdp.geometry.meb_index import OutsideIndex, sq_dists
 from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
+from cvxdp.validation import entry_point
 
 __all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
            "exact_meb", "fptas_meb", "mmeb", "reference_ball"]
@@ -360,6 +361,7 @@ class MinEnclosingBall(StructuredProblem):
         self._status, self._value = cp.OPTIMAL, ball.radius
         return ball, secs, name
 
+    @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> MEBPrivateSolution:  # noqa: D417
         """Differentially private MEB; see :func:`cvxdp.geometry.meb_solve.solve_private_meb`.
 
@@ -368,6 +370,12 @@ class MinEnclosingBall(StructuredProblem):
         from cvxdp.geometry.meb_solve import solve_private_meb
 
         return solve_private_meb(self, **kwargs)
+
+
+def _delegate() -> Any:
+    from cvxdp.geometry.meb_solve import solve_private_meb
+
+    return solve_private_meb
 
 
 def min_enclosing_ball(points: Any) -> MinEnclosingBall:

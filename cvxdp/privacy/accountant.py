@@ -282,6 +282,25 @@ class PrivacyReport:
             out[r.mechanism] = out.get(r.mechanism, 0) + r.count
         return out
 
+    def __str__(self) -> str:
+        """The ledger, one line per record (name, guarantee, theorem), and the composition."""
+        lines = [f"{'step':<40} guarantee"]
+        for r in self.records:
+            times = f" x{r.count}" if r.count > 1 else ""
+            z = (f" (rho={r.zcdp.rho:.4g})" if r.zcdp is not None
+                 and not isinstance(r.budget, ZCDP) else "")
+            kind = r.params.get("guarantee", "dp")
+            extra = "" if kind == "dp" else f" [{kind}]"
+            lines.append(f"{r.mechanism + times:<40} {_fmt_budget(r.budget)}{z}{extra}")
+        total = []
+        if self.epsilon is not None:
+            total.append(f"eps={self.epsilon:.6g}, delta={self.delta:.3g}")
+        if self.rho is not None:
+            total.append(f"rho={self.rho:.6g}")
+        lines.append(f"{'composed (' + self.guarantee + ')':<40} "
+                     f"{'; '.join(total) or 'nothing spent'}")
+        return "\n".join(lines)
+
     def __repr__(self) -> str:
         parts = [f"guarantee={self.guarantee!r}"]
         if self.epsilon is not None:
@@ -340,15 +359,48 @@ class PrivacyAccountant:
             return spent.rho <= self.total.rho * (1 + _REL_TOL)
         return spent.epsilon <= self.total.epsilon * (1 + _REL_TOL)
 
-    def spend(self, record: PrivacyRecord) -> PrivacyRecord:
-        """Add ``record`` to the ledger, or raise :class:`BudgetError` if it would overspend."""
-        trial = self._ledger + [record]
-        spent = self._compose(trial)
-        if not self._fits(spent):
+    def describe_remaining(self) -> str:
+        """What is left of the total, in its notion (``"rho=0.2"``, ``"eps=0.5 at delta=1e-06"``).
+
+        For (epsilon, delta) totals: the total epsilon minus the epsilon spent so far composes
+        to at the total delta (the next call's cost composes with the ledger, so it may use a
+        little more or less than this difference)."""
+        spent = self.spent()
+        if isinstance(self.total, ZCDP):
+            used = spent.rho if spent is not None else 0.0
+            return f"rho={max(self.total.rho - used, 0.0):.6g}"
+        used = spent.epsilon if spent is not None else 0.0
+        left = f"eps={max(self.total.epsilon - used, 0.0):.6g}"
+        return left + (f" at delta={self.total.delta:.3g}" if self.notion == "approx" else "")
+
+    def check(self, record: PrivacyRecord) -> None:
+        """Raise :class:`BudgetError` (naming spent, remaining and asked) unless ``record``
+        fits into what is left; change nothing."""
+        try:
+            spent = self._compose(self._ledger + [record])
+        except BudgetError as err:
+            need = ("rho= (zCDP) or a pure epsilon=" if self.notion == "zcdp" else
+                    "epsilon= (pure DP)" if self.notion == "pure" else "epsilon= and delta=")
             raise BudgetError(
-                f"spending {record!r} would exceed the total budget {self.total!r} "
-                f"(composed: {spent!r})."
-            )
+                f"{record.mechanism} asks for {_fmt_budget(record.budget)}, which the "
+                f"accountant (total {_fmt_budget(self.total)}) cannot compose: {err} "
+                f"State the call's budget as {need}.") from None
+        if not self._fits(spent):
+            done = self.spent()
+            raise BudgetError(
+                f"{record.mechanism} asks for {_fmt_budget(record.budget)}, which would exceed "
+                f"the total budget {_fmt_budget(self.total)}: the accountant has spent "
+                f"{_fmt_budget(done) if done is not None else 'nothing'} "
+                f"({self.describe_remaining()} remaining); the composition would be "
+                f"{_fmt_budget(spent)}.  Nothing was run.")
+
+    def spend(self, record: PrivacyRecord, *, check: bool = True) -> PrivacyRecord:
+        """Add ``record`` to the ledger, or raise :class:`BudgetError` if it would overspend.
+
+        ``check=False`` records without the check: for a step that already ran (its budget was
+        checked before it read any data), so that the ledger never misses what was spent."""
+        if check:
+            self.check(record)
         self._ledger.append(record)
         return record
 
@@ -356,9 +408,25 @@ class PrivacyAccountant:
         """The composed guarantee of everything spent so far (None if nothing was spent)."""
         return self._compose(self._ledger) if self._ledger else None
 
-    def report(self, *, theorem: str, neighbouring: str, guarantee: str = "dp",
-               details: Mapping[str, Any] | None = None) -> PrivacyReport:
-        """The :class:`PrivacyReport` of what was spent, in the total's notion."""
+    def report(self, *, theorem: str | None = None, neighbouring: str | None = None,
+               guarantee: str = "dp", details: Mapping[str, Any] | None = None
+               ) -> PrivacyReport:
+        """The :class:`PrivacyReport` of what was spent, in the total's notion.
+
+        Without arguments (a user's session accountant): ``print(acct.report())`` shows the
+        ledger, one line per call, and the composed guarantee (:func:`compose`: zCDP
+        composition of the calls' rho where every call has one, basic composition otherwise,
+        whichever is tighter); ``guarantee`` is not ``"dp"`` when some call's was not.
+        """
+        if theorem is None:
+            theorem = ("composition of the ledger: zCDP (Bun & Steinke 2016, Lemma 2.3) + CKS "
+                       "2020 Cor. 13, basic (Dwork & Roth 2014, Thm 3.16), Gaussian DP (Dong, "
+                       "Roth & Su 2022, Cor. 3.3); the tightest")
+        if neighbouring is None:
+            neighbouring = "each call's own (see its report)"
+        kinds = {r.params.get("guarantee", "dp") for r in self._ledger}
+        if guarantee == "dp" and kinds - {"dp"}:
+            guarantee = "/".join(sorted(kinds - {"dp"}))
         spent = self.spent()
         eps = delta = rho = None
         if isinstance(spent, ZCDP):

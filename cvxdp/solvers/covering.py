@@ -54,6 +54,7 @@ from cvxdp.solvers.covering_private import (
     theorem_alpha,
 )
 from cvxdp.structured import StructuredProblem
+from cvxdp.validation import entry_point
 
 __all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "CoveringLP",
            "CoveringSOCP", "CoveringSolution", "project_rows", "random_covering_socp",
@@ -218,6 +219,7 @@ class _Covering(StructuredProblem):
             raise UnsupportedProblemError(f"exact covering solve ended with status {self.status}.")
         return self._point(), float(self.value), time.perf_counter() - t0, str(solver)
 
+    @entry_point()
     def solve_private(
         self, *, epsilon: float | None = None, delta: float | None = None,
         rho: float | None = None, rng: Any = None, reference: bool = False,
