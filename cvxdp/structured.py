@@ -144,9 +144,12 @@ def _holding_private(fn: Any) -> Any:
         self._forget_solution()
         # verbose=True: header and summary (issue 25 item 3); sizes are the problem's public
         # shape, the budget the one asked for. ``verbose`` is passed on to the solver too.
+        # only when asked: reading ``constraints`` builds a lazy model (MEB's SOCP constraint,
+        # a CVXPY copy of the points: issue 24's memory limit)
+        verbose = bool(kwargs.get("verbose"))
         size = (f"{sum(v.size for v in self.variables())} variables, "
-                f"{len(self.constraints)} constraints")
-        run = verbose_run(bool(kwargs.get("verbose")), type(self).__name__, size=size,
+                f"{len(self.constraints)} constraints") if verbose else ""
+        run = verbose_run(verbose, type(self).__name__, size=size,
                           budget=budget_text(kwargs.get("epsilon"), kwargs.get("delta"),
                                              kwargs.get("rho"), kwargs.get("budget")))
         sol = fn(self, *args, **kwargs)
