@@ -215,6 +215,20 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
         validation = None
     else:
         status = cp.OPTIMAL_INACCURATE
+        if out["beta_used"] != npl.beta:
+            # the requested level's counterpart was empty; the point solves a less tightened
+            # one (post-processing of the same release): the promise is weaker, say so
+            status = cp.USER_LIMIT
+            info["beta_used"] = out["beta_used"]
+            info["guarantee"] = (
+                f"the counterpart at beta = {npl.beta:g} was empty; the point solves the "
+                f"counterpart at beta = {out['beta_used']:g} (same release, no extra budget): "
+                f"feasible for the TRUE data with probability >= {1 - out['beta_used']:g} for "
+                "that level taken alone; the requested level is not promised")
+            info["status_reason"] = (
+                f"no point meets the requested feasibility level beta = {npl.beta:g} at this "
+                f"budget; the released point holds at beta = {out['beta_used']:g} only. Raise "
+                "epsilon for the requested level, or pass mechanism='mwu'.")
         value = from_scp(problem, scp, x, status=status)  # public objective at released x
         validation = None
         if reference:

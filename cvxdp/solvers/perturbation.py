@@ -117,6 +117,9 @@ PERTURBATION_THEOREM = (
 TRUNCATION_REFERENCE = ("Gaussian conditioned on a data-independent event of probability >= 1-q: "
                         "(eps, (delta_G + e^eps q)/(1-q))-DP (cvxdp/solvers/perturbation.py)")
 _MAX_DRAWS = 10_000
+#: weaker failure levels tried, as post-processing of the same Gaussian release, when the
+#: counterpart at the requested beta is empty (the status then says which level holds)
+FALLBACK_BETAS = (0.01, 0.1, 0.5)
 
 
 @dataclass(frozen=True)
@@ -515,27 +518,11 @@ def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
     return sp.csc_matrix(-M[:, :n]), M[:, n].copy()
 
 
-def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
-                             plan: RobustPlan, npl: NoisePlan, rng: np.random.Generator,
-                             solver: str | None = None) -> dict[str, Any]:
-    """Draw the noise, build the counterpart from the noisy values only, solve it exactly.
-
-    Returns a dict with ``x`` (ndarray or None), ``status`` (the exact solver's), ``noisy``
-    (id -> released parameter value), ``radius_max`` (``max_u B_u sigma_u max_k Delta_k``: the
-    ``r`` of ``a~'x + r ||x||_2 <= b~`` in the parameter's units), ``draws``.
-    """
+def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
+    """Exact solve; feasibility for the true data holds up to the solver's tolerance, so ask
+    Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS)."""
     from cvxdp.transform.reference import solve_exact
 
-    g, draws = draw_noise(npl, plan, entries.K, rng)
-    noisy = release_parameters(entries, g, npl.sigma_unit)
-    A_t, b_t = noisy_program(scp, noisy)
-    scale = npl.B * npl.sigma_unit
-    scale_op = None if npl.B_op is None else npl.B_op * npl.sigma_unit
-    band = {int(u): float(scale[u] * plan.band_norm[u])
-            for u in np.flatnonzero(plan.unit_kind == "zero")}
-    prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band)
-    # feasibility for the true data holds up to the solver's tolerance: ask Clarabel for 1e-10
-    # (default 1e-8), falling back to its defaults (and then SCS) if that does not converge
     sol = None
     if solver is None or str(solver).upper() == "CLARABEL":
         try:
@@ -548,6 +535,41 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
             sol = None
     if sol is None:
         sol = solve_exact(prog, solver=solver)
+    return sol
+
+
+def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
+                             plan: RobustPlan, npl: NoisePlan, rng: np.random.Generator,
+                             solver: str | None = None) -> dict[str, Any]:
+    """Draw the noise, build the counterpart from the noisy values only, solve it exactly.
+
+    Returns a dict with ``x`` (ndarray or None), ``status`` (the exact solver's), ``noisy``
+    (id -> released parameter value), ``radius_max`` (``max_u B_u sigma_u max_k Delta_k``: the
+    ``r`` of ``a~'x + r ||x||_2 <= b~`` in the parameter's units), ``draws``, ``beta_used``
+    (the level whose counterpart gave the point; ``npl.beta`` unless it fell back).
+    """
+    g, draws = draw_noise(npl, plan, entries.K, rng)
+    noisy = release_parameters(entries, g, npl.sigma_unit)
+    A_t, b_t = noisy_program(scp, noisy)
+    # Gaussian noise: if the counterpart at the requested beta is empty, the same release is
+    # post-processed at weaker levels (FALLBACK_BETAS): no budget, a weaker promise (the
+    # caller reports it).  The nested events {||g_S|| <= B_u(beta)} make P(infeasible) <= the
+    # level finally used.  Truncated noise keeps its certainty or releases nothing.
+    betas = [npl.beta] if npl.noise != "gaussian" or npl.beta is None else \
+        [npl.beta, *[b for b in FALLBACK_BETAS if b > npl.beta]]
+    for beta_used in betas:
+        if beta_used is None or beta_used == npl.beta:
+            B, B_op = npl.B, npl.B_op
+        else:
+            B, B_op, _ = _bounds(plan, math.log(1 / beta_used))
+        scale = B * npl.sigma_unit
+        scale_op = None if B_op is None else B_op * npl.sigma_unit
+        band = {int(u): float(scale[u] * plan.band_norm[u])
+                for u in np.flatnonzero(plan.unit_kind == "zero")}
+        prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band)
+        sol = _solve_tight(prog, solver)
+        if sol.x is not None:
+            break
     x = None if sol.x is None else np.asarray(sol.x)[:scp.n]
     eq_bound = None
     zero_units = np.flatnonzero(plan.unit_kind == "zero")
@@ -559,7 +581,7 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
         eq_bound = max(abs(float(s_t[plan.unit_rows[u][0]]))
                        + float(scale[u] * np.linalg.norm(plan.E[u] @ xs)) for u in zero_units)
     return {"x": x, "status": sol.status, "noisy": noisy, "draws": draws,
-            "equality_violation_bound": eq_bound,
+            "beta_used": beta_used, "equality_violation_bound": eq_bound,
             "equality_rows_private": int(zero_units.size),
             "solver": sol.solver,
             "radius_max": float(scale.max(initial=0.0)) * float(entries.delta.max())}

@@ -55,3 +55,27 @@ def test_equality_violation_stays_within_the_reported_bound(noise):
         held += np.max(np.abs(X.value.sum(axis=0) - true_d)) <= bound + 1e-7
     assert ran >= 15
     assert held == ran
+
+
+def test_empty_counterpart_falls_back_to_a_weaker_level_and_says_so():
+    # max x s.t. x <= b (private), x >= -1.5: at epsilon = 1 the counterpart at beta = 1e-3
+    # (b~ - 2.07) is sometimes empty while the one at beta = 0.5 (b~ - 0.96) is not
+    seen = {"fallback": 0, "requested": 0}
+    for seed in range(40):
+        b = cp.Parameter(1, name="b", value=np.ones(1))
+        x = cp.Variable(1, name="x")
+        prob = cp.Problem(cp.Maximize(x[0]), [x <= b, x >= -1.5])
+        sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, mechanism="perturbation",
+                                  rng=seed, private=cvxdp.ScalarPrivacy(b, sensitivity=0.1))
+        if x.value is None:
+            continue
+        if "beta_used" in sol.info:
+            seen["fallback"] += 1
+            assert sol.status == cp.USER_LIMIT and sol.info["beta_used"] > 1e-3
+            assert "not promised" in sol.info["guarantee"]
+            assert "beta" in sol.info["status_reason"]
+        else:
+            seen["requested"] += 1
+            assert sol.status == cp.OPTIMAL_INACCURATE
+            assert x.value[0] <= 1.0 + 1e-7  # feasible for the true b at the requested level
+    assert seen["fallback"] >= 2 and seen["requested"] >= 10
