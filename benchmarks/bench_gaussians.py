@@ -16,7 +16,8 @@ Issue 26 additions:
 
 * ``--grid``: default (``method="auto"``, private preconditioning) vs the old default
   (``method="practical"``) over d x condition number x n x seeds (``--dims``, ``--ns``,
-  ``--seeds``), median and [min, max] of the errors and the time;
+  ``--seeds``, ``--conds``, ``--methods``), median and [first, third quartile] of the errors
+  and the time; ``--bhs23``: the same rows for ``benchmarks/bhs23.py``;
 * ``--peers``: the peer table of issue 26 (d = 5, N(1000, I), 10 seeds): cvxdp without
   bounds, cvxdp with ``bounds=`` (mean only and mean + covariance), and our own
   re-implementations of diffprivlib 0.6's ``mean(axis=0)`` (per coordinate LaplaceTruncated at
@@ -24,6 +25,8 @@ Issue 26 additions:
   (per coordinate Laplace at epsilon/d, sensitivity (hi - lo)^2/n, clamped to [0, (hi-lo)^2]),
   and of OpenDP's bounded mean with the vector Laplace (l1 sensitivity d (hi - lo)/n, not
   clamped).  diffprivlib / OpenDP are *not* dependencies: the peers are our code.
+  ``benchmarks/bench_gaussian_peers.py`` runs the same table with the real diffprivlib 0.6.6
+  and OpenDP 0.16 (benchmark-only installs).
 
 Usage: ``python benchmarks/bench_gaussians.py [--quick] [--plots] [--grid] [--peers]``.
 """
@@ -133,19 +136,21 @@ def error_vs_n(quick: bool) -> list[dict]:
 
 
 def _stats(v: list[float]) -> str:
+    """Median [first quartile, third quartile] over the seeds."""
     if not v:
         return "-"
-    return f"{np.median(v):.3g} [{min(v):.2g}, {max(v):.2g}]"
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    return f"{med:.3g} [{q1:.2g}, {q3:.2g}]"
 
 
 def grid(dims=(4, 10, 20), conds=(1.0, 1e5, 1e10), ns=(50_000, 200_000, 1_000_000),
-         seeds=5, eps=1.0, delta=1e-6) -> list[dict]:
+         seeds=5, eps=1.0, delta=1e-6, methods=("auto", "practical")) -> list[dict]:
     """Default (auto) vs old default (practical): errors and time over the issue-26 grid."""
     rows = []
     for d in dims:
         for n in ns:
             for cond in conds:
-                for method in ("auto", "practical"):
+                for method in methods:
                     e, t, st = [], [], []
                     for seed in range(seeds):
                         x, mu, sigma = instance(d, n, seed, cond=cond)
@@ -164,6 +169,8 @@ def grid(dims=(4, 10, 20), conds=(1.0, 1e5, 1e10), ns=(50_000, 200_000, 1_000_00
                         else:
                             st.append("none")
                     a = np.array(e) if e else np.zeros((0, 3))
+                    if method == "auto" and sol is not None:
+                        method = f"auto -> {sol.info['method']}"
                     row = {"d": d, "n": n, "cond": cond, "method": method,
                            "maha": _stats(list(a[:, 0])), "rel_frob": _stats(list(a[:, 1])),
                            "white_frob": _stats(list(a[:, 2])), "time_s": _stats(t),
@@ -314,6 +321,8 @@ if __name__ == "__main__":
     ap.add_argument("--dims", default="4,10,20")
     ap.add_argument("--ns", default="50000,200000,1000000")
     ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--conds", default="1,1e5,1e10")
+    ap.add_argument("--methods", default="auto,practical")
     args = ap.parse_args()
     if args.bhs23:
         import sys
@@ -321,11 +330,14 @@ if __name__ == "__main__":
 
         sys.path.insert(0, str(Path(__file__).parent))
         bhs_compare(dims=tuple(int(v) for v in args.dims.split(",")),
-                    ns=tuple(int(float(v)) for v in args.ns.split(",")), seeds=args.seeds)
+                    ns=tuple(int(float(v)) for v in args.ns.split(",")), seeds=args.seeds,
+                    conds=tuple(float(v) for v in args.conds.split(",")))
     elif args.peers:
         peers()
     elif args.grid:
         grid(dims=tuple(int(v) for v in args.dims.split(",")),
-             ns=tuple(int(float(v)) for v in args.ns.split(",")), seeds=args.seeds)
+             ns=tuple(int(float(v)) for v in args.ns.split(",")), seeds=args.seeds,
+             conds=tuple(float(v) for v in args.conds.split(",")),
+             methods=tuple(args.methods.split(",")))
     else:
         _print(main(quick=args.quick, plots=args.plots))
