@@ -27,6 +27,7 @@ from scipy import optimize, stats
 from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
+from cvxdp.privacy.calibration import cached_calibration
 from cvxdp.privacy.clipping import COUNT_SHARE, clip_rows_l2, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
@@ -108,6 +109,7 @@ def rp_delta_reverse(*, epsilon: float, leverage: float, r: int) -> float:
     return float(min(1.0, max(0.0, out)))
 
 
+@cached_calibration
 def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
     """s_bar in (0, 1): the largest leverage with rp_delta(s_bar) <= delta (rounded down).
 
@@ -136,6 +138,7 @@ def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
     return s
 
 
+@cached_calibration
 def rp_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> float:
     """The noise sigma = l / sqrt(s_bar) of M_RP (Fig. 3 step 2), rounded up so that
     ``rp_delta(l^2 / sigma^2) <= delta`` holds in floating point."""

@@ -8,11 +8,17 @@ function of l2 sensitivity D is (epsilon, delta)-DP iff
 :func:`calibrate_gaussian` returns the smallest such sigma (to 1e-12 relative); it is never larger
 than the classical ``sqrt(2 ln(1.25/delta)) D / epsilon`` (Dwork & Roth 2014, Thm A.1, valid only
 for epsilon < 1), which is offered for comparison with the papers' constants.
+
+Calibrations are functions of public numbers only (budget, sensitivity, counts), so they are
+cached (:func:`cached_calibration`): a repeated call with the same arguments costs a lookup.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy import optimize, special
@@ -26,7 +32,31 @@ from cvxdp.privacy.budgets import (
     zcdp_from_approx,
 )
 
-__all__ = ["calibrate_gaussian", "gaussian_delta", "gaussian_epsilon", "classical_sigma"]
+__all__ = ["calibrate_gaussian", "gaussian_delta", "gaussian_epsilon", "classical_sigma",
+           "cached_calibration"]
+
+
+def cached_calibration(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`functools.lru_cache` for a calibration whose arguments are public numbers.
+
+    Only for functions of public arguments that return an immutable value (a float): the cache
+    then holds nothing private, and a repeated call costs a dictionary lookup instead of a root
+    search.  An unhashable argument (e.g. a 0-d array) is computed without the cache.  The
+    wrapper keeps ``cache_info`` / ``cache_clear`` and ``__wrapped__`` (the uncached function).
+    """
+    cached = functools.lru_cache(maxsize=1024)(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            hash((args, tuple(kwargs.items())))
+        except TypeError:
+            return fn(*args, **kwargs)
+        return cached(*args, **kwargs)
+
+    wrapper.cache_info = cached.cache_info      # type: ignore[attr-defined]
+    wrapper.cache_clear = cached.cache_clear    # type: ignore[attr-defined]
+    return wrapper
 
 
 def _check_sensitivity(sensitivity: float) -> float:
@@ -102,6 +132,7 @@ def classical_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -
     return math.sqrt(2 * math.log(1.25 / delta)) * _check_sensitivity(sensitivity) / eps
 
 
+@cached_calibration
 def calibrate_gaussian(
     *,
     epsilon: float | None = None,

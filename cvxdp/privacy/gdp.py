@@ -29,6 +29,7 @@ from scipy import optimize
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyRecord, compose
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, _check_delta, _check_epsilon, _check_finite
+from cvxdp.privacy.calibration import cached_calibration
 from cvxdp.privacy.gdp_curve import _check_mu, gdp_delta, gdp_epsilon
 from cvxdp.privacy.ndis import gaussian_loss_delta
 
@@ -50,6 +51,7 @@ GDP_REFERENCE = (
 )
 
 
+@cached_calibration
 def gdp_mu(*, epsilon: float, delta: float) -> float:
     """Largest mu such that mu-GDP implies (epsilon, delta)-DP (exact, rounded down)."""
     eps = _check_epsilon(epsilon)
