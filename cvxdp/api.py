@@ -99,12 +99,14 @@ def solve_private(
     epsilon: float | None = None,
     delta: float | None = None,
     rho: float | None = None,
+    budget: Any = None,
     private: Any = None,
     accuracy: float | None = None,
     rng: Any = None,
     reference: bool = False,
     verbose: bool = False,
     solver: str | None = None,
+    accountant: Any = None,
     **solver_opts: Any,
 ) -> Any:
     """Solve ``problem`` with differential privacy.
@@ -161,6 +163,7 @@ def solve_private(
     TypeError
         For a keyword the chosen path does not take (the message suggests the nearest one).
     """
+    del budget, accountant  # turned into epsilon/delta/rho and spent by @entry_point
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"solve_private expects a cvxpy.Problem, got {type(problem).__name__}.")
     if isinstance(problem, StructuredProblem):
