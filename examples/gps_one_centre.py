@@ -25,6 +25,7 @@ sol = prob.solve_private(epsilon=1.0, delta=1e-6, accuracy=0.2, bounds=(-10.0, 1
 v = sol.validation
 print(f"private depot {np.round(sol.ball.center, 3)}, service radius {sol.ball.radius:.3f} km")
 print(f"radius / exact radius: {v.radius_ratio:.3f}; homes outside: {v.uncovered} of {n}")
-print(f"time private {sol.solve_time:.2f}s vs exact SOCP {v.reference_time:.2f}s")
+print(f"time private {sol.solve_time:.2f}s vs exact reference ({v.reference_solver}) "
+      f"{v.reference_time:.2f}s")
 print(f"privacy: {sol.privacy.guarantee}, epsilon={sol.privacy.epsilon:.3g}, "
       f"rho={sol.privacy.rho:.3g}; {sol.privacy.neighbouring}")

@@ -102,3 +102,35 @@ def test_readme_quickstart_numbers():
     assert sol.ball.radius == pytest.approx(float(m.group(1)), rel=0.03)
     assert sol.validation.radius_ratio == pytest.approx(float(m.group(2)), rel=0.03)
     assert abs(sol.validation.uncovered - int(m.group(3))) <= 2
+
+
+@pytest.mark.slow
+def test_modeling_page_first_example():
+    """docs/modeling.md's first block and the sensitivity=0.05 numbers said beside it."""
+    import cvxpy as cp
+
+    import cvxdp
+
+    text = (ROOT / "docs" / "modeling.md").read_text()
+    m = re.search(r"# user_limit ([\d.]+): the exact value is ([\d.]+), max violation of "
+                  r"A @ x <= 1 is ([\d.]+)", text)
+    assert m, "modeling.md: the first example's printed numbers are gone"
+    m5 = re.search(r"violates `A @ x <= 1` by ([\d.]+) and its value ([\d.]+)", text)
+    assert m5, "modeling.md: the sensitivity=0.05 sentence is gone"
+
+    def solve(sens):
+        rng = np.random.default_rng(0)
+        A = cp.Parameter((20, 5), name="A", value=rng.uniform(0.1, 1.0, (20, 5)))
+        x = cp.Variable(5, nonneg=True)
+        prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, cp.sum(x) <= 3])
+        return prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True,
+                                  private=cvxdp.ConstraintPrivacy(A, sensitivity=sens))
+
+    sol = solve(1e-3)
+    assert sol.status == "user_limit"
+    assert sol.value == pytest.approx(float(m.group(1)), rel=0.03)
+    assert sol.validation.reference_value == pytest.approx(float(m.group(2)), rel=0.03)
+    assert sol.validation.max_violation <= float(m.group(3)) + 5e-4
+    sol = solve(0.05)
+    assert sol.validation.max_violation == pytest.approx(float(m5.group(1)), rel=0.03)
+    assert sol.value == pytest.approx(float(m5.group(2)), rel=0.03)
