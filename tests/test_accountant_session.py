@@ -136,3 +136,25 @@ def test_the_call_must_state_its_budget_and_only_dp_can_be_spent():
         cvxdp.estimation.random_projection.relative_random_projection(
             _Untouchable(), epsilon=0.5, delta=1e-7, r=3, row_bound=1.0, accountant=acct)
     assert acct.ledger == ()
+
+
+def test_the_readme_session_prints_the_numbers_it_quotes():
+    """README.md, Quickstart: the accountant block (its numbers depend on public budgets only)."""
+    rng = np.random.default_rng(0)
+    usage = rng.uniform(0, 1, (40, 15))
+    A = cp.Parameter((40, 15), name="A", value=usage)
+    x = cp.Variable(15, nonneg=True)
+    prob = cp.Problem(cp.Maximize(rng.uniform(0, 1, 15) @ x), [A @ x <= 0.7, cp.sum(x) == 1])
+    acct = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(2.0, 1e-5))
+    spec = cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, private=spec, accountant=acct)
+        cvxdp.least_squares(usage[:, :3], usage[:, 3], row_bound=2.0).solve_private(
+            epsilon=0.5, delta=1e-6, rng=7, accountant=acct)
+    rep = acct.report()
+    assert rep.epsilon == pytest.approx(1.08867, abs=1e-5) and rep.rho == pytest.approx(
+        0.0357, abs=1e-4)
+    with pytest.raises(BudgetError, match=r"eps=0\.911334 at delta=1e-05 remaining\); the "
+                                          r"composition would be eps=2\.0954"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=8, private=spec, accountant=acct)
