@@ -124,10 +124,12 @@ def check_options(given: Iterable[str], valid: Iterable[str], path: str, *,
 
 # -- values --------------------------------------------------------------------------------------
 def _real(name: str, value: Any, valid: str, error: type[Exception]) -> float:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating,
-                                                         np.integer)):
-        raise error(f"{name}={value!r} is not a number; {name} must be {valid}.")
-    v = float(value)
+    try:
+        if isinstance(value, (bool, np.bool_, str, bytes)):
+            raise TypeError
+        v = float(value)    # numbers, numpy scalars and 0-d arrays
+    except (TypeError, ValueError):
+        raise error(f"{name}={value!r} is not a number; {name} must be {valid}.") from None
     if not math.isfinite(v):
         raise error(f"{name}={value!r} is out of range: {name} must be {valid}.")
     return v
