@@ -48,7 +48,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from cvxdp.bench import run_benchmarks
 
-    return run_benchmarks(quick=args.quick, json_path=args.json)
+    return run_benchmarks(quick=args.quick, json_path=args.json, only=args.only)
 
 
 _EXAMPLES = {
@@ -86,9 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--case", action="append", default=None, metavar="NAME",
                    help="audit only this mechanism (repeatable; the family is the chosen ones)")
     p.set_defaults(func=_cmd_audit)
-    p = _sub(sub, "bench", "run the benchmarks in benchmarks/ and print one table")
-    p.add_argument("--quick", action="store_true")
+    p = _sub(sub, "bench", "run benchmarks/ (one BLAS thread, warm timings), print one table")
+    p.add_argument("--quick", action="store_true", help="small sizes")
     p.add_argument("--json", default=None, help="write the rows as JSON to this file")
+    p.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                   help="run only the benchmarks whose names contain one of these")
     p.set_defaults(func=_cmd_bench)
     args = parser.parse_args(argv)
     if args.command is None:  # `cvxdp` alone: the help, not an error
