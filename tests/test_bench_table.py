@@ -119,6 +119,10 @@ def test_cvxdp_bench_runs_a_fresh_interpreter_with_one_blas_thread(monkeypatch):
     assert cvxdp.bench.run_benchmarks(quick=True) == 0
     assert seen["argv"][1].endswith("run.py") and seen["argv"][2:] == ["--quick"]
     assert seen["env"]["OPENBLAS_NUM_THREADS"] == "1" and seen["env"]["OMP_NUM_THREADS"] == "1"
+    from cvxdp.cli import main
+
+    assert main(["bench", "--quick", "--only", "covering", "mwu"]) == 0
+    assert seen["argv"][2:] == ["--quick", "--only", "covering", "mwu"]
 
 
 @pytest.mark.slow
