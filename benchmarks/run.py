@@ -7,7 +7,7 @@ Usage::
 
 Each ``bench_*.py`` module exposing ``main(quick: bool) -> list[dict]`` is run; every row names
 its benchmark, problem and size and reports times and ratios against its reference. Modules
-with their own command line (``main(argv)``) are listed at the end, not run. Timings are warm:
+without such a ``main`` (their own command line) are listed at the end, not run. Timings are warm:
 numba's kernels are compiled (or loaded from the cache) before any benchmark starts and that
 time is reported apart. What the modules print and warn is kept out of the table (counted at
 the end; ``--show-warnings`` prints the warnings).
@@ -96,7 +96,8 @@ def run(quick: bool, only: list[str] | None = None, show_warnings: bool = False)
                     contextlib.redirect_stdout(io.StringIO()):
                 warnings.simplefilter("always")
                 mod = load(path)
-                if "quick" not in inspect.signature(mod.main).parameters:
+                entry = getattr(mod, "main", None)
+                if entry is None or "quick" not in inspect.signature(entry).parameters:
                     skipped.append(path.name)
                     continue
                 out = mod.main(quick=quick)
@@ -129,7 +130,7 @@ def footer(quick: bool, compile_s: float | None, skipped: list[str],
         notes.append("warnings kept out of the table (--show-warnings prints them): " + ", ".join(
             f"{n} {c} x{k}" for (n, c), k in caught.items()) + ".")
     if skipped:
-        notes.append("not run here (own command line, run them directly): "
+        notes.append("not run here (no main(quick=); run them directly): "
                      + ", ".join(skipped) + ".")
     return "\n".join(textwrap.fill(n, WIDTH) for n in notes)
 

@@ -95,6 +95,7 @@ def test_module_prints_and_warnings_stay_out_of_the_table(tmp_path, monkeypatch,
         "    warnings.warn('a leaked warning')\n"
         "    return [{'problem': 'p', 'n': 10, 'private_s': 0.5, 'exact_s': 2.0, 'err': 0.1}]\n")
     (tmp_path / "bench_argv.py").write_text("def main(argv=None):\n    return 0\n")
+    (tmp_path / "bench_nomain.py").write_text("X = 1\n")
     run = _run_module()
     monkeypatch.setattr(run, "HERE", tmp_path)
     assert run.main(["--quick"]) == 0
@@ -103,7 +104,7 @@ def test_module_prints_and_warnings_stay_out_of_the_table(tmp_path, monkeypatch,
     assert max(len(line) for line in cap.out.splitlines()) <= 100
     row = next(line for line in cap.out.splitlines() if line.startswith("p n=10"))
     assert row.split()[2:5] == ["0.5", "2", "0.25"]
-    assert "UserWarning x1" in cap.out and "bench_argv.py" in cap.out
+    assert "UserWarning x1" in cap.out and "bench_argv.py, bench_nomain.py" in cap.out
 
 
 def test_cvxdp_bench_runs_a_fresh_interpreter_with_one_blas_thread(monkeypatch):
