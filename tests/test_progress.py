@@ -80,3 +80,18 @@ def test_summary_names_the_guaranteed_accuracy_or_why_none(capsys):
     assert line.endswith("accuracy not guaranteed: the bound is vacuous at this budget")
     out = capsys.readouterr().out
     assert max(len(x) for x in out.splitlines()) <= 100
+
+
+def test_mwu_loop_prints_a_plain_bar_without_tqdm(monkeypatch, capsys):
+    """The general path's MWU loop (cvxdp/solvers/mwu.py) uses progress_bar: plain lines."""
+    import cvxpy as cp
+
+    _no_tqdm(monkeypatch)
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((10, 4), name="A", value=rng.uniform(0, 1, (10, 4)))
+    x = cp.Variable(4, nonneg=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 0.7, cp.sum(x) <= 1])
+    prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, mechanism="mwu", verbose=True,
+                       max_iterations=50, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    out = capsys.readouterr().out
+    assert "  SCMWU: " in out and "iterations (100%)" in out and "\r" not in out
