@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.progress import progress_bar
+
 __all__ = ["BlockAlgebra", "MWUResult", "scmwu"]
 
 
@@ -257,7 +259,8 @@ def scmwu(
         Noise added (in dual coordinates) to the chosen row before it enters the loss (Alg 1,
         line 9-11).  The loss is released; the row itself never is.
     verbose : bool
-        Show a tqdm progress bar when tqdm is installed.
+        Show a progress bar (:func:`cvxdp.progress.progress_bar`: tqdm when installed, plain
+        lines otherwise; it stays on screen).
 
     Returns
     -------
@@ -278,14 +281,8 @@ def scmwu(
     xsum = np.zeros(k)
     chosen = np.zeros(m, dtype=np.int64)
     step = float(eta) * float(loss_scale)
-    rounds: Any = range(int(iterations))
-    if verbose:
-        try:
-            from tqdm import tqdm
-
-            rounds = tqdm(rounds, desc="SCMWU", leave=False)
-        except ImportError:  # pragma: no cover - optional dependency
-            pass
+    # verbose: tqdm's bar, or a plain line every 10% without tqdm; left on screen (issue 25).
+    rounds: Any = progress_bar(range(int(iterations)), desc="SCMWU", verbose=verbose)
     for _ in rounds:
         xsum += x
         p = oracle(G @ x - h, rng)
