@@ -140,8 +140,10 @@ def solve_private(
         on the general path the public feasibility check and the ``reference=True`` solve
         (``"CLARABEL"`` or ``"SCS"``); passed on to a structured path that takes it.
     **solver_opts
-        ``mechanism="mwu" | "perturbation" | "auto"`` (general models only; default ``"mwu"``,
-        the paper's noisy-oracle MWU): ``"perturbation"`` adds noise to the private parameters
+        ``mechanism="mwu" | "perturbation" | "auto"`` (general models only; default
+        ``"auto"``; ``"mwu"`` is the paper's noisy-oracle MWU, and an MWU-only option such as
+        ``accuracy=`` or ``target=`` makes ``"auto"`` take it): ``"perturbation"`` adds noise
+        to the private parameters
         and solves a robust counterpart exactly (``noise="gaussian"``: feasible for the true
         data with probability ``>= 1 - beta``, ``beta=1e-3`` by default;
         ``noise="truncated"``: feasible with certainty); ``"auto"`` picks one from public

@@ -58,7 +58,8 @@ def demo_lp(seed: int) -> dict[str, Any]:
     x = cp.Variable(Am.shape[1], nonneg=True)
     prob = cp.Problem(cp.Maximize(c @ x), [A @ x <= b, cp.sum(x) == 1])
     eps = 1.0
-    sol = prob.solve_private(epsilon=eps, delta=DELTA, rng=seed + 7, reference=True,
+    sol = prob.solve_private(mechanism="mwu", epsilon=eps, delta=DELTA, rng=seed + 7,
+                             reference=True,
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
     v = sol.validation
     return _row(
@@ -75,7 +76,8 @@ def demo_sdp(seed: int) -> dict[str, Any]:
     prob = cp.Problem(cp.Minimize(cp.trace(C @ X)),
                       [cp.trace(X) == 1, F @ cp.vec(X, order="F") <= rhs])
     eps = 1.0
-    sol = prob.solve_private(epsilon=eps, delta=DELTA, rng=seed + 3, reference=True,
+    sol = prob.solve_private(mechanism="mwu", epsilon=eps, delta=DELTA, rng=seed + 3,
+                             reference=True,
                              private=cvxdp.ConstraintPrivacy(F, sensitivity=1e-3))
     v = sol.validation
     return _row(

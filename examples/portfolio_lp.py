@@ -29,7 +29,7 @@ A = cp.Parameter((m, n), name="loadings", value=loadings)
 w = cp.Variable(n, nonneg=True, name="weights")
 prob = cp.Problem(cp.Maximize(expected_return @ w), [A @ w <= limits, cp.sum(w) == 1])
 
-sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=1, reference=True,
+sol = prob.solve_private(mechanism="mwu", epsilon=1.0, delta=1e-6, rng=1, reference=True,
                          private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
 v = sol.validation
 print(f"private allocation (top 5): {np.round(np.sort(w.value)[::-1][:5], 3)}")

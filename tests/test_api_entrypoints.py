@@ -147,9 +147,9 @@ def test_end_to_end_with_the_real_general_path():
     x = cp.Variable(4, nonneg=True)
     prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, cp.sum(x) <= 3])
     exact = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
-    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3, reference=True,
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3, reference=True, mechanism="mwu",
                              private=ConstraintPrivacy(A, sensitivity=0.01))
-    # at epsilon = 1 the budget cannot pay for the objective search: a feasibility answer,
+    # at epsilon = 1 the budget cannot pay for the MWU's objective search: a feasibility answer,
     # reported as such (issue 21 item 15)
     assert sol.status == prob.status == cp.USER_LIMIT
     assert sol.info["objective_optimised"] is False
@@ -157,7 +157,7 @@ def test_end_to_end_with_the_real_general_path():
     assert sol.value == pytest.approx(prob.value) == pytest.approx(np.sum(x.value))
     assert sol.privacy.epsilon <= 1.0 + 1e-9 and sol.privacy.delta <= 1e-6
     assert sol.validation.reference_value == pytest.approx(exact, rel=1e-6)
-    again = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3,
+    again = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3, mechanism="mwu",
                                private=ConstraintPrivacy(A, sensitivity=0.01))
     assert again.value == sol.value  # same seed, same answer
 

@@ -63,13 +63,16 @@ def solve_general(
     max_iterations: int | None = None,
     trace_bound: float | None = None,
     target: float | None = None,
-    mechanism: str = "mwu",
+    mechanism: str = "auto",
     **opts: Any,
 ) -> PrivateSolution:
     """Solve a CVXPY LP/SOCP/SDP privately (paper 002, Sec 5.2 and App. C).
 
-    ``mechanism="perturbation"`` / ``"auto"`` go to :mod:`cvxdp.solvers.mechanism` (noise on the
-    private parameters + exact robust counterpart; options ``noise=``, ``beta=``, ``solver=``).
+    ``mechanism="auto"`` (the default) picks the MWU or perturbation from public quantities
+    (:func:`cvxdp.solvers.mechanism.choose_mechanism`); ``"perturbation"`` goes to
+    :mod:`cvxdp.solvers.mechanism` (noise on the private parameters + exact robust
+    counterpart; options ``noise=``, ``beta=``, ``solver=``); ``"mwu"`` runs the paper's
+    noisy-oracle MWU below.
 
     Parameters
     ----------

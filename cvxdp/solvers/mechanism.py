@@ -62,6 +62,10 @@ _PERTURBATION_OPTS = {"noise", "beta", "solver"}
 _DEFAULT_BETA = 1e-3
 _MWU_DEFAULTS = {"accuracy": None, "verbose": False, "max_iterations": None,
                  "trace_bound": None, "target": None}
+#: options only the MWU (or the covering path) takes: given to "auto", they choose the MWU
+_MWU_ONLY = {"accuracy", "max_iterations", "trace_bound", "target", "schedule", "width",
+             "search_steps", "search_share", "norm_bound", "s", "T", "eta", "opt", "opt_bounds",
+             "m_max", "count_clipped"}
 
 
 def _check_choice(mechanism: Any, noise: Any) -> None:
@@ -103,13 +107,27 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         built from the noisy data has none -- a post-processed, public fact about the noisy
         release, not about the true model; the budget is spent.
     """
+    from cvxdp.solvers.general import _OPTS, _exact_solver
+    from cvxdp.validation import check_options
+
     noise = opts.pop("noise", "gaussian")
     _check_choice(mechanism, noise)
+    # every option either mechanism takes; an unknown one is named with its nearest valid
+    # spelling before anything runs
+    check_options(opts, _PERTURBATION_OPTS | _MWU_ONLY | set(_MWU_DEFAULTS) | _OPTS,
+                  f"mechanism={mechanism!r}")
+    if opts.get("solver") is not None:
+        opts["solver"] = _exact_solver(opts["solver"])
     gen = as_generator(rng)
     specs = as_spec_tuple(private)
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
     chosen, why = mechanism, None
-    if mechanism == "auto":
+    mwu_set = sorted(k for k, v in opts.items()
+                     if k in _MWU_ONLY and not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k]))
+    if mechanism == "auto" and mwu_set:
+        # options only the MWU takes (accuracy=, target=, ...) say which mechanism is meant
+        chosen, why = "mwu", {"rule": f"options of the MWU given: {mwu_set}"}
+    elif mechanism == "auto":
         chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
     if chosen == "mwu" or any(s.setting == "objective" for s in specs):
         from cvxdp.solvers.general import solve_general
@@ -130,8 +148,9 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     opts = {k: v for k, v in opts.items() if not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])}
     bad = set(opts) - _PERTURBATION_OPTS
     if bad:
-        raise TypeError(f"unknown option(s) {sorted(bad)} for mechanism='perturbation'; it "
-                        f"takes {sorted(_PERTURBATION_OPTS)}.")
+        raise TypeError(f"option(s) {sorted(bad)} belong to the MWU, not to "
+                        f"mechanism='perturbation', which takes {sorted(_PERTURBATION_OPTS)}; "
+                        "pass mechanism='mwu' (or 'auto', which then takes the MWU).")
     sol = _solve_perturbation(problem, specs, budget, noise=noise,
                               beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
                               reference=reference, solver=opts.get("solver"))

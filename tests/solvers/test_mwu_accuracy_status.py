@@ -23,7 +23,7 @@ def test_no_success_status_when_the_theorem_bound_does_not_hold():
     prob, A = _lp()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7,
+        sol = prob.solve_private(mechanism="mwu", epsilon=1.0, delta=1e-6, rng=7,
                                  private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
     assert sol.privacy.details["theorem_conditions_hold"] is False
     assert sol.info["alpha_guaranteed"] is None
@@ -34,7 +34,8 @@ def test_no_success_status_when_the_theorem_bound_does_not_hold():
 
 def test_success_status_with_the_bound_when_the_theorem_holds():
     prob, A = _lp()
-    sol = prob.solve_private(epsilon=1e4, delta=1e-6, rng=7, reference=True, accuracy=0.3,
+    sol = prob.solve_private(mechanism="mwu",
+                             epsilon=1e4, delta=1e-6, rng=7, reference=True, accuracy=0.3,
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
     assert sol.status == cp.OPTIMAL_INACCURATE
     alpha = sol.info["alpha_guaranteed"]

@@ -65,7 +65,8 @@ def test_huge_epsilon_converges_to_a_feasible_point(kind):
         prob, Ps = _sdp()
         spec = cvxdp.ConstraintPrivacy(Ps, sensitivity=0.01)
     acc = 0.05
-    sol = solve_general(prob, epsilon=HUGE, delta=1e-6, private=spec, accuracy=acc, rng=0,
+    sol = solve_general(prob, mechanism="mwu",
+                              epsilon=HUGE, delta=1e-6, private=spec, accuracy=acc, rng=0,
                         reference=True, max_iterations=3000)
     assert sol.status == "optimal_inaccurate"
     assert sol.validation.max_violation <= acc
@@ -77,7 +78,8 @@ def test_epsilon_one_small_sensitivity_is_far_below_the_theorem_and_beats_the_st
     prob, A, _ = _lp(seed=3, m=40, n=15, slack=0.01)
     viols = []
     for seed in range(3):
-        sol = solve_general(prob, epsilon=1.0, delta=1e-6, rng=seed, reference=True,
+        sol = solve_general(prob, mechanism="mwu",
+                                  epsilon=1.0, delta=1e-6, rng=seed, reference=True,
                             private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
         viols.append(sol.validation.max_violation)
         det = sol.privacy.details
@@ -93,7 +95,7 @@ def test_epsilon_one_small_sensitivity_is_far_below_the_theorem_and_beats_the_st
 def test_per_round_noise_exactly_meets_the_budget_and_matches_dp_accounting():
     prob, A, _ = _lp(seed=4)
     eps, delta = 1.0, 1e-6
-    sol = solve_general(prob, epsilon=eps, delta=delta, rng=0, accuracy=0.5,
+    sol = solve_general(prob, mechanism="mwu", epsilon=eps, delta=delta, rng=0, accuracy=0.5,
                         private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-4))
     det = sol.privacy.details
     T, e0 = det["T"], det["epsilon_oracle"]
@@ -114,7 +116,8 @@ def test_per_round_noise_exactly_meets_the_budget_and_matches_dp_accounting():
 def test_paper_schedule_uses_algorithm_1_constants():
     prob, A, _ = _lp(seed=5, m=12, n=5)
     acc = 0.9
-    sol = solve_general(prob, epsilon=HUGE, delta=1e-6, rng=0, accuracy=acc, schedule="paper",
+    sol = solve_general(prob, mechanism="mwu",
+                              epsilon=HUGE, delta=1e-6, rng=0, accuracy=acc, schedule="paper",
                         private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
     det = sol.privacy.details
     a = acc / (det["trace_bound"] * det["width"])
@@ -125,13 +128,13 @@ def test_paper_schedule_uses_algorithm_1_constants():
 def test_same_seed_same_answer_and_values_written_back():
     prob, A, x = _lp(seed=6)
     kw = dict(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
-    s1 = solve_general(prob, rng=11, **kw)
+    s1 = solve_general(prob, mechanism="mwu", rng=11, **kw)
     v1 = x.value.copy()
-    s2 = solve_general(prob, rng=11, **kw)
+    s2 = solve_general(prob, mechanism="mwu", rng=11, **kw)
     np.testing.assert_array_equal(v1, x.value)
     # epsilon=1 is below the theorem's regime: private, but no accuracy promise (user_limit)
     assert s1.value == s2.value and prob.status == s1.status == "user_limit"
-    s3 = solve_general(prob, rng=12, **kw)
+    s3 = solve_general(prob, mechanism="mwu", rng=12, **kw)
     assert not np.array_equal(v1, x.value) or s3.value != s1.value
 
 
@@ -146,12 +149,14 @@ def test_scalar_privacy_with_target_and_pure_epsilon():
     c = rng.uniform(0, 1, n)
     prob = cp.Problem(cp.Maximize(c @ x), [Am @ x <= b, cp.sum(x) == 1])
     opt = prob.solve()
-    sol = solve_general(prob, epsilon=HUGE, delta=1e-6, rng=0, accuracy=0.05, target=opt - 0.05,
+    sol = solve_general(prob, mechanism="mwu",
+                              epsilon=HUGE, delta=1e-6, rng=0, accuracy=0.05, target=opt - 0.05,
                         private=cvxdp.ScalarPrivacy(b, sensitivity=0.01), reference=True,
                         max_iterations=3000)
     assert sol.validation.max_violation <= 0.05
     assert sol.value >= opt - 0.1  # target row reached up to the accuracy
-    pure = solve_general(prob, epsilon=1.0, rng=0, private=cvxdp.ScalarPrivacy(b, 0.01))
+    pure = solve_general(prob, mechanism="mwu",
+                               epsilon=1.0, rng=0, private=cvxdp.ScalarPrivacy(b, 0.01))
     assert pure.privacy.delta == 0 and pure.privacy.epsilon == pytest.approx(1.0, rel=1e-9)
     assert set(pure.privacy.mechanisms) == {"exponential"}
 
@@ -159,7 +164,8 @@ def test_scalar_privacy_with_target_and_pure_epsilon():
 def test_objective_search_with_huge_epsilon_approaches_the_optimum():
     prob, A, _ = _lp(seed=8, m=15, n=6, objective=True)
     opt = prob.solve()
-    sol = solve_general(prob, epsilon=HUGE, delta=1e-6, rng=0, accuracy=0.05, reference=True,
+    sol = solve_general(prob, mechanism="mwu",
+                              epsilon=HUGE, delta=1e-6, rng=0, accuracy=0.05, reference=True,
                         private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01),
                         max_iterations=1500, search_steps=6)
     det = sol.privacy.details
@@ -178,7 +184,8 @@ def test_objective_privacy_is_exactly_feasible_within_the_bound():
     prob = cp.Problem(cp.Maximize(c @ x), [Am @ x <= 1, cp.sum(x) <= 1])
     opt = prob.solve()
     for eps, seed in [(HUGE, 0), (1.0, 1), (1.0, 2)]:
-        sol = solve_general(prob, epsilon=eps, delta=1e-6, rng=seed, reference=True,
+        sol = solve_general(prob, mechanism="mwu",
+                                  epsilon=eps, delta=1e-6, rng=seed, reference=True,
                             private=cvxdp.ObjectivePrivacy(c, sensitivity=0.01))
         assert sol.validation.max_violation <= 1e-6
         assert sol.validation.suboptimality <= sol.info["alpha_guaranteed"] + 1e-6
@@ -193,25 +200,27 @@ def test_bad_inputs_are_refused_with_the_fix():
     prob, A, _ = _lp(seed=10, m=8, n=4)
     spec = cvxdp.ConstraintPrivacy(A, sensitivity=0.01)
     with pytest.raises(PrivacyGuaranteeError, match="accuracy"):
-        solve_general(prob, epsilon=1.0, delta=1e-6, private=spec, accuracy=0.0)
+        solve_general(prob, mechanism="mwu", epsilon=1.0, delta=1e-6, private=spec, accuracy=0.0)
     with pytest.raises(BudgetError, match="delta > 0"):
-        solve_general(prob, epsilon=1.0, private=spec)
+        solve_general(prob, mechanism="mwu", epsilon=1.0, private=spec)
     with pytest.raises(PrivacyGuaranteeError, match="needs accuracy"):
-        solve_general(prob, epsilon=1.0, delta=1e-6, private=spec, schedule="paper")
+        solve_general(prob, mechanism="mwu",
+                            epsilon=1.0, delta=1e-6, private=spec, schedule="paper")
     with pytest.raises(TypeError, match="unknown option"):
-        solve_general(prob, epsilon=1.0, delta=1e-6, private=spec, iterations=3)
+        solve_general(prob, mechanism="mwu", epsilon=1.0, delta=1e-6, private=spec, iterations=3)
     with pytest.raises(PrivacySpecError, match="right-hand side|Scalar|only"):
-        solve_general(prob, epsilon=1.0, delta=1e-6,
+        solve_general(prob, mechanism="mwu", epsilon=1.0, delta=1e-6,
                       private=cvxdp.ScalarPrivacy(A, sensitivity=0.01))
     # whole-row privacy goes to the dense MWU, which refuses a non-covering model with the reason
     with pytest.raises(cvxdp.UnsupportedProblemError, match="covering"):
-        solve_general(prob, epsilon=1.0, delta=1e-6,
+        solve_general(prob, mechanism="mwu", epsilon=1.0, delta=1e-6,
                       private=cvxdp.ConstraintSetPrivacy(prob.constraints[0]))
 
 
 def test_objective_search_spends_exactly_the_budget_and_reports_its_runs():
     prob, A, _ = _lp(seed=12, m=15, n=6, objective=True)
-    sol = solve_general(prob, epsilon=4.0, delta=1e-6, rng=0, accuracy=0.5, search_steps=3,
+    sol = solve_general(prob, mechanism="mwu",
+                              epsilon=4.0, delta=1e-6, rng=0, accuracy=0.5, search_steps=3,
                         private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-4))
     det = sol.privacy.details
     S = det["search_steps"]
@@ -229,7 +238,7 @@ def test_constraint_and_scalar_privacy_together_add_their_sensitivities():
     b = cp.Parameter(m, name="b", value=A.value @ rng.dirichlet(np.ones(n)) + 0.05)
     x = cp.Variable(n, nonneg=True)
     prob = cp.Problem(cp.Minimize(0), [A @ x <= b, cp.sum(x) == 1])
-    sol = solve_general(prob, epsilon=1.0, delta=1e-6, rng=0,
+    sol = solve_general(prob, mechanism="mwu", epsilon=1.0, delta=1e-6, rng=0,
                         private=[cvxdp.ConstraintPrivacy(A, sensitivity=0.01),
                                  cvxdp.ScalarPrivacy(b, sensitivity=0.02)])
     assert sol.privacy.details["score_sensitivity"] == pytest.approx(0.03, rel=1e-6)

@@ -24,7 +24,7 @@ def _infeasible_public(equality: bool):
 def test_infeasible_public_part_is_infeasible_and_spends_nothing(how):
     prob, spec = _infeasible_public(equality=how == "public equality")
     kw = {"trace_bound": 5.0} if how == "trace_bound" else {}
-    sol = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0, **kw)
+    sol = prob.solve_private(mechanism="mwu", epsilon=1.0, delta=1e-6, private=spec, rng=0, **kw)
     assert sol.status == "infeasible"
     assert prob.status == "infeasible" and prob.value == np.inf
     assert all(v.value is None for v in prob.variables())
@@ -45,7 +45,8 @@ def test_feasibility_only_answer_is_not_called_optimal(budget):
     # optimal_inaccurate with only details["objective"] = "not optimised" as a trace
     prob, b, _ = _max_x0()
     with pytest.warns(UserWarning, match="objective was not optimised"):
-        sol = prob.solve_private(private=cvxdp.ScalarPrivacy(b, 0.01), rng=0, **budget)
+        sol = prob.solve_private(mechanism="mwu",
+                                 private=cvxdp.ScalarPrivacy(b, 0.01), rng=0, **budget)
     assert sol.status == "user_limit" and prob.status == "user_limit"
     assert sol.info["objective_optimised"] is False
     assert "not optimised" in sol.info["status_reason"]

@@ -21,7 +21,7 @@ def test_objective_constant_term_value_is_not_the_true_objective():
     c = cp.Parameter(3, value=[1.0, 2.0, 3.0])
     x = cp.Variable(3)
     prob = cp.Problem(cp.Minimize(c @ (x - 0.3)), [cp.sum(x) >= 1, x <= 2, x >= 0])
-    sol = prob.solve_private(epsilon=0.1, delta=1e-6, rng=0,
+    sol = prob.solve_private(mechanism="mwu", epsilon=0.1, delta=1e-6, rng=0,
                              private=cvxdp.ObjectivePrivacy(c, 0.1))
     true_value = float(c.value @ (x.value - 0.3))
     assert sol.value is not None
@@ -127,7 +127,7 @@ def _solve(build, data, rng=5):
     prob, spec = build(data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # feasibility-only warnings (item 15)
-        sol = prob.solve_private(epsilon=2.0, delta=1e-6, private=spec, rng=rng)
+        sol = prob.solve_private(mechanism="mwu", epsilon=2.0, delta=1e-6, private=spec, rng=rng)
     return prob, spec, sol
 
 
@@ -208,7 +208,7 @@ def test_objective_privacy_releases_a_function_of_the_noisy_objective(case):
     scp2 = to_scp(prob2, private=spec2)
     assert noisy["offset_source"] in ("public", "derived from the noisy c")
     shift = scp2.c[supp] - scp.c[supp]
-    sol2 = prob2.solve_private(epsilon=2.0, delta=1e-6, private=spec2,
+    sol2 = prob2.solve_private(mechanism="mwu", epsilon=2.0, delta=1e-6, private=spec2,
                                rng=_ShiftedNormal(5, shift))
     np.testing.assert_allclose(sol2.info["noisy_objective"]["c"], noisy["c"], atol=1e-12)
     assert sol2.info["noisy_objective"]["offset"] == pytest.approx(noisy["offset"], abs=1e-9)
