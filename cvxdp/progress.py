@@ -25,7 +25,8 @@ from typing import IO, Any
 #: Lines are wrapped at this width (continuation lines indented).
 WIDTH = 100
 
-__all__ = ["WIDTH", "VerboseRun", "budget_text", "header", "progress_bar", "summary", "verbose_run"]
+__all__ = ["WIDTH", "VerboseRun", "budget_text", "header", "problem_size", "progress_bar",
+           "summary", "verbose_run"]
 
 
 def _out(file: IO[str] | None) -> IO[str]:
@@ -40,6 +41,16 @@ def budget_text(epsilon: float | None = None, delta: float | None = None,
     parts = [f"{k}={v:g}" for k, v in (("epsilon", epsilon), ("delta", delta), ("rho", rho))
              if isinstance(v, int | float) and not isinstance(v, bool)]
     return ", ".join(parts) if parts else "the method's default budget"
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def problem_size(problem: Any) -> str:
+    """Public size of a CVXPY problem: scalar variables and constraints (its shape, not data)."""
+    return (_count(sum(v.size for v in problem.variables()), "variable") + ", "
+            + _count(len(problem.constraints), "constraint"))
 
 
 def header(problem: str, *, size: str = "", mechanism: str = "", budget: str = "",

@@ -139,7 +139,7 @@ def _save(var: cp.Variable, value: Any) -> None:
 def _holding_private(fn: Any) -> Any:
     @functools.wraps(fn)
     def solve_private(self: StructuredProblem, *args: Any, **kwargs: Any) -> Any:
-        from cvxdp.progress import budget_text, verbose_run
+        from cvxdp.progress import budget_text, problem_size, verbose_run
 
         self._forget_solution()
         # verbose=True: header and summary (issue 25 item 3); sizes are the problem's public
@@ -147,8 +147,7 @@ def _holding_private(fn: Any) -> Any:
         # only when asked: reading ``constraints`` builds a lazy model (MEB's SOCP constraint,
         # a CVXPY copy of the points: issue 24's memory limit)
         verbose = bool(kwargs.get("verbose"))
-        size = (f"{sum(v.size for v in self.variables())} variables, "
-                f"{len(self.constraints)} constraints") if verbose else ""
+        size = problem_size(self) if verbose else ""
         run = verbose_run(verbose, type(self).__name__, size=size,
                           budget=budget_text(kwargs.get("epsilon"), kwargs.get("delta"),
                                              kwargs.get("rho"), kwargs.get("budget")))
