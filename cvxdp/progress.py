@@ -99,6 +99,10 @@ def progress_bar(iterable: Iterable, *, total: int | None = None, desc: str = "c
     return tqdm(iterable, total=total, desc=desc, leave=True, file=_out(file))
 
 
+# Public accuracy parameters a solver puts in ``info`` when its theorem's bound holds.
+_BOUND_KEYS = ("accuracy", "alpha", "uncovered_bound", "beta")
+
+
 def _accuracy_text(solution: Any) -> str:
     alpha = getattr(solution, "alpha_guaranteed", None)
     info = getattr(solution, "info", None) or {}
@@ -110,6 +114,10 @@ def _accuracy_text(solution: Any) -> str:
     if reason:
         return f"accuracy not guaranteed: {reason}"
     if getattr(solution, "status", None) in ("optimal", "optimal_inaccurate"):
+        named = [f"{k}={info[k]:.3g}" for k in _BOUND_KEYS
+                 if isinstance(info.get(k), int | float) and not isinstance(info.get(k), bool)]
+        if named:
+            return "accuracy guaranteed: " + ", ".join(named)
         return "accuracy: the theorem's bound holds (see the method's docs)"
     return "accuracy not guaranteed: the method states no bound for this answer"
 

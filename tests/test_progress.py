@@ -78,6 +78,9 @@ def test_summary_names_the_guaranteed_accuracy_or_why_none(capsys):
     line = summary(_solution(status="user_limit", iterations=7,
                              info={"status_reason": "the bound is vacuous at this budget"}))
     assert line.endswith("accuracy not guaranteed: the bound is vacuous at this budget")
+    line = summary(_solution(status="optimal_inaccurate", iterations=3,
+                             info={"accuracy": 0.2, "beta": 1e-3, "method": "x"}))
+    assert line.endswith("accuracy guaranteed: accuracy=0.2, beta=0.001")
     out = capsys.readouterr().out
     assert max(len(x) for x in out.splitlines()) <= 100
 
