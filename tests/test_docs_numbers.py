@@ -84,11 +84,19 @@ def test_readme_quickstart_numbers():
     x = cp.Variable(15, nonneg=True)
     prob = cp.Problem(cp.Maximize(rng.uniform(0, 1, 15) @ x), [A @ x <= 0.7, cp.sum(x) == 1])
     priv = cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)
-    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=priv)
-    m = re.search(r"value ([\d.]+) against the exact ([\d.]+)", text)
-    assert m, "README: the LP's value sentence is gone"
+    quick = cvxdp.ConstraintPrivacy(A, sensitivity=1e-4)
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=quick)
+    m = re.search(r"This prints `optimal_inaccurate ([\d.]+)\.\.\.`: the exact optimum is "
+                  r"([\d.]+)", text)
+    assert m, "README: the LP's printed-value sentence is gone"
+    assert sol.status == "optimal_inaccurate"
     assert sol.value == pytest.approx(float(m.group(1)), rel=0.03)
     assert sol.validation.reference_value == pytest.approx(float(m.group(2)), rel=0.03)
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=quick,
+                             mechanism="mwu")
+    assert sol.status == "user_limit"
+    assert sol.value == pytest.approx(_number(r"says so\), value ([\d.]+), no violation", text),
+                                      rel=0.03)
     sol = prob.solve_private(epsilon=10.0, delta=1e-6, rng=7, mechanism="perturbation",
                              noise="truncated", private=priv)
     assert sol.status == "optimal_inaccurate"
@@ -112,25 +120,30 @@ def test_modeling_page_first_example():
     import cvxdp
 
     text = (ROOT / "docs" / "modeling.md").read_text()
-    m = re.search(r"# user_limit ([\d.]+): the exact value is ([\d.]+), max violation of "
-                  r"A @ x <= 1 is ([\d.]+)", text)
+    m = re.search(r"# optimal_inaccurate ([\d.]+): the exact value is ([\d.]+), max violation "
+                  r"of A @ x <= 1 is ([\d.]+)", text)
     assert m, "modeling.md: the first example's printed numbers are gone"
+    m_auto = re.search(r"stays feasible but becomes very conservative \(value ([\d.]+)", text)
     m5 = re.search(r"violates `A @ x <= 1` by ([\d.]+) and its value ([\d.]+)", text)
-    assert m5, "modeling.md: the sensitivity=0.05 sentence is gone"
+    assert m_auto and m5, "modeling.md: the sensitivity=0.05 sentences are gone"
 
-    def solve(sens):
+    def solve(sens, **kw):
         rng = np.random.default_rng(0)
         A = cp.Parameter((20, 5), name="A", value=rng.uniform(0.1, 1.0, (20, 5)))
         x = cp.Variable(5, nonneg=True)
         prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, cp.sum(x) <= 3])
         return prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True,
-                                  private=cvxdp.ConstraintPrivacy(A, sensitivity=sens))
+                                  private=cvxdp.ConstraintPrivacy(A, sensitivity=sens), **kw)
 
     sol = solve(1e-3)
-    assert sol.status == "user_limit"
+    assert sol.status == "optimal_inaccurate"
     assert sol.value == pytest.approx(float(m.group(1)), rel=0.03)
     assert sol.validation.reference_value == pytest.approx(float(m.group(2)), rel=0.03)
     assert sol.validation.max_violation <= float(m.group(3)) + 5e-4
     sol = solve(0.05)
+    assert sol.value == pytest.approx(float(m_auto.group(1)), rel=0.03)
+    assert sol.validation.max_violation <= 5e-4
+    sol = solve(0.05, mechanism="mwu")
+    assert sol.status == "user_limit"
     assert sol.validation.max_violation == pytest.approx(float(m5.group(1)), rel=0.03)
     assert sol.value == pytest.approx(float(m5.group(2)), rel=0.03)
