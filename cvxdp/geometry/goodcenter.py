@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -79,8 +80,39 @@ def _records(rho: float, rounds: int, local: bool) -> list[PrivacyRecord]:
     ]
 
 
+#: Rows per piece of a GoodCenter pass: the ``(rows, d)`` temporaries of a piece stay in cache,
+#: and no pass allocates an ``(n, d)`` array (issue 24: peak memory at most 1.5x the data).
+PIECE_ROWS = 1 << 12
+
+
+def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``[(rows, live mask)]``: the user's array with the patch's rows masked out (they are
+    finite, so a masked row adds exactly 0), then the patch's clipped images."""
+    live = np.ones(len(points), dtype=bool)
+    if patch is None:
+        return [(points, live)]
+    live[patch.rows] = False
+    return [(points, live), (patch.clipped, np.ones(len(patch.clipped), dtype=bool))]
+
+
+def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int) -> np.ndarray:
+    """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``PIECE_ROWS``, run on the MEB index's
+    thread pool (numpy releases the GIL) and added in piece order: the pieces depend on ``n``
+    only, so the result is the same on every run and machine."""
+    from cvxdp.geometry.meb_index import _pool
+
+    bounds = [(lo, min(lo + PIECE_ROWS, n)) for lo in range(0, n, PIECE_ROWS)]
+    parts = [part(*bounds[0])] if len(bounds) == 1 else list(
+        _pool().map(lambda b: part(*b), bounds))
+    total = np.zeros(width)
+    for p in parts:
+        total += p
+    return total
+
+
 def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: float,
-                rho: float, beta: float, rng: np.random.Generator) -> GoodCenterResult:
+                rho: float, beta: float, rng: np.random.Generator,
+                patch: Any = None) -> GoodCenterResult:
     """Private noisy-average-and-halve search for a good starting ball (curator model).
 
     Parameters
@@ -97,6 +129,9 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     beta : float
         Failure probability used in the threshold ``X``.
     rng : numpy.random.Generator
+    patch : cvxdp.geometry.meb_solve.Patch, optional
+        Rows of ``points`` to leave out and their clipped images to add (finite): the pass
+        reads ``points`` without copying it.
 
     Returns
     -------
@@ -106,17 +141,29 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     ----------
     Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
-    n = points.shape[0]
-    alive = np.ones(n, dtype=bool)   # rows still inside every ball so far (updated per round)
+    n, d = points.shape
+    sets = _patched(points, patch)   # [(rows, alive)]: rows still inside every ball so far
 
     def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
-        diff = points - theta
-        alive[:] &= np.einsum("ij,ij->i", diff, diff) <= r * r
-        return np.einsum("i,ij->j", alive.astype(float), diff)
+        total = np.zeros(d)
+        for pts, alive in sets:
+            def part(lo: int, hi: int, pts=pts, alive=alive) -> np.ndarray:
+                diff = pts[lo:hi] - theta
+                a = alive[lo:hi]
+                a &= np.einsum("ij,ij->i", diff, diff) <= r * r
+                return np.einsum("i,ij->j", a.astype(float), diff)
+            total += _summed(part, len(pts), d)
+        return total
 
     def far_at(mu: np.ndarray, r: float) -> float:
-        dm = points - mu
-        return float(np.count_nonzero(alive & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)))
+        total = 0.0
+        for pts, alive in sets:
+            def part(lo: int, hi: int, pts=pts, alive=alive) -> np.ndarray:
+                dm = pts[lo:hi] - mu
+                far = alive[lo:hi] & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
+                return np.array([float(np.count_nonzero(far))])
+            total += float(_summed(part, len(pts), 1)[0])
+        return total
 
     return good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
                             r_min=r_min, rho=rho, beta=beta, rng=rng)
@@ -151,7 +198,8 @@ def good_center_loop(shape: tuple[int, int], sum_at: Callable[[np.ndarray, float
 
 
 def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: float,
-                    rho: float, beta: float, rng: np.random.Generator) -> GoodCenterResult:
+                    rho: float, beta: float, rng: np.random.Generator,
+                    patch: Any = None) -> GoodCenterResult:
     """Local-model GoodCenter: each point sends ``N(Pi^t(x), 4 r_cur^2 sigma^2 I)`` and a noisy bit.
 
     Each user's messages over the ``T`` rounds are ``rho``-zCDP with respect to her own point
@@ -162,7 +210,7 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
 
     Parameters
     ----------
-    points, center, r_max, r_min, rho, beta, rng :
+    points, center, r_max, r_min, rho, beta, rng, patch :
         As in :func:`good_center`.
 
     Returns
@@ -173,15 +221,29 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
     ----------
     Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
     """
+    n, d = points.shape
+    sets = _patched(points, patch)
+
     def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
-        diff = points - theta
-        norm = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        scale = np.minimum(1.0, r / np.maximum(norm, 1e-300))
-        return (scale[:, None] * diff).sum(axis=0)
+        total = np.zeros(d)
+        for pts, live in sets:
+            def part(lo: int, hi: int, pts=pts, live=live) -> np.ndarray:
+                diff = pts[lo:hi] - theta
+                norm = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+                scale = np.minimum(1.0, r / np.maximum(norm, 1e-300)) * live[lo:hi]
+                return (scale[:, None] * diff).sum(axis=0)
+            total += _summed(part, len(pts), d)
+        return total
 
     def far_at(mu: np.ndarray, r: float) -> float:
-        dm = points - mu
-        return float(np.count_nonzero(np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r))
+        total = 0.0
+        for pts, live in sets:
+            def part(lo: int, hi: int, pts=pts, live=live) -> np.ndarray:
+                dm = pts[lo:hi] - mu
+                far = live[lo:hi] & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
+                return np.array([float(np.count_nonzero(far))])
+            total += float(_summed(part, len(pts), 1)[0])
+        return total
 
     return ldp_good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
                                 r_min=r_min, rho=rho, beta=beta, rng=rng)

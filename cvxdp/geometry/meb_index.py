@@ -75,6 +75,18 @@ CHUNKS = 4
 #: A band of at least this many rows is processed piece by piece on the thread pool (pieces are
 #: fixed by the data, so this changes only the speed, never a result).
 POOL_ROWS = 1 << 15
+#: A band holds at most this share of the points (and half its parent's rows): the copies of
+#: all levels together stay below ``2 BAND_SHARE n`` rows, with 1/4 spare in their buffers.
+BAND_SHARE = 1.0 / 32
+#: ... or at most this many rows, whichever is larger (small data have no memory problem).
+BAND_MIN_ROWS = 1 << 12
+#: The read-share guard: when the index's cost per query (rows of bands evaluated plus
+#: BUILD_COST per row read by builds, a moving average over ~GUARD_WINDOW queries, so that a
+#: build is spread over the queries it serves) exceeds GUARD_SHARE of the stored rows, a plain
+#: pass over the root (one streaming read, nothing written) is cheaper, so the next GUARD_WAIT
+#: queries are plain passes; then the index is tried again (the wait doubles, up to 256, while
+#: it keeps losing).
+GUARD_SHARE, GUARD_WINDOW, GUARD_WAIT = 1.0, 16, 8
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
@@ -84,7 +96,7 @@ def slack(scale: float) -> float:
     return 1e-9 * scale * scale
 
 
-def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 18) -> np.ndarray:
+def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 12) -> np.ndarray:
     """``||p_i - center||^2`` by differences (no cancellation), in row chunks on the thread
     pool (no ``(n, d)`` temporary at 1e8 points; each chunk's result is the same on any pool)."""
     out = np.empty(len(points))
@@ -235,6 +247,14 @@ class OutsideIndex:
         data repeat a lot, decided on a sample).  Same answers.
     sqn : (n,) array, optional
         ``einsum("ij,ij->i", points, points)`` if the caller has it already (saves a pass).
+    exclude : (rows, sqn), optional
+        A few rows of ``points`` (copies, with their squared norms) that the index must leave
+        out: every answer subtracts their count and sum outside the ball, tested by the same
+        loops (so each row's side is the one the index gives it).  Lets a caller drop a few
+        rows without copying all the others (:func:`~cvxdp.geometry.meb_private.kept_index`).
+    include : (rows, sqn), optional
+        A few more rows (e.g. clipped images of excluded ones) that every answer adds, tested
+        by the same loops.
 
     Notes
     -----
@@ -251,10 +271,15 @@ class OutsideIndex:
     """
 
     def __init__(self, points: np.ndarray, *, min_band: int = 2048, key: object = None,
-                 compress: bool = True, sqn: np.ndarray | None = None) -> None:
+                 compress: bool = True, sqn: np.ndarray | None = None,
+                 exclude: tuple[np.ndarray, np.ndarray] | None = None,
+                 include: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.key = key
         points = np.ascontiguousarray(points, dtype=float)
-        self._n = len(points)
+        self._exclude = exclude if exclude is not None and len(exclude[1]) else None
+        self._include = include if include is not None and len(include[1]) else None
+        self._n = (len(points) - (0 if self._exclude is None else len(self._exclude[1]))
+                   + (0 if self._include is None else len(self._include[1])))
         self.rows, self.weights = compress_rows(points) if compress else (points, None)
         if sqn is None or self.weights is not None:
             sqn = np.einsum("ij,ij->i", self.rows, self.rows)
@@ -272,6 +297,11 @@ class OutsideIndex:
         self._last: np.ndarray | None = None
         self._cooldown = (0, 0)  # (depth, iterations): no new level at >= depth meanwhile
         self._backoff = 4
+        self._read = 0.0           # moving average of the rows read per query / stored rows
+        self._seen = 0             # queries in that average (since the last guarded stretch)
+        self._built = 0            # rows read by builds so far
+        self._plain = 0            # queries left to answer by a plain pass (the guard)
+        self._guard_wait = GUARD_WAIT
         self.work = 0
 
     def __len__(self) -> int:
@@ -279,8 +309,22 @@ class OutsideIndex:
 
     def outside(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
         """One full pass (no index): what :meth:`query` returns, for one-off radii."""
-        return outside_full(self.rows, self.sqn, np.asarray(theta, dtype=float), r, self.weights,
-                            self.loops)
+        theta = np.asarray(theta, dtype=float)
+        k, s = outside_full(self.rows, self.sqn, theta, r, self.weights, self.loops)
+        return self._excluded(k, s, theta, r)
+
+    def _excluded(self, k: int, s: np.ndarray, theta: np.ndarray, r: float
+                  ) -> tuple[int, np.ndarray]:
+        """``(k, s)`` minus the excluded rows' count and sum outside ``B(theta, r)``, plus the
+        included rows'."""
+        v, c = -2.0 * theta, r * r - theta @ theta
+        if self._exclude is not None:
+            ke, se = self.loops.count_sum(self._exclude[0], self._exclude[1], v, c, None)
+            k, s = k - ke, s - se
+        if self._include is not None:
+            ki, si = self.loops.count_sum(self._include[0], self._include[1], v, c, None)
+            k, s = k + ki, s + si
+        return k, s
 
     def query(self, theta: np.ndarray, r: float) -> tuple[int, np.ndarray]:
         """``(k, sum_{||x - theta|| > r} x)``, exactly as :func:`outside_full` would."""
@@ -293,6 +337,13 @@ class OutsideIndex:
         if self._last is not None:
             self._step = 0.8 * self._step + 0.2 * float(np.linalg.norm(theta - self._last))
         self._last = theta.copy()
+        stored = max(len(self.sqn), 1)
+        if self._plain > 0:     # the guard: a plain pass (same answer), no levels kept
+            self._plain -= 1
+            self.work += stored
+            k, s = outside_full(self.rows, self.sqn, theta, r, self.weights, self.loops)
+            return self._excluded(k, s, theta, r)
+        work0, built0 = self.work, self._built
         levels = self._levels
         for j in range(1, len(levels)):
             if np.linalg.norm(theta - levels[j].anchor) > levels[j].margin:
@@ -311,7 +362,16 @@ class OutsideIndex:
         for kp, sp in _map_pieces(count_sum, deep):
             k += kp
             s += sp
-        return k, s
+        self._seen += 1
+        cost = (self.work - work0 + (BUILD_COST - 1.0) * (self._built - built0)) / stored
+        self._read += (cost - self._read) / min(self._seen, GUARD_WINDOW)
+        if self._seen >= GUARD_WINDOW and self._read > GUARD_SHARE:
+            self._plain, self._read, self._seen = self._guard_wait, 0.0, 0   # plain passes
+            self._guard_wait = min(2 * self._guard_wait, 256)
+            del levels[1:]
+        elif self._seen >= GUARD_WINDOW:
+            self._guard_wait = GUARD_WAIT
+        return self._excluded(k, s, theta, r)
 
     def _deepen(self, theta: np.ndarray, r: float) -> None:
         """Build deeper levels at ``theta`` while the deepest band is large and shrinks."""
@@ -331,6 +391,7 @@ class OutsideIndex:
                 self._cooldown = (len(levels), self._backoff)
                 return
             self.work += len(parent)
+            self._built += len(parent)
             self._backoff = 4
             levels.append(child)
 
@@ -351,8 +412,10 @@ class OutsideIndex:
         dev = np.sort(np.abs(np.sqrt(np.maximum(d2, 0.0)) - r))
         frac = np.arange(1, len(dev) + 1) / len(dev)           # band share at margin dev[i]
         lo, hi = 4.0 * self._step, min(parent.margin / 2, 2.0 * r)
-        # A band holds at most half of its parent's rows, so all bands together copy < n rows.
-        ok = (dev >= lo) & (dev <= hi) & (dev > 0) & (frac <= 0.5)
+        # A band holds at most half of its parent's rows and BAND_SHARE of the points, so all
+        # bands together copy at most 2 BAND_SHARE n rows (memory: issue 24's 1.5x limit).
+        cap = min(0.5, max(BAND_SHARE * self._n, BAND_MIN_ROWS) / max(len(parent), 1))
+        ok = (dev >= lo) & (dev <= hi) & (dev > 0) & (frac <= cap)
         if not ok.any():
             return None
         if self._step > 0:
@@ -368,11 +431,18 @@ class OutsideIndex:
         hi2 = (r + margin) ** 2 + tau
         lo2 = (r - margin) ** 2 - tau if r > margin else -np.inf
         depth = len(self._levels)
+        share = float(frac[i])          # the band's share of the parent, from the sample
 
         def split(i: int) -> tuple[int, np.ndarray, int]:
             pts, sqn, w = parent.pieces[i]
-            return self.loops.split(pts, sqn, v, aa, lo2, hi2, w,
-                                    self._buffers(depth, i, len(sqn), w is not None))
+            guess = int(1.25 * share * len(sqn)) + 1024     # buffers sized by the sample
+            out = self.loops.split(pts, sqn, v, aa, lo2, hi2, w,
+                                   self._buffers(depth, i, min(guess, len(sqn)), w is not None))
+            if out[2] > len(self._band_buffers[depth, i][1]):    # short: grow, split again
+                grow = min(out[2] + out[2] // 4 + 1, len(sqn))
+                out = self.loops.split(pts, sqn, v, aa, lo2, hi2, w,
+                                       self._buffers(depth, i, grow, w is not None))
+            return out
 
         parts = _map_pieces(split, parent)
         n_far, far_sum = parent.count, parent.total.copy()
@@ -385,13 +455,14 @@ class OutsideIndex:
         return _Level(a, margin, pieces, n_far, far_sum)
 
     def _buffers(self, depth: int, piece: int, size: int, weighted: bool) -> tuple:
-        """Buffers of at least ``size`` rows for piece ``piece`` of the band at ``depth`` (grown
-        by 1/4 when short).  A band is rebuilt many times; reusing its memory avoids writing to
-        fresh pages each time.  Only the level being built at ``depth`` uses them (the one it
-        replaces is gone)."""
+        """Buffers of at least ``size`` rows for piece ``piece`` of the band at ``depth`` (the
+        caller's ``size`` has its spare already).  A band is rebuilt many times; reusing its
+        memory avoids writing to fresh pages each time.  Only the level being built at
+        ``depth`` uses them (the one it replaces is gone)."""
         buf = self._band_buffers.get((depth, piece))
         if buf is None or len(buf[1]) < size:
-            cap = size + size // 4 + 1
+            self._band_buffers.pop((depth, piece), None)    # free the short one first
+            cap = size
             buf = (np.empty((cap, self.rows.shape[1])), np.empty(cap),
                    np.empty(cap, dtype=np.int64) if weighted else None)
             self._band_buffers[depth, piece] = buf

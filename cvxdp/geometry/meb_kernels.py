@@ -70,8 +70,10 @@ class Loops:
               hi2: float, w: np.ndarray | None, out: tuple) -> tuple[int, np.ndarray, int]:
         """``(k, s, nb)`` with ``t = sqn + pts @ v + aa``: number (weighted) and sum of the rows
         with ``t > hi2``; the ``nb`` rows with ``lo2 <= t <= hi2``, in order, are copied to
-        ``out = (rows, sqn, w)`` (buffers of at least ``len(pts)`` rows; ``w`` may be ``None``
-        when the input's is)."""
+        ``out = (rows, sqn, w)`` (``w`` may be ``None`` when the input's is).  When
+        ``nb > len(out[1])`` the buffers are too short: nothing is guaranteed to be in them, and
+        the caller grows them to ``nb`` rows and splits again (``k``, ``s``, ``nb`` are exact
+        either way)."""
         rows, rsqn, rw = out
         k, s, nb = self._split(pts, sqn, v, float(aa), float(lo2), float(hi2),
                                _NO_W if w is None else w, rows, rsqn,
@@ -134,6 +136,8 @@ def _split_np(pts, sqn, v, aa, lo2, hi2, w, rows, rsqn, rw):
     k, s = _masked_count_sum(pts, far, w)
     idx = _indices(~far & (t >= lo2))
     nb = len(idx)
+    if nb > len(rsqn):          # the buffers are too short: count only (the caller grows them)
+        return k, s, nb
     np.take(pts, idx, axis=0, out=rows[:nb])
     np.take(sqn, idx, out=rsqn[:nb])
     if len(w):
@@ -221,6 +225,7 @@ def _compiled() -> Loops:
         k = 0
         s = np.zeros(d)
         nb = 0
+        cap = len(rsqn)         # rows past the buffers' length are counted, not written
         for i in range(n):
             t = sqn[i]
             for j in range(d):
@@ -237,11 +242,12 @@ def _compiled() -> Loops:
                     for j in range(d):
                         s[j] += pts[i, j]
             elif t >= lo2:
-                rsqn[nb] = sqn[i]
-                for j in range(d):
-                    rows[nb, j] = pts[i, j]
-                if weighted:
-                    rw[nb] = w[i]
+                if nb < cap:
+                    rsqn[nb] = sqn[i]
+                    for j in range(d):
+                        rows[nb, j] = pts[i, j]
+                    if weighted:
+                        rw[nb] = w[i]
                 nb += 1
         return k, s, nb
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -159,12 +160,15 @@ class MMEBRun:
 
 
 def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
-               compress: bool = True) -> OutsideIndex:
+               compress: bool = True, patch: Any = None) -> OutsideIndex:
     """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
 
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
     ``theta0`` and ``schedule.keep * r0`` (its ``key`` records them; a mismatch is refused).
     ``compress``: store repeated rows once (see :class:`OutsideIndex`; same answers).
+    ``patch`` (:class:`cvxdp.geometry.meb_solve.Patch`): rows of ``points`` replaced by their
+    clipped images.  A few dropped or patched rows are subtracted from every answer (and the
+    kept images added) instead of copying the kept rows (issue 24: no copy of the data).
     """
     theta0 = np.asarray(theta0, dtype=float)
     points = np.ascontiguousarray(points, dtype=float)
@@ -175,10 +179,25 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     # the index's slack (far above rounding), so the test below could not drop any.
     scale = float(np.sqrt(sqn.max(initial=0.0))) + float(np.linalg.norm(theta0)) + keep_radius
     c = keep_radius**2 - slack(scale)
-    if not np.isfinite(c) or outside_full(points, sqn, theta0, np.sqrt(max(c, 0.0)))[0] == 0:
+    if patch is None and (not np.isfinite(c) or outside_full(
+            points, sqn, theta0, np.sqrt(max(c, 0.0)))[0] == 0):
         return OutsideIndex(points, compress=compress, key=key, sqn=sqn)
     kept = sq_dists(points, theta0) <= keep_radius**2
-    return OutsideIndex(points[kept], compress=compress, key=key, sqn=sqn[kept])
+    include = None
+    if patch is not None:
+        kept[patch.rows] = False
+        extra = patch.clipped
+        extra_kept = sq_dists(extra, theta0) <= keep_radius**2
+        extra = np.ascontiguousarray(extra[extra_kept])
+        include = (extra, np.einsum("ij,ij->i", extra, extra))
+    dropped = np.flatnonzero(~kept)
+    if 8 * len(dropped) <= len(points):     # a few dropped: subtract them, copy nothing else
+        return OutsideIndex(points, compress=compress, key=key, sqn=sqn,
+                            exclude=(points[dropped], sqn[dropped]), include=include)
+    rows, rsqn = points[kept], sqn[kept]
+    if include is not None:
+        rows, rsqn = np.concatenate([rows, include[0]]), np.concatenate([rsqn, include[1]])
+    return OutsideIndex(rows, compress=compress, key=key, sqn=rsqn)
 
 
 def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r0: float,

@@ -9,6 +9,7 @@ in zCDP; an ``(epsilon, delta)`` budget is converted to the largest ``rho`` meet
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 import warnings
@@ -103,6 +104,88 @@ def clip_into_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[n
     clipped, _ = clip_to_box(points, lo, hi)
     moved = np.any(nan, axis=1) | np.any((points < lo) | (points > hi), axis=1)
     return clipped, int(np.count_nonzero(moved))
+
+
+def in_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """Whether every coordinate is finite and inside ``[lo, hi]``: two reductions (column
+    minima and maxima; a NaN propagates through both and fails), no ``(n, d)`` temporary.
+    PRIVATE (a bit about the data): it only decides whether a copy is needed."""
+    if not len(points):
+        return True
+    return bool(np.all(points.min(axis=0) >= lo) and np.all(points.max(axis=0) <= hi))
+
+
+def working_shift(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The public translation of :func:`working_points`: the box centre when the box does not
+    contain the origin, else zero."""
+    centre = (lo + hi) / 2
+    return np.zeros_like(centre) if np.all(np.abs(centre) <= (hi - lo) / 2) else centre
+
+
+@dataclasses.dataclass(frozen=True)
+class Patch:
+    """A few rows of the user's array replaced by their clipped copies, without copying the
+    others: ``rows`` (sorted indices) are to be left out, ``clipped`` (their images in the box,
+    in the same order) added.  Every consumer (GoodCenter, the kept-set index) reads the
+    user's array with ``rows`` left out, plus ``clipped``: the same multiset of points as the
+    clipped copy, so the same function of the data."""
+
+    rows: np.ndarray
+    clipped: np.ndarray
+
+
+#: Rows outside the box are patched (:class:`Patch`) instead of copying the array when there are
+#: at most this share of them and they are finite and within PATCH_RANGE box radii of the box
+#: (so that subtracting their contributions rounds by ~ PATCH_RANGE R_max u, far below G_t).
+PATCH_SHARE, PATCH_RANGE = 1.0 / 64, 1e3
+
+
+def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Indices of the rows with a coordinate outside ``[lo, hi]`` or NaN, by pieces (no
+    ``(n, d)`` temporary)."""
+    step = 1 << 14
+    parts = []
+    for start in range(0, len(points), step):
+        p = points[start:start + step]
+        bad = ~np.all((p >= lo) & (p <= hi), axis=1)
+        parts.append(np.flatnonzero(bad) + start)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def working_points(points: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                   ) -> tuple[np.ndarray, int, np.ndarray, Patch | None]:
+    """The points the private pipeline reads: ``(points', clipped count, shift, patch)``.
+
+    ``points'`` are the points clipped into the public box (:func:`clip_into_box`) and
+    translated by ``shift``: the sums of Alg. 4 / 6 must add numbers of size ``O(R_max)``,
+    whose rounding (``~ k R_max u``) stays far below their sensitivity ``G_t >= 2 r0`` (raw
+    coordinates far from the origin, ``||x|| ~ 1e8``, rounded by more than ``G_t``).
+    ``shift`` is the public box centre when the box does not contain the origin, else zero:
+    coordinates in a box around the origin are already at most ``2 R_max`` in norm.  So data in
+    a box around the origin are used as they are, with no copy (the common case: the issue-24
+    memory limit, peak RSS <= 1.5x the array); otherwise one copy, as before.  A few finite
+    points outside the box (at most :data:`PATCH_SHARE` of them, within :data:`PATCH_RANGE` box
+    radii) are not copied either: ``patch`` lists them and their clipped images
+    (:class:`Patch`), and the readers leave them out and add the images.  The count is
+    PRIVATE: release it only through :func:`cvxdp.privacy.clipping.noisy_count`.
+    """
+    shift = working_shift(lo, hi)
+    inside = in_box(points, lo, hi)
+    if inside and not shift.any():
+        return points, 0, shift, None
+    if inside:
+        return points - shift, 0, shift, None
+    if not shift.any():
+        rows = _bad_rows(points, lo, hi)
+        raw = points[rows]
+        reach = PATCH_RANGE * float(np.max(hi - lo))
+        if (len(rows) <= PATCH_SHARE * len(points) and np.all(np.isfinite(raw))
+                and np.all(np.abs(raw) <= reach)):
+            clipped, count = clip_into_box(raw, lo, hi)
+            return points, count, shift, Patch(rows, clipped)
+    pts, count = clip_into_box(points, lo, hi)
+    pts -= shift
+    return pts, count, shift, None
 
 
 def _rho_of(budget: Any) -> tuple[float, float | None]:
@@ -212,18 +295,15 @@ def solve_private_meb(
         # it is released (noisily).  Nothing of the data reaches the client.
         from cvxdp.scale.meb import DaskPoints
 
-        pts = DaskPoints(pts, lo, hi, centre0)
-        n_clipped = -1
+        shift = working_shift(lo, hi)
+        pts = DaskPoints(pts, lo, hi, shift)
+        n_clipped, patch = -1, None
     else:
         # Points outside the public box (or with NaN / inf coordinates) are clipped into it
         # inside the mechanism, never refused: a refusal would tell whether some point lies
-        # outside.
-        pts, n_clipped = clip_into_box(pts, lo, hi)
-        # Every query runs on coordinates translated by the public box centre: the sums of
-        # Alg. 4 / 6 then add numbers of size <= R_max, whose rounding (~ k R_max u) stays far
-        # below their sensitivity G_t >= 2 r0; raw coordinates far from the origin (||x|| ~ 1e8)
-        # rounded by more than G_t.  The released centre is shifted back at the end.
-        pts -= centre0
+        # outside.  Coordinates are translated by a public shift when the box is far from the
+        # origin (working_points); the released centre is shifted back at the end.
+        pts, n_clipped, shift, patch = working_points(pts, lo, hi)
     r_min = r_max / 1024 if r_min is None else float(r_min)
     if not 0 < r_min < r_max:
         raise PrivacySpecError(f"r_min must lie in (0, R_max={r_max:.6g}), got {r_min!r}.")
@@ -238,9 +318,9 @@ def solve_private_meb(
 
         gc_fn = dask_ldp_good_center if local else dask_good_center
     else:
-        gc_fn = ldp_good_center if local else good_center
+        gc_fn = functools.partial(ldp_good_center if local else good_center, patch=patch)
     gc = gc_fn(
-        pts, center=np.zeros(d), r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
+        pts, center=centre0 - shift, r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
         acct.spend(rec)
     theta0, r0 = gc.center, gc.radius
@@ -254,7 +334,7 @@ def solve_private_meb(
 
         index = DaskOutsideIndex(pts, theta0, sched.keep * r0)
     else:
-        index = kept_index(pts, theta0, sched.keep * r0)   # one kept set for all B calls
+        index = kept_index(pts, theta0, sched.keep * r0, patch=patch)   # one for all B calls
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
@@ -274,7 +354,7 @@ def solve_private_meb(
     # Back to the user's coordinates, then projected into the public box (post-processing):
     # the projection onto a convex set holding every (clipped) point moves the centre closer
     # to each of them, so the ball still covers every point it covered.
-    centre = np.clip(np.asarray(best_theta, dtype=float) + centre0, lo, hi)
+    centre = np.clip(np.asarray(best_theta, dtype=float) + shift, lo, hi)
     ball = Ball(centre, float((1 + gamma) * best_r))
     bound = gc.excluded_bound + best_bound
     if bound >= n:
@@ -305,7 +385,7 @@ def solve_private_meb(
     solve_time = time.perf_counter() - t_start
     validation = _validate(problem, ball, bound, n_clipped) if reference else None
     info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma, **info,
-            "beta": beta, "r0": r0, "theta0": theta0 + centre0, "goodcenter_rounds": gc.iterations,
+            "beta": beta, "r0": r0, "theta0": theta0 + shift, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
     status = "optimal_inaccurate"
     if bound >= n:  # status is a promise: Cor. 4.2's coverage bound says nothing here

@@ -9,8 +9,10 @@ is one of four sums over rows; here each is a :func:`cvxdp.scale.block_sum` over
 * DP-MMEB (Alg. 4 / 5): per iteration the count and the sum of the kept points outside
   ``B(theta^t, r)``, and the final count outside ``B(theta, (1+gamma) r)``.
 
-Each block is clipped into the public box and translated by the public box centre exactly as
-the numpy path does it (:func:`cvxdp.geometry.meb_solve.clip_into_box`, then ``- centre``), and
+Each block is clipped into the public box and translated by the public shift exactly as the
+numpy path does it (:func:`cvxdp.geometry.meb_solve.clip_into_box`, then ``- shift``, the box
+centre when the box does not contain the origin, else zero:
+:func:`cvxdp.geometry.meb_solve.working_shift`), and
 each row's membership test is the same floating-point expression, so every exact count equals
 the numpy path's and every sum differs only by the order of additions.  The noise is drawn on the
 client from the same generator in the same order, so with the same seed the released ball equals
