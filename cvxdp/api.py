@@ -216,7 +216,14 @@ def solve_private(
             "move by <= 0.05 between neighbours), cvxdp.ScalarPrivacy(b, sensitivity=...), "
             "cvxdp.ObjectivePrivacy(c, sensitivity=...) or cvxdp.ConstraintSetPrivacy(con)."
         )
-    to_scp(problem, private=private)  # validates the spec against the model
+    from cvxdp.solvers.quadform_perturbation import quadform_parameters
+    from cvxdp.specs import as_spec_tuple
+
+    if solver_opts.get("mechanism", "auto") == "mwu" or quadform_parameters(
+            problem, as_spec_tuple(private)) is None:
+        # validates the spec against the model (a private matrix only inside quad_form never
+        # reaches the cone program: the perturbation path releases it at the model level)
+        to_scp(problem, private=private)
     from cvxdp.solvers.general import solve_general  # the cone-program path
 
     if solver is not None:  # CVXPY's habit: the conic solver of the exact steps

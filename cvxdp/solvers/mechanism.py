@@ -121,6 +121,28 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     gen = as_generator(rng)
     specs = as_spec_tuple(private)
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+    from cvxdp.solvers.quadform_perturbation import (
+        quadform_parameters,
+        solve_quadform_perturbation,
+    )
+
+    if mechanism != "mwu" and quadform_parameters(problem, specs) is not None:
+        # the private matrices sit only inside quad_form, which CVXPY compiles by factoring
+        # their values: released at the model level (quadform_perturbation.py)
+        bad = set(k for k, v in opts.items() if v is not None and not (
+            k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])) - _PERTURBATION_OPTS
+        if bad or noise != "gaussian":
+            raise TypeError(
+                f"a private matrix inside quad_form is released by Gaussian perturbation, "
+                f"which takes {sorted(_PERTURBATION_OPTS)} with noise='gaussian'; got "
+                f"{sorted(bad) or 'noise=' + repr(noise)}.")
+        sol = solve_quadform_perturbation(
+            problem, specs, budget, beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
+            reference=reference, solver=opts.get("solver"))
+        if mechanism == "auto":
+            sol.info["auto"] = {"rule": "private matrices only inside quad_form (not DPP): "
+                                        "perturbation at the model level"}
+        return sol
     chosen, why = mechanism, None
     mwu_set = sorted(k for k, v in opts.items()
                      if k in _MWU_ONLY and not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k]))

@@ -1,0 +1,208 @@
+"""Perturbation for a private matrix inside ``quad_form(x, Sigma)`` (issue 22 item 4).
+
+``cp.quad_form(w, Sigma)`` with ``Sigma = cp.Parameter((n, n), PSD=True)`` is how CVXPY users
+write a covariance, but the model is not DPP in ``Sigma``: CVXPY factors the parameter's current
+value while compiling, so the parameter never reaches the cone program's tensor and the
+canonical-level mechanisms (:mod:`cvxdp.solvers.perturbation`, the MWU) cannot see it.  This
+module releases such a parameter at the MODEL level instead:
+
+1. **Release.**  ``Sigma~ = Sigma + Delta sigma_u Z`` with ``Z`` symmetric, its ``K = n (n+1)/2``
+   distinct entries i.i.d. ``N(0, 1)`` (one draw per distinct entry, mirrored).  Neighbours move
+   every distinct entry by at most the declared ``Delta``, so the scaled vector of distinct
+   entries has l2 sensitivity ``sqrt(K)`` and ``sigma_u`` is the analytic Gaussian calibration
+   for it (Balle & Wang 2018, Thm 8; ``sqrt(K) / sqrt(2 rho)`` for rho-zCDP) -- the same
+   accounting as :func:`cvxdp.solvers.perturbation.noise_plan`.
+2. **Post-processing** (no budget; Dwork & Roth 2014, Prop. 2.1).  A copy of the user's model
+   with ``Sigma`` replaced by constants is solved exactly:
+
+   * in the objective by ``Pi(Sigma~)`` (``Pi``: projection onto the PSD cone, so the copy is
+     convex);
+   * in a constraint by ``Pi(Sigma~ + r I)``, ``r = Delta sigma_u sqrt(2) (sqrt(K) +
+     sqrt(2 ln(1/beta)))``.  ``||Z||_op <= ||Z||_F <= sqrt(2) ||g||_2`` and ``P(||g|| >= sqrt K +
+     t) <= e^{-t^2/2}`` (Gaussian concentration), so with probability ``>= 1 - beta``
+     ``Sigma = Sigma~ - Delta sigma_u Z <= Sigma~ + r I <= Pi(Sigma~ + r I)``; DCP puts every
+     ``quad_form`` of a constraint on its convex side, which only grows with the matrix, so the
+     released point is feasible for the TRUE ``Sigma`` on that event.
+
+Applies when every private parameter occurs only as the matrix of ``quad_form`` atoms; any
+other occurrence goes through the canonical path (which then says what to rewrite).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import BudgetError
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
+from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.solution import PrivateSolution
+
+__all__ = ["quadform_parameters", "solve_quadform_perturbation", "QUADFORM_THEOREM"]
+
+QUADFORM_THEOREM = (
+    "input perturbation of quad_form matrices (Gaussian on the distinct entries: Balle & Wang "
+    "2018 Thm 8 / Bun & Steinke 2016 Prop 1.6) + exact solve of the model with the released "
+    "matrices (post-processing, Dwork & Roth 2014 Prop 2.1); "
+    "cvxdp/solvers/quadform_perturbation.py")
+
+
+def _walk(expr: Any, param_id: int, counts: dict[str, int], in_constraint: bool) -> None:
+    from cvxpy.atoms.quad_form import QuadForm
+
+    if isinstance(expr, QuadForm) and getattr(expr.args[1], "id", None) == param_id:
+        counts["quad_form"] += 1
+        counts["in_constraint"] += int(in_constraint)
+        _walk(expr.args[0], param_id, counts, in_constraint)
+        return
+    if getattr(expr, "id", None) == param_id and not getattr(expr, "args", None):
+        counts["other"] += 1
+        return
+    for arg in getattr(expr, "args", []):
+        _walk(arg, param_id, counts, in_constraint)
+
+
+def quadform_parameters(problem: cp.Problem, specs: tuple[Any, ...]
+                        ) -> dict[int, dict[str, int]] | None:
+    """``{param id: counts}`` when every private parameter is only a ``quad_form`` matrix
+    (square, symmetric values) and the model is not DPP in it; else None (public structure)."""
+    if problem.is_dcp(dpp=True) or not specs:
+        return None
+    out = {}
+    for spec in specs:
+        for p in getattr(spec, "params", ()):
+            if len(p.shape) != 2 or p.shape[0] != p.shape[1]:
+                return None
+            counts = {"quad_form": 0, "other": 0, "in_constraint": 0}
+            _walk(problem.objective, p.id, counts, False)
+            for con in problem.constraints:
+                _walk(con, p.id, counts, True)
+            if counts["quad_form"] == 0 or counts["other"]:
+                return None
+            out[p.id] = counts
+    return out
+
+
+def _psd_part(M: np.ndarray) -> np.ndarray:
+    w, V = np.linalg.eigh((M + M.T) / 2)
+    return (V * np.maximum(w, 0.0)) @ V.T
+
+
+def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
+                                beta: float, rng: np.random.Generator, reference: bool,
+                                solver: str | None = None) -> PrivateSolution:
+    """Release each private ``quad_form`` matrix once and solve the model exactly (module doc).
+
+    Returns
+    -------
+    PrivateSolution
+        ``optimal_inaccurate`` with ``info["guarantee"]`` (feasible for the TRUE data: surely
+        when the matrices occur only in the objective, with probability ``>= 1 - beta``
+        otherwise; the sub-optimality is not bounded by a theorem here), or the exact solver's
+        status with no point when the released model has none (public: post-processing).
+    """
+    t0 = time.perf_counter()
+    params = [p for s in specs for p in s.params]
+    deltas = [float(s.sensitivity) for s in specs for _ in s.params]
+    sizes = [p.shape[0] * (p.shape[0] + 1) // 2 for p in params]
+    K = int(sum(sizes))
+    if isinstance(budget, ZCDP):
+        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=math.sqrt(K), method="zcdp")
+        rec = gaussian_record(sigma=sigma, sensitivity=math.sqrt(K), mechanism="input_gaussian",
+                              note="sigma per unit of declared per-entry sensitivity")
+    elif isinstance(budget, ApproxDP) and budget.delta > 0:
+        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta,
+                                   sensitivity=math.sqrt(K))
+        rec = gaussian_record(sigma=sigma, sensitivity=math.sqrt(K), epsilon=budget.epsilon,
+                              delta=budget.delta, mechanism="input_gaussian",
+                              note="sigma per unit of declared per-entry sensitivity")
+    else:
+        raise BudgetError("a private quad_form matrix is released with Gaussian noise and needs "
+                          "delta > 0 (or rho=); pass epsilon= and delta=.")
+    acct = PrivacyAccountant(budget)
+    acct.spend(rec)
+    g = rng.standard_normal(K)
+    t = math.sqrt(2 * math.log(1 / beta))
+    noisy, objective_sub, constraint_sub, released = {}, {}, {}, {}
+    at = 0
+    for p, d, k in zip(params, deltas, sizes, strict=True):
+        n = p.shape[0]
+        i, j = np.triu_indices(n)
+        Z = np.zeros((n, n))
+        Z[i, j] = g[at:at + k]
+        Z[j, i] = g[at:at + k]
+        at += k
+        S = (np.asarray(p.value, dtype=float) + np.asarray(p.value, dtype=float).T) / 2
+        S_t = S + d * sigma * Z
+        r = d * sigma * math.sqrt(2) * (math.sqrt(k) + t)
+        released[p.name()] = S_t
+        noisy[p.id] = S_t
+        objective_sub[id(p)] = cp.Constant(_psd_part(S_t))
+        constraint_sub[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
+    obj = problem.objective.tree_copy(id_objects=objective_sub)
+    cons = [c.tree_copy(id_objects=constraint_sub) for c in problem.constraints]
+    copy = cp.Problem(obj, cons)
+    kw = {"solver": solver} if solver else {}
+    try:
+        copy.solve(**kw)
+    except cp.error.SolverError:
+        copy.solve(solver=cp.SCS)
+    in_cons = any(p.id in noisy for c in problem.constraints for p in c.parameters())
+    info: dict[str, Any] = {
+        "method": "perturbation", "mechanism": "perturbation", "noise": "gaussian",
+        "quad_form_parameters": [p.name() for p in params], "noisy_parameters": released,
+        "beta": beta if in_cons else None, "robust_status": copy.status,
+        "guarantee": ("the released point is feasible for the TRUE data with probability >= "
+                      f"1 - beta = {1 - beta:g}" if in_cons else
+                      "the constraints are public: the released point is feasible") +
+                     "; its objective's sub-optimality is not bounded",
+    }
+    details = {"mechanism": "perturbation (quad_form matrices)", "sigma_unit": sigma,
+               "private_entries": K, "l2_sensitivity_scaled": math.sqrt(K)}
+    neighbouring = "; ".join(s.describe() for s in specs)
+    report = acct.report(theorem=QUADFORM_THEOREM, neighbouring=neighbouring, details=details)
+    from cvxpy.reductions.solution import Solution
+
+    if copy.status in cp.settings.SOLUTION_PRESENT:
+        status = cp.OPTIMAL_INACCURATE
+        value = float(copy.value)  # the objective with the released matrices: public
+        primal = {v.id: np.asarray(v.value) for v in problem.variables()}
+        problem.unpack(Solution(status, value, primal, {}, {}))
+    else:
+        from cvxdp.transform.canon import set_no_solution
+
+        status = copy.status if copy.status in (cp.INFEASIBLE, cp.UNBOUNDED) \
+            else cp.SOLVER_ERROR
+        info["status_reason"] = (f"the model with the released matrices is {copy.status} "
+                                 "(post-processing of the noisy release; the budget was spent)")
+        value = set_no_solution(problem, status)
+    validation = None
+    if reference and status == cp.OPTIMAL_INACCURATE:
+        validation = _reference(problem)
+    return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
+                           iterations=None, solve_time=time.perf_counter() - t0,
+                           primal={v.name(): v.value for v in problem.variables()}, info=info)
+
+
+def _reference(problem: cp.Problem) -> Any:
+    """Exact solve on the TRUE data and the true objective/violations at the released point
+    (not private: only with ``reference=True``)."""
+    from cvxdp.solution import ValidationReport
+
+    x = {v.id: None if v.value is None else np.array(v.value) for v in problem.variables()}
+    f_priv = float(problem.objective.value)
+    viol = max([float(np.max(c.violation())) for c in problem.constraints] + [0.0])
+    ref = cp.Problem(problem.objective, problem.constraints)
+    ref.solve()
+    f_star = float(ref.value)
+    for v in problem.variables():  # the released point stays on the user's variables
+        v.save_value(x[v.id])
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    return ValidationReport(reference_value=f_star, objective_gap=sign * (f_priv - f_star),
+                            max_violation=viol, metrics={"private_value": f_priv})
