@@ -17,7 +17,11 @@ row; it is drawn on the client from the caller's generator, block after block in
 (the same stream as the numpy path's ``gen.standard_normal(n)``), and sent to the workers: with
 the same seed the released weights and ellipsoid equal the numpy path's up to the order of
 additions in the Gram matrices.  The client therefore holds ``8 n`` bytes of noise per
-iteration (public randomness, never data; ``1/d`` of the data's size).
+iteration (public randomness, never data; ``1/d`` of the data's size).  Above
+:data:`CLIENT_NOISE_ROWS` rows that traffic would dominate (8 GB per iteration at ``n = 1e9``):
+each block then draws its own noise on its worker from a stream seeded by 128 bits of the
+caller's generator and the (iteration, block) numbers, so the noise has the same law (iid
+``N(0, sigma_h^2)`` per row, independent of the data) but not the numpy path's values.
 
 Rows are mapped into the public domain (:func:`cvxdp.geometry.john_private.public_domain`) on
 the workers, block by block, by the same function as the numpy path: mapping is row by row, so
@@ -31,6 +35,9 @@ from typing import Any
 import numpy as np
 
 from cvxdp.scale import as_row_blocks, block_sum, require_dask
+
+#: Above this many rows the iteration's noise is drawn on the workers (same law, other draws).
+CLIENT_NOISE_ROWS = 50_000_000
 
 __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_ratios",
            "support_ratios", "check_exact", "fixed_point_weights", "private_iterations"]
@@ -168,6 +175,15 @@ def fixed_point_weights(A: Any, accuracy: float = 0.01, iterations: int | None =
     return (total / T).persist(), T
 
 
+def _noise_block(wb: np.ndarray, sigma: float, entropy: list[int], iteration: int,
+                 block_id: tuple[int, ...] | None = None) -> np.ndarray:
+    """``N(0, sigma^2)`` per row of this block, from the stream (entropy, iteration, block)."""
+    assert block_id is not None
+    gen = np.random.default_rng(np.random.SeedSequence(entropy,
+                                                       spawn_key=(iteration, block_id[0])))
+    return sigma * gen.standard_normal(len(wb))
+
+
 def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: float,
                        gen: np.random.Generator) -> Any:
     """The private iteration of :func:`cvxdp.geometry.john_private.private_john` (step 4) on a
@@ -184,9 +200,15 @@ def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: floa
     n = int(A.shape[0])
     w = _uniform(A).persist()
     total = None
-    for _ in range(T):
+    on_workers = n > CLIENT_NOISE_ROWS
+    entropy = [int(v) for v in gen.integers(0, 2**32, size=4)] if on_workers else None
+    for it in range(T):
         total = (w if total is None else total + w).persist()
-        noise = da.from_array(sigma_h * gen.standard_normal(n), chunks=(A.chunks[0],))
+        if on_workers:
+            noise = da.map_blocks(_noise_block, w, float(sigma_h), entropy, it,
+                                  dtype=np.float64)
+        else:
+            noise = da.from_array(sigma_h * gen.standard_normal(n), chunks=(A.chunks[0],))
         h_noisy = released(leverage_ratios(A, w, ridge) + noise)
         w = da.clip(w * da.maximum(h_noisy, 0.0), w_min, 1.0).persist()
     return (total / T).persist()
