@@ -212,8 +212,9 @@ def solve_private(
         to_scp(problem)  # an unsupported model is reported before a missing spec
         raise PrivacySpecError(
             "a general CVXPY model needs private= to say which data is private, e.g. "
-            "private=cvxdp.ConstraintPrivacy(A, sensitivity=0.05) (entries of Parameter A "
-            "move by <= 0.05 between neighbours), cvxdp.ScalarPrivacy(b, sensitivity=...), "
+            "private=cvxdp.ConstraintPrivacy(A, sensitivity=D) where D is how far one person "
+            "can move an entry of Parameter A (e.g. 1e-3 for averages over 1,000 people; it "
+            "sets the noise), cvxdp.ScalarPrivacy(b, sensitivity=...), "
             "cvxdp.ObjectivePrivacy(c, sensitivity=...) or cvxdp.ConstraintSetPrivacy(con)."
         )
     from cvxdp.solvers.quadform_perturbation import quadform_parameters
@@ -224,14 +225,18 @@ def solve_private(
         # validates the spec against the model (a private matrix only inside quad_form never
         # reaches the cone program: the perturbation path releases it at the model level)
         to_scp(problem, private=private)
+    from cvxdp.progress import budget_text, problem_size, verbose_run
     from cvxdp.solvers.general import solve_general  # the cone-program path
 
     if solver is not None:  # CVXPY's habit: the conic solver of the exact steps
         solver_opts["solver"] = solver
-    return solve_general(
+    run = verbose_run(bool(verbose), "general model", size=problem_size(problem),
+                      mechanism=str(solver_opts.get("mechanism", "auto")),
+                      budget=budget_text(epsilon, delta, rho))
+    return run.finish(solve_general(
         problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,
         rng=rng, reference=reference, verbose=verbose, **solver_opts,
-    )
+    ))
 
 
 def _is_least_squares_spec(private: Any) -> bool:

@@ -276,8 +276,9 @@ def as_spec_tuple(private: Any) -> tuple[PrivacySpec, ...]:
         if not isinstance(spec, _SPEC_TYPES):
             raise PrivacySpecError(
                 f"private= takes cvxdp privacy specs, got {type(spec).__name__}. Use e.g. "
-                "cvxdp.ConstraintPrivacy(A, sensitivity=0.05), cvxdp.ScalarPrivacy(b, "
-                "sensitivity=0.1), cvxdp.ObjectivePrivacy(c, sensitivity=0.1) or "
+                "cvxdp.ConstraintPrivacy(A, sensitivity=D), cvxdp.ScalarPrivacy(b, "
+                "sensitivity=D), cvxdp.ObjectivePrivacy(c, sensitivity=D) (D: how far one "
+                "person can move an entry) or "
                 "cvxdp.ConstraintSetPrivacy(constraint)."
             )
     return tuple(items)

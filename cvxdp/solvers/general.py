@@ -148,7 +148,7 @@ def solve_general(
     specs = as_spec_tuple(private)
     if not specs:
         raise PrivacySpecError("private= is required: e.g. cvxdp.ConstraintPrivacy(A, "
-                               "sensitivity=0.05).")
+                               "sensitivity=D), D how far one person moves an entry.")
     settings = {s.setting for s in specs}
     if "constraint_set" in settings:
         # High-sensitivity constraint privacy: whole rows added/removed -> dense MWU over the

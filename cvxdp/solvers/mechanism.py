@@ -111,6 +111,8 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     from cvxdp.validation import check_options
 
     noise = opts.pop("noise", "gaussian")
+    verbose = bool(opts.pop("verbose", False))  # every mechanism takes it (header/summary
+    # are printed by the entry point; the MWU also shows its progress bar)
     _check_choice(mechanism, noise)
     # every option either mechanism takes; an unknown one is named with its nearest valid
     # spelling before anything runs
@@ -156,7 +158,8 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
 
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
         sol = solve_general(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
-                            rng=gen, reference=reference, mechanism="mwu", **mwu_opts)
+                            rng=gen, reference=reference, mechanism="mwu", verbose=verbose,
+                            **mwu_opts)
         sol.info["mechanism"] = chosen
         if chosen == "perturbation":
             sol.info["perturbation"] = (
