@@ -79,7 +79,12 @@ def explain(problem: cp.Problem, private: Any = None) -> list[str]:
     reasons = unsupported_reasons(problem)
     if reasons or private is None:
         return reasons
+    from cvxdp.solvers.quadform_perturbation import quadform_parameters
+    from cvxdp.specs import as_spec_tuple
+
     try:
+        if quadform_parameters(problem, as_spec_tuple(private)) is not None:
+            return []  # released at the model level by the default mechanism ("auto")
         to_scp(problem, private=private)
     except (PrivacySpecError, UnsupportedProblemError) as err:
         return [str(err)]

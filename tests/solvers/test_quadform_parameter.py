@@ -68,3 +68,9 @@ def test_risk_constraint_with_a_private_covariance_holds_for_the_true_matrix():
             held += bool(w.value @ S @ w.value <= 0.1 + 1e-7)
             assert "1 - beta" in sol.info["guarantee"]
     assert released >= 8 and held == released
+
+
+def test_is_supported_says_what_solve_private_does():
+    prob, Sigma, w = _min_variance()
+    spec = cvxdp.ConstraintPrivacy(Sigma, sensitivity=4e-3)
+    assert cvxdp.is_supported(prob, spec) and cvxdp.explain(prob, spec) == []
