@@ -96,16 +96,20 @@ def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarra
 
 
 def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int) -> np.ndarray:
-    """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``PIECE_ROWS``, run on the MEB index's
-    thread pool (numpy releases the GIL) and added in piece order: the pieces depend on ``n``
-    only, so the result is the same on every run and machine."""
-    from cvxdp.geometry.meb_index import _pool
+    """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``PIECE_ROWS``: the MEB index's row
+    chunks (:func:`cvxdp.geometry.meb_index._map_rows`, on its thread pool; numpy releases the
+    GIL) each add their pieces in order, then the chunks are added in order.  The pieces and
+    chunks depend on ``n`` only, so the result is the same on every run and machine."""
+    from cvxdp.geometry.meb_index import _map_rows
 
-    bounds = [(lo, min(lo + PIECE_ROWS, n)) for lo in range(0, n, PIECE_ROWS)]
-    parts = [part(*bounds[0])] if len(bounds) == 1 else list(
-        _pool().map(lambda b: part(*b), bounds))
+    def chunk(lo: int, hi: int) -> np.ndarray:
+        acc = np.zeros(width)
+        for start in range(lo, hi, PIECE_ROWS):
+            acc += part(start, min(start + PIECE_ROWS, hi))
+        return acc
+
     total = np.zeros(width)
-    for p in parts:
+    for p in _map_rows(chunk, n):
         total += p
     return total
 

@@ -101,11 +101,13 @@ def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 12) -> np
     pool (no ``(n, d)`` temporary at 1e8 points; each chunk's result is the same on any pool)."""
     out = np.empty(len(points))
 
-    def part(i: int) -> None:
-        diff = points[i:i + chunk] - center
-        out[i:i + chunk] = np.einsum("ij,ij->i", diff, diff)
+    def part(lo: int, hi: int) -> None:
+        for i in range(lo, hi, chunk):
+            j = min(i + chunk, hi)
+            diff = points[i:j] - center
+            out[i:j] = np.einsum("ij,ij->i", diff, diff)
 
-    list(_pool().map(part, range(0, len(points), chunk)))
+    _map_rows(part, len(points))
     return out
 
 
