@@ -76,10 +76,14 @@ def _placement_error(spec: Any, param: Any, where: str) -> PrivacySpecError:
         return PrivacySpecError(
             f"{cls}: parameter {param.name()!r} of the private constraint enters "
             f"{_WHERE[where]}, but {_FIX[spec.setting]}. {_FIX_CONSTRAINT_SET}")
+    match = {"A": "ConstraintPrivacy", "b": "ScalarPrivacy", "c": "ObjectivePrivacy",
+             "offset": "ObjectivePrivacy"}.get(where)
+    hint = (f" Here that is cvxdp.{match}({param.name()}, sensitivity=...) (the same "
+            "per-entry sensitivity)." if match and match != cls else "")
     return PrivacySpecError(
         f"{cls}: parameter {param.name()!r} enters {_WHERE[where]}, but "
         f"{_FIX[spec.setting]}. Rewrite the model so the parameter appears only "
-        "there, or choose the spec that matches where it appears.")
+        f"there, or choose the spec that matches where it appears.{hint}")
 
 
 def check_constraint_set_placement(problem: Any, spec: ConstraintSetPrivacy) -> None:
