@@ -62,3 +62,47 @@ def test_norm_bound_applies_to_the_private_coordinates(bound):
                               private=cvxdp.ObjectivePrivacy(mu, sensitivity=0.01), rng=0)
     assert sol.privacy.details["norm_bound"] == bound
     assert np.linalg.norm(w.value) <= bound + 1e-6
+
+
+def _weighted_facility(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    P = rng.uniform(0, 1, (8, 2))
+    w = cp.Parameter(8, nonneg=True, name="w", value=rng.uniform(0.5, 1, 8))
+    x = cp.Variable(2, name="x")
+    prob = cp.Problem(cp.Minimize(sum(w[i] * cp.norm(x - P[i]) for i in range(8))),
+                      [x >= 0, x <= 1])
+    return prob, w, x, P
+
+
+def test_private_weights_of_norms_get_a_bound_from_the_epigraph():
+    # the private weights multiply CVXPY's epigraph variables t_i >= ||x - p_i||, unbounded in
+    # the feasible set; some optimal point has t_i tight, and over the box [0, 1]^2 that is at
+    # most the largest distance from p_i to a corner
+    prob, w, x, P = _weighted_facility()
+    sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0,
+                              private=cvxdp.ObjectivePrivacy(w, sensitivity=0.01))
+    assert sol.status == cp.OPTIMAL_INACCURATE
+    far = np.sqrt(np.sum(np.maximum(P, 1 - P) ** 2, axis=1))  # independent: farthest corner
+    R = sol.privacy.details["norm_bound"]
+    assert R == pytest.approx(np.linalg.norm(far), rel=1e-6)
+    assert sol.privacy.details["norm_bound_source"] == "constraints and epigraph bounds"
+
+
+def test_epigraph_bound_is_the_interval_maximum_of_the_cone_rows():
+    from cvxdp.transform import to_scp
+    from cvxdp.transform.epigraph import epigraph_bounds
+
+    prob, w, x, P = _weighted_facility()
+    scp = to_scp(prob)
+    n = scp.n
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    # the user's x: the columns of the box rows 0 <= x <= 1 (the orthant rows)
+    d = scp.dims
+    xcols = np.unique(scp.A[:d.zero + d.nonneg].tocsr().indices)
+    assert xcols.size == 2
+    lo[xcols], hi[xcols] = 0.0, 1.0
+    new = epigraph_bounds(scp.A, scp.b, d.soc, d.zero + d.nonneg, lo, hi,
+                          np.ones(scp.m, dtype=bool))
+    got = np.sort(new[np.isfinite(new) & ~np.isin(np.arange(n), xcols)])
+    far = np.sort(np.sqrt(np.sum(np.maximum(P, 1 - P) ** 2, axis=1)))
+    np.testing.assert_allclose(got, far, rtol=1e-12)
