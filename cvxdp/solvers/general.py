@@ -435,11 +435,12 @@ def _solve_accurately(prob: Any, solver: str | None = None) -> None:
         prob.solve()
 
 
-def public_bounds(A, b, dims, row_private, directions: list[np.ndarray]
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
+                  allow_unbounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.
 
     A parametric (DPP) CVXPY problem is compiled once and re-solved for every direction.
+    With ``allow_unbounded`` an unbounded direction gives ``-inf`` / ``inf`` instead of an error.
 
     Raises
     ------
@@ -468,6 +469,10 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray]
                 raise InfeasibleProblemError(
                     "the constraints that carry no private data are infeasible; fix the model "
                     "(the private solver needs a feasible public part).")
+            if (status in ("unbounded", "unbounded_inaccurate") or value is None) \
+                    and allow_unbounded:
+                out[i] = sgn * np.inf
+                continue
             if status in ("unbounded", "unbounded_inaccurate") or value is None:
                 raise UnsupportedProblemError(
                     "the public constraints do not bound the variables, so no public trace "

@@ -28,7 +28,6 @@ from cvxdp.errors import (
     InfeasibleProblemError,
     PrivacyGuaranteeError,
     PrivacySpecError,
-    UnsupportedProblemError,
 )
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
@@ -403,7 +402,6 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     ----------
     002_26bee910280b74ae.txt: Definition C.11, Theorem C.12, Corollary 4.4; digest 002 §7, G8.
     """
-    from cvxdp.solvers.general import public_bounds
     from cvxdp.transform.reference import solve_exact
     from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
@@ -420,14 +418,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     if norm_bound is None:
         # only the coordinates the noise touches need a bound (see the docstring); CVXPY's
         # epigraph variables (of quad_form, sum_squares, norms) carry no private coefficient
-        eye = np.eye(n)
-        try:
-            lo, hi = public_bounds(scp.A, scp.b, scp.dims, np.zeros(scp.m, dtype=bool),
-                                   [eye[j] for j in supp])
-            R = float(np.sqrt(np.sum(np.maximum(np.abs(lo), np.abs(hi)) ** 2))) * (1 + 1e-9)
-            src = "constraints"
-        except UnsupportedProblemError:
-            R, src = None, "none (the public constraints do not bound the private coordinates)"
+        R, src = _private_coordinate_radius(scp, supp)
     else:
         R, src = float(norm_bound), "user"
     # The objective's constant term moves with c when the private parameter sits in it
@@ -505,6 +496,53 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
             "noisy_objective": {"c": c_noisy, "offset": offset_noisy,
                                 "offset_source": offset_source}}
     return np.asarray(sol.x), report, info
+
+
+def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None, str]:
+    """Public bound R on ``||x_S||_2`` at some optimal point, and where it came from.
+
+    Per-coordinate bounds over the (public) constraints; a coordinate they leave unbounded
+    that is an epigraph variable (``w_i * norm(x - p_i)``: ``t_i >= ||x - p_i||``) is bounded
+    by the largest value its cone's rows take over the other variables' bounds
+    (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight).
+    """
+    from cvxdp.solvers.general import public_bounds
+    from cvxdp.transform.epigraph import epigraph_bounds
+
+    n = scp.n
+    eye = np.eye(n)
+    no_private = np.zeros(scp.m, dtype=bool)
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, [eye[j] for j in supp],
+                             allow_unbounded=True)
+    lo[supp], hi[supp] = l_s, h_s
+    src = "constraints"
+    if not (np.all(np.isfinite(lo[supp])) and np.all(np.isfinite(hi[supp]))):
+        # bound the variables the unbounded epigraph cones read, then the epigraph variables
+        d = scp.dims
+        soc_start = d.zero + d.nonneg
+        A = sp.csr_matrix(scp.A)
+        need = set()
+        r0 = soc_start
+        for q in d.soc:
+            head_cols = A.indices[A.indptr[r0]:A.indptr[r0 + 1]]
+            if np.isin(head_cols, supp[~np.isfinite(hi[supp])]).any():
+                rest = A[r0 + 1:r0 + q]
+                need.update(int(j) for j in np.unique(rest.indices))
+            r0 += q
+        need -= set(int(j) for j in supp)
+        need_idx = np.array(sorted(need), dtype=int)
+        if need_idx.size:
+            l_n, h_n = public_bounds(scp.A, scp.b, scp.dims, no_private,
+                                     [eye[j] for j in need_idx], allow_unbounded=True)
+            lo[need_idx], hi[need_idx] = l_n, h_n
+        hi = epigraph_bounds(scp.A, scp.b, d.soc, soc_start, lo, hi,
+                             np.ones(scp.m, dtype=bool))
+        src = "constraints and epigraph bounds"
+    big = np.maximum(np.abs(lo[supp]), np.abs(hi[supp]))
+    if not np.all(np.isfinite(big)):
+        return None, "none (the public constraints do not bound the private coordinates)"
+    return float(np.sqrt(np.sum(big**2))) * (1 + 1e-9), src
 
 
 def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:

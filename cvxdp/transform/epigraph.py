@@ -1,0 +1,99 @@
+"""Bounds on CVXPY's epigraph variables from bounds on the user's variables (issue 22 item 1).
+
+CVXPY writes ``w_i * norm(x - p_i)`` in an objective as ``w_i t_i`` with the cone constraint
+``t_i >= ||x - p_i||``: the epigraph variable ``t_i`` is unbounded above in the feasible set
+even when the user's ``x`` lies in a public box, so a bound that a proof needs on ``t_i`` (the
+ball of objective perturbation, Thm C.12) cannot come from the constraints alone.  But some
+optimal point has ``t_i`` tight -- ``t_i = ||x - p_i||`` -- whenever ``t_i`` occurs in nothing
+else: lowering it keeps every constraint and does not raise a DCP objective, in which an
+epigraph variable always carries a non-negative coefficient.  So ``t_i <= max over the box of
+||x - p_i||`` holds at that optimal point, and interval arithmetic bounds that maximum.
+
+:func:`epigraph_bounds` does this on the canonical program for second-order cone heads
+``s_0 = b_0 - A_0 x >= ||(s_1, ..., s_q)||`` whose variable occurs in no other row, when every
+other row of the cone is bounded by the box (public rows only: the caller passes the rows whose
+data is public).  Everything here reads public structure and public constants only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["epigraph_bounds", "row_range_bound"]
+
+
+def row_range_bound(A: sp.csr_matrix, b: np.ndarray, rows: np.ndarray, lo: np.ndarray,
+                    hi: np.ndarray) -> np.ndarray:
+    """``max |b_k - A_k x|`` over the box ``lo <= x <= hi`` for each row (interval arithmetic;
+    ``inf`` when a row involves an unbounded variable)."""
+    out = np.empty(rows.size)
+    fin = np.isfinite(lo) & np.isfinite(hi)
+    mid, half = np.zeros(lo.size), np.full(lo.size, np.inf)
+    mid[fin], half[fin] = (lo[fin] + hi[fin]) / 2, (hi[fin] - lo[fin]) / 2
+    for t, k in enumerate(rows):
+        cols = A.indices[A.indptr[k]:A.indptr[k + 1]]
+        vals = A.data[A.indptr[k]:A.indptr[k + 1]]
+        nz = vals != 0
+        cols, vals = cols[nz], vals[nz]
+        if np.any(~np.isfinite(half[cols])):
+            out[t] = np.inf
+            continue
+        out[t] = abs(b[k] - vals @ mid[cols]) + np.abs(vals) @ half[cols]
+    return out
+
+
+def epigraph_bounds(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_start: int,
+                    lo: np.ndarray, hi: np.ndarray, public_rows: np.ndarray,
+                    rounds: int = 3) -> np.ndarray:
+    """Upper bounds on epigraph variables that some optimal point satisfies (module doc).
+
+    Parameters
+    ----------
+    A, b : canonical data (``A x + s = b``)
+    soc : sizes of the second-order cone blocks; ``soc_start`` their first row
+    lo, hi : ndarray (n,)
+        Known bounds on the variables (``-inf`` / ``inf`` where unknown).
+    public_rows : bool ndarray (m,)
+        Rows whose data is public (only those enter a bound).
+    rounds : int
+        Epigraphs of epigraphs (``norm(norm(...))``) are resolved over this many rounds.
+
+    Returns
+    -------
+    ndarray (n,)
+        The new upper bounds (``hi`` where nothing new is known); lower bounds are unchanged.
+    """
+    A = sp.csr_matrix(A)
+    Ac = sp.csc_matrix(A)
+    hi = np.asarray(hi, dtype=float).copy()
+    lo = np.asarray(lo, dtype=float)
+    heads = []
+    r0 = soc_start
+    for q in soc:
+        rows = np.arange(r0, r0 + q)
+        r0 += q
+        head = rows[0]
+        cols = A.indices[A.indptr[head]:A.indptr[head + 1]]
+        vals = A.data[A.indptr[head]:A.indptr[head + 1]]
+        if cols.size != 1 or vals[0] >= 0 or not public_rows[rows].all():
+            continue
+        j = int(cols[0])
+        # the variable occurs in this head row only
+        if Ac.indptr[j + 1] - Ac.indptr[j] != 1:
+            continue
+        heads.append((j, float(-vals[0]), float(b[head]), rows[1:]))
+    for _ in range(rounds):
+        changed = False
+        for j, a, b0, rest in heads:
+            if np.isfinite(hi[j]):
+                continue
+            r = row_range_bound(A, b, rest, lo, hi)
+            if np.all(np.isfinite(r)):
+                # a t - ... : s_0 = b0 + a t >= ||s_rest||, tight at t = (||s_rest|| - b0) / a
+                hi[j] = max((float(np.linalg.norm(r)) - b0) / a, lo[j] if np.isfinite(lo[j])
+                            else -np.inf)
+                changed = True
+        if not changed:
+            break
+    return hi
