@@ -36,8 +36,10 @@ import numpy as np
 
 from cvxdp.scale import as_row_blocks, block_sum, require_dask
 
-#: Above this many rows the iteration's noise is drawn on the workers (same law, other draws).
-CLIENT_NOISE_ROWS = 50_000_000
+#: Above this many rows the iteration's noise is drawn on the workers (same law, other draws):
+#: at 1e7 rows the client-drawn noise (80 MB per iteration, shipped inside the task graph) held
+#: the client at 3.1 GB peak RSS and tripled the time per iteration (bench_scale.py).
+CLIENT_NOISE_ROWS = 1_000_000
 
 __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_ratios",
            "support_ratios", "check_exact", "fixed_point_weights", "private_iterations"]
