@@ -187,7 +187,18 @@ def solve_general(
     # budget is spent (issue 21 item 7).
     row_private = np.zeros(scp.m, dtype=bool)
     row_private[sb.private_rows()] = True
-    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private, solver=solver)
+    form0 = None
+    if "objective" not in settings:
+        try:  # structure and public constants only; errors surface below where they did
+            form0 = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
+                                   trace_bound=trace_bound, width=opts.get("width"),
+                                   check_feasible=False)
+        except Exception:  # noqa: BLE001
+            form0 = None
+    if form0 is not None and trace_set_only(form0):
+        public_status = cp.OPTIMAL  # {z in K, tr z = R >= 0} contains R e / tr(e)
+    else:
+        public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private, solver=solver)
     if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return _infeasible(problem, scp, public_status, neighbouring, t0)
     max_iter = int(max_iterations) if max_iterations is not None else 20000
@@ -214,9 +225,9 @@ def solve_general(
                 "on them for a guarantee.")
     else:
         setting = "constraint" if "constraint" in settings else "scalar"
-        form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
-                              trace_bound=trace_bound, width=opts.get("width"),
-                              check_feasible=False)
+        form = form0 if form0 is not None else build_mwu_form(
+            scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b, trace_bound=trace_bound,
+            width=opts.get("width"), check_feasible=False)
         acct = PrivacyAccountant(budget)
         kw = dict(accuracy=accuracy, beta=beta, schedule=opts.get("schedule", "auto"),
                   max_iterations=max_iter, verbose=verbose)
@@ -355,8 +366,15 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     row_private = (np.asarray(scp.sensitivity.A.sum(axis=1)).ravel() > 0) | (
         scp.sensitivity.b > 0)
     try:
-        lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
-        lo, hi = float(lo[0]), float(hi[0])
+        if trace_set_only(form):
+            # the public set is {z in K, tr z = R}: the range of c'x is R times the extreme
+            # eigenvalues of c_z (EJA spectrum; eigvalsh per block), no conic solve
+            lam = form.algebra.eigenvalues(form.c_z / form.algebra.gram)
+            lo = form.c_z_shift + form.R * float(lam.min())
+            hi = form.c_z_shift + form.R * float(lam.max())
+        else:
+            lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
+            lo, hi = float(lo[0]), float(hi[0])
     except Exception:  # noqa: BLE001 - unbounded public part: fall back to the trace bound
         w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
         lo, hi = form.c_z_shift - w, form.c_z_shift + w
@@ -433,6 +451,13 @@ def _solve_accurately(prob: Any, solver: str | None = None) -> None:
         prob.solve(solver=cp.CLARABEL)
     except (cp.error.SolverError, ImportError):
         prob.solve()
+
+
+def trace_set_only(form: Any) -> bool:
+    """True when the MWU form's public part is exactly ``{z in K, tr z = R}``: the trace is a
+    public equality (``R`` exact) and every row left in ``G`` carries private data."""
+    return (form.info.get("w_coord") is None and form.R >= 0
+            and int(form.info.get("private_rows", -1)) == int(form.G.shape[0]))
 
 
 def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
