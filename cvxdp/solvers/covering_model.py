@@ -212,22 +212,29 @@ def extract_covering(problem: cp.Problem, constraint: Any) -> dict[str, Any]:
         if lam.min() <= 0:
             raise _refuse("the objective must be trace(C @ X) with C positive definite")
         Ch = V @ np.diag(lam**-0.5) @ V.T  # C^{-1/2}
+        # ||C^{-1/2} A C^{-1/2}|| <= ||A|| / lambda_min(C): a public rescale by kappa keeps the
+        # normalised rows in the unit domain (else they would be clipped, changing the model)
+        kappa = max(1.0, 1.0 / float(lam.min()))
         with np.errstate(all="ignore"):
-            data = Ch @ _sdp_matrices(rows, idx, r) @ Ch
+            data = Ch @ _sdp_matrices(rows, idx, r) @ Ch / kappa
 
         def back(Xt: np.ndarray) -> np.ndarray:
-            return Ch @ Xt @ Ch
+            return Ch @ Xt @ Ch / kappa
     else:
         c = F.ravel()
         if np.any(c <= 0):
             raise _refuse("the objective must be c @ x with public c > 0 entrywise")
+        # entries a_ij / c_j exceed 1 when a cost is below 1: rescale publicly by kappa so the
+        # normalised rows stay in the unit domain (else they would be clipped)
+        kappa = max(1.0, float(np.max(1.0 / c)))
         with np.errstate(all="ignore"):
-            data = rows / c[None, :]
+            data = rows / c[None, :] / kappa
 
         def back(xt: np.ndarray) -> np.ndarray:
-            return (xt / c).reshape(var.shape)
+            return (xt / (kappa * c)).reshape(var.shape)
+    # the normalised program min 1'y s.t. (data) y >= 1 has optimum kappa (OPT - offset)
     return {"kind": "sdp" if is_sdp else "lp", "data": data, "var": var, "back": back,
-            "offset": float(f0[0])}
+            "offset": float(f0[0]), "scale": kappa}
 
 
 def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
@@ -275,11 +282,14 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     point = info["back"](sol.point)
     info["var"].value = (point + point.T) / 2 if info["kind"] == "sdp" else point
     sol.point = point
-    sol.value = float(sol.value) + info["offset"]
+    sol.value = float(sol.value) / info["scale"] + info["offset"]
     if sol.validation is not None and sol.validation.reference_value is not None:
-        # the normalised program has the user's optimum minus the objective's constant term
+        # the normalised program's optimum is kappa times the user's, less the constant term
+        gap = sol.validation.objective_gap
         sol.validation = dataclasses.replace(
-            sol.validation, reference_value=sol.validation.reference_value + info["offset"])
+            sol.validation,
+            reference_value=sol.validation.reference_value / info["scale"] + info["offset"],
+            objective_gap=None if gap is None else gap / info["scale"])
     sol.primal = {info["var"].name(): point}
     sol.info = {**sol.info, "normalised_problem": info["kind"]}
     return sol

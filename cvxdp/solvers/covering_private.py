@@ -69,6 +69,8 @@ __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_s
 SCALE_FRACTION = 0.25
 #: size of the public geometric grid of candidate traces for the scaling step
 SCALE_GRID = 128
+#: cap on the rounds a large budget buys in the practical schedule (``s`` not given)
+T_BUDGET_MAX = 2000
 #: public tilt of the scaling step towards cheaper traces: the exponent drops by this much
 #: from the bottom to the top of the grid (data-independent, so it costs no privacy)
 SCALE_TILT = 4.0
@@ -174,6 +176,7 @@ def plan_schedule(
                 "accuracy= sets alpha of schedule='paper' (T = 36 rho^2 log m / alpha^2); the "
                 "default schedule is set by s= (how many constraints may fail) and the budget. "
                 "Drop accuracy= or pass schedule='paper'.")
+        eta_given = eta is not None
         eta = 0.5 if eta is None else float(eta)
         sdim = dim - 1 if kind == "soc" else dim  # sphere of candidates: S^{r-1} / S^{n-2}
         k_star = kappa_target(kind, dim)
@@ -188,11 +191,23 @@ def plan_schedule(
             eps_scale = math.sqrt(8 * (rho_tot - rho_mwu)) if scale else 0.0
             # kappa = s sqrt(2 rho_mwu / T)
             t_fit = (2 * rho_mwu * s**2 / (2 * k_star) ** 2) if s is not None else 0.0
-        if T is None:
+        budget_rounds = False
+        if T is None and s is None:
+            # the budget buys rounds (issue 22 item 3): the most rounds that still reach
+            # kappa* at the smallest density s = 1, between T_min and T_BUDGET_MAX
+            t_fit1 = (eps_mwu / (4 * k_star) if rho_tot is None
+                      else 2 * rho_mwu / (2 * k_star) ** 2)
+            T = int(min(max(t_min, math.floor(t_fit1)), max(t_min, T_BUDGET_MAX)))
+            budget_rounds = T > t_min
+        elif T is None:
             T = int(min(max(t_min, math.floor(t_fit)), 10 * t_min))
         T = int(T)
         if T < 1:
             raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
+        if budget_rounds and not eta_given:
+            # the regret eta + log|F| / (eta T) of Lemma B.3 falls with T only if eta does:
+            # eta ~ 1/sqrt(T), 1/2 at T_min
+            eta = 0.5 * math.sqrt(t_min / T)
         eps_round = eps_mwu / T if rho_tot is None else math.sqrt(8 * rho_mwu / T)
         if s is None:
             s = math.ceil(2 * k_star / eps_round)
