@@ -1,7 +1,7 @@
 """Scale benchmark: the private MEB and private least squares over a Dask array read from disk.
 
 ``python benchmarks/bench_scale.py [--n 10000000] [--d 10] [--workers 2] [--chunk 1000000]
-[--dir /tmp/cvxdp_scale] [--accuracy 0.5] [--persist]``
+[--dir /tmp/cvxdp_scale] [--accuracy 0.5] [--persist] [--no-meb] [--john-gaussian]``
 
 1. Writes an ``n x (d+1)`` float64 dataset to ``DIR/data.npy`` block by block (an ``.npy``
    memmap opened with ``numpy.lib.format.open_memmap``; the client never holds more than one
@@ -12,10 +12,12 @@
    of ``np.load(mmap_mode="r")[lo:hi]``): nothing of the data passes through the client.
 3. Runs ``cvxdp.least_squares(X, y).solve_private`` (ssp, one reduction) and
    ``cvxdp.min_enclosing_ball(X).solve_private`` (one reduction per GoodCenter step and per
-   DP-MMEB iteration), and prints wall time, number of reduce rounds, throughput (rows read per
-   second), the peak RSS of the client process (sampled every 10 ms) and the time of one
-   chunk-wise pass with its per-chunk cost, which feeds the n = 1e9 cost model printed last
-   (``docs/scaling.md``).
+   DP-MMEB iteration), with ``--john-gaussian`` also ``cvxdp.john_ellipsoid(X).solve_private``
+   (a Gram reduction and a row-wise map per iteration) and ``cvxdp.private_gaussian(X,
+   bounds=(-1, 1))`` (counts, the mean, one reduction per CoinPress round), and prints wall
+   time, number of reduce rounds, throughput (rows read per second), the peak RSS of the
+   client process (sampled every 10 ms) and the time of one chunk-wise pass with its
+   per-chunk cost, which feeds the n = 1e9 cost model printed last (``docs/scaling.md``).
 """
 
 from __future__ import annotations
@@ -115,8 +117,49 @@ def chunk_cpu_seconds(path: str, rows: int, d: int, repeat: int = 5) -> float:
     return best
 
 
+def run_john_gaussian(X, res: dict, epsilon: float, delta: float, je_accuracy: float) -> None:
+    """The private John ellipsoid (``accuracy=je_accuracy``) and the bounded private Gaussian
+    (``bounds=(-1, 1)``) over the same Dask array; fills ``res`` (times, reduce rounds, client
+    peak RSS)."""
+    import cvxdp
+    import cvxdp.scale.gaussians as sg
+    import cvxdp.scale.john as sj
+
+    d = X.shape[1]
+    for mod, key in ((sj, "je"), (sg, "gauss")):
+        calls = {"n": 0}
+        orig = mod.block_sum
+
+        def counted(*a, _orig=orig, _calls=calls, **k):
+            _calls["n"] += 1
+            return _orig(*a, **k)
+
+        mod.block_sum = counted
+        try:
+            with PeakRSS() as mem:
+                t0 = time.perf_counter()
+                if key == "je":
+                    sol = cvxdp.john_ellipsoid(X).solve_private(
+                        epsilon=epsilon, delta=delta, closeness=1e-3, row_bound=float(np.sqrt(d)),
+                        accuracy=je_accuracy, rng=0)
+                    res["je_iterations"] = sol.iterations
+                    res["je_log_volume"] = sol.value
+                    res["je_selected"] = sol.info.get("selected")
+                else:
+                    sol = cvxdp.private_gaussian(X, epsilon=epsilon, delta=delta,
+                                                 bounds=(-1.0, 1.0), rng=0)
+                    res["gauss_mean_head"] = np.round(sol.mean[:3], 4).tolist()
+                    res["gauss_rounds_coinpress"] = sol.info.get("covariance", {}).get("rounds")
+                res[f"{key}_s"] = time.perf_counter() - t0
+        finally:
+            mod.block_sum = orig
+        res[f"{key}_rss_mib"] = mem.peak / 2**20
+        res[f"{key}_reductions"] = calls["n"]
+
+
 def run(n: int, d: int, workers: int, chunk: int, directory: str, accuracy: float,
-        persist: bool, epsilon: float = 1.0, delta: float = 1e-6, meb: bool = True) -> dict:
+        persist: bool, epsilon: float = 1.0, delta: float = 1e-6, meb: bool = True,
+        john_gaussian: bool = False, je_accuracy: float = 0.5) -> dict:
     import distributed
 
     import cvxdp
@@ -160,6 +203,8 @@ def run(n: int, d: int, workers: int, chunk: int, directory: str, accuracy: floa
             res["ls_s"] = time.perf_counter() - t0
         res["ls_rss_mib"] = mem.peak / 2**20
         res["ls_coef_head"] = ls.coef[:3].round(4).tolist()
+        if john_gaussian:
+            run_john_gaussian(X, res, epsilon, delta, je_accuracy)
 
         if not meb:
             res["array_mib"] = nbytes / 2**20
@@ -230,8 +275,12 @@ def main() -> None:
                     help="keep the blocks in the workers' memory after the first read")
     ap.add_argument("--no-meb", action="store_true",
                     help="only the pass timing and least squares (minutes instead of ~20)")
+    ap.add_argument("--john-gaussian", action="store_true",
+                    help="also the private John ellipsoid and the bounded private Gaussian")
+    ap.add_argument("--je-accuracy", type=float, default=0.5)
     a = ap.parse_args()
-    res = run(a.n, a.d, a.workers, a.chunk, a.dir, a.accuracy, a.persist, meb=not a.no_meb)
+    res = run(a.n, a.d, a.workers, a.chunk, a.dir, a.accuracy, a.persist, meb=not a.no_meb,
+              john_gaussian=a.john_gaussian, je_accuracy=a.je_accuracy)
     rows = res["n"]
     print(f"\n{rows:.3g} x {res['d']} on {res['workers']} workers, {res['blocks']} blocks of "
           f"{res['chunk']:.3g} rows, persist={a.persist}; array {res['array_mib']:.0f} MiB")
@@ -242,6 +291,14 @@ def main() -> None:
           f"round latency {res['latency_s'] * 1e3:.0f} ms")
     print(f"least squares (ssp): {res['ls_s']:.2f} s, {rows / res['ls_s'] / 1e6:.1f} M rows/s, "
           f"client peak RSS {res['ls_rss_mib']:.0f} MiB, coef[:3] {res['ls_coef_head']}")
+    if "je_s" in res:
+        print(f"John ellipsoid (private, accuracy {a.je_accuracy}): {res['je_s']:.1f} s, "
+              f"{res['je_iterations']} iterations, {res['je_reductions']} reductions "
+              f"(+ one row-wise map per iteration), client peak RSS {res['je_rss_mib']:.0f} MiB, "
+              f"selected {res['je_selected']}, log volume {res['je_log_volume']:.4f}")
+        print(f"Gaussian (bounds=(-1, 1)): {res['gauss_s']:.1f} s, {res['gauss_reductions']} "
+              f"reductions, client peak RSS {res['gauss_rss_mib']:.0f} MiB, "
+              f"mean[:3] {res['gauss_mean_head']}")
     if "meb_s" not in res:
         res["meb_rounds"] = 197      # accuracy 0.5 on this dataset (measured, docs/scaling.md)
     if "meb_s" in res:
