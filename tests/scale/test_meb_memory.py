@@ -22,9 +22,10 @@ def compiled_loops():
     pytest.importorskip("numba")
     from cvxdp.geometry import meb_kernels
 
+    before = meb_kernels._state.get("choice", "auto")
     meb_kernels.set_backend("numba")
     yield
-    meb_kernels.set_backend("auto")
+    meb_kernels.set_backend(before)
 
 
 @pytest.mark.parametrize("accuracy", [0.2, 0.5])
