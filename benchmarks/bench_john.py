@@ -39,7 +39,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from cvxdp.geometry.john import ellipsoid_from_weights, john_ellipsoid  # noqa: E402
+from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid  # noqa: E402
 
 EXACT_MAX_NNZ = 4_000_000
 #: the exact solve at n=1000, d=50 did not finish in 29 min (2 shared cores): not run for d > 20
@@ -87,7 +87,7 @@ def sklearn_matrix(name: str) -> np.ndarray:
 
 def issue27_rows(seeds: int = 5, n: int = 100_000, d: int = 10, eps0: float = 1e-6) -> list[dict]:
     """Exact / uniform / private (eps 0.1, 1, 10) volume ratios, mean and sd over seeds."""
-    from cvxdp.geometry.john_iter import fixed_point_weights
+    from cvxdp.geometry.john.john_iter import fixed_point_weights
 
     data = [("isotropic", random_polytope(n, d, seed=1), "fixed-point 1e-2"),
             ("anisotropic", anisotropic_polytope(n, d, seed=1), "fixed-point 1e-2"),

@@ -1,4 +1,4 @@
-"""Benchmark of the DP minimum enclosing ball (``cvxdp.geometry.meb``).
+"""Benchmark of the DP minimum enclosing ball (``cvxdp.geometry.meb.meb``).
 
 Four tables (``main(quick)`` returns all rows; ``python benchmarks/bench_meb.py [--quick]
 [--plots] [--tables sec6 kernel ...]`` prints them):
@@ -32,9 +32,9 @@ import warnings
 
 import numpy as np
 
-from cvxdp.geometry import meb_kernels
-from cvxdp.geometry.meb import exact_meb, fptas_meb, min_enclosing_ball
-from cvxdp.geometry.meb_private import SCHEDULES, dp_mmeb, kept_index, mmeb_constants
+from cvxdp.geometry.meb import meb_kernels
+from cvxdp.geometry.meb.meb import exact_meb, fptas_meb, min_enclosing_ball
+from cvxdp.geometry.meb.meb_private import SCHEDULES, dp_mmeb, kept_index, mmeb_constants
 
 PAPER_SECONDS = {0.5: 15.0, 0.1: 7200.0}  # §6: "from 15 seconds (gamma=0.5) to 2 hours (0.1)"
 N_CAP = 40_000_000                        # 3.2 GB of float64 points at d = 10

@@ -114,7 +114,7 @@ def memory(n: int, d: int) -> dict:
 
 
 def full_pass(n: int, d: int, repeat: int) -> dict:
-    from cvxdp.geometry.meb_index import outside_full
+    from cvxdp.geometry.meb.meb_index import outside_full
 
     X = _data(n, d)
     sqn = np.einsum("ij,ij->i", X, X)

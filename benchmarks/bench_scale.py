@@ -102,7 +102,7 @@ def dask_dataset(path: str, chunk: int, persist: bool):
 def chunk_cpu_seconds(path: str, rows: int, d: int, repeat: int = 5) -> float:
     """CPU seconds of one MEB query on one block of ``rows`` rows, in this process (best of
     ``repeat``; CPU time, so it does not count waiting for a shared machine's cores)."""
-    from cvxdp.geometry import meb_kernels
+    from cvxdp.geometry.meb import meb_kernels
     from cvxdp.scale.meb import _apply_prepared, _outside_block
 
     block = np.array(np.load(path, mmap_mode="r")[:rows, :d])

@@ -61,7 +61,7 @@ def warm_numba() -> float | None:
     without numba. Run first so that no benchmark row times the compilation."""
     import numpy as np
 
-    from cvxdp.geometry import meb_kernels
+    from cvxdp.geometry.meb import meb_kernels
 
     t0 = time.perf_counter()
     try:

@@ -34,8 +34,8 @@ COMMON_OPTIONS = (*COMMON_KEYWORDS, "private", "solver")
 #: structured problems whose ``solve_private(**kwargs)`` hands everything to one function: the
 #: function whose signature lists the options (module, name)
 _DELEGATES = {
-    "JohnEllipsoidProblem": ("cvxdp.geometry.john_private", "private_john"),
-    "MinEnclosingBall": ("cvxdp.geometry.meb_solve", "solve_private_meb"),
+    "JohnEllipsoidProblem": ("cvxdp.geometry.john.john_private", "private_john"),
+    "MinEnclosingBall": ("cvxdp.geometry.meb.meb_solve", "solve_private_meb"),
 }
 
 

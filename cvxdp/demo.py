@@ -102,7 +102,7 @@ def demo_covering(seed: int) -> dict[str, Any]:
 
 
 def demo_john(seed: int) -> dict[str, Any]:
-    from cvxdp.geometry.john import ellipsoid_from_weights
+    from cvxdp.geometry.john.john import ellipsoid_from_weights
 
     rng = np.random.default_rng(seed)
     n, d, eps, eps0 = 2000, 5, 1.0, JOHN_EPS0

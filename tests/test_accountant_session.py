@@ -84,7 +84,7 @@ def test_one_zcdp_accountant_across_three_solvers_refuses_the_fourth_before_read
         cover.solve_private(rho=0.1, rng=0, accountant=acct)
     msg = str(err.value)
     assert "asks for rho=0.1" in msg and "spent rho=0.45" in msg and "rho=0.05 remaining" in msg
-    import cvxdp.geometry.meb_solve as meb_solve
+    import cvxdp.geometry.meb.meb_solve as meb_solve
 
     ran = []
     monkeypatch.setattr(meb_solve, "solve_private_meb", lambda *a, **k: ran.append(1))

@@ -1,7 +1,7 @@
 """The John ellipsoid's statistics on a Dask array (chunk-wise, then reduced).
 
-Every data access of the John ellipsoid's iterations (:mod:`cvxdp.geometry.john_iter`,
-:mod:`cvxdp.geometry.john_private`) is one of:
+Every data access of the John ellipsoid's iterations (:mod:`cvxdp.geometry.john.john_iter`,
+:mod:`cvxdp.geometry.john.john_private`) is one of:
 
 * the weighted Gram matrix ``A' W A = sum_b A_b' W_b A_b`` (a ``d x d`` sum over row blocks,
   reduced on the workers; the client receives ``d^2`` numbers);
@@ -23,7 +23,7 @@ each block then draws its own noise on its worker from a stream seeded by 128 bi
 caller's generator and the (iteration, block) numbers, so the noise has the same law (iid
 ``N(0, sigma_h^2)`` per row, independent of the data) but not the numpy path's values.
 
-Rows are mapped into the public domain (:func:`cvxdp.geometry.john_private.public_domain`) on
+Rows are mapped into the public domain (:func:`cvxdp.geometry.john.john_private.public_domain`) on
 the workers, block by block, by the same function as the numpy path: mapping is row by row, so
 the mapped matrix does not depend on the split.
 """
@@ -47,7 +47,7 @@ __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_r
 
 def dask_matrix(A: Any) -> Any:
     """``A`` as a float64 Dask array split by rows only; the public shape checks of
-    :func:`cvxdp.geometry.john.check_matrix` (2-D, ``n >= d >= 1``)."""
+    :func:`cvxdp.geometry.john.john.check_matrix` (2-D, ``n >= d >= 1``)."""
     from cvxdp.errors import UnsupportedProblemError
 
     if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
@@ -63,13 +63,13 @@ def dask_matrix(A: Any) -> Any:
 
 
 def _map_block(block: np.ndarray, row_bound: float) -> np.ndarray:
-    from cvxdp.geometry.john_private import public_domain
+    from cvxdp.geometry.john.john_private import public_domain
 
     return public_domain(block, row_bound)[0]
 
 
 def _count_block(block: np.ndarray, row_bound: float) -> np.ndarray:
-    from cvxdp.geometry.john_private import public_domain
+    from cvxdp.geometry.john.john_private import public_domain
 
     return np.array([float(public_domain(block, row_bound)[1])])
 
@@ -99,7 +99,7 @@ def _gram_block(block: np.ndarray, wb: np.ndarray) -> np.ndarray:
 
 
 def gram(A: Any, w: Any, ridge: float = 0.0) -> np.ndarray:
-    """:func:`cvxdp.geometry.john_iter.gram` of a Dask ``A``: ``sum_b A_b' W_b A_b`` reduced on
+    """:func:`cvxdp.geometry.john.john_iter.gram` of a Dask ``A``: ``sum_b A_b' W_b A_b`` reduced on
     the workers, then the ridge and the symmetrisation on the client, as the numpy path does."""
     d = int(A.shape[1])
     M = block_sum(_gram_block, A, d * d, _as_weights(A, w)).reshape(d, d)
@@ -116,9 +116,9 @@ def _lev_block(block: np.ndarray, L: np.ndarray) -> np.ndarray:
 
 
 def leverage_ratios(A: Any, w: Any, ridge: float = 0.0) -> Any:
-    """:func:`cvxdp.geometry.john_iter.leverage_ratios` of a Dask ``A``: one reduce for the Gram
-    matrix, then a lazy row-wise map (a Dask array of ``n`` ratios with ``A``'s row blocks)."""
-    from cvxdp.geometry.john_iter import _chol
+    """:func:`cvxdp.geometry.john.john_iter.leverage_ratios` of a Dask ``A``: one reduce for the
+    Gram matrix, then a lazy row-wise map (a Dask array of ``n`` ratios with ``A``'s row blocks)."""
+    from cvxdp.geometry.john.john_iter import _chol
 
     L = _chol(gram(A, w, ridge))
     return A.map_blocks(_lev_block, L, drop_axis=1, dtype=np.float64)
@@ -141,7 +141,7 @@ def _finite_block(block: np.ndarray) -> np.ndarray:
 
 
 def check_exact(A: Any) -> None:
-    """:func:`cvxdp.geometry.john.check_exact` on a Dask ``A`` (exact, NOT private methods):
+    """:func:`cvxdp.geometry.john.john.check_exact` on a Dask ``A`` (exact, NOT private methods):
     non-finite entries counted by a reduce; the rank from the reduced ``A'A`` (``d x d``)."""
     from cvxdp.errors import UnsupportedProblemError
 
@@ -163,9 +163,9 @@ def _uniform(A: Any) -> Any:
 
 def fixed_point_weights(A: Any, accuracy: float = 0.01, iterations: int | None = None
                         ) -> tuple[Any, int]:
-    """:func:`cvxdp.geometry.john_iter.fixed_point_weights` on a Dask ``A``: per iteration one
+    """:func:`cvxdp.geometry.john.john_iter.fixed_point_weights` on a Dask ``A``: per iteration one
     Gram reduce and a row-wise map; ``w`` and the running sum persisted on the workers."""
-    from cvxdp.geometry.john_iter import iterations_for
+    from cvxdp.geometry.john.john_iter import iterations_for
 
     n, d = (int(s) for s in A.shape)
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
@@ -188,7 +188,7 @@ def _noise_block(wb: np.ndarray, sigma: float, entropy: list[int], iteration: in
 
 def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: float,
                        gen: np.random.Generator) -> Any:
-    """The private iteration of :func:`cvxdp.geometry.john_private.private_john` (step 4) on a
+    """The private iteration of :func:`cvxdp.geometry.john.john_private.private_john` (step 4) on a
     Dask ``A``: returns ``u = mean(w_1..w_T)`` (a persisted Dask array).
 
     Per iteration the exact ratios ``h(w_k)`` are computed on the workers; the noise, one
@@ -196,7 +196,7 @@ def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: floa
     and added on the workers; ``w_{k+1} = clip(w_k max(htilde, 0), [w_min, 1])`` is
     post-processing of the released ``htilde``.
     """
-    from cvxdp.geometry.john_private import released
+    from cvxdp.geometry.john.john_private import released
 
     da = require_dask()
     n = int(A.shape[0])

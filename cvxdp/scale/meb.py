@@ -1,6 +1,6 @@
 """The private minimum enclosing ball's statistics on a Dask array (chunk-wise, then reduced).
 
-Every data access of the private pipeline (:func:`cvxdp.geometry.meb_solve.solve_private_meb`)
+Every data access of the private pipeline (:func:`cvxdp.geometry.meb.meb_solve.solve_private_meb`)
 is one of four sums over rows; here each is a :func:`cvxdp.scale.block_sum` over the row blocks:
 
 * the number of points clipped into the public box (only for ``count_clipped=``);
@@ -10,9 +10,9 @@ is one of four sums over rows; here each is a :func:`cvxdp.scale.block_sum` over
   ``B(theta^t, r)``, and the final count outside ``B(theta, (1+gamma) r)``.
 
 Each block is clipped into the public box and translated by the public shift exactly as the
-numpy path does it (:func:`cvxdp.geometry.meb_solve.clip_into_box`, then ``- shift``, the box
+numpy path does it (:func:`cvxdp.geometry.meb.meb_solve.clip_into_box`, then ``- shift``, the box
 centre when the box does not contain the origin, else zero:
-:func:`cvxdp.geometry.meb_solve.working_shift`), and
+:func:`cvxdp.geometry.meb.meb_solve.working_shift`), and
 each row's membership test is the same floating-point expression, so every exact count equals
 the numpy path's and every sum differs only by the order of additions.  The noise is drawn on the
 client from the same generator in the same order, so with the same seed the released ball equals
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.geometry.goodcenter import GoodCenterResult, good_center_loop, ldp_good_center_loop
+from cvxdp.geometry.meb.goodcenter import GoodCenterResult, good_center_loop, ldp_good_center_loop
 from cvxdp.scale import block_sum
 
 __all__ = ["DaskPoints", "DaskOutsideIndex", "dask_good_center", "dask_ldp_good_center"]
@@ -43,7 +43,7 @@ def _prepare(block: np.ndarray, lo: np.ndarray, hi: np.ndarray, centre: np.ndarr
     instead of clip_into_box's five; the values are the same (clipping leaves it unchanged)."""
     if np.logical_and(block >= lo, block <= hi).all():
         return block - centre
-    from cvxdp.geometry.meb_solve import clip_into_box
+    from cvxdp.geometry.meb.meb_solve import clip_into_box
 
     p, _ = clip_into_box(block, lo, hi)
     p -= centre
@@ -79,7 +79,7 @@ def _apply_prepared(block, fn, lo, hi, centre, *args):
 
 
 def _clipped_block(block, lo, hi):
-    from cvxdp.geometry.meb_solve import clip_into_box
+    from cvxdp.geometry.meb.meb_solve import clip_into_box
 
     return np.array([clip_into_box(block, lo, hi)[1]], dtype=np.float64)
 
@@ -87,7 +87,7 @@ def _clipped_block(block, lo, hi):
 # --- DP-MMEB: count and sum of the kept points outside B(theta, r) ------------------------------
 
 def _loops(backend: str):
-    from cvxdp.geometry import meb_kernels as kernels
+    from cvxdp.geometry.meb import meb_kernels as kernels
 
     return kernels._compiled() if backend == "numba" else kernels._NUMPY
 
@@ -103,13 +103,13 @@ def _outside_block(p, theta0, keep_r2, v, c, backend):
 
 
 class DaskOutsideIndex:
-    """:class:`~cvxdp.geometry.meb_index.OutsideIndex` over a Dask array: the kept points'
+    """:class:`~cvxdp.geometry.meb.meb_index.OutsideIndex` over a Dask array: the kept points'
     (``||x - theta0|| <= keep_radius``) count and sum outside ``B(theta, r)``, one full
-    chunk-wise pass per query.  Same ``key`` as :func:`~cvxdp.geometry.meb_private.kept_index`,
-    so :func:`~cvxdp.geometry.meb_private.dp_mmeb` accepts it unchanged."""
+    chunk-wise pass per query.  Same ``key`` as :func:`~cvxdp.geometry.meb.meb_private.kept_index`,
+    so :func:`~cvxdp.geometry.meb.meb_private.dp_mmeb` accepts it unchanged."""
 
     def __init__(self, points: DaskPoints, theta0: np.ndarray, keep_radius: float) -> None:
-        from cvxdp.geometry import meb_kernels as kernels
+        from cvxdp.geometry.meb import meb_kernels as kernels
 
         self.points = points
         self.theta0 = np.asarray(theta0, dtype=float)
@@ -159,7 +159,7 @@ def _gc_far_block(p, history, mu, r):
 
 def dask_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float, r_min: float,
                      rho: float, beta: float, rng: np.random.Generator) -> GoodCenterResult:
-    """:func:`cvxdp.geometry.goodcenter.good_center` on a Dask array: the same arithmetic per
+    """:func:`cvxdp.geometry.meb.goodcenter.good_center` on a Dask array: the same arithmetic per
     row, the same noise draws in the same order; two reductions per round.
 
     References
@@ -196,7 +196,7 @@ def _ldp_far_block(p, mu, r):
 
 def dask_ldp_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float, r_min: float,
                          rho: float, beta: float, rng: np.random.Generator) -> GoodCenterResult:
-    """:func:`cvxdp.geometry.goodcenter.ldp_good_center` on a Dask array (same draws).
+    """:func:`cvxdp.geometry.meb.goodcenter.ldp_good_center` on a Dask array (same draws).
 
     References
     ----------

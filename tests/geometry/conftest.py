@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 
-from cvxdp.geometry import meb_kernels
+from cvxdp.geometry.meb import meb_kernels
 
 BACKENDS = ["numpy"] + (["numba"] if importlib.util.find_spec("numba") else [])
 

@@ -8,9 +8,9 @@ under-noised by a large factor (1e-9) before the audit sees it.
 import numpy as np
 import pytest
 
-import cvxdp.geometry.john_private as jp
+import cvxdp.geometry.john.john_private as jp
 from cvxdp.audit.auditor import audit_mechanism
-from cvxdp.geometry.john import john_ellipsoid
+from cvxdp.geometry.john.john import john_ellipsoid
 
 EPS, DELTA, EPS0 = 1.0, 1e-5, 2e-3
 

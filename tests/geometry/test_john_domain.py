@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.john import john_ellipsoid
+from cvxdp.geometry.john.john import john_ellipsoid
 from cvxdp.privacy.calibration import calibrate_gaussian
 
 KW = dict(epsilon=1.0, delta=1e-6, closeness=1e-9, row_bound=1.0, rng=0)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.john import Ellipsoid, john_ellipsoid
-from cvxdp.geometry.john_iter import iterations_for, leverage_ratios
+from cvxdp.geometry.john.john import Ellipsoid, john_ellipsoid
+from cvxdp.geometry.john.john_iter import iterations_for, leverage_ratios
 
 
 def _polytope(seed, n, d):

@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 
-from cvxdp.geometry.john import john_ellipsoid
+from cvxdp.geometry.john.john import john_ellipsoid
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "john.md"
 
@@ -47,7 +47,7 @@ def test_inscribed_states_its_exact_guarantee_and_offers_the_noisy_clipped_count
 
 
 def test_docs_state_the_same_guarantee():
-    from cvxdp.geometry.john_private import INSCRIBED_GUARANTEE
+    from cvxdp.geometry.john.john_private import INSCRIBED_GUARANTEE
 
     text = re.sub(r"\s+", " ", DOCS.read_text())
     assert re.sub(r"\s+", " ", INSCRIBED_GUARANTEE) in text

@@ -11,7 +11,7 @@ import pytest
 
 import cvxdp
 from cvxdp.errors import PrivacyGuaranteeError
-from cvxdp.geometry.john import john_ellipsoid
+from cvxdp.geometry.john.john import john_ellipsoid
 
 
 def _polytope(seed, n, d):

@@ -8,9 +8,9 @@ import pytest
 from scipy.stats import norm
 
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
-from cvxdp.geometry.john import john_ellipsoid
-from cvxdp.geometry.john_iter import gram, leverage_ratios
-from cvxdp.geometry.john_sensitivity import (
+from cvxdp.geometry.john.john import john_ellipsoid
+from cvxdp.geometry.john.john_iter import gram, leverage_ratios
+from cvxdp.geometry.john.john_sensitivity import (
     gram_sensitivity,
     leverage_ratio_sensitivity,
     support_sensitivity,

@@ -16,9 +16,9 @@ import warnings
 import numpy as np
 import pytest
 
-import cvxdp.geometry.john_private as jp
-from cvxdp.geometry.john import john_ellipsoid
-from cvxdp.geometry.john_iter import leverage_ratios
+import cvxdp.geometry.john.john_private as jp
+from cvxdp.geometry.john.john import john_ellipsoid
+from cvxdp.geometry.john.john_iter import leverage_ratios
 
 
 def _polytope(seed, n, d):

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from cvxdp.geometry.john_iter import leverage_ratios
-from cvxdp.geometry.john_sensitivity import leverage_ratio_sensitivity
+from cvxdp.geometry.john.john_iter import leverage_ratios
+from cvxdp.geometry.john.john_sensitivity import leverage_ratio_sensitivity
 
 N, D, R = 200, 2, 1.0
 W_MIN = 0.1 * D / N

@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from cvxdp.geometry.john import ellipsoid_from_weights, john_ellipsoid
-from cvxdp.geometry.john_iter import fixed_point_weights
+from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid
+from cvxdp.geometry.john.john_iter import fixed_point_weights
 
 
 def clustered(n, d, seed=0, frac=0.9, spread=0.05):

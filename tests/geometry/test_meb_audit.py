@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from cvxdp.audit.auditor import audit_mechanism
-from cvxdp.geometry.goodcenter import good_center
-from cvxdp.geometry.meb_private import MEBSchedule, dp_mmeb
+from cvxdp.geometry.meb.goodcenter import good_center
+from cvxdp.geometry.meb.meb_private import MEBSchedule, dp_mmeb
 from cvxdp.privacy.budgets import zcdp_from_approx
 
 EPS, DELTA = 1.0, 1e-5

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from cvxdp.geometry.meb import min_enclosing_ball
+from cvxdp.geometry.meb.meb import min_enclosing_ball
 from cvxdp.privacy.clipping import clip_to_box
 
 

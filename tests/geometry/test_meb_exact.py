@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.meb import Ball, exact_meb, fptas_meb, min_enclosing_ball, mmeb
+from cvxdp.geometry.meb.meb import Ball, exact_meb, fptas_meb, min_enclosing_ball, mmeb
 
 
 def _sphere_points(rng, n, d, center, radius):

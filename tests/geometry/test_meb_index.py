@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvxdp.geometry.meb_index import OutsideIndex, outside_full
+from cvxdp.geometry.meb.meb_index import OutsideIndex, outside_full
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ def test_slow_centre_touches_a_small_fraction_of_the_points():
 
 def test_threaded_chunks_give_the_same_answer(monkeypatch):
     """Large passes run as CHUNKS row chunks on threads; force that on a small instance."""
-    from cvxdp.geometry import meb_index
+    from cvxdp.geometry.meb import meb_index
 
     monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
     monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
@@ -133,7 +133,7 @@ def test_threaded_chunks_give_the_same_answer(monkeypatch):
 
 
 def _child_query(pts, theta, r, expected, queue):
-    from cvxdp.geometry import meb_index
+    from cvxdp.geometry.meb import meb_index
 
     meb_index.PARALLEL_ROWS = meb_index.POOL_ROWS = 64
     queue.put(meb_index.outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, r)[0] == expected)
@@ -143,7 +143,7 @@ def test_threaded_passes_work_in_a_forked_child(monkeypatch):
     """A process forked after the thread pool started gets a pool of its own (no hang)."""
     import multiprocessing as mp
 
-    from cvxdp.geometry import meb_index
+    from cvxdp.geometry.meb import meb_index
 
     monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
     monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
@@ -172,7 +172,7 @@ def _grid_data(rng, n, d, extra=0):
 
 
 def test_compress_rows_keeps_every_weighted_sum():
-    from cvxdp.geometry.meb_index import compress_rows
+    from cvxdp.geometry.meb.meb_index import compress_rows
 
     rng = np.random.default_rng(21)
     pts = _grid_data(rng, 100_000, 6, extra=300)
@@ -189,7 +189,7 @@ def test_compress_rows_keeps_every_weighted_sum():
 
 
 def test_compress_rows_leaves_continuous_or_half_repeated_data_alone():
-    from cvxdp.geometry.meb_index import compress_rows
+    from cvxdp.geometry.meb.meb_index import compress_rows
 
     rng = np.random.default_rng(22)
     pts = rng.normal(size=(100_000, 5))
@@ -202,7 +202,7 @@ def test_compress_rows_leaves_continuous_or_half_repeated_data_alone():
 
 @pytest.mark.parametrize("threads", [False, True])
 def test_compressed_index_matches_the_full_pass_on_grid_data(monkeypatch, threads):
-    from cvxdp.geometry import meb_index
+    from cvxdp.geometry.meb import meb_index
 
     if threads:
         monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
@@ -228,7 +228,7 @@ def test_compressed_index_matches_the_full_pass_on_grid_data(monkeypatch, thread
 def test_kept_index_keeps_exactly_the_points_in_the_kept_ball():
     """Alg. 3 line 1: the index holds the points with ||x - theta0|| <= R (integer oracle,
     points exactly on the sphere kept), whether or not every point is kept."""
-    from cvxdp.geometry.meb_private import kept_index
+    from cvxdp.geometry.meb.meb_private import kept_index
 
     g = np.arange(-5, 6)
     pts = np.stack(np.meshgrid(g, g, g, indexing="ij"), -1).reshape(-1, 3).astype(float)

@@ -5,8 +5,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from cvxdp.geometry import meb_kernels
-from cvxdp.geometry.meb_index import OutsideIndex, outside_full
+from cvxdp.geometry.meb import meb_kernels
+from cvxdp.geometry.meb.meb_index import OutsideIndex, outside_full
 
 needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
                                  reason="numba not installed (pip install 'cvxdp[fast]')")

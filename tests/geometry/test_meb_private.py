@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.geometry.meb import min_enclosing_ball
-from cvxdp.geometry.meb_private import (
+from cvxdp.geometry.meb.meb import min_enclosing_ball
+from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
     budget_weights,
     dp_mmeb,
@@ -75,7 +75,7 @@ def test_dp_mmeb_noise_spends_exactly_rho(local, early):
 
 @pytest.mark.parametrize("local", [False, True])
 def test_goodcenter_noise_spends_exactly_rho(local):
-    from cvxdp.geometry.goodcenter import good_center, ldp_good_center
+    from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
 
     pts = np.full((300, 2), 0.25)  # r_opt = 0: never halts early, all T rounds run
     rec = RecordingRNG(0)

@@ -18,8 +18,8 @@ import warnings
 import numpy as np
 import pytest
 
-import cvxdp.geometry.meb_solve as meb_solve
-from cvxdp.geometry.meb import min_enclosing_ball
+import cvxdp.geometry.meb.meb_solve as meb_solve
+from cvxdp.geometry.meb.meb import min_enclosing_ball
 from cvxdp.privacy.clipping import clip_to_box
 
 MECHANISMS = ("good_center", "ldp_good_center", "dp_mmeb", "noisy_count")

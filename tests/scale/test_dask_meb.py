@@ -13,7 +13,7 @@ import pytest
 
 import cvxdp
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.meb_private import MEBSchedule
+from cvxdp.geometry.meb.meb_private import MEBSchedule
 
 #: The "practical" preset capped at 12 iterations per call: each iteration is one reduce
 #: round trip (~50 ms on a shared 2-core LocalCluster), so the tests stay fast.

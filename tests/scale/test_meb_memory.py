@@ -20,7 +20,7 @@ import cvxdp
 @pytest.fixture
 def compiled_loops():
     pytest.importorskip("numba")
-    from cvxdp.geometry import meb_kernels
+    from cvxdp.geometry.meb import meb_kernels
 
     before = meb_kernels._state.get("choice", "auto")
     meb_kernels.set_backend("numba")
@@ -51,7 +51,7 @@ def test_patched_outliers_give_the_clipped_copys_ball(model):
     released on the explicitly clipped data (same seed) up to the order of additions."""
     import warnings
 
-    from cvxdp.geometry.meb_solve import clip_into_box
+    from cvxdp.geometry.meb.meb_solve import clip_into_box
 
     X = np.random.default_rng(4).uniform(-1, 1, (20_000, 3))
     X[[5, 70, 900]] = [[3.0, 0.2, 0.1], [-0.5, -9.0, 0.0], [2.0, 2.0, -2.5]]

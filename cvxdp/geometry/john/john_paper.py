@@ -31,9 +31,9 @@ import numpy as np
 from scipy import stats
 
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError
-from cvxdp.geometry.john import Ellipsoid, JohnEllipsoidProblem
-from cvxdp.geometry.john_iter import gram, leverage_ratios
-from cvxdp.geometry.john_sensitivity import paper_lipschitz
+from cvxdp.geometry.john.john import Ellipsoid, JohnEllipsoidProblem
+from cvxdp.geometry.john.john_iter import gram, leverage_ratios
+from cvxdp.geometry.john.john_sensitivity import paper_lipschitz
 from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.privacy.budgets import ApproxDP
 
@@ -75,7 +75,7 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
     ----------
     ``../shared/papers/000_e485cd77aacd52a5.txt``, Algorithm 1, Def 6.5, Thm 6.7/D.7, Thm C.15.
     """
-    from cvxdp.geometry.john_private import finish
+    from cvxdp.geometry.john.john_private import finish
 
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError("preset='paper' is stated for (epsilon, delta) with delta > 0.")

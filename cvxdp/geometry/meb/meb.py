@@ -6,7 +6,7 @@
 * ``.solve(method="fptas")`` is the non-private linear-time (1+3 gamma)-approximation (Alg. 1/2);
 * ``.solve_private(...)`` is the differentially private pipeline (GoodCenter, Alg. 6/7, then the
   private radius search Alg. 3 over DP-MMEB calls, Alg. 4/5), see
-  :meth:`MinEnclosingBall.solve_private` and :mod:`cvxdp.geometry.meb_private`.
+  :meth:`MinEnclosingBall.solve_private` and :mod:`cvxdp.geometry.meb.meb_private`.
 
 References
 ----------
@@ -25,7 +25,7 @@ import cvxpy as cp
 import numpy as np
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
-from cvxdp.geometry.meb_index import OutsideIndex, sq_dists
+from cvxdp.geometry.meb.meb_index import OutsideIndex, sq_dists
 from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution
 from cvxdp.structured import StructuredProblem
@@ -116,7 +116,7 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray, *,
     ``T = ceil(4/gamma^2 ln(100/gamma^2))`` steps of ``theta <- theta - gamma^2/2 (theta - mu)``
     with ``mu`` the mean of the points outside ``B(theta, r)``.  Succeeds whenever
     ``r >= r_opt`` and ``||theta0 - theta_opt|| <= 10 r_opt`` (Lemma 3.2).  ``index`` (an
-    :class:`~cvxdp.geometry.meb_index.OutsideIndex` of ``points``, reusable across calls) finds
+    :class:`~cvxdp.geometry.meb.meb_index.OutsideIndex` of ``points``, reusable across calls) finds
     the outside points exactly without a full pass per step.
 
     References
@@ -363,17 +363,17 @@ class MinEnclosingBall(StructuredProblem):
 
     @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> MEBPrivateSolution:  # noqa: D417
-        """Differentially private MEB; see :func:`cvxdp.geometry.meb_solve.solve_private_meb`.
+        """Differentially private MEB; see :func:`cvxdp.geometry.meb.meb_solve.solve_private_meb`.
 
         Afterwards the problem holds the private answer only (``status``, ``value``, ``ball``,
         ``center``, ``radius``; :class:`~cvxdp.structured.StructuredProblem`)."""
-        from cvxdp.geometry.meb_solve import solve_private_meb
+        from cvxdp.geometry.meb.meb_solve import solve_private_meb
 
         return solve_private_meb(self, **kwargs)
 
 
 def _delegate() -> Any:
-    from cvxdp.geometry.meb_solve import solve_private_meb
+    from cvxdp.geometry.meb.meb_solve import solve_private_meb
 
     return solve_private_meb
 
@@ -394,7 +394,7 @@ def min_enclosing_ball(points: Any) -> MinEnclosingBall:
 
     Examples
     --------
-    >>> import numpy as np, cvxdp.geometry.meb as meb
+    >>> import numpy as np, cvxdp.geometry.meb.meb as meb
     >>> prob = meb.min_enclosing_ball(np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.0]]))
     >>> _ = prob.solve()
     >>> round(prob.ball.radius, 4)

@@ -10,7 +10,7 @@ cones only, so SCS and Clarabel solve it).  The answer, in ``.ellipsoid``, is gi
 * ``.solve(method="fixed-point")``: the averaged fixed-point iteration (Cohen-Cousins-Lee-Yang);
 * ``.solve(method="sketched")``: Algorithm 1 of the paper without noise;
 * ``.solve_private(...)``: the differentially private John ellipsoid, see
-  :mod:`cvxdp.geometry.john_private`.
+  :mod:`cvxdp.geometry.john.john_private`.
 
 References
 ----------
@@ -32,7 +32,12 @@ import numpy as np
 from scipy import special
 
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.john_iter import fixed_point_weights, gram, leverage_ratios, sketched_weights
+from cvxdp.geometry.john.john_iter import (
+    fixed_point_weights,
+    gram,
+    leverage_ratios,
+    sketched_weights,
+)
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.structured import StructuredProblem
@@ -246,8 +251,8 @@ class JohnEllipsoidProblem(StructuredProblem):
     # -- private ---------------------------------------------------------------------------------
     @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> Any:
-        """DP John ellipsoid: :func:`cvxdp.geometry.john_private.private_john`."""
-        from cvxdp.geometry.john_private import private_john
+        """DP John ellipsoid: :func:`cvxdp.geometry.john.john_private.private_john`."""
+        from cvxdp.geometry.john.john_private import private_john
         return private_john(self, **kwargs)
 
     def leverage_ratios(self, w: np.ndarray) -> np.ndarray:
@@ -256,7 +261,7 @@ class JohnEllipsoidProblem(StructuredProblem):
 
 
 def _delegate() -> Any:
-    from cvxdp.geometry.john_private import private_john
+    from cvxdp.geometry.john.john_private import private_john
 
     return private_john
 

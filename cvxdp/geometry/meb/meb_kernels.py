@@ -1,8 +1,9 @@
-"""Row loops of the outside-the-ball index (:mod:`cvxdp.geometry.meb_index`): numpy, or the same
+"""Row loops of the outside-the-ball index (:mod:`cvxdp.geometry.meb.meb_index`): numpy, or the same
 loops compiled by numba when it is installed (``pip install "cvxdp[fast]"``).
 
 Two loops carry every pass of the index, the full pass and the final covering test (methods
-of :class:`Loops`; ``keys`` and ``match`` serve :func:`~cvxdp.geometry.meb_index.compress_rows`):
+of :class:`Loops`; ``keys`` and ``match`` serve
+:func:`~cvxdp.geometry.meb.meb_index.compress_rows`):
 
 * ``count_sum`` -- count and sum of the rows with ``||x||^2 + <x, v> > c`` (with
   ``v = -2 theta``, ``c = r^2 - ||theta||^2``: the rows outside ``B(theta, r)``);
@@ -29,7 +30,7 @@ runs them on data translated by the public box centre (``meb_private``, "Floatin
 Which backend runs (:func:`pick`): ``CVXDP_KERNELS=numpy`` or ``=numba`` in the environment, or
 :func:`set_backend`; by default numba, when it can be imported, for data of at least
 :data:`FAST_ROWS` rows.  Weights ``w`` are int64
-multiplicities (:func:`~cvxdp.geometry.meb_index.compress_rows`); an empty array means all ones.
+multiplicities (:func:`~cvxdp.geometry.meb.meb_index.compress_rows`); an empty array means all ones.
 Every function takes C-contiguous float64 rows.
 """
 

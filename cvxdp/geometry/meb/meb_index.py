@@ -39,7 +39,7 @@ also the test of the full pass.  The answer is the full pass's up to the roundin
 Data of at least ``PARALLEL_ROWS`` rows are split into ``CHUNKS`` fixed pieces; piece ``i`` of a
 band holds rows of piece ``i`` of its parent, so the pieces (and the order of every sum) depend
 on the data only, and the pieces of a large band run on a thread pool.  The row loops are those
-of :mod:`~cvxdp.geometry.meb_kernels` (numpy, or compiled by numba), one choice per index.
+of :mod:`~cvxdp.geometry.meb.meb_kernels` (numpy, or compiled by numba), one choice per index.
 
 Repeated rows are stored once with their multiplicity when the data repeat a lot
 (:func:`compress_rows`: grid or categorical data, such as §6's product distribution with at most
@@ -62,7 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cvxdp.geometry import meb_kernels as kernels
+from cvxdp.geometry.meb import meb_kernels as kernels
 
 __all__ = ["OutsideIndex", "compress_rows", "outside_full", "slack", "sq_dists"]
 
@@ -167,8 +167,8 @@ def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
     """One pass: ``(k, sum of the rows of pts outside B(theta, r))``; ``sqn`` = row norms^2.
 
     ``w`` (integer multiplicities of the rows, see :func:`compress_rows`) counts row ``i`` as
-    ``w[i]`` points.  ``loops``: the row loops (:mod:`~cvxdp.geometry.meb_kernels`); by default
-    those :func:`~cvxdp.geometry.meb_kernels.pick` chooses for ``len(pts)`` rows."""
+    ``w[i]`` points.  ``loops``: the row loops (:mod:`~cvxdp.geometry.meb.meb_kernels`); by default
+    those :func:`~cvxdp.geometry.meb.meb_kernels.pick` chooses for ``len(pts)`` rows."""
     loops = kernels.pick(len(sqn)) if loops is None else loops
     # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2, with the -2 folded into
     # the vector (exact: a power of two), so the test is bitwise the textbook one.
@@ -253,7 +253,7 @@ class OutsideIndex:
         A few rows of ``points`` (copies, with their squared norms) that the index must leave
         out: every answer subtracts their count and sum outside the ball, tested by the same
         loops (so each row's side is the one the index gives it).  Lets a caller drop a few
-        rows without copying all the others (:func:`~cvxdp.geometry.meb_private.kept_index`).
+        rows without copying all the others (:func:`~cvxdp.geometry.meb.meb_private.kept_index`).
     include : (rows, sqn), optional
         A few more rows (e.g. clipped images of excluded ones) that every answer adds, tested
         by the same loops.

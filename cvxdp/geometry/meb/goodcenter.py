@@ -97,10 +97,10 @@ def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarra
 
 def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int) -> np.ndarray:
     """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``PIECE_ROWS``: the MEB index's row
-    chunks (:func:`cvxdp.geometry.meb_index._map_rows`, on its thread pool; numpy releases the
+    chunks (:func:`cvxdp.geometry.meb.meb_index._map_rows`, on its thread pool; numpy releases the
     GIL) each add their pieces in order, then the chunks are added in order.  The pieces and
     chunks depend on ``n`` only, so the result is the same on every run and machine."""
-    from cvxdp.geometry.meb_index import _map_rows
+    from cvxdp.geometry.meb.meb_index import _map_rows
 
     def chunk(lo: int, hi: int) -> np.ndarray:
         acc = np.zeros(width)
@@ -133,7 +133,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     beta : float
         Failure probability used in the threshold ``X``.
     rng : numpy.random.Generator
-    patch : cvxdp.geometry.meb_solve.Patch, optional
+    patch : cvxdp.geometry.meb.meb_solve.Patch, optional
         Rows of ``points`` to leave out and their clipped images to add (finite): the pass
         reads ``points`` without copying it.
 

@@ -20,7 +20,7 @@ Default algorithm (``preset="default"``, guarantee ``"dp"``):
    accounted estimate of the data's scale.
 2. Choose the ridge from public numbers (:func:`auto_ridge`, unless ``ridge=``/``sigma_min=``):
    the smallest ``lam`` with noise sd ``sigma_h = Delta_h(lam)/mu_h <= 0.25`` under Lemma S
-   (:func:`cvxdp.geometry.john_sensitivity.leverage_ratio_sensitivity`), at least ``0.01 q0``.
+   (:func:`cvxdp.geometry.john.john_sensitivity.leverage_ratio_sensitivity`), at least ``0.01 q0``.
 3. Fallback, first from public numbers only: when ``sigma_h > 1`` or ``lam > 1000 q0`` the
    iteration is not run (thresholds set on the benchmarks of docs/john.md, not a theorem); the
    answer is the ellipsoid of ``Q0`` with ``v = d/n`` and a note in ``info["fallback"]``; the
@@ -48,14 +48,14 @@ public numbers only, which ``tests/geometry/test_john_release.py`` checks by rep
 neighbouring dataset.
 
 Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a public bound
-(:mod:`cvxdp.geometry.john_sensitivity`; 1 for the count); their adaptive composition is exactly
-``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor 3.3), and
-mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018, Thm 8).
-``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to Q0, 5% to
-Q, 5% to the scales of the selection (split over the candidates), ``count_clipped`` (True: 10%)
-to the count (when asked), the rest to the T iterations (equal).  The ridge, the fallback
-decision and every noise scale are functions of the budget, the sizes, the public bounds and
-earlier releases only (adaptive composition covers them).
+(:mod:`cvxdp.geometry.john.john_sensitivity`; 1 for the count); their adaptive composition is
+exactly ``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor
+3.3), and mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018,
+Thm 8).  ``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to
+Q0, 5% to Q, 5% to the scales of the selection (split over the candidates), ``count_clipped`` (True:
+10%) to the count (when asked), the rest to the T iterations (equal).  The ridge, the fallback
+decision and every noise scale are functions of the budget, the sizes, the public bounds and earlier
+releases only (adaptive composition covers them).
 """
 
 from __future__ import annotations
@@ -69,9 +69,9 @@ import numpy as np
 from scipy import special
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.geometry.john import Ellipsoid, JohnEllipsoidProblem
-from cvxdp.geometry.john_iter import gram, iterations_for, leverage_ratios
-from cvxdp.geometry.john_sensitivity import (
+from cvxdp.geometry.john.john import Ellipsoid, JohnEllipsoidProblem
+from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
+from cvxdp.geometry.john.john_sensitivity import (
     gram_sensitivity,
     lemma_s_coefficient,
     leverage_ratio_sensitivity,
@@ -293,7 +293,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     if not (0 < accuracy < 1):
         raise PrivacySpecError(f"accuracy must be in (0, 1), got {accuracy!r}.")
     if preset == "paper":
-        from cvxdp.geometry.john_paper import paper_john, refuse_paper_preset
+        from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
         if not unsafe_paper_preset:
             raise refuse_paper_preset()
         return paper_john(problem, budget=budget, accuracy=accuracy, closeness=closeness,
@@ -400,7 +400,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         **({} if fallback else {"sigma_h": sigma_h, "sigma_q": info["sigma_q"]}), **mus))
     report = acct.report(
         theorem=(f"{PAPER} Alg 1 with additive Gaussian on exact leverage ratios; public "
-                 "sensitivity (cvxdp.geometry.john_sensitivity) replaces Thm 5.1's L; GDP "
+                 "sensitivity (cvxdp.geometry.john.john_sensitivity) replaces Thm 5.1's L; GDP "
                  "composition"),
         neighbouring=(f"eps0-close rows: one row moves by <= {eps0:g} in l2 (n, order public); "
                       f"rows clipped to norm {R:g}, non-finite rows zeroed"),

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.geometry.goodcenter import good_center, ldp_good_center
-from cvxdp.geometry.meb import Ball, MEBPrivateSolution, MinEnclosingBall, reference_ball
-from cvxdp.geometry.meb_private import (
+from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
+from cvxdp.geometry.meb.meb import Ball, MEBPrivateSolution, MinEnclosingBall, reference_ball
+from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
     MEBSchedule,
     dp_mmeb,
@@ -228,7 +228,7 @@ def solve_private_meb(
     model : {"central", "local"}
         Curator model (Alg. 6 + 3 + 4) or local model (Alg. 7 + 3 + 5).
     schedule : {"practical", "experiment", "paper"} or MEBSchedule
-        Iteration constants; see :data:`cvxdp.geometry.meb_private.SCHEDULES` and the docs.
+        Iteration constants; see :data:`cvxdp.geometry.meb.meb_private.SCHEDULES` and the docs.
     adaptive : bool, optional
         Force adaptive budgeting on (3/4 of each call's budget in its first T/4 iterations) or off;
         default: the schedule's own setting (``"practical"`` is adaptive, the paper presets not).

@@ -36,7 +36,7 @@ Floating point (issue 21 item 6)
 The index sums raw coordinates and :func:`dp_mmeb` subtracts ``k theta^t`` afterwards, so the
 rounding of a sum is about ``k ||x|| u`` (``u = 2^-53``).  That must stay far below the noise,
 whose scale is ``G_t >= 2 r0``: callers pass coordinates translated by a public centre near the
-data (:func:`cvxdp.geometry.meb_solve.solve_private_meb` translates by the public box centre, so
+data (:func:`cvxdp.geometry.meb.meb_solve.solve_private_meb` translates by the public box centre, so
 ``||x|| <= R_max``).  Untranslated data 1e8 from the origin moved the released centre by 0.024
 and the radius by 60% (same seed, box and points shifted).
 
@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb_index import OutsideIndex, outside_full, slack, sq_dists
+from cvxdp.geometry.meb.meb_index import OutsideIndex, outside_full, slack, sq_dists
 
 __all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
            "kept_index", "radius_grid"]
@@ -166,7 +166,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
     ``theta0`` and ``schedule.keep * r0`` (its ``key`` records them; a mismatch is refused).
     ``compress``: store repeated rows once (see :class:`OutsideIndex`; same answers).
-    ``patch`` (:class:`cvxdp.geometry.meb_solve.Patch`): rows of ``points`` replaced by their
+    ``patch`` (:class:`cvxdp.geometry.meb.meb_solve.Patch`): rows of ``points`` replaced by their
     clipped images.  A few dropped or patched rows are subtracted from every answer (and the
     kept images added) instead of copying the kept rows (issue 24: no copy of the data).
     """

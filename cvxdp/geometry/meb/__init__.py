@@ -1,0 +1,1 @@
+"""Minimum enclosing ball (Mahpud & Sheffet): exact, fPTAS and differentially private."""
