@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from cvxdp.solvers.covering import (
+from cvxdp.solvers.covering.covering import (
     covering_lp,
     covering_sdp,
     random_covering_lp,

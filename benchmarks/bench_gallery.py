@@ -56,10 +56,10 @@ _CLASS = {"ConstraintPrivacy": "CP", "ScalarPrivacy": "SP", "ObjectivePrivacy": 
 
 def supports_mechanism() -> bool:
     """True when the general path takes ``mechanism=`` (being added in parallel)."""
-    from cvxdp.solvers import general
+    from cvxdp.solvers import dispatch
 
-    return ("mechanism" in inspect.signature(general.solve_general).parameters
-            or "mechanism" in getattr(general, "_OPTS", ()))
+    return ("mechanism" in inspect.signature(dispatch.solve_general).parameters
+            or "mechanism" in getattr(dispatch, "_OPTS", ()))
 
 
 def _attribute_violation(var: Any) -> float:

@@ -34,9 +34,9 @@ import scipy.sparse as sp
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import cvxdp  # noqa: E402
-from cvxdp.solvers.general import solve_general  # noqa: E402
-from cvxdp.solvers.mwu import BlockAlgebra, scmwu  # noqa: E402
-from cvxdp.solvers.oracles import exponential_oracle  # noqa: E402
+from cvxdp.solvers.dispatch import solve_general  # noqa: E402
+from cvxdp.solvers.mwu.mwu import BlockAlgebra, scmwu  # noqa: E402
+from cvxdp.solvers.mwu.oracles import exponential_oracle  # noqa: E402
 
 
 def _per_iteration(r: int, m: int, rng: np.random.Generator, iters: int) -> dict:

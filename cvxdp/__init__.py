@@ -67,9 +67,9 @@ _LAZY = {
     "private_wrapper": "cvxdp.estimation.wrapper",
     "EuclideanSpace": "cvxdp.estimation.wrapper",
     "SpectralPDSpace": "cvxdp.estimation.wrapper",
-    "covering_sdp": "cvxdp.solvers.covering",
-    "covering_lp": "cvxdp.solvers.covering",
-    "covering_socp": "cvxdp.solvers.covering",
+    "covering_sdp": "cvxdp.solvers.covering.covering",
+    "covering_lp": "cvxdp.solvers.covering.covering",
+    "covering_socp": "cvxdp.solvers.covering.covering",
 }
 
 __all__ = [

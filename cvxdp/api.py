@@ -2,7 +2,7 @@
 
 Dispatch: a :class:`cvxdp.structured.StructuredProblem` (ellipsoid, ball, least squares, covering,
 ...) runs its own algorithm; any other CVXPY problem goes down the cone-program path
-(``cvxdp.transform`` then ``cvxdp.solvers.general.solve_general``).  The three spellings --
+(``cvxdp.transform`` then ``cvxdp.solvers.dispatch.solve_general``).  The three spellings --
 ``problem.solve_private(...)``, ``problem.solve(method="private", ...)`` (returns the value, like
 ``solve``) and ``cvxdp.solve_private(problem, ...)`` -- share this one implementation.
 
@@ -231,7 +231,7 @@ def solve_private(
         # reaches the cone program: the perturbation path releases it at the model level)
         to_scp(problem, private=private)
     from cvxdp.progress import budget_text, problem_size, verbose_run
-    from cvxdp.solvers.general import solve_general  # the cone-program path
+    from cvxdp.solvers.dispatch import solve_general  # the cone-program path
 
     if solver is not None:  # CVXPY's habit: the conic solver of the exact steps
         solver_opts["solver"] = solver

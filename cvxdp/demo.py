@@ -87,7 +87,7 @@ def demo_sdp(seed: int) -> dict[str, Any]:
 
 
 def demo_covering(seed: int) -> dict[str, Any]:
-    from cvxdp.solvers.covering import random_covering_sdp
+    from cvxdp.solvers.covering.covering import random_covering_sdp
 
     m, r, eps = 1000, 6, 4.0
     prob = cvxdp.covering_sdp(random_covering_sdp(m, r, rng=seed))

@@ -30,16 +30,16 @@ def _lp():
 
 @pytest.fixture
 def fake_general(monkeypatch):
-    """Stand-in for cvxdp.solvers.general (issue 5) that records its arguments."""
+    """Stand-in for cvxdp.solvers.dispatch (issue 5) that records its arguments."""
     calls = []
 
     def solve_general(problem, **kwargs):
         calls.append((problem, kwargs))
         return PrivateSolution(status="optimal_inaccurate", value=1.25)
 
-    module = types.ModuleType("cvxdp.solvers.general")
+    module = types.ModuleType("cvxdp.solvers.dispatch")
     module.solve_general = solve_general
-    monkeypatch.setitem(sys.modules, "cvxdp.solvers.general", module)
+    monkeypatch.setitem(sys.modules, "cvxdp.solvers.dispatch", module)
     return calls
 
 
@@ -141,7 +141,7 @@ def test_not_a_problem():
 
 def test_end_to_end_with_the_real_general_path():
     """The boundary hands a valid model to the real cone-program solver (issue 5)."""
-    pytest.importorskip("cvxdp.solvers.general")
+    pytest.importorskip("cvxdp.solvers.dispatch")
     rng = np.random.default_rng(0)
     A = cp.Parameter((12, 4), name="A", value=rng.uniform(0.1, 1.0, (12, 4)))
     x = cp.Variable(4, nonneg=True)

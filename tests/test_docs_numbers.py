@@ -48,7 +48,7 @@ def _number(pattern: str, text: str) -> float:
 @pytest.mark.slow
 def test_covering_page_numbers():
     import cvxdp
-    from cvxdp.solvers.covering import random_covering_sdp
+    from cvxdp.solvers.covering.covering import random_covering_sdp
 
     text = (ROOT / "docs" / "covering.md").read_text()
     prob = cvxdp.covering_sdp(random_covering_sdp(2000, 10, rng=0))

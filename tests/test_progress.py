@@ -86,7 +86,7 @@ def test_summary_names_the_guaranteed_accuracy_or_why_none(capsys):
 
 
 def test_mwu_loop_prints_a_plain_bar_without_tqdm(monkeypatch, capsys):
-    """The general path's MWU loop (cvxdp/solvers/mwu.py) uses progress_bar: plain lines."""
+    """The general path's MWU loop (cvxdp/solvers/mwu/mwu.py) uses progress_bar: plain lines."""
     import cvxpy as cp
 
     _no_tqdm(monkeypatch)

@@ -1,12 +1,12 @@
 """``mechanism="perturbation" | "auto"`` for general models: the solve and the public choice.
 
-:func:`solve_with_mechanism` is what :func:`cvxdp.solvers.general.solve_general` calls when the
+:func:`solve_with_mechanism` is what :func:`cvxdp.solvers.dispatch.solve_general` calls when the
 user asks for a mechanism other than the noisy-oracle MWU.
 
 ``"perturbation"`` (:mod:`cvxdp.solvers.perturbation`): noise on the private parameters, then an
 exact solve of the robust counterpart.  Under ``ObjectivePrivacy`` the constraints are public,
 so perturbation is plain objective perturbation, which is exactly what the general path already
-runs (:func:`cvxdp.solvers.private_scp.objective_private_solve`, Thm C.12); it is reused, not
+runs (:func:`cvxdp.solvers.mwu.private_scp.objective_private_solve`, Thm C.12); it is reused, not
 duplicated.
 
 ``"auto"`` chooses from PUBLIC quantities only -- the model's structure, the declared
@@ -18,7 +18,7 @@ sensitivities, sizes, the budget, ``beta`` and the public constraints (never a p
    ``"mwu"``.
 4. Otherwise compare the two a-priori bounds on the error of a constraint row, in the canonical
    program's units: the MWU's proven additive violation ``alpha`` at the schedule it would run
-   (its theorem's bound from :func:`cvxdp.solvers.private_scp.plan_schedule`, for the per-run
+   (its theorem's bound from :func:`cvxdp.solvers.mwu.private_scp.plan_schedule`, for the per-run
    budget of its objective search when the model has an objective: ``0.9 rho / 6``), against the
    largest tightening of the counterpart, ``max_u B_u sigma_u (R max_j ||E_u[:, j]||_2 +
    ||E_u[:, n]||_2)`` (``R``: the MWU form's public trace bound, ``>= ||x||_1``).  Perturbation
@@ -107,7 +107,8 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         built from the noisy data has none -- a post-processed, public fact about the noisy
         release, not about the true model; the budget is spent.
     """
-    from cvxdp.solvers.general import _OPTS, _exact_solver
+    from cvxdp.solvers.mwu.solve import _OPTS
+    from cvxdp.solvers.public_part import _exact_solver
     from cvxdp.validation import check_options
 
     noise = opts.pop("noise", "gaussian")
@@ -154,12 +155,11 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     elif mechanism == "auto":
         chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
     if chosen == "mwu" or any(s.setting == "objective" for s in specs):
-        from cvxdp.solvers.general import solve_general
+        from cvxdp.solvers.mwu.solve import solve_mwu
 
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
-        sol = solve_general(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
-                            rng=gen, reference=reference, mechanism="mwu", verbose=verbose,
-                            **mwu_opts)
+        sol = solve_mwu(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
+                        rng=gen, reference=reference, verbose=verbose, **mwu_opts)
         sol.info["mechanism"] = chosen
         if chosen == "perturbation":
             sol.info["perturbation"] = (
@@ -187,7 +187,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
 def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
                         noise: str, beta: float, rng: np.random.Generator, reference: bool,
                         solver: str | None) -> PrivateSolution:
-    from cvxdp.solvers.general import _infeasible, public_feasibility
+    from cvxdp.solvers.public_part import _infeasible, public_feasibility
     from cvxdp.transform import from_scp, to_scp
     from cvxdp.transform.canon import set_no_solution
 
@@ -343,8 +343,8 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
 def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
                ) -> tuple[float | None, float | None]:
     """The MWU's a-priori violation bound (canonical units) and its trace bound R."""
-    from cvxdp.solvers.mwu_form import build_mwu_form
-    from cvxdp.solvers.private_scp import plan_schedule, row_sensitivities, total_rho
+    from cvxdp.solvers.mwu.mwu_form import build_mwu_form
+    from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
 
     sb = scp.sensitivity
     try:
@@ -360,7 +360,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
     rho = total_rho(budget)
     run_budget: Budget = budget
     if rho is not None and np.any(scp.c != 0) and opts.get("target") is None:
-        run_budget = ZCDP(rho * 0.9 / 6)  # the private search's per-run share (general.py)
+        run_budget = ZCDP(rho * 0.9 / 6)  # the private search's per-run share (mwu/solve.py)
     try:
         sch = plan_schedule(setting, form, sens, run_budget, accuracy=None,
                             beta=float(opts.get("beta", 0.05)), schedule="auto",

@@ -330,7 +330,7 @@ def _band_norms(scp: SymmetricConeProgram, kinds: np.ndarray, E: list[sp.csr_mat
     need = np.flatnonzero(np.max([c[:n] for c in cols], axis=0) > 0)
     xmax = np.zeros(n)
     if need.size:
-        from cvxdp.solvers.general import public_bounds
+        from cvxdp.solvers.public_part import public_bounds
 
         sb = scp.sensitivity
         row_private = np.zeros(scp.m, dtype=bool)

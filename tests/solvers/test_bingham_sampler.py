@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from cvxdp.solvers.bingham import (
+from cvxdp.solvers.covering.bingham import (
     acg_parameter,
     cap_measure,
     net_exponential_sample,

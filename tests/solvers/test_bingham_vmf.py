@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from cvxdp.solvers.bingham import sample_vmf, vmf_oracle_error
+from cvxdp.solvers.covering.bingham import sample_vmf, vmf_oracle_error
 
 
 @pytest.mark.parametrize("p,kappa", [(2, 3.0), (3, 5.0), (6, 20.0), (6, 0.5)])

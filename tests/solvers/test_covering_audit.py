@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from cvxdp.audit.auditor import audit_mechanism
-from cvxdp.solvers.bingham import sample_bingham
-from cvxdp.solvers.dense_mwu import bregman_project_log
+from cvxdp.solvers.covering.bingham import sample_bingham
+from cvxdp.solvers.covering.dense_mwu import bregman_project_log
 
 S, N_DUMMY = 2.0, 2
 E1, E2 = np.diag([1.0, 0, 0]), np.diag([0, 1.0, 0])

@@ -7,7 +7,7 @@ import pytest
 from cvxdp.audit.auditor import audit_mechanism
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ApproxDP
-from cvxdp.solvers.covering_private import (
+from cvxdp.solvers.covering.covering_private import (
     plan_schedule,
     private_scale,
     run_dense_covering,

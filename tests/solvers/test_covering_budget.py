@@ -12,7 +12,7 @@ import pytest
 
 import cvxdp
 from cvxdp.privacy.budgets import ApproxDP
-from cvxdp.solvers.covering_private import T_BUDGET_MAX, plan_schedule
+from cvxdp.solvers.covering.covering_private import T_BUDGET_MAX, plan_schedule
 
 
 def test_rounds_grow_with_the_budget_and_eta_falls():

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import cvxdp
-from cvxdp.solvers.covering import (
+from cvxdp.solvers.covering.covering import (
     covering_socp,
     random_covering_lp,
     random_covering_sdp,
     random_covering_socp,
-    solve_covering_private,
 )
+from cvxdp.solvers.covering.covering_model import solve_covering_private
 
 KW = dict(epsilon=4.0, delta=1e-6, s=20, rng=3)
 

@@ -6,8 +6,8 @@ import pytest
 
 import cvxdp
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
-from cvxdp.solvers.covering import random_covering_lp, random_covering_sdp, solve_covering_private
-from cvxdp.solvers.covering_model import extract_covering
+from cvxdp.solvers.covering.covering import random_covering_lp, random_covering_sdp
+from cvxdp.solvers.covering.covering_model import extract_covering, solve_covering_private
 
 
 def _lp_model(m=300, n=10):

@@ -15,9 +15,9 @@ from cvxdp.errors import (
     UnsupportedProblemError,
 )
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx, zcdp_to_epsilon
-from cvxdp.solvers.covering import random_covering_lp, random_covering_sdp
-from cvxdp.solvers.covering_private import plan_schedule, run_dense_covering
-from cvxdp.solvers.dense_mwu import bregman_project_log
+from cvxdp.solvers.covering.covering import random_covering_lp, random_covering_sdp
+from cvxdp.solvers.covering.covering_private import plan_schedule, run_dense_covering
+from cvxdp.solvers.covering.dense_mwu import bregman_project_log
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +213,7 @@ def test_dispatcher_and_exact_solve():
 
 def test_private_spin_factor_covering():
     """Covering SCP over the spin factor (Thm B.13), von Mises-Fisher oracle."""
-    from cvxdp.solvers.covering import covering_socp, random_covering_socp
+    from cvxdp.solvers.covering.covering import covering_socp, random_covering_socp
 
     prob = covering_socp(random_covering_socp(500, 6, rng=0))
     ratios = []
@@ -229,7 +229,7 @@ def test_private_spin_factor_covering():
 
 
 def test_shrink_is_public_post_processing(sdp):
-    from cvxdp.solvers.covering_private import kappa_target
+    from cvxdp.solvers.covering.covering_private import kappa_target
 
     sol = sdp.solve_private(epsilon=1.0, delta=1e-6, s=20, rng=0)
     d = sol.privacy.details

@@ -21,14 +21,14 @@ import numpy as np
 import pytest
 
 import cvxdp
-import cvxdp.solvers.covering as covering
-from cvxdp.solvers.covering import (
+import cvxdp.solvers.covering.covering as covering
+from cvxdp.solvers.covering.covering import (
     covering_socp,
     random_covering_lp,
     random_covering_sdp,
     random_covering_socp,
-    solve_covering_private,
 )
+from cvxdp.solvers.covering.covering_model import solve_covering_private
 
 
 class _Replay:

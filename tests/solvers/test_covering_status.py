@@ -6,7 +6,7 @@ import cvxpy as cp
 import numpy as np
 
 import cvxdp
-from cvxdp.solvers.covering import random_covering_lp
+from cvxdp.solvers.covering.covering import random_covering_lp
 
 
 def test_no_success_status_without_the_theorem_accuracy():

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cvxdp.solvers.dense_mwu import (
+from cvxdp.solvers.covering.dense_mwu import (
     DenseMWU,
     bregman_project,
     bregman_project_log,

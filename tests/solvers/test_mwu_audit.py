@@ -7,10 +7,10 @@ import numpy as np
 import cvxdp
 from cvxdp.audit import audit_mechanism
 from cvxdp.privacy.budgets import ApproxDP
-from cvxdp.solvers.mwu import scmwu
-from cvxdp.solvers.mwu_form import build_mwu_form
-from cvxdp.solvers.oracles import exponential_oracle
-from cvxdp.solvers.private_scp import _noise_fn, plan_schedule, row_sensitivities
+from cvxdp.solvers.mwu.mwu import scmwu
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form
+from cvxdp.solvers.mwu.oracles import exponential_oracle
+from cvxdp.solvers.mwu.private_scp import _noise_fn, plan_schedule, row_sensitivities
 from cvxdp.transform import to_scp
 
 SENS = 0.5

@@ -8,8 +8,8 @@ import scipy.linalg as sl
 import scipy.sparse as sp
 
 from cvxdp.privacy.mechanisms import exponential_probabilities
-from cvxdp.solvers.mwu import BlockAlgebra, scmwu
-from cvxdp.solvers.oracles import exact_oracle, exponential_oracle, exponential_oracle_error
+from cvxdp.solvers.mwu.mwu import BlockAlgebra, scmwu
+from cvxdp.solvers.mwu.oracles import exact_oracle, exponential_oracle, exponential_oracle_error
 
 
 def _smat(v, r):

@@ -6,7 +6,7 @@ import pytest
 
 import cvxdp
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
-from cvxdp.solvers.mwu_form import build_mwu_form
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.transform import to_scp
 
 

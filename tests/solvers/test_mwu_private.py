@@ -11,7 +11,7 @@ from dp_accounting import rdp
 import cvxdp
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.budgets import zcdp_from_approx
-from cvxdp.solvers.general import solve_general
+from cvxdp.solvers.dispatch import solve_general
 
 HUGE = 1e8
 

@@ -9,8 +9,9 @@ import cvxpy as cp
 import numpy as np
 
 import cvxdp
-from cvxdp.solvers import general
-from cvxdp.solvers.mwu_form import build_mwu_form
+from cvxdp.solvers import public_part
+from cvxdp.solvers.mwu import solve
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.transform import to_scp
 
 
@@ -33,7 +34,7 @@ def test_trace_set_range_is_the_spectrum_and_needs_no_conic_solve(monkeypatch):
     scp = to_scp(prob, private=spec)
     sb = scp.sensitivity
     form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b, check_feasible=False)
-    assert general.trace_set_only(form)
+    assert solve.trace_set_only(form)
     lam = form.algebra.eigenvalues(form.c_z / form.algebra.gram)
     np.testing.assert_allclose([lam.min(), lam.max()], np.linalg.eigvalsh(C)[[0, -1]],
                                rtol=1e-10, atol=1e-12)
@@ -41,8 +42,9 @@ def test_trace_set_range_is_the_spectrum_and_needs_no_conic_solve(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a conic solve of the public part was not needed")
 
-    monkeypatch.setattr(general, "public_bounds", boom)
-    monkeypatch.setattr(general, "public_feasibility", boom)
+    # every caller (mwu/solve.py, mwu_form.py, private_scp.py) reaches them through public_part
+    monkeypatch.setattr(public_part, "public_bounds", boom)
+    monkeypatch.setattr(public_part, "public_feasibility", boom)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, mechanism="mwu", private=spec)
@@ -52,8 +54,8 @@ def test_trace_set_range_is_the_spectrum_and_needs_no_conic_solve(monkeypatch):
 def test_other_public_rows_still_get_the_exact_checks(monkeypatch):
     prob, F, _ = _sdp(extra_public=True)
     calls = []
-    real = general.public_feasibility
-    monkeypatch.setattr(general, "public_feasibility",
+    real = public_part.public_feasibility
+    monkeypatch.setattr(public_part, "public_feasibility",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

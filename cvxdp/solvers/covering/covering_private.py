@@ -1,10 +1,10 @@
 """The private covering solver: schedule, private oracles, dense-MWU run and private scaling.
 
-Shared by :mod:`cvxdp.solvers.covering` (builders ``covering_sdp`` / ``covering_lp`` and user
-models with ``ConstraintSetPrivacy``).  Everything here works in *trace-normalised* units: the
+Shared by :mod:`cvxdp.solvers.covering.covering` (builders ``covering_sdp`` / ``covering_lp`` and
+user models with ``ConstraintSetPrivacy``).  Everything here works in *trace-normalised* units: the
 oracle returns a unit-trace candidate ``P = v v'`` (SDP) or ``P = e_j`` (LP) and the coverage of
-constraint ``i`` is ``cov_i(P) = <A_i, P> in [0, 1]`` (``A_i`` PSD, ``||A_i|| <= 1``, resp.
-entries in ``[0, 1]``).  A solution with trace ``g`` is ``X = g P``.
+constraint ``i`` is ``cov_i(P) = <A_i, P> in [0, 1]`` (``A_i`` PSD, ``||A_i|| <= 1``, resp. entries
+in ``[0, 1]``).  A solution with trace ``g`` is ``X = g P``.
 
 Privacy argument (neighbours add or remove one whole constraint, symmetric; paper 002 Def B.1):
 
@@ -20,7 +20,7 @@ Privacy argument (neighbours add or remove one whole constraint, symmetric; pape
    adds the two bounds instead of noting they have opposite signs).  ``schedule="paper"`` keeps
    ``3 OPT/s``.
 3. Each round is the exponential mechanism (finite for the LP and the net; the continuous Bingham
-   limit on the sphere for the SDP, :mod:`cvxdp.solvers.bingham`): ``eps'``-DP and
+   limit on the sphere for the SDP, :mod:`cvxdp.solvers.covering.bingham`): ``eps'``-DP and
    ``eps'^2/8``-zCDP.  The ``T`` rounds and the scaling step compose in zCDP and are converted
    once to ``(eps, delta)`` with the CKS bound (tighter than the paper's advanced composition,
    whose ``eps'`` is reported beside).
@@ -51,7 +51,7 @@ import numpy as np
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
-from cvxdp.solvers.bingham import (
+from cvxdp.solvers.covering.bingham import (
     net_exponential_sample,
     sample_bingham,
     sample_vmf,
@@ -59,7 +59,7 @@ from cvxdp.solvers.bingham import (
     sphere_oracle_error,
     vmf_oracle_error,
 )
-from cvxdp.solvers.dense_mwu import scp_dense_mwu
+from cvxdp.solvers.covering.dense_mwu import scp_dense_mwu
 
 __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_scale",
            "theorem_alpha", "shrink_weight", "shrink_towards_identity", "split_count_budget",
@@ -359,7 +359,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
     """Alg. 3 with the private oracle on a covering program, in trace-normalised units.
 
     ``data`` is ``(m, r, r)`` PSD matrices with ``||A_i|| <= 1`` (SDP) or ``(m, n)`` entries in
-    ``[0, 1]`` (LP).  Returns the :class:`cvxdp.solvers.dense_mwu.DenseMWUResult` whose
+    ``[0, 1]`` (LP).  Returns the :class:`cvxdp.solvers.covering.dense_mwu.DenseMWUResult` whose
     ``average`` is the unit-trace ``P_bar`` (released).
 
     References
@@ -436,7 +436,7 @@ def theorem_alpha(sched: CoveringSchedule, m_bound: int) -> dict[str, float]:
     """Accuracy guaranteed by Lemma B.5 for this run, relative to OPT (w.p. ``1 - beta``).
 
     With the oracle error ``alpha_o`` per round (probability ``1 - beta/T`` each; sphere volume
-    bound :func:`cvxdp.solvers.bingham.sphere_oracle_error` for the SDP, Lemma 3.12
+    bound :func:`cvxdp.solvers.covering.bingham.sphere_oracle_error` for the SDP, Lemma 3.12
     ``log(n T/beta)/kappa`` for the LP), the regret of Lemma B.3 over ``N = m + ceil(s)``
     actions gives: all but fewer than ``s`` constraints satisfy
     ``<A_i, OPT P_bar> >= 1 - alpha`` with ``alpha/OPT = alpha_o + (eta + log N/(eta T))

@@ -33,9 +33,9 @@ from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyRe
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import exponential_record, gaussian_record
-from cvxdp.solvers.mwu import MWUResult, scmwu
-from cvxdp.solvers.mwu_form import MWUForm
-from cvxdp.solvers.oracles import exponential_oracle
+from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
+from cvxdp.solvers.mwu.mwu_form import MWUForm
+from cvxdp.solvers.mwu.oracles import exponential_oracle
 
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
            "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha"]
@@ -506,7 +506,7 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None
     by the largest value its cone's rows take over the other variables' bounds
     (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight).
     """
-    from cvxdp.solvers.general import public_bounds
+    from cvxdp.solvers.public_part import public_bounds
     from cvxdp.transform.epigraph import epigraph_bounds
 
     n = scp.n

@@ -1,7 +1,10 @@
-"""The general cone-program path of ``solve_private``: LP / SOCP / SDP models with a privacy spec.
+"""Solve a general LP / SOCP / SDP model privately with the noisy-oracle MWU (paper 002).
 
+The ``mechanism="mwu"`` branch of the general cone-program path of ``solve_private``
+(:func:`cvxdp.solvers.dispatch.solve_general` picks it): :func:`solve_mwu` checks the public
+part, builds the MWU form and runs the MWU (with the objective search below).
 ``ConstraintPrivacy`` and ``ScalarPrivacy`` run the noisy-oracle MWU of paper 002 (Alg 1 /
-Thm C.5) on the MWU form of the model (:mod:`cvxdp.solvers.mwu_form`).  The MWU solves
+Thm C.5) on the MWU form of the model (:mod:`cvxdp.solvers.mwu.mwu_form`).  The MWU solves
 feasibility; an objective is handled either by ``target=`` (one more public row "objective no
 worse than target") or by a private bisection over its value (budget split evenly over the
 runs and their noisy feasibility tests).  ``ObjectivePrivacy`` perturbs ``c`` once and solves
@@ -10,7 +13,6 @@ the perturbed program exactly inside a public ball (Thm C.12).
 
 from __future__ import annotations
 
-import difflib
 import math
 import time
 import warnings
@@ -18,21 +20,16 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 
-from cvxdp.errors import (
-    InfeasibleProblemError,
-    PrivacyGuaranteeError,
-    PrivacySpecError,
-    UnsupportedProblemError,
-)
+from cvxdp.errors import PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution
-from cvxdp.solvers.mwu_form import _row_blocks, build_mwu_form
-from cvxdp.solvers.private_scp import (
+from cvxdp.solvers import public_part
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form
+from cvxdp.solvers.mwu.private_scp import (
     ALG1,
     THM_C5,
     _run,
@@ -42,14 +39,12 @@ from cvxdp.solvers.private_scp import (
 )
 from cvxdp.specs import as_spec_tuple
 
-__all__ = ["solve_general", "public_bounds", "public_feasibility", "canonical_constraints",
-           "ObjectiveNotOptimisedWarning"]
+__all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
-MECHANISMS = ("mwu", "perturbation", "auto")
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
 
-def solve_general(
+def solve_mwu(
     problem: cp.Problem,
     *,
     epsilon: float | None = None,
@@ -63,83 +58,19 @@ def solve_general(
     max_iterations: int | None = None,
     trace_bound: float | None = None,
     target: float | None = None,
-    mechanism: str = "auto",
     **opts: Any,
 ) -> PrivateSolution:
-    """Solve a CVXPY LP/SOCP/SDP privately (paper 002, Sec 5.2 and App. C).
+    """Solve a CVXPY LP/SOCP/SDP privately with the noisy-oracle MWU (paper 002, Sec 5.2, App. C).
 
-    ``mechanism="auto"`` (the default) picks the MWU or perturbation from public quantities
-    (:func:`cvxdp.solvers.mechanism.choose_mechanism`); ``"perturbation"`` goes to
-    :mod:`cvxdp.solvers.mechanism` (noise on the private parameters + exact robust
-    counterpart; options ``noise=``, ``beta=``, ``solver=``); ``"mwu"`` runs the paper's
-    noisy-oracle MWU below.
-
-    Parameters
-    ----------
-    problem : cvxpy.Problem
-    epsilon, delta, rho : float
-        Budget ((epsilon, delta)-DP or rho-zCDP).  Constraint privacy and objective privacy
-        need ``delta > 0`` (or ``rho``); scalar privacy also accepts pure epsilon.
-    private : ConstraintPrivacy, ScalarPrivacy or ObjectivePrivacy
-    accuracy : float, optional
-        Target additive violation alpha of the canonical constraints (MWU paths) -- sets T.
-    rng : None, int or Generator
-    reference : bool
-        Attach ``validation`` (exact solve and violations on the TRUE data: not private).
-    verbose : bool
-        Progress bar (tqdm, optional).
-    max_iterations : int, optional
-        Cap on T per MWU run (default 20000).
-    trace_bound : float, optional
-        Public bound R on the trace of the MWU variable (sum of |free variables| plus traces of
-        cone variables and slacks); computed from the public constraints if omitted.
-    target : float, optional
-        Objective value to reach, in the user's sense (MWU paths): added as a public row.
-    **opts
-        ``schedule`` ("auto" | "paper"), ``beta`` (failure probability of the utility bound,
-        default 0.05), ``width`` (public bound on the spectral norm of private rows),
-        ``norm_bound`` (public radius of the ball, objective privacy), ``search_steps`` (runs of
-        the objective bisection, default 6), ``search_share`` (share of the budget spent on the
-        bisection's noisy tests, default 0.1), ``solver`` (``"CLARABEL"`` or ``"SCS"``, as in
-        ``problem.solve(solver=...)``: the conic solver of the exact steps -- the public
-        feasibility check and the ``reference=True`` solve).  An unknown option raises
-        ``TypeError`` naming the nearest valid one; ``max_iterations`` / ``trace_bound`` /
-        ``target`` on the covering path (``ConstraintSetPrivacy``) raise ``TypeError`` too.
-
-    Returns
-    -------
-    PrivateSolution
-        ``status="optimal_inaccurate"`` when the objective was handled (``target=``, the private
-        search, no objective, objective privacy); ``"user_limit"`` for a feasibility-only
-        answer (``info["objective_optimised"]`` is False, with ``info["status_reason"]`` and an
-        :class:`ObjectiveNotOptimisedWarning`); ``"infeasible"`` when the public constraints
-        are infeasible (decided before any budget is spent: nothing spent, variables cleared).
-        The user's variables hold the private answer.  ``value`` is computed from released
-        quantities only (under objective privacy: ``sign * (c~ . x + offset~)``).
-        ``privacy.details`` has T, eta, the per-round noise of cvxdp and of the paper, and
-        ``alpha_guaranteed`` (the theorem's bound at the settings used, None if vacuous).
-
-    Raises
-    ------
-    BudgetError, PrivacySpecError, PrivacyGuaranteeError, UnsupportedProblemError,
-    InfeasibleProblemError (objective privacy: the perturbed program has no solution)
+    The ``mechanism="mwu"`` branch of :func:`cvxdp.solvers.dispatch.solve_general`, whose
+    docstring lists the parameters, options, returns and errors (the same here, without
+    ``mechanism``).  ``ConstraintSetPrivacy`` is handed to the covering path
+    (:func:`cvxdp.solvers.covering.covering_model.solve_covering_private`).
 
     References
     ----------
     002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
-    if mechanism not in MECHANISMS:
-        near = difflib.get_close_matches(str(mechanism), MECHANISMS, n=1)
-        raise PrivacySpecError(
-            f"mechanism={mechanism!r} is not one of {', '.join(repr(m) for m in MECHANISMS)}"
-            + (f"; did you mean {near[0]!r}?" if near else "."))
-    if mechanism != "mwu":  # issue 23: input perturbation / the public choice between the two
-        from cvxdp.solvers.mechanism import solve_with_mechanism
-
-        return solve_with_mechanism(
-            problem, mechanism=mechanism, epsilon=epsilon, delta=delta, rho=rho,
-            private=private, rng=rng, reference=reference, accuracy=accuracy, verbose=verbose,
-            max_iterations=max_iterations, trace_bound=trace_bound, target=target, **opts)
     t0 = time.perf_counter()
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
     if accuracy is not None and not (math.isfinite(float(accuracy)) and float(accuracy) > 0):
@@ -155,7 +86,7 @@ def solve_general(
         # constraints (paper 002 App. B), which checks the model is a covering program.
         if len(specs) > 1:
             raise PrivacySpecError("ConstraintSetPrivacy cannot be combined with other specs.")
-        from cvxdp.solvers.covering import solve_covering_private
+        from cvxdp.solvers.covering.covering_model import solve_covering_private
 
         # options of the MWU path only: refused here rather than silently dropped (issue 22)
         mwu_only = {k: v for k, v in (("max_iterations", max_iterations),
@@ -173,7 +104,7 @@ def solve_general(
     check_options(opts, _OPTS | set(COMMON_OPTIONS) | {"max_iterations", "trace_bound",
                                                        "target", "mechanism"},
                   "the general path (MWU)")
-    solver = _exact_solver(opts.pop("solver", None))
+    solver = public_part._exact_solver(opts.pop("solver", None))
     if "objective" in settings and len(settings) > 1:
         raise PrivacySpecError(
             "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "
@@ -198,9 +129,10 @@ def solve_general(
     if form0 is not None and trace_set_only(form0):
         public_status = cp.OPTIMAL  # {z in K, tr z = R >= 0} contains R e / tr(e)
     else:
-        public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private, solver=solver)
+        public_status = public_part.public_feasibility(scp.A, scp.b, scp.dims, row_private,
+                                                       solver=solver)
     if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-        return _infeasible(problem, scp, public_status, neighbouring, t0)
+        return public_part._infeasible(problem, scp, public_status, neighbouring, t0)
     max_iter = int(max_iterations) if max_iterations is not None else 20000
     if max_iter < 1:
         raise PrivacyGuaranteeError("max_iterations must be >= 1.")
@@ -263,7 +195,7 @@ def solve_general(
             warnings.warn(ObjectiveNotOptimisedWarning(
                 "cvxdp: the objective was not optimised (" + det["objective"] + "); status "
                 "is 'user_limit' and the answer is only an approximately feasible point."),
-                stacklevel=3)
+                stacklevel=4)
         elif info["alpha_guaranteed"] is None:
             # The theorem's accuracy bound needs conditions (enough budget for the iterations it
             # asks) that do not hold here: the answer is private, but its accuracy is not
@@ -276,7 +208,7 @@ def solve_general(
                 "accuracy=")
             warnings.warn(AccuracyNotGuaranteedWarning(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
-                "status is 'user_limit' (see info['status_reason'])."), stacklevel=3)
+                "status is 'user_limit' (see info['status_reason'])."), stacklevel=4)
     # With a private objective, problem.value must come from the released (noisy) c only: the
     # true objective at x is a function of the private c and is not released.
     released = value_released if "objective" in settings else None
@@ -301,46 +233,6 @@ class ObjectiveNotOptimisedWarning(UserWarning):
 
 class AccuracyNotGuaranteedWarning(UserWarning):
     """The private solve's theorem does not bound the accuracy at the settings used."""
-
-
-def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
-                       solver: str | None = None) -> str:
-    """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data.
-
-    Only public data enters, so the answer can be acted on (and reported) before any budget is
-    spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (e.g. ``"SCS"``)
-    chooses CVXPY's solver; None: Clarabel, else CVXPY's default.
-    """
-    x = cp.Variable(A.shape[1])
-    cons = canonical_constraints(x, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
-    if not cons:
-        return cp.OPTIMAL
-    prob = cp.Problem(cp.Minimize(0), cons)
-    try:
-        _solve_accurately(prob, solver)
-    except cp.error.SolverError:  # undecided: let the private path run as before
-        return cp.SOLVER_ERROR
-    return str(prob.status)
-
-
-def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
-                t0: float) -> PrivateSolution:
-    """The answer for an infeasible public part: no mechanism ran, nothing was spent."""
-    from cvxdp.privacy.accountant import PrivacyReport
-    from cvxdp.transform.canon import set_no_solution
-
-    value = set_no_solution(problem, status)
-    report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
-                           neighbouring=neighbouring,
-                           theorem="no mechanism ran (public data only)", records=(),
-                           details={"public_status": status})
-    info = {"method": "public feasibility check", "public_status": status,
-            "status_reason": "the constraints that carry no private data are infeasible "
-                             "(decided by an exact solve of public data only); no privacy "
-                             "budget was spent"}
-    return PrivateSolution(status=cp.INFEASIBLE, value=value, privacy=report,
-                           iterations=0, solve_time=time.perf_counter() - t0, primal={
-                               v.name(): None for v in problem.variables()}, info=info)
 
 
 def _search(setting, form, scp, budget, acct, gen, kw, opts):
@@ -373,7 +265,7 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
             lo = form.c_z_shift + form.R * float(lam.min())
             hi = form.c_z_shift + form.R * float(lam.max())
         else:
-            lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
+            lo, hi = public_part.public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
             lo, hi = float(lo[0]), float(hi[0])
     except Exception:  # noqa: BLE001 - unbounded public part: fall back to the trace bound
         w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
@@ -425,34 +317,6 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     return res, det
 
 
-def _exact_solver(solver: Any) -> str | None:
-    """Check ``solver=`` (CVXPY's spelling, e.g. ``cp.SCS``): the conic solver of the exact steps
-    (public feasibility check, ``reference=True``); the reference supports Clarabel and SCS."""
-    if solver is None:
-        return None
-    name = str(solver).upper()
-    allowed = [s for s in ("CLARABEL", "SCS") if s in cp.installed_solvers()]
-    if name not in allowed:
-        raise UnsupportedProblemError(
-            f"solver={solver!r} cannot run the exact steps of the private solve (public "
-            f"feasibility check, reference=True); choose one of {allowed}.")
-    return name
-
-
-def _solve_accurately(prob: Any, solver: str | None = None) -> None:
-    """``solver`` when given; else Clarabel (interior point, ~1e-8) when available, else CVXPY's
-    default."""
-    import cvxpy as cp
-
-    if solver is not None:
-        prob.solve(solver=solver)
-        return
-    try:
-        prob.solve(solver=cp.CLARABEL)
-    except (cp.error.SolverError, ImportError):
-        prob.solve()
-
-
 def trace_set_only(form: Any) -> bool:
     """True when the MWU form's public part is exactly ``{z in K, tr z = R}``: the trace is a
     public equality (``R`` exact) and every row left in ``G`` carries private data."""
@@ -460,95 +324,3 @@ def trace_set_only(form: Any) -> bool:
             and int(form.info.get("private_rows", -1)) == int(form.G.shape[0]))
 
 
-def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
-                  allow_unbounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """min and max of ``d'x`` over the public rows' feasible set for each direction d.
-
-    A parametric (DPP) CVXPY problem is compiled once and re-solved for every direction.
-    With ``allow_unbounded`` an unbounded direction gives ``-inf`` / ``inf`` instead of an error.
-
-    Raises
-    ------
-    InfeasibleProblemError
-        If the public part is infeasible.
-    UnsupportedProblemError
-        If a direction is unbounded (the public part does not bound the variables).
-    """
-    import cvxpy as cp
-
-    n = A.shape[1]
-    x = cp.Variable(n)
-    d = cp.Parameter(n)
-    cons = canonical_constraints(x, A, b, dims, keep=~row_private)
-    prob = cp.Problem(cp.Maximize(d @ x), cons)
-    lo, hi = np.zeros(len(directions)), np.zeros(len(directions))
-    for i, vec in enumerate(directions):
-        for sgn, out in ((1.0, hi), (-1.0, lo)):
-            d.value = sgn * vec
-            try:
-                _solve_accurately(prob)
-                status, value = prob.status, prob.value
-            except cp.error.SolverError:  # both solvers fail on some unbounded programs
-                status, value = "unbounded_inaccurate", None  # no bound proven
-            if status in ("infeasible", "infeasible_inaccurate"):
-                raise InfeasibleProblemError(
-                    "the constraints that carry no private data are infeasible; fix the model "
-                    "(the private solver needs a feasible public part).")
-            if (status in ("unbounded", "unbounded_inaccurate") or value is None) \
-                    and allow_unbounded:
-                out[i] = sgn * np.inf
-                continue
-            if status in ("unbounded", "unbounded_inaccurate") or value is None:
-                raise UnsupportedProblemError(
-                    "the public constraints do not bound the variables, so no public trace "
-                    "bound exists; add public bounds (e.g. cp.sum(x) <= R, cp.trace(X) <= R) "
-                    "or pass trace_bound= / norm_bound=.")
-            out[i] = sgn * float(value)
-    return lo, hi
-
-
-def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
-                          keep: np.ndarray | None = None) -> list[Any]:
-    """CVXPY constraints ``b - A x in K`` for the rows in ``keep`` (default: all rows).
-
-    A second-order or PSD block is kept only when all its rows are kept (dropping constraints
-    only enlarges the set, so bounds computed over it stay valid).
-    """
-    import cvxpy as cp
-
-    A = sp.csr_matrix(A)
-    keep = np.ones(A.shape[0], dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
-    cons: list[Any] = []
-    for kind, r0, nr, order in _row_blocks(dims):
-        if nr == 0:
-            continue
-        rows = np.arange(r0, r0 + nr)
-        if kind in ("zero", "nonneg"):
-            rows = rows[keep[rows]]
-            if rows.size == 0:
-                continue
-            s = b[rows] - A[rows] @ x
-            cons.append(s == 0 if kind == "zero" else s >= 0)
-            continue
-        if not keep[rows].all():
-            continue
-        s = b[rows] - A[rows] @ x
-        if kind == "soc":
-            cons.append(cp.SOC(s[0], s[1:]))
-        else:
-            from cvxdp.solvers.mwu import _svec_index
-
-            ri, ci, sc = _svec_index(order)
-            flat_lo = ri + order * ci  # column-major index of (ri, ci)
-            flat_up = ci + order * ri
-            M = sp.csr_matrix((np.concatenate([1 / sc, 1 / sc]),
-                               (np.concatenate([flat_lo, flat_up]),
-                                np.concatenate([np.arange(nr), np.arange(nr)]))),
-                              shape=(order * order, nr))
-            # diagonal entries were added twice
-            M = M.tolil()
-            for i in np.flatnonzero(ri == ci):
-                M[flat_lo[i], i] = 1.0
-            Xm = cp.reshape(M.tocsr() @ s, (order, order), order="F")
-            cons.append(cp.PSD((Xm + Xm.T) / 2))
-    return cons

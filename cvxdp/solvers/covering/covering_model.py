@@ -15,15 +15,15 @@ A model is accepted when it is a covering program *in that constraint*:
 
 Everything refused above is public structure (the model's form, which parameter occurs where);
 nothing is refused because of the values of the private rows.  The model is then the covering
-program of :mod:`cvxdp.solvers.covering` after the change of variables ``x~_j = c_j x_j``
+program of :mod:`cvxdp.solvers.covering.covering` after the change of variables ``x~_j = c_j x_j``
 (``X~ = C^{1/2} X C^{1/2}``, public) and the row scaling ``a_i / b_i``, which is per row (one
 person's data stays in one row), so the neighbouring relation "add/remove one row" is preserved.
 A row with ``b_i <= 0`` holds for every ``x`` in the cone once its coefficients are in the
 domain, so it is dropped (a per-row map: neighbours stay neighbours).  The normalised rows
 should have entries in ``[0, 1]`` (LP) / spectrum in ``[0, 1]`` (SDP), a public domain the user
 aims at by scaling the constraint with a public constant; rows outside it are projected into it
-inside the mechanism (:func:`cvxdp.solvers.covering.project_rows`), never refused, and their
-number is released only as an opt-in noisy count (``count_clipped=``).
+inside the mechanism (:func:`cvxdp.solvers.covering.covering.project_rows`), never refused, and
+their number is released only as an opt-in noisy count (``count_clipped=``).
 
 References
 ----------
@@ -40,7 +40,7 @@ import numpy as np
 from cvxpy.constraints import PSD, Inequality, NonNeg, NonPos
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
-from cvxdp.solvers.covering import CoveringLP, CoveringSDP, CoveringSolution
+from cvxdp.solvers.covering.covering import CoveringLP, CoveringSDP, CoveringSolution
 from cvxdp.specs import ConstraintSetPrivacy
 from cvxdp.transform.sensitivity import check_constraint_set_placement
 

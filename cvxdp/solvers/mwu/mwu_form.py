@@ -39,7 +39,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
-from cvxdp.solvers.mwu import BlockAlgebra
+from cvxdp.solvers.mwu.mwu import BlockAlgebra
+from cvxdp.solvers.public_part import _row_blocks
 
 __all__ = ["MWUForm", "build_mwu_form"]
 
@@ -104,23 +105,6 @@ class MWUForm:
         return MWUForm(G, h, self.algebra, dG, np.append(self.dh, 0.0), self.P, self.R,
                        self.rho, np.append(self.kinds, "target"), self.c_z, self.shift,
                        self.c_z_shift, dict(self.info))
-
-
-def _row_blocks(dims: Any) -> list[tuple[str, int, int, int]]:
-    """(kind, first row, n rows, order) for every block of K in SCS order."""
-    out = []
-    r0 = dims.zero
-    out.append(("zero", 0, dims.zero, 0))
-    out.append(("nonneg", r0, dims.nonneg, 0))
-    r0 += dims.nonneg
-    for q in dims.soc:
-        out.append(("soc", r0, q, q))
-        r0 += q
-    for r in dims.psd:
-        k = r * (r + 1) // 2
-        out.append(("psd", r0, k, r))
-        r0 += k
-    return out
 
 
 def _monomial(A: sp.csr_matrix, rows: np.ndarray) -> np.ndarray | None:
@@ -308,7 +292,7 @@ def build_mwu_form(
     c_z = P.T @ c
 
     if check_feasible and (exact_R is not None or trace_bound is not None):
-        from cvxdp.solvers.general import public_feasibility
+        from cvxdp.solvers.public_part import public_feasibility
 
         if public_feasibility(A, b, dims, row_private) in ("infeasible",
                                                             "infeasible_inaccurate"):
@@ -396,7 +380,7 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
             )
         const += float(wts[wts != 0] @ b[used])
         lin_x -= np.asarray(A[used].T @ wts[wts != 0]).ravel()
-    from cvxdp.solvers.general import public_bounds  # the public-bound solves live there
+    from cvxdp.solvers.public_part import public_bounds
 
     lo, hi = public_bounds(A, b, dims, row_private, [lin_x] + _unit_dirs(A.shape[1], free))
     tr = const + hi[0]

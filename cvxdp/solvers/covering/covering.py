@@ -10,7 +10,8 @@ constraints -- violating some constraints is unavoidable under this neighbouring
 (Sec. 5.1).
 
 User models with ``private=cvxdp.ConstraintSetPrivacy(constraint)`` go through
-:func:`solve_covering_private` (in :mod:`cvxdp.solvers.covering_model`).
+:func:`cvxdp.solvers.covering.covering_model.solve_covering_private`, which builds the programs
+defined here (this module imports nothing from it).
 
 References
 ----------
@@ -37,12 +38,12 @@ from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.mechanisms import exponential_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
-from cvxdp.solvers.covering_instances import (  # noqa: F401  (re-exported)
+from cvxdp.solvers.covering.covering_instances import (  # noqa: F401  (re-exported)
     random_covering_lp,
     random_covering_sdp,
     random_covering_socp,
 )
-from cvxdp.solvers.covering_private import (
+from cvxdp.solvers.covering.covering_private import (
     COUNT_NOTE,
     covering_coverage,
     plan_schedule,
@@ -58,7 +59,7 @@ from cvxdp.validation import entry_point
 
 __all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "CoveringLP",
            "CoveringSOCP", "CoveringSolution", "project_rows", "random_covering_socp",
-           "solve_covering_private", "random_covering_sdp", "random_covering_lp"]
+           "random_covering_sdp", "random_covering_lp"]
 
 THEOREM = ("002_26bee910280b74ae.txt, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
            "(covering SDP), Thm B.13 (covering SCP); exponential mechanism per round composed "
@@ -269,7 +270,7 @@ class _Covering(StructuredProblem):
             Failure probability for the reported accuracy.
         shrink : "auto" or float in [0, 1]
             Public weight of the identity mixed into the MWU average (post-processing, see
-            :func:`cvxdp.solvers.covering_private.shrink_weight`); ``"auto"`` is 0 once the
+            :func:`cvxdp.solvers.covering.covering_private.shrink_weight`); ``"auto"`` is 0 once the
             oracle is accurate (``kappa >= kappa*/2``) and 0 for ``schedule="paper"``.
         count_clipped : bool or float
             Rows outside the public domain are always projected into it
@@ -469,7 +470,7 @@ def covering_sdp(mats: Any) -> CoveringSDP:
     Examples
     --------
     >>> import cvxdp
-    >>> from cvxdp.solvers.covering import random_covering_sdp
+    >>> from cvxdp.solvers.covering.covering import random_covering_sdp
     >>> prob = cvxdp.covering_sdp(random_covering_sdp(1000, 6, rng=0))
     >>> sol = prob.solve_private(epsilon=4.0, delta=1e-6, s=100, rng=1, reference=True)
     >>> round(sol.validation.cost_ratio, 2), sol.validation.frac_covered
@@ -481,15 +482,4 @@ def covering_sdp(mats: Any) -> CoveringSDP:
 def covering_lp(A: Any) -> CoveringLP:
     """Build the covering LP ``min 1'x s.t. A x >= 1, x >= 0`` (entries of A in [0, 1])."""
     return CoveringLP(A)
-
-
-def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
-                           ) -> CoveringSolution:
-    """Private solve of a user's covering model (``private=ConstraintSetPrivacy(constraint)``).
-
-    See :func:`cvxdp.solvers.covering_model.solve_covering_private`.
-    """
-    from cvxdp.solvers.covering_model import solve_covering_private as _impl
-
-    return _impl(problem, constraint, **kwargs)
 

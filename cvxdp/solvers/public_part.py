@@ -1,0 +1,204 @@
+"""The public part of a canonical cone program: questions answered from public data only.
+
+Shared by the MWU family (:mod:`cvxdp.solvers.mwu`) and the perturbation family
+(:mod:`cvxdp.solvers.mechanism`, :mod:`cvxdp.solvers.perturbation`): feasibility of the rows
+that carry no private data (decided before any budget is spent), the range of linear functions
+over them (public trace / norm bounds), the CVXPY constraints ``b - A x in K`` of a row subset,
+the row layout of the cone ``K``, the answer returned when the public part is infeasible, and
+the ``solver=`` check of the exact steps.  It imports no other solver module at module level
+(only the svec index of :mod:`cvxdp.solvers.mwu.mwu`, lazily), so neither family's modules
+import each other through it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
+from cvxdp.solution import PrivateSolution
+
+__all__ = ["public_feasibility", "public_bounds", "canonical_constraints"]
+
+
+def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
+                       solver: str | None = None) -> str:
+    """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data.
+
+    Only public data enters, so the answer can be acted on (and reported) before any budget is
+    spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (e.g. ``"SCS"``)
+    chooses CVXPY's solver; None: Clarabel, else CVXPY's default.
+    """
+    x = cp.Variable(A.shape[1])
+    cons = canonical_constraints(x, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
+    if not cons:
+        return cp.OPTIMAL
+    prob = cp.Problem(cp.Minimize(0), cons)
+    try:
+        _solve_accurately(prob, solver)
+    except cp.error.SolverError:  # undecided: let the private path run as before
+        return cp.SOLVER_ERROR
+    return str(prob.status)
+
+
+def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
+                  allow_unbounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """min and max of ``d'x`` over the public rows' feasible set for each direction d.
+
+    A parametric (DPP) CVXPY problem is compiled once and re-solved for every direction.
+    With ``allow_unbounded`` an unbounded direction gives ``-inf`` / ``inf`` instead of an error.
+
+    Raises
+    ------
+    InfeasibleProblemError
+        If the public part is infeasible.
+    UnsupportedProblemError
+        If a direction is unbounded (the public part does not bound the variables).
+    """
+    import cvxpy as cp
+
+    n = A.shape[1]
+    x = cp.Variable(n)
+    d = cp.Parameter(n)
+    cons = canonical_constraints(x, A, b, dims, keep=~row_private)
+    prob = cp.Problem(cp.Maximize(d @ x), cons)
+    lo, hi = np.zeros(len(directions)), np.zeros(len(directions))
+    for i, vec in enumerate(directions):
+        for sgn, out in ((1.0, hi), (-1.0, lo)):
+            d.value = sgn * vec
+            try:
+                _solve_accurately(prob)
+                status, value = prob.status, prob.value
+            except cp.error.SolverError:  # both solvers fail on some unbounded programs
+                status, value = "unbounded_inaccurate", None  # no bound proven
+            if status in ("infeasible", "infeasible_inaccurate"):
+                raise InfeasibleProblemError(
+                    "the constraints that carry no private data are infeasible; fix the model "
+                    "(the private solver needs a feasible public part).")
+            if (status in ("unbounded", "unbounded_inaccurate") or value is None) \
+                    and allow_unbounded:
+                out[i] = sgn * np.inf
+                continue
+            if status in ("unbounded", "unbounded_inaccurate") or value is None:
+                raise UnsupportedProblemError(
+                    "the public constraints do not bound the variables, so no public trace "
+                    "bound exists; add public bounds (e.g. cp.sum(x) <= R, cp.trace(X) <= R) "
+                    "or pass trace_bound= / norm_bound=.")
+            out[i] = sgn * float(value)
+    return lo, hi
+
+
+def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
+                          keep: np.ndarray | None = None) -> list[Any]:
+    """CVXPY constraints ``b - A x in K`` for the rows in ``keep`` (default: all rows).
+
+    A second-order or PSD block is kept only when all its rows are kept (dropping constraints
+    only enlarges the set, so bounds computed over it stay valid).
+    """
+    import cvxpy as cp
+
+    A = sp.csr_matrix(A)
+    keep = np.ones(A.shape[0], dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    cons: list[Any] = []
+    for kind, r0, nr, order in _row_blocks(dims):
+        if nr == 0:
+            continue
+        rows = np.arange(r0, r0 + nr)
+        if kind in ("zero", "nonneg"):
+            rows = rows[keep[rows]]
+            if rows.size == 0:
+                continue
+            s = b[rows] - A[rows] @ x
+            cons.append(s == 0 if kind == "zero" else s >= 0)
+            continue
+        if not keep[rows].all():
+            continue
+        s = b[rows] - A[rows] @ x
+        if kind == "soc":
+            cons.append(cp.SOC(s[0], s[1:]))
+        else:
+            from cvxdp.solvers.mwu.mwu import _svec_index
+
+            ri, ci, sc = _svec_index(order)
+            flat_lo = ri + order * ci  # column-major index of (ri, ci)
+            flat_up = ci + order * ri
+            M = sp.csr_matrix((np.concatenate([1 / sc, 1 / sc]),
+                               (np.concatenate([flat_lo, flat_up]),
+                                np.concatenate([np.arange(nr), np.arange(nr)]))),
+                              shape=(order * order, nr))
+            # diagonal entries were added twice
+            M = M.tolil()
+            for i in np.flatnonzero(ri == ci):
+                M[flat_lo[i], i] = 1.0
+            Xm = cp.reshape(M.tocsr() @ s, (order, order), order="F")
+            cons.append(cp.PSD((Xm + Xm.T) / 2))
+    return cons
+
+
+def _row_blocks(dims: Any) -> list[tuple[str, int, int, int]]:
+    """(kind, first row, n rows, order) for every block of K in SCS order."""
+    out = []
+    r0 = dims.zero
+    out.append(("zero", 0, dims.zero, 0))
+    out.append(("nonneg", r0, dims.nonneg, 0))
+    r0 += dims.nonneg
+    for q in dims.soc:
+        out.append(("soc", r0, q, q))
+        r0 += q
+    for r in dims.psd:
+        k = r * (r + 1) // 2
+        out.append(("psd", r0, k, r))
+        r0 += k
+    return out
+
+
+def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
+                t0: float) -> PrivateSolution:
+    """The answer for an infeasible public part: no mechanism ran, nothing was spent."""
+    from cvxdp.privacy.accountant import PrivacyReport
+    from cvxdp.transform.canon import set_no_solution
+
+    value = set_no_solution(problem, status)
+    report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
+                           neighbouring=neighbouring,
+                           theorem="no mechanism ran (public data only)", records=(),
+                           details={"public_status": status})
+    info = {"method": "public feasibility check", "public_status": status,
+            "status_reason": "the constraints that carry no private data are infeasible "
+                             "(decided by an exact solve of public data only); no privacy "
+                             "budget was spent"}
+    return PrivateSolution(status=cp.INFEASIBLE, value=value, privacy=report,
+                           iterations=0, solve_time=time.perf_counter() - t0, primal={
+                               v.name(): None for v in problem.variables()}, info=info)
+
+
+def _exact_solver(solver: Any) -> str | None:
+    """Check ``solver=`` (CVXPY's spelling, e.g. ``cp.SCS``): the conic solver of the exact steps
+    (public feasibility check, ``reference=True``); the reference supports Clarabel and SCS."""
+    if solver is None:
+        return None
+    name = str(solver).upper()
+    allowed = [s for s in ("CLARABEL", "SCS") if s in cp.installed_solvers()]
+    if name not in allowed:
+        raise UnsupportedProblemError(
+            f"solver={solver!r} cannot run the exact steps of the private solve (public "
+            f"feasibility check, reference=True); choose one of {allowed}.")
+    return name
+
+
+def _solve_accurately(prob: Any, solver: str | None = None) -> None:
+    """``solver`` when given; else Clarabel (interior point, ~1e-8) when available, else CVXPY's
+    default."""
+    import cvxpy as cp
+
+    if solver is not None:
+        prob.solve(solver=solver)
+        return
+    try:
+        prob.solve(solver=cp.CLARABEL)
+    except (cp.error.SolverError, ImportError):
+        prob.solve()
