@@ -47,7 +47,7 @@ __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_r
 
 def dask_matrix(A: Any) -> Any:
     """``A`` as a float64 Dask array split by rows only; the public shape checks of
-    :func:`cvxdp.geometry.john.john.check_matrix` (2-D, ``n >= d >= 1``)."""
+    :func:`cvxdp.geometry.john.exact.check_matrix` (2-D, ``n >= d >= 1``)."""
     from cvxdp.errors import UnsupportedProblemError
 
     if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
@@ -141,7 +141,7 @@ def _finite_block(block: np.ndarray) -> np.ndarray:
 
 
 def check_exact(A: Any) -> None:
-    """:func:`cvxdp.geometry.john.john.check_exact` on a Dask ``A`` (exact, NOT private methods):
+    """:func:`cvxdp.geometry.john.exact.check_exact` on a Dask ``A`` (exact, NOT private methods):
     non-finite entries counted by a reduce; the rank from the reduced ``A'A`` (``d x d``)."""
     from cvxdp.errors import UnsupportedProblemError
 

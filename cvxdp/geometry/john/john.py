@@ -12,6 +12,13 @@ cones only, so SCS and Clarabel solve it).  The answer, in ``.ellipsoid``, is gi
 * ``.solve_private(...)``: the differentially private John ellipsoid, see
   :mod:`cvxdp.geometry.john.john_private`.
 
+Modules of :mod:`cvxdp.geometry.john`, imports one way (each imports only those listed before it):
+:mod:`~cvxdp.geometry.john.john_iter` and :mod:`~cvxdp.geometry.john.john_sensitivity`,
+:mod:`~cvxdp.geometry.john.ellipsoid` (:class:`Ellipsoid`), :mod:`~cvxdp.geometry.john.exact`
+(the conic model and the fast iterations, NOT private), :mod:`~cvxdp.geometry.john.release` (the
+private solution and its validation), :mod:`~cvxdp.geometry.john.john_paper` (the paper's
+Algorithm 1), :mod:`~cvxdp.geometry.john.john_private` (the private algorithm), then this module.
+
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
@@ -21,243 +28,26 @@ Algorithm 1).
 
 from __future__ import annotations
 
-import math
-import time
-import warnings
-from dataclasses import dataclass
 from typing import Any
 
-import cvxpy as cp
-import numpy as np
-from scipy import special
-
-from cvxdp.errors import UnsupportedProblemError
-from cvxdp.geometry.john.john_iter import (
-    fixed_point_weights,
-    gram,
-    leverage_ratios,
-    sketched_weights,
-)
-from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
-from cvxdp.structured import StructuredProblem
+from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
+from cvxdp.geometry.john.exact import ExactJohnEllipsoid
 from cvxdp.validation import entry_point
 
 __all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
 
 
-def _log_unit_ball(d: int) -> float:
-    return 0.5 * d * math.log(math.pi) - special.gammaln(d / 2 + 1)
-
-
-@dataclass(frozen=True)
-class Ellipsoid:
-    """The ellipsoid ``{x : (x - center)' Q (x - center) <= 1}``.
-
-    Attributes
-    ----------
-    matrix : ndarray (d, d)
-        Q, symmetric positive definite.
-    weights : ndarray (n,) or None
-        John weights w with ``Q = A' diag(w) A`` (None when Q was released without them).  For a
-        private answer they are the released weights v and ``Q = A' V A + noise`` (projected PD).
-    center : ndarray (d,)
-        Zero for the symmetric polytope ``-1 <= A x <= 1``.
-    log_volume : float
-        ``log vol(unit ball) - 0.5 log det Q``.
-    """
-
-    matrix: np.ndarray
-    weights: np.ndarray | None
-    center: np.ndarray
-    log_volume: float
-
-    @classmethod
-    def from_matrix(cls, Q: np.ndarray, weights: np.ndarray | None = None) -> Ellipsoid:
-        Q = (np.asarray(Q, dtype=float) + np.asarray(Q, dtype=float).T) / 2
-        sign, logdet = np.linalg.slogdet(Q)
-        if sign <= 0:
-            raise UnsupportedProblemError("the ellipsoid matrix Q is not positive definite.")
-        d = Q.shape[0]
-        return cls(Q, weights, np.zeros(d), _log_unit_ball(d) - 0.5 * logdet)
-
-    @property
-    def dim(self) -> int:
-        return self.matrix.shape[0]
-
-    def scaled(self, factor: float) -> Ellipsoid:
-        """The ellipsoid ``center + factor (E - center)`` (volume times ``factor**d``)."""
-        w = None if self.weights is None else self.weights / factor**2
-        return Ellipsoid(self.matrix / factor**2, w, self.center,
-                         self.log_volume + self.dim * math.log(factor))
-
-    def contains(self, points: np.ndarray, *, tol: float = 1e-9) -> np.ndarray:
-        """Boolean mask of the rows of ``points`` inside the ellipsoid."""
-        p = np.atleast_2d(np.asarray(points, dtype=float)) - self.center
-        return np.einsum("ij,jk,ik->i", p, self.matrix, p) <= 1 + tol
-
-    def support_ratios(self, A: np.ndarray) -> np.ndarray:
-        """``a_i' Q^{-1} a_i`` for every row: E is inside ``|a_i' x| <= 1`` iff it is <= 1.
-
-        For a Dask ``A``: a lazy Dask array computed on the workers (its ``max`` is a reduce)."""
-        if is_dask(A):
-            from cvxdp.scale.john import support_ratios
-            return support_ratios(self.matrix, A)
-        Y = np.linalg.solve(self.matrix, np.asarray(A, dtype=float).T)
-        return np.einsum("ij,ji->i", np.asarray(A, dtype=float), Y)
-
-    def inscribed_in(self, A: np.ndarray, *, tol: float = 1e-6) -> bool:
-        """True when E lies in ``{x : -1 <= A x <= 1}`` (up to ``tol``)."""
-        return bool(float(np.max(self.support_ratios(A))) <= 1 + tol)
-
-    def volume_ratio(self, other: Ellipsoid) -> float:
-        """Per-dimension volume ratio ``(vol(self) / vol(other))^{1/d}``."""
-        return math.exp((self.log_volume - other.log_volume) / self.dim)
-
-
-def ellipsoid_from_weights(A: np.ndarray, w: np.ndarray) -> Ellipsoid:
-    """``E = {x : x' A' W A x <= 1}`` (Lemma 3.5 of ``000_e485cd77aacd52a5.txt``)."""
-    return Ellipsoid.from_matrix(gram(A, w), weights=np.asarray(w, dtype=float))
-
-
-def check_matrix(A: Any) -> np.ndarray:
-    """Validate the constraint matrix's shape (public): 2-D with ``n >= d >= 1``.
-
-    Nothing about the values is checked here: the same problem object feeds the private path,
-    where a refusal decided by the data would leak (rows out of the domain are clipped there).
-    The exact (non-private) methods check the values with :func:`check_exact`.  A Dask array
-    stays a lazy Dask array split by rows (:func:`cvxdp.scale.john.dask_matrix`).
-    """
-    if is_dask(A):
-        from cvxdp.scale.john import dask_matrix
-        return dask_matrix(A)
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
-        raise UnsupportedProblemError(
-            f"A must be a 2-D array (n rows, d columns); got shape {A.shape}.")
-    n, d = A.shape
-    if n < d:
-        raise UnsupportedProblemError(
-            f"A has n={n} rows and d={d} columns; the polytope {{x : |A x| <= 1}} is bounded "
-            "only with n >= d rows of full column rank.")
-    return A
-
-
-def check_exact(A: np.ndarray) -> None:
-    """Refuse, for the exact (NOT private) methods, values with no John ellipsoid.
-
-    Raises
-    ------
-    UnsupportedProblemError
-        A has a NaN/inf entry, or rank < d (the polytope is unbounded).
-    """
-    if is_dask(A):  # chunk-wise: a count and the d x d Gram matrix's rank
-        from cvxdp.scale.john import check_exact as dask_check_exact
-        return dask_check_exact(A)
-    if not np.all(np.isfinite(A)):
-        raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")
-    if np.linalg.matrix_rank(A) < A.shape[1]:
-        raise UnsupportedProblemError(
-            f"A must have full column rank d={A.shape[1]}, otherwise the polytope "
-            "{x : |A x| <= 1} is unbounded and has no John ellipsoid; drop redundant columns.")
-
-
-class JohnEllipsoidProblem(StructuredProblem):
+class JohnEllipsoidProblem(ExactJohnEllipsoid):
     """``maximise geo_mean`` of the ellipsoid ``{X u : ||u|| <= 1}`` inside ``|A x| <= 1``.
 
     Built by :func:`john_ellipsoid`; after a solve the answer is in :attr:`ellipsoid`.
     """
 
-    _answer_attributes = ("ellipsoid",)  # forgotten before a private solve (no exact leftover)
-
-    def __init__(self, A: np.ndarray) -> None:
-        A = check_matrix(A)
-        n, d = A.shape
-        self.data = A
-        self.X = cp.Variable((d, d), symmetric=True, name="X")
-        Z = cp.Variable((d, d), name="Z")
-        # det(X)^{1/d} = geo_mean(diag Z) at the optimum of this PSD model (Ben-Tal & Nemirovski,
-        # Lectures on Modern Convex Optimization, Sec. 4.2): symmetric cones only.
-        cons = [
-            cp.bmat([[self.X, Z], [Z.T, cp.diag(cp.diag(Z))]]) >> 0,
-            cp.multiply(np.triu(np.ones((d, d)), 1), Z) == 0,  # Z lower triangular
-        ]
-        if not is_dask(A):  # on Dask only the chunk-wise methods run (no conic model of A)
-            self._support = cp.norm(A @ self.X, 2, axis=1) <= 1
-            cons.append(self._support)
-        super().__init__(cp.Maximize(cp.geo_mean(cp.diag(Z))), cons)
-        self.ellipsoid: Ellipsoid | None = None
-
-    # -- exact reference -------------------------------------------------------------------------
-    def solve(self, *args: Any, method: str | None = None, **kwargs: Any) -> Any:
-        """Exact conic solve (default) or ``method="fixed-point" | "sketched"`` (NOT private).
-
-        Raises
-        ------
-        UnsupportedProblemError
-            A has a non-finite entry or is not of full column rank (:func:`check_exact`).
-        """
-        if method is None and is_dask(self.data):
-            raise UnsupportedProblemError(
-                "the exact conic John ellipsoid needs A in memory; on a Dask array run "
-                "solve(method='fixed-point') or solve_private (chunk-wise, nothing of the data "
-                "is gathered), or call .compute() yourself if it fits.")
-        check_exact(self.data)
-        if method is not None and method in self._methods:
-            return self._methods[method](self, *args, **kwargs)
-        with warnings.catch_warnings():  # geo_mean's exact SOC tower is intended (symmetric cones)
-            warnings.filterwarnings("ignore", message="geo_mean is being approximated")
-            value = super().solve(*args, method=method, **kwargs)
-        if self.X.value is not None:
-            self.ellipsoid = self._from_conic()
-        return value
-
-    def _from_conic(self) -> Ellipsoid:
-        A = self.data
-        n, d = A.shape
-        Xv = (self.X.value + self.X.value.T) / 2
-        lam, V = np.linalg.eigh(Xv)
-        lam = np.maximum(lam, 1e-300)
-        Q = (V / lam**2) @ V.T
-        # Dual of ||X a_i|| <= 1 under geo_mean: w_i = d * mu_i / det(X)^{1/d} (KKT, Lemma 3.3).
-        mu = np.maximum(np.asarray(self._support.dual_value, dtype=float).ravel(), 0.0)
-        g = float(np.exp(np.mean(np.log(lam))))
-        w = d * mu / g
-        if w.sum() > 0:
-            w = w * d / w.sum()
-        return Ellipsoid.from_matrix(Q, weights=w)
-
-    # -- fast non-private methods ----------------------------------------------------------------
-    def _solve_fixed_point(self, accuracy: float = 0.01, iterations: int | None = None) -> float:
-        """Averaged fixed-point iteration; ``max h_i(u) <= 1 + accuracy`` (Lemma 7.1)."""
-        t0 = time.perf_counter()
-        u, T = fixed_point_weights(self.data, accuracy, iterations)
-        self.ellipsoid = ellipsoid_from_weights(self.data, u)
-        self._fast_info = {"method": "fixed-point", "iterations": T,
-                           "time": time.perf_counter() - t0}
-        return self.ellipsoid.log_volume
-
-    def _solve_sketched(self, accuracy: float = 0.1, rng: Any = None, **kw: Any) -> float:
-        """Algorithm 1 without noise (sampling + Gaussian sketch), output normalised to sum d."""
-        t0 = time.perf_counter()
-        v, T, info = sketched_weights(self.data, accuracy, rng=as_generator(rng), **kw)
-        self.ellipsoid = ellipsoid_from_weights(self.data, v)
-        self._fast_info = {"method": "sketched", "iterations": T,
-                           "time": time.perf_counter() - t0, **info}
-        return self.ellipsoid.log_volume
-
-    _methods = {"fixed-point": _solve_fixed_point, "sketched": _solve_sketched}
-
-    # -- private ---------------------------------------------------------------------------------
     @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> Any:
         """DP John ellipsoid: :func:`cvxdp.geometry.john.john_private.private_john`."""
         from cvxdp.geometry.john.john_private import private_john
         return private_john(self, **kwargs)
-
-    def leverage_ratios(self, w: np.ndarray) -> np.ndarray:
-        """``a_i' (A' W A)^{-1} a_i`` for the problem's rows (not private)."""
-        return leverage_ratios(self.data, np.asarray(w, dtype=float))
 
 
 def _delegate() -> Any:

@@ -25,17 +25,21 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
 
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError
-from cvxdp.geometry.john.john import Ellipsoid, JohnEllipsoidProblem
+from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_iter import gram, leverage_ratios
 from cvxdp.geometry.john.john_sensitivity import paper_lipschitz
+from cvxdp.geometry.john.release import finish
 from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.privacy.budgets import ApproxDP
+
+if TYPE_CHECKING:  # annotations only: the problem class imports the algorithms, not back
+    from cvxdp.geometry.john.john import JohnEllipsoidProblem
 
 __all__ = ["paper_john", "PROOF_GAPS", "UnsafePrivacyWarning", "refuse_paper_preset"]
 
@@ -75,8 +79,6 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
     ----------
     ``../shared/papers/000_e485cd77aacd52a5.txt``, Algorithm 1, Def 6.5, Thm 6.7/D.7, Thm C.15.
     """
-    from cvxdp.geometry.john.john_private import finish
-
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError("preset='paper' is stated for (epsilon, delta) with delta > 0.")
     warnings.warn(UnsafePrivacyWarning(

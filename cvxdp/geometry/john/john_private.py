@@ -62,14 +62,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import special
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.geometry.john.john import Ellipsoid, JohnEllipsoidProblem
+from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
 from cvxdp.geometry.john.john_sensitivity import (
     gram_sensitivity,
@@ -77,6 +76,7 @@ from cvxdp.geometry.john.john_sensitivity import (
     leverage_ratio_sensitivity,
     support_sensitivity,
 )
+from cvxdp.geometry.john.release import JohnPrivateSolution, finish, validate
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, PureDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
@@ -84,7 +84,9 @@ from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
-from cvxdp.solution import PrivateSolution, ValidationReport
+
+if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
+    from cvxdp.geometry.john.john import JohnEllipsoidProblem
 
 __all__ = ["JohnPrivateSolution", "private_john", "validate", "released", "public_domain",
            "INSCRIBED_GUARANTEE"]
@@ -112,13 +114,6 @@ INSCRIBED_GUARANTEE = (
     "is dropped); it lies inside your polytope {x : |a_i' x| <= 1} when every row is finite "
     "with ||a_i|| <= row_bound. A longer row was clipped, which loosens its constraint, and the "
     "ellipsoid may cross it: pass count_clipped=True for a noisy count of such rows.")
-
-
-@dataclass(repr=False)
-class JohnPrivateSolution(PrivateSolution):
-    """A private John ellipsoid: :class:`PrivateSolution` plus ``ellipsoid``."""
-
-    ellipsoid: Ellipsoid | None = None
 
 
 def released(value: Any) -> Any:
@@ -455,47 +450,3 @@ def _select(A: np.ndarray, candidates: list, *, eps0: float, mu: float,
         info.update(scale=1.0 / scale, sigma_scale=sigma_c, failure=failure,
                     inscribed_guarantee=INSCRIBED_GUARANTEE)
     return E, candidates[best][2]
-
-
-NO_ACCURACY_THEOREM = (
-    "no accuracy theorem covers this release: the private fixed point is ridge-regularised "
-    "(Lemma S) and the paper's utility theorem (000, Thm 7.2) needs the unregularised iteration "
-    "with noise sd <= xi/32; the ellipsoid is private and its measured volume ratios are in "
-    "docs/john.md, but none is promised")
-
-
-def finish(problem: JohnEllipsoidProblem, E: Ellipsoid, report: Any, *, weights: np.ndarray,
-           iterations: int, t0: float, info: dict, reference: bool) -> JohnPrivateSolution:
-    """The :class:`JohnPrivateSolution` of a released ellipsoid (validated when asked).
-
-    The status is ``user_limit``: the ellipsoid is private, but no theorem bounds its volume
-    (status is a promise; the measured ratios are in ``docs/john.md``).
-    """
-    info.setdefault("status_reason", NO_ACCURACY_THEOREM)
-    sol = JohnPrivateSolution(status="user_limit", value=E.log_volume, privacy=report,
-                              iterations=iterations, solve_time=time.perf_counter() - t0,
-                              primal={"weights": weights}, info=info, ellipsoid=E)
-    if reference:
-        sol.validation = validate(problem, E)
-    return sol
-
-
-def validate(problem: JohnEllipsoidProblem, E: Ellipsoid) -> ValidationReport:
-    """Compare with the exact conic solve (NOT private)."""
-    t = time.perf_counter()
-    ref = JohnEllipsoidProblem(problem.data)
-    ref.solve(solver="CLARABEL")
-    t_ref = time.perf_counter() - t
-    ex = ref.ellipsoid
-    ratios = E.support_ratios(problem.data)
-    hmax = float(ratios.max())
-    fit = E.scaled(1 / math.sqrt(hmax))  # the private shape scaled to touch P (validation only)
-    return ValidationReport(
-        reference_value=ex.log_volume, objective_gap=ex.log_volume - E.log_volume,
-        max_violation=max(0.0, math.sqrt(hmax) - 1), mean_violation=float(
-            np.mean(np.maximum(np.sqrt(ratios) - 1, 0))),
-        violated=int(np.sum(ratios > 1 + 1e-6)), tolerance=1e-6, reference_time=t_ref,
-        reference_solver="CLARABEL",
-        metrics={"volume_ratio": E.volume_ratio(ex), "max_support_ratio": hmax,
-                 "shape_volume_ratio": fit.volume_ratio(ex)})
-

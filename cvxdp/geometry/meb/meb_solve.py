@@ -13,13 +13,14 @@ import functools
 import math
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
+from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
-from cvxdp.geometry.meb.meb import Ball, MEBPrivateSolution, MinEnclosingBall, reference_ball
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
     MEBSchedule,
@@ -43,6 +44,9 @@ from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.solution import ValidationReport
+
+if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
+    from cvxdp.geometry.meb.meb import MinEnclosingBall
 
 __all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into_box",
            "COUNT_SHARE"]

@@ -1,0 +1,143 @@
+"""Layout of ``cvxdp.geometry``: two subpackages, and imports among its modules run one way.
+
+Every ``import`` / ``from ... import`` of a ``cvxdp.geometry`` module is read with ``ast``, at
+module level and inside functions and methods (a deferred import is still a dependency, the usual
+way to hide a circle), except those under ``if TYPE_CHECKING:`` (never executed; annotations
+only).  The graph of these edges must have no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import cvxdp.geometry
+
+ROOT = Path(cvxdp.geometry.__file__).parent
+PACKAGE = "cvxdp.geometry"
+
+MEB = ["ball", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
+       "meb_solve"]
+JOHN = ["ellipsoid", "exact", "john", "john_iter", "john_paper", "john_private",
+        "john_sensitivity", "release"]
+
+
+def module_sources() -> dict[str, str]:
+    """``{dotted module name: source}`` of every module under ``cvxdp/geometry``."""
+    out = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join((PACKAGE, *parts))] = path.read_text()
+    return out
+
+
+def _type_checking_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST):
+    """Import nodes anywhere in ``tree`` except under ``if TYPE_CHECKING:``."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _type_checking_only(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph(sources: dict[str, str], packages: frozenset[str] = frozenset()
+                 ) -> dict[str, set[str]]:
+    """Edges ``module -> imported module`` among the modules of ``sources`` (``packages``: the
+    names that are packages, for relative imports)."""
+    graph: dict[str, set[str]] = {name: set() for name in sources}
+    for name, src in sources.items():
+        for node in _imports(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:  # relative: resolve against the importing module's package
+                    parts = name.split(".") + ([""] if name in packages else [])
+                    base = ".".join([*parts[: -node.level], *([base] if base else [])])
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in sources else base
+                           for alias in node.names]
+            for target in targets:
+                if target in sources and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
+    colour = dict.fromkeys(graph, 0)   # 0 new, 1 on the stack, 2 done
+    path: list[str] = []
+
+    def visit(u: str) -> list[str] | None:
+        colour[u] = 1
+        path.append(u)
+        for v in sorted(graph[u]):
+            if colour[v] == 1:
+                return path[path.index(v):] + [v]
+            if colour[v] == 0 and (found := visit(v)):
+                return found
+        colour[u] = 2
+        path.pop()
+        return None
+
+    for node in sorted(graph):
+        if colour[node] == 0 and (found := visit(node)):
+            return found
+    return None
+
+
+@pytest.mark.parametrize("family, modules", [("meb", MEB), ("john", JOHN)])
+def test_geometry_has_the_two_subpackages(family, modules):
+    package = importlib.import_module(f"{PACKAGE}.{family}")
+    assert hasattr(package, "__path__"), f"{PACKAGE}.{family} is not a package"
+    found = sorted(p.stem for p in (ROOT / family).glob("*.py") if p.stem != "__init__")
+    assert found == sorted(modules)
+    for module in modules:
+        importlib.import_module(f"{PACKAGE}.{family}.{module}")
+
+
+def test_no_module_is_left_at_the_old_flat_paths():
+    flat = sorted(p.name for p in ROOT.glob("*.py") if p.name != "__init__.py")
+    assert flat == []
+
+
+def test_no_import_cycle_among_geometry_modules():
+    sources = module_sources()
+    packages = frozenset(n for n in sources if (ROOT / Path(*n.split(".")[2:]) / "__init__.py")
+                         .exists())
+    assert packages == {PACKAGE, f"{PACKAGE}.meb", f"{PACKAGE}.john"}
+    graph = import_graph(sources, packages)
+    # the graph is read: the problem classes import their private pipelines (deferred)
+    assert f"{PACKAGE}.meb.meb_solve" in graph[f"{PACKAGE}.meb.meb"]
+    assert f"{PACKAGE}.john.john_private" in graph[f"{PACKAGE}.john.john"]
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_check_finds_a_circle_hidden_in_a_function():
+    """Positive control: the layout before this change (``meb`` imports ``meb_solve`` inside a
+    method, ``meb_solve`` imports ``meb`` at module level) is reported as a cycle; a
+    ``TYPE_CHECKING`` import is not."""
+    sources = {
+        f"{PACKAGE}.meb": "def solve_private(self):\n"
+                          f"    from {PACKAGE}.meb_solve import solve_private_meb\n",
+        f"{PACKAGE}.meb_solve": f"from {PACKAGE}.meb import Ball, reference_ball\n",
+    }
+    assert find_cycle(import_graph(sources)) == [f"{PACKAGE}.meb", f"{PACKAGE}.meb_solve",
+                                                 f"{PACKAGE}.meb"]
+    sources[f"{PACKAGE}.meb_solve"] = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                       f"    from {PACKAGE}.meb import MinEnclosingBall\n")
+    assert find_cycle(import_graph(sources)) is None
