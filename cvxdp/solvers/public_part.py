@@ -202,3 +202,39 @@ def _solve_accurately(prob: Any, solver: str | None = None) -> None:
         prob.solve(solver=cp.CLARABEL)
     except (cp.error.SolverError, ImportError):
         prob.solve()
+
+
+def public_repair(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
+                  x: np.ndarray, solver: str | None = None, tol: float = 1e-7
+                  ) -> tuple[np.ndarray, float, float]:
+    """The nearest point to ``x`` that meets every public row exactly (post-processing).
+
+    ``x`` is a released (private) point; the rows in ``~row_private`` carry public data only, so
+    projecting onto their feasible set (Euclidean, one exact solve) spends no budget and makes
+    the public constraints -- equalities included -- hold up to the solver's tolerance.
+
+    Returns
+    -------
+    (x_repaired, moved, public_violation) : the projected point (``x`` itself when its public
+    violation is at most ``tol``), ``||x_repaired - x||_2`` and the largest public violation
+    of ``x``.
+    """
+    import cvxpy as cp
+
+    xv = cp.Variable(x.size)
+    cons = canonical_constraints(xv, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
+    if not cons:
+        return x, 0.0, 0.0
+    xv.save_value(np.asarray(x, dtype=float))
+    viol = max(float(np.max(c.violation())) for c in cons)
+    if not viol > tol:
+        return x, 0.0, viol
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(xv - x)), cons)
+    try:
+        _solve_accurately(prob, solver)
+    except cp.error.SolverError:
+        return x, 0.0, viol
+    if xv.value is None or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        return x, 0.0, viol
+    xr = np.asarray(xv.value, dtype=float)
+    return xr, float(np.linalg.norm(xr - x)), viol

@@ -112,8 +112,8 @@ CASES = {
     "sdp-objective": (_sdp_objective, np.array([[1.0, 0.3], [0.3, -0.5]])),
 }
 #: fields derived from the noise, allowed to differ between neighbours
-NOISY_DETAILS = {"search_runs"}
-NOISY_INFO = {"noisy_objective"}
+NOISY_DETAILS = {"search_runs", "violation_bound", "public_repair"}  # functions of the output
+NOISY_INFO = {"noisy_objective", "violation_bound", "public_repair", "status_reason"}
 
 
 def _neighbour(data):

@@ -176,6 +176,22 @@ def solve_mwu(
         else:
             res, det = _search(setting, form, scp, budget, acct, gen, kw, opts)
         x = form.to_scp_point(res.x)
+        # the public constraints (equalities included) hold in the released point: project
+        # onto them (post-processing of the private point, no budget; issue 22 item 2)
+        # When the theorem's alpha holds, every row -- public ones included -- is within alpha
+        # and the point is released as the theorem covers it; otherwise (no accuracy promised)
+        # the public rows are repaired.
+        alpha_ok = det.get("alpha_guaranteed")
+        x, moved, pub_viol = public_part.public_repair(
+            scp.A, scp.b, scp.dims, row_private, x, solver=solver,
+            tol=1e-7 if alpha_ok is None else max(1e-7, float(alpha_ok)))
+        if moved > 0:
+            det["public_repair"] = {"public_violation_before": pub_viol, "moved": moved}
+            if det.get("alpha_guaranteed") is not None:
+                # the theorem's bound is about the MWU's point, not the projected one
+                det["alpha_guaranteed_before_repair"] = det["alpha_guaranteed"]
+                det["alpha_guaranteed"] = None
+            det.pop("violation_bound", None)
         iterations = int(det.get("total_iterations", det["T"]))
         theorem = ALG1 if det["setting"] == "constraint" else THM_C5
         optimised = not str(det["objective"]).startswith("not optimised")
@@ -198,6 +214,19 @@ def solve_mwu(
             warnings.warn(ObjectiveNotOptimisedWarning(
                 "cvxdp: the objective was not optimised (" + det["objective"] + "); status "
                 "is 'user_limit' and the answer is only an approximately feasible point."),
+                stacklevel=4)
+        elif info["alpha_guaranteed"] is None and "alpha_guaranteed_before_repair" in det:
+            status = cp.USER_LIMIT
+            info["public_repair"] = det["public_repair"]
+            info["status_reason"] = (
+                "the MWU's point broke public constraints by "
+                f"{det['public_repair']['public_violation_before']:.3g}; it was projected onto "
+                "them (post-processing, no budget), so the public constraints hold, but the "
+                f"theorem's bound alpha = {det['alpha_guaranteed_before_repair']:.3g} covers the "
+                "MWU's point, not the projected one: no accuracy is promised for the private rows")
+            warnings.warn(AccuracyNotGuaranteedWarning(
+                "cvxdp: the public constraints were repaired by projection; the MWU theorem's "
+                "bound does not cover the repaired point: status is 'user_limit'."),
                 stacklevel=4)
         elif info["alpha_guaranteed"] is None:
             # The theorem's accuracy bound needs conditions (enough budget for the iterations it
