@@ -65,3 +65,24 @@ def test_public_equalities_hold_in_the_mwu_point(eps):
     assert np.max(conservation.violation()) <= 1e-6
     assert sol.status == cp.USER_LIMIT and sol.info["alpha_guaranteed"] is None
     assert sol.info.get("status_reason")
+
+
+def test_scaling_the_objective_does_not_inflate_the_constraint_violation():
+    # the objective row has its own width: x100 on c left the constraints' violation at 0.012
+    # after the fix (0.55 before, when the objective's width divided every row)
+    out = []
+    for k in (1.0, 100.0):
+        rng = np.random.default_rng(8)
+        A = cp.Parameter((15, 6), name="A", value=rng.uniform(0, 1, (15, 6)))
+        x = cp.Variable(6, nonneg=True)
+        prob = cp.Problem(cp.Maximize(k * rng.uniform(0, 1, 6) @ x),
+                          [A @ x <= 1, cp.sum(x) <= 3])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, mechanism="mwu",
+                                     accuracy=0.05, max_iterations=3000, reference=True,
+                                     private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
+        out.append(sol.validation.max_violation)
+        assert sol.privacy.details["width"] == pytest.approx(1.0)
+    assert out[1] <= 1.5 * out[0] + 1e-3
+    assert out[0] <= 0.05
