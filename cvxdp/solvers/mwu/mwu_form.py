@@ -97,10 +97,15 @@ class MWUForm:
         return self.R * (self.P @ z) + self.shift
 
     def with_target(self, tau: float) -> MWUForm:
-        """A copy with one more public row ``c'x <= tau`` (canonical minimisation sense)."""
-        row = sp.csr_matrix(self.c_z[None, :] / self.rho)
+        """A copy with one more public row ``c'x <= tau`` (canonical minimisation sense).
+
+        The row is divided by its own width (the objective's spectral norm), not by ``rho``:
+        its violation in objective units is ``R * objective_width`` times the normalised one.
+        """
+        w = float(self.info.get("objective_width") or self.rho) or 1.0
+        row = sp.csr_matrix(self.c_z[None, :] / w)
         G = sp.vstack([self.G, row], format="csr")
-        h = np.append(self.h, (tau - float(self.c_z_shift)) / (self.R * self.rho))
+        h = np.append(self.h, (tau - float(self.c_z_shift)) / (self.R * w))
         dG = sp.vstack([self.dG, sp.csr_matrix((1, self.G.shape[1]))], format="csr")
         return MWUForm(G, h, self.algebra, dG, np.append(self.dh, 0.0), self.P, self.R,
                        self.rho, np.append(self.kinds, "target"), self.c_z, self.shift,
@@ -322,7 +327,12 @@ def build_mwu_form(
         R_info["width_private_rows"] = "user" if width is not None else "assumed"
     else:
         wp = 0.0
-    rho = max(pub_w, wp, obj_w, 1e-12)
+    # The objective row is normalised by its own width (with_target): a large objective must
+    # not shrink every constraint row (issue 22 item 3: objective x 100 moved the violation of
+    # the constraints from 0.012 to 0.55).  Each row's losses stay in [-1, 1] either way, which
+    # is all the MWU's regret bound needs (Alg. 1 / Thm C.7: width 1 after normalisation).
+    rho = max(pub_w, wp, 1e-12) if (pub_w > 0 or wp > 0) else max(obj_w, 1e-12)
+    R_info["objective_width"] = float(obj_w)
     form = MWUForm(
         G=(G / rho).tocsr(), h=h / (R * rho), algebra=alg, dG=(dG / rho).tocsr(),
         dh=dh / (R * rho), P=P, R=R, rho=rho, kinds=kinds, c_z=c_z, shift=shift,
