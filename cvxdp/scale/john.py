@@ -48,18 +48,10 @@ __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_r
 def dask_matrix(A: Any) -> Any:
     """``A`` as a float64 Dask array split by rows only; the public shape checks of
     :func:`cvxdp.geometry.john.exact.check_matrix` (2-D, ``n >= d >= 1``)."""
-    from cvxdp.errors import UnsupportedProblemError
+    from cvxdp.geometry.john.exact import check_shape
 
-    if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
-        raise UnsupportedProblemError(
-            f"A must be a 2-D array (n rows, d columns); got shape {A.shape}.")
-    A = as_row_blocks(A)
-    n, d = A.shape
-    if n < d:
-        raise UnsupportedProblemError(
-            f"A has n={n} rows and d={d} columns; the polytope {{x : |A x| <= 1}} is bounded "
-            "only with n >= d rows of full column rank.")
-    return A
+    check_shape(tuple(A.shape))
+    return as_row_blocks(A)
 
 
 def _map_block(block: np.ndarray, row_bound: float) -> np.ndarray:

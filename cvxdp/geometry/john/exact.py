@@ -46,15 +46,20 @@ def check_matrix(A: Any) -> np.ndarray:
         from cvxdp.scale.john import dask_matrix
         return dask_matrix(A)
     A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or A.shape[0] < 1 or A.shape[1] < 1:
+    check_shape(A.shape)
+    return A
+
+
+def check_shape(shape: tuple[int, ...]) -> None:
+    """The public shape checks of :func:`check_matrix` (numpy and Dask arrays alike)."""
+    if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
         raise UnsupportedProblemError(
-            f"A must be a 2-D array (n rows, d columns); got shape {A.shape}.")
-    n, d = A.shape
+            f"A must be a 2-D array (n rows, d columns); got shape {shape}.")
+    n, d = shape
     if n < d:
         raise UnsupportedProblemError(
             f"A has n={n} rows and d={d} columns; the polytope {{x : |A x| <= 1}} is bounded "
             "only with n >= d rows of full column rank.")
-    return A
 
 
 def check_exact(A: np.ndarray) -> None:

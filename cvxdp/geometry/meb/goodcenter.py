@@ -160,17 +160,24 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
         return total
 
     def far_at(mu: np.ndarray, r: float) -> float:
-        total = 0.0
-        for pts, alive in sets:
-            def part(lo: int, hi: int, pts=pts, alive=alive) -> np.ndarray:
-                dm = pts[lo:hi] - mu
-                far = alive[lo:hi] & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
-                return np.array([float(np.count_nonzero(far))])
-            total += float(_summed(part, len(pts), 1)[0])
-        return total
+        return _far_count(sets, mu, r)
 
     return good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
                             r_min=r_min, rho=rho, beta=beta, rng=rng)
+
+
+def _far_count(sets: Any, mu: np.ndarray, r: float) -> float:
+    """How many rows still counted (the mask of each set) lie farther than ``r / 2`` from
+    ``mu``: the second private query of both GoodCenter variants (exact count; the caller adds
+    the noise)."""
+    total = 0.0
+    for pts, live in sets:
+        def part(lo: int, hi: int, pts=pts, live=live) -> np.ndarray:
+            dm = pts[lo:hi] - mu
+            far = live[lo:hi] & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
+            return np.array([float(np.count_nonzero(far))])
+        total += float(_summed(part, len(pts), 1)[0])
+    return total
 
 
 def good_center_loop(shape: tuple[int, int], sum_at: Callable[[np.ndarray, float], np.ndarray],
@@ -240,14 +247,7 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
         return total
 
     def far_at(mu: np.ndarray, r: float) -> float:
-        total = 0.0
-        for pts, live in sets:
-            def part(lo: int, hi: int, pts=pts, live=live) -> np.ndarray:
-                dm = pts[lo:hi] - mu
-                far = live[lo:hi] & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
-                return np.array([float(np.count_nonzero(far))])
-            total += float(_summed(part, len(pts), 1)[0])
-        return total
+        return _far_count(sets, mu, r)
 
     return ldp_good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
                                 r_min=r_min, rho=rho, beta=beta, rng=rng)
