@@ -86,8 +86,13 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
             if status in ("unbounded", "unbounded_inaccurate") or value is None:
                 raise UnsupportedProblemError(
                     "the public constraints do not bound the variables, so no public trace "
-                    "bound exists; add public bounds (e.g. cp.sum(x) <= R, cp.trace(X) <= R) "
-                    "or pass trace_bound= / norm_bound=.")
+                    "bound exists: the MWU (mechanism='mwu') needs one for every variable of "
+                    "the cone program, including the epigraph variables CVXPY adds for norms, "
+                    "quad_form and sum_squares, and one that holds private data cannot be "
+                    "bounded from public constraints. Use the default mechanism='auto' "
+                    "(perturbation needs no such bound), add public bounds on your variables "
+                    "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
+                    "(a public bound on the sum of |variables| and cone-slack traces).")
             out[i] = sgn * float(value)
     return lo, hi
 
