@@ -3,7 +3,11 @@
 Same data and seed: the clipped mean, the CoinPress rounds (each round's whitened, clipped
 second moment of the pair differences reduced on the workers) or the one-shot second moment,
 and the opt-in noisy count equal the numpy path's up to the order of additions (rtol 1e-9),
-with non-finite and out-of-bounds records.  Without bounds the pipeline is refused on Dask.
+with non-finite and out-of-bounds records.  Without bounds (issue 24 item 1 for
+private_gaussian(X)): the seeded row permutation is applied by Dask on the workers and every
+step's statistic is reduced there, so the practical and preconditioned pipelines release the
+numpy path's numbers up to the order of additions; the robust and Ashtiani-Liaw methods are
+refused on Dask.
 """
 
 import numpy as np
@@ -51,9 +55,31 @@ def test_dask_bounded_gaussian_mean_only(dask_client):
     np.testing.assert_allclose(b.mean, a.mean, rtol=1e-9)
 
 
+@pytest.mark.parametrize("method", ["auto", "preconditioned"])
+def test_dask_unbounded_gaussian_releases_the_numpy_estimate(dask_client, method):
+    n = 20000
+    X = _data(n)
+    X[:, 2] = 0.3 * X[:, 0] + 2.0       # rank 2: the orthogonal-mean step runs too
+    X[4, 1] = np.nan
+    kw = dict(epsilon=1.0, delta=1e-6, rng=7, count_clipped=True, method=method)
+    a = cvxdp.private_gaussian(X, **kw)
+    b = cvxdp.private_gaussian(da.from_array(X, chunks=(3001, 3)).persist(), **kw)
+    assert a.mean is not None and a.rank == 2
+    assert a.info["method"] == ("practical" if method == "auto" else method)
+    np.testing.assert_allclose(b.mean, a.mean, rtol=1e-8)
+    np.testing.assert_allclose(b.covariance, a.covariance, rtol=1e-8, atol=1e-10)
+    assert b.rank == a.rank and b.status == a.status
+    assert b.info["block_sizes"] == a.info["block_sizes"]
+    assert b.info["clipped_rows_noisy"] == pytest.approx(a.info["clipped_rows_noisy"],
+                                                         rel=1e-12)
+    assert b.privacy.epsilon == a.privacy.epsilon
+    assert np.abs(b.mean - [1.0, 1.0, 2.3]).max() < 0.2   # and a useful estimate
+
+
 def test_dask_gaussian_refuses_what_needs_memory(dask_client):
     Xd = da.from_array(_data(500), chunks=200)
-    with pytest.raises(UnsupportedProblemError, match="bounds="):
-        cvxdp.private_gaussian(Xd, epsilon=1.0, delta=1e-6)
+    for kw in ({"robust": True}, {"method": "ashtiani-liaw"}):
+        with pytest.raises(UnsupportedProblemError, match="Dask"):
+            cvxdp.private_gaussian(Xd, epsilon=1.0, delta=1e-6, **kw)
     with pytest.raises(UnsupportedProblemError, match="in memory"):
         cvxdp.private_gaussian(Xd, epsilon=1.0, delta=1e-6, bounds=(-4, 6), reference=True)
