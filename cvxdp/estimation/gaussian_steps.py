@@ -70,8 +70,25 @@ def stability_histogram_mode(
     Lemma 2.3.
     """
     keys = np.asarray(keys)
-    keys2 = keys.reshape(len(keys), -1)
-    cells, counts = np.unique(keys2, axis=0, return_counts=True)
+    cells, counts = cell_counts(keys)
+    return histogram_mode(cells, counts, flat=keys.ndim == 1, epsilon=epsilon, delta=delta,
+                          rng=rng)
+
+
+def cell_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The non-empty cells of ``keys`` (rows of a (c, p) array, sorted as ``np.unique(axis=0)``
+    sorts them) and their counts.  PRIVATE (exact counts): only for :func:`histogram_mode`."""
+    keys = np.asarray(keys)
+    return np.unique(keys.reshape(len(keys), -1), axis=0, return_counts=True)
+
+
+def histogram_mode(cells: np.ndarray, counts: np.ndarray, *, flat: bool, epsilon: float,
+                   delta: float, rng: np.random.Generator
+                   ) -> tuple[np.ndarray | None, PrivacyRecord]:
+    """The mechanism of :func:`stability_histogram_mode` on exact counts already reduced
+    (:func:`cell_counts`, or its chunk-wise sum on a Dask array,
+    :func:`cvxdp.scale.gaussians.dask_cell_counts`): the noise is drawn here, once, in the
+    order of the sorted cells, so the release does not depend on where the counts were made."""
     noisy = counts + rng.laplace(0.0, 2.0 / epsilon, size=counts.shape)
     thresh = 1.0 + 2.0 * math.log(2.0 / delta) / epsilon
     rec = PrivacyRecord("stability_histogram", ApproxDP(epsilon, delta), HISTOGRAM_REFERENCE,
@@ -79,7 +96,7 @@ def stability_histogram_mode(
     if not (noisy > thresh).any():
         return None, rec
     best = cells[int(np.argmax(np.where(noisy > thresh, noisy, -np.inf)))]
-    return (best if keys.ndim > 1 else best[0]), rec
+    return (best[0] if flat else best), rec
 
 
 def _chi2_radius2(dim: int, m: int, beta: float) -> float:
@@ -98,6 +115,18 @@ def _clip_rows(v: np.ndarray, radius: float) -> np.ndarray:
         scale = np.where(ok, np.minimum(1.0, radius / np.maximum(np.where(ok, nrm, 1.0),
                                                                   1e-300)), 0.0)
         return np.where(ok[:, None], v, 0.0) * scale[:, None]
+
+
+def whiten(low: np.ndarray, z: Any) -> Any:
+    """``L^{-1} z_i`` for every row (public lower-triangular ``L``); a Dask ``z`` stays lazy and
+    is whitened block by block on the workers."""
+    if hasattr(z, "chunks"):
+        return z.map_blocks(_whiten_block, np.asarray(low), dtype=np.float64)
+    return linalg.solve_triangular(low, z.T, lower=True).T
+
+
+def _whiten_block(block: np.ndarray, low: np.ndarray) -> np.ndarray:
+    return linalg.solve_triangular(low, block.T, lower=True).T
 
 
 def _sym_noise(dim: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
@@ -123,18 +152,30 @@ def log_scale(z: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Gen
     Dwork & Roth 2014, Thm 3.16 (basic composition).
     """
     m, d = z.shape
-    with np.errstate(divide="ignore"):
-        lg = np.floor(np.log2(np.abs(z)))
-    lg = np.where(np.isfinite(lg), lg, -4096.0).astype(np.int64)
+    if hasattr(z, "chunks"):  # a Dask array: the d histograms' counts reduced on the workers
+        from cvxdp.scale.gaussians import dask_column_counts
+        hists = dask_column_counts(z, log_cells)
+    else:
+        lg = log_cells(z)
+        hists = (cell_counts(lg[:, j]) for j in range(d))  # made as the loop reaches them
     scales = np.empty(d)
     recs = []
-    for j in range(d):  # d histograms (d <= ~50): negligible next to np.unique
-        b, rec = stability_histogram_mode(lg[:, j], epsilon=epsilon / d, delta=delta / d, rng=rng)
+    for j, (cells, counts) in enumerate(hists):  # d histograms (d <= ~50)
+        b, rec = histogram_mode(cells, counts, flat=True, epsilon=epsilon / d, delta=delta / d,
+                                rng=rng)
         recs.append(rec)
         if b is None:
             return None, recs
         scales[j] = 2.0 ** (float(b) + 1.0)
     return scales, recs
+
+
+def log_cells(z: np.ndarray) -> np.ndarray:
+    """``floor(log2 |z|)`` entry by entry (int64; 0 and non-finite entries: -4096), the cells of
+    :func:`log_scale`'s histograms.  A per-record map."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lg = np.floor(np.log2(np.abs(z)))
+    return np.where(np.isfinite(lg), lg, -4096.0).astype(np.int64)
 
 
 COARSE_GAIN = 1e6  # tightening the coarse rounds aim for: (condition number) x (looseness of A_0)
@@ -242,6 +283,22 @@ def coinpress_covariance(
                          "unresolved": unresolved}
 
 
+def mean_cells(y: np.ndarray, shift: np.ndarray, bin_width: float) -> np.ndarray:
+    """The grid cell of each row of ``y`` (int64, (m, d)), :func:`clipped_mean`'s histogram
+    keys; non-finite / huge coordinates share an extreme cell.  A per-record map."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        cells = np.floor((y - shift) / bin_width)
+    big = 2.0**62
+    cells = np.clip(np.nan_to_num(cells, nan=big, posinf=big, neginf=-big), -big, big)
+    return cells.astype(np.int64)
+
+
+def clipped_sum(y: np.ndarray, centre: np.ndarray, radius: float) -> np.ndarray:
+    """``sum_i (centre + clip(y_i - centre, radius))``: each row moved into the ball of
+    ``radius`` around ``centre`` (:func:`_clip_rows`), then summed (a d-vector)."""
+    return (centre + _clip_rows(y - centre, radius)).sum(axis=0)
+
+
 MEAN_COARSE_SHARE = 0.1  # share of the clipped mean's mu^2 spent on its coarse round
 MEAN_RADIUS_SLACK = 1.25  # whitened spread allowed for: covariance estimate off by up to 1.56x
 
@@ -297,14 +354,15 @@ def clipped_mean(
     2022, Thm 2.7; Bun & Steinke 2016, Prop. 1.6, Lemma 2.3; Dwork & Roth 2014, Thm 3.16.
     """
     m, d = y.shape
+    dask = hasattr(y, "chunks")  # a Dask array: counts and sums reduced on the workers
     shift = rng.uniform(0.0, bin_width, size=d)  # public randomness, data independent
-    with np.errstate(over="ignore", invalid="ignore"):
-        cells = np.floor((y - shift) / bin_width)
-    big = 2.0**62  # non-finite / huge coordinates share an extreme cell (per-record map)
-    cells = np.clip(np.nan_to_num(cells, nan=big, posinf=big, neginf=-big), -big, big)
-    cells = cells.astype(np.int64)
+    if dask:
+        from cvxdp.scale.gaussians import dask_cell_counts, dask_clipped_sum
+        hist = dask_cell_counts(y, mean_cells, shift, bin_width)
+    else:
+        hist = cell_counts(mean_cells(y, shift, bin_width))
     eps_h, dl_h = epsilon / 4, delta / 2
-    cell, rec_h = stability_histogram_mode(cells, epsilon=eps_h, delta=dl_h, rng=rng)
+    cell, rec_h = histogram_mode(*hist, flat=False, epsilon=eps_h, delta=dl_h, rng=rng)
     if cell is None:
         return None, [rec_h], {}
     mu_g = math.sqrt(2.0 * zcdp_from_approx(epsilon - eps_h, delta - dl_h))  # rho = mu^2/2
@@ -312,10 +370,11 @@ def clipped_mean(
     ref = ("CoinPress mean round (Biswas et al. 2020); Gaussian mechanism on a clipped mean, "
            "rho-zCDP with rho = (2R/m)^2/(2 sigma^2) (Bun & Steinke 2016, Prop 1.6)")
     centre = shift + (cell + 0.5) * bin_width
-    c0 = (centre + _clip_rows(y - centre, r0)).mean(axis=0) + s0 * rng.standard_normal(d)
+    csum = dask_clipped_sum if dask else clipped_sum
+    c0 = csum(y, centre, r0) / m + s0 * rng.standard_normal(d)
     rec0 = gaussian_record(sigma=s0, sensitivity=2.0 * r0 / m, mechanism="clipped_mean",
                            reference=ref, radius=r0, round=0)
-    out = (c0 + _clip_rows(y - c0, r1)).mean(axis=0) + s1 * rng.standard_normal(d)
+    out = csum(y, c0, r1) / m + s1 * rng.standard_normal(d)
     rec1 = gaussian_record(sigma=s1, sensitivity=2.0 * r1 / m, mechanism="clipped_mean",
                            reference=ref, radius=r1, round=1)
     return out, [rec_h, rec0, rec1], {"radius": r1, "sigma": s1, "radius0": r0, "sigma0": s0}

@@ -75,6 +75,7 @@ from cvxdp.estimation.gaussian_steps import (
     required_n,
     robust_covariance_estimator,
     robust_mean_estimator,
+    whiten,
 )
 from cvxdp.estimation.masking import PAPER, k_min, populous_mean
 from cvxdp.estimation.random_projection import count_share
@@ -85,6 +86,7 @@ from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.clipping import clip_to_box, noisy_count
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.gaussians import pair_moment
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
 from cvxdp.validation import entry_point
@@ -302,9 +304,9 @@ def private_gaussian(
     NeurIPS 2020 (CoinPress); Karwa & Vadhan, ITCS 2018 (private range).
     """
     t0 = time.perf_counter()
-    if is_dask(X) and bounds is None:  # decided from the arguments only
-        from cvxdp.scale.gaussians import refuse_unbounded
-        raise refuse_unbounded()
+    if is_dask(X) and bounds is None and (robust or method == "ashtiani-liaw"):
+        from cvxdp.scale.gaussians import refuse_unbounded  # decided from the arguments only
+        raise refuse_unbounded(robust)
     x = _check_inputs(X, epsilon, delta, method)
     share = count_share(count_clipped)
     if reference:
@@ -333,7 +335,7 @@ def private_gaussian(
             f"alpha={alpha}; the release stays ({eps_total}, {delta})-DP but may be ⊥ or "
             "inaccurate."), stacklevel=2)
     gen = as_generator(rng)
-    xs = x[gen.permutation(n)]
+    xs = x[gen.permutation(n)]  # a Dask x: applied on the workers (Dask's take), lazily
     blocks, start = {}, 0
     for name, size in sizes.items():
         blocks[name] = xs[start: start + size]
@@ -520,8 +522,13 @@ def _standard_steps(blocks: dict[str, np.ndarray], epsilon: float, delta: float,
                     gen: np.random.Generator, steps: dict, info: dict) -> tuple:
     """Steps 1-4 of §5.1; returns (U, mean, covariance), None entries on ⊥."""
     d = blocks["subspace"].shape[1]
-    u, res = private_subspace(_pairs(blocks["subspace"]), epsilon=epsilon, delta=delta, tol=tol,
-                              rng=gen)
+    if is_dask(blocks["subspace"]):  # Alg. 1's statistics on a worker, the noise here
+        from cvxdp.scale.gaussians import dask_subspace
+        u, res = dask_subspace(_pairs(blocks["subspace"]), epsilon=epsilon, delta=delta,
+                               tol=tol, rng=gen)
+    else:
+        u, res = private_subspace(_pairs(blocks["subspace"]), epsilon=epsilon, delta=delta,
+                                  tol=tol, rng=gen)
     steps["subspace"] = (res.record,)
     if u is None:
         info["bottom_step"] = "subspace"
@@ -540,8 +547,12 @@ def _standard_steps(blocks: dict[str, np.ndarray], epsilon: float, delta: float,
         tol_perp = _perp_tolerance(res.record.params["sigma"], tol, d, cov_r, mean,
                                    len(items), beta)
         info["perp_tolerance"] = tol_perp
-        res4 = populous_mean(items, EuclideanSpace(r=tol_perp), epsilon=epsilon, delta=delta,
-                             rng=gen)
+        if is_dask(items):
+            from cvxdp.scale.gaussians import dask_populous_mean
+            res4 = dask_populous_mean(items, tol_perp, epsilon=epsilon, delta=delta, rng=gen)
+        else:
+            res4 = populous_mean(items, EuclideanSpace(r=tol_perp), epsilon=epsilon,
+                                 delta=delta, rng=gen)
         steps["perp_mean"] = (res4.record,)
         if res4.value is None:
             info["bottom_step"] = "perp_mean"
@@ -582,9 +593,10 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
         rounds, frac = 0, 0.5
     z_cov = _pairs(blocks["covariance"]) @ u
     if pre_low is not None:  # post-processing: whiten by the released preconditioner
-        z_cov = linalg.solve_triangular(pre_low, z_cov.T, lower=True).T
+        z_cov = whiten(pre_low, z_cov)
     cov_r, recs, cinfo = coinpress_covariance(z_cov, upper, rho=rho, iterations=rounds,
-                                              beta=beta, rng=gen, coarse_fraction=frac)
+                                              beta=beta, rng=gen, coarse_fraction=frac,
+                                              moment=pair_moment(z_cov))
     if pre_low is not None:
         cov_r = pre_low @ cov_r @ pre_low.T
         cov_r = 0.5 * (cov_r + cov_r.T)
@@ -596,7 +608,7 @@ def _in_subspace(blocks: dict[str, np.ndarray], u: np.ndarray, epsilon: float, d
             "(relative error > 1/2 there; it over-estimates them): more samples are needed."),
             stacklevel=4)
     low = np.linalg.cholesky(cov_r)
-    y = linalg.solve_triangular(low, (blocks["mean"] @ u).T, lower=True).T
+    y = whiten(low, blocks["mean"] @ u)
     ym, recs, _ = clipped_mean(y, epsilon=epsilon, delta=delta, beta=beta, rng=gen)
     steps["mean"] = tuple(recs)
     if ym is None:
@@ -631,11 +643,11 @@ def _precondition(blocks: dict[str, np.ndarray], u: np.ndarray, upper: np.ndarra
     unresolved = []
     for j, name in enumerate(sorted(k for k in blocks if k.startswith("pre")
                                     and k[3:].isdigit())):
-        z = linalg.solve_triangular(low, (_pairs(blocks[name]) @ u).T, lower=True).T
-        rounds = coarse_schedule(len(z), r, rho)[0]
+        z = whiten(low, _pairs(blocks[name]) @ u)
+        rounds = coarse_schedule(int(z.shape[0]), r, rho)[0]
         start = upper if j == 0 else 4.0 * np.eye(r)
         c, recs, cinfo = coinpress_covariance(z, start, rho=rho, iterations=rounds, beta=beta,
-                                              rng=gen)
+                                              rng=gen, moment=pair_moment(z))
         steps[name] = tuple(recs)
         unresolved.append(cinfo["unresolved"])
         est = low @ c @ low.T

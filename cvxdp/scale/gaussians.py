@@ -18,13 +18,24 @@ numpy path's order, so with the same seed the release equals the numpy path's up
 additions.  Pairing row ``i`` with row ``h + i`` is done by Dask on the workers (the two halves'
 blocks are aligned there; nothing reaches the client).
 
-The range-finding pipeline without ``bounds=`` (random permutation, log-scale histograms,
-subsample-and-aggregate subspace and mean steps) is not chunk-wise yet: on a Dask array it is
-refused (:func:`refuse_unbounded`).
+Without ``bounds=`` the range-finding pipeline (:func:`cvxdp.estimation.gaussians.private_gaussian`,
+methods ``"practical"`` and ``"preconditioned"``) runs here too.  The one random permutation of
+the rows is a permutation of row *indices* drawn from the caller's generator (public, data
+independent); Dask applies it on the workers (``x[perm]``), and the steps' blocks are slices of
+the permuted array, so every block holds exactly the rows it holds in the numpy path.  Each
+step then reads its block through a reduce: the log-scale and grid histograms' cell counts
+(:func:`dask_column_counts`, :func:`dask_cell_counts`), the clipped sums of the mean rounds
+(:func:`dask_clipped_sum`), the CoinPress second moments (:func:`pair_moment`).  The
+subsample-and-aggregate steps (Alg. 2's block projectors, the orthogonal mean's points) read
+``k_min * d`` and ``k_min`` rows, a number independent of n: their Alg. 1 statistics ``(Q, mu)``
+are computed in one task on a worker (:func:`dask_populous_mean`) and only they reach the client,
+where :func:`populous_release` adds Alg. 1's noise.  Robust and Ashtiani-Liaw's Alg. 3 are not
+chunk-wise (refused: :func:`refuse_unbounded`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -32,7 +43,8 @@ import numpy as np
 from cvxdp.scale import as_row_blocks, block_sum
 
 __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bounds",
-           "pair_moment"]
+           "pair_moment", "dask_cell_counts", "dask_column_counts", "dask_clipped_sum",
+           "dask_subspace", "dask_populous_mean", "populous_release"]
 
 
 def dask_samples(X: Any) -> Any:
@@ -45,15 +57,15 @@ def dask_samples(X: Any) -> Any:
     return as_row_blocks(X)
 
 
-def refuse_unbounded() -> Exception:
-    """The typed error for the unbounded pipeline on a Dask array (decided from arguments)."""
+def refuse_unbounded(robust: bool) -> Exception:
+    """The typed error for the methods that are not chunk-wise (decided from arguments)."""
     from cvxdp.errors import UnsupportedProblemError
 
+    what = "robust=True (Algs 4-5)" if robust else "method='ashtiani-liaw' (Alg. 3)"
     return UnsupportedProblemError(
-        "on a Dask array private_gaussian runs with public bounds= only (clipped mean and "
-        "CoinPress covariance, chunk-wise on the workers); the range-finding pipeline without "
-        "bounds (random permutation, histograms, subsample-and-aggregate) needs the samples "
-        "in memory.  Pass bounds=(lo, hi) or {'centre': c, 'radius': R}.")
+        f"{what} is not available on a Dask array: its non-private block estimators need "
+        "each block in memory.  On Dask, private_gaussian runs the default method (auto: "
+        "'practical' or 'preconditioned') chunk-wise, or bounds=.")
 
 
 def refuse_reference() -> Exception:
@@ -123,3 +135,160 @@ def pair_moment(z: Any) -> Any:
         return block_sum(_moment_block, z, d * d, np.asarray(low), float(t_clip)).reshape(d, d)
 
     return moment
+
+
+# ------------------------------------------------------------ the pipeline without bounds= (Dask)
+
+def _chunk_counts(block: np.ndarray, fn: Any, args: tuple, columns: bool) -> list:
+    from cvxdp.estimation.gaussian_steps import cell_counts
+
+    keys = fn(block, *args)
+    if columns:
+        return [cell_counts(keys[:, j]) for j in range(keys.shape[1])]
+    return [cell_counts(keys)]
+
+
+def _merge_counts(*parts: list) -> list:
+    """Sum per-chunk ``(cells, counts)`` histograms; cells sorted as ``np.unique(axis=0)``."""
+    out = []
+    for j in range(len(parts[0])):
+        cells = np.concatenate([p[j][0] for p in parts])
+        counts = np.concatenate([p[j][1] for p in parts])
+        uniq, inv = np.unique(cells, axis=0, return_inverse=True)
+        tot = np.bincount(inv.ravel(), weights=counts, minlength=len(uniq))
+        out.append((uniq, np.rint(tot).astype(np.int64)))
+    return out
+
+
+def _counts(x: Any, fn: Any, args: tuple, columns: bool) -> list:
+    import dask
+
+    x = x.rechunk({1: -1})
+    level = [dask.delayed(_chunk_counts)(b, fn, args, columns) for b in x.to_delayed().ravel()]
+    while len(level) > 1:  # tree reduction on the workers, 8 histograms per task
+        level = [dask.delayed(_merge_counts)(*level[i: i + 8]) for i in range(0, len(level), 8)]
+    return dask.compute(level[0])[0]
+
+
+def dask_cell_counts(y: Any, fn: Any, *args: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cvxdp.estimation.gaussian_steps.cell_counts` of ``fn(y, *args)`` (a per-row map to
+    integer cells), chunk-wise: per-chunk counts summed on the workers; the client receives the
+    non-empty cells and their exact counts (PRIVATE: only for ``histogram_mode``)."""
+    return _merge_counts(_counts(y, fn, args, False))[0]
+
+
+def dask_column_counts(z: Any, fn: Any, *args: Any) -> list:
+    """One ``(cells, counts)`` histogram per column of ``fn(z, *args)``, chunk-wise."""
+    return _counts(z, fn, args, True)
+
+
+def dask_clipped_sum(y: Any, centre: np.ndarray, radius: float) -> np.ndarray:
+    """:func:`cvxdp.estimation.gaussian_steps.clipped_sum` of a Dask ``y`` (a d-vector reduce)."""
+    from cvxdp.estimation.gaussian_steps import clipped_sum
+
+    y = y.rechunk({1: -1})
+    return block_sum(clipped_sum, y, int(y.shape[1]), np.asarray(centre), float(radius))
+
+
+def _subspace_statistics(z: np.ndarray, k: int, tol: float) -> tuple:
+    from cvxdp.estimation.masking import _populous_statistics
+    from cvxdp.estimation.wrapper import EuclideanSpace, block_projector
+
+    d = z.shape[1]
+    items = np.stack([block_projector(b) for b in z[: k * d].reshape(k, d, d)])
+    return _populous_statistics(items, EuclideanSpace(r=tol))
+
+
+def _point_statistics(items: np.ndarray, tol: float) -> tuple:
+    from cvxdp.estimation.masking import _populous_statistics
+    from cvxdp.estimation.wrapper import EuclideanSpace
+
+    return _populous_statistics(items, EuclideanSpace(r=tol))
+
+
+def populous_release(stats: tuple, k: int, space: Any, example: np.ndarray, *, epsilon: float,
+                     delta: float, rng: np.random.Generator) -> Any:
+    """Alg. 1's release (steps 5-10) from its statistics ``(Q, mu)`` computed on a worker.
+
+    The same mechanism as :func:`cvxdp.estimation.masking.populous_mean` (which computes the
+    statistics itself, then runs these lines): truncated-Laplace test of Q, then the space's
+    default mask on mu, with the same budget split, sensitivity and record, drawing from
+    ``rng`` in the same order.
+
+    References
+    ----------
+    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6.
+    """
+    from cvxdp.errors import PrivacyGuaranteeError
+    from cvxdp.estimation.masking import (
+        K_PRIVACY_MIN,
+        PAPER,
+        PopulousMeanResult,
+        _budget,
+        aggregation_sensitivity,
+        sample_truncated_laplace,
+        truncated_laplace_params,
+    )
+    from cvxdp.privacy.accountant import PrivacyRecord
+    from cvxdp.privacy.budgets import ApproxDP
+
+    eps_t, dl_t = _budget(epsilon, delta)
+    eps = eps_t / 2
+    dl = dl_t / (4 * math.exp(eps))
+    if k < K_PRIVACY_MIN:
+        raise PrivacyGuaranteeError(
+            f"Alg. 1 needs k >= {K_PRIVACY_MIN} blocks for Lemma 3.6's privacy proof, got {k}; "
+            "use more data or smaller blocks.")
+    gamma = aggregation_sensitivity(k, space.r, space.phi, "proof")
+    b = space.default_mask(gamma, eps, dl, example)
+    record = PrivacyRecord(
+        "populous_mean", ApproxDP(2 * eps, 4 * math.exp(eps) * dl),
+        f"{PAPER}, Lemma 3.6 (TLap Thm 2.12 + mask)",
+        params={"k": k, "gamma": gamma, "eps_internal": eps, "delta_internal": dl,
+                "r": space.r, "t": space.t, "phi": space.phi, **b.params})
+    big_q, mu = stats
+    lam, half = truncated_laplace_params(2.0 / k, eps, dl)
+    q_hat = big_q + sample_truncated_laplace(lam, half, rng)
+    if q_hat < 0.8 + half or mu is None:
+        return PopulousMeanResult(None, False, record, k, gamma)
+    return PopulousMeanResult(b(mu, rng), True, record, k, gamma)
+
+
+def dask_subspace(z: Any, *, epsilon: float, delta: float, tol: float,
+                  rng: np.random.Generator) -> tuple:
+    """:func:`cvxdp.estimation.wrapper.private_subspace` of a Dask ``z``: the ``k`` block
+    projectors and Alg. 1's ``(Q, mu)`` are computed in one task on a worker (``k d`` rows,
+    independent of n); the release (:func:`populous_release`) and the snap to a projector on
+    the client."""
+    import dask
+
+    from cvxdp.errors import PrivacySpecError
+    from cvxdp.estimation.masking import k_min
+    from cvxdp.estimation.wrapper import EuclideanSpace
+
+    m, d = (int(v) for v in z.shape)
+    k = k_min(epsilon / 2, delta / (4 * math.exp(epsilon / 2)))
+    if m < k * d:
+        raise PrivacySpecError(f"the subspace step needs >= {k * d} pair differences "
+                               f"(k={k} blocks of d={d}), got {m}.")
+    stats = dask.delayed(_subspace_statistics)(z[: k * d].rechunk({1: -1}), k, tol).compute()
+    res = populous_release(stats, k, EuclideanSpace(r=tol), np.zeros((d, d)), epsilon=epsilon,
+                           delta=delta, rng=rng)
+    if res.value is None:
+        return None, res
+    lam, vec = np.linalg.eigh(0.5 * (res.value + res.value.T))
+    return vec[:, lam > 0.5], res
+
+
+def dask_populous_mean(items: Any, tol: float, *, epsilon: float, delta: float,
+                       rng: np.random.Generator) -> Any:
+    """``populous_mean(items, EuclideanSpace(r=tol))`` for the rows of a Dask ``items``: Alg. 1's
+    statistics in one task on a worker (``k_min`` rows), the release on the client."""
+    import dask
+
+    from cvxdp.estimation.wrapper import EuclideanSpace
+
+    k, d = (int(v) for v in items.shape)
+    stats = dask.delayed(_point_statistics)(items.rechunk({1: -1}), tol).compute()
+    return populous_release(stats, k, EuclideanSpace(r=tol), np.zeros(d), epsilon=epsilon,
+                            delta=delta, rng=rng)
