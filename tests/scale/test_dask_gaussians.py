@@ -55,7 +55,9 @@ def test_dask_bounded_gaussian_mean_only(dask_client):
     np.testing.assert_allclose(b.mean, a.mean, rtol=1e-9)
 
 
-@pytest.mark.parametrize("method", ["auto", "preconditioned"])
+@pytest.mark.filterwarnings("ignore::cvxdp.estimation.gaussians.GaussianSampleWarning")
+@pytest.mark.parametrize("method", ["auto", pytest.param("preconditioned",
+                                                         marks=pytest.mark.slow)])
 def test_dask_unbounded_gaussian_releases_the_numpy_estimate(dask_client, method):
     n = 20000
     X = _data(n)
@@ -83,3 +85,25 @@ def test_dask_gaussian_refuses_what_needs_memory(dask_client):
             cvxdp.private_gaussian(Xd, epsilon=1.0, delta=1e-6, **kw)
     with pytest.raises(UnsupportedProblemError, match="in memory"):
         cvxdp.private_gaussian(Xd, epsilon=1.0, delta=1e-6, bounds=(-4, 6), reference=True)
+
+
+def test_chunk_histograms_sum_to_the_numpy_histogram_with_an_empty_chunk():
+    """The per-chunk cell counts merged (as on the workers) are the numpy path's histogram,
+    cells in the same order, also when a chunk has no rows (a slice can make one)."""
+    from cvxdp.estimation.gaussian_steps import cell_counts, log_cells, mean_cells
+    from cvxdp.scale.gaussians import _chunk_counts, _merge_counts
+
+    a = np.random.default_rng(0).standard_normal((60, 3)) * [1.0, 10.0, 1e3]
+    a[5, 1] = np.nan
+    chunks = [a[:25], a[25:25], a[25:]]
+    cols = _merge_counts(*[_chunk_counts(c, log_cells, (), True) for c in chunks])
+    for j, (cells, counts) in enumerate(cols):
+        ref = cell_counts(log_cells(a)[:, j])
+        np.testing.assert_array_equal(cells, ref[0])
+        np.testing.assert_array_equal(counts, ref[1])
+    args = (np.array([0.3, 1.0, 2.0]), 4.0)
+    cells, counts = _merge_counts(*[_chunk_counts(c, mean_cells, args, False)
+                                    for c in chunks])[0]
+    ref = cell_counts(mean_cells(a, *args))
+    np.testing.assert_array_equal(cells, ref[0])
+    np.testing.assert_array_equal(counts, ref[1])
