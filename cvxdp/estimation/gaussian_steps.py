@@ -79,7 +79,8 @@ def cell_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The non-empty cells of ``keys`` (rows of a (c, p) array, sorted as ``np.unique(axis=0)``
     sorts them) and their counts.  PRIVATE (exact counts): only for :func:`histogram_mode`."""
     keys = np.asarray(keys)
-    return np.unique(keys.reshape(len(keys), -1), axis=0, return_counts=True)
+    width = int(np.prod(keys.shape[1:], dtype=np.int64))  # -1 cannot size an empty array
+    return np.unique(keys.reshape(len(keys), width), axis=0, return_counts=True)
 
 
 def histogram_mode(cells: np.ndarray, counts: np.ndarray, *, flat: bool, epsilon: float,
