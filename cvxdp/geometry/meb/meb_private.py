@@ -59,8 +59,8 @@ import numpy as np
 from cvxdp.errors import PrivacySpecError
 from cvxdp.geometry.meb.meb_index import OutsideIndex, outside_full, slack, sq_dists
 
-__all__ = ["MEBSchedule", "SCHEDULES", "mmeb_constants", "budget_weights", "dp_mmeb",
-           "kept_index", "radius_grid"]
+__all__ = ["MEBSchedule", "SCHEDULES", "STEPS", "lemma32_iterations", "mmeb_constants",
+           "budget_weights", "dp_mmeb", "kept_index", "radius_grid"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,12 @@ class MEBSchedule:
         Points outside ``B(theta0, keep * r0)`` are dropped (Alg. 3 line 1: 11).  With GoodCenter's
         start every point of ``P'`` already lies in ``B(theta0, r0)`` (Thm A.2), so ``keep = 1``
         drops no point GoodCenter kept and cuts the sum sensitivity about 11-fold.
+    start : float or None
+        When set, ``T`` is not ``t_mult / gamma^2 ln(t_log / gamma^2)`` but the number of steps
+        the recursion of Lemma 3.2 (eq. 3, step ``eta``) needs from ``||theta0 - theta_opt||^2
+        <= start * r_opt^2`` down to ``gamma^2 r_opt^2`` (:func:`lemma32_iterations`;
+        ``docs/meb.md``, "The step size").  ``start = 35`` holds for the kept set
+        ``B(theta0, r0)`` with GoodCenter's ``r0 < 6 r_opt`` (Thm A.2).
     """
 
     name: str
@@ -104,6 +110,7 @@ class MEBSchedule:
     max_iter: int | None = None
     keep: float = 11.0
     halt_log: float = 2.0
+    start: float | None = None
 
 
 SCHEDULES: dict[str, MEBSchedule] = {
@@ -112,23 +119,56 @@ SCHEDULES: dict[str, MEBSchedule] = {
     # Section 6 as run by the authors: step gamma^2/8, Alg. 4's T and R, halting at n0 (kappa=1),
     # at most 2500 iterations.
     "experiment": MEBSchedule("experiment", 8.0, 4096.0, 484.0, None, 1.0, None, 2500, 11.0, 1.0),
-    # Default: step gamma^2/8 (App. B, §6) for Alg. 2's T = 4/g^2 ln(100/g^2) (Lemma 3.2), one
-    # repetition, halting at kappa = 1 noise width (the authors' n0 in §6; kappa = 2 and 4 left
-    # 1.2-16x more points uncovered at the same radius in benchmarks/bench_meb.py), 3/4 of the
-    # budget on the first T/4 iterations, points kept within GoodCenter's ball (keep = 1).
-    "practical": MEBSchedule("practical", 8.0, 4.0, 100.0, 1, 1.0, 0.75, None, 1.0),
+    # Default: step gamma^2/2 (Alg. 2, Lemma 3.2) and T from Lemma 3.2's recursion started at
+    # ||theta0 - theta_opt||^2 <= 35 r_opt^2 (kept set B(theta0, r0), r0 < 6 r_opt; issue 24:
+    # T = 370 at gamma = 0.2 where the formula gave 783), one repetition, halting at kappa = 1
+    # noise width (the authors' n0 in §6; kappa = 2 and 4 left 1.2-16x more points uncovered at
+    # the same radius in benchmarks/bench_meb.py), 3/4 of the budget on the first T/4
+    # iterations, points kept within GoodCenter's ball (keep = 1).
+    "practical": MEBSchedule("practical", 2.0, 4.0, 100.0, 1, 1.0, 0.75, None, 1.0, start=35.0),
+    # The default before issue 24: step gamma^2/8 (App. B, §6) with Alg. 2's
+    # T = 4/g^2 ln(100/g^2), otherwise as "practical".
+    "practical-b8": MEBSchedule("practical-b8", 8.0, 4.0, 100.0, 1, 1.0, 0.75, None, 1.0),
 }
+
+#: Named update steps ``gamma^2 / div`` for ``solve_private(step=)``: Alg. 2 / Lemma 3.2,
+#: App. B and §6, Alg. 4 (Claim 3.4).
+STEPS: dict[str, float] = {"lemma3.2": 2.0, "appendix-b": 8.0, "paper": 2048.0}
+
+
+def lemma32_iterations(gamma: float, eta: float, start: float) -> int:
+    """Steps of size ``eta`` that Lemma 3.2's recursion needs to reach ``gamma^2 r_opt^2``.
+
+    Eq. (3) of the proof of Lemma 3.2 with step ``eta`` in place of ``gamma^2/2`` reads
+    ``Y' <= (1 - eta) Y + eta^2 r_opt^2`` (``Y = ||theta^t - theta_opt||^2``, any ``r >= r_opt``,
+    any ``eta`` in ``[0, 1]``), so ``Y_t - eta r^2 <= (1 - eta)^t (Y_0 - eta r^2)``; with
+    ``Y_0 <= start r_opt^2`` and ``eta < gamma^2`` this is ``<= gamma^2 r_opt^2`` after
+    ``ceil(ln((start - eta) / (gamma^2 - eta)) / -ln(1 - eta))`` steps, and it stays there
+    (``(1 - eta) gamma^2 + eta^2 <= gamma^2``).
+
+    References
+    ----------
+    ``001_a326031cb50d1cab.txt``, Lemma 3.2 (eq. 3); ``docs/meb.md``, "The step size".
+    """
+    if not 0 < eta < gamma**2:
+        raise PrivacySpecError(f"the step must lie in (0, gamma^2) for Lemma 3.2's recursion, "
+                               f"got {eta!r} at gamma={gamma!r}.")
+    return int(math.ceil(math.log((start - eta) / (gamma**2 - eta)) / -math.log1p(-eta)))
 
 
 def mmeb_constants(schedule: MEBSchedule, gamma: float, beta: float) -> dict[str, float]:
     """``T, R, beta0, step`` and the log factors of Alg. 4 line 1 for ``schedule``."""
-    T = int(math.ceil(schedule.t_mult / gamma**2 * math.log(schedule.t_log / gamma**2)))
+    step = gamma**2 / schedule.step_div
+    if schedule.start is None:
+        T = int(math.ceil(schedule.t_mult / gamma**2 * math.log(schedule.t_log / gamma**2)))
+    else:
+        T = lemma32_iterations(gamma, step, schedule.start)
     R = schedule.repetitions
     if R is None:
         R = int(math.ceil(math.log(1 / beta) / math.log(8 / 7)))
     beta0 = 1.0 / (16 * R * T) if schedule.repetitions is None else beta / (2 * R * (T + 1))
     return {
-        "T": T, "R": R, "beta0": beta0, "step": gamma**2 / schedule.step_div,
+        "T": T, "R": R, "beta0": beta0, "step": step,
         "z_sum": math.sqrt(schedule.halt_log * math.log(4 * R * T / beta0)),
         "z_count": math.sqrt(2 * math.log(4 * R * (T + 1) / beta0)),
         "iters": T if schedule.max_iter is None else min(T, schedule.max_iter),

@@ -23,6 +23,7 @@ from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
+    STEPS,
     MEBSchedule,
     dp_mmeb,
     kept_index,
@@ -78,8 +79,12 @@ def resolve_bounds(bounds: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def resolve_schedule(schedule: str | MEBSchedule, adaptive: bool | None) -> MEBSchedule:
-    """A preset name (``"practical"``, ``"experiment"``, ``"paper"``) or an ``MEBSchedule``."""
+def resolve_schedule(schedule: str | MEBSchedule, adaptive: bool | None,
+                     step: str | None = None) -> MEBSchedule:
+    """A preset name (``"practical"``, ``"practical-b8"``, ``"experiment"``, ``"paper"``) or an
+    ``MEBSchedule``; ``step`` (a name of :data:`~cvxdp.geometry.meb.meb_private.STEPS`)
+    replaces its update step (a schedule whose ``T`` follows Lemma 3.2's recursion recomputes
+    ``T`` for that step)."""
     if isinstance(schedule, str):
         if schedule not in SCHEDULES:
             raise PrivacySpecError(f"unknown schedule {schedule!r}; use one of "
@@ -91,6 +96,11 @@ def resolve_schedule(schedule: str | MEBSchedule, adaptive: bool | None) -> MEBS
         schedule = dataclasses.replace(schedule, early_share=0.75)
     elif adaptive is False:
         schedule = dataclasses.replace(schedule, early_share=None)
+    if step is not None:
+        if step not in STEPS:
+            raise PrivacySpecError(f"unknown step {step!r}; use one of {sorted(STEPS)} "
+                                   "(gamma^2/2, gamma^2/8, gamma^2/2048) or None.")
+        schedule = dataclasses.replace(schedule, step_div=STEPS[step])
     return schedule
 
 
@@ -108,15 +118,6 @@ def clip_into_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[n
     clipped, _ = clip_to_box(points, lo, hi)
     moved = np.any(nan, axis=1) | np.any((points < lo) | (points > hi), axis=1)
     return clipped, int(np.count_nonzero(moved))
-
-
-def in_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> bool:
-    """Whether every coordinate is finite and inside ``[lo, hi]``: two reductions (column
-    minima and maxima; a NaN propagates through both and fails), no ``(n, d)`` temporary.
-    PRIVATE (a bit about the data): it only decides whether a copy is needed."""
-    if not len(points):
-        return True
-    return bool(np.all(points.min(axis=0) >= lo) and np.all(points.max(axis=0) <= hi))
 
 
 def working_shift(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -146,11 +147,15 @@ PATCH_SHARE, PATCH_RANGE = 1.0 / 64, 1e3
 
 def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Indices of the rows with a coordinate outside ``[lo, hi]`` or NaN, by pieces (no
-    ``(n, d)`` temporary)."""
+    ``(n, d)`` temporary).  A piece's column minima and maxima (a NaN propagates and fails
+    both) clear it at once; only a piece that fails is tested row by row, so data inside the
+    box cost one read (issue 24: the column reductions and the row test were three reads)."""
     step = 1 << 14
     parts = []
     for start in range(0, len(points), step):
         p = points[start:start + step]
+        if np.all(p.min(axis=0) >= lo) and np.all(p.max(axis=0) <= hi):
+            continue
         bad = ~np.all((p >= lo) & (p <= hi), axis=1)
         parts.append(np.flatnonzero(bad) + start)
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
@@ -174,13 +179,13 @@ def working_points(points: np.ndarray, lo: np.ndarray, hi: np.ndarray
     PRIVATE: release it only through :func:`cvxdp.privacy.clipping.noisy_count`.
     """
     shift = working_shift(lo, hi)
-    inside = in_box(points, lo, hi)
+    rows = _bad_rows(points, lo, hi)
+    inside = not len(rows)
     if inside and not shift.any():
         return points, 0, shift, None
     if inside:
         return points - shift, 0, shift, None
     if not shift.any():
-        rows = _bad_rows(points, lo, hi)
         raw = points[rows]
         reach = PATCH_RANGE * float(np.max(hi - lo))
         if (len(rows) <= PATCH_SHARE * len(points) and np.all(np.isfinite(raw))
@@ -208,7 +213,7 @@ def solve_private_meb(
     rng: None | int | np.random.Generator = None, reference: bool = False,
     model: str = "central", schedule: str | MEBSchedule = "practical",
     adaptive: bool | None = None, beta: float = 1e-3, r_min: float | None = None,
-    init_share: float = 0.25, count_clipped: bool | float = False,
+    init_share: float = 0.25, count_clipped: bool | float = False, step: str | None = None,
 ) -> MEBPrivateSolution:
     """Differentially private minimum enclosing ball (bicriteria: radius and few uncovered).
 
@@ -231,8 +236,14 @@ def solve_private_meb(
         Also solve the exact SOCP and fill ``.validation`` (not private; for the data owner).
     model : {"central", "local"}
         Curator model (Alg. 6 + 3 + 4) or local model (Alg. 7 + 3 + 5).
-    schedule : {"practical", "experiment", "paper"} or MEBSchedule
+    schedule : {"practical", "practical-b8", "experiment", "paper"} or MEBSchedule
         Iteration constants; see :data:`cvxdp.geometry.meb.meb_private.SCHEDULES` and the docs.
+        ``"practical"`` (default): step ``gamma^2/2`` and ``T`` from Lemma 3.2's recursion;
+        ``"practical-b8"``: the previous default (step ``gamma^2/8``).
+    step : {None, "lemma3.2", "appendix-b", "paper"}
+        Replace the schedule's update step by ``gamma^2/2`` (Alg. 2, Lemma 3.2), ``gamma^2/8``
+        (App. B, §6) or ``gamma^2/2048`` (Alg. 4); ``None`` keeps the schedule's.  Privacy does
+        not depend on the step (``docs/meb.md``, "The step size").
     adaptive : bool, optional
         Force adaptive budgeting on (3/4 of each call's budget in its first T/4 iterations) or off;
         default: the schedule's own setting (``"practical"`` is adaptive, the paper presets not).
@@ -280,7 +291,7 @@ def solve_private_meb(
     if model not in ("central", "local"):
         raise PrivacySpecError(f"model must be 'central' or 'local', got {model!r}.")
     local = model == "local"
-    sched = resolve_schedule(schedule, adaptive)
+    sched = resolve_schedule(schedule, adaptive, step)
     gamma = float(accuracy)
     i_max, B = radius_grid(gamma, GOODCENTER_RATIO)
     if not 0 < beta < 1 or not 0 < init_share < 1:
