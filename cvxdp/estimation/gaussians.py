@@ -342,7 +342,9 @@ def private_gaussian(
             f"alpha={alpha}; the release stays ({eps_total}, {delta})-DP but may be ⊥ or "
             "inaccurate."), stacklevel=2)
     gen = as_generator(rng)
-    xs = x[gen.permutation(n)]  # a Dask x: applied on the workers (Dask's take), lazily
+    xs = x[gen.permutation(n)]
+    if is_dask(xs):  # shuffled once by Dask on the workers and kept there for every step
+        xs = xs.persist()
     blocks, start = {}, 0
     for name, size in sizes.items():
         blocks[name] = xs[start: start + size]

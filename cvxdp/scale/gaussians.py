@@ -128,7 +128,7 @@ def pair_moment(z: Any) -> Any:
     numpy path does)."""
     if not hasattr(z, "chunks"):
         return None
-    z = z.rechunk({1: -1})
+    z = z.rechunk({1: -1}).persist()  # read once per round: kept on the workers
     d = int(z.shape[1])
 
     def moment(low: np.ndarray, t_clip: float) -> np.ndarray:

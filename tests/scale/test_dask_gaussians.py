@@ -56,8 +56,7 @@ def test_dask_bounded_gaussian_mean_only(dask_client):
 
 
 @pytest.mark.filterwarnings("ignore::cvxdp.estimation.gaussians.GaussianSampleWarning")
-@pytest.mark.parametrize("method", ["auto", pytest.param("preconditioned",
-                                                         marks=pytest.mark.slow)])
+@pytest.mark.parametrize("method", ["auto", "preconditioned"])
 def test_dask_unbounded_gaussian_releases_the_numpy_estimate(dask_client, method):
     n = 20000
     X = _data(n)
