@@ -95,8 +95,10 @@ def test_readme_quickstart_numbers():
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=quick,
                              mechanism="mwu")
     assert sol.status == "user_limit"
-    assert sol.value == pytest.approx(_number(r"says so\), value ([\d.]+), no violation", text),
+    assert sol.value == pytest.approx(_number(r"says so\), value ([\d.]+), largest", text),
                                       rel=0.03)
+    assert sol.validation.max_violation == pytest.approx(
+        _number(r"true constraints ([\d.]+)\.", text), rel=0.1)
     sol = prob.solve_private(epsilon=10.0, delta=1e-6, rng=7, mechanism="perturbation",
                              noise="truncated", private=priv)
     assert sol.status == "optimal_inaccurate"
