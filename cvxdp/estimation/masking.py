@@ -46,6 +46,7 @@ __all__ = [
     "MultiplicativePSDMask",
     "PopulousMeanResult",
     "populous_mean",
+    "populous_release",
 ]
 
 PAPER = "Ashtiani & Liaw, COLT 2022 (papers/004_bb504c9cebec7946.txt)"
@@ -291,29 +292,50 @@ def populous_mean(
     ----------
     Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6 (privacy, k >= 140), App. C.2.
     """
-    eps_t, dl_t = _budget(epsilon, delta)
-    eps = eps_t / 2
-    dl = dl_t / (4 * math.exp(eps))
     k = len(items)
     if k < K_PRIVACY_MIN:
         raise PrivacyGuaranteeError(
             f"Alg. 1 needs k >= {K_PRIVACY_MIN} blocks for Lemma 3.6's privacy proof, got {k}; "
             "use more data or smaller blocks.")
-    gen = as_generator(rng)
+    return populous_release(_populous_statistics(items, space), k, space, items[0],
+                            epsilon=epsilon, delta=delta, mask=mask, rng=as_generator(rng),
+                            constant=constant)
+
+
+def populous_release(stats: tuple[float, Any], k: int, space: Any, example: Any, *,
+                     epsilon: float, delta: float, rng: np.random.Generator,
+                     mask: Callable[..., Any] | None = None,
+                     constant: str = "proof") -> PopulousMeanResult:
+    """Alg. 1's release (steps 5-10) from its statistics ``(Q, mu)``: the truncated-Laplace test
+    of ``Q``, then the mask on ``mu``, with the budget split, sensitivity and record of
+    :func:`populous_mean` (which computes the statistics itself; ``cvxdp.scale.gaussians``
+    computes them on a worker).
+
+    References
+    ----------
+    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6.
+    """
+    eps_t, dl_t = _budget(epsilon, delta)
+    eps = eps_t / 2
+    dl = dl_t / (4 * math.exp(eps))
+    if k < K_PRIVACY_MIN:
+        raise PrivacyGuaranteeError(
+            f"Alg. 1 needs k >= {K_PRIVACY_MIN} blocks for Lemma 3.6's privacy proof, got {k}; "
+            "use more data or smaller blocks.")
     gamma = aggregation_sensitivity(k, space.r, space.phi, constant)
     factory = mask if mask is not None else space.default_mask
-    b = factory(gamma, eps, dl, items[0])
+    b = factory(gamma, eps, dl, example)
     record = PrivacyRecord(
         "populous_mean", ApproxDP(2 * eps, 4 * math.exp(eps) * dl),
         f"{PAPER}, Lemma 3.6 (TLap Thm 2.12 + mask)",
         params={"k": k, "gamma": gamma, "eps_internal": eps, "delta_internal": dl,
                 "r": space.r, "t": space.t, "phi": space.phi, **b.params})
-    big_q, mu = _populous_statistics(items, space)
+    big_q, mu = stats
     lam, half = truncated_laplace_params(2.0 / k, eps, dl)
-    q_hat = big_q + sample_truncated_laplace(lam, half, gen)
+    q_hat = big_q + sample_truncated_laplace(lam, half, rng)
     if q_hat < 0.8 + half or mu is None:  # mu is None is unreachable after a pass (Claim C.2)
         return PopulousMeanResult(None, False, record, k, gamma)
-    return PopulousMeanResult(b(mu, gen), True, record, k, gamma)
+    return PopulousMeanResult(b(mu, rng), True, record, k, gamma)
 
 
 def _populous_statistics(items: Any, space: Any) -> tuple[float, Any]:

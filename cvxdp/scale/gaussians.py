@@ -29,8 +29,8 @@ step then reads its block through a reduce: the log-scale and grid histograms' c
 subsample-and-aggregate steps (Alg. 2's block projectors, the orthogonal mean's points) read
 ``k_min * d`` and ``k_min`` rows, a number independent of n: their Alg. 1 statistics ``(Q, mu)``
 are computed in one task on a worker (:func:`dask_populous_mean`) and only they reach the client,
-where :func:`populous_release` adds Alg. 1's noise.  Robust and Ashtiani-Liaw's Alg. 3 are not
-chunk-wise (refused: :func:`refuse_unbounded`).
+where :func:`cvxdp.estimation.masking.populous_release` adds Alg. 1's noise.  Robust and
+Ashtiani-Liaw's Alg. 3 are not chunk-wise (refused: :func:`refuse_unbounded`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from cvxdp.scale import as_row_blocks, block_sum
 
 __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bounds",
            "pair_moment", "dask_cell_counts", "dask_column_counts", "dask_clipped_sum",
-           "dask_subspace", "dask_populous_mean", "populous_release"]
+           "dask_subspace", "dask_populous_mean"]
 
 
 def dask_samples(X: Any) -> Any:
@@ -206,64 +206,16 @@ def _point_statistics(items: np.ndarray, tol: float) -> tuple:
     return _populous_statistics(items, EuclideanSpace(r=tol))
 
 
-def populous_release(stats: tuple, k: int, space: Any, example: np.ndarray, *, epsilon: float,
-                     delta: float, rng: np.random.Generator) -> Any:
-    """Alg. 1's release (steps 5-10) from its statistics ``(Q, mu)`` computed on a worker.
-
-    The same mechanism as :func:`cvxdp.estimation.masking.populous_mean` (which computes the
-    statistics itself, then runs these lines): truncated-Laplace test of Q, then the space's
-    default mask on mu, with the same budget split, sensitivity and record, drawing from
-    ``rng`` in the same order.
-
-    References
-    ----------
-    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6.
-    """
-    from cvxdp.errors import PrivacyGuaranteeError
-    from cvxdp.estimation.masking import (
-        K_PRIVACY_MIN,
-        PAPER,
-        PopulousMeanResult,
-        _budget,
-        aggregation_sensitivity,
-        sample_truncated_laplace,
-        truncated_laplace_params,
-    )
-    from cvxdp.privacy.accountant import PrivacyRecord
-    from cvxdp.privacy.budgets import ApproxDP
-
-    eps_t, dl_t = _budget(epsilon, delta)
-    eps = eps_t / 2
-    dl = dl_t / (4 * math.exp(eps))
-    if k < K_PRIVACY_MIN:
-        raise PrivacyGuaranteeError(
-            f"Alg. 1 needs k >= {K_PRIVACY_MIN} blocks for Lemma 3.6's privacy proof, got {k}; "
-            "use more data or smaller blocks.")
-    gamma = aggregation_sensitivity(k, space.r, space.phi, "proof")
-    b = space.default_mask(gamma, eps, dl, example)
-    record = PrivacyRecord(
-        "populous_mean", ApproxDP(2 * eps, 4 * math.exp(eps) * dl),
-        f"{PAPER}, Lemma 3.6 (TLap Thm 2.12 + mask)",
-        params={"k": k, "gamma": gamma, "eps_internal": eps, "delta_internal": dl,
-                "r": space.r, "t": space.t, "phi": space.phi, **b.params})
-    big_q, mu = stats
-    lam, half = truncated_laplace_params(2.0 / k, eps, dl)
-    q_hat = big_q + sample_truncated_laplace(lam, half, rng)
-    if q_hat < 0.8 + half or mu is None:
-        return PopulousMeanResult(None, False, record, k, gamma)
-    return PopulousMeanResult(b(mu, rng), True, record, k, gamma)
-
-
 def dask_subspace(z: Any, *, epsilon: float, delta: float, tol: float,
                   rng: np.random.Generator) -> tuple:
     """:func:`cvxdp.estimation.wrapper.private_subspace` of a Dask ``z``: the ``k`` block
     projectors and Alg. 1's ``(Q, mu)`` are computed in one task on a worker (``k d`` rows,
-    independent of n); the release (:func:`populous_release`) and the snap to a projector on
-    the client."""
+    independent of n); the release (:func:`cvxdp.estimation.masking.populous_release`) and
+    the snap to a projector on the client."""
     import dask
 
     from cvxdp.errors import PrivacySpecError
-    from cvxdp.estimation.masking import k_min
+    from cvxdp.estimation.masking import k_min, populous_release
     from cvxdp.estimation.wrapper import EuclideanSpace
 
     m, d = (int(v) for v in z.shape)
@@ -286,6 +238,7 @@ def dask_populous_mean(items: Any, tol: float, *, epsilon: float, delta: float,
     statistics in one task on a worker (``k_min`` rows), the release on the client."""
     import dask
 
+    from cvxdp.estimation.masking import populous_release
     from cvxdp.estimation.wrapper import EuclideanSpace
 
     k, d = (int(v) for v in items.shape)
