@@ -1,0 +1,64 @@
+"""GoodCenter reads the data once per round (issue 24): the far count of round t and the sum of
+round t+1 share one read, with the same released numbers bit for bit as two separate reads."""
+
+import numpy as np
+import pytest
+
+from cvxdp.geometry.meb import goodcenter
+from cvxdp.geometry.meb.meb_solve import Patch
+
+
+def _two_reads(points, patch, **kw):
+    """Alg. 6 with one read per query (the code before the shared read), for comparison."""
+    sets = goodcenter._patched(points, patch)
+    d = points.shape[1]
+
+    def sum_at(theta, r):
+        total = np.zeros(d)
+        for pts, alive in sets:
+            def part(lo, hi, pts=pts, alive=alive):
+                diff = pts[lo:hi] - theta
+                a = alive[lo:hi]
+                a &= np.einsum("ij,ij->i", diff, diff) <= r * r
+                return np.einsum("i,ij->j", a.astype(float), diff)
+            total += goodcenter._summed(part, len(pts), d)
+        return total
+
+    def far_at(mu, r):
+        return goodcenter._far_count(sets, mu, r)
+
+    return goodcenter.good_center_loop(points.shape, sum_at, far_at, **kw)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_shared_read_releases_the_same_numbers(seed):
+    rng = np.random.default_rng(seed)
+    n = [3000, 40000, 800, 12000, 2500][seed]
+    pts = np.clip(rng.normal(rng.uniform(-2, 2, 3), rng.uniform(0.02, 2.0), (n, 3)), -5, 5)
+    patch = None
+    if seed % 2:
+        rows = np.sort(rng.choice(n, 4, replace=False))
+        patch = Patch(rows, np.clip(pts[rows] * 1.2, -5, 5))
+    kw = dict(center=np.zeros(3), r_max=9.0, r_min=0.005, rho=float(rng.uniform(0.05, 3.0)),
+              beta=1e-3)
+    a = goodcenter.good_center(pts, rng=np.random.default_rng(seed), patch=patch, **kw)
+    b = _two_reads(pts, patch, rng=np.random.default_rng(seed), **kw)
+    assert a.iterations == b.iterations
+    np.testing.assert_array_equal(a.center, b.center)   # same pieces, same order: same bits
+    assert a.radius == b.radius and a.excluded_bound == b.excluded_bound
+
+
+def test_one_read_per_round(monkeypatch):
+    reads = []
+    real = goodcenter._summed
+
+    def counting(part, n, width):
+        reads.append(width)
+        return real(part, n, width)
+
+    monkeypatch.setattr(goodcenter, "_summed", counting)
+    pts = np.random.default_rng(0).normal(size=(5000, 3))
+    res = goodcenter.good_center(pts, center=np.zeros(3), r_max=9.0, r_min=0.005, rho=1.0,
+                                 beta=1e-3, rng=np.random.default_rng(0))
+    # round 0's sum, then one read per far count (round t's count with round t+1's sum)
+    assert len(reads) == res.iterations + 2
