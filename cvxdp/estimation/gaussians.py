@@ -230,6 +230,7 @@ def private_gaussian(
     count_clipped: bool | float = False,
     bounds: Any = None,
     estimate: str = "both",
+    verbose: bool = False,
 ) -> GaussianSolution:
     """(epsilon, delta)-DP mean and covariance of a Gaussian sample, with no bounds asked.
 
@@ -280,6 +281,10 @@ def private_gaussian(
         (Gaussian), see :mod:`cvxdp.estimation.gaussian_bounded`.  ``method`` is then ignored.
     estimate : {"both", "mean"}
         With ``bounds``: ``"mean"`` spends the whole budget on the mean (no covariance).
+    verbose : bool
+        Print a header (public size, method, budget) and a summary (status, time, budget
+        spent, the accuracy claim or why none), as every entry point does
+        (:mod:`cvxdp.progress`).
 
     Returns
     -------
@@ -311,6 +316,13 @@ def private_gaussian(
     NeurIPS 2020 (CoinPress); Karwa & Vadhan, ITCS 2018 (private range).
     """
     t0 = time.perf_counter()
+    from cvxdp.progress import budget_text, verbose_run
+
+    shape = tuple(getattr(X, "shape", ()))
+    run = verbose_run(bool(verbose), "Gaussian estimator",
+                      size=f"n={shape[0]}, d={shape[1]}" if len(shape) == 2 else "",
+                      mechanism=method if bounds is None else "bounded",
+                      budget=budget_text(epsilon, delta))
     if is_dask(X) and bounds is None and (robust or method == "ashtiani-liaw"):
         from cvxdp.scale.gaussians import refuse_unbounded  # decided from the arguments only
         raise refuse_unbounded(robust)
@@ -325,8 +337,8 @@ def private_gaussian(
         if robust:
             raise UnsupportedProblemError("robust=True does not take bounds= (the robust "
                                           "learner finds its own range).")
-        return _bounded(x, n_mapped, as_bounds(bounds, d), epsilon, eps_total, delta, share,
-                        estimate, alpha, beta, rng, reference, t0)
+        return run.finish(_bounded(x, n_mapped, as_bounds(bounds, d), epsilon, eps_total,
+                                   delta, share, estimate, alpha, beta, rng, reference, t0))
     if estimate != "both":
         raise UnsupportedProblemError("estimate='mean' needs public bounds= (without them the "
                                       "mean is whitened by the private covariance).")
@@ -389,7 +401,7 @@ def private_gaussian(
         step_records=steps)
     if reference:
         sol.validation = empirical_validation(x, sol.mean, sol.covariance)
-    return sol
+    return run.finish(sol)
 
 
 def auto_method(n: int, d: int, epsilon: float, delta: float, *, alpha: float = 0.2,

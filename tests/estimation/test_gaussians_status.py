@@ -111,3 +111,14 @@ def test_required_n_per_method():
     wide = required_n(4, method="bounded", bounds=(-100, 100), scale=1.0, **kw).total
     tight = required_n(4, method="bounded", bounds=(-10, 10), scale=1.0, **kw).total
     assert tight <= wide
+
+
+def test_verbose_prints_a_header_and_a_summary(capsys):
+    import cvxdp
+
+    X = np.random.default_rng(0).normal(size=(2000, 2))
+    cvxdp.private_gaussian(X, epsilon=1.0, delta=1e-6, rng=0, bounds=(-5, 5), verbose=True)
+    out = capsys.readouterr().out
+    assert "Gaussian estimator" in out and "n=2000, d=2" in out and "status" in out
+    cvxdp.private_gaussian(X, epsilon=1.0, delta=1e-6, rng=0, bounds=(-5, 5))
+    assert capsys.readouterr().out == ""
