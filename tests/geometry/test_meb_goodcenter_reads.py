@@ -62,3 +62,39 @@ def test_one_read_per_round(monkeypatch):
                                  beta=1e-3, rng=np.random.default_rng(0))
     # round 0's sum, then one read per far count (round t's count with round t+1's sum)
     assert len(reads) == res.iterations + 2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_all_inside_is_the_kept_test(seed):
+    """``GoodCenterResult.all_inside`` (issue 24: lets kept_index skip its check pass) is True
+    exactly when every row passes kept_index's own test ``sq_dists <= r0^2``, and the index
+    built with ``all_within`` answers every query as the one built with the check."""
+    from cvxdp.geometry.meb.meb_index import sq_dists
+    from cvxdp.geometry.meb.meb_private import kept_index
+
+    rng = np.random.default_rng(seed)
+    n, d = [3000, 20000, 800, 5000, 2500, 9000][seed], [2, 5, 3, 8, 2, 4][seed]
+    pts = np.clip(rng.normal(rng.uniform(-2, 2, d), rng.uniform(0.05, 2.5), (n, d)), -5, 5)
+    r_max = 5 * np.sqrt(d)
+    gc = goodcenter.good_center(pts, center=np.zeros(d), r_max=r_max, r_min=r_max / 1024,
+                                rho=0.5, beta=0.05, rng=np.random.default_rng(seed))
+    within = bool(np.all(sq_dists(pts, gc.center) <= gc.radius**2))
+    assert gc.all_inside == within
+    if within:
+        a = kept_index(pts, gc.center, gc.radius, all_within=True)
+        b = kept_index(pts, gc.center, gc.radius)
+        for r in (0.3 * gc.radius, 0.7 * gc.radius):
+            ka, sa = a.outside(gc.center + 0.01, r)
+            kb, sb = b.outside(gc.center + 0.01, r)
+            assert ka == kb and np.array_equal(sa, sb)
+
+
+def test_all_inside_false_with_patch():
+    """With a patch (rows read through their clipped images) the flag stays False (unknown)."""
+    rng = np.random.default_rng(0)
+    pts = rng.normal(0, 0.5, (2000, 3))
+    patch = Patch(np.array([3, 7]), np.clip(pts[[3, 7]], -5, 5))
+    gc = goodcenter.good_center(pts, center=np.zeros(3), r_max=5 * np.sqrt(3),
+                                r_min=0.01, rho=0.5, beta=0.05, rng=np.random.default_rng(0),
+                                patch=patch)
+    assert gc.all_inside is False

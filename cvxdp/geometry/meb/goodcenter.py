@@ -17,6 +17,7 @@ manipulates.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,12 @@ class GoodCenterResult:
         (``2 X t``, proof of Thm A.2), i.e. points that may lie outside the released ball.
     records : list of PrivacyRecord
         The zCDP receipts (count and sum queries, planned worst case ``T`` rounds).
+    all_inside : bool
+        Not released (an exact fact about the data, never printed or returned to the user):
+        every row lies in the released ball by the test ``||x - center||^2 <= radius^2`` on
+        differences, the test :func:`~cvxdp.geometry.meb.meb_private.kept_index` repeats.  It
+        only lets that function skip a pass that would find the same (issue 24); ``False``
+        when unknown.
     """
 
     center: np.ndarray
@@ -59,6 +66,7 @@ class GoodCenterResult:
     rounds: int
     excluded_bound: float
     records: list[PrivacyRecord] = field(default_factory=list)
+    all_inside: bool = False
 
 
 def good_center_rounds(r_max: float, r_min: float) -> int:
@@ -190,8 +198,14 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
                      inside=masks)
         return far
 
-    return good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
-                            r_min=r_min, rho=rho, beta=beta, rng=rng)
+    res = good_center_loop(points.shape, sum_at, far_at, center=center, r_max=r_max,
+                           r_min=r_min, rho=rho, beta=beta, rng=rng)
+    # The loop's last sum_at was at the released ball (theta, r_cur), so each row's mask says
+    # whether it lies inside every ball so far, this one included, by ||x - theta||^2 <= r^2
+    # on differences (the cached path's (r/2)^2 is the same number as the next r_cur^2).
+    if patch is None:
+        res = dataclasses.replace(res, all_inside=bool(sets[0][1].all()))
+    return res
 
 
 def _far_count(sets: Any, mu: np.ndarray, r: float) -> float:

@@ -200,7 +200,8 @@ class MMEBRun:
 
 
 def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
-               compress: bool = True, patch: Any = None) -> OutsideIndex:
+               compress: bool = True, patch: Any = None,
+               all_within: bool = False) -> OutsideIndex:
     """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
 
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
@@ -209,6 +210,10 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     ``patch`` (:class:`cvxdp.geometry.meb.meb_solve.Patch`): rows of ``points`` replaced by their
     clipped images.  A few dropped or patched rows are subtracted from every answer (and the
     kept images added) instead of copying the kept rows (issue 24: no copy of the data).
+    ``all_within``: the caller has tested every row with the test used below,
+    ``sq_dists(points, theta0) <= keep_radius**2`` (GoodCenter's last mask,
+    :attr:`~cvxdp.geometry.meb.goodcenter.GoodCenterResult.all_inside`, with ``keep >= 1``), and
+    all passed: no row is dropped, so the check pass is skipped (the same index).
     """
     theta0 = np.asarray(theta0, dtype=float)
     points = np.ascontiguousarray(points, dtype=float)
@@ -219,7 +224,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     # the index's slack (far above rounding), so the test below could not drop any.
     scale = float(np.sqrt(sqn.max(initial=0.0))) + float(np.linalg.norm(theta0)) + keep_radius
     c = keep_radius**2 - slack(scale)
-    if patch is None and (not np.isfinite(c) or outside_full(
+    if patch is None and (all_within or not np.isfinite(c) or outside_full(
             points, sqn, theta0, np.sqrt(max(c, 0.0)))[0] == 0):
         return OutsideIndex(points, compress=compress, key=key, sqn=sqn)
     kept = sq_dists(points, theta0) <= keep_radius**2
