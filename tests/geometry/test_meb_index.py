@@ -240,3 +240,40 @@ def test_kept_index_keeps_exactly_the_points_in_the_kept_ball():
         assert len(idx) == int((d2 <= radius**2).sum())
         assert (d2 == radius**2).any() or radius == 100.0
         assert sorted(map(tuple, idx.rows)) == sorted(map(tuple, pts[d2 <= radius**2]))
+
+
+def test_anchor_cache_gives_the_same_answers(monkeypatch):
+    """Issue 24: the root builds of DP-MMEB's calls (each restarts at theta0, at a new radius)
+    split on the first root build's cached values; every answer equals the uncached index's bit
+    for bit, and the cache is really used (d >= ANCHOR_CACHE_D, numpy loops)."""
+    from cvxdp.geometry.meb import meb_index, meb_kernels
+
+    monkeypatch.setitem(meb_kernels._state, "choice", "numpy")
+    rng = np.random.default_rng(3)
+    pts = rng.normal(size=(40000, 16))
+    theta0 = rng.normal(size=16) * 0.05
+
+    def walk(index):
+        out = []
+        for r in (3.5, 4.6, 4.0, 5.2):          # a new radius restarts at theta0
+            theta = theta0.copy()
+            for _ in range(30):
+                k, s = index.query(theta, r)
+                out.append((k, s.tobytes()))
+                theta = theta + 0.02 * s / max(k, 1) / np.sqrt(16)
+        return out
+
+    cached = OutsideIndex(pts, compress=False)
+    assert cached._cache_anchor
+    got = walk(cached)
+    assert cached._anchor_cache is not None and all(t is not None
+                                                    for t in cached._anchor_cache[1])
+    monkeypatch.setattr(meb_index, "ANCHOR_CACHE_D", 10**9)
+    plain = OutsideIndex(pts, compress=False)
+    assert not plain._cache_anchor
+    assert walk(plain) == got
+    for r in (3.5, 5.2):
+        k, s = outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta0, r)
+        k2, s2 = OutsideIndex(pts, compress=False).query(theta0, r)
+        assert k == k2
+        np.testing.assert_allclose(s2, s, rtol=1e-12, atol=1e-9)

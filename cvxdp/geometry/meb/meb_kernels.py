@@ -130,9 +130,23 @@ def _count_sum_np(pts, sqn, v, c, w):
 
 
 def _split_np(pts, sqn, v, aa, lo2, hi2, w, rows, rsqn, rw):
+    return split_given_np(anchor_values_np(pts, sqn, v, aa), pts, sqn, lo2, hi2, w, rows, rsqn,
+                          rw)
+
+
+def anchor_values_np(pts, sqn, v, aa):
+    """``t = sqn + pts @ v + aa`` as the numpy ``split`` computes it (the same operations in the
+    same order, so the same numbers bit for bit): ``||x - a||^2`` for ``v = -2 a``,
+    ``aa = ||a||^2``."""
     t = np.einsum("ij,j->i", pts, v)
     t += sqn
     t += aa
+    return t
+
+
+def split_given_np(t, pts, sqn, lo2, hi2, w, rows, rsqn, rw):
+    """The numpy ``split`` from the values ``t`` of :func:`anchor_values_np` (computed once for
+    an anchor the index builds at again: ``meb_index``, "Anchor cache")."""
     far = t > hi2
     k, s = _masked_count_sum(pts, far, w)
     idx = _indices(~far & (t >= lo2))
