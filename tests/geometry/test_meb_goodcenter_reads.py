@@ -89,12 +89,36 @@ def test_all_inside_is_the_kept_test(seed):
             assert ka == kb and np.array_equal(sa, sb)
 
 
-def test_all_inside_false_with_patch():
-    """With a patch (rows read through their clipped images) the flag stays False (unknown)."""
-    rng = np.random.default_rng(0)
-    pts = rng.normal(0, 0.5, (2000, 3))
-    patch = Patch(np.array([3, 7]), np.clip(pts[[3, 7]], -5, 5))
-    gc = goodcenter.good_center(pts, center=np.zeros(3), r_max=5 * np.sqrt(3),
-                                r_min=0.01, rho=0.5, beta=0.05, rng=np.random.default_rng(0),
-                                patch=patch)
-    assert gc.all_inside is False
+@pytest.mark.parametrize("seed", range(4))
+def test_all_inside_with_patch(seed):
+    """With a patch the flag covers the rows GoodCenter reads (all but the patched ones, plus
+    their clipped images), and kept_index(..., all_within=True) builds the same index."""
+    from cvxdp.geometry.meb.meb_index import sq_dists
+    from cvxdp.geometry.meb.meb_private import kept_index
+
+    rng = np.random.default_rng(seed)
+    d = 3
+    if seed < 2:    # spread over the box: GoodCenter stops at B(0, R_max), which holds all
+        pts = rng.uniform(-4.9, 4.9, (4000, d))
+        rows = np.sort(rng.choice(4000, 6, replace=False))
+        pts[rows, 0] = 5.5                             # just outside the box (-5, 5)^3
+    else:
+        pts = rng.normal(0, [0.5, 1.0, 1.5, 2.5][seed], (4000, d))
+        rows = np.flatnonzero(np.any(np.abs(pts) > 1.5, axis=1))[:6]
+        pts[rows] *= 4.0                               # outside the box (-5, 5)^3 mostly
+    patch = Patch(rows, np.clip(pts[rows], -5, 5))
+    r_max = 5 * np.sqrt(d)
+    gc = goodcenter.good_center(pts, center=np.zeros(d), r_max=r_max, r_min=0.01, rho=0.5,
+                                beta=0.05, rng=np.random.default_rng(seed), patch=patch)
+    live = np.ones(len(pts), dtype=bool)
+    live[rows] = False
+    within = bool(np.all(sq_dists(pts[live], gc.center) <= gc.radius**2)
+                  and np.all(sq_dists(patch.clipped, gc.center) <= gc.radius**2))
+    assert gc.all_inside == within
+    if within:
+        a = kept_index(pts, gc.center, gc.radius, patch=patch, all_within=True)
+        b = kept_index(pts, gc.center, gc.radius, patch=patch)
+        for r in (0.3 * gc.radius, 0.7 * gc.radius):
+            ka, sa = a.outside(gc.center + 0.01, r)
+            kb, sb = b.outside(gc.center + 0.01, r)
+            assert ka == kb and np.array_equal(sa, sb)

@@ -54,7 +54,8 @@ class GoodCenterResult:
         The zCDP receipts (count and sum queries, planned worst case ``T`` rounds).
     all_inside : bool
         Not released (an exact fact about the data, never printed or returned to the user):
-        every row lies in the released ball by the test ``||x - center||^2 <= radius^2`` on
+        every row read (with a patch: every row but the patched ones, and every clipped image)
+        lies in the released ball by the test ``||x - center||^2 <= radius^2`` on
         differences, the test :func:`~cvxdp.geometry.meb.meb_private.kept_index` repeats.  It
         only lets that function skip a pass that would find the same (issue 24); ``False``
         when unknown.
@@ -203,8 +204,12 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     # The loop's last sum_at was at the released ball (theta, r_cur), so each row's mask says
     # whether it lies inside every ball so far, this one included, by ||x - theta||^2 <= r^2
     # on differences (the cached path's (r/2)^2 is the same number as the next r_cur^2).
-    if patch is None:
-        res = dataclasses.replace(res, all_inside=bool(sets[0][1].all()))
+    # With a patch: every row but the patched ones (left out from the start) and every clipped
+    # image (patch.rows are distinct: sorted indices).
+    dropped = 0 if patch is None else len(patch.rows)
+    inside = (np.count_nonzero(sets[0][1]) == n - dropped
+              and all(bool(alive.all()) for _, alive in sets[1:]))
+    res = dataclasses.replace(res, all_inside=inside)
     return res
 
 

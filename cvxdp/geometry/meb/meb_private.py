@@ -210,8 +210,9 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     ``patch`` (:class:`cvxdp.geometry.meb.meb_solve.Patch`): rows of ``points`` replaced by their
     clipped images.  A few dropped or patched rows are subtracted from every answer (and the
     kept images added) instead of copying the kept rows (issue 24: no copy of the data).
-    ``all_within``: the caller has tested every row with the test used below,
-    ``sq_dists(points, theta0) <= keep_radius**2`` (GoodCenter's last mask,
+    ``all_within``: the caller has tested every row (with ``patch``: every row but the patched
+    ones, and every clipped image) with the test used below,
+    ``sq_dists(rows, theta0) <= keep_radius**2`` (GoodCenter's last mask,
     :attr:`~cvxdp.geometry.meb.goodcenter.GoodCenterResult.all_inside`, with ``keep >= 1``), and
     all passed: no row is dropped, so the check pass is skipped (the same index).
     """
@@ -227,12 +228,16 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     if patch is None and (all_within or not np.isfinite(c) or outside_full(
             points, sqn, theta0, np.sqrt(max(c, 0.0)))[0] == 0):
         return OutsideIndex(points, compress=compress, key=key, sqn=sqn)
-    kept = sq_dists(points, theta0) <= keep_radius**2
+    if all_within:      # every row (but the patched ones) and every clipped image passed
+        kept = np.ones(len(points), dtype=bool)
+    else:
+        kept = sq_dists(points, theta0) <= keep_radius**2
     include = None
     if patch is not None:
         kept[patch.rows] = False
         extra = patch.clipped
-        extra_kept = sq_dists(extra, theta0) <= keep_radius**2
+        extra_kept = (np.ones(len(extra), dtype=bool) if all_within
+                      else sq_dists(extra, theta0) <= keep_radius**2)
         extra = np.ascontiguousarray(extra[extra_kept])
         include = (extra, np.einsum("ij,ij->i", extra, extra))
     dropped = np.flatnonzero(~kept)

@@ -367,7 +367,7 @@ def solve_private_meb(
         # One for all B calls.  GoodCenter's last mask already tested every row against
         # B(theta0, r0), inside B(theta0, keep r0) when keep >= 1: then no check pass.
         index = kept_index(pts, theta0, sched.keep * r0, patch=patch,
-                           all_within=patch is None and sched.keep >= 1 and gc.all_inside)
+                           all_within=sched.keep >= 1 and gc.all_inside)
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
