@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb.meb_index import OutsideIndex, outside_full, slack, sq_dists
+from cvxdp.geometry.meb.meb_index import OutsideIndex, _norm2, outside_full, slack, sq_dists
 
 __all__ = ["MEBSchedule", "SCHEDULES", "STEPS", "lemma32_iterations", "mmeb_constants",
            "budget_weights", "dp_mmeb", "kept_index", "radius_grid"]
@@ -322,7 +322,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
                 traj.append(theta.copy())
             if n_w < tau_upd[t]:
                 return MMEBRun(theta, its, "few_uncovered", bound, traj)
-            g = 2.0 * (schedule.keep * r0 + float(np.linalg.norm(theta - theta0)))
+            g = 2.0 * (schedule.keep * r0 + _norm2(theta - theta0))
             s = sum_out - k * theta
             theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
         k_fin, _ = index.outside(theta, (1 + gamma) * r)
