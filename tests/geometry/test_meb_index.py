@@ -277,3 +277,17 @@ def test_anchor_cache_gives_the_same_answers(monkeypatch):
         k2, s2 = OutsideIndex(pts, compress=False).query(theta0, r)
         assert k == k2
         np.testing.assert_allclose(s2, s, rtol=1e-12, atol=1e-9)
+
+
+def test_sq_norms_and_the_compress_precheck():
+    """Issue 24: the parallel squared norms are einsum's numbers row for row, and the
+    projection pre-check of compress_rows makes the decision np.unique makes."""
+    from cvxdp.geometry.meb.meb_index import compress_rows, sq_norms
+
+    rng = np.random.default_rng(5)
+    pts = rng.normal(size=(300001, 7)) * rng.uniform(0.1, 50, (300001, 1))
+    np.testing.assert_array_equal(sq_norms(pts), np.einsum("ij,ij->i", pts, pts))
+    assert compress_rows(pts)[1] is None                      # distinct rows: no compression
+    grid = rng.integers(0, 3, size=(200000, 6)).astype(float)  # 729 distinct rows
+    rows, w = compress_rows(grid)
+    assert w is not None and w.sum() == len(grid) and len(rows) <= 729

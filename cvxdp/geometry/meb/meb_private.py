@@ -57,7 +57,14 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb.meb_index import OutsideIndex, _norm2, outside_full, slack, sq_dists
+from cvxdp.geometry.meb.meb_index import (
+    OutsideIndex,
+    _norm2,
+    outside_full,
+    slack,
+    sq_dists,
+    sq_norms,
+)
 
 __all__ = ["MEBSchedule", "SCHEDULES", "STEPS", "lemma32_iterations", "mmeb_constants",
            "budget_weights", "dp_mmeb", "kept_index", "radius_grid"]
@@ -219,7 +226,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     theta0 = np.asarray(theta0, dtype=float)
     points = np.ascontiguousarray(points, dtype=float)
     key = ("kept", theta0.tobytes(), float(keep_radius))
-    sqn = np.einsum("ij,ij->i", points, points)
+    sqn = sq_norms(points)
     # Usually every point is kept (always in the paper's presets, whose kept radius is 11 r0):
     # one pass with the index's loops proves it when no point lies beyond the radius shrunk by
     # the index's slack (far above rounding), so the test below could not drop any.
