@@ -291,3 +291,38 @@ def test_sq_norms_and_the_compress_precheck():
     grid = rng.integers(0, 3, size=(200000, 6)).astype(float)  # 729 distinct rows
     rows, w = compress_rows(grid)
     assert w is not None and w.sum() == len(grid) and len(rows) <= 729
+
+
+def test_stacked_exclude_include_same_answers(monkeypatch):
+    """Issue 24: with both excluded and included rows (a patch), the numpy loops test them in
+    one stacked pass; every answer equals the two separate count_sum calls bit for bit."""
+    from cvxdp.geometry.meb import meb_kernels
+
+    monkeypatch.setitem(meb_kernels._state, "choice", "numpy")
+    rng = np.random.default_rng(8)
+    pts = rng.normal(size=(20000, 5))
+    drop = np.sort(rng.choice(20000, 9, replace=False))
+    extra = np.clip(pts[drop] * 3, -2, 2)
+    sq = np.einsum("ij,ij->i", pts, pts)
+    kw = dict(compress=False, exclude=(pts[drop], sq[drop]),
+              include=(extra, np.einsum("ij,ij->i", extra, extra)))
+    stacked, plain = OutsideIndex(pts, **kw), OutsideIndex(pts, **kw)
+    assert stacked._few is not None
+    plain._few = None
+    hits = 0
+    for r in (0.5, 1.5, 2.2, 3.0):
+        for _ in range(5):
+            theta = rng.normal(size=5) * 0.3
+            a, b = stacked.query(theta, r), plain.query(theta, r)
+            assert a[0] == b[0] and np.array_equal(a[1], b[1])
+            a, b = stacked.outside(theta, r), plain.outside(theta, r)
+            assert a[0] == b[0] and np.array_equal(a[1], b[1])
+            hits += int(np.any(np.linalg.norm(extra - theta, axis=1) > r))
+    assert hits > 0                      # included rows were really outside some balls
+    live = np.ones(20000, dtype=bool)
+    live[drop] = False
+    ref = np.concatenate([pts[live], extra])
+    k, s = stacked.outside(np.zeros(5), 1.5)
+    kr, sr = _brute(ref, np.zeros(5), 1.5)
+    assert k == kr
+    np.testing.assert_allclose(s, sr, atol=1e-9)

@@ -348,6 +348,12 @@ class OutsideIndex:
         # they take at most 1/16 of the rows' memory, d >= 16).
         self._cache_anchor = self.loops.name == "numpy" and self.rows.shape[1] >= ANCHOR_CACHE_D
         self._anchor_cache: tuple[bytes, list] | None = None
+        # Excluded and included rows stacked for one test per query (numpy loops, both sets).
+        self._few = None
+        if self.loops.name == "numpy" and self._exclude is not None and self._include is not None:
+            self._few = (np.concatenate([self._exclude[0], self._include[0]]),
+                         np.concatenate([self._exclude[1], self._include[1]]),
+                         len(self._exclude[1]))
 
     def __len__(self) -> int:
         return self._n
@@ -363,6 +369,21 @@ class OutsideIndex:
         """``(k, s)`` minus the excluded rows' count and sum outside ``B(theta, r)``, plus the
         included rows'."""
         v, c = -2.0 * theta, r * r - theta @ theta
+        if self._few is not None:
+            # numpy loops: one test of both sets' rows (each row's einsum is the same number
+            # stacked or not), then each set's count and sum as count_sum computes them; a set
+            # with no row outside adds nothing (count_sum's zeros, s - 0 == s).
+            rows, sqn, m = self._few
+            t = np.einsum("ij,j->i", rows, v)
+            t += sqn
+            out = t > c
+            if out[:m].any():
+                ke, se = kernels._masked_count_sum(self._exclude[0], out[:m], kernels._NO_W)
+                k, s = k - ke, s - se
+            if out[m:].any():
+                ki, si = kernels._masked_count_sum(self._include[0], out[m:], kernels._NO_W)
+                k, s = k + ki, s + si
+            return k, s
         if self._exclude is not None:
             ke, se = self.loops.count_sum(self._exclude[0], self._exclude[1], v, c, None)
             k, s = k - ke, s - se
