@@ -68,6 +68,13 @@ _MWU_ONLY = {"accuracy", "max_iterations", "trace_bound", "target", "schedule", 
              "m_max", "count_clipped"}
 
 
+def _given(opts: dict[str, Any]) -> dict[str, Any]:
+    """The options the user set: the MWU's own keywords arrive from ``solve_general`` at their
+    defaults, and only a set one asks for something (e.g. an option perturbation cannot
+    honour)."""
+    return {k: v for k, v in opts.items() if not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])}
+
+
 def _check_choice(mechanism: Any, noise: Any) -> None:
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
@@ -132,8 +139,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     if mechanism != "mwu" and quadform_parameters(problem, specs) is not None:
         # the private matrices sit only inside quad_form, which CVXPY compiles by factoring
         # their values: released at the model level (quadform_perturbation.py)
-        bad = set(k for k, v in opts.items() if v is not None and not (
-            k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])) - _PERTURBATION_OPTS
+        bad = {k for k, v in _given(opts).items() if v is not None} - _PERTURBATION_OPTS
         if bad or noise != "gaussian":
             raise TypeError(
                 f"a private matrix inside quad_form is released by Gaussian perturbation, "
@@ -147,8 +153,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
                                         "perturbation at the model level"}
         return sol
     chosen, why = mechanism, None
-    mwu_set = sorted(k for k, v in opts.items()
-                     if k in _MWU_ONLY and not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k]))
+    mwu_set = sorted(k for k in _given(opts) if k in _MWU_ONLY)
     if mechanism == "auto" and mwu_set:
         # options only the MWU takes (accuracy=, target=, ...) say which mechanism is meant
         chosen, why = "mwu", {"rule": f"options of the MWU given: {mwu_set}"}
@@ -168,9 +173,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         if why is not None:
             sol.info["auto"] = why
         return sol
-    # the MWU's own keywords arrive from solve_general at their defaults: only a set one is an
-    # option perturbation cannot honour
-    opts = {k: v for k, v in opts.items() if not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])}
+    opts = _given(opts)
     bad = set(opts) - _PERTURBATION_OPTS
     if bad:
         raise TypeError(f"option(s) {sorted(bad)} belong to the MWU, not to "

@@ -72,7 +72,7 @@ def quadform_parameters(problem: cp.Problem, specs: tuple[Any, ...]
                         ) -> dict[int, dict[str, int]] | None:
     """``{param id: counts}`` when every private parameter is only a ``quad_form`` matrix
     (square, symmetric values) and the model is not DPP in it; else None (public structure)."""
-    if problem.is_dcp(dpp=True) or not specs:
+    if not specs:
         return None
     out = {}
     for spec in specs:
@@ -86,7 +86,8 @@ def quadform_parameters(problem: cp.Problem, specs: tuple[Any, ...]
             if counts["quad_form"] == 0 or counts["other"]:
                 return None
             out[p.id] = counts
-    return out
+    # only now the DPP check (it walks the whole model): a DPP model keeps the parameter
+    return None if problem.is_dcp(dpp=True) else out
 
 
 def _psd_part(M: np.ndarray) -> np.ndarray:
