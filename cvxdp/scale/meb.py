@@ -135,6 +135,10 @@ class DaskOutsideIndex:
 
     outside = query
 
+    def count_outside(self, theta: np.ndarray, r: float) -> int:
+        """The count of :meth:`query` (DP-MMEB's final covering test)."""
+        return self.query(theta, r)[0]
+
 
 # --- GoodCenter (Alg. 6, central) ---------------------------------------------------------------
 

@@ -295,7 +295,8 @@ def test_sq_norms_and_the_compress_precheck():
 
 def test_stacked_exclude_include_same_answers(monkeypatch):
     """Issue 24: with both excluded and included rows (a patch), the numpy loops test them in
-    one stacked pass; every answer equals the two separate count_sum calls bit for bit."""
+    one stacked pass with one signed sum; every count equals the two separate count_sum calls
+    and every sum equals theirs up to rounding (the same rows, added in another order)."""
     from cvxdp.geometry.meb import meb_kernels
 
     monkeypatch.setitem(meb_kernels._state, "choice", "numpy")
@@ -314,9 +315,11 @@ def test_stacked_exclude_include_same_answers(monkeypatch):
         for _ in range(5):
             theta = rng.normal(size=5) * 0.3
             a, b = stacked.query(theta, r), plain.query(theta, r)
-            assert a[0] == b[0] and np.array_equal(a[1], b[1])
+            assert a[0] == b[0]
+            np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-9)
             a, b = stacked.outside(theta, r), plain.outside(theta, r)
-            assert a[0] == b[0] and np.array_equal(a[1], b[1])
+            assert a[0] == b[0]
+            np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-9)
             hits += int(np.any(np.linalg.norm(extra - theta, axis=1) > r))
     assert hits > 0                      # included rows were really outside some balls
     live = np.ones(20000, dtype=bool)
@@ -326,3 +329,44 @@ def test_stacked_exclude_include_same_answers(monkeypatch):
     kr, sr = _brute(ref, np.zeros(5), 1.5)
     assert k == kr
     np.testing.assert_allclose(s, sr, atol=1e-9)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+@pytest.mark.parametrize("data", ["gauss", "grid", "patched"])
+def test_count_outside_is_the_full_pass_count(monkeypatch, threads, data):
+    """Issue 24: DP-MMEB's final covering test counts without summing, by the anchor cache's
+    bounds and a test of the rows between them; the count equals the full pass's at every
+    centre and radius (near the anchor, far from it, on the sphere's ties of grid data)."""
+    from cvxdp.geometry.meb import meb_index
+
+    if threads:
+        monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
+        monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
+    rng = np.random.default_rng(31)
+    if data == "grid":
+        pts = np.vstack([_grid_data(rng, 60_000, 5, extra=500)] * 4)[:, [0, 1, 2, 3, 4] * 4]
+    else:
+        pts = rng.normal(size=(40000, 16))
+    kw = {}
+    if data == "patched":
+        drop = np.sort(rng.choice(len(pts), 7, replace=False))
+        extra = np.clip(pts[drop] * 3, -2, 2)
+        sq = np.einsum("ij,ij->i", pts, pts)
+        kw = dict(exclude=(pts[drop], sq[drop]),
+                  include=(extra, np.einsum("ij,ij->i", extra, extra)))
+    idx = OutsideIndex(pts, min_band=8, **kw)       # bands even over ~600 distinct grid rows
+    assert (idx.weights is not None) == (data == "grid")
+    theta0 = pts.mean(axis=0).round()
+    checked = 0
+    for r in (2.5, 4.0, np.sqrt(20.0)):
+        theta = theta0.copy()
+        for _ in range(15):
+            idx.query(theta, r)              # builds the root level (and the anchor cache)
+            for rr in (r, 1.2 * r, 0.5 * r):
+                for centre in (theta, theta + 0.4, theta0):
+                    assert idx.count_outside(centre, rr) == idx.outside(centre, rr)[0]
+                    checked += 1
+            theta = theta + 0.01 * rng.normal(size=pts.shape[1])
+    assert checked == 3 * 15 * 9
+    if idx.loops.name == "numpy":
+        assert idx._anchor_cache is not None      # the cached path really ran

@@ -332,7 +332,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
             g = 2.0 * (schedule.keep * r0 + _norm2(theta - theta0))
             s = sum_out - k * theta
             theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
-        k_fin, _ = index.outside(theta, (1 + gamma) * r)
+        k_fin = index.count_outside(theta, (1 + gamma) * r)
         if k_fin + rng.normal(0.0, sig_cnt[-1] * amp) <= tau_fin:
             if trace:
                 traj.append(theta.copy())
