@@ -93,11 +93,12 @@ def _loops(backend: str):
 
 
 def _outside_block(p, theta0, keep_r2, v, c, backend):
-    diff = p - theta0
-    kept = np.einsum("ij,ij->i", diff, diff) <= keep_r2     # kept_index's test (sq_dists)
-    if not kept.all():
-        p = np.ascontiguousarray(p[kept])
     sqn = np.einsum("ij,ij->i", p, p)
+    t = np.einsum("ij,j->i", p, -2.0 * theta0)
+    t += sqn
+    kept = t <= keep_r2 - theta0 @ theta0                 # kept_index's test (inside_mask)
+    if not kept.all():
+        p, sqn = np.ascontiguousarray(p[kept]), sqn[kept]
     k, s = _loops(backend).count_sum(p, sqn, v, c, None)
     return np.concatenate([[float(k)], s])
 
@@ -142,22 +143,29 @@ class DaskOutsideIndex:
 
 # --- GoodCenter (Alg. 6, central) ---------------------------------------------------------------
 
-def _alive(p, history):
+def _dist_terms(p, sqn, theta):
+    """``||x||^2 + <x, -2 theta>`` per row: ``inside_mask``'s and GoodCenter's left side."""
+    t = np.einsum("ij,j->i", p, -2.0 * theta)
+    t += sqn
+    return t
+
+
+def _alive(p, sqn, history):
     alive = np.ones(len(p), dtype=bool)
     for theta, r in history:
-        diff = p - theta
-        alive &= np.einsum("ij,ij->i", diff, diff) <= r * r
+        alive &= _dist_terms(p, sqn, theta) <= r * r - theta @ theta
     return alive
 
 
 def _gc_sum_block(p, history):
-    theta = history[-1][0]
-    return np.einsum("i,ij->j", _alive(p, history).astype(float), p - theta)
+    sqn = np.einsum("ij,ij->i", p, p)
+    a = _alive(p, sqn, history)
+    return np.append(np.einsum("i,ij->j", a.astype(float), p), float(np.count_nonzero(a)))
 
 
 def _gc_far_block(p, history, mu, r):
-    dm = p - mu
-    far = _alive(p, history) & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
+    sqn = np.einsum("ij,ij->i", p, p)
+    far = _alive(p, sqn, history) & (_dist_terms(p, sqn, mu) > 0.25 * r * r - mu @ mu)
     return np.array([float(np.count_nonzero(far))])
 
 
@@ -175,7 +183,8 @@ def dask_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float, r_
 
     def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
         history.append((theta, r))
-        return points.reduce(_gc_sum_block, d, list(history))
+        both = points.reduce(_gc_sum_block, d + 1, list(history))
+        return both[:d] - both[d] * theta       # sum (x - theta), as good_center computes it
 
     def far_at(mu: np.ndarray, r: float) -> float:
         return float(points.reduce(_gc_far_block, 1, list(history), mu, r)[0])

@@ -9,23 +9,37 @@ from cvxdp.geometry.meb.meb_solve import Patch
 
 
 def _two_reads(points, patch, **kw):
-    """Alg. 6 with one read per query (the code before the shared read), for comparison."""
+    """Alg. 6 with one read per query (the shared read's arithmetic, each query on its own:
+    inside_mask's test, sum x - k theta), for comparison."""
     sets = goodcenter._patched(points, patch)
+    norms = [np.einsum("ij,ij->i", pts, pts) for pts, _ in sets]
     d = points.shape[1]
 
     def sum_at(theta, r):
         total = np.zeros(d)
-        for pts, alive in sets:
-            def part(lo, hi, pts=pts, alive=alive):
-                diff = pts[lo:hi] - theta
+        v, c = -2.0 * theta, r * r - theta @ theta
+        for (pts, alive), sq in zip(sets, norms):
+            def part(lo, hi, pts=pts, alive=alive, sq=sq):
+                t = np.einsum("ij,j->i", pts[lo:hi], v)
+                t += sq[lo:hi]
                 a = alive[lo:hi]
-                a &= np.einsum("ij,ij->i", diff, diff) <= r * r
-                return np.einsum("i,ij->j", a.astype(float), diff)
-            total += goodcenter._summed(part, len(pts), d)
+                a &= t <= c
+                return np.append(np.einsum("i,ij->j", a.astype(float), pts[lo:hi]),
+                                 float(np.count_nonzero(a)))
+            both = goodcenter._summed(part, len(pts), d + 1)
+            total += both[:d] - both[d] * theta
         return total
 
     def far_at(mu, r):
-        return goodcenter._far_count(sets, mu, r)
+        total = 0.0
+        v, c = -2.0 * mu, 0.25 * r * r - mu @ mu
+        for (pts, alive), sq in zip(sets, norms):
+            def part(lo, hi, pts=pts, alive=alive, sq=sq):
+                t = np.einsum("ij,j->i", pts[lo:hi], v)
+                t += sq[lo:hi]
+                return np.array([float(np.count_nonzero(alive[lo:hi] & (t > c)))])
+            total += float(goodcenter._summed(part, len(pts), 1)[0])
+        return total
 
     return goodcenter.good_center_loop(points.shape, sum_at, far_at, **kw)
 
@@ -67,10 +81,13 @@ def test_one_read_per_round(monkeypatch):
 @pytest.mark.parametrize("seed", range(6))
 def test_all_inside_is_the_kept_test(seed):
     """``GoodCenterResult.all_inside`` (issue 24: lets kept_index skip its check pass) is True
-    exactly when every row passes kept_index's own test ``sq_dists <= r0^2``, and the index
+    exactly when every row passes kept_index's own test (``inside_mask`` at r0), and the index
     built with ``all_within`` answers every query as the one built with the check."""
-    from cvxdp.geometry.meb.meb_index import sq_dists
+    from cvxdp.geometry.meb.meb_index import inside_mask
     from cvxdp.geometry.meb.meb_private import kept_index
+
+    def inside(p, c, r):
+        return inside_mask(p, np.einsum("ij,ij->i", p, p), c, r)
 
     rng = np.random.default_rng(seed)
     n, d = [3000, 20000, 800, 5000, 2500, 9000][seed], [2, 5, 3, 8, 2, 4][seed]
@@ -78,7 +95,7 @@ def test_all_inside_is_the_kept_test(seed):
     r_max = 5 * np.sqrt(d)
     gc = goodcenter.good_center(pts, center=np.zeros(d), r_max=r_max, r_min=r_max / 1024,
                                 rho=0.5, beta=0.05, rng=np.random.default_rng(seed))
-    within = bool(np.all(sq_dists(pts, gc.center) <= gc.radius**2))
+    within = bool(np.all(inside(pts, gc.center, gc.radius)))
     assert gc.all_inside == within
     if within:
         a = kept_index(pts, gc.center, gc.radius, all_within=True)
@@ -93,8 +110,11 @@ def test_all_inside_is_the_kept_test(seed):
 def test_all_inside_with_patch(seed):
     """With a patch the flag covers the rows GoodCenter reads (all but the patched ones, plus
     their clipped images), and kept_index(..., all_within=True) builds the same index."""
-    from cvxdp.geometry.meb.meb_index import sq_dists
+    from cvxdp.geometry.meb.meb_index import inside_mask
     from cvxdp.geometry.meb.meb_private import kept_index
+
+    def inside(p, c, r):
+        return inside_mask(p, np.einsum("ij,ij->i", p, p), c, r)
 
     rng = np.random.default_rng(seed)
     d = 3
@@ -112,8 +132,8 @@ def test_all_inside_with_patch(seed):
                                 beta=0.05, rng=np.random.default_rng(seed), patch=patch)
     live = np.ones(len(pts), dtype=bool)
     live[rows] = False
-    within = bool(np.all(sq_dists(pts[live], gc.center) <= gc.radius**2)
-                  and np.all(sq_dists(patch.clipped, gc.center) <= gc.radius**2))
+    within = bool(np.all(inside(pts[live], gc.center, gc.radius))
+                  and np.all(inside(patch.clipped, gc.center, gc.radius)))
     assert gc.all_inside == within
     if within:
         a = kept_index(pts, gc.center, gc.radius, patch=patch, all_within=True)

@@ -87,7 +87,8 @@ import numpy as np
 
 from cvxdp.geometry.meb import meb_kernels as kernels
 
-__all__ = ["OutsideIndex", "compress_rows", "outside_full", "slack", "sq_dists", "sq_norms"]
+__all__ = ["OutsideIndex", "compress_rows", "inside_mask", "outside_full", "slack", "sq_dists",
+           "sq_norms"]
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
 #: §6 run times are flat for values from 1 to 3).
@@ -130,6 +131,25 @@ def sq_norms(points: np.ndarray) -> np.ndarray:
 
     def part(lo: int, hi: int) -> None:
         out[lo:hi] = np.einsum("ij,ij->i", points[lo:hi], points[lo:hi])
+
+    _map_rows(part, len(points))
+    return out
+
+
+def inside_mask(points: np.ndarray, sqn: np.ndarray, center: np.ndarray,
+                radius: float) -> np.ndarray:
+    """``||x||^2 + <x, -2 c> <= radius^2 - ||c||^2`` for every row (``sqn``: the rows' squared
+    norms): the complement of :func:`outside_full`'s test, in its fixed row chunks on the
+    thread pool.  GoodCenter's masks and the kept set (``meb_private.kept_index``; the Dask
+    path's blocks) use this one test, so a row GoodCenter found inside is kept."""
+    center = np.asarray(center, dtype=float)
+    v, c = -2.0 * center, radius * radius - center @ center
+    out = np.empty(len(points), dtype=bool)
+
+    def part(lo: int, hi: int) -> None:
+        t = np.einsum("ij,j->i", points[lo:hi], v)
+        t += sqn[lo:hi]
+        np.less_equal(t, c, out=out[lo:hi])
 
     _map_rows(part, len(points))
     return out

@@ -60,9 +60,9 @@ from cvxdp.errors import PrivacySpecError
 from cvxdp.geometry.meb.meb_index import (
     OutsideIndex,
     _norm2,
+    inside_mask,
     outside_full,
     slack,
-    sq_dists,
     sq_norms,
 )
 
@@ -208,7 +208,7 @@ class MMEBRun:
 
 def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
                compress: bool = True, patch: Any = None,
-               all_within: bool = False) -> OutsideIndex:
+               all_within: bool = False, sqn: np.ndarray | None = None) -> OutsideIndex:
     """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
 
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
@@ -219,14 +219,14 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     kept images added) instead of copying the kept rows (issue 24: no copy of the data).
     ``all_within``: the caller has tested every row (with ``patch``: every row but the patched
     ones, and every clipped image) with the test used below,
-    ``sq_dists(rows, theta0) <= keep_radius**2`` (GoodCenter's last mask,
+    ``inside_mask(rows, sqn, theta0, keep_radius)`` (GoodCenter's last mask,
     :attr:`~cvxdp.geometry.meb.goodcenter.GoodCenterResult.all_inside`, with ``keep >= 1``), and
     all passed: no row is dropped, so the check pass is skipped (the same index).
     """
     theta0 = np.asarray(theta0, dtype=float)
     points = np.ascontiguousarray(points, dtype=float)
     key = ("kept", theta0.tobytes(), float(keep_radius))
-    sqn = sq_norms(points)
+    sqn = sq_norms(points) if sqn is None else sqn
     # Usually every point is kept (always in the paper's presets, whose kept radius is 11 r0):
     # one pass with the index's loops proves it when no point lies beyond the radius shrunk by
     # the index's slack (far above rounding), so the test below could not drop any.
@@ -238,15 +238,15 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     if all_within:      # every row (but the patched ones) and every clipped image passed
         kept = np.ones(len(points), dtype=bool)
     else:
-        kept = sq_dists(points, theta0) <= keep_radius**2
+        kept = inside_mask(points, sqn, theta0, keep_radius)
     include = None
     if patch is not None:
         kept[patch.rows] = False
-        extra = patch.clipped
+        extra = np.ascontiguousarray(patch.clipped, dtype=float)
+        extra_sqn = np.einsum("ij,ij->i", extra, extra)
         extra_kept = (np.ones(len(extra), dtype=bool) if all_within
-                      else sq_dists(extra, theta0) <= keep_radius**2)
-        extra = np.ascontiguousarray(extra[extra_kept])
-        include = (extra, np.einsum("ij,ij->i", extra, extra))
+                      else inside_mask(extra, extra_sqn, theta0, keep_radius))
+        include = (np.ascontiguousarray(extra[extra_kept]), extra_sqn[extra_kept])
     dropped = np.flatnonzero(~kept)
     if 8 * len(dropped) <= len(points):     # a few dropped: subtract them, copy nothing else
         return OutsideIndex(points, compress=compress, key=key, sqn=sqn,

@@ -21,6 +21,7 @@ from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
+from cvxdp.geometry.meb.meb_index import sq_norms
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
     STEPS,
@@ -348,7 +349,10 @@ def solve_private_meb(
 
         gc_fn = dask_ldp_good_center if local else dask_good_center
     else:
-        gc_fn = functools.partial(ldp_good_center if local else good_center, patch=patch)
+        # The rows' squared norms, read once for GoodCenter's tests and the MEB index.
+        sqn = sq_norms(pts)
+        gc_fn = (functools.partial(ldp_good_center, patch=patch) if local
+                 else functools.partial(good_center, patch=patch, sqn=sqn))
     gc = gc_fn(
         pts, center=centre0 - shift, r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
@@ -367,7 +371,7 @@ def solve_private_meb(
         # One for all B calls.  GoodCenter's last mask already tested every row against
         # B(theta0, r0), inside B(theta0, keep r0) when keep >= 1: then no check pass.
         index = kept_index(pts, theta0, sched.keep * r0, patch=patch,
-                           all_within=sched.keep >= 1 and gc.all_inside)
+                           all_within=sched.keep >= 1 and gc.all_inside, sqn=sqn)
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
