@@ -142,3 +142,26 @@ def test_all_inside_with_patch(seed):
             ka, sa = a.outside(gc.center + 0.01, r)
             kb, sb = b.outside(gc.center + 0.01, r)
             assert ka == kb and np.array_equal(sa, sb)
+
+
+@pytest.mark.parametrize("case", ["inside", "patched", "shifted", "copied"])
+def test_working_points_squared_norms(case):
+    """Issue 24: working_points computes the rows' squared norms in its box-test read; they are
+    sq_norms' numbers bit for bit for the rows every reader uses (with a patch, the user's
+    rows; with a shift or a clipped copy, the translated rows)."""
+    from cvxdp.geometry.meb.meb_index import sq_norms
+    from cvxdp.geometry.meb.meb_solve import working_points
+
+    rng = np.random.default_rng(5)
+    pts = rng.uniform(-4, 4, (30000, 7))
+    lo, hi = np.full(7, -5.0), np.full(7, 5.0)
+    if case == "patched":
+        pts[[3, 17000]] = 6.0
+    if case == "shifted":
+        pts, lo, hi = pts + 100.0, lo + 100.0, hi + 100.0
+    if case == "copied":
+        pts[::2] = 9.0                      # too many rows outside to patch
+    out, count, shift, patch, sqn = working_points(pts, lo, hi)
+    assert (patch is not None) == (case == "patched")
+    assert (out is pts) == (case in ("inside", "patched"))
+    np.testing.assert_array_equal(sqn, sq_norms(out))

@@ -188,10 +188,16 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
             return ahead["sum"]
         total = np.zeros(d)
         v, c = -2.0 * theta, r * r - theta @ theta
+        # At theta = 0 (round 0 in a box around the origin) <x, -2 theta> is +-0 for every row
+        # and t is ||x||^2 exactly: the product is skipped, not the test.
+        at_zero = not theta.any()
         for (pts, alive), sq in zip(sets, norms, strict=True):
             def part(lo: int, hi: int, pts=pts, alive=alive, sq=sq) -> np.ndarray:
-                t = np.einsum("ij,j->i", pts[lo:hi], v)
-                t += sq[lo:hi]
+                if at_zero:
+                    t = sq[lo:hi]
+                else:
+                    t = np.einsum("ij,j->i", pts[lo:hi], v)
+                    t += sq[lo:hi]
                 a = alive[lo:hi]
                 a &= t <= c
                 return np.append(np.einsum("i,ij->j", a.astype(float), pts[lo:hi]),
