@@ -165,3 +165,39 @@ def test_working_points_squared_norms(case):
     assert (patch is not None) == (case == "patched")
     assert (out is pts) == (case in ("inside", "patched"))
     np.testing.assert_array_equal(sqn, sq_norms(out))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_anchor_values_seed_the_index_cache(seed):
+    """Issue 24: GoodCenter's last test values at its released centre seed the MEB index's
+    anchor cache; they are anchor_values_np's numbers bit for bit, the seeded index answers
+    every query as an unseeded one bit for bit, and its first root build reads no row for them."""
+    from cvxdp.geometry.meb import meb_kernels
+    from cvxdp.geometry.meb.meb_index import OutsideIndex, sq_norms
+    from cvxdp.geometry.meb.meb_private import kept_index
+
+    rng = np.random.default_rng(seed)
+    n, d = [30000, 12000, 50000][seed], 16
+    pts = np.clip(rng.normal(rng.uniform(-1, 1, d), 1.0, (n, d)), -5, 5)
+    sqn = sq_norms(pts)
+    kw = dict(center=np.zeros(d), r_max=5 * np.sqrt(d), r_min=0.01, rho=1.0, beta=1e-3)
+    gc = goodcenter.good_center(pts, rng=np.random.default_rng(seed), sqn=sqn,
+                                keep_values=True, **kw)
+    plain = goodcenter.good_center(pts, rng=np.random.default_rng(seed), sqn=sqn, **kw)
+    assert gc.iterations >= 1 and plain.anchor_values is None
+    np.testing.assert_array_equal(gc.center, plain.center)      # keeping changes nothing
+    a, t = gc.anchor_values
+    assert a is gc.center
+    expect = meb_kernels.anchor_values_np(pts, sqn, -2.0 * a, a @ a)
+    seeded = kept_index(pts, a, gc.radius, sqn=sqn, anchor_values=(a, t.copy()))
+    np.testing.assert_array_equal(np.concatenate(seeded._anchor_cache[1]), expect)
+    fresh = kept_index(pts, a, gc.radius, sqn=sqn)
+    assert isinstance(seeded, OutsideIndex) and fresh._anchor_cache is None
+    for r in (0.3 * gc.radius, 0.6 * gc.radius, 0.9 * gc.radius):
+        theta = a.copy()
+        for _ in range(20):
+            ka, sa = seeded.query(theta, r)
+            kb, sb = fresh.query(theta, r)
+            assert ka == kb and np.array_equal(sa, sb)
+            assert seeded.count_outside(theta, 1.2 * r) == fresh.count_outside(theta, 1.2 * r)
+            theta = theta + 0.02 * rng.normal(size=d)

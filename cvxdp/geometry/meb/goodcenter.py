@@ -60,6 +60,11 @@ class GoodCenterResult:
         :func:`~cvxdp.geometry.meb.meb_private.kept_index` repeats.  It
         only lets that function skip a pass that would find the same (issue 24); ``False``
         when unknown.
+    anchor_values : (center, t) or None
+        Not released either: ``t = ||x||^2 + <x, -2 center>`` for every row of the user's
+        array, computed by the last round's test (``keep_values=True``), for the MEB index's
+        anchor cache (:class:`~cvxdp.geometry.meb.meb_index.OutsideIndex`); ``None`` when not
+        kept or when GoodCenter stopped at round 0.
     """
 
     center: np.ndarray
@@ -69,6 +74,8 @@ class GoodCenterResult:
     excluded_bound: float
     records: list[PrivacyRecord] = field(default_factory=list)
     all_inside: bool = False
+    anchor_values: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False,
+                                                                compare=False)
 
 
 def good_center_rounds(r_max: float, r_min: float) -> int:
@@ -126,7 +133,8 @@ def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int) -> np.nd
 
 def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: float,
                 rho: float, beta: float, rng: np.random.Generator,
-                patch: Any = None, sqn: np.ndarray | None = None) -> GoodCenterResult:
+                patch: Any = None, sqn: np.ndarray | None = None,
+                keep_values: bool = False) -> GoodCenterResult:
     """Private noisy-average-and-halve search for a good starting ball (curator model).
 
     Parameters
@@ -148,6 +156,10 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
         reads ``points`` without copying it.
     sqn : (n,) array, optional
         ``sq_norms(points)`` if the caller has it (the MEB index reuses it).
+    keep_values : bool
+        Keep each round's ``||x||^2 + <x, -2 mu>`` (two arrays of ``n`` floats) and return
+        those at the released centre as ``anchor_values`` (the MEB index's first build at
+        that centre then reads no row to compute them).
 
     Returns
     -------
@@ -180,6 +192,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     # takes the stored sum and masks when called at that ball (issue 24: 3 reads instead of
     # 4 when GoodCenter stops at round 1; the same numbers bit for bit, same pieces and order).
     ahead: dict[str, Any] = {}
+    values: list[tuple[bytes, np.ndarray]] = []    # (centre, t) of the last two far counts
 
     def sum_at(theta: np.ndarray, r: float) -> np.ndarray:
         if ahead.get("ball") == (theta.tobytes(), r):
@@ -211,12 +224,20 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
         v, mm = -2.0 * mu, mu @ mu
         c_far, c_in = 0.25 * r * r - mm, half * half - mm      # the same number
         total, far, masks = np.zeros(d), 0.0, []
-        for (pts, alive), sq in zip(sets, norms, strict=True):
+        keep = None
+        if keep_values:     # reuse the buffer of two rounds ago (its centre is passed)
+            keep = values.pop(0)[1] if len(values) == 2 else np.empty(n)
+            values.append((np.asarray(mu, dtype=float).tobytes(), keep))
+        for j, ((pts, alive), sq) in enumerate(zip(sets, norms, strict=True)):
             inside = alive.copy()
+            out_t = keep if j == 0 else None
 
-            def part(lo: int, hi: int, pts=pts, inside=inside, sq=sq) -> np.ndarray:
+            def part(lo: int, hi: int, pts=pts, inside=inside, sq=sq,
+                     out_t=out_t) -> np.ndarray:
                 t = np.einsum("ij,j->i", pts[lo:hi], v)
                 t += sq[lo:hi]
+                if out_t is not None:
+                    out_t[lo:hi] = t
                 a = inside[lo:hi]
                 out = np.count_nonzero(a & (t > c_far))
                 a &= t <= c_in
@@ -240,7 +261,9 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     dropped = 0 if patch is None else len(patch.rows)
     inside = (np.count_nonzero(sets[0][1]) == n - dropped
               and all(bool(alive.all()) for _, alive in sets[1:]))
-    res = dataclasses.replace(res, all_inside=inside)
+    kept = [t for key, t in values if key == res.center.tobytes()]
+    res = dataclasses.replace(res, all_inside=inside,
+                              anchor_values=(res.center, kept[0]) if kept else None)
     return res
 
 

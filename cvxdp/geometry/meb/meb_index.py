@@ -370,6 +370,12 @@ class OutsideIndex:
     include : (rows, sqn), optional
         A few more rows (e.g. clipped images of excluded ones) that every answer adds, tested
         by the same loops.
+    anchor_values : (a, t), optional
+        ``t = einsum("ij,j->i", points, -2 a) + sqn`` for every row (GoodCenter computed them
+        at its released centre, the centre every DP-MMEB call starts at): the anchor cache is
+        seeded with them (``t`` is taken over and ``||a||^2`` added in place, the numbers
+        ``anchor_values_np`` gives), saving the first root build a read.  Used only when the
+        cache is kept (numpy loops, ``d >= ANCHOR_CACHE_D``) and the rows are stored as given.
 
     Notes
     -----
@@ -388,7 +394,8 @@ class OutsideIndex:
     def __init__(self, points: np.ndarray, *, min_band: int = 2048, key: object = None,
                  compress: bool = True, sqn: np.ndarray | None = None,
                  exclude: tuple[np.ndarray, np.ndarray] | None = None,
-                 include: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 include: tuple[np.ndarray, np.ndarray] | None = None,
+                 anchor_values: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.key = key
         points = np.ascontiguousarray(points, dtype=float)
         self._exclude = exclude if exclude is not None and len(exclude[1]) else None
@@ -422,6 +429,12 @@ class OutsideIndex:
         # they take at most 1/16 of the rows' memory, d >= 16).
         self._cache_anchor = self.loops.name == "numpy" and self.rows.shape[1] >= ANCHOR_CACHE_D
         self._anchor_cache: tuple[bytes, list] | None = None
+        if anchor_values is not None and self._cache_anchor and self.weights is None:
+            a, t = np.asarray(anchor_values[0], dtype=float), anchor_values[1]
+            if t.shape == self.sqn.shape:
+                t += a @ a
+                self._anchor_cache = (a.tobytes(), [t[lo:hi] for lo, hi in
+                                                    _chunks(len(self.sqn))])
         # Excluded and included rows stacked for one test per query (numpy loops, both sets).
         self._few = None
         if self.loops.name == "numpy" and self._exclude is not None and self._include is not None:

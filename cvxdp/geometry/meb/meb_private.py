@@ -208,7 +208,8 @@ class MMEBRun:
 
 def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
                compress: bool = True, patch: Any = None,
-               all_within: bool = False, sqn: np.ndarray | None = None) -> OutsideIndex:
+               all_within: bool = False, sqn: np.ndarray | None = None,
+               anchor_values: tuple[np.ndarray, np.ndarray] | None = None) -> OutsideIndex:
     """:class:`OutsideIndex` over the points Alg. 3 line 1 keeps: ``||x - theta0|| <= keep_radius``.
 
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
@@ -222,6 +223,8 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     ``inside_mask(rows, sqn, theta0, keep_radius)`` (GoodCenter's last mask,
     :attr:`~cvxdp.geometry.meb.goodcenter.GoodCenterResult.all_inside`, with ``keep >= 1``), and
     all passed: no row is dropped, so the check pass is skipped (the same index).
+    ``sqn``: the rows' squared norms if the caller has them; ``anchor_values``: see
+    :class:`OutsideIndex` (used when the index stores ``points`` as given).
     """
     theta0 = np.asarray(theta0, dtype=float)
     points = np.ascontiguousarray(points, dtype=float)
@@ -234,7 +237,8 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     c = keep_radius**2 - slack(scale)
     if patch is None and (all_within or not np.isfinite(c) or outside_full(
             points, sqn, theta0, np.sqrt(max(c, 0.0)))[0] == 0):
-        return OutsideIndex(points, compress=compress, key=key, sqn=sqn)
+        return OutsideIndex(points, compress=compress, key=key, sqn=sqn,
+                            anchor_values=anchor_values)
     if all_within:      # every row (but the patched ones) and every clipped image passed
         kept = np.ones(len(points), dtype=bool)
     else:
@@ -250,7 +254,8 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     dropped = np.flatnonzero(~kept)
     if 8 * len(dropped) <= len(points):     # a few dropped: subtract them, copy nothing else
         return OutsideIndex(points, compress=compress, key=key, sqn=sqn,
-                            exclude=(points[dropped], sqn[dropped]), include=include)
+                            exclude=(points[dropped], sqn[dropped]), include=include,
+                            anchor_values=anchor_values)
     rows, rsqn = points[kept], sqn[kept]
     if include is not None:
         rows, rsqn = np.concatenate([rows, include[0]]), np.concatenate([rsqn, include[1]])

@@ -21,7 +21,7 @@ from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
-from cvxdp.geometry.meb.meb_index import sq_norms
+from cvxdp.geometry.meb.meb_index import ANCHOR_CACHE_D, sq_norms
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
     STEPS,
@@ -361,7 +361,8 @@ def solve_private_meb(
         # The rows' squared norms (working_points read them with the box test) serve
         # GoodCenter's tests and the MEB index.
         gc_fn = (functools.partial(ldp_good_center, patch=patch) if local
-                 else functools.partial(good_center, patch=patch, sqn=sqn))
+                 else functools.partial(good_center, patch=patch, sqn=sqn,
+                                        keep_values=d >= ANCHOR_CACHE_D))
     gc = gc_fn(
         pts, center=centre0 - shift, r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
@@ -380,7 +381,8 @@ def solve_private_meb(
         # One for all B calls.  GoodCenter's last mask already tested every row against
         # B(theta0, r0), inside B(theta0, keep r0) when keep >= 1: then no check pass.
         index = kept_index(pts, theta0, sched.keep * r0, patch=patch,
-                           all_within=sched.keep >= 1 and gc.all_inside, sqn=sqn)
+                           all_within=sched.keep >= 1 and gc.all_inside, sqn=sqn,
+                           anchor_values=gc.anchor_values)
     while i_lo < i_hi:
         i_cur = (i_lo + i_hi) // 2
         r_cur = (1 + gamma) ** i_cur * r0 / GOODCENTER_RATIO
