@@ -437,6 +437,7 @@ class OutsideIndex:
                                                     _chunks(len(self.sqn))])
         # Excluded and included rows stacked for one test per query (numpy loops, both sets).
         self._few = None
+        self._few_last: tuple[bytes, int, np.ndarray] | None = None    # (mask, count, sum)
         if self.loops.name == "numpy" and self._exclude is not None and self._include is not None:
             self._few = (np.concatenate([self._exclude[0], self._include[0]]),
                          np.concatenate([self._exclude[1], self._include[1]]),
@@ -508,14 +509,17 @@ class OutsideIndex:
             # numpy loops: one test of both sets' rows (each row's einsum is the same number
             # stacked or not, so each row's side is count_sum's), then one signed sum of the
             # rows outside (-1: excluded, +1: included); no row outside adds nothing.
+            # The signed count and sum depend on the set of rows outside only: when it is the
+            # last query's (the usual case: the centre moved one step), they are reused.
             rows, sqn, sign = self._few
             t = np.einsum("ij,j->i", rows, v)
             t += sqn
-            out = kernels._indices(t > c)
-            if len(out):
+            key = (t > c).tobytes()
+            if self._few_last is None or self._few_last[0] != key:
+                out = kernels._indices(np.frombuffer(key, dtype=bool))
                 sg = sign[out]
-                k, s = k + int(sg.sum()), s + sg @ np.take(rows, out, axis=0)
-            return k, s
+                self._few_last = (key, int(sg.sum()), sg @ np.take(rows, out, axis=0))
+            return k + self._few_last[1], s + self._few_last[2]
         if self._exclude is not None:
             ke, se = self.loops.count_sum(self._exclude[0], self._exclude[1], v, c, None)
             k, s = k - ke, s - se
