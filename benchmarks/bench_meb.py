@@ -122,7 +122,7 @@ def _sec6_run(pts: np.ndarray, c_opt: np.ndarray, r_opt: float, rho: float, gamm
     return {"stop": stop, "iterations": len(seen), "dist_at_stop": seen[-1], "seconds": secs,
             "rows_per_iteration": index.work / max(len(seen), 1) / len(pts),
             "curve": np.array(seen),
-            "loops": meb_kernels.pick(len(pts)).name}     # for the data (compression, kept set)
+            "loops": meb_kernels.pick(*pts.shape).name}     # for the data (compression, kept set)
 
 
 def sec6(quick: bool, plots: bool = False, only: list[tuple[float, float]] | None = None,

@@ -107,7 +107,7 @@ def chunk_cpu_seconds(path: str, rows: int, d: int, repeat: int = 5) -> float:
 
     block = np.array(np.load(path, mmap_mode="r")[:rows, :d])
     lo, hi, z = -np.ones(d), np.ones(d), np.zeros(d)
-    backend = meb_kernels.pick(rows).name
+    backend = meb_kernels.pick(rows, d).name
     best = np.inf
     for _ in range(repeat):
         t0 = time.process_time()

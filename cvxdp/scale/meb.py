@@ -117,7 +117,7 @@ class DaskOutsideIndex:
         self.keep_r2 = float(keep_radius) ** 2
         self.key = ("kept", self.theta0.tobytes(), float(keep_radius))
         # the numpy path picks its loops by n (public); the same choice decides every side alike
-        self.backend = kernels.pick(len(points)).name
+        self.backend = kernels.pick(*points.shape).name
         self.work = 0
         self.passes = 0
 

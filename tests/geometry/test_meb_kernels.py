@@ -87,6 +87,10 @@ def test_auto_uses_numba_only_for_large_data(monkeypatch):
     assert meb_kernels.pick(meb_kernels.FAST_ROWS - 1).name == "numpy"
     big = meb_kernels.pick(meb_kernels.FAST_ROWS).name
     assert big == ("numba" if importlib.util.find_spec("numba") else "numpy")
+    # issue 24: from FAST_MAX_DIM coordinates the numpy loops (incremental bands, anchor
+    # cache) are the faster ones, at any size
+    assert meb_kernels.pick(meb_kernels.FAST_ROWS, meb_kernels.FAST_MAX_DIM - 1).name == big
+    assert meb_kernels.pick(10**9, meb_kernels.FAST_MAX_DIM).name == "numpy"
 
 
 def test_an_index_keeps_the_loops_it_started_with(monkeypatch):

@@ -205,7 +205,7 @@ def compress_rows(points: np.ndarray, *, sample: int = 8192,
     if len(dictionary) > max_distinct * len(sub):
         return points, None
     g = np.random.default_rng(0).standard_normal(points.shape[1])
-    loops = kernels.pick(n)
+    loops = kernels.pick(n, points.shape[1])
     dkeys = loops.keys(dictionary, g)
     order = np.argsort(dkeys)
     dictionary, dkeys = dictionary[order], dkeys[order]
@@ -240,7 +240,7 @@ def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
     ``w`` (integer multiplicities of the rows, see :func:`compress_rows`) counts row ``i`` as
     ``w[i]`` points.  ``loops``: the row loops (:mod:`~cvxdp.geometry.meb.meb_kernels`); by default
     those :func:`~cvxdp.geometry.meb.meb_kernels.pick` chooses for ``len(pts)`` rows."""
-    loops = kernels.pick(len(sqn)) if loops is None else loops
+    loops = kernels.pick(*pts.shape) if loops is None else loops
     # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2, with the -2 folded into
     # the vector (exact: a power of two), so the test is bitwise the textbook one.
     v, c = -2.0 * theta, r * r - theta @ theta
@@ -406,7 +406,7 @@ class OutsideIndex:
         if sqn is None or self.weights is not None:
             sqn = sq_norms(self.rows)
         self.sqn = sqn
-        self.loops = kernels.pick(len(self.sqn))
+        self.loops = kernels.pick(*self.rows.shape)
         self._root = [(self.rows[lo:hi], self.sqn[lo:hi],
                        None if self.weights is None else self.weights[lo:hi])
                       for lo, hi in _chunks(len(self.sqn))]
