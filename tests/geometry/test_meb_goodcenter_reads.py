@@ -26,7 +26,7 @@ def _two_reads(points, patch, **kw):
                 a &= t <= c
                 return np.append(np.einsum("i,ij->j", a.astype(float), pts[lo:hi]),
                                  float(np.count_nonzero(a)))
-            both = goodcenter._summed(part, len(pts), d + 1)
+            both = goodcenter._summed(part, len(pts), d + 1, goodcenter.piece_rows(d))
             total += both[:d] - both[d] * theta
         return total
 
@@ -38,7 +38,7 @@ def _two_reads(points, patch, **kw):
                 t = np.einsum("ij,j->i", pts[lo:hi], v)
                 t += sq[lo:hi]
                 return np.array([float(np.count_nonzero(alive[lo:hi] & (t > c)))])
-            total += float(goodcenter._summed(part, len(pts), 1)[0])
+            total += float(goodcenter._summed(part, len(pts), 1, goodcenter.piece_rows(d))[0])
         return total
 
     return goodcenter.good_center_loop(points.shape, sum_at, far_at, **kw)
@@ -66,9 +66,9 @@ def test_one_read_per_round(monkeypatch):
     reads = []
     real = goodcenter._summed
 
-    def counting(part, n, width):
+    def counting(part, n, width, piece=goodcenter.PIECE_ROWS):
         reads.append(width)
-        return real(part, n, width)
+        return real(part, n, width, piece)
 
     monkeypatch.setattr(goodcenter, "_summed", counting)
     pts = np.random.default_rng(0).normal(size=(5000, 3))

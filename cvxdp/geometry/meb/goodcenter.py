@@ -102,6 +102,13 @@ def _records(rho: float, rounds: int, local: bool) -> list[PrivacyRecord]:
 PIECE_ROWS = 1 << 12
 
 
+def piece_rows(d: int) -> int:
+    """Rows per piece for ``d`` coordinates: :data:`PIECE_ROWS` at ``d >= 20``, more below (a
+    power of two up to ~640 KiB of rows), so that narrow data do not pay numpy's per-call cost
+    on tiny pieces (issue 24: 1e6 x 5)."""
+    return max(PIECE_ROWS, 1 << ((81920 // max(d, 1)).bit_length() - 1))
+
+
 def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarray]]:
     """``[(rows, live mask)]``: the user's array with the patch's rows masked out (they are
     finite, so a masked row adds exactly 0), then the patch's clipped images."""
@@ -112,8 +119,9 @@ def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarra
     return [(points, live), (patch.clipped, np.ones(len(patch.clipped), dtype=bool))]
 
 
-def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int) -> np.ndarray:
-    """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``PIECE_ROWS``: the MEB index's row
+def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int,
+            piece: int = PIECE_ROWS) -> np.ndarray:
+    """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``piece`` rows: the MEB index's row
     chunks (:func:`cvxdp.geometry.meb.meb_index._map_rows`, on its thread pool; numpy releases the
     GIL) each add their pieces in order, then the chunks are added in order.  The pieces and
     chunks depend on ``n`` only, so the result is the same on every run and machine."""
@@ -121,8 +129,8 @@ def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int) -> np.nd
 
     def chunk(lo: int, hi: int) -> np.ndarray:
         acc = np.zeros(width)
-        for start in range(lo, hi, PIECE_ROWS):
-            acc += part(start, min(start + PIECE_ROWS, hi))
+        for start in range(lo, hi, piece):
+            acc += part(start, min(start + piece, hi))
         return acc
 
     total = np.zeros(width)
@@ -215,7 +223,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
                 a &= t <= c
                 return np.append(np.einsum("i,ij->j", a.astype(float), pts[lo:hi]),
                                  float(np.count_nonzero(a)))
-            both = _summed(part, len(pts), d + 1)
+            both = _summed(part, len(pts), d + 1, piece_rows(d))
             total += both[:d] - both[d] * theta
         return total
 
@@ -243,7 +251,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
                 a &= t <= c_in
                 return np.append(np.einsum("i,ij->j", a.astype(float), pts[lo:hi]),
                                  [float(np.count_nonzero(a)), float(out)])
-            both = _summed(part, len(pts), d + 2)
+            both = _summed(part, len(pts), d + 2, piece_rows(d))
             total += both[:d] - both[d] * mu
             far += float(both[d + 1])
             masks.append(inside)
@@ -277,7 +285,7 @@ def _far_count(sets: Any, mu: np.ndarray, r: float) -> float:
             dm = pts[lo:hi] - mu
             far = live[lo:hi] & (np.einsum("ij,ij->i", dm, dm) > 0.25 * r * r)
             return np.array([float(np.count_nonzero(far))])
-        total += float(_summed(part, len(pts), 1)[0])
+        total += float(_summed(part, len(pts), 1, piece_rows(pts.shape[1]))[0])
     return total
 
 
@@ -344,7 +352,7 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
                 norm = np.sqrt(np.einsum("ij,ij->i", diff, diff))
                 scale = np.minimum(1.0, r / np.maximum(norm, 1e-300)) * live[lo:hi]
                 return (scale[:, None] * diff).sum(axis=0)
-            total += _summed(part, len(pts), d)
+            total += _summed(part, len(pts), d, piece_rows(d))
         return total
 
     def far_at(mu: np.ndarray, r: float) -> float:

@@ -20,7 +20,7 @@ import numpy as np
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.exact import reference_ball
-from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center
+from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
 from cvxdp.geometry.meb.meb_index import ANCHOR_CACHE_D, sq_norms
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
@@ -159,7 +159,7 @@ def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     numbers) while the piece is in cache, which saves the index and GoodCenter a pass."""
     from cvxdp.geometry.meb.meb_index import _map_rows
 
-    step = 1 << 12
+    step = piece_rows(points.shape[1])     # 4,096 rows from 20 coordinates, more below
     lo_max, hi_min = float(np.max(lo)), float(np.min(hi))
 
     def chunk(first: int, last: int) -> list[np.ndarray]:
