@@ -245,7 +245,7 @@ def test_kept_index_keeps_exactly_the_points_in_the_kept_ball():
 def test_anchor_cache_gives_the_same_answers(monkeypatch):
     """Issue 24: the root builds of DP-MMEB's calls (each restarts at theta0, at a new radius)
     split on the first root build's cached values; every answer equals the uncached index's bit
-    for bit, and the cache is really used (d >= ANCHOR_CACHE_D, numpy loops)."""
+    for bit, and the cache is really used (keeps_anchor_cache, numpy loops)."""
     from cvxdp.geometry.meb import meb_index, meb_kernels
 
     monkeypatch.setitem(meb_kernels._state, "choice", "numpy")
@@ -269,6 +269,7 @@ def test_anchor_cache_gives_the_same_answers(monkeypatch):
     assert cached._anchor_cache is not None and all(t is not None
                                                     for t in cached._anchor_cache[1])
     monkeypatch.setattr(meb_index, "ANCHOR_CACHE_D", 10**9)
+    monkeypatch.setattr(meb_index, "ANCHOR_CACHE_BYTES", 0)
     plain = OutsideIndex(pts, compress=False)
     assert not plain._cache_anchor
     assert walk(plain) == got

@@ -242,10 +242,9 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
 
             def part(lo: int, hi: int, pts=pts, inside=inside, sq=sq,
                      out_t=out_t) -> np.ndarray:
-                t = np.einsum("ij,j->i", pts[lo:hi], v)
+                t = np.einsum("ij,j->i", pts[lo:hi], v,
+                              out=None if out_t is None else out_t[lo:hi])
                 t += sq[lo:hi]
-                if out_t is not None:
-                    out_t[lo:hi] = t
                 a = inside[lo:hi]
                 out = np.count_nonzero(a & (t > c_far))
                 a &= t <= c_in

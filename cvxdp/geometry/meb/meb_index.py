@@ -48,7 +48,7 @@ DP-MMEB's binary search (Alg. 3) restarts every call at the same ``theta0``, so 
 first query builds a level from the root anchored at ``theta0``, at a new radius.  The numpy
 loops' first step of that build, ``t = ||x||^2 + <x, -2 a> + ||a||^2`` for every point, does not
 depend on the radius: the index keeps the values of its first root build (``n`` floats, only
-for ``d >= ANCHOR_CACHE_D``) and a later root build at the same anchor (bitwise) splits on
+when :func:`keeps_anchor_cache`) and a later root build at the same anchor (bitwise) splits on
 them instead of reading the rows again (issue 24: about 7 ms of each call's ~20 ms build at
 1e6 x 20).  The same operations on the same numbers: the same levels and answers bit for bit.
 
@@ -114,6 +114,17 @@ GUARD_SHARE, GUARD_WINDOW, GUARD_WAIT = 1.0, 16, 8
 #: The anchor cache (see "Anchor cache") is kept for rows of at least this many coordinates,
 #: where its ``n`` floats are at most 1/16 of the rows' memory (issue 24's 1.5x peak RSS).
 ANCHOR_CACHE_D = 16
+#: ... or whenever its ``n`` floats take at most this many bytes (narrow data of up to 8M rows:
+#: 1e6 x 5 private MEB 115 -> 98 ms), whatever ``d``.
+ANCHOR_CACHE_BYTES = 64 << 20
+
+
+def keeps_anchor_cache(n: int, d: int) -> bool:
+    """Whether an index over ``n`` rows of ``d`` coordinates keeps the anchor cache ("Anchor
+    cache"): with the numpy loops, when its ``n`` floats are at most 1/16 of the rows' memory
+    (``d >= ANCHOR_CACHE_D``) or at most ``ANCHOR_CACHE_BYTES``."""
+    return kernels.pick(n, d).name == "numpy" and (d >= ANCHOR_CACHE_D
+                                                   or 8 * n <= ANCHOR_CACHE_BYTES)
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
@@ -375,7 +386,7 @@ class OutsideIndex:
         at its released centre, the centre every DP-MMEB call starts at): the anchor cache is
         seeded with them (``t`` is taken over and ``||a||^2`` added in place, the numbers
         ``anchor_values_np`` gives), saving the first root build a read.  Used only when the
-        cache is kept (numpy loops, ``d >= ANCHOR_CACHE_D``) and the rows are stored as given.
+        cache is kept (:func:`keeps_anchor_cache`) and the rows are stored as given.
 
     Notes
     -----
@@ -427,7 +438,8 @@ class OutsideIndex:
         self.work = 0
         # Anchor cache: the first root build's values ||x - a||^2 (numpy loops; kept only when
         # they take at most 1/16 of the rows' memory, d >= 16).
-        self._cache_anchor = self.loops.name == "numpy" and self.rows.shape[1] >= ANCHOR_CACHE_D
+        self._cache_anchor = (self.loops.name == "numpy"
+                              and keeps_anchor_cache(*self.rows.shape))
         self._anchor_cache: tuple[bytes, list] | None = None
         if anchor_values is not None and self._cache_anchor and self.weights is None:
             a, t = np.asarray(anchor_values[0], dtype=float), anchor_values[1]

@@ -21,7 +21,7 @@ from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
-from cvxdp.geometry.meb.meb_index import ANCHOR_CACHE_D, sq_norms
+from cvxdp.geometry.meb.meb_index import keeps_anchor_cache, sq_norms
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
     STEPS,
@@ -362,7 +362,7 @@ def solve_private_meb(
         # GoodCenter's tests and the MEB index.
         gc_fn = (functools.partial(ldp_good_center, patch=patch) if local
                  else functools.partial(good_center, patch=patch, sqn=sqn,
-                                        keep_values=d >= ANCHOR_CACHE_D))
+                                        keep_values=keeps_anchor_cache(n, d)))
     gc = gc_fn(
         pts, center=centre0 - shift, r_max=r_max, r_min=r_min, rho=rho_gc, beta=beta / 2, rng=gen)
     for rec in gc.records:
