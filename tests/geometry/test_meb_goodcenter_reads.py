@@ -18,7 +18,7 @@ def _two_reads(points, patch, **kw):
     def sum_at(theta, r):
         total = np.zeros(d)
         v, c = -2.0 * theta, r * r - theta @ theta
-        for (pts, alive), sq in zip(sets, norms):
+        for (pts, alive), sq in zip(sets, norms, strict=True):
             def part(lo, hi, pts=pts, alive=alive, sq=sq):
                 t = np.einsum("ij,j->i", pts[lo:hi], v)
                 t += sq[lo:hi]
@@ -33,7 +33,7 @@ def _two_reads(points, patch, **kw):
     def far_at(mu, r):
         total = 0.0
         v, c = -2.0 * mu, 0.25 * r * r - mu @ mu
-        for (pts, alive), sq in zip(sets, norms):
+        for (pts, alive), sq in zip(sets, norms, strict=True):
             def part(lo, hi, pts=pts, alive=alive, sq=sq):
                 t = np.einsum("ij,j->i", pts[lo:hi], v)
                 t += sq[lo:hi]

@@ -246,7 +246,7 @@ def test_anchor_cache_gives_the_same_answers(monkeypatch):
     """Issue 24: the root builds of DP-MMEB's calls (each restarts at theta0, at a new radius)
     split on the first root build's cached values; every answer equals the uncached index's bit
     for bit, and the cache is really used (keeps_anchor_cache, numpy loops)."""
-    from cvxdp.geometry.meb import meb_index, meb_kernels
+    from cvxdp.geometry.meb import meb_kernels
 
     monkeypatch.setitem(meb_kernels._state, "choice", "numpy")
     rng = np.random.default_rng(3)
@@ -268,8 +268,8 @@ def test_anchor_cache_gives_the_same_answers(monkeypatch):
     got = walk(cached)
     assert cached._anchor_cache is not None and all(t is not None
                                                     for t in cached._anchor_cache[1])
-    monkeypatch.setattr(meb_index, "ANCHOR_CACHE_D", 10**9)
-    monkeypatch.setattr(meb_index, "ANCHOR_CACHE_BYTES", 0)
+    monkeypatch.setattr(meb_kernels, "ANCHOR_CACHE_D", 10**9)
+    monkeypatch.setattr(meb_kernels, "ANCHOR_CACHE_BYTES", 0)
     plain = OutsideIndex(pts, compress=False)
     assert not plain._cache_anchor
     assert walk(plain) == got

@@ -87,10 +87,13 @@ def test_auto_uses_numba_only_for_large_data(monkeypatch):
     assert meb_kernels.pick(meb_kernels.FAST_ROWS - 1).name == "numpy"
     big = meb_kernels.pick(meb_kernels.FAST_ROWS).name
     assert big == ("numba" if importlib.util.find_spec("numba") else "numpy")
-    # issue 24: from FAST_MAX_DIM coordinates the numpy loops (incremental bands, anchor
-    # cache) are the faster ones, at any size
-    assert meb_kernels.pick(meb_kernels.FAST_ROWS, meb_kernels.FAST_MAX_DIM - 1).name == big
-    assert meb_kernels.pick(10**9, meb_kernels.FAST_MAX_DIM).name == "numpy"
+    # issue 24: where the index keeps its anchor cache the numpy loops (incremental bands,
+    # cached anchor values) are the faster ones, at any size
+    cache_rows = meb_kernels.ANCHOR_CACHE_BYTES // 8
+    assert meb_kernels.pick(10**9, meb_kernels.ANCHOR_CACHE_D).name == "numpy"
+    assert meb_kernels.pick(cache_rows, 5).name == "numpy"
+    assert meb_kernels.pick(cache_rows + 1, 5).name == big
+    assert meb_kernels.pick(10**9, meb_kernels.ANCHOR_CACHE_D - 1).name == big
 
 
 def test_an_index_keeps_the_loops_it_started_with(monkeypatch):

@@ -111,21 +111,15 @@ BAND_MIN_ROWS = 1 << 12
 #: queries are plain passes; then the index is tried again (the wait doubles, up to 256, while
 #: it keeps losing).
 GUARD_SHARE, GUARD_WINDOW, GUARD_WAIT = 1.0, 16, 8
-#: The anchor cache (see "Anchor cache") is kept for rows of at least this many coordinates,
-#: where its ``n`` floats are at most 1/16 of the rows' memory (issue 24's 1.5x peak RSS).
-ANCHOR_CACHE_D = 16
-#: ... or whenever its ``n`` floats take at most this many bytes (narrow data of up to 8M rows:
-#: 1e6 x 5 private MEB 115 -> 98 ms), whatever ``d``.
-ANCHOR_CACHE_BYTES = 64 << 20
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
 def keeps_anchor_cache(n: int, d: int) -> bool:
     """Whether an index over ``n`` rows of ``d`` coordinates keeps the anchor cache ("Anchor
     cache"): with the numpy loops, when its ``n`` floats are at most 1/16 of the rows' memory
-    (``d >= ANCHOR_CACHE_D``) or at most ``ANCHOR_CACHE_BYTES``."""
-    return kernels.pick(n, d).name == "numpy" and (d >= ANCHOR_CACHE_D
-                                                   or 8 * n <= ANCHOR_CACHE_BYTES)
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
+    (``d >= 16``) or at most 64 MiB (:func:`~cvxdp.geometry.meb.meb_kernels.anchor_cache_fits`;
+    1e6 x 5 private MEB 115 -> 98 ms)."""
+    return kernels.pick(n, d).name == "numpy" and kernels.anchor_cache_fits(n, d)
 
 
 def _norm2(x: np.ndarray) -> float:

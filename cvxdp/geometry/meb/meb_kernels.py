@@ -29,9 +29,9 @@ runs them on data translated by the public box centre (``meb_private``, "Floatin
 
 Which backend runs (:func:`pick`): ``CVXDP_KERNELS=numpy`` or ``=numba`` in the environment, or
 :func:`set_backend`; by default numba, when it can be imported, for data of at least
-:data:`FAST_ROWS` rows and fewer than :data:`FAST_MAX_DIM` coordinates.  Weights ``w`` are int64
-multiplicities (:func:`~cvxdp.geometry.meb.meb_index.compress_rows`); an empty array means all ones.
-Every function takes C-contiguous float64 rows.
+:data:`FAST_ROWS` rows where the index keeps no anchor cache (:func:`anchor_cache_fits`).
+Weights ``w`` are int64 multiplicities (:func:`~cvxdp.geometry.meb.meb_index.compress_rows`);
+an empty array means all ones.  Every function takes C-contiguous float64 rows.
 """
 
 from __future__ import annotations
@@ -45,12 +45,22 @@ __all__ = ["FAST_ROWS", "Loops", "pick", "set_backend"]
 #: ``"auto"`` compiles the loops only for data of at least this many rows: importing numba and
 #: loading the compiled loops costs ~1 s per process, which a smaller problem does not win back.
 FAST_ROWS = 1 << 20
-#: ... and of fewer than this many coordinates.  From 16 coordinates the index keeps its anchor
-#: cache (``meb_index.ANCHOR_CACHE_D``) and the numpy loops, with the index's incremental band
-#: evaluation, are faster than the compiled ones, which re-sum every band row at every query
-#: (issue 24, private MEB warm, accuracy 0.2: 2e6 x 20 0.30 s numpy / 0.38 s numba, 4e6 x 20
-#: 0.52 / 0.65; below 16 the compiled loops win: 1e7 x 10 0.95 numba / 1.32 numpy).
-FAST_MAX_DIM = 16
+#: ... and only where the index keeps no anchor cache (``meb_index``, "Anchor cache"): the
+#: cache holds ``n`` floats, kept when they are at most 1/16 of the rows' memory (at least
+#: ``ANCHOR_CACHE_D`` coordinates) or at most ``ANCHOR_CACHE_BYTES``.  With it, the numpy loops
+#: and the index's incremental band evaluation beat the compiled loops, which re-sum every band
+#: row at every query (issue 24, private MEB warm, accuracy 0.2: 2e6 x 20 0.30 s numpy / 0.38 s
+#: numba, 2e6 x 5 0.159 / 0.167, 4e6 x 10 0.356 / 0.407); without it the compiled ones win
+#: (1e7 x 10: 0.95 numba / 1.32 numpy).
+ANCHOR_CACHE_D = 16
+ANCHOR_CACHE_BYTES = 64 << 20
+
+
+def anchor_cache_fits(rows: int, dim: int) -> bool:
+    """Whether the index's anchor cache (``rows`` floats) fits the memory rule above."""
+    return dim >= ANCHOR_CACHE_D or 8 * rows <= ANCHOR_CACHE_BYTES
+
+
 _NO_W = np.zeros(0, dtype=np.int64)
 _state: dict[str, object] = {}
 
@@ -115,14 +125,15 @@ def set_backend(name: str) -> None:
     _state["choice"] = name
 
 
-def pick(rows: int, dim: int = 0) -> Loops:
+def pick(rows: int, dim: int | None = None) -> Loops:
     """The loops to use for every pass over data of ``rows`` rows of ``dim`` coordinates (one
     choice per dataset, so that an index and the full pass it stands for decide every point's
-    side alike)."""
+    side alike).  ``dim=None``: as if the anchor cache did not fit."""
     if "choice" not in _state:
         set_backend(os.environ.get("CVXDP_KERNELS", "auto"))
     choice = _state["choice"]
-    if choice == "numba" or (choice == "auto" and rows >= FAST_ROWS and dim < FAST_MAX_DIM):
+    if choice == "numba" or (choice == "auto" and rows >= FAST_ROWS and (
+            dim is None or not anchor_cache_fits(rows, dim))):
         try:
             return _compiled()
         except ImportError:
