@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.geometry.john.core import check_shape, chol, clip_into_domain, iterations_for
 from cvxdp.scale import as_row_blocks, block_sum, require_dask
 
 #: Above this many rows the iteration's noise is drawn on the workers (same law, other draws):
@@ -48,22 +49,16 @@ __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_r
 def dask_matrix(A: Any) -> Any:
     """``A`` as a float64 Dask array split by rows only; the public shape checks of
     :func:`cvxdp.geometry.john.exact.check_matrix` (2-D, ``n >= d >= 1``)."""
-    from cvxdp.geometry.john.exact import check_shape
-
     check_shape(tuple(A.shape))
     return as_row_blocks(A)
 
 
 def _map_block(block: np.ndarray, row_bound: float) -> np.ndarray:
-    from cvxdp.geometry.john.john_private import public_domain
-
-    return public_domain(block, row_bound)[0]
+    return clip_into_domain(block, row_bound)[0]
 
 
 def _count_block(block: np.ndarray, row_bound: float) -> np.ndarray:
-    from cvxdp.geometry.john.john_private import public_domain
-
-    return np.array([float(public_domain(block, row_bound)[1])])
+    return np.array([float(clip_into_domain(block, row_bound)[1])])
 
 
 def map_into_domain(A: Any, row_bound: float) -> Any:
@@ -110,9 +105,7 @@ def _lev_block(block: np.ndarray, L: np.ndarray) -> np.ndarray:
 def leverage_ratios(A: Any, w: Any, ridge: float = 0.0) -> Any:
     """:func:`cvxdp.geometry.john.john_iter.leverage_ratios` of a Dask ``A``: one reduce for the
     Gram matrix, then a lazy row-wise map (a Dask array of ``n`` ratios with ``A``'s row blocks)."""
-    from cvxdp.geometry.john.john_iter import _chol
-
-    L = _chol(gram(A, w, ridge))
+    L = chol(gram(A, w, ridge))
     return A.map_blocks(_lev_block, L, drop_axis=1, dtype=np.float64)
 
 
@@ -157,8 +150,6 @@ def fixed_point_weights(A: Any, accuracy: float = 0.01, iterations: int | None =
                         ) -> tuple[Any, int]:
     """:func:`cvxdp.geometry.john.john_iter.fixed_point_weights` on a Dask ``A``: per iteration one
     Gram reduce and a row-wise map; ``w`` and the running sum persisted on the workers."""
-    from cvxdp.geometry.john.john_iter import iterations_for
-
     n, d = (int(s) for s in A.shape)
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
     w = _uniform(A).persist()
@@ -179,17 +170,16 @@ def _noise_block(wb: np.ndarray, sigma: float, entropy: list[int], iteration: in
 
 
 def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: float,
-                       gen: np.random.Generator) -> Any:
+                       gen: np.random.Generator, *, release: Any) -> Any:
     """The private iteration of :func:`cvxdp.geometry.john.john_private.private_john` (step 4) on a
     Dask ``A``: returns ``u = mean(w_1..w_T)`` (a persisted Dask array).
 
     Per iteration the exact ratios ``h(w_k)`` are computed on the workers; the noise, one
     ``N(0, sigma_h^2)`` per row, is drawn here from ``gen`` in row order (the numpy path's draws)
     and added on the workers; ``w_{k+1} = clip(w_k max(htilde, 0), [w_min, 1])`` is
-    post-processing of the released ``htilde``.
+    post-processing of the released ``htilde``.  ``release``: the caller's
+    :func:`~cvxdp.geometry.john.john_private.released`, through which every noisy output passes.
     """
-    from cvxdp.geometry.john.john_private import released
-
     da = require_dask()
     n = int(A.shape[0])
     w = _uniform(A).persist()
@@ -203,7 +193,7 @@ def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: floa
                                   dtype=np.float64)
         else:
             noise = da.from_array(sigma_h * gen.standard_normal(n), chunks=(A.chunks[0],))
-        h_noisy = released(leverage_ratios(A, w, ridge) + noise)
+        h_noisy = release(leverage_ratios(A, w, ridge) + noise)
         w = da.clip(w * da.maximum(h_noisy, 0.0), w_min, 1.0).persist()
     return (total / T).persist()
 

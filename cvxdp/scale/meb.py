@@ -43,7 +43,7 @@ def _prepare(block: np.ndarray, lo: np.ndarray, hi: np.ndarray, centre: np.ndarr
     instead of clip_into_box's five; the values are the same (clipping leaves it unchanged)."""
     if np.logical_and(block >= lo, block <= hi).all():
         return block - centre
-    from cvxdp.geometry.meb.meb_solve import clip_into_box
+    from cvxdp.geometry.meb.box import clip_into_box
 
     p, _ = clip_into_box(block, lo, hi)
     p -= centre
@@ -79,7 +79,7 @@ def _apply_prepared(block, fn, lo, hi, centre, *args):
 
 
 def _clipped_block(block, lo, hi):
-    from cvxdp.geometry.meb.meb_solve import clip_into_box
+    from cvxdp.geometry.meb.box import clip_into_box
 
     return np.array([clip_into_box(block, lo, hi)[1]], dtype=np.float64)
 

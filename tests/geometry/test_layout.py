@@ -19,20 +19,20 @@ import cvxdp.geometry
 ROOT = Path(cvxdp.geometry.__file__).parent
 PACKAGE = "cvxdp.geometry"
 
-MEB = ["ball", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
+MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
        "meb_solve"]
-JOHN = ["ellipsoid", "exact", "john", "john_iter", "john_paper", "john_private",
+JOHN = ["core", "ellipsoid", "exact", "john", "john_iter", "john_paper", "john_private",
         "john_sensitivity", "release"]
 
 
-def module_sources() -> dict[str, str]:
-    """``{dotted module name: source}`` of every module under ``cvxdp/geometry``."""
+def module_sources(root: Path = ROOT, package: str = PACKAGE) -> dict[str, str]:
+    """``{dotted module name: source}`` of every module under ``root`` (``cvxdp/geometry``)."""
     out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
         if parts[-1] == "__init__":
             parts = parts[:-1]
-        out[".".join((PACKAGE, *parts))] = path.read_text()
+        out[".".join((package, *parts))] = path.read_text()
     return out
 
 
@@ -124,6 +124,24 @@ def test_no_import_cycle_among_geometry_modules():
     # the graph is read: the problem classes import their private pipelines (deferred)
     assert f"{PACKAGE}.meb.meb_solve" in graph[f"{PACKAGE}.meb.meb"]
     assert f"{PACKAGE}.john.john_private" in graph[f"{PACKAGE}.john.john"]
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_no_import_cycle_between_geometry_and_its_dask_path():
+    """Issue 24 item 5: the geometry solvers call their Dask implementations
+    (``cvxdp.scale.meb``, ``cvxdp.scale.john``), which build on the numpy core
+    (``meb.box``, ``meb.goodcenter``, ``meb.meb_kernels``, ``john.core``) and never on a module
+    that calls back into ``cvxdp.scale``: the joint graph has no cycle."""
+    import cvxdp.scale
+
+    sources = module_sources()
+    sources.update(module_sources(Path(cvxdp.scale.__file__).parent, "cvxdp.scale"))
+    packages = frozenset({PACKAGE, f"{PACKAGE}.meb", f"{PACKAGE}.john", "cvxdp.scale"})
+    graph = import_graph(sources, packages)
+    # the graph is read: both directions are there
+    assert "cvxdp.scale.meb" in graph[f"{PACKAGE}.meb.meb_solve"]
+    assert f"{PACKAGE}.john.core" in graph["cvxdp.scale.john"]
+    assert f"{PACKAGE}.meb.box" in graph["cvxdp.scale.meb"]
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
 
 

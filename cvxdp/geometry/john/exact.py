@@ -21,6 +21,7 @@ import cvxpy as cp
 import numpy as np
 
 from cvxdp.errors import UnsupportedProblemError
+from cvxdp.geometry.john.core import check_shape
 from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
 from cvxdp.geometry.john.john_iter import (
     fixed_point_weights,
@@ -48,18 +49,6 @@ def check_matrix(A: Any) -> np.ndarray:
     A = np.asarray(A, dtype=float)
     check_shape(A.shape)
     return A
-
-
-def check_shape(shape: tuple[int, ...]) -> None:
-    """The public shape checks of :func:`check_matrix` (numpy and Dask arrays alike)."""
-    if len(shape) != 2 or shape[0] < 1 or shape[1] < 1:
-        raise UnsupportedProblemError(
-            f"A must be a 2-D array (n rows, d columns); got shape {shape}.")
-    n, d = shape
-    if n < d:
-        raise UnsupportedProblemError(
-            f"A has n={n} rows and d={d} columns; the polytope {{x : |A x| <= 1}} is bounded "
-            "only with n >= d rows of full column rank.")
 
 
 def check_exact(A: np.ndarray) -> None:

@@ -19,21 +19,11 @@ import math
 import numpy as np
 from scipy import linalg
 
+from cvxdp.geometry.john.core import chol as _chol
+from cvxdp.geometry.john.core import iterations_for
 from cvxdp.scale import is_dask
 
 __all__ = ["leverage_ratios", "fixed_point_weights", "sketched_weights", "iterations_for"]
-
-#: relative jitter added to A'WA before Cholesky when it is numerically singular (digest gap 10)
-JITTER = 1e-12
-
-
-def _chol(M: np.ndarray) -> np.ndarray:
-    try:
-        return linalg.cholesky(M, lower=True, check_finite=False)
-    except linalg.LinAlgError:
-        jit = JITTER * max(float(np.trace(M)) / M.shape[0], 1e-300)
-        return linalg.cholesky(M + jit * np.eye(M.shape[0]), lower=True, check_finite=False)
-
 
 def gram(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """``A' diag(w) A + ridge I`` (symmetric, d x d); chunk-wise for a Dask ``A``."""
@@ -59,16 +49,6 @@ def leverage_ratios(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndar
     L = _chol(gram(A, w, ridge))
     Y = linalg.solve_triangular(L, A.T, lower=True, check_finite=False)
     return np.einsum("ij,ij->j", Y, Y)
-
-
-def iterations_for(n: int, d: int, accuracy: float) -> int:
-    """Iterations T such that the averaged exact iteration has ``max_i h_i(u) <= 1 + accuracy``.
-
-    Lemma 7.1 (telescoping, with convexity of ``log h_i``) gives
-    ``log h_i(u) <= (1/T) log(w_{T+1,i} / w_{1,i}) <= (1/T) log(n/d)`` since ``w_1 = d/n`` and
-    every weighted leverage score is <= 1; so ``T = ceil(log(n/d) / log(1+accuracy))`` suffices.
-    """
-    return max(1, math.ceil(math.log(max(n / d, 1.0 + 1e-12)) / math.log1p(accuracy)))
 
 
 def fixed_point_weights(A: np.ndarray, accuracy: float = 0.01, iterations: int | None = None

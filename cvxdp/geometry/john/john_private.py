@@ -68,6 +68,7 @@ import numpy as np
 from scipy import special
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.geometry.john.core import clip_into_domain
 from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
 from cvxdp.geometry.john.john_sensitivity import (
@@ -80,7 +81,7 @@ from cvxdp.geometry.john.release import JohnPrivateSolution, finish, validate
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, PureDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
+from cvxdp.privacy.clipping import count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
@@ -144,9 +145,7 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
     if is_dask(A):
         from cvxdp.scale.john import clipped_rows, map_into_domain
         return map_into_domain(A, row_bound), clipped_rows(A, row_bound)
-    finite = np.all(np.isfinite(A), axis=1)
-    clipped, long_rows = clip_rows_l2(np.where(finite[:, None], A, 0.0), row_bound)
-    return clipped, long_rows + int(np.count_nonzero(~finite))
+    return clip_into_domain(A, row_bound)
 
 
 def _sym_noise(gen: np.random.Generator, d: int, sigma: float) -> np.ndarray:
@@ -355,7 +354,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     else:
         if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.scale.john)
             from cvxdp.scale.john import private_iterations
-            u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen)
+            u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen, release=released)
         else:
             w = w_unif.copy()
             total = np.zeros(n)

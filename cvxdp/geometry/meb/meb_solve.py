@@ -19,6 +19,7 @@ import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
+from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
 from cvxdp.geometry.meb.meb_index import keeps_anchor_cache, sq_norms
@@ -40,7 +41,7 @@ from cvxdp.privacy.budgets import (
     zcdp_from_approx,
     zcdp_to_epsilon,
 )
-from cvxdp.privacy.clipping import COUNT_SHARE, clip_to_box, noisy_count
+from cvxdp.privacy.clipping import COUNT_SHARE, noisy_count
 from cvxdp.privacy.clipping import count_share as clip_count_share
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
@@ -103,29 +104,6 @@ def resolve_schedule(schedule: str | MEBSchedule, adaptive: bool | None,
                                    "(gamma^2/2, gamma^2/8, gamma^2/2048) or None.")
         schedule = dataclasses.replace(schedule, step_div=STEPS[step])
     return schedule
-
-
-def clip_into_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, int]:
-    """Project every point onto the public box ``[lo, hi]``; return ``(copy, count moved)``.
-
-    A NaN coordinate becomes the box centre's coordinate, an infinite one the nearest face; each
-    point is mapped on its own, so replace-one neighbours stay replace-one neighbours and every
-    sensitivity computed from the box holds.  ``count`` (points outside the box or with a NaN)
-    is PRIVATE: release it only through :func:`cvxdp.privacy.clipping.noisy_count`.
-    """
-    nan = np.isnan(points)
-    if nan.any():
-        points = np.where(nan, (lo + hi) / 2, points)
-    clipped, _ = clip_to_box(points, lo, hi)
-    moved = np.any(nan, axis=1) | np.any((points < lo) | (points > hi), axis=1)
-    return clipped, int(np.count_nonzero(moved))
-
-
-def working_shift(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The public translation of :func:`working_points`: the box centre when the box does not
-    contain the origin, else zero."""
-    centre = (lo + hi) / 2
-    return np.zeros_like(centre) if np.all(np.abs(centre) <= (hi - lo) / 2) else centre
 
 
 @dataclasses.dataclass(frozen=True)
