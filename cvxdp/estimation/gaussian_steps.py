@@ -17,6 +17,8 @@ from scipy import linalg
 
 from cvxdp.errors import PrivacySpecError
 from cvxdp.estimation.masking import PAPER, MultiplicativePSDMask, k_min
+from cvxdp.estimation.rows import cell_counts, clipped_sum
+from cvxdp.estimation.rows import clip_rows as _clip_rows
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
@@ -75,14 +77,6 @@ def stability_histogram_mode(
                           rng=rng)
 
 
-def cell_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The non-empty cells of ``keys`` (rows of a (c, p) array, sorted as ``np.unique(axis=0)``
-    sorts them) and their counts.  PRIVATE (exact counts): only for :func:`histogram_mode`."""
-    keys = np.asarray(keys)
-    width = int(np.prod(keys.shape[1:], dtype=np.int64))  # -1 cannot size an empty array
-    return np.unique(keys.reshape(len(keys), width), axis=0, return_counts=True)
-
-
 def histogram_mode(cells: np.ndarray, counts: np.ndarray, *, flat: bool, epsilon: float,
                    delta: float, rng: np.random.Generator
                    ) -> tuple[np.ndarray | None, PrivacyRecord]:
@@ -104,18 +98,6 @@ def _chi2_radius2(dim: int, m: int, beta: float) -> float:
     """T with P[max_i ||g_i||^2 > T] <= beta over m standard normals in R^dim (Lemma A.3)."""
     x = math.log(max(m, 1) / beta)
     return dim + 2.0 * math.sqrt(dim * x) + 2.0 * x
-
-
-def _clip_rows(v: np.ndarray, radius: float) -> np.ndarray:
-    """Scale each row into the l2 ball of ``radius``.  A row whose norm overflows (or is not
-    finite) becomes 0: still a per-record map into the ball, so the sensitivity bound holds and
-    one extreme record cannot turn the whole release into NaN."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        nrm = np.sqrt((v * v).sum(axis=1))
-        ok = np.isfinite(nrm)
-        scale = np.where(ok, np.minimum(1.0, radius / np.maximum(np.where(ok, nrm, 1.0),
-                                                                  1e-300)), 0.0)
-        return np.where(ok[:, None], v, 0.0) * scale[:, None]
 
 
 def whiten(low: np.ndarray, z: Any) -> Any:
@@ -292,12 +274,6 @@ def mean_cells(y: np.ndarray, shift: np.ndarray, bin_width: float) -> np.ndarray
     big = 2.0**62
     cells = np.clip(np.nan_to_num(cells, nan=big, posinf=big, neginf=-big), -big, big)
     return cells.astype(np.int64)
-
-
-def clipped_sum(y: np.ndarray, centre: np.ndarray, radius: float) -> np.ndarray:
-    """``sum_i (centre + clip(y_i - centre, radius))``: each row moved into the ball of
-    ``radius`` around ``centre`` (:func:`_clip_rows`), then summed (a d-vector)."""
-    return (centre + _clip_rows(y - centre, radius)).sum(axis=0)
 
 
 MEAN_COARSE_SHARE = 0.1  # share of the clipped mean's mu^2 spent on its coarse round

@@ -86,11 +86,12 @@ from cvxdp.estimation.gaussian_steps import (
 )
 from cvxdp.estimation.masking import PAPER, k_min, populous_mean
 from cvxdp.estimation.random_projection import count_share
+from cvxdp.estimation.rows import ENTRY_BOUND, domain_rows
 from cvxdp.estimation.wrapper import EuclideanSpace, private_preconditioner, private_subspace
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.clipping import clip_to_box, noisy_count
+from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.scale.gaussians import pair_moment
@@ -117,8 +118,6 @@ __all__ = [
 
 METHODS = ("auto", "preconditioned", "practical", "ashtiani-liaw")
 NEIGHBOURING = "replace one sample (n public); the sample is randomly permuted first"
-#: Public bound on |entry| of a sample; larger entries are clipped to it (see module doc).
-ENTRY_BOUND = 1e100
 
 
 class GaussianSampleWarning(UserWarning):
@@ -185,12 +184,8 @@ def _check_finite(x: np.ndarray, what: str) -> None:
 
 
 def public_domain(x: np.ndarray) -> tuple[np.ndarray, int]:
-    """Map every sample into the public domain: finite, entries in ``[-ENTRY_BOUND, ENTRY_BOUND]``.
-
-    A row with a NaN or inf entry becomes the zero row; entries beyond :data:`ENTRY_BOUND` are
-    clipped to it (:func:`cvxdp.privacy.clipping.clip_to_box`).  Each row is mapped on its own,
-    so replace-one neighbours stay replace-one neighbours; rows already in the domain are
-    unchanged bit for bit.
+    """Map every sample into the public domain: finite, entries in ``[-ENTRY_BOUND, ENTRY_BOUND]``
+    (:func:`cvxdp.estimation.rows.domain_rows`; a Dask ``x`` block by block on the workers).
 
     Returns
     -------
@@ -201,9 +196,7 @@ def public_domain(x: np.ndarray) -> tuple[np.ndarray, int]:
     if is_dask(x):  # the same map, block by block on the workers
         from cvxdp.scale.gaussians import map_into_domain
         return map_into_domain(x)
-    finite = np.isfinite(x).all(axis=1)
-    mapped, clipped = clip_to_box(np.where(finite[:, None], x, 0.0), -ENTRY_BOUND, ENTRY_BOUND)
-    return mapped, clipped + int(np.count_nonzero(~finite))
+    return domain_rows(x)
 
 
 def _pairs(x: np.ndarray) -> np.ndarray:

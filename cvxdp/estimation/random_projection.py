@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
-from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
+from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.estimation.rows import _check_bound, public_domain_rows
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
 from cvxdp.privacy.calibration import cached_calibration
-from cvxdp.privacy.clipping import COUNT_SHARE, clip_rows_l2, count_share
+from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
@@ -63,13 +64,6 @@ def _check_r(r: Any) -> int:
     if isinstance(r, bool) or int(r) != r or r < 1:
         raise PrivacySpecError(f"the sketch size r must be an integer >= 1, got {r!r}.")
     return int(r)
-
-
-def _check_bound(row_bound: Any) -> float:
-    return check_positive(
-        row_bound, PrivacySpecError,
-        f"row_bound must be a finite public number > 0 (the largest l2 norm any row may "
-        f"have; rows above it are clipped), got {row_bound!r}. Never take it from the data.")
 
 
 def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
@@ -160,38 +154,6 @@ def sheffet_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> 
     lg = math.log(4.0 / delta)
     return math.sqrt(4 * _check_bound(row_bound) ** 2 * (math.sqrt(2 * _check_r(r) * lg) + lg)
                      / eps)
-
-
-def public_domain_rows(data: Any, row_bound: float) -> tuple[np.ndarray, int]:
-    """Map every row of ``data`` into the public domain ``{||row||_2 <= row_bound}``.
-
-    A row with a NaN or inf entry becomes the zero row (the record then adds nothing to
-    ``D^T G`` or ``D^T D``); a row longer than ``row_bound`` is scaled to norm ``row_bound``
-    (:func:`cvxdp.privacy.clipping.clip_rows_l2`; a norm that overflows, e.g. entries at 1e200,
-    is handled without a warning).  Each row is mapped on its own, so add/remove neighbours stay
-    add/remove neighbours and the sensitivity ``row_bound`` holds.  Nothing is refused: a refusal
-    (or a warning) that depends on the values would reveal that some record is not finite.
-
-    Returns
-    -------
-    mapped : ndarray (n, d)
-        A new array; finite rows within the bound are unchanged bit for bit.
-    count : int
-        Rows changed.  PRIVATE: release it only through
-        :func:`cvxdp.privacy.clipping.noisy_count` (``count_clipped=``).
-
-    Raises
-    ------
-    PrivacySpecError
-        ``data`` is not 2-D or ``row_bound`` is not a finite number > 0 (public properties).
-    """
-    d = np.asarray(data, dtype=float)
-    if d.ndim != 2:
-        raise PrivacySpecError(f"data must be a 2-D array (one row per person), got {d.shape}.")
-    bound = _check_bound(row_bound)
-    finite = np.all(np.isfinite(d), axis=1)
-    mapped, long_rows = clip_rows_l2(np.where(finite[:, None], d, 0.0), bound)
-    return mapped, long_rows + int(np.count_nonzero(~finite))
 
 
 #: Share of the budget the opt-in noisy count of mapped records gets (``count_clipped=True``).

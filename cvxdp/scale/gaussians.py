@@ -12,7 +12,7 @@ reads its data through
 
 Each is computed block by block on the workers with the numpy path's own per-row functions
 (:func:`cvxdp.estimation.gaussians.public_domain`, ``Box.clip`` / ``Ball.clip``,
-:func:`cvxdp.estimation.gaussian_steps._clip_rows`) and reduced there; the client receives
+:func:`cvxdp.estimation.rows.clip_rows`) and reduced there; the client receives
 ``d`` or ``d^2`` numbers per reduction and adds the noise from the caller's generator in the
 numpy path's order, so with the same seed the release equals the numpy path's up to the order of
 additions.  Pairing row ``i`` with row ``h + i`` is done by Dask on the workers (the two halves'
@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.estimation.rows import cell_counts, clip_rows, clipped_sum, domain_rows
 from cvxdp.scale import as_row_blocks, block_sum
 
 __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bounds",
@@ -77,15 +78,11 @@ def refuse_reference() -> Exception:
 
 
 def _domain_block(block: np.ndarray) -> np.ndarray:
-    from cvxdp.estimation.gaussians import public_domain
-
-    return public_domain(block)[0]
+    return domain_rows(block)[0]
 
 
 def _domain_count(block: np.ndarray) -> np.ndarray:
-    from cvxdp.estimation.gaussians import public_domain
-
-    return np.array([float(public_domain(block)[1])])
+    return np.array([float(domain_rows(block)[1])])
 
 
 def map_into_domain(x: Any) -> tuple[Any, int]:
@@ -114,10 +111,9 @@ def _moment_block(block: np.ndarray, low: np.ndarray, t_clip: float) -> np.ndarr
 
     from scipy import linalg
 
-    from cvxdp.estimation.gaussian_steps import _clip_rows
 
     w = linalg.solve_triangular(low, block.T, lower=True).T
-    w = _clip_rows(w, math.sqrt(t_clip))
+    w = clip_rows(w, math.sqrt(t_clip))
     return (w.T @ w).ravel()
 
 
@@ -140,7 +136,6 @@ def pair_moment(z: Any) -> Any:
 # ------------------------------------------------------------ the pipeline without bounds= (Dask)
 
 def _chunk_counts(block: np.ndarray, fn: Any, args: tuple, columns: bool) -> list:
-    from cvxdp.estimation.gaussian_steps import cell_counts
 
     keys = fn(block, *args)
     if columns:
@@ -171,7 +166,7 @@ def _counts(x: Any, fn: Any, args: tuple, columns: bool) -> list:
 
 
 def dask_cell_counts(y: Any, fn: Any, *args: Any) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`cvxdp.estimation.gaussian_steps.cell_counts` of ``fn(y, *args)`` (a per-row map to
+    """:func:`cvxdp.estimation.rows.cell_counts` of ``fn(y, *args)`` (a per-row map to
     integer cells), chunk-wise: per-chunk counts summed on the workers; the client receives the
     non-empty cells and their exact counts (PRIVATE: only for ``histogram_mode``)."""
     return _merge_counts(_counts(y, fn, args, False))[0]
@@ -183,8 +178,7 @@ def dask_column_counts(z: Any, fn: Any, *args: Any) -> list:
 
 
 def dask_clipped_sum(y: Any, centre: np.ndarray, radius: float) -> np.ndarray:
-    """:func:`cvxdp.estimation.gaussian_steps.clipped_sum` of a Dask ``y`` (a d-vector reduce)."""
-    from cvxdp.estimation.gaussian_steps import clipped_sum
+    """:func:`cvxdp.estimation.rows.clipped_sum` of a Dask ``y`` (a d-vector reduce)."""
 
     y = y.rechunk({1: -1})
     return block_sum(clipped_sum, y, int(y.shape[1]), np.asarray(centre), float(radius))

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.estimation.rows import public_domain_rows
 from cvxdp.scale import as_row_blocks, block_sum, require_dask
 
 __all__ = ["stacked_rows", "gram_and_count", "mapped_count", "dask_sketch"]
@@ -39,7 +40,6 @@ def stacked_rows(X: Any, y: Any) -> Any:
 
 
 def _gram_block(block: np.ndarray, bound: float) -> np.ndarray:
-    from cvxdp.estimation.random_projection import public_domain_rows
 
     mapped, count = public_domain_rows(block, bound)
     return np.concatenate([(mapped.T @ mapped).ravel(), [float(count)]])
@@ -58,7 +58,6 @@ def gram_and_count(data: Any, row_bound: float) -> tuple[np.ndarray, int]:
 
 
 def _count_block(block: np.ndarray, bound: float) -> np.ndarray:
-    from cvxdp.estimation.random_projection import public_domain_rows
 
     return np.array([float(public_domain_rows(block, bound)[1])])
 
@@ -71,7 +70,6 @@ def mapped_count(data: Any, row_bound: float) -> int:
 
 def _sketch_block(block: np.ndarray, bound: float, r: int, entropy: list[int],
                   draw_rows: int, index: int) -> np.ndarray:
-    from cvxdp.estimation.random_projection import public_domain_rows
 
     mapped = public_domain_rows(block, bound)[0]
     gen = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(index,)))

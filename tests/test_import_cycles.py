@@ -1,0 +1,117 @@
+"""The Dask implementations (``cvxdp.scale``) sit on one side of every import: the estimators
+call them for a Dask array, and they build on numpy cores that never call back (issue 24:
+``geometry/meb/box.py``, ``geometry/john/core.py``, ``estimation/rows.py``).
+
+Every ``import`` of a ``cvxdp`` module is read with ``ast``, inside functions too (a deferred
+import is still a dependency, the usual way to hide a circle), except under ``if TYPE_CHECKING:``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import cvxdp
+
+ROOT = Path(cvxdp.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = ("cvxdp", *path.relative_to(ROOT).with_suffix("").parts)
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        stack: list[ast.AST] = [ast.parse(path.read_text())]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                stack.extend(node.orelse)
+                continue
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [f"{node.module}.{a.name}" for a in node.names]
+            for t in targets:
+                if t.startswith("cvxdp") and (m := resolve(t)) and m != name:
+                    graph[name].add(m)
+            stack.extend(ast.iter_child_nodes(node))
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.add(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    out.append(comp)
+    return out
+
+
+def test_no_import_cycle_runs_through_the_dask_path():
+    graph = _graph(_modules())
+    # the graph is read: the estimators reach their Dask implementations and back to the cores
+    assert "cvxdp.scale.gaussians" in graph["cvxdp.estimation.gaussians"]
+    assert "cvxdp.estimation.rows" in graph["cvxdp.scale.gaussians"]
+    assert "cvxdp.scale.regression" in graph["cvxdp.estimation.random_projection"]
+    assert "cvxdp.scale.john" in graph["cvxdp.geometry.john.john_private"]
+    through = [sorted(c) for c in _cycles(graph) if any(m.startswith("cvxdp.scale") for m in c)]
+    assert through == []
+
+
+def test_the_check_finds_a_deferred_circle(tmp_path):
+    """Positive control: an import inside a function closes a cycle; one under
+    ``TYPE_CHECKING`` does not."""
+    (tmp_path / "a.py").write_text("import cvxdp.b\n")
+    (tmp_path / "b.py").write_text("def f():\n    from cvxdp.a import g\n")
+    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from cvxdp.a import g\nimport cvxdp.b\n")
+    modules = {f"cvxdp.{m}": tmp_path / f"{m}.py" for m in "abc"}
+    graph = _graph(modules)
+    assert graph == {"cvxdp.a": {"cvxdp.b"}, "cvxdp.b": {"cvxdp.a"}, "cvxdp.c": {"cvxdp.b"}}
+    assert _cycles(graph) == [{"cvxdp.a", "cvxdp.b"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
