@@ -36,8 +36,10 @@ ACTIVE_SET_MIN_N = 20_000
 def _check_shape(points: Any) -> np.ndarray:
     """``points`` as a float ``(n, d)`` array; reads the shape only (public), not the values.
 
-    No copy when ``points`` is already a float64 array.  A ``dask.array.Array`` stays a (lazy)
-    Dask array, split by rows only (:func:`cvxdp.scale.as_row_blocks`).
+    No copy when ``points`` is already a float64 array, or a float32 one (float32 storage: the
+    private path reads it as it is and computes in float64; the exact solves convert it).  A
+    ``dask.array.Array`` stays a (lazy) Dask array, split by rows only
+    (:func:`cvxdp.scale.as_row_blocks`).
     """
     if is_dask(points):
         from cvxdp.scale import as_row_blocks
@@ -46,7 +48,9 @@ def _check_shape(points: Any) -> np.ndarray:
             raise UnsupportedProblemError(
                 f"points must be a non-empty (n, d) array, got shape {points.shape}.")
         return as_row_blocks(points)
-    p = np.asarray(points, dtype=float)
+    p = np.asarray(points)
+    if p.dtype != np.float32:
+        p = np.asarray(p, dtype=float)
     if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 1:
         raise UnsupportedProblemError(
             f"points must be a non-empty (n, d) array, got shape {p.shape}; reshape a single "
@@ -65,7 +69,7 @@ def _check_points(points: Any) -> np.ndarray:
             "the exact (non-private) MEB needs the points in memory; on a Dask array only "
             "solve_private runs (chunk-wise, nothing of the data is gathered). For an exact "
             "reference, solve a sample or call .compute() yourself if it fits.")
-    p = _check_shape(points)
+    p = np.asarray(_check_shape(points), dtype=float)     # float32 storage: a float64 copy
     if not np.all(np.isfinite(p)):
         raise UnsupportedProblemError("points contain NaN or inf; the exact (non-private) "
                                       "solve needs finite points: drop or impute those rows.")

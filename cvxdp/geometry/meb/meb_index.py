@@ -88,7 +88,7 @@ import numpy as np
 from cvxdp.geometry.meb import meb_kernels as kernels
 
 __all__ = ["OutsideIndex", "compress_rows", "inside_mask", "outside_full", "slack", "sq_dists",
-           "sq_norms"]
+           "sq_norms", "stored_rows"]
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
 #: §6 run times are flat for values from 1 to 3).
@@ -128,14 +128,23 @@ def _norm2(x: np.ndarray) -> float:
     return math.sqrt(float(x.dot(x)))
 
 
+def stored_rows(points: np.ndarray) -> np.ndarray:
+    """The rows every pass reads: ``points`` itself when it is C-contiguous float64 or float32
+    (float32 storage: half the memory; every product and sum is taken in float64, exactly
+    what float64 storage of the same numbers gives), else a C-contiguous float64 copy."""
+    if points.dtype == np.float32 and points.flags.c_contiguous:
+        return points
+    return np.ascontiguousarray(points, dtype=float)
+
+
 def sq_norms(points: np.ndarray) -> np.ndarray:
-    """``einsum("ij,ij->i", points, points)`` in the fixed row chunks of :func:`_map_rows` on the
-    thread pool: each row's value is the same einsum of the same row (the same number), read
-    in parallel (issue 24: ~11 ms -> ~6 ms at 1e6 x 20)."""
+    """``einsum("ij,ij->i", points, points)`` (in float64, for float32 rows too) in the fixed
+    row chunks of :func:`_map_rows` on the thread pool: each row's value is the same einsum of
+    the same row (the same number), read in parallel (issue 24: ~11 ms -> ~6 ms at 1e6 x 20)."""
     out = np.empty(len(points))
 
     def part(lo: int, hi: int) -> None:
-        out[lo:hi] = np.einsum("ij,ij->i", points[lo:hi], points[lo:hi])
+        np.einsum("ij,ij->i", points[lo:hi], points[lo:hi], dtype=np.float64, out=out[lo:hi])
 
     _map_rows(part, len(points))
     return out
@@ -402,7 +411,7 @@ class OutsideIndex:
                  include: tuple[np.ndarray, np.ndarray] | None = None,
                  anchor_values: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.key = key
-        points = np.ascontiguousarray(points, dtype=float)
+        points = stored_rows(points)
         self._exclude = exclude if exclude is not None and len(exclude[1]) else None
         self._include = include if include is not None and len(include[1]) else None
         self._n = (len(points) - (0 if self._exclude is None else len(self._exclude[1]))
@@ -708,7 +717,7 @@ class OutsideIndex:
         if buf is None or len(buf[1]) < size:
             self._band_buffers.pop((depth, piece), None)    # free the short one first
             cap = size
-            buf = (np.empty((cap, self.rows.shape[1])), np.empty(cap),
+            buf = (np.empty((cap, self.rows.shape[1]), dtype=self.rows.dtype), np.empty(cap),
                    np.empty(cap, dtype=np.int64) if weighted else None)
             self._band_buffers[depth, piece] = buf
         return buf

@@ -187,7 +187,7 @@ def _masked_count_sum(pts, mask, w):
         idx = _indices(mask)
         rows = np.take(pts, idx, axis=0)
         if not weighted:
-            return k, rows.sum(axis=0)
+            return k, rows.sum(axis=0, dtype=np.float64)
         return int(w[idx].sum()), w[idx].astype(float) @ rows
     if not weighted:
         return k, np.einsum("i,ij->j", mask.astype(float), pts)

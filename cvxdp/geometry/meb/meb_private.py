@@ -64,6 +64,7 @@ from cvxdp.geometry.meb.meb_index import (
     outside_full,
     slack,
     sq_norms,
+    stored_rows,
 )
 
 __all__ = ["MEBSchedule", "SCHEDULES", "STEPS", "lemma32_iterations", "mmeb_constants",
@@ -227,7 +228,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     :class:`OutsideIndex` (used when the index stores ``points`` as given).
     """
     theta0 = np.asarray(theta0, dtype=float)
-    points = np.ascontiguousarray(points, dtype=float)
+    points = stored_rows(points)
     key = ("kept", theta0.tobytes(), float(keep_radius))
     sqn = sq_norms(points) if sqn is None else sqn
     # Usually every point is kept (always in the paper's presets, whose kept radius is 11 r0):

@@ -146,7 +146,7 @@ def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         for start in range(first, last, step):
             p = points[start:min(start + step, last)]
             if sqn is not None:
-                np.einsum("ij,ij->i", p, p, out=sqn[start:start + len(p)])
+                np.einsum("ij,ij->i", p, p, dtype=np.float64, out=sqn[start:start + len(p)])
             # Whole-piece minimum and maximum (one vectorised read; exact for a cube such as
             # bounds=(-5, 5)), then column-wise ones, then rows: each test only clears pieces.
             if lo_max <= hi_min and p.min() >= lo_max and p.max() <= hi_min:
