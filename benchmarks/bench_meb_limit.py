@@ -5,8 +5,8 @@
   Gaussian data at ``n = 1e6, d = 20``, back to back in one process, ``--repeat`` times each
   (median); the ratio private / exact, the rows the private path's index read per iteration
   (``info``), and the time of one ``X.sum(axis=0)`` over the same array for scale.
-* ``memory``: in a fresh subprocess per run, ``--rss-n x --rss-d`` Gaussian float64 data
-  (1e7 x 10: 763 MiB) and one private MEB solve over it; the peak RSS of the process
+* ``memory``: in a fresh subprocess per run, ``--rss-n x --rss-d`` Gaussian data stored as
+  ``--dtype`` (float64 by default; 1e7 x 10: 763 MiB) and one private MEB solve over it; the peak RSS of the process
   (``VmHWM``) before and after the solve, against the array's size.
 * ``pass``: the time of one DP-MMEB full pass (count and sum outside a ball, the kernel every
   non-indexed iteration runs) against ``X.sum(axis=0)`` over the same array (ratio).
@@ -29,9 +29,9 @@ import warnings
 import numpy as np
 
 
-def _data(n: int, d: int, seed: int = 0) -> np.ndarray:
+def _data(n: int, d: int, seed: int = 0, dtype: str = "float64") -> np.ndarray:
     rng = np.random.default_rng(seed)
-    out = np.empty((n, d))
+    out = np.empty((n, d), dtype=dtype)
     step = 1 << 20
     for lo in range(0, n, step):        # in pieces: no second n x d temporary
         out[lo:lo + step] = rng.standard_normal((min(step, n - lo), d))
@@ -81,7 +81,7 @@ def speed(n: int, d: int, repeat: int) -> list[dict]:
     return rows
 
 
-def _rss_child(n: int, d: int) -> dict:
+def _rss_child(n: int, d: int, dtype: str = "float64") -> dict:
     """Run in a fresh process: build the data, record VmHWM, solve, record VmHWM again."""
     import cvxdp
 
@@ -92,22 +92,22 @@ def _rss_child(n: int, d: int) -> dict:
                     return int(line.split()[1]) * 1024
         return 0
 
-    X = _data(n, d)
+    X = _data(n, d, dtype=dtype)
     base = hwm()
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = cvxdp.min_enclosing_ball(X).solve_private(rho=1.0, accuracy=0.2, bounds=(-5, 5),
                                                         rng=0)
-    return {"table": "memory", "n": n, "d": d, "array_bytes": X.nbytes,
+    return {"table": "memory", "n": n, "d": d, "dtype": dtype, "array_bytes": X.nbytes,
             "peak_before_solve": base, "peak_after_solve": hwm(),
             "solve_over_array": (hwm() - base) / X.nbytes, "peak_over_array": hwm() / X.nbytes,
             "solve_s": time.perf_counter() - t0, "radius": sol.ball.radius}
 
 
-def memory(n: int, d: int) -> dict:
+def memory(n: int, d: int, dtype: str = "float64") -> dict:
     code = ("import json, sys; sys.path.insert(0, 'benchmarks'); import bench_meb_limit as b; "
-            f"print(json.dumps(b._rss_child({n}, {d})))")
+            f"print(json.dumps(b._rss_child({n}, {d}, {dtype!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -160,6 +160,9 @@ def main() -> None:
     ap.add_argument("--only", choices=("speed", "memory", "pass", "guard"), default=None)
     ap.add_argument("--guard-n", type=int, default=2_000_000)
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                    help="storage of the memory run's array (float32: read as it is, every "
+                         "sum in float64)")
     a = ap.parse_args()
     rows = []
     if a.only in (None, "speed"):
@@ -167,7 +170,7 @@ def main() -> None:
     if a.only in (None, "pass"):
         rows.append(full_pass(a.rss_n, a.rss_d, a.repeat))
     if a.only in (None, "memory"):
-        rows.append(memory(a.rss_n, a.rss_d))
+        rows.append(memory(a.rss_n, a.rss_d, a.dtype))
     if a.only in (None, "guard"):
         sys.path.insert(0, "benchmarks")
         rows.append(guard(a.guard_n))
