@@ -22,14 +22,11 @@ import cvxpy as cp
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.structured import StructuredProblem
-from cvxdp.validation import COMMON_KEYWORDS, check_options, entry_point, option_names
+from cvxdp.validation import COMMON_OPTIONS, check_options, entry_point, option_names
 
 __all__ = ["solve_private", "install", "is_supported", "explain", "check_options",
            "option_names"]
 
-#: keywords of ``solve_private`` itself, valid on every path (the common keywords of
-#: :mod:`cvxdp.validation` plus the spec and CVXPY's ``solver=``)
-COMMON_OPTIONS = (*COMMON_KEYWORDS, "private", "solver")
 
 #: structured problems whose ``solve_private(**kwargs)`` hands everything to one function: the
 #: function whose signature lists the options (module, name)

@@ -57,6 +57,7 @@ from cvxdp.errors import ArgumentError, BudgetError, PrivacyGuaranteeError
 
 __all__ = [
     "COMMON_KEYWORDS",
+    "COMMON_OPTIONS",
     "EPSILON_MAX",
     "DELTA_MAX",
     "RHO_MAX",
@@ -77,6 +78,9 @@ __all__ = [
 #: keywords every private entry point takes (and checks here)
 COMMON_KEYWORDS = ("epsilon", "delta", "rho", "budget", "rng", "reference", "verbose",
                    "accuracy", "accountant")
+#: keywords of ``Problem.solve_private`` itself, valid on every path (the common keywords plus
+#: the spec and CVXPY's ``solver=``)
+COMMON_OPTIONS = (*COMMON_KEYWORDS, "private", "solver")
 #: largest epsilon an entry point accepts (e^epsilon overflows at 710; nothing is private then)
 EPSILON_MAX = 1e6
 #: largest delta an entry point accepts (see the module docstring)

@@ -1,6 +1,7 @@
-"""The Dask implementations (``cvxdp.scale``) sit on one side of every import: the estimators
-call them for a Dask array, and they build on numpy cores that never call back (issue 24:
-``geometry/meb/box.py``, ``geometry/john/core.py``, ``estimation/rows.py``).
+"""Imports among cvxdp's modules run one way.  The Dask implementations (``cvxdp.scale``) sit on
+one side of every import: the estimators call them for a Dask array, and they build on numpy
+cores that never call back (issue 24: ``geometry/meb/box.py``, ``geometry/john/core.py``,
+``estimation/rows.py``).
 
 Every ``import`` of a ``cvxdp`` module is read with ``ast``, inside functions too (a deferred
 import is still a dependency, the usual way to hide a circle), except under ``if TYPE_CHECKING:``.
@@ -101,6 +102,14 @@ def test_no_import_cycle_runs_through_the_dask_path():
     assert "cvxdp.scale.john" in graph["cvxdp.geometry.john.john_private"]
     through = [sorted(c) for c in _cycles(graph) if any(m.startswith("cvxdp.scale") for m in c)]
     assert through == []
+
+
+def test_no_import_cycle_anywhere_in_the_package():
+    """The solvers read the option checks from ``cvxdp.validation`` (not ``cvxdp.api``, which
+    dispatches to them), and ``required_n(method="bounded")`` is answered in ``gaussians`` (the
+    bounded estimator builds on ``gaussian_steps``, not back): no module imports itself
+    through others."""
+    assert [sorted(c) for c in _cycles(_graph(_modules()))] == []
 
 
 def test_the_check_finds_a_deferred_circle(tmp_path):

@@ -29,8 +29,14 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import UnsupportedProblemError
-from cvxdp.estimation.gaussian_steps import _solve_m, coarse_schedule, coinpress_covariance
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.estimation.gaussian_steps import (
+    SampleRequirement,
+    _solve_m,
+    coarse_schedule,
+    coinpress_covariance,
+    required_n,
+)
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import PureDP
 from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
@@ -284,6 +290,26 @@ def bounds_margin_ok(b: Box | Ball, mean: np.ndarray, cov: np.ndarray, z: float 
     lmax = float(np.linalg.eigvalsh(cov)[-1])
     return float(np.linalg.norm(mean - b.centre)) + math.sqrt(max(lmax, 0.0)) * (
         math.sqrt(len(mean)) + z) <= b.radius
+
+
+def bounded_requirement(d: int, *, epsilon: float, delta: float, alpha: float = 0.2,
+                        beta: float = 0.1, bounds: Any = None, scale: float | None = None,
+                        estimate: str = "both") -> SampleRequirement:
+    """:func:`cvxdp.estimation.gaussians.required_n` for ``method="bounded"``: the mean's
+    :func:`bounded_required_n`, with the practical CoinPress covariance step's requirement
+    (:func:`cvxdp.estimation.gaussian_steps.required_n`) unless only the mean is estimated."""
+    if bounds is None or scale is None:
+        raise PrivacySpecError("required_n(method='bounded') needs the public bounds= and "
+                               "scale= (a guess of the smallest standard deviation).")
+    cov_need = 0.0
+    if estimate != "mean":
+        prac = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta)
+        cov_need = prac.steps["covariance"]
+    tot = bounded_required_n(d, bounds, epsilon=epsilon, delta=delta, alpha=alpha,
+                             scale=scale, estimate=estimate, cov_need=cov_need)
+    return SampleRequirement(tot, {"bounded": tot}, alpha, beta,
+                             "public bounds: K-norm / Gaussian clipped mean + CoinPress "
+                             "covariance from the bounds")
 
 
 def bounded_required_n(d: int, bounds: Any, *, epsilon: float, delta: float, alpha: float,

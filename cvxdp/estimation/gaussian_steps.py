@@ -467,28 +467,17 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
     ``method="bounded"`` (``private_gaussian(bounds=...)``) needs the public ``bounds`` and
     ``scale``, a public guess of the data's smallest standard deviation: the mean's error is in
     the bounds' units, so the Mahalanobis error depends on it
-    (:func:`cvxdp.estimation.gaussian_bounded.bounded_required_n`); the covariance step is
-    the practical CoinPress step's requirement.
+    (:func:`cvxdp.estimation.gaussian_bounded.bounded_requirement`, which
+    :func:`cvxdp.estimation.gaussians.required_n` calls for it); the covariance step is the
+    practical CoinPress step's requirement.
 
     References
     ----------
     Ashtiani & Liaw (004), Thms 4.1, 5.4, 5.5, 6.3, 7.4.
     """
-    if method == "bounded":
-        from cvxdp.estimation.gaussian_bounded import bounded_required_n
-
-        if bounds is None or scale is None:
-            raise PrivacySpecError("required_n(method='bounded') needs the public bounds= and "
-                                   "scale= (a guess of the smallest standard deviation).")
-        cov_need = 0.0
-        if estimate != "mean":
-            prac = required_n(d, epsilon=epsilon, delta=delta, alpha=alpha, beta=beta)
-            cov_need = prac.steps["covariance"]
-        tot = bounded_required_n(d, bounds, epsilon=epsilon, delta=delta, alpha=alpha,
-                                 scale=scale, estimate=estimate, cov_need=cov_need)
-        return SampleRequirement(tot, {"bounded": tot}, alpha, beta,
-                                 "public bounds: K-norm / Gaussian clipped mean + CoinPress "
-                                 "covariance from the bounds")
+    if method == "bounded":     # gaussian_bounded builds on this module, not back
+        raise PrivacySpecError("required_n(method='bounded') is cvxdp.estimation.gaussians."
+                               "required_n (or gaussian_bounded.bounded_requirement).")
     eps_i, dl_i = epsilon / 2, delta / (4 * math.exp(epsilon / 2))
     k2 = k_min(eps_i, dl_i)
     steps: dict[str, float] = {}

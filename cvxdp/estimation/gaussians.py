@@ -53,6 +53,7 @@ path's and the release equals it up to the order of additions.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -68,6 +69,7 @@ from cvxdp.estimation.gaussian_bounded import (
     as_bounds,
     bounded_error,
     bounded_release,
+    bounded_requirement,
     bounds_margin_ok,
 )
 from cvxdp.estimation.gaussian_steps import (
@@ -79,11 +81,11 @@ from cvxdp.estimation.gaussian_steps import (
     gaussian_steps_rho,
     layout,
     log_scale,
-    required_n,
     robust_covariance_estimator,
     robust_mean_estimator,
     whiten,
 )
+from cvxdp.estimation.gaussian_steps import required_n as _steps_required_n
 from cvxdp.estimation.masking import PAPER, k_min, populous_mean
 from cvxdp.estimation.random_projection import count_share
 from cvxdp.estimation.rows import ENTRY_BOUND, domain_rows
@@ -181,6 +183,14 @@ def _check_finite(x: np.ndarray, what: str) -> None:
             f"X contains NaN or inf; {what} is not private and needs finite samples (drop or "
             "impute those rows).  The private release accepts them (reference=False): it maps "
             "such a row to the zero row.")
+
+
+@functools.wraps(_steps_required_n)
+def required_n(d: int, **kwargs: Any) -> SampleRequirement:
+    if kwargs.get("method") == "bounded":
+        keep = ("epsilon", "delta", "alpha", "beta", "bounds", "scale", "estimate")
+        return bounded_requirement(d, **{k: v for k, v in kwargs.items() if k in keep})
+    return _steps_required_n(d, **kwargs)
 
 
 def public_domain(x: np.ndarray) -> tuple[np.ndarray, int]:

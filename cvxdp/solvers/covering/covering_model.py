@@ -268,7 +268,7 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     ----------
     002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
     """
-    from cvxdp.api import check_options, option_names
+    from cvxdp.validation import check_options, option_names
 
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)

@@ -98,7 +98,7 @@ def solve_mwu(
                             "opt= / opt_bounds= (target trace) and s= instead.")
         return solve_covering_private(problem, specs[0], epsilon=epsilon, delta=delta, rho=rho,
                                       rng=gen, reference=reference, accuracy=accuracy, **opts)
-    from cvxdp.api import COMMON_OPTIONS, check_options
+    from cvxdp.validation import COMMON_OPTIONS, check_options
 
     # the covering path above checks its own options; the nearest valid name is suggested
     check_options(opts, _OPTS | set(COMMON_OPTIONS) | {"max_iterations", "trace_bound",
