@@ -37,7 +37,8 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
     ``scale[u] = B_u sigma_u`` multiplies ``E_u``: one SOC block ``(tau_u, scale_u E_u [x; 1])``
     per unit.  Orthant row: ``s~_i - tau_u >= 0``.  Equality row: ``-T_u <= s~_i <= T_u``
     with the constant ``T_u = band_tau[u] >= max_x scale_u ||E_u [x; 1]||`` over the public
-    domain (two orthant rows; the zero cone loses the row).  PSD block: ``S~ - tau_u I >> 0``.
+    domain (two orthant rows; the zero cone loses the row, and the unit's unused ``tau_u`` is
+    pinned to 0 by one zero-cone row instead of an SOC block).  PSD block: ``S~ - tau_u I >> 0``.
     SOC block
     ``(t, u_Q, u_P)`` whose rows ``P`` (and maybe ``t``) are private: ``(t~ - [t private]
     tau_u, u~_Q, w_u)`` and ``(w_u - tau_u, u~_P)`` in SOC -- since ``||u_P|| <= ||u~_P|| +
@@ -81,13 +82,17 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
         elif plan.unit_kind[u] == "zero":
             band.append((int(plan.unit_rows[u][0]), u))
     zero_keep = np.setdiff1d(np.arange(d.zero), [r for r, _ in band]).astype(int)
+    # an equality unit's tau_u has no use (its band is the constant band_tau[u]): pinned to 0
+    # by one zero-cone row instead of its SOC block tau_u >= scale_u ||E_u [x; 1]||
+    pin = [unit_row({n + u: 1.0}) for _, u in band]
     nonneg = np.arange(d.zero, d.zero + d.nonneg)
     # an equality row s~_i = 0 with private data becomes the band -tau_u <= s~_i <= tau_u
     # with a constant tau_u: a tau variable could grow to widen the band (it is not optimised)
     band_A = [sp.vstack([rows_of(np.array([r])), -rows_of(np.array([r]))]) for r, _ in band]
     band_b = [np.array([b_t[r] + band_tau[u], band_tau[u] - b_t[r]]) for r, u in band]
-    A_parts = [sp.vstack([rows_of(zero_keep), rows_of(nonneg, tau_lin), *band_A], format="csr")]
-    b_parts = [np.concatenate([b_t[zero_keep], b_t[nonneg], *band_b])]
+    A_parts = [sp.vstack([rows_of(zero_keep), *pin, rows_of(nonneg, tau_lin), *band_A],
+                         format="csr")]
+    b_parts = [np.concatenate([b_t[zero_keep], np.zeros(len(pin)), b_t[nonneg], *band_b])]
     soc = []
     extra_A, extra_b, extra_soc = [], [], []
     r0 = d.zero + d.nonneg
@@ -118,6 +123,8 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
         soc.append(1 + Q.size + int(P.size > 0))
     nuc_A, nuc_b, nuc_psd = [], [], []
     for u in range(N):  # tau_u >= scale_u ||E_u [x; 1]||
+        if plan.unit_kind[u] == "zero":
+            continue                    # pinned above
         if nuc[u]:
             A_row, soc_A, soc_b, psd_A, psd_b = _nuclear_block(
                 plan, u, float(scale[u]), float(scale_op[u]), n, nv, w_start[u])
@@ -146,7 +153,7 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
                     *nuc_psd], format="csc")
     b2 = np.concatenate([b_parts[0], np.zeros(len(nuc_A)), *b_parts[1:], *extra_b,
                          b_t[psd_rows], *nuc_b])
-    dims2 = ConeDims(zero=zero_keep.size, nonneg=d.nonneg + 2 * len(band) + len(nuc_A),
+    dims2 = ConeDims(zero=zero_keep.size + len(pin), nonneg=d.nonneg + 2 * len(band) + len(nuc_A),
                      soc=(*soc, *extra_soc),
                      psd=(*d.psd, *[sum(plan.matrix[u]) for u in np.flatnonzero(nuc)]))
     c2 = np.concatenate([scp.c, np.zeros(nv - n)])
