@@ -6,8 +6,8 @@
   (median); the ratio private / exact, the rows the private path's index read per iteration
   (``info``), and the time of one ``X.sum(axis=0)`` over the same array for scale.
 * ``memory``: in a fresh subprocess per run, ``--rss-n x --rss-d`` Gaussian data stored as
-  ``--dtype`` (float64 by default; 1e7 x 10: 763 MiB) and one private MEB solve over it; the peak RSS of the process
-  (``VmHWM``) before and after the solve, against the array's size.
+  ``--dtype`` (float64 by default; 1e7 x 10: 763 MiB) and one private MEB solve over it; the
+  peak RSS of the process (``VmHWM``) before and after the solve, against the array's size.
 * ``pass``: the time of one DP-MMEB full pass (count and sum outside a ball, the kernel every
   non-indexed iteration runs) against ``X.sum(axis=0)`` over the same array (ratio).
 
