@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.geometry.meb.goodcenter import GoodCenterResult, good_center_loop, ldp_good_center_loop
+from cvxdp.geometry.meb.meb_kernels import side_terms
 from cvxdp.scale import block_sum
 
 __all__ = ["DaskPoints", "DaskOutsideIndex", "dask_good_center", "dask_ldp_good_center"]
@@ -94,9 +95,7 @@ def _loops(backend: str):
 
 def _outside_block(p, theta0, keep_r2, v, c, backend):
     sqn = np.einsum("ij,ij->i", p, p)
-    t = np.einsum("ij,j->i", p, -2.0 * theta0)
-    t += sqn
-    kept = t <= keep_r2 - theta0 @ theta0                 # kept_index's test (inside_mask)
+    kept = _dist_terms(p, sqn, theta0) <= keep_r2 - theta0 @ theta0   # kept_index's test
     if not kept.all():
         p, sqn = np.ascontiguousarray(p[kept]), sqn[kept]
     k, s = _loops(backend).count_sum(p, sqn, v, c, None)
@@ -144,10 +143,9 @@ class DaskOutsideIndex:
 # --- GoodCenter (Alg. 6, central) ---------------------------------------------------------------
 
 def _dist_terms(p, sqn, theta):
-    """``||x||^2 + <x, -2 theta>`` per row: ``inside_mask``'s and GoodCenter's left side."""
-    t = np.einsum("ij,j->i", p, -2.0 * theta)
-    t += sqn
-    return t
+    """``||x||^2 + <x, -2 theta>`` per row: ``inside_mask``'s and GoodCenter's left side
+    (:func:`~cvxdp.geometry.meb.meb_kernels.side_terms`)."""
+    return side_terms(p, sqn, -2.0 * theta)
 
 
 def _alive(p, sqn, history):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.geometry.meb.meb_kernels import side_terms
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
 
@@ -214,11 +215,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
         at_zero = not theta.any()
         for (pts, alive), sq in zip(sets, norms, strict=True):
             def part(lo: int, hi: int, pts=pts, alive=alive, sq=sq) -> np.ndarray:
-                if at_zero:
-                    t = sq[lo:hi]
-                else:
-                    t = np.einsum("ij,j->i", pts[lo:hi], v)
-                    t += sq[lo:hi]
+                t = sq[lo:hi] if at_zero else side_terms(pts[lo:hi], sq[lo:hi], v)
                 a = alive[lo:hi]
                 a &= t <= c
                 return np.append(np.einsum("i,ij->j", a.astype(float), pts[lo:hi]),
@@ -242,9 +239,8 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
 
             def part(lo: int, hi: int, pts=pts, inside=inside, sq=sq,
                      out_t=out_t) -> np.ndarray:
-                t = np.einsum("ij,j->i", pts[lo:hi], v,
-                              out=None if out_t is None else out_t[lo:hi])
-                t += sq[lo:hi]
+                t = side_terms(pts[lo:hi], sq[lo:hi], v,
+                               out=None if out_t is None else out_t[lo:hi])
                 a = inside[lo:hi]
                 out = np.count_nonzero(a & (t > c_far))
                 a &= t <= c_in

@@ -161,9 +161,7 @@ def inside_mask(points: np.ndarray, sqn: np.ndarray, center: np.ndarray,
     out = np.empty(len(points), dtype=bool)
 
     def part(lo: int, hi: int) -> None:
-        t = np.einsum("ij,j->i", points[lo:hi], v)
-        t += sqn[lo:hi]
-        np.less_equal(t, c, out=out[lo:hi])
+        np.less_equal(kernels.side_terms(points[lo:hi], sqn[lo:hi], v), c, out=out[lo:hi])
 
     _map_rows(part, len(points))
     return out
@@ -289,9 +287,7 @@ def _count_sum_since(state: list, i: int, pts: np.ndarray, sqn: np.ndarray,
     on a piece, or one where more than 1/6 of the rows changed side, sums the piece afresh.
     The sum differs from a fresh one only in rounding (additions in another order).
     """
-    t = np.einsum("ij,j->i", pts, v)
-    t += sqn
-    out = t > c
+    out = kernels.side_terms(pts, sqn, v) > c
     wts = kernels._NO_W if w is None else w
     last = state[i]
     if last is None:
@@ -439,10 +435,9 @@ class OutsideIndex:
         self._plain = 0            # queries left to answer by a plain pass (the guard)
         self._guard_wait = GUARD_WAIT
         self.work = 0
-        # Anchor cache: the first root build's values ||x - a||^2 (numpy loops; kept only when
-        # they take at most 1/16 of the rows' memory, d >= 16).
-        self._cache_anchor = (self.loops.name == "numpy"
-                              and keeps_anchor_cache(*self.rows.shape))
+        # Anchor cache: the first root build's values ||x - a||^2 (numpy loops, when the
+        # memory rule of keeps_anchor_cache allows it).
+        self._cache_anchor = keeps_anchor_cache(*self.rows.shape)
         self._anchor_cache: tuple[bytes, list] | None = None
         if anchor_values is not None and self._cache_anchor and self.weights is None:
             a, t = np.asarray(anchor_values[0], dtype=float), anchor_values[1]
@@ -496,15 +491,11 @@ class OutsideIndex:
                 far = t0 > hi2
                 near = kernels._indices(~far & (t0 >= lo2))
                 if 6 * len(near) <= len(t0):
-                    t = np.einsum("ij,j->i", np.take(pts, near, axis=0), v)
-                    t += sqn[near]
-                    out = t > c
+                    out = kernels.side_terms(np.take(pts, near, axis=0), sqn[near], v) > c
                     if w is None:
                         return int(np.count_nonzero(far)) + int(np.count_nonzero(out))
                     return int(w[far].sum()) + int(w[near][out].sum())
-            t = np.einsum("ij,j->i", pts, v)
-            t += sqn
-            out = t > c
+            out = kernels.side_terms(pts, sqn, v) > c
             return int(np.count_nonzero(out)) if w is None else int(w[out].sum())
 
         if self.loops.name != "numpy":
@@ -527,9 +518,7 @@ class OutsideIndex:
             # The signed count and sum depend on the set of rows outside only: when it is the
             # last query's (the usual case: the centre moved one step), they are reused.
             rows, sqn, sign = self._few
-            t = np.einsum("ij,j->i", rows, v)
-            t += sqn
-            key = (t > c).tobytes()
+            key = (kernels.side_terms(rows, sqn, v) > c).tobytes()
             if self._few_last is None or self._few_last[0] != key:
                 out = kernels._indices(np.frombuffer(key, dtype=bool))
                 sg = sign[out]

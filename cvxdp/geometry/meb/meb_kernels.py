@@ -141,10 +141,19 @@ def pick(rows: int, dim: int | None = None) -> Loops:
     return _NUMPY
 
 
-def _count_sum_np(pts, sqn, v, c, w):
-    t = np.einsum("ij,j->i", pts, v)
+def side_terms(pts, sqn, v, out=None):
+    """``t = sqn + pts @ v`` per row, as every numpy test of a row against a ball computes it
+    (``einsum`` then ``+= sqn``; in float64, for float32 rows too): with ``v = -2 theta`` the
+    row is outside ``B(theta, r)`` when ``t > r^2 - ||theta||^2``.  The full pass, the index's
+    bands, GoodCenter, the kept set and the Dask blocks all call this one function, so a row's
+    side is the same number wherever it is decided.  ``out``: where to write ``t``."""
+    t = np.einsum("ij,j->i", pts, v, out=out)
     t += sqn
-    return _masked_count_sum(pts, t > c, w)
+    return t
+
+
+def _count_sum_np(pts, sqn, v, c, w):
+    return _masked_count_sum(pts, side_terms(pts, sqn, v) > c, w)
 
 
 def _split_np(pts, sqn, v, aa, lo2, hi2, w, rows, rsqn, rw):
@@ -156,8 +165,7 @@ def anchor_values_np(pts, sqn, v, aa):
     """``t = sqn + pts @ v + aa`` as the numpy ``split`` computes it (the same operations in the
     same order, so the same numbers bit for bit): ``||x - a||^2`` for ``v = -2 a``,
     ``aa = ||a||^2``."""
-    t = np.einsum("ij,j->i", pts, v)
-    t += sqn
+    t = side_terms(pts, sqn, v)
     t += aa
     return t
 
