@@ -29,10 +29,19 @@ from cvxdp.errors import (
     PrivacyGuaranteeError,
     PrivacySpecError,
 )
-from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
+from cvxdp.privacy.accountant import (
+    FLOAT_DELTA_SHARE,
+    PrivacyAccountant,
+    PrivacyRecord,
+    PrivacyReport,
+)
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.mechanisms import exponential_record, gaussian_record
+from cvxdp.privacy.mechanisms import (
+    exponential_float_delta,
+    exponential_record,
+    gaussian_record,
+)
 from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 from cvxdp.solvers.mwu.oracles import exponential_oracle
@@ -54,7 +63,9 @@ def total_rho(budget: Budget) -> float | None:
     if isinstance(budget, ZCDP):
         return budget.rho * _SAFETY
     if isinstance(budget, ApproxDP) and budget.delta > 0:
-        return zcdp_from_approx(budget.epsilon, budget.delta) * _SAFETY
+        # the oracle's float sampler adds its own delta (exponential_float_delta); a share of
+        # delta is kept for it so that the composed total stays (epsilon, delta)
+        return zcdp_from_approx(budget.epsilon, budget.delta * (1 - FLOAT_DELTA_SHARE)) * _SAFETY
     return None
 
 
@@ -315,8 +326,11 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
                         schedule=schedule, max_iterations=max_iterations)
     rho = total_rho(budget)
-    accountant.spend(exponential_record(epsilon=sch.epsilon_oracle, count=sch.T,
-                                        sensitivity=sens.score * form.R * form.rho))
+    accountant.spend(exponential_record(
+        epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
+        candidates=int(form.G.shape[0]),
+        float_delta=exponential_float_delta(candidates=int(form.G.shape[0]),
+                                            epsilon=sch.epsilon_oracle)))
     noise = None
     if setting_eff == "constraint":
         accountant.spend(gaussian_record(sigma=sch.sigma_unit, sensitivity=1.0, count=sch.T,
