@@ -13,12 +13,13 @@ Frobenius for a PSD block).  Two bounds follow, both post-processing of the rele
 * **Violation at the released point** (:func:`violation_bounds`).  The true slack is at most
   ``t_u = scale_u ||E_u [x; 1]||`` away from the noisy one, evaluated at the released ``x``:
   orthant row ``max(0, t_u - s~_i)``; equality row ``|s~_i| + t_u``; PSD block ``max(0, t_u -
-  lambda_min(S~))``; SOC block ``(t, u)`` ``max(0, ||u~|| - t~ + 2 t_u)`` (``||u|| <= ||u~|| +
-  t_u`` and ``t >= t~ - t_u``).  Public rows are evaluated exactly.
+  lambda_min(S~))``; SOC block ``(t, u)`` ``max(0, ||u~|| - t~ + c t_u)`` (``||u|| <=
+  ||u~|| + t_u`` and ``t >= t~ - t_u``; ``c = 2``, or 1 when no private data reach ``t``).
+  Public rows are evaluated exactly.
 * **Lower bound on the optimum** (:func:`loosened_program`).  With ``T_u = scale_u U_u``,
   ``U_u >= max ||E_u [x; 1]||`` over the public rows' feasible set (``U_u = inf`` where the
   public rows do not bound the variables that ``E_u`` multiplies), every ``x`` feasible for the
-  TRUE data satisfies ``s~_u(x) + T_u e_u in K_u`` (``e_u``: the cone's identity; ``2 T_u`` on
+  TRUE data satisfies ``s~_u(x) + T_u e_u in K_u`` (``e_u``: the cone's identity; ``c T_u`` on
   the SOC's first coordinate) and ``|s~_i(x)| <= T_u`` on a private equality.  That set is a
   convex superset of the true feasible set, so the optimum of the public objective over it is a
   lower bound on the true optimum (a unit with ``T_u = inf`` is dropped: still a superset).
@@ -72,6 +73,13 @@ def unit_reach(scp: SymmetricConeProgram, plan: object) -> np.ndarray:
     return out
 
 
+def _soc_factor(plan: object, u: int) -> float:
+    """2 when private data reach the SOC block's first coordinate ``t`` (both ``t`` and ``u``
+    move), 1 when ``t`` is public (only ``||u||`` moves)."""
+    first = int(np.asarray(plan.unit_rows[u])[0])
+    return 2.0 if first in set(np.asarray(plan.touched[u]).tolist()) else 1.0
+
+
 def _smat(v: np.ndarray, r: int) -> np.ndarray:
     """SCS's scaled lower-triangular svec (column-wise) back to the symmetric matrix."""
     M = np.zeros((r, r))
@@ -111,7 +119,7 @@ def violation_bounds(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         elif kind == "nonneg":
             v = max(0.0, t - float(s[0]))
         elif kind == "soc":
-            v = max(0.0, float(np.linalg.norm(s[1:])) - float(s[0]) + 2.0 * t)
+            v = max(0.0, float(np.linalg.norm(s[1:])) - float(s[0]) + _soc_factor(plan, u) * t)
         else:  # psd
             r = int(round((math.sqrt(8 * rows.size + 1) - 1) / 2))
             v = max(0.0, t - float(np.linalg.eigvalsh(_smat(s, r))[0]))
@@ -180,7 +188,7 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         u = unit_of[r0]
         if u >= 0:
             if math.isfinite(T[u]):
-                b[r0] += 2.0 * T[u]
+                b[r0] += _soc_factor(plan, u) * T[u]
             else:
                 A[r0:r0 + q] = 0.0
                 b[r0:r0 + q] = 0.0
