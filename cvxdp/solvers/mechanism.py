@@ -223,7 +223,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     A_t, b_t = noisy_program(scp, out["noisy"])
     scale = npl.B * npl.sigma_unit
     loose = solve_exact_tight(
-        loosened_program(scp, A_t, b_t, plan, scale * unit_reach(scp, plan)), solver)
+        loosened_program(scp, A_t, b_t, plan, scale, unit_reach(scp, plan)), solver)
     x, from_loosened = out["x"], False
     if x is None and loose.x is not None:
         x, from_loosened = np.asarray(loose.x)[:scp.n], True
