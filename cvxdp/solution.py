@@ -65,10 +65,14 @@ class Certificate:
     @classmethod
     def from_bounds(cls, *, objective_upper: float, optimum_lower: float,
                     violation_bound: float, equality_violation_bound: float | None,
-                    probability: float, how: str) -> Certificate:
-        """Build a certificate from its two objective bounds (the gaps are derived)."""
+                    probability: float, how: str, gap_bound: float | None = None
+                    ) -> Certificate:
+        """Build a certificate from its two objective bounds (the gaps are derived); a
+        theorem's direct bound on the sub-optimality (``gap_bound``) is used when smaller."""
         up, lo = float(objective_upper), float(optimum_lower)
         gap = max(up - lo, 0.0) if math.isfinite(up) and math.isfinite(lo) else math.inf
+        if gap_bound is not None:
+            gap = min(gap, float(gap_bound))
         if not math.isfinite(gap):
             rel = math.inf
         else:
