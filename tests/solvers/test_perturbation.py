@@ -248,6 +248,9 @@ def test_released_answer_depends_on_the_private_data_only_through_the_noisy_para
     keys = set(sol1.info) - {"noisy_parameters"}
     assert {k: str(sol1.info[k]) for k in keys} == {k: str(sol2.info[k]) for k in keys}
     assert sol1.privacy.epsilon == sol2.privacy.epsilon
+    # the certificate and the status are post-processing of the release: the same too
+    assert sol1.certificate == sol2.certificate and sol1.certificate is not None
+    assert (sol1.status, sol1.status_reason) == (sol2.status, sol2.status_reason)
     assert sol1.validation.max_violation != pytest.approx(sol2.validation.max_violation,
                                                           abs=1e-6) or \
         sol1.validation.reference_value != pytest.approx(sol2.validation.reference_value)
