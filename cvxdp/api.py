@@ -32,7 +32,12 @@ from cvxdp.solvers.quadform_perturbation import quadform_parameters
 from cvxdp.specs import as_spec_tuple, check_declared, spec_parameters
 from cvxdp.structured import StructuredProblem
 from cvxdp.transform import to_scp, unsupported_reasons
-from cvxdp.transform.domain import PRIVATE_VALUE_BOUND, clipped_values, structural_values
+from cvxdp.transform.domain import (
+    PRIVATE_VALUE_BOUND,
+    clipped_values,
+    structural_values,
+    with_public_values,
+)
 from cvxdp.transform.reference import validate_user_terms
 from cvxdp.validation import COMMON_OPTIONS, check_options, entry_point, option_names
 from cvxdp.writeback import forget_solution, write_back
@@ -96,10 +101,10 @@ def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> lis
             return reasons
         try:
             specs = as_spec_tuple(private)
-            check_declared(problem, specs, public)
-            if quadform_parameters(problem, specs) is not None:
+            work = with_public_values(problem, check_declared(problem, specs, public))
+            if quadform_parameters(work, specs) is not None:
                 return []  # released at the model level by the default mechanism ("auto")
-            to_scp(problem, private=private)
+            to_scp(work, private=private)
         except (PrivacySpecError, UnsupportedProblemError) as err:
             return [str(err)]
     return []
@@ -267,6 +272,10 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
     specs = as_spec_tuple(private)
     public_t = check_declared(problem, specs, public)
     private_params = [p for s in specs for p in spec_parameters(s)]
+    # the public parameters' values are fixed (they are public): a model such as
+    # gamma * cp.sum_squares(F.T @ w) is then DPP in the private ones; the result is written
+    # into the user's problem by the entry point
+    problem = with_public_values(problem, public_t)
     with clipped_values(private_params):
         if solver_opts.get("mechanism", "auto") == "mwu" or quadform_parameters(
                 problem, specs) is None:

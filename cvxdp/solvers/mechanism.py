@@ -40,7 +40,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
@@ -170,8 +170,23 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         from cvxdp.solvers.mwu.solve import solve_mwu
 
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
-        sol = solve_mwu(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
-                        rng=gen, reference=reference, verbose=verbose, **mwu_opts)
+        try:
+            sol = solve_mwu(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
+                            rng=gen, reference=reference, verbose=verbose, **mwu_opts)
+        except (UnsupportedProblemError, PrivacySpecError) as err:
+            if why is None or not str(why.get("rule", "")).startswith(
+                    "perturbation not applicable"):
+                raise
+            # auto tried both: say what each needs, not only the MWU's refusal
+            raise type(err)(
+                "mechanism='auto' could not run either mechanism on this model: perturbation "
+                "needs public bounds on the variables that private coefficients multiply in "
+                "an equality (to bound its noise), and the MWU needs a public bound on the "
+                "trace of every variable; the model's public constraints give neither. Add a "
+                "public bound on the variables -- cp.trace(X) <= R for a PSD matrix, x <= 10 "
+                "or cp.norm(x) <= R for a vector -- and both can run (or pass trace_bound= "
+                f"with mechanism='mwu'). Details -- perturbation: {why['rule']}; MWU: {err}"
+            ) from None
         sol.info["mechanism"] = chosen
         if chosen == "perturbation":
             sol.info["perturbation"] = (

@@ -26,7 +26,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["PRIVATE_VALUE_BOUND", "structural_values", "clipped_values", "placeholder_value"]
+__all__ = ["PRIVATE_VALUE_BOUND", "structural_values", "clipped_values", "placeholder_value",
+           "with_public_values"]
 
 #: public bound on the magnitude of a private entry (entries beyond it are clipped)
 PRIVATE_VALUE_BOUND = 1e100
@@ -81,3 +82,18 @@ def clipped_values(params: Iterable[cp.Parameter],
     finally:
         for p, value in saved:
             p.save_value(value)
+
+
+def with_public_values(problem: cp.Problem, public: Iterable[cp.Parameter]) -> cp.Problem:
+    """``problem`` with each declared-public parameter replaced by a constant of its value.
+
+    The variables are shared with ``problem``; the private parameters stay parameters.  A
+    public parameter that multiplies a private term (``gamma * cp.sum_squares(F.T @ w)``) makes
+    the model non-DPP; with its value fixed the model is DPP in the private ones.  Returns
+    ``problem`` itself when nothing is public.
+    """
+    sub = {id(p): cp.Constant(p.value) for p in public}
+    if not sub:
+        return problem
+    return cp.Problem(problem.objective.tree_copy(id_objects=sub),
+                      [c.tree_copy(id_objects=sub) for c in problem.constraints])
