@@ -36,13 +36,9 @@ from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_epsilon
 from cvxdp.privacy.gdp_curve import gdp_epsilon
 
-__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport", "float_delta",
-           "FLOAT_DELTA_SHARE"]
+__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport", "float_delta"]
 
 _REL_TOL = 1e-9
-#: share of an (epsilon, delta) total that float samplers' deltas may take out of it; a
-#: mechanism planning from the total converts at ``delta * (1 - FLOAT_DELTA_SHARE)``
-FLOAT_DELTA_SHARE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -177,13 +173,11 @@ def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: 
         raise ValueError(f"notion must be 'pure', 'zcdp' or 'approx', got {notion!r}")
     if delta is None:
         raise BudgetError("compose(notion='approx') needs the total delta=.")
-    # the samplers' float deltas come out of the share of the total kept for them
-    # (FLOAT_DELTA_SHARE; basic composition); beyond it (many draws at a per-step epsilon so
-    # large that the float bound (1 + e^eps) eta grows) they are added on top, so the
-    # composed delta says what is proven
+    # the float samplers' deltas (exponential_float_delta) add to the ideal steps' composed
+    # delta by basic composition: epsilon is composed at the total delta and the reported
+    # delta is delta + fd (details["float_delta"] in a report); fd is ~1e-13 at the budgets
+    # DP is meant for, and vacuous (delta 1) at per-step epsilons of ~35 and more
     fd = float_delta(recs)
-    if fd <= FLOAT_DELTA_SHARE * delta:
-        return ApproxDP(_approx_epsilon(recs, delta - fd), delta)
     return ApproxDP(_approx_epsilon(recs, delta), min(1.0, delta + fd))
 
 
@@ -463,7 +457,7 @@ class PrivacyAccountant:
             # total; on top of a pure or zCDP total (which cannot express it)
             details["float_delta"] = fd
             if self.notion == "pure" and delta is not None:
-                delta = max(delta, fd)
+                delta = min(1.0, delta + fd)
         return PrivacyReport(guarantee=guarantee, epsilon=eps, delta=delta, rho=rho,
                              neighbouring=neighbouring, theorem=theorem,
                              records=self.ledger, details=details)

@@ -29,12 +29,7 @@ from cvxdp.errors import (
     PrivacyGuaranteeError,
     PrivacySpecError,
 )
-from cvxdp.privacy.accountant import (
-    FLOAT_DELTA_SHARE,
-    PrivacyAccountant,
-    PrivacyRecord,
-    PrivacyReport,
-)
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import (
@@ -63,9 +58,7 @@ def total_rho(budget: Budget) -> float | None:
     if isinstance(budget, ZCDP):
         return budget.rho * _SAFETY
     if isinstance(budget, ApproxDP) and budget.delta > 0:
-        # the oracle's float sampler adds its own delta (exponential_float_delta); a share of
-        # delta is kept for it so that the composed total stays (epsilon, delta)
-        return zcdp_from_approx(budget.epsilon, budget.delta * (1 - FLOAT_DELTA_SHARE)) * _SAFETY
+        return zcdp_from_approx(budget.epsilon, budget.delta) * _SAFETY
     return None
 
 
