@@ -14,19 +14,28 @@ def _model(zero_row=False):
         A[5] = 0.0
     x = cp.Variable(12, nonneg=True)
     con = A @ x >= 1
-    return cp.Problem(cp.Minimize(cp.sum(x)), [con]), con
+    return cp.Problem(cp.Minimize(cp.sum(x)), [con]), con, A
 
 
 def test_user_covering_model_is_solved_by_dense_mwu():
-    prob, con = _model()
+    prob, con, A = _model()
     sol = prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, reference=True,
                              private=cvxdp.ConstraintSetPrivacy(con))
     assert sol.privacy.guarantee == "dp" and sol.privacy.epsilon <= 4.0 + 1e-9
     assert "Alg. 3" in sol.privacy.theorem
     v = sol.validation
+    x = prob.variables()[0].value
     # all but s constraints met exactly is not promised; most are met at 1 - alpha = 1/2
-    assert v.frac_covered_half >= 0.95
-    assert 0.3 <= v.cost_ratio <= 3.0
+    frac_half = float(np.mean(A @ x >= 0.5))
+    assert frac_half >= 0.95
+    assert v.canonical_frac_covered_half == pytest.approx(frac_half)  # the path's own metric
+    cost_ratio = float(np.sum(x)) / v.reference_value
+    assert 0.3 <= cost_ratio <= 3.0 and v.canonical_cost_ratio == pytest.approx(cost_ratio)
+    # the validation is in the user's terms: sum(x) at the released x, the violation of the
+    # one constraint A @ x >= 1 with the true A
+    assert v.private_value == pytest.approx(float(np.sum(x)), rel=1e-9)
+    assert v.max_violation == pytest.approx(max(0.0, float(np.max(1 - A @ x))), rel=1e-9)
+    assert v.violated == int(np.max(1 - A @ x) > v.tolerance)
 
 
 def test_not_a_covering_model_is_refused():
@@ -38,7 +47,7 @@ def test_not_a_covering_model_is_refused():
 
 
 def test_infeasible_covering_reference_is_a_typed_error():
-    prob, con = _model(zero_row=True)
+    prob, con, _ = _model(zero_row=True)
     with pytest.raises(cvxdp.InfeasibleProblemError, match="all zeros"):
         prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, reference=True,
                            private=cvxdp.ConstraintSetPrivacy(con))
@@ -47,7 +56,7 @@ def test_infeasible_covering_reference_is_a_typed_error():
 def test_covering_options_reach_the_dense_mwu_through_solve_private():
     """The general path's option check rejected the covering options (s=, opt_bounds=,
     count_clipped=) before dispatching ConstraintSetPrivacy: a TypeError for a documented call."""
-    prob, con = _model()
+    prob, con, _ = _model()
     sol = prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, s=20, count_clipped=True,
                              private=cvxdp.ConstraintSetPrivacy(con))
     assert sol.privacy.details["s"] == 20
