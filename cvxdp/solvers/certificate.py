@@ -180,9 +180,10 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
                      ) -> SymmetricConeProgram:
     """The convex superset of the true feasible set on the noise event (module doc).
 
-    Variables ``(x, w)``, one ``w_u`` per private unit with ``w_u^2 <= scale_u^2 (p_u' x +
-    q_u)`` (:class:`UnitReach`; a rotated cone ``||(2 w_u, v - 1)|| <= v + 1``); the noisy rows
-    relaxed by ``w_u`` along the cone's identity (``c`` times on a SOC
+    Variables ``(x, w)``, one ``w_u`` per private unit with ``w_u^2 <= (p_u' x + q_u) / nu_u``
+    (:class:`UnitReach`; a rotated cone ``||(2 w_u, v - 1)|| <= v + 1``; ``nu_u`` the largest
+    magnitude of ``p_u, q_u``, so the cone is well scaled); the noisy rows relaxed by
+    ``scale_u sqrt(nu_u) w_u`` along the cone's identity (``c`` times on a SOC
     block's first coordinate), a private equality as the band ``|s~_i| <= scale_u w_u``; a unit
     without a bound is dropped.  The objective is the public ``c' x + offset``.
     """
@@ -195,6 +196,11 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     for u, rows in enumerate(plan.unit_rows):
         unit_of[np.asarray(rows)] = u
     bounded = np.array([reach.p[u] is not None for u in range(N)], dtype=bool)
+    # w_u stands for sqrt((p_u'x + q_u) / nu_u) with nu_u the data's largest magnitude, so the
+    # cone's data are O(1) at every budget; the rows take k_u = scale_u sqrt(nu_u) w_u
+    nu = np.array([max(float(np.max(np.abs(reach.p[u]), initial=0.0)), abs(reach.q[u]), 1e-300)
+                   if bounded[u] else 1.0 for u in range(N)])
+    k = scale * np.sqrt(nu)
     zero_keep, band_rows = [], []
     for i in range(d.zero):
         u = unit_of[i]
@@ -202,16 +208,16 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
             zero_keep.append(i)
         elif bounded[u]:  # s~_i + k w >= 0 and -s~_i + k w >= 0
             plus = A[i].toarray().ravel()
-            plus[n + u] = -1.0
+            plus[n + u] = -k[u]
             minus = -A[i].toarray().ravel()
-            minus[n + u] = -1.0
+            minus[n + u] = -k[u]
             band_rows += [(plus, b[i]), (minus, -b[i])]
     r0 = d.zero
     for i in range(r0, r0 + d.nonneg):
         u = unit_of[i]
         if u >= 0:
             if bounded[u]:
-                A[i, n + u] = -1.0
+                A[i, n + u] = -k[u]
             else:
                 A[i] = 0.0
                 b[i] = 1.0
@@ -220,7 +226,7 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         u = unit_of[r0]
         if u >= 0:
             if bounded[u]:
-                A[r0, n + u] = -_soc_factor(plan, u)
+                A[r0, n + u] = -_soc_factor(plan, u) * k[u]
             else:
                 A[r0:r0 + q] = 0.0
                 b[r0:r0 + q] = 0.0
@@ -232,21 +238,20 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         ident = _svec_identity(r)
         if u >= 0:
             if bounded[u]:
-                for k in np.flatnonzero(ident):
-                    A[r0 + k, n + u] = -1.0
+                for j in np.flatnonzero(ident):
+                    A[r0 + j, n + u] = -k[u]
             else:
                 A[r0:r0 + size] = 0.0
                 b[r0:r0 + size] = ident
         r0 += size
     A = A.tocsr()
-    # w_u >= 0 and w_u^2 <= v_u: rows [v + 1; 2 w; v - 1] in SOC(3), v = scale_u^2 (p'x + q)
-    # (w_u stands for scale_u sqrt(p'x + q): the scale inside the cone keeps it well scaled)
+    # w_u >= 0 and w_u^2 <= v_u: rows [v + 1; 2 w; v - 1] in SOC(3), v = (p'x + q) / nu_u
     w_rows, w_b, cones = [], [], []
     for u in np.flatnonzero(bounded):
-        p = np.concatenate([reach.p[u] * scale[u] ** 2, np.zeros(N)])
+        p = np.concatenate([reach.p[u] / nu[u], np.zeros(N)])
         ew = np.zeros(nv)
         ew[n + u] = 1.0
-        q = reach.q[u] * scale[u] ** 2
+        q = reach.q[u] / nu[u]
         w_rows += [-p, -2.0 * ew, -p]
         w_b += [q + 1.0, 0.0, q - 1.0]
         cones.append(3)

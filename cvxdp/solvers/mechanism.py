@@ -33,6 +33,7 @@ The choice and its reason are in ``info["mechanism"]`` and ``info["auto"]``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -50,13 +51,14 @@ from cvxdp.solvers.perturbation import (
     PERTURBATION_THEOREM,
     noise_plan,
     noisy_program,
+    objective_map,
     private_entries,
     released_user_values,
     robust_plan,
     solve_robust_counterpart,
 )
 from cvxdp.solvers.perturbation import _solve_tight as solve_exact_tight
-from cvxdp.solvers.public_part import _infeasible, public_feasibility
+from cvxdp.solvers.public_part import _infeasible, public_bounds, public_feasibility
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
 from cvxdp.transform import from_scp, to_scp
@@ -166,7 +168,8 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         chosen, why = "mwu", {"rule": f"options of the MWU given: {mwu_set}"}
     elif mechanism == "auto":
         chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
-    if chosen == "mwu" or any(s.setting == "objective" for s in specs):
+    objective_only = {s.setting for s in specs} == {"objective"}
+    if chosen == "mwu" or objective_only:
         from cvxdp.solvers.mwu.solve import solve_mwu
 
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
@@ -237,8 +240,10 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     # counterpart is empty, the loosened counterpart's point
     A_t, b_t = noisy_program(scp, out["noisy"])
     scale = npl.B * npl.sigma_unit
+    scp_released = dataclasses.replace(scp, c=out["c"], offset=out["offset"]) \
+        if bool(np.any(sb.c > 0) or sb.offset > 0) else scp
     loose = solve_exact_tight(
-        loosened_program(scp, A_t, b_t, plan, scale, unit_reach(scp, plan)), solver)
+        loosened_program(scp_released, A_t, b_t, plan, scale, unit_reach(scp, plan)), solver)
     x, from_loosened = out["x"], False
     if x is None and loose.x is not None:
         x, from_loosened = np.asarray(loose.x)[:scp.n], True
@@ -252,6 +257,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     }
     report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
                          details=details)
+    objective_private = bool(np.any(sb.c > 0) or sb.offset > 0)
     probability = 1.0 if noise != "gaussian" else 1.0 - npl.beta
     info: dict[str, Any] = {
         "method": "perturbation", "mechanism": "perturbation", "noise": noise,
@@ -275,21 +281,26 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
                                primal={v.name(): None for v in problem.variables()},
                                info=info, status_reason=reason)
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
-    objective_private = bool(np.any(sb.c > 0) or sb.offset > 0)
-    upper = math.inf if objective_private else float(scp.c @ x + scp.offset)
+    c_t, off_t = out["c"], out["offset"]
+    released_value = float(c_t @ x + off_t)  # the objective with the released data
+    slack_x, slack_max, beta_c = _objective_slack(scp, entries, npl, x, objective_private)
+    upper = released_value + slack_x
     lower = -math.inf
-    if loose.status == cp.OPTIMAL and not objective_private:
+    if loose.status == cp.OPTIMAL:
         # Clarabel stops at a relative duality gap of 1e-10 (_solve_tight); 1e-8 (1 + |p|)
         # keeps the bound below the loosened optimum with a margin of 100x that
-        lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value)))
+        lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value))) - slack_max
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower, violation_bound=viol,
-        equality_violation_bound=viol_eq, probability=probability,
+        equality_violation_bound=viol_eq,
+        probability=probability - (beta_c if objective_private else 0.0),
         how=("perturbation: noisy slack test at the released point and the loosened "
              "counterpart's optimum, on the noise event of " +
              ("the truncated noise (surely)" if noise != "gaussian"
               else f"the Gaussian tail bounds (beta = {npl.beta:g})")))
     status, reason = status_of(cert, accuracy)
+    if objective_private:
+        info["objective_tail_beta"] = beta_c
     if from_loosened:
         reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
                   "released point solves the loosened one (post-processing, no extra budget)"
@@ -299,12 +310,51 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     info["equality_violation_bound"] = viol_eq
     if reason:
         info["status_reason"] = reason
-    value = from_scp(problem, scp, x, status=status)  # public objective at released x
+    # the objective at the released point with the released data (public when it is)
+    value = from_scp(problem, scp, x, status=status,
+                     value=scp.sign * released_value if objective_private else None)
     validation = validate(scp, x) if reference else None
     primal = {v.name(): v.value for v in problem.variables()}
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert, status_reason=reason)
+
+
+def _objective_slack(scp: Any, entries: Any, npl: Any, x: np.ndarray, private: bool
+                     ) -> tuple[float, float, float]:
+    """Bounds on the released objective's error when the objective is private.
+
+    The error at ``x`` is ``sigma g' E_c [x; 1]`` (:func:`objective_map`); with ``||g_{S_c}||
+    <= sqrt(k_c) + sqrt(2 ln(1 / beta_c))`` (Gaussian concentration, its own event at
+    ``beta_c = beta``) it is at most ``scale_c ||E_c [x; 1]||`` at the released point and
+    ``scale_c U_c`` anywhere on the public box (``U_c``: the triangle bound, ``inf`` where the
+    public rows do not bound a variable the objective's private data multiply).
+
+    Returns
+    -------
+    (at_x, anywhere, beta_c) : (float, float, float)
+        ``(0, 0, 0)`` for a public objective.
+    """
+    if not private:
+        return 0.0, 0.0, 0.0
+    E_c = objective_map(scp, entries)
+    k_c = int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
+    beta_c = float(npl.beta) if npl.beta is not None else _DEFAULT_BETA
+    scale_c = npl.sigma_unit * (math.sqrt(k_c) + math.sqrt(2 * math.log(1 / beta_c)))
+    at_x = scale_c * float(np.linalg.norm(E_c @ np.append(x, 1.0)))
+    cols = np.sqrt(np.asarray(E_c.multiply(E_c).sum(axis=0)).ravel())
+    need = np.flatnonzero(cols[:-1] > 0)
+    xmax = np.zeros(scp.n)
+    if need.size:
+        row_private = np.zeros(scp.m, dtype=bool)
+        row_private[scp.sensitivity.private_rows()] = True
+        eye = np.eye(scp.n)
+        lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [eye[j] for j in need],
+                               allow_unbounded=True)
+        xmax[need] = np.maximum(np.abs(lo), np.abs(hi))
+    anywhere = scale_c * float(cols[:-1] @ xmax + cols[-1]) if np.all(np.isfinite(xmax)) \
+        else math.inf
+    return at_x, anywhere, beta_c
 
 
 def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
@@ -322,9 +372,13 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     settings = {s.setting for s in specs}
     if "constraint_set" in settings:
         return "mwu", {"rule": "ConstraintSetPrivacy: rows added/removed (dense MWU)"}
-    if "objective" in settings:
+    if settings == {"objective"}:
         return "perturbation", {"rule": "ObjectivePrivacy: objective perturbation (the same "
                                         "algorithm under both names)"}
+    if "objective" in settings:
+        return "perturbation", {"rule": "private data in the objective and the constraints: "
+                                        "one Gaussian release of all of them (the MWU keeps "
+                                        "the paper's separation of the settings)"}
     pure = not isinstance(budget, ZCDP) and not (isinstance(budget, ApproxDP)
                                                  and budget.delta > 0)
     if pure:

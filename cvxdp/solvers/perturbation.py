@@ -89,6 +89,7 @@ Steinke 2016, Prop. 1.6.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,7 @@ from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.solvers.robust_counterpart import counterpart
 from cvxdp.specs import ConstraintSetPrivacy
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.sensitivity import objective_tensor
 
 __all__ = ["PrivateEntries", "RobustPlan", "private_entries", "robust_plan", "noise_plan",
            "NoisePlan", "release_parameters", "solve_robust_counterpart", "counterpart",
@@ -551,6 +553,32 @@ def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
     return sp.csc_matrix(-M[:, :n]), M[:, n].copy()
 
 
+def noisy_objective(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
+                    ) -> tuple[np.ndarray, float]:
+    """``(c~, offset~) = T_q [theta~; 1]``: the objective with the released values of the
+    private parameters (CVXPY's objective tensor; public values for the rest)."""
+    from cvxpy.cvxcore.python import canonInterface
+
+    pp = scp.meta["param_prob"]
+
+    def value(pid: int) -> np.ndarray:
+        return noisy[pid] if pid in noisy else np.asarray(pp.id_to_param[pid].value)
+
+    theta = canonInterface.get_parameter_vector(
+        pp.total_param_size, pp.param_id_to_col, pp.param_id_to_size, value)
+    q = np.asarray(sp.csc_matrix(objective_tensor(pp)) @ theta).ravel()
+    return q[:scp.n].copy(), float(q[scp.n])
+
+
+def objective_map(scp: SymmetricConeProgram, entries: PrivateEntries) -> sp.csr_matrix:
+    """``E_c``, shape ``(K, n + 1)``: row k holds ``Delta_k T_q[:, k]``, so the released
+    objective's error at ``x`` is ``sigma g' E_c [x; 1]``, at most ``sigma ||g|| ||E_c [x; 1]||``
+    (rows of entries that do not reach the objective are zero)."""
+    pp = scp.meta["param_prob"]
+    T = sp.csc_matrix(objective_tensor(pp))[:, entries.columns]
+    return sp.csr_matrix(T.T.multiply(entries.delta[:, None]))
+
+
 def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
     """Exact solve; feasibility for the true data holds up to the solver's tolerance, so ask
     Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS)."""
@@ -584,6 +612,11 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     g, draws = draw_noise(npl, plan, entries.K, rng)
     noisy = release_parameters(entries, g, npl.sigma_unit)
     A_t, b_t = noisy_program(scp, noisy)
+    c_t, off_t = noisy_objective(scp, noisy)
+    if scp.sensitivity is not None and (np.any(scp.sensitivity.c > 0)
+                                        or scp.sensitivity.offset > 0):
+        # a private objective: the counterpart minimises the released one (post-processing)
+        scp = dataclasses.replace(scp, c=c_t, offset=off_t)
     # Gaussian noise: if the counterpart at the requested beta is empty, the same release is
     # post-processed at weaker levels (FALLBACK_BETAS): no budget, a weaker promise (the
     # caller reports it).  The nested events {||g_S|| <= B_u(beta)} make P(infeasible) <= the
@@ -614,6 +647,7 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
         eq_bound = max(abs(float(s_t[plan.unit_rows[u][0]]))
                        + float(scale[u] * np.linalg.norm(plan.E[u] @ xs)) for u in zero_units)
     return {"x": x, "status": sol.status, "noisy": noisy, "draws": draws,
+            "c": c_t, "offset": off_t,
             "beta_used": beta_used, "equality_violation_bound": eq_bound,
             "equality_rows_private": int(zero_units.size),
             "solver": sol.solver,

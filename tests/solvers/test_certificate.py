@@ -107,3 +107,29 @@ def test_private_right_hand_side_in_a_cone_block_converges_at_large_epsilon():
     true_value = float(0.5 * np.sum((y0 - x.value) ** 2) + 5 * np.abs(D @ x.value).sum())
     assert (true_value - exact) / max(1.0, abs(exact)) < 1e-2
     assert true_value - exact <= sol.certificate.gap_bound
+
+
+def test_private_data_in_objective_and_constraints_is_one_release_with_a_certificate():
+    # a portfolio's expected returns (objective) and its factor loadings (risk) both private
+    rng = np.random.default_rng(0)
+    n, k = 10, 3
+    mu = cp.Parameter(n, name="mu", value=rng.normal(size=n) * 0.1)
+    F = cp.Parameter((n, k), name="F", value=rng.normal(size=(n, k)))
+    gamma = cp.Parameter(nonneg=True, name="gamma", value=0.5)
+    w = cp.Variable(n, name="w")
+    prob = cp.Problem(cp.Maximize(mu @ w - gamma * cp.sum_squares(F.T @ w)),
+                      [cp.sum(w) == 1, w >= 0])
+    opt = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
+    specs = [cvxdp.ObjectivePrivacy(mu, sensitivity=1e-3),
+             cvxdp.ConstraintPrivacy(F, sensitivity=1e-3)]
+    for eps in (1.0, 10.0, 1e6):
+        for seed in range(3):
+            sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=seed, public=[gamma],
+                                     private=specs)
+            assert sol.info["mechanism"] == "perturbation"
+            assert len([r for r in sol.privacy.records if r.mechanism != "exponential"]) == 1
+            f = float(mu.value @ w.value - 0.5 * np.sum((F.value.T @ w.value) ** 2))
+            cert = sol.certificate
+            assert -f <= cert.objective_upper + 1e-9 and -opt >= cert.optimum_lower - 1e-9
+            assert (sol.status, sol.status_reason) == status_of(cert)
+    assert sol.status == "optimal_inaccurate"  # epsilon 1e6: certified within 1e-2
