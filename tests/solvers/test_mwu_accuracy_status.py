@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.status import status_of
 
 
 def _lp():
@@ -30,6 +31,8 @@ def test_no_success_status_when_the_theorem_bound_does_not_hold():
     assert sol.status == cp.USER_LIMIT
     assert "accuracy" in sol.info["status_reason"]
     assert prob.status == cp.USER_LIMIT
+    # the status rule: the certificate cannot show accuracy 1e-2 here
+    assert status_of(sol.certificate)[0] == cp.USER_LIMIT
 
 
 def test_success_status_with_the_bound_when_the_theorem_holds():
@@ -37,6 +40,7 @@ def test_success_status_with_the_bound_when_the_theorem_holds():
     sol = prob.solve_private(mechanism="mwu",
                              epsilon=1e4, delta=1e-6, rng=7, reference=True, accuracy=0.3,
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate, 0.3)
     assert sol.status == cp.OPTIMAL_INACCURATE
     alpha = sol.info["alpha_guaranteed"]
     assert alpha is not None and alpha > 0
@@ -44,3 +48,7 @@ def test_success_status_with_the_bound_when_the_theorem_holds():
     assert sol.validation.max_violation <= alpha
     assert sol.validation.reference_value - sol.value <= alpha
     assert sol.value == pytest.approx(sol.validation.reference_value, abs=0.1)
+    # the certificate holds (canonical units; minimised objective -c'x)
+    cert = sol.certificate
+    assert sol.validation.canonical_max_violation <= cert.violation_bound
+    assert sol.validation.reference_value - sol.value <= cert.gap_bound + 1e-7
