@@ -6,7 +6,10 @@ parameter by at most the declared sensitivity (averages over >= 100 people of va
 public range); public bounds (boxes, simplices, ``|u| <= 1``) are constants of the model.  The
 test solves each with the DEFAULT options at epsilon = 1e6 (gap and violation of the user's
 constraints with the TRUE data <= 1e-2, or a typed refusal where the cone is unsupported) and
-at epsilon = 1 (no raw error, an honest status).
+at epsilon = 1 (no raw error, an honest status).  At both budgets the status is the one the
+answer's certificate implies (``cvxdp.status.status_of``, never ``infeasible``: every public part
+here is feasible) and the certified violation bounds the violation of the user's constraints
+with the TRUE data.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.status import status_of
 
 rng = np.random.default_rng(5)
 M = {}
@@ -216,18 +220,27 @@ def _run(name, eps):
     return prob, sol, f_star
 
 
+def _true_violation(prob):
+    """Largest violation of the user's constraints at the released point, TRUE data."""
+    return max((float(np.max(c.violation())) for c in prob.constraints), default=0.0)
+
+
 @pytest.mark.parametrize("name", sorted(M))
 def test_default_path_is_accurate_at_large_epsilon(name):
     prob, sol, f_star = _run(name, 1e6)
     if prob is None:
         return
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
     assert sol.status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)
     f = float(prob.objective.value)
     sense = 1.0 if isinstance(prob.objective, cp.Minimize) else -1.0
     assert sense * (f - f_star) / max(1.0, abs(f_star)) <= 1e-2
     assert abs(f - f_star) / max(1.0, abs(f_star)) <= 1e-2
-    viol = max(float(np.max(c.violation())) for c in prob.constraints) if prob.constraints else 0.0
+    viol = _true_violation(prob)
     assert viol <= 1e-2
+    # the certificate holds for the TRUE data (1e-6: the exact reference solve's tolerance)
+    assert viol <= sol.certificate.violation_bound + 1e-6
+    assert sense * (f - f_star) <= sol.certificate.gap_bound + 1e-6 * max(1.0, abs(f_star))
 
 
 @pytest.mark.parametrize("name", sorted(M))
@@ -235,6 +248,8 @@ def test_small_epsilon_gives_a_status_not_a_raw_error(name):
     prob, sol, f_star = _run(name, 1.0)
     if prob is None:
         return
-    assert sol.status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT, cp.INFEASIBLE)
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    assert sol.status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)  # never infeasible
     if sol.status != cp.OPTIMAL_INACCURATE:
-        assert sol.info.get("status_reason")
+        assert sol.status_reason and sol.info.get("status_reason") == sol.status_reason
+    assert _true_violation(prob) <= sol.certificate.violation_bound + 1e-6
