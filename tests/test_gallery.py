@@ -12,6 +12,7 @@ import cvxpy as cp
 import pytest
 
 import cvxdp
+from cvxdp.status import status_of
 from cvxdp.transform import to_scp
 from cvxdp.transform.reference import solve_exact
 
@@ -75,7 +76,13 @@ def test_private_solve_at_epsilon_1_is_typed_and_honest(name):
         assert isinstance(err, cvxdp.CvxdpError) and str(err)
         return
     assert sol.status in HONEST
+    assert sol.status != cp.INFEASIBLE  # every gallery model's public part is feasible
     info = sol.info or {}
+    if info.get("mechanism") == "perturbation":
+        # the status is the one the certificate implies (cvxdp.status.status_of)
+        assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    elif sol.certificate is not None:
+        assert sol.status == status_of(sol.certificate)[0]
     if sol.status == cp.OPTIMAL_INACCURATE and info.get("method") == "mwu":
         # optimal_inaccurate on the MWU path is a promise: the theorem's bound holds
         assert info.get("alpha_guaranteed") is not None
