@@ -176,7 +176,9 @@ def test_parameter_not_in_model_not_dpp_or_with_attributes():
     q = cp.Parameter(name="q", value=3.0)
     y = cp.Variable(nonneg=True)
     non_dpp = cp.Problem(cp.Minimize(p * q * y), [y >= 1])
-    with pytest.raises(PrivacySpecError, match="not DPP.*parameter 'p'"):
+    # the refusal names the term that breaks DPP and the private parameter it takes away
+    with pytest.raises(PrivacySpecError,
+                       match=r"'p \* q' break DPP.*private 'p'.*public=\[\.\.\.\]"):
         to_scp(non_dpp, private=ObjectivePrivacy(p, sensitivity=0.1))
     S = cp.Parameter((3, 3), symmetric=True, name="S", value=np.eye(3))
     z = cp.Variable(3)
