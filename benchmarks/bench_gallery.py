@@ -160,7 +160,8 @@ def run_one(name: str, epsilon: float, mechanism: str | None, seed: int = 0) -> 
         out.update(cert_gap=cert.relative_gap_bound, cert_viol=cert.violation_bound)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            again = entry.build(seed)[0].solve_private(**kwargs, reference=True)
+            prob2, spec2, _ = entry.build(seed)
+            again = prob2.solve_private(**{**kwargs, "private": spec2}, reference=True)
         val = again.validation
         if val is not None and val.objective_gap is not None:
             can_viol = val.metrics.get("canonical_max_violation", val.max_violation) or 0.0

@@ -288,7 +288,7 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     tolerance : float
         A constraint counts as violated when its largest violation exceeds this.
     solver : str, optional
-        The reference solver (CVXPY's default when None).
+        The reference solver (Clarabel when None and installed, else CVXPY's default).
 
     Returns
     -------
@@ -311,7 +311,13 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     ref = cp.Problem(problem.objective, problem.constraints)
     t0 = time.perf_counter()
     try:
-        ref.solve(**({"solver": solver} if solver else {}))
+        # Clarabel (interior point) unless asked otherwise: CVXPY's default for SDPs is SCS,
+        # whose 1e-5 accuracy can exceed the gaps being validated
+        name = solver or (cp.CLARABEL if cp.CLARABEL in cp.installed_solvers() else None)
+        try:
+            ref.solve(**({"solver": name} if name else {}))
+        except cp.error.SolverError:
+            ref.solve()
     finally:
         for var in problem.variables():  # the released point stays on the user's variables
             var.save_value(released[var.id])
