@@ -41,7 +41,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import BudgetError, CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
@@ -426,7 +426,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
         form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
                               trace_bound=opts.get("trace_bound"), width=opts.get("width"),
                               check_feasible=False)
-    except Exception:  # noqa: BLE001 - no public trace bound / width: the MWU cannot run
+    except CvxdpError:  # a typed refusal (no public trace bound / width): the MWU cannot run
         return None, None
     setting = "constraint" if "constraint" in sb.settings else "scalar"
     sens = row_sensitivities(form)
@@ -440,7 +440,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
         sch = plan_schedule(setting, form, sens, run_budget, accuracy=None,
                             beta=float(opts.get("beta", 0.05)), schedule="auto",
                             max_iterations=int(opts.get("max_iterations") or 20000))
-    except Exception:  # noqa: BLE001
+    except CvxdpError:  # the schedule's typed refusal: no bound to compare
         return None, float(form.R)
     scale = form.R * form.rho
     return (sch.alpha * scale if sch.valid else None), float(form.R)

@@ -21,7 +21,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
 from cvxdp.privacy.mechanisms import gaussian_record
@@ -125,7 +125,7 @@ def solve_mwu(
             form0 = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
                                    trace_bound=trace_bound, width=opts.get("width"),
                                    check_feasible=False)
-        except Exception:  # noqa: BLE001
+        except CvxdpError:  # a typed refusal; it surfaces below where the form is needed
             form0 = None
     if form0 is not None and trace_set_only(form0):
         public_status = cp.OPTIMAL  # {z in K, tr z = R >= 0} contains R e / tr(e)
@@ -350,7 +350,7 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         else:
             lo, hi = public_part.public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
             lo, hi = float(lo[0]), float(hi[0])
-    except Exception:  # noqa: BLE001 - unbounded public part: fall back to the trace bound
+    except CvxdpError:  # the public part does not bound c'x: fall back to the trace bound
         w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
         lo, hi = form.c_z_shift - w, form.c_z_shift + w
     # Fewer steps when a test would be pure noise: each test's noise must stay below half the
