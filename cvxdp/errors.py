@@ -7,9 +7,12 @@ Every error says what was wrong *and* what to change.  They derive from ``ValueE
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from typing import Any
 
 __all__ = [
+    "warn_user",
     "CvxdpError",
     "BudgetError",
     "PrivacySpecError",
@@ -67,3 +70,20 @@ def check_positive(value: Any, error: type[CvxdpError], message: str, *,
     if not math.isfinite(v) or v <= 0:
         raise error(message)
     return v
+
+
+def warn_user(message: Warning | str, category: type[Warning] = UserWarning) -> None:
+    """Issue a warning attributed to the user's line: the first frame outside cvxdp.
+
+    A fixed ``stacklevel`` points into cvxdp's own entry-point wrapper whenever a solver is
+    reached through it; walking the stack to the caller of the outermost cvxdp frame makes
+    ``warnings`` filters and the printed location name the user's code."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("cvxdp"):
+        frame = frame.f_back
+        level += 1
+    if isinstance(message, Warning):
+        warnings.warn(message, stacklevel=level)
+    else:
+        warnings.warn(message, category, stacklevel=level)

@@ -87,8 +87,10 @@ def test_float_delta_counts_in_the_totals():
     acct = PrivacyAccountant(ApproxDP(100.0, 1e-6))
     acct.spend(rec)
     assert acct.report().details.get("float_delta") == pytest.approx(1e-11)
-    # the samplers' delta adds to the composed delta (basic composition), whatever its size
-    assert compose([rec], notion="approx", delta=1e-6).delta == pytest.approx(1e-6 + 1e-11)
+    # taken out of the total (the ideal steps compose at delta - fd), or reported on top
+    assert compose([rec], notion="approx", delta=1e-6).delta == 1e-6
+    assert compose([rec], notion="approx", delta=1e-6, float_deltas="on_top").delta == \
+        pytest.approx(1e-6 + 1e-11)
     big = PrivacyRecord("exponential", PureDP(eps), "test", params={"float_delta": 1e-7},
                         count=10)
     assert compose([big], notion="approx", delta=1e-6).delta == pytest.approx(2e-6)

@@ -36,9 +36,13 @@ from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_epsilon
 from cvxdp.privacy.gdp_curve import gdp_epsilon
 
-__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport", "float_delta"]
+__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport", "float_delta",
+           "FLOAT_DELTA_SHARE"]
 
 _REL_TOL = 1e-9
+#: share of an (epsilon, delta) budget a mechanism keeps for its float samplers' delta when it
+#: plans (converts at ``delta * (1 - FLOAT_DELTA_SHARE)``), so the composed total stays exact
+FLOAT_DELTA_SHARE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -135,8 +139,8 @@ def float_delta(records: Iterable[PrivacyRecord]) -> float:
     return float(sum(r.count * float(r.params.get("float_delta", 0.0)) for r in records))
 
 
-def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: float | None = None
-            ) -> Budget:
+def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: float | None = None,
+            float_deltas: str = "within") -> Budget:
     """Compose records into one guarantee.
 
     Parameters
@@ -146,6 +150,9 @@ def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: 
         The notion of the result.
     delta : float, optional
         Required for ``notion="approx"``: the total delta of the result.
+    float_deltas : {"within", "on_top"}
+        Where the records' float-sampler deltas go: out of ``delta`` (the result is exactly
+        ``(epsilon, delta)``; falls back to "on_top" when they exceed it) or added to it.
 
     Returns
     -------
@@ -173,11 +180,12 @@ def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: 
         raise ValueError(f"notion must be 'pure', 'zcdp' or 'approx', got {notion!r}")
     if delta is None:
         raise BudgetError("compose(notion='approx') needs the total delta=.")
-    # the float samplers' deltas (exponential_float_delta) add to the ideal steps' composed
-    # delta by basic composition: epsilon is composed at the total delta and the reported
-    # delta is delta + fd (details["float_delta"] in a report); fd is ~1e-13 at the budgets
-    # DP is meant for, and vacuous (delta 1) at per-step epsilons of ~35 and more
+    # the float samplers' deltas (exponential_float_delta) compose with the ideal steps by
+    # basic composition: "within" takes them out of the total (the ideal steps get delta -
+    # fd), "on_top" composes the ideal steps at delta and reports delta + fd
     fd = float_delta(recs)
+    if float_deltas == "within" and fd < delta:
+        return ApproxDP(_approx_epsilon(recs, delta - fd), delta)
     return ApproxDP(_approx_epsilon(recs, delta), min(1.0, delta + fd))
 
 
@@ -365,7 +373,14 @@ class PrivacyAccountant:
 
     def _compose(self, recs: list[PrivacyRecord]) -> Budget:
         if self.notion == "approx":
-            return compose(recs, notion="approx", delta=self.total.delta)
+            # the float samplers' delta is taken out of the total when the ideal steps still
+            # fit (a mechanism that planned for it keeps its promise exactly); otherwise it is
+            # reported on top of the total rather than refused after the step ran
+            within = compose(recs, notion="approx", delta=self.total.delta)
+            if self._fits(within) or float_delta(recs) == 0:
+                return within
+            return compose(recs, notion="approx", delta=self.total.delta,
+                           float_deltas="on_top")
         return compose(recs, notion=self.notion)
 
     def _fits(self, spent: Budget) -> bool:
@@ -458,6 +473,8 @@ class PrivacyAccountant:
             details["float_delta"] = fd
             if self.notion == "pure" and delta is not None:
                 delta = min(1.0, delta + fd)
+        if delta is not None and delta >= 1.0:
+            guarantee = "vacuous (delta = 1: the float samplers' bound at this per-step epsilon)"
         return PrivacyReport(guarantee=guarantee, epsilon=eps, delta=delta, rho=rho,
                              neighbouring=neighbouring, theorem=theorem,
                              records=self.ledger, details=details)

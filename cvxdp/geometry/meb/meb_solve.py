@@ -12,12 +12,11 @@ import dataclasses
 import functools
 import math
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError, warn_user
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.exact import reference_ball
@@ -387,9 +386,9 @@ def solve_private_meb(
     ball = Ball(centre, float((1 + gamma) * best_r))
     bound = gc.excluded_bound + best_bound
     if bound >= n:
-        warnings.warn(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
+        warn_user(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
                       "is vacuous: use more data, a larger budget or a larger accuracy (the "
-                      "local model needs far more points than the central one).", stacklevel=3)
+                      "local model needs far more points than the central one).")
     info: dict[str, Any] = {}
     if rho_count > 0:   # released only noisily, charged before the report is made
         if on_dask:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.mechanisms import gumbel_argmax
@@ -125,7 +126,9 @@ def _total_rho(budget: Budget) -> float | None:
     if isinstance(budget, ZCDP):
         return budget.rho * (1 - 1e-10)
     if isinstance(budget, ApproxDP) and budget.delta > 0:
-        return zcdp_from_approx(budget.epsilon, budget.delta) * (1 - 1e-10)
+        # a share of delta is kept for the float samplers (FLOAT_DELTA_SHARE)
+        return zcdp_from_approx(budget.epsilon,
+                                budget.delta * (1 - FLOAT_DELTA_SHARE)) * (1 - 1e-10)
     return None  # pure DP: basic composition
 
 

@@ -29,7 +29,12 @@ from cvxdp.errors import (
     PrivacyGuaranteeError,
     PrivacySpecError,
 )
-from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
+from cvxdp.privacy.accountant import (
+    FLOAT_DELTA_SHARE,
+    PrivacyAccountant,
+    PrivacyRecord,
+    PrivacyReport,
+)
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import (
@@ -58,7 +63,8 @@ def total_rho(budget: Budget) -> float | None:
     if isinstance(budget, ZCDP):
         return budget.rho * _SAFETY
     if isinstance(budget, ApproxDP) and budget.delta > 0:
-        return zcdp_from_approx(budget.epsilon, budget.delta) * _SAFETY
+        # a share of delta is kept for the oracle's float sampler (FLOAT_DELTA_SHARE)
+        return zcdp_from_approx(budget.epsilon, budget.delta * (1 - FLOAT_DELTA_SHARE)) * _SAFETY
     return None
 
 

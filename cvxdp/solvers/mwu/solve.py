@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError, warn_user
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
 from cvxdp.privacy.mechanisms import gaussian_record
@@ -212,10 +211,9 @@ def solve_mwu(
             info["status_reason"] = (
                 "objective " + det["objective"] + "; the released point only approximately "
                 "satisfies the constraints and its objective value carries no guarantee")
-            warnings.warn(ObjectiveNotOptimisedWarning(
+            warn_user(ObjectiveNotOptimisedWarning(
                 "cvxdp: the objective was not optimised (" + det["objective"] + "); status "
-                "is 'user_limit' and the answer is only an approximately feasible point."),
-                stacklevel=4)
+                "is 'user_limit' and the answer is only an approximately feasible point."))
         elif info["alpha_guaranteed"] is None and "alpha_guaranteed_before_repair" in det:
             status = cp.USER_LIMIT
             info["public_repair"] = det["public_repair"]
@@ -225,10 +223,9 @@ def solve_mwu(
                 "them (post-processing, no budget), so the public constraints hold, but the "
                 f"theorem's bound alpha = {det['alpha_guaranteed_before_repair']:.3g} covers the "
                 "MWU's point, not the projected one: no accuracy is promised for the private rows")
-            warnings.warn(AccuracyNotGuaranteedWarning(
+            warn_user(AccuracyNotGuaranteedWarning(
                 "cvxdp: the public constraints were repaired by projection; the MWU theorem's "
-                "bound does not cover the repaired point: status is 'user_limit'."),
-                stacklevel=4)
+                "bound does not cover the repaired point: status is 'user_limit'."))
         elif info["alpha_guaranteed"] is None:
             # The theorem's accuracy bound needs conditions (enough budget for the iterations it
             # asks) that do not hold here: the answer is private, but its accuracy is not
@@ -239,9 +236,9 @@ def solve_mwu(
                 "(theorem_conditions_hold is False in the privacy details); the released point "
                 "is private but carries no accuracy guarantee: raise epsilon, or pass a larger "
                 "accuracy=")
-            warnings.warn(AccuracyNotGuaranteedWarning(
+            warn_user(AccuracyNotGuaranteedWarning(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
-                "status is 'user_limit' (see info['status_reason'])."), stacklevel=4)
+                "status is 'user_limit' (see info['status_reason'])."))
     cert = _certificate(scp, x, info, beta, settings,
                         None if "objective" in settings else det)
     note = info.pop("status_reason", None)
