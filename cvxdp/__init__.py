@@ -70,6 +70,12 @@ _LAZY = {
     "covering_sdp": "cvxdp.solvers.covering.covering",
     "covering_lp": "cvxdp.solvers.covering.covering",
     "covering_socp": "cvxdp.solvers.covering.covering",
+    "Certificate": "cvxdp.solution",
+    "status_of": "cvxdp.status",
+    "AccuracyNotGuaranteedWarning": "cvxdp.solvers.mwu.solve",
+    "ObjectiveNotOptimisedWarning": "cvxdp.solvers.mwu.solve",
+    "GaussianSampleWarning": "cvxdp.estimation.gaussians",
+    "UnsafePrivacyWarning": "cvxdp.geometry.john.john_paper",
 }
 
 __all__ = [

@@ -78,8 +78,8 @@ def warn_user(message: Warning | str, category: type[Warning] = UserWarning) -> 
     A fixed ``stacklevel`` points into cvxdp's own entry-point wrapper whenever a solver is
     reached through it; walking the stack to the caller of the outermost cvxdp frame makes
     ``warnings`` filters and the printed location name the user's code."""
-    frame = sys._getframe(1)
-    level = 1
+    frame = sys._getframe(1)  # warn_user's caller: stacklevel 2
+    level = 2
     while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("cvxdp"):
         frame = frame.f_back
         level += 1
