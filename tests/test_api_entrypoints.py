@@ -16,6 +16,7 @@ from cvxdp.errors import (
 )
 from cvxdp.solution import PrivateSolution
 from cvxdp.specs import ConstraintPrivacy, ScalarPrivacy
+from cvxdp.status import status_of
 from cvxdp.structured import StructuredProblem
 
 
@@ -159,6 +160,7 @@ def test_end_to_end_with_the_real_general_path():
     # at epsilon = 1 the budget cannot pay for the MWU's objective search: a feasibility answer,
     # reported as such (issue 21 item 15)
     assert sol.status == prob.status == cp.USER_LIMIT
+    assert sol.status == status_of(sol.certificate)[0]  # the one status rule, MWU included
     assert sol.info["objective_optimised"] is False
     assert x.value is not None and x.value.shape == (4,)
     assert sol.value == pytest.approx(prob.value) == pytest.approx(np.sum(x.value))
