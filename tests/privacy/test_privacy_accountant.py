@@ -115,3 +115,43 @@ def test_one_analytic_gaussian_step_fits_its_own_budget_exactly():
     assert acct.spent().epsilon == pytest.approx(1.0)
     with pytest.raises(BudgetError):
         acct.spend(exponential_record(epsilon=0.01))
+
+
+def test_float_sampler_deltas_are_taken_out_of_the_total_or_reported_on_top():
+    # records' params["float_delta"] (a float sampler's distance from its ideal law, see
+    # exponential_float_delta) compose by basic composition: count * float_delta each
+    fd = 2 * 1e-9
+    ideal = [PrivacyRecord("exp", PureDP(0.5), "x", count=2),
+             PrivacyRecord("zc", ZCDP(0.01), "x")]
+    floaty = [PrivacyRecord("exp", PureDP(0.5), "x", params={"float_delta": 1e-9}, count=2),
+              PrivacyRecord("zc", ZCDP(0.01), "x")]
+    # "within" (default): the ideal steps compose at delta - fd and the result is (eps, delta)
+    within = compose(floaty, notion="approx", delta=1e-6)
+    assert within.delta == 1e-6
+    assert within.epsilon == pytest.approx(
+        compose(ideal, notion="approx", delta=1e-6 - fd).epsilon, rel=1e-12)
+    assert within.epsilon > compose(ideal, notion="approx", delta=1e-6).epsilon
+    # "on_top": the ideal steps compose at delta and the result reports delta + fd
+    top = compose(floaty, notion="approx", delta=1e-6, float_deltas="on_top")
+    assert top.delta == pytest.approx(1e-6 + fd, rel=1e-12)
+    assert top.epsilon == pytest.approx(compose(ideal, notion="approx", delta=1e-6).epsilon)
+    # a float delta that does not fit in the total falls back to on top (capped at 1)
+    tiny = compose(floaty, notion="approx", delta=1e-9)
+    assert tiny.delta == pytest.approx(1e-9 + fd, rel=1e-12)
+    # the accountant's report shows the samplers' delta in details; within an (eps, delta)
+    # total the report's delta is the total's, for a pure total it is the samplers' alone
+    acct = PrivacyAccountant(ApproxDP(10.0, 1e-6))
+    acct.spend(floaty[0])
+    rep = acct.report()
+    assert rep.details["float_delta"] == pytest.approx(fd, rel=1e-12)
+    assert rep.delta == pytest.approx(1e-6)
+    pure = PrivacyAccountant(PureDP(10.0))
+    pure.spend(floaty[0])
+    rep = pure.report()
+    assert rep.epsilon == pytest.approx(1.0)
+    assert rep.details["float_delta"] == pytest.approx(fd, rel=1e-12)
+    assert rep.delta == pytest.approx(fd, rel=1e-12)
+    # records without float samplers report nothing
+    clean = PrivacyAccountant(ApproxDP(10.0, 1e-6))
+    clean.spend(ideal[0])
+    assert "float_delta" not in clean.report().details
