@@ -40,8 +40,13 @@ def test_symmetric_objective_sdp_solves_privately():
     ref.solve()
     sol = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6, rng=0,
                               private=cvxdp.ObjectivePrivacy(C, sensitivity=2e-2))
-    assert sol.status == cp.OPTIMAL_INACCURATE
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
+    assert sol.status == cp.OPTIMAL_INACCURATE  # at epsilon 1e6 the certificate meets 1e-2
     assert abs(prob.objective.value - ref.value) <= 1e-3
+    # the certificate holds for the TRUE C (minimised objective: -trace(C X))
+    assert sol.certificate.violation_bound == 0.0  # the constraints are public
+    _, C_true, _ = _sym_objective()
+    assert ref.value - np.trace(C_true.value @ X.value) <= sol.certificate.gap_bound + 1e-7
 
 
 @pytest.mark.parametrize("mechanism", ["perturbation", "auto"])
