@@ -230,7 +230,7 @@ def solve_private(
     write_back(problem, sol)
     if reference and isinstance(sol, PrivateSolution) and sol.validation is not None:
         # compared in the user's terms: their objective and constraints at their variables
-        sol.validation = validate_user_terms(problem, sol.validation)
+        sol.validation = validate_user_terms(problem, sol.validation, solver=solver)
         write_back(problem, sol)
     return sol
 
@@ -253,6 +253,10 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
                       "the least-squares path (LeastSquaresPrivacy)")
         sol = structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,
                                        reference=reference, **solver_opts)
+        user_var = getattr(structured, "_user_variable", None)
+        if user_var is not None and getattr(sol, "coef", None) is not None:
+            # the released coefficients belong to the user's variable, whatever its name
+            sol.primal = {**sol.primal, user_var.name(): sol.coef}
         return _with_public(sol, public_t)
 
     resolve_budget(epsilon=epsilon, delta=delta, rho=rho)  # values checked by @entry_point

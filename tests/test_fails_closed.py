@@ -5,7 +5,9 @@ attacker would."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 
 import cvxpy as cp
 import numpy as np
@@ -129,3 +131,80 @@ def test_declared_public_parameter_is_listed():
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
     assert sol.privacy.details["public_parameters"] == ["c"]
     assert cvxdp.explain(prob, cvxdp.ConstraintPrivacy(A, sensitivity=1e-3), public=[c]) == []
+
+
+def _general_paths():
+    rng = np.random.default_rng(1)
+    A = cp.Parameter((12, 4), name="A", value=rng.uniform(0, 1, (12, 4)))
+    x = cp.Variable(4, name="x")
+    lp = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, x >= 0, x <= 1])
+    yield "perturbation", lp, dict(private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    yield "mwu", lp, dict(private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3), mechanism="mwu")
+    c = cp.Parameter(4, name="c", value=rng.uniform(0, 1, 4))
+    z = cp.Variable(4, name="z")
+    yield "objective", cp.Problem(cp.Maximize(c @ z), [z >= 0, cp.sum(z) <= 1]), dict(
+        private=cvxdp.ObjectivePrivacy(c, sensitivity=1e-3))
+    prob, Sigma, _, _ = _portfolio()
+    yield "quad_form", prob, dict(private=cvxdp.ObjectivePrivacy(Sigma, sensitivity=0.09))
+    X0 = rng.normal(size=(500, 3))
+    X = cp.Parameter((500, 3), name="X", value=X0)
+    y = cp.Parameter(500, name="y", value=X0 @ np.ones(3) + 0.1 * rng.normal(size=500))
+    b = cp.Variable(3)  # unnamed: the release must reach it whatever its name
+    yield "least_squares", cp.Problem(cp.Minimize(cp.sum_squares(X @ b - y))), dict(
+        private=cvxdp.LeastSquaresPrivacy(X, y, row_bound=10.0))
+
+
+def _structured_paths():
+    rng = np.random.default_rng(2)
+    pts = rng.uniform(-1, 1, (3000, 2))
+    yield "meb", cvxdp.min_enclosing_ball(pts), dict(bounds=(-2, 2))
+    rows = rng.normal(size=(400, 3))
+    yield "john", cvxdp.john_ellipsoid(rows), dict(
+        closeness=1e-3, row_bound=float(np.linalg.norm(rows, axis=1).max()) * 2)
+    yield "least_squares_builder", cvxdp.least_squares(
+        pts, pts @ np.ones(2), row_bound=4.0), {}
+    yield "covering", cvxdp.covering_lp(rng.uniform(0, 1, (200, 4))), dict(s=20)
+
+
+def _assert_holds_only_the_release(prob, sol):
+    assert prob.status == sol.status
+    if sol.value is None:
+        assert prob.value is None or not np.isfinite(prob.value)
+    else:
+        assert prob.value == pytest.approx(sol.value, rel=0, abs=0)
+    for var in prob.variables():
+        released = sol.primal.get(var.name())
+        if released is None:
+            assert var.value is None
+        else:
+            np.testing.assert_array_equal(np.asarray(var.value).ravel(),
+                                          np.asarray(released, dtype=float).ravel())
+    for con in prob.constraints:
+        assert all(d.value is None for d in con.dual_variables)
+    assert prob.solver_stats.solver_name == "CVXDP (private)"
+
+
+@pytest.mark.parametrize("path", ["perturbation", "mwu", "objective", "quad_form",
+                                  "least_squares"])
+def test_general_paths_leave_only_released_values(path):
+    name, prob, kw = next(p for p in _general_paths() if p[0] == path)
+    prob.solve()  # an exact solve first: nothing of it may survive the private one
+    with warnings_ignored():
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, **kw)
+    _assert_holds_only_the_release(prob, sol)
+    assert all(v.value is not None for v in prob.variables())
+
+
+@pytest.mark.parametrize("path", ["meb", "john", "least_squares_builder", "covering"])
+def test_structured_paths_leave_only_released_values(path):
+    name, prob, kw = next(p for p in _structured_paths() if p[0] == path)
+    with warnings_ignored():
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, **kw)
+    _assert_holds_only_the_release(prob, sol)
+
+
+@contextlib.contextmanager
+def warnings_ignored():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield

@@ -283,8 +283,9 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     problem : cvxpy.Problem
         The user's model, its variables holding the released point.
     canonical : ValidationReport, optional
-        A path's comparison in the canonical program's coordinates: its numbers are kept in
-        ``metrics`` with a ``canonical_`` prefix.
+        A path's own comparison: its ``metrics`` are kept as they are, its comparison fields
+        (``reference_value``, ``objective_gap``, ``max_violation``, ...) under a ``canonical_``
+        prefix.
     tolerance : float
         A constraint counts as violated when its largest violation exceeds this.
     solver : str, optional
@@ -300,8 +301,11 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     """
     metrics: dict[str, Any] = {}
     if canonical is not None:
-        metrics.update({f"canonical_{k}": v for k, v in canonical.as_dict().items()
-                        if k not in ("tolerance", "reference_solver", "reference_time")})
+        # the path's own numbers keep their names; its comparison fields, which the user's
+        # terms now fill, stay readable under a canonical_ prefix
+        metrics.update(canonical.metrics)
+        metrics.update({f"canonical_{k}": getattr(canonical, k) for k in (
+            "reference_value", "objective_gap", "max_violation", "mean_violation", "violated")})
     released = {v.id: v.value for v in problem.variables()}
     if any(v is None for v in released.values()):
         return ValidationReport(metrics=metrics, tolerance=tolerance)
@@ -313,7 +317,8 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     try:
         # Clarabel (interior point) unless asked otherwise: CVXPY's default for SDPs is SCS,
         # whose 1e-5 accuracy can exceed the gaps being validated
-        name = solver or (cp.CLARABEL if cp.CLARABEL in cp.installed_solvers() else None)
+        name = (str(solver).upper() if solver else
+                cp.CLARABEL if cp.CLARABEL in cp.installed_solvers() else None)
         try:
             ref.solve(**({"solver": name} if name else {}))
         except cp.error.SolverError:
