@@ -35,6 +35,7 @@ v = sol.validation
 print(f"private allocation (top 5): {np.round(np.sort(w.value)[::-1][:5], 3)}")
 print(f"expected return: private {v.metrics['private_value']:.4f} vs exact {v.reference_value:.4f}")
 print(f"largest mandate breach on the true data: {v.max_violation:.4f} "
-      f"({v.violated} of {v.metrics['constraints']} canonical rows above 1e-6)")
+      f"({v.violated} of {len(prob.constraints)} constraints above 1e-6)")
+print(f"status {sol.status}: {sol.certificate}")
 print(f"privacy: {sol.privacy.guarantee}, epsilon={sol.privacy.epsilon:.3g}, "
       f"delta={sol.privacy.delta:.1g}; {sol.privacy.neighbouring}")
