@@ -96,12 +96,16 @@ def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> lis
     if not isinstance(problem, cp.Problem):
         return unsupported_reasons(problem)
     with structural_values(problem.parameters()):
-        reasons = unsupported_reasons(problem)
+        try:
+            specs = as_spec_tuple(private)
+            public_t = check_declared(problem, specs, public) if specs else ()
+        except PrivacySpecError as err:
+            return [str(err)]
+        work = with_public_values(problem, public_t)
+        reasons = unsupported_reasons(work)
         if reasons or private is None:
             return reasons
         try:
-            specs = as_spec_tuple(private)
-            work = with_public_values(problem, check_declared(problem, specs, public))
             if quadform_parameters(work, specs) is not None:
                 return []  # released at the model level by the default mechanism ("auto")
             to_scp(work, private=private)

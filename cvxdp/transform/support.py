@@ -7,6 +7,7 @@ program (empty list: supported).  It never raises for a bad model; ``to_scp`` ra
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -144,7 +145,10 @@ def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
     if reasons or not compile:
         return reasons
     try:
-        data, _, _ = problem.get_problem_data(cp.SCS, solver_opts={"use_quad_obj": False})
+        with warnings.catch_warnings():
+            # CVXPY's advice about re-solving a non-DPP model is not ours to pass on here
+            warnings.filterwarnings("ignore", message=".*not DPP.*")
+            data, _, _ = problem.get_problem_data(cp.SCS, solver_opts={"use_quad_obj": False})
     except Exception as err:  # noqa: BLE001 - report CVXPY's own reason
         return [f"CVXPY could not compile the model: {err}"]
     return cone_reasons(problem, data["dims"])
