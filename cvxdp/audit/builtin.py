@@ -12,8 +12,10 @@ evidence, not proof: see :mod:`cvxdp.audit.auditor`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +111,7 @@ def run_builtin_audits(*, n_samples: int | None = None, rng: int = 0, epsilon: f
                        delta: float = 1e-5, family_level: float = 0.05,
                        correction: str = "holm", names: Sequence[str] | None = None,
                        slow: bool = False, progress: Callable[[str], None] | None = None,
-                       ) -> list[tuple[AuditCase, AuditResult]]:
+                       jobs: int = 1) -> list[tuple[AuditCase, AuditResult]]:
     """Audit the built-in mechanisms as one family.
 
     Parameters
@@ -129,8 +131,11 @@ def run_builtin_audits(*, n_samples: int | None = None, rng: int = 0, epsilon: f
     slow : bool
         Also run the slow cases (the solvers' noise-halved twins, 10^5 runs each).
     progress : callable, optional
-        Called with one line before and after each case (``cvxdp audit`` prints them to
-        stderr).
+        Called with a line as each case starts (one process) and ends (``cvxdp audit`` prints
+        them to stderr).
+    jobs : int
+        Processes that run the cases (each case keeps its seed, so the results do not depend
+        on ``jobs``).
 
     Raises
     ------
@@ -142,27 +147,59 @@ def run_builtin_audits(*, n_samples: int | None = None, rng: int = 0, epsilon: f
     list of (AuditCase, AuditResult)
         Each result at its corrected level (``1 - result.confidence``).
     """
+    key = (float(epsilon), float(delta), None if names is None else tuple(names), bool(slow))
+    cases = _selected(*key)
+    strictest = 1.0 - family_level / max(len(cases), 1)
+    say = progress if progress is not None else (lambda line: None)
+    m, start = len(cases), time.perf_counter()
+    args = [(key, i, n_samples, rng + i, strictest) for i in range(m)]
+    raw: list[AuditResult | None] = [None] * m
+
+    def done(i: int, res: AuditResult, seconds: float, k: int) -> None:
+        raw[i] = res
+        say(f"[{k}/{m}] {cases[i].name}: eps lower bound {res.epsilon_lower:.3g} at level "
+            f"{1 - strictest:.2g} ({seconds:.1f} s; {time.perf_counter() - start:.0f} s in all)")
+
+    if jobs <= 1 or m <= 1:
+        for i in range(m):
+            say(f"[{i + 1}/{m}] {cases[i].name}: 2 x {_runs(cases[i], n_samples)} runs ...")
+            done(i, *_audit_case(*args[i]), i + 1)
+    else:  # the cases hold closures: each worker rebuilds them and runs one by its index
+        say(f"{m} audits on {jobs} processes; a line as each one ends")
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(_audit_case, *a): a[1] for a in args}
+            for k, fut in enumerate(as_completed(futures), start=1):
+                done(futures[fut], *fut.result(), k)
+    results = audit_family([r for r in raw if r is not None], family_level=family_level,
+                           correction=correction)
+    return list(zip(cases, results, strict=True))
+
+
+def _runs(case: AuditCase, n_samples: int | None) -> int:
+    return case.n_samples if n_samples is None else n_samples
+
+
+@functools.lru_cache(maxsize=4)
+def _selected(epsilon: float, delta: float, names: tuple[str, ...] | None, slow: bool
+              ) -> list[AuditCase]:
+    """The cases of one family, in order (built once per process: the solver cases solve
+    their exact references when built)."""
     cases = builtin_cases(epsilon, delta, slow=True)
     if names is not None:
         unknown = set(names) - {c.name for c in cases}
         if unknown:
             raise ValueError(f"unknown audit cases {sorted(unknown)}; known: "
                              f"{[c.name for c in cases]}")
-        cases = [c for c in cases if c.name in set(names)]
-    elif not slow:
-        cases = [c for c in cases if not c.slow]
-    strictest = 1.0 - family_level / max(len(cases), 1)
-    say = progress if progress is not None else (lambda line: None)
-    raw, start = [], time.perf_counter()
-    for i, c in enumerate(cases):
-        runs = c.n_samples if n_samples is None else n_samples
-        say(f"[{i + 1}/{len(cases)}] {c.name}: 2 x {runs} runs ...")
-        t0 = time.perf_counter()
-        raw.append(audit_mechanism(c.mechanism, c.data, c.neighbour, epsilon=c.epsilon,
-                                   delta=c.delta, n_samples=runs, rng=rng + i,
-                                   confidence=strictest))
-        say(f"[{i + 1}/{len(cases)}] {c.name}: eps lower bound {raw[-1].epsilon_lower:.3g} at "
-            f"level {1 - strictest:.2g} ({time.perf_counter() - t0:.1f} s, "
-            f"{time.perf_counter() - start:.0f} s in all)")
-    results = audit_family(raw, family_level=family_level, correction=correction)
-    return list(zip(cases, results, strict=True))
+        return [c for c in cases if c.name in set(names)]
+    return [c for c in cases if slow or not c.slow]
+
+
+def _audit_case(key: tuple, index: int, n_samples: int | None, seed: int, confidence: float
+                ) -> tuple[AuditResult, float]:
+    """Audit case ``index`` of the family ``key`` (in this process or a worker)."""
+    case = _selected(*key)[index]
+    t0 = time.perf_counter()
+    res = audit_mechanism(case.mechanism, case.data, case.neighbour, epsilon=case.epsilon,
+                          delta=case.delta, n_samples=_runs(case, n_samples), rng=seed,
+                          confidence=confidence)
+    return res, time.perf_counter() - t0

@@ -10,11 +10,11 @@ to one call and restored afterwards (nothing in the solver modules is edited):
   ``problem.value`` left at the true objective).  The released point is unchanged, so the leak
   shows only in that field.  The outputs on neighbouring datasets become perfectly separable,
   which a few hundred runs catch at any claimed epsilon below ~3.
-* :class:`ScaledNoise` -- a :class:`numpy.random.Generator` whose Gaussian draws are scaled by
-  ``factor`` (0.5: the noise halved), passed as the solver's ``rng=``: every Gaussian the
-  solver draws for this call is too small.  A halved Gaussian at epsilon = 1 moves the true
-  epsilon from 1 to 2.15 (delta = 1e-5); seeing that takes 10^5 runs or more (docs/audit.md),
-  so these twins are slow cases.
+* :class:`ScaledNoise` -- a :class:`numpy.random.Generator` whose noise draws (Gaussian,
+  Laplace, the K-norm radius) are scaled by ``factor`` (0.5: the noise halved), passed as the
+  solver's ``rng=``: every such draw of this call is too small.  A halved Gaussian at
+  epsilon = 1 moves the true epsilon from 1 to 2.15 (delta = 1e-5); seeing that takes 10^5
+  runs or more (docs/audit.md), so these twins are slow cases.
 
 References
 ----------
@@ -87,8 +87,10 @@ def field_from_true_data(module: str, cls_name: str, field: str,
 
 
 class ScaledNoise(np.random.Generator):
-    """A generator whose Gaussian draws (``normal``, ``standard_normal``) are ``factor`` times
-    their correct size; everything else is the ordinary PCG64 stream.
+    """A generator whose noise draws are ``factor`` times their correct size: the Gaussian
+    (``normal``, ``standard_normal``, ``multivariate_normal``), ``laplace`` and ``gamma`` (the
+    radius of a K-norm draw); everything else (uniforms, integers, the exponential mechanism's
+    Gumbel draws) is the ordinary PCG64 stream.
 
     Pass it as ``rng=`` to a solver: only that call is under-noised.
     """
@@ -106,3 +108,10 @@ class ScaledNoise(np.random.Generator):
     def multivariate_normal(self, mean: Any, cov: Any, *args: Any, **kwargs: Any) -> Any:
         cov = (self.factor ** 2) * np.asarray(cov, dtype=float)
         return super().multivariate_normal(mean, cov, *args, **kwargs)
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        return super().laplace(loc, self.factor * np.asarray(scale, dtype=float), size)
+
+    def gamma(self, shape: Any, scale: Any = 1.0, size: Any = None) -> Any:
+        # the radius of a K-norm draw (Hardt & Talwar 2010): gamma(d + 1, 1 / epsilon)
+        return super().gamma(shape, self.factor * np.asarray(scale, dtype=float), size)

@@ -18,7 +18,7 @@ least squares; a whole covering constraint added; a John row moved by exactly ``
 
 Planted twins (:mod:`cvxdp.audit.planting`), inside the solver's own call:
 
-* ``<case>, value from true data`` (every case, in the default family): the released objective
+* ``<case>, true value`` (every case, in the default family): the released objective
   (``value``; the mean for the Gaussian pipeline) is recomputed from the TRUE data after the
   solver built its answer -- the leak the review found in the quad_form path.  The features
   then separate D from D' perfectly and 400 runs catch it.
@@ -50,8 +50,8 @@ from cvxdp.audit.planting import ScaledNoise, field_from_true_data
 
 __all__ = ["SolverCase", "solver_cases"]
 
-RUNS = 300        # runs per input of a default solver case (a planted field needs ~200)
-SLOW_RUNS = 100_000  # runs per input of a noise-halved twin
+RUNS = 200  # runs per input of a default solver case (a planted field needs ~150)
+SLOW_RUNS = 20_000  # runs per input of a noise-halved twin
 MISSING = -1e3    # feature of a run that released no point (a public outcome, kept as an atom)
 
 
@@ -160,7 +160,7 @@ def _perturbation(noise: str, eps: float, delta: float) -> list[SolverCase]:
         return field_from_true_data("cvxdp.solvers.mechanism", "PrivateSolution", "value",
                                     lambda sol: float(data))
 
-    name = f"perturbation ({noise})"
+    name = f"perturbation {noise}"
     return _pair(name, solve, features, D, Dn, eps, delta, plant)
 
 
@@ -195,7 +195,7 @@ def _mwu(eps: float, delta: float) -> list[SolverCase]:
         return field_from_true_data("cvxdp.solvers.mwu.solve", "PrivateSolution", "value",
                                     lambda sol: opt(data))
 
-    return _pair("MWU LP (constraint privacy)", solve, features, D, Dn, eps, delta, plant)
+    return _pair("MWU LP", solve, features, D, Dn, eps, delta, plant)
 
 
 def _quadform(eps: float, delta: float) -> list[SolverCase]:
@@ -228,7 +228,7 @@ def _quadform(eps: float, delta: float) -> list[SolverCase]:
             "cvxdp.solvers.quadform_perturbation", "PrivateSolution", "value",
             lambda sol: true_objective(data, np.asarray(w.value, dtype=float)))
 
-    return _pair("quad_form (objective privacy)", solve, features, D, Dn, eps, delta, plant)
+    return _pair("quad_form", solve, features, D, Dn, eps, delta, plant)
 
 
 # --------------------------------------------------------------------------- structured solvers
@@ -317,8 +317,8 @@ def _least_squares(eps: float, delta: float) -> list[SolverCase]:
         return field_from_true_data("cvxdp.estimation.regression", "LeastSquaresSolution",
                                     "value", lambda sol: loss(data, np.asarray(sol.coef)))
 
-    cases = _pair("least_squares (ssp)", solve, features, D, Dn, eps, delta, plant)
-    cases.append(SolverCase("least_squares (ssp), noise halved", solve, features, D, Dn, eps,
+    cases = _pair("least_squares", solve, features, D, Dn, eps, delta, plant)
+    cases.append(SolverCase("least_squares, noise halved", solve, features, D, Dn, eps,
                             delta, noise_factor=0.5, broken=True, n_samples=SLOW_RUNS,
                             slow=True))
     return cases
@@ -344,9 +344,9 @@ def _gaussian(eps: float, delta: float) -> list[SolverCase]:
         return field_from_true_data("cvxdp.estimation.gaussians", "GaussianSolution", "mean",
                                     lambda sol: data.mean(axis=0))
 
-    cases = _pair("private_gaussian (bounded mean)", solve, features, D, Dn, eps, delta, plant,
+    cases = _pair("private_gaussian", solve, features, D, Dn, eps, delta, plant,
                   field="mean")
-    cases.append(SolverCase("private_gaussian (bounded mean), noise halved", solve, features,
+    cases.append(SolverCase("private_gaussian, noise halved", solve, features,
                             D, Dn, eps, delta, noise_factor=0.5, broken=True,
                             n_samples=SLOW_RUNS, slow=True))
     return cases
@@ -382,7 +382,7 @@ def _covering(eps: float, delta: float) -> list[SolverCase]:
 def _pair(name: str, solve: Callable, features: Callable, D: Any, Dn: Any, eps: float,
           delta: float, plant: Callable, field: str = "value") -> list[SolverCase]:
     return [SolverCase(name, solve, features, D, Dn, eps, delta),
-            SolverCase(f"{name}, {field} from true data", solve, features, D, Dn, eps, delta,
+            SolverCase(f"{name}, true {field}", solve, features, D, Dn, eps, delta,
                        plant=plant, broken=True)]
 
 
