@@ -153,6 +153,20 @@ def run_one(name: str, epsilon: float, mechanism: str | None, seed: int = 0) -> 
     if f is not None and f_star is not None and np.isfinite(f_star):
         gap = sense * (float(f) - float(f_star)) / max(1.0, abs(float(f_star)))
     info = getattr(sol, "info", {}) or {}
+    cert = getattr(sol, "certificate", None)
+    if cert is not None:
+        # the certificate against the truth: the same seed again with reference=True (the
+        # certificate is in canonical units: the canonical violation, the absolute gap)
+        out.update(cert_gap=cert.relative_gap_bound, cert_viol=cert.violation_bound)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            again = entry.build(seed)[0].solve_private(**kwargs, reference=True)
+        val = again.validation
+        if val is not None and val.objective_gap is not None:
+            can_viol = val.metrics.get("canonical_max_violation", val.max_violation) or 0.0
+            tol = 1e-7 * (1.0 + abs(float(val.reference_value)))
+            out["cert_valid"] = bool(val.objective_gap <= cert.gap_bound + tol
+                                     and can_viol <= cert.violation_bound + 1e-7)
     out.update(outcome=str(sol.status), typed=True, gap=gap, violation=user_violation(prob),
                public_violation=public_violation(prob, spec),
                time_ratio=t_priv / t_exact, t_private=t_priv, t_exact=t_exact,
@@ -218,9 +232,10 @@ def _format_block(rows: list[dict[str, Any]], mechanisms: list[str],
     eps = list(dict.fromkeys(r["epsilon"] for r in rows))
     # one mechanism: kind and class columns; several: a narrower group each (<= 100 columns)
     wide = len(mechanisms) == 1 if wide is None else wide
-    w_out = 16 if wide else 11
-    head = (f"{'model':<24}{'kind':<5}{'cls':<4}" if wide else f"{'model':<24}") + f"{'eps':>6} "
-    group = f"| {'outcome':<{w_out}}{'gap':>8}{'viol':>8}{'tx':>6} " if wide else (
+    w_out = 9 if wide else 9
+    head = (f"{'model':<22}{'cls':<4}" if wide else f"{'model':<22}") + f"{'eps':>6} "
+    group = (f"| {'outcome':<{w_out}}{'gap':>8}{'cgap':>8}{'viol':>8}{'cviol':>8}"
+             f"{'ok':>3}{'tx':>5} ") if wide else (
         f"| {'outcome':<{w_out}}{'gap':>8}{'viol':>8}{'tx':>5} ")
     width = len(group)
     lines = [(head + "".join(group for _ in mechanisms)).rstrip()]
@@ -231,17 +246,23 @@ def _format_block(rows: list[dict[str, Any]], mechanisms: list[str],
     for name in models:
         e = gallery.by_name(name)
         for k, ep in enumerate(eps):
-            left = f"{name if k == 0 else '':<24}"
+            left = f"{name[:21] if k == 0 else '':<22}"
             if wide:
-                left += (f"{e.kind if k == 0 else '':<5}"
-                         f"{_CLASS.get(e.privacy, e.privacy) if k == 0 else '':<4}")
+                left += f"{_CLASS.get(e.privacy, e.privacy) if k == 0 else '':<4}"
             left += f"{ep:>6g} "
             cells = ""
             for m in mechanisms:
                 r = key.get((name, ep, m), {"outcome": "-"})
+                if wide:
+                    ok = {True: "y", False: "N"}.get(r.get("cert_valid"), "-")
+                    cells += (f"| {_short(r['outcome'], w_out - 2):<{w_out}}"
+                              f"{_num(r.get('gap'), '{:+.1e}'):>8}{_num(r.get('cert_gap')):>8}"
+                              f"{_num(r.get('violation')):>8}{_num(r.get('cert_viol')):>8}"
+                              f"{ok:>3}{_num(r.get('time_ratio'), '{:.0f}'):>5} ")
+                    continue
                 cells += (f"| {_short(r['outcome'], w_out - 2):<{w_out}}"
                           f"{_num(r.get('gap'), '{:+.1e}'):>8}{_num(r.get('violation')):>8}"
-                          f"{_num(r.get('time_ratio'), '{:.0f}'):>{6 if wide else 5}} ")
+                          f"{_num(r.get('time_ratio'), '{:.0f}'):>5} ")
             lines.append((left + cells).rstrip())
     lines.append("")
     lines += textwrap.wrap(
@@ -249,7 +270,9 @@ def _format_block(rows: list[dict[str, Any]], mechanisms: list[str],
                  "refusal (PSE PrivacySpec, UPE UnsupportedProblem, PGE PrivacyGuarantee, IPE "
                  "InfeasibleProblem); X:<err> = raw exception; T/O = time limit.  gap = "
                  "(f(x_priv) - f*)/max(1,|f*|), > 0 worse, TRUE data; viol = max violation of the "
-                 "user's constraints, TRUE data; tx = time / exact problem.solve().", 98)
+                 "user's constraints, TRUE data; cgap / cviol = the certificate's relative gap "
+                 "and violation bounds (canonical units); ok = the certificate holds against "
+                 "the exact solve (y/N); tx = time / exact problem.solve().", 98)
     return "\n".join(lines)
 
 
@@ -265,8 +288,16 @@ def summary(rows: list[dict[str, Any]]) -> str:
         good = sum(r.get("gap") is not None and abs(r["gap"]) <= 1e-2
                    and r.get("violation") is not None and r["violation"] <= 1e-2 for r in rs)
         label = f"{m}, " if len(mechs) > 1 else ""
+        success = [r for r in rs if r["outcome"] == "optimal_inaccurate"]
+        bad = sum(r.get("cert_gap") is None or r["cert_gap"] > 1e-2 or r["cert_viol"] > 1e-2
+                  for r in success)
+        certified = [r for r in rs if r.get("cert_valid") is not None]
+        valid = sum(bool(r["cert_valid"]) for r in certified)
+        infeas = sum(r["outcome"] == "infeasible" for r in rs)
         out.append(f"{label}eps={ep:g}: {len(rs)} runs, refused {ref}, raw errors {raw}, "
-                   f"time-outs {to}, |gap| <= 1e-2 and viol <= 1e-2: {good}")
+                   f"time-outs {to}, |gap| <= 1e-2 and viol <= 1e-2: {good}; success "
+                   f"{len(success)} (uncertified {bad}); certificate valid {valid}/"
+                   f"{len(certified)}; infeasible {infeas}")
     return "\n".join(out)
 
 

@@ -16,13 +16,31 @@ symmetric cone program: :func:`explain` lists what is not), ``accuracy`` and ``r
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from typing import Any
 
 import cvxpy as cp
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.estimation.regression import LeastSquaresPrivacy, least_squares_from_model
+from cvxdp.privacy.budgets import resolve_budget
+from cvxdp.progress import budget_text, problem_size, verbose_run
+from cvxdp.solution import PrivateSolution
+from cvxdp.solvers.dispatch import solve_general
+from cvxdp.solvers.quadform_perturbation import quadform_parameters
+from cvxdp.specs import as_spec_tuple, check_declared, spec_parameters
 from cvxdp.structured import StructuredProblem
+from cvxdp.transform import to_scp, unsupported_reasons
+from cvxdp.transform.domain import (
+    PRIVATE_VALUE_BOUND,
+    clipped_values,
+    structural_values,
+    with_public_values,
+)
+from cvxdp.transform.reference import validate_user_terms
 from cvxdp.validation import COMMON_OPTIONS, check_options, entry_point, option_names
+from cvxdp.writeback import forget_solution, write_back
 
 __all__ = ["solve_private", "install", "is_supported", "explain", "check_options",
            "option_names"]
@@ -43,8 +61,6 @@ def _structured_options(problem: StructuredProblem) -> set[str] | None:
         return None  # an entry point of cvxdp.validation: checks its own keywords
     for klass in cls.__mro__:
         if klass.__name__ in _DELEGATES:
-            import importlib
-
             mod, name = _DELEGATES[klass.__name__]
             names, _ = option_names(getattr(importlib.import_module(mod), name))
             return names
@@ -54,14 +70,20 @@ def _structured_options(problem: StructuredProblem) -> set[str] | None:
     return names | {"private", "accuracy", "verbose"}  # swallowed by ``**_`` when not named
 
 
-def explain(problem: cp.Problem, private: Any = None) -> list[str]:
+def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> list[str]:
     """Why ``problem`` (with the spec ``private``) cannot be solved privately.
+
+    Decided from the model's structure only (shapes, attributes, DPP, cone types): the
+    parameters are compiled with public placeholder values, never with their (private) values.
 
     Parameters
     ----------
     problem : cvxpy.Problem
     private : privacy spec, sequence of specs, or None
-        When given, the spec is also checked against the model.
+        When given, the spec is also checked against the model, and every parameter of the
+        model must be declared in it or in ``public``.
+    public : cvxpy.Parameter or sequence of them, optional
+        The model's public parameters (as in :func:`solve_private`).
 
     Returns
     -------
@@ -71,26 +93,26 @@ def explain(problem: cp.Problem, private: Any = None) -> list[str]:
     """
     if isinstance(problem, StructuredProblem):
         return []  # carries its own algorithm (e.g. john_ellipsoid uses log_det on purpose)
-    from cvxdp.transform import to_scp, unsupported_reasons
-
-    reasons = unsupported_reasons(problem)
-    if reasons or private is None:
-        return reasons
-    from cvxdp.solvers.quadform_perturbation import quadform_parameters
-    from cvxdp.specs import as_spec_tuple
-
-    try:
-        if quadform_parameters(problem, as_spec_tuple(private)) is not None:
-            return []  # released at the model level by the default mechanism ("auto")
-        to_scp(problem, private=private)
-    except (PrivacySpecError, UnsupportedProblemError) as err:
-        return [str(err)]
+    if not isinstance(problem, cp.Problem):
+        return unsupported_reasons(problem)
+    with structural_values(problem.parameters()):
+        reasons = unsupported_reasons(problem)
+        if reasons or private is None:
+            return reasons
+        try:
+            specs = as_spec_tuple(private)
+            work = with_public_values(problem, check_declared(problem, specs, public))
+            if quadform_parameters(work, specs) is not None:
+                return []  # released at the model level by the default mechanism ("auto")
+            to_scp(work, private=private)
+        except (PrivacySpecError, UnsupportedProblemError) as err:
+            return [str(err)]
     return []
 
 
-def is_supported(problem: cp.Problem, private: Any = None) -> bool:
+def is_supported(problem: cp.Problem, private: Any = None, public: Any = None) -> bool:
     """True when :func:`explain` finds nothing to refuse (never raises)."""
-    return not explain(problem, private)
+    return not explain(problem, private, public)
 
 
 @entry_point("solve_private",
@@ -103,6 +125,7 @@ def solve_private(
     rho: float | None = None,
     budget: Any = None,
     private: Any = None,
+    public: Any = None,
     accuracy: float | None = None,
     rng: Any = None,
     reference: bool = False,
@@ -130,6 +153,11 @@ def solve_private(
         Which data is private and how neighbours differ (``cvxdp.ConstraintPrivacy``,
         ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``).  Required for a
         general model; structured problems know their own.
+    public : cvxpy.Parameter or sequence of them, optional
+        The model's parameters whose values are public: used exactly and listed in
+        ``privacy.details["public_parameters"]``.  Every parameter of a general model must be
+        in ``private=`` or ``public=`` (fail closed: anything else is refused with
+        ``PrivacySpecError``).
     accuracy : float, optional
         Target additive error alpha (> 0) of the private solver.
     rng : None, int or numpy.random.Generator
@@ -171,6 +199,11 @@ def solve_private(
     if not isinstance(problem, cp.Problem):
         raise TypeError(f"solve_private expects a cvxpy.Problem, got {type(problem).__name__}.")
     if isinstance(problem, StructuredProblem):
+        if public is not None:
+            raise PrivacySpecError(
+                f"public= declares the parameters of a general CVXPY model; "
+                f"{type(problem).__name__} is built by cvxdp and knows which of its data is "
+                "private. Drop public=.")
         kwargs: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "rho": rho, "rng": rng,
                                   "reference": reference}
         if private is not None:
@@ -184,34 +217,51 @@ def solve_private(
         valid = _structured_options(problem)
         if valid is not None:
             check_options([*kwargs, *solver_opts], valid, f"{type(problem).__name__}")
-        return problem.solve_private(**kwargs, **solver_opts)
+        return problem.solve_private(**kwargs, **solver_opts)  # its wrapper writes back
 
+    forget_solution(problem)  # a refused or failed private solve leaves no answer behind
+    try:
+        sol = _solve_model(problem, epsilon=epsilon, delta=delta, rho=rho, private=private,
+                           public=public, accuracy=accuracy, rng=rng, reference=reference,
+                           verbose=verbose, solver=solver, **solver_opts)
+    except BaseException:
+        forget_solution(problem)  # nothing a solver wrote on its way stays on the problem
+        raise
+    write_back(problem, sol)
+    if reference and isinstance(sol, PrivateSolution) and sol.validation is not None:
+        # compared in the user's terms: their objective and constraints at their variables
+        sol.validation = validate_user_terms(problem, sol.validation)
+        write_back(problem, sol)
+    return sol
+
+
+def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | None,
+                 rho: float | None, private: Any, public: Any, accuracy: float | None,
+                 rng: Any, reference: bool, verbose: bool, solver: str | None,
+                 **solver_opts: Any) -> Any:
+    """The general model's path (least squares or the cone-program path); returns the
+    :class:`~cvxdp.solution.PrivateSolution` without writing it into ``problem``."""
     if private is not None and _is_least_squares_spec(private):
         # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (paper 003)
-        from cvxdp.estimation.regression import least_squares_from_model
-        from cvxdp.structured import forget_solution, hold_private
-
+        raw = list(private) if isinstance(private, (list, tuple)) else [private]
+        public_t = check_declared(problem, raw, public)
         structured = least_squares_from_model(problem, private)
         names, _ = option_names(type(structured).solve_private)
         given = [*solver_opts, *(["solver"] if solver is not None else []),
                  *(["accuracy"] if accuracy is not None else [])]  # not dropped silently
         check_options(given, (names | set(COMMON_OPTIONS)) - {"accuracy", "solver"},
                       "the least-squares path (LeastSquaresPrivacy)")
-        forget_solution(problem)   # a failed private solve leaves no exact answer behind
         sol = structured.solve_private(epsilon=epsilon, delta=delta, rho=rho, rng=rng,
                                        reference=reference, **solver_opts)
-        hold_private(problem, sol)  # the user's problem holds the private answer only
-        return sol
-
-    from cvxdp.privacy.budgets import resolve_budget
-    from cvxdp.transform import to_scp, unsupported_reasons
+        return _with_public(sol, public_t)
 
     resolve_budget(epsilon=epsilon, delta=delta, rho=rho)  # values checked by @entry_point
     reasons = unsupported_reasons(problem, compile=False)  # cheap checks; to_scp finds cones
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
     if private is None:
-        to_scp(problem)  # an unsupported model is reported before a missing spec
+        with structural_values(problem.parameters()):
+            to_scp(problem)  # an unsupported model is reported before a missing spec
         raise PrivacySpecError(
             "a general CVXPY model needs private= to say which data is private, e.g. "
             "private=cvxdp.ConstraintPrivacy(A, sensitivity=D) where D is how far one person "
@@ -219,33 +269,46 @@ def solve_private(
             "sets the noise), cvxdp.ScalarPrivacy(b, sensitivity=...), "
             "cvxdp.ObjectivePrivacy(c, sensitivity=...) or cvxdp.ConstraintSetPrivacy(con)."
         )
-    from cvxdp.solvers.quadform_perturbation import quadform_parameters
-    from cvxdp.specs import as_spec_tuple
+    specs = as_spec_tuple(private)
+    public_t = check_declared(problem, specs, public)
+    private_params = [p for s in specs for p in spec_parameters(s)]
+    # the public parameters' values are fixed (they are public): a model such as
+    # gamma * cp.sum_squares(F.T @ w) is then DPP in the private ones; the result is written
+    # into the user's problem by the entry point
+    problem = with_public_values(problem, public_t)
+    with clipped_values(private_params):
+        if solver_opts.get("mechanism", "auto") == "mwu" or quadform_parameters(
+                problem, specs) is None:
+            # validates the spec against the model (a private matrix only inside quad_form
+            # never reaches the cone program: the perturbation path releases it at the model
+            # level)
+            to_scp(problem, private=private)
+        if solver is not None:  # CVXPY's habit: the conic solver of the exact steps
+            solver_opts["solver"] = solver
+        run = verbose_run(bool(verbose), "general model", size=problem_size(problem),
+                          mechanism=str(solver_opts.get("mechanism", "auto")),
+                          budget=budget_text(epsilon, delta, rho))
+        sol = run.finish(solve_general(
+            problem, epsilon=epsilon, delta=delta, rho=rho, private=private,
+            accuracy=accuracy, rng=rng, reference=reference, verbose=verbose, **solver_opts,
+        ))
+    sol.info["clipped_domain"] = (f"private entries are clipped into "
+                                  f"[-{PRIVATE_VALUE_BOUND:g}, {PRIVATE_VALUE_BOUND:g}]")
+    return _with_public(sol, public_t)
 
-    if solver_opts.get("mechanism", "auto") == "mwu" or quadform_parameters(
-            problem, as_spec_tuple(private)) is None:
-        # validates the spec against the model (a private matrix only inside quad_form never
-        # reaches the cone program: the perturbation path releases it at the model level)
-        to_scp(problem, private=private)
-    from cvxdp.progress import budget_text, problem_size, verbose_run
-    from cvxdp.solvers.dispatch import solve_general  # the cone-program path
 
-    if solver is not None:  # CVXPY's habit: the conic solver of the exact steps
-        solver_opts["solver"] = solver
-    run = verbose_run(bool(verbose), "general model", size=problem_size(problem),
-                      mechanism=str(solver_opts.get("mechanism", "auto")),
-                      budget=budget_text(epsilon, delta, rho))
-    return run.finish(solve_general(
-        problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,
-        rng=rng, reference=reference, verbose=verbose, **solver_opts,
-    ))
+def _with_public(sol: Any, public: tuple[cp.Parameter, ...]) -> Any:
+    """List the declared public parameters in the solution's privacy report."""
+    if isinstance(sol, PrivateSolution) and sol.privacy is not None:
+        details = {**sol.privacy.details, "public_parameters": [p.name() for p in public]}
+        sol.privacy = dataclasses.replace(sol.privacy, details=details)
+    return sol
 
 
 def _is_least_squares_spec(private: Any) -> bool:
-    from cvxdp.estimation.regression import LeastSquaresPrivacy
-
     specs = private if isinstance(private, (list, tuple)) else [private]
     return any(isinstance(s, LeastSquaresPrivacy) for s in specs)
+
 
 
 def _solve_private_method(self: cp.Problem, **kwargs: Any) -> Any:

@@ -9,6 +9,7 @@ the analyst who owns the data.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -16,7 +17,81 @@ from typing import Any
 
 from cvxdp.privacy.accountant import PrivacyReport
 
-__all__ = ["PrivateSolution", "ValidationReport"]
+__all__ = ["PrivateSolution", "ValidationReport", "Certificate"]
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """What a private answer is proven to be, computed from released quantities and public
+    data only (post-processing: no budget), valid on the mechanism's noise event.
+
+    Every field is in the canonical program's units and in the objective's minimised sense
+    (``sign * user objective``; for a ``Maximize`` model, ``-objective_upper`` is a lower bound
+    on the true objective at the released point).
+
+    Attributes
+    ----------
+    objective_upper : float
+        Upper bound on the TRUE (minimised) objective at the released point (``inf``: none).
+    optimum_lower : float
+        Lower bound on the TRUE optimum (``-inf``: none).
+    gap_bound : float
+        ``objective_upper - optimum_lower``: bound on the sub-optimality (``inf``: none).
+    relative_gap_bound : float
+        ``gap_bound / max(1, |OPT|_lower)`` with ``|OPT|_lower`` the smallest ``|v|`` over
+        ``v`` in ``[optimum_lower, objective_upper]`` (0 when the interval holds 0): a bound on
+        ``(f(x) - OPT) / max(1, |OPT|)``.
+    violation_bound : float
+        Bound on the largest violation of the TRUE constraints at the released point
+        (inequality, cone and equality rows).
+    equality_violation_bound : float or None
+        The same bound over the equality rows with private data only (None: there are none).
+    probability : float
+        Probability (over the mechanism's noise) with which all bounds hold together: ``1 -
+        beta``, or 1 for bounded noise.
+    how : str
+        One line naming the bound's construction and where its proof is written.
+    """
+
+    objective_upper: float
+    optimum_lower: float
+    gap_bound: float
+    relative_gap_bound: float
+    violation_bound: float
+    equality_violation_bound: float | None
+    probability: float
+    how: str
+
+    @classmethod
+    def from_bounds(cls, *, objective_upper: float, optimum_lower: float,
+                    violation_bound: float, equality_violation_bound: float | None,
+                    probability: float, how: str, gap_bound: float | None = None
+                    ) -> Certificate:
+        """Build a certificate from its two objective bounds (the gaps are derived); a
+        theorem's direct bound on the sub-optimality (``gap_bound``) is used when smaller."""
+        up, lo = float(objective_upper), float(optimum_lower)
+        gap = max(up - lo, 0.0) if math.isfinite(up) and math.isfinite(lo) else math.inf
+        if gap_bound is not None:
+            gap = min(gap, float(gap_bound))
+        if not math.isfinite(gap):
+            rel = math.inf
+        else:
+            smallest = 0.0 if lo <= 0.0 <= up else min(abs(lo), abs(up))
+            rel = gap / max(1.0, smallest)
+        return cls(objective_upper=up, optimum_lower=lo, gap_bound=gap,
+                   relative_gap_bound=rel, violation_bound=float(violation_bound),
+                   equality_violation_bound=(None if equality_violation_bound is None
+                                             else float(equality_violation_bound)),
+                   probability=float(probability), how=how)
+
+    def meets(self, accuracy: float) -> bool:
+        """True when the certified relative gap and violation are both ``<= accuracy``."""
+        return self.relative_gap_bound <= accuracy and self.violation_bound <= accuracy
+
+    def __str__(self) -> str:
+        return (f"relative gap <= {self.relative_gap_bound:.3g} (gap <= {self.gap_bound:.3g}), "
+                f"violation <= {self.violation_bound:.3g}, with probability >= "
+                f"{self.probability:g} ({self.how})")
 
 
 @dataclass(frozen=True)
@@ -102,6 +177,12 @@ class PrivateSolution:
         ``variable.value``).
     info : dict
         Anything else worth reporting (accuracy guaranteed by the theorem, method name, ...).
+    certificate : Certificate or None
+        Bounds on the sub-optimality and the violation of the TRUE constraints at the released
+        point, from released quantities only (:class:`Certificate`); the status follows from
+        it (:func:`cvxdp.status.status_of`).
+    status_reason : str or None
+        Why the status is not a success (quoting the certified numbers), or None.
     """
 
     status: str
@@ -112,11 +193,17 @@ class PrivateSolution:
     solve_time: float = 0.0
     primal: dict[str, Any] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
+    certificate: Certificate | None = None
+    status_reason: str | None = None
 
     def __repr__(self) -> str:
         cls = type(self).__name__
         lines = [f"{cls}(status={self.status!r}, value={_f(self.value)}, "
                  f"iterations={self.iterations}, solve_time={self.solve_time:.3g}s)"]
+        if self.certificate is not None:
+            lines.append(f"  certificate: {self.certificate}")
+        if self.status_reason is not None:
+            lines.append(f"  status_reason: {self.status_reason}")
         if self.privacy is not None:
             lines.append(f"  privacy: {self.privacy!r}")
         if self.validation is not None:

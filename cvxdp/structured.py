@@ -21,19 +21,14 @@ The exact answer of ``reference=True`` lives in ``solution.validation`` only.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any
 
 import cvxpy as cp
-import numpy as np
 
-from cvxdp.solution import PrivateSolution
+from cvxdp.writeback import forget_solution, write_back
 
 __all__ = ["StructuredProblem", "forget_solution", "hold_private"]
-
-_BASE_FIELDS = frozenset(f.name for f in dataclasses.fields(PrivateSolution))
-
 
 class StructuredProblem(cp.Problem):
     """A CVXPY problem with a specialised private solver.
@@ -74,66 +69,9 @@ class StructuredProblem(cp.Problem):
         hold_private(self, sol)
 
 
-def forget_solution(problem: cp.Problem, answer_attributes: tuple[str, ...] = ()) -> None:
-    """Drop every value a previous (exact or private) solve left on ``problem``.
-
-    Variable and dual values, ``status``, ``value``, ``solution`` and the instance attributes
-    named in ``answer_attributes``.  Works on any :class:`cvxpy.Problem` (a general model whose
-    private solve is delegated to a structured one can use it too).
-    """
-    for var in problem.variables():
-        var.save_value(None)
-    _clear_duals(problem)
-    problem._status, problem._value, problem._solution = None, None, None
-    for name in answer_attributes:
-        if name in problem.__dict__:
-            setattr(problem, name, None)
-
-
 def hold_private(problem: cp.Problem, sol: Any) -> None:
-    """Make ``status``, ``value``, the variables and answer attributes of ``problem`` those of
-    the private solution ``sol`` (see the module docstring); clear every dual value."""
-    if not isinstance(sol, PrivateSolution):
-        return
-    problem._status = sol.status
-    problem._value = None if sol.value is None else float(sol.value)
-    for var in problem.variables():
-        if var.name() in sol.primal:
-            _save(var, sol.primal[var.name()])
-    for f in dataclasses.fields(sol):
-        if f.name in _BASE_FIELDS or f.name not in problem.__dict__:
-            continue
-        current, released = problem.__dict__[f.name], getattr(sol, f.name)
-        if isinstance(current, cp.Variable):
-            _save(current, released)
-        elif not isinstance(current, cp.Expression):
-            setattr(problem, f.name, released)
-    _clear_duals(problem)
-    problem._solution = None
-    try:
-        from cvxpy.problems.problem import SolverStats
-
-        problem._solver_stats = SolverStats.from_dict({}, "CVXDP (private)")
-    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
-        pass
-
-
-def _clear_duals(problem: cp.Problem) -> None:
-    for con in problem.constraints:
-        for dual in con.dual_variables:
-            dual.save_value(None)
-
-
-def _save(var: cp.Variable, value: Any) -> None:
-    """Store a released value on ``var`` (None clears it; a value of another shape is not
-    stored).  ``save_value`` does not run CVXPY's attribute checks, which a released point
-    (e.g. a slightly indefinite PSD estimate) may fail by rounding."""
-    if value is None:
-        var.save_value(None)
-        return
-    arr = np.asarray(value, dtype=float)
-    if arr.size == int(np.prod(var.shape)):
-        var.save_value(arr.reshape(var.shape))
+    """Old name of :func:`cvxdp.writeback.write_back` (the one write of a private result)."""
+    write_back(problem, sol)
 
 
 def _holding_private(fn: Any) -> Any:
@@ -151,7 +89,11 @@ def _holding_private(fn: Any) -> Any:
         run = verbose_run(verbose, type(self).__name__, size=size,
                           budget=budget_text(kwargs.get("epsilon"), kwargs.get("delta"),
                                              kwargs.get("rho"), kwargs.get("budget")))
-        sol = fn(self, *args, **kwargs)
+        try:
+            sol = fn(self, *args, **kwargs)
+        except BaseException:
+            self._forget_solution()  # a raised solve leaves nothing a solver wrote on the way
+            raise
         self._hold_private(sol)
         return run.finish(sol)
 

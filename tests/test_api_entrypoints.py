@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
-
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -30,16 +27,15 @@ def _lp():
 
 @pytest.fixture
 def fake_general(monkeypatch):
-    """Stand-in for cvxdp.solvers.dispatch (issue 5) that records its arguments."""
+    """Stand-in for cvxdp.solvers.dispatch.solve_general (issue 5) that records its arguments
+    (patched where the entry point reads it: cvxdp.api imports it at the top)."""
     calls = []
 
     def solve_general(problem, **kwargs):
         calls.append((problem, kwargs))
         return PrivateSolution(status="optimal_inaccurate", value=1.25)
 
-    module = types.ModuleType("cvxdp.solvers.dispatch")
-    module.solve_general = solve_general
-    monkeypatch.setitem(sys.modules, "cvxdp.solvers.dispatch", module)
+    monkeypatch.setattr(cvxdp.api, "solve_general", solve_general)
     return calls
 
 
@@ -104,9 +100,20 @@ def test_is_supported_and_explain():
     bad = cp.Problem(cp.Minimize(p * cp.sum(z) + cp.sum(cp.exp(z))), [z >= 0])
     reasons = explain(bad)
     assert not is_supported(bad)
-    assert any("integer" in r for r in reasons) and any("'w'" in r or "w have" in r
-                                                         for r in reasons)
+    assert any("integer" in r for r in reasons)
+    # decided from the structure only: the same reasons whatever value w holds (or none)
+    p.value = 3.0
+    assert explain(bad) == reasons
     assert explain(cp.Problem(cp.Minimize(cp.sum(cp.exp(z[0:1] * 1.0))), []))  # exp refused
+    # fail closed: with a spec, every parameter must be private or public
+    w = cp.Parameter(2, name="w", value=np.ones(2))
+    lp_w = cp.Problem(cp.Maximize(w @ lp.variables()[0]), lp.constraints)
+    undeclared = explain(lp_w, ConstraintPrivacy(A, sensitivity=0.1))
+    assert len(undeclared) == 1 and "'w'" in undeclared[0]
+    assert "neither private nor public" in undeclared[0] and "public=[w]" in undeclared[0]
+    assert not is_supported(lp_w, ConstraintPrivacy(A, sensitivity=0.1))
+    assert explain(lp_w, ConstraintPrivacy(A, sensitivity=0.1), public=[w]) == []
+    assert is_supported(lp_w, ConstraintPrivacy(A, sensitivity=0.1), public=w)
 
 
 class _Toy(StructuredProblem):
@@ -157,6 +164,14 @@ def test_end_to_end_with_the_real_general_path():
     assert sol.value == pytest.approx(prob.value) == pytest.approx(np.sum(x.value))
     assert sol.privacy.epsilon <= 1.0 + 1e-9 and sol.privacy.delta <= 1e-6
     assert sol.validation.reference_value == pytest.approx(exact, rel=1e-6)
+    # the validation is in the user's terms: their objective and constraints at x, true A
+    xv = x.value
+    true_viol = max(float(np.max(A.value @ xv - 1)), float(np.sum(xv) - 3))
+    assert sol.validation.metrics["private_value"] == pytest.approx(np.sum(xv))
+    assert sol.validation.objective_gap == pytest.approx(exact - np.sum(xv))
+    assert sol.validation.max_violation == pytest.approx(max(true_viol, 0.0), abs=1e-9)
+    assert "canonical_max_violation" in sol.validation.metrics
+    assert prob.solver_stats.solver_name == "CVXDP (private)"
     again = prob.solve_private(epsilon=1.0, delta=1e-6, rng=3, mechanism="mwu",
                                private=ConstraintPrivacy(A, sensitivity=0.01))
     assert again.value == sol.value  # same seed, same answer

@@ -77,32 +77,83 @@ def test_readme_quickstart_numbers():
     import cvxpy as cp
 
     import cvxdp
+    from cvxdp.status import status_of
 
     text = (ROOT / "README.md").read_text()
     rng = np.random.default_rng(0)
     A = cp.Parameter((40, 15), name="A", value=rng.uniform(0, 1, (40, 15)))
     x = cp.Variable(15, nonneg=True)
-    prob = cp.Problem(cp.Maximize(rng.uniform(0, 1, 15) @ x), [A @ x <= 0.7, cp.sum(x) == 1])
+    c = rng.uniform(0, 1, 15)
+    prob = cp.Problem(cp.Maximize(c @ x), [A @ x <= 0.7, cp.sum(x) == 1])
     priv = cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)
     quick = cvxdp.ConstraintPrivacy(A, sensitivity=1e-4)
+
+    def true_violation(xv):  # the user's constraints with the TRUE A
+        return max(0.0, float(np.max(A.value @ xv - 0.7)), abs(float(np.sum(xv)) - 1.0))
+
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=quick)
-    m = re.search(r"This prints `optimal_inaccurate ([\d.]+)\.\.\.`: the exact optimum is "
-                  r"([\d.]+)", text)
+    m = re.search(r"This prints `(\w+) ([\d.]+)\.\.\.`: the exact optimum is ([\d.]+)", text)
     assert m, "README: the LP's printed-value sentence is gone"
-    assert sol.status == "optimal_inaccurate"
-    assert sol.value == pytest.approx(float(m.group(1)), rel=0.03)
-    assert sol.validation.reference_value == pytest.approx(float(m.group(2)), rel=0.03)
+    # the status is the one its certificate implies, and the one the README prints
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    assert sol.status == m.group(1)
+    assert sol.info["mechanism"] == "perturbation"
+    assert sol.value == pytest.approx(float(m.group(2)), rel=0.03)
+    assert sol.validation.reference_value == pytest.approx(float(m.group(3)), rel=0.03)
+    cert = re.search(r"says `relative gap <= ([\d.]+), violation <= ([\d.e+-]+), with "
+                     r"probability >=\s+([\d.]+)`", text)
+    assert cert, "README: the quickstart's certificate sentence is gone"
+    assert sol.certificate.relative_gap_bound == pytest.approx(float(cert.group(1)), rel=0.03)
+    assert sol.certificate.probability == pytest.approx(float(cert.group(3)), rel=1e-12)
+    # "(solver tolerance)": a violation bound at the solver's rounding, not a number to pin
+    assert float(cert.group(2)) <= 1e-6 and sol.certificate.violation_bound <= 1e-6
+    # "proven within 8% of the optimum (it is 6.4% off)": the certificate holds on this draw
+    proven = re.search(r"proven within (\d+)% of the optimum \(it is ([\d.]+)% off\)", text)
+    assert proven, "README: the quickstart's proven/true gap sentence is gone"
+    exact = sol.validation.reference_value
+    true_gap = exact - float(c @ x.value)
+    assert true_gap / exact == pytest.approx(float(proven.group(2)) / 100, rel=0.05)
+    assert round(100 * sol.certificate.relative_gap_bound) == int(proven.group(1))
+    assert true_gap <= sol.certificate.gap_bound + 1e-9
+    assert true_violation(x.value) <= sol.certificate.violation_bound + 1e-8
+    assert sol.validation.max_violation == pytest.approx(true_violation(x.value), abs=1e-12)
+
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=quick,
                              mechanism="mwu")
-    assert sol.status == "user_limit"
-    assert sol.value == pytest.approx(_number(r"says so\), value ([\d.]+), largest", text),
-                                      rel=0.03)
-    assert sol.validation.max_violation == pytest.approx(
-        _number(r"true constraints ([\d.]+)\.", text), rel=0.1)
+    m = re.search(r"status\s+`(\w+)` \(no accuracy theorem[^)]*\), value ([\d.]+), largest\s+"
+                  r"violation of the true constraints ([\d.]+)\.", text)
+    assert m, "README: the MWU sentence of the quickstart is gone"
+    assert sol.status == m.group(1) == "user_limit"
+    assert sol.value == pytest.approx(float(m.group(2)), rel=0.03)
+    assert sol.validation.max_violation == pytest.approx(float(m.group(3)), rel=0.1)
+
     sol = prob.solve_private(epsilon=10.0, delta=1e-6, rng=7, mechanism="perturbation",
                              noise="truncated", private=priv)
-    assert sol.status == "optimal_inaccurate"
-    assert sol.value == pytest.approx(_number(r"# optimal_inaccurate ([\d.]+)", text), rel=0.03)
+    m = re.search(r"# (\w+) ([\d.]+) \(exact ([\d.]+)\); relative\s+# gap <= ([\d.]+), "
+                  r"violation <= ([\d.e+-]+), surely", text)
+    assert m, "README: the truncated-noise line is gone"
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    assert sol.status == m.group(1)
+    assert sol.value == pytest.approx(float(m.group(2)), rel=0.03)
+    assert sol.certificate.relative_gap_bound == pytest.approx(float(m.group(4)), rel=0.03)
+    assert sol.certificate.probability == 1.0  # "surely": bounded noise
+    assert float(m.group(5)) <= 1e-6 and sol.certificate.violation_bound <= 1e-6
+    assert true_violation(x.value) <= sol.certificate.violation_bound + 1e-8
+
+    # the empty tightened counterpart: the loosened point, user_limit, never infeasible
+    m = re.search(r"at\s+`epsilon=([\d.]+)`.*?status `(\w+)`, value ([\d.]+), certified\s+"
+                  r"violation of the true constraints ([\d.]+) \(surely\)", text, re.DOTALL)
+    assert m, "README: the loosened-point sentence is gone"
+    sol = prob.solve_private(epsilon=float(m.group(1)), delta=1e-6, rng=7,
+                             mechanism="perturbation", noise="truncated", private=priv)
+    status, reason = status_of(sol.certificate)
+    assert sol.status == status == m.group(2) == "user_limit"
+    # the reason says the tightened copy was empty, then quotes the certified numbers
+    assert "tightened counterpart" in sol.status_reason and sol.status_reason.endswith(reason)
+    assert sol.value == pytest.approx(float(m.group(3)), rel=0.03)
+    assert sol.certificate.violation_bound == pytest.approx(float(m.group(4)), rel=0.03)
+    assert sol.certificate.probability == 1.0
+    assert true_violation(x.value) <= sol.certificate.violation_bound + 1e-8
 
     pts = np.random.default_rng(1).uniform(-3, 3, (50000, 2))
     sol = cvxdp.min_enclosing_ball(pts).solve_private(epsilon=1.0, delta=1e-6, bounds=(-10, 10),
@@ -120,9 +171,10 @@ def test_modeling_page_first_example():
     import cvxpy as cp
 
     import cvxdp
+    from cvxdp.status import status_of
 
     text = (ROOT / "docs" / "modeling.md").read_text()
-    m = re.search(r"# optimal_inaccurate ([\d.]+): the exact value is ([\d.]+), max violation "
+    m = re.search(r"# (\w+) ([\d.]+): the exact value is ([\d.]+), max violation "
                   r"of A @ x <= 1 is ([\d.]+)", text)
     assert m, "modeling.md: the first example's printed numbers are gone"
     m_auto = re.search(r"stays feasible but becomes very conservative \(value ([\d.]+)", text)
@@ -134,18 +186,26 @@ def test_modeling_page_first_example():
         A = cp.Parameter((20, 5), name="A", value=rng.uniform(0.1, 1.0, (20, 5)))
         x = cp.Variable(5, nonneg=True)
         prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, cp.sum(x) <= 3])
-        return prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True,
-                                  private=cvxdp.ConstraintPrivacy(A, sensitivity=sens), **kw)
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True,
+                                 private=cvxdp.ConstraintPrivacy(A, sensitivity=sens), **kw)
+        true_viol = max(0.0, float(np.max(A.value @ x.value - 1)), float(np.sum(x.value) - 3))
+        return sol, true_viol
 
-    sol = solve(1e-3)
-    assert sol.status == "optimal_inaccurate"
-    assert sol.value == pytest.approx(float(m.group(1)), rel=0.03)
-    assert sol.validation.reference_value == pytest.approx(float(m.group(2)), rel=0.03)
-    assert sol.validation.max_violation <= float(m.group(3)) + 5e-4
-    sol = solve(0.05)
+    sol, viol = solve(1e-3)
+    # the status is the one the certificate implies, and the one the page prints
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    assert sol.status == m.group(1), "modeling.md prints a status the certificate does not give"
+    assert sol.value == pytest.approx(float(m.group(2)), rel=0.03)
+    assert sol.validation.reference_value == pytest.approx(float(m.group(3)), rel=0.03)
+    assert sol.validation.max_violation <= float(m.group(4)) + 5e-4
+    assert viol <= sol.certificate.violation_bound + 1e-8  # the certificate holds
+    assert sol.validation.reference_value - sol.value <= sol.certificate.gap_bound + 1e-9
+    sol, viol = solve(0.05)
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
     assert sol.value == pytest.approx(float(m_auto.group(1)), rel=0.03)
     assert sol.validation.max_violation <= 5e-4
-    sol = solve(0.05, mechanism="mwu")
+    assert viol <= sol.certificate.violation_bound + 1e-8
+    sol, _ = solve(0.05, mechanism="mwu")
     assert sol.status == "user_limit"
     assert sol.validation.max_violation == pytest.approx(float(m5.group(1)), rel=0.03)
     assert sol.value == pytest.approx(float(m5.group(2)), rel=0.03)

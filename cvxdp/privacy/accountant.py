@@ -36,7 +36,7 @@ from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_to_epsilon
 from cvxdp.privacy.gdp_curve import gdp_epsilon
 
-__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport"]
+__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport", "float_delta"]
 
 _REL_TOL = 1e-9
 
@@ -126,6 +126,15 @@ def _approx_parts(records: Iterable[PrivacyRecord]) -> tuple[float, float]:
     return eps, delta
 
 
+def float_delta(records: Iterable[PrivacyRecord]) -> float:
+    """The total delta of the records' floating-point samplers, ``sum count * float_delta``.
+
+    A sampler whose law is within total variation ``eta`` of the ideal mechanism's adds
+    ``(1 + e^eps) eta`` to its delta (:func:`cvxdp.privacy.mechanisms.exponential_float_delta`);
+    by basic composition these add up, on top of whatever the ideal steps compose to."""
+    return float(sum(r.count * float(r.params.get("float_delta", 0.0)) for r in records))
+
+
 def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: float | None = None
             ) -> Budget:
     """Compose records into one guarantee.
@@ -164,7 +173,12 @@ def compose(records: Iterable[PrivacyRecord], *, notion: str = "approx", delta: 
         raise ValueError(f"notion must be 'pure', 'zcdp' or 'approx', got {notion!r}")
     if delta is None:
         raise BudgetError("compose(notion='approx') needs the total delta=.")
-    return ApproxDP(_approx_epsilon(recs, delta), delta)
+    # the float samplers' deltas (exponential_float_delta) add to the ideal steps' composed
+    # delta by basic composition: epsilon is composed at the total delta and the reported
+    # delta is delta + fd (details["float_delta"] in a report); fd is ~1e-13 at the budgets
+    # DP is meant for, and vacuous (delta 1) at per-step epsilons of ~35 and more
+    fd = float_delta(recs)
+    return ApproxDP(_approx_epsilon(recs, delta), min(1.0, delta + fd))
 
 
 def _approx_epsilon(recs: list[PrivacyRecord], delta: float) -> float:
@@ -436,6 +450,14 @@ class PrivacyAccountant:
             delta = getattr(spent, "delta", 0.0)
             if all(r.zcdp is not None for r in self._ledger):
                 rho = sum(r.count * r.zcdp.rho for r in self._ledger)
+        details = dict(details or {})
+        fd = float_delta(self._ledger)
+        if fd > 0:
+            # the floating-point samplers' delta, part of ``delta`` for an (epsilon, delta)
+            # total; on top of a pure or zCDP total (which cannot express it)
+            details["float_delta"] = fd
+            if self.notion == "pure" and delta is not None:
+                delta = min(1.0, delta + fd)
         return PrivacyReport(guarantee=guarantee, epsilon=eps, delta=delta, rho=rho,
                              neighbouring=neighbouring, theorem=theorem,
-                             records=self.ledger, details=details or {})
+                             records=self.ledger, details=details)

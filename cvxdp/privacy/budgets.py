@@ -56,8 +56,10 @@ def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
 
 def _check_delta(delta: float, name: str = "delta") -> float:
     d = _check_finite(name, delta)
-    if not 0 <= d < 1:
-        raise BudgetError(f"{name} must satisfy 0 <= {name} < 1, got {delta!r}.")
+    # delta = 1 is the vacuous guarantee every mechanism has: a composition whose float
+    # samplers' delta is vacuous reports it rather than claiming less
+    if not 0 <= d <= 1:
+        raise BudgetError(f"{name} must satisfy 0 <= {name} <= 1, got {delta!r}.")
     return d
 
 
@@ -101,7 +103,7 @@ class ApproxDP:
     epsilon : float
         Finite, > 0.
     delta : float
-        ``0 <= delta < 1``.
+        ``0 <= delta <= 1`` (1: no guarantee).
     """
 
     epsilon: float

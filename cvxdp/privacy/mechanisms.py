@@ -44,6 +44,7 @@ __all__ = [
     "exponential_record",
     "exponential_mechanism",
     "exponential_float_delta",
+    "gumbel_argmax",
     "sampler_float_limits",
 ]
 
@@ -223,7 +224,14 @@ def exponential_mechanism(
         accountant.spend(record)
     gen = as_generator(rng)
     logits = (record.budget.epsilon / (2.0 * D)) * s
-    return int(np.argmax(logits + gen.gumbel(size=s.size))), record
+    return gumbel_argmax(logits, gen), record
+
+
+def gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> int:
+    """The one sampler of every exponential mechanism in cvxdp: ``argmax(logits + G)``, ``G``
+    i.i.d. standard Gumbel (Gumbel-max trick).  Its law is ``softmax(logits)`` up to numpy's
+    float sampler, whose distance is :func:`exponential_float_delta` for the record."""
+    return int(np.argmax(logits + rng.gumbel(size=logits.shape[0])))
 
 
 def exponential_probabilities(scores: Any, *, epsilon: float, sensitivity: float) -> np.ndarray:

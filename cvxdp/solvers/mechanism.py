@@ -40,25 +40,32 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
-from cvxdp.solution import PrivateSolution
+from cvxdp.solution import Certificate, PrivateSolution
+from cvxdp.solvers.certificate import loosened_program, unit_reach, violation_bounds
 from cvxdp.solvers.perturbation import (
     PERTURBATION_THEOREM,
     noise_plan,
+    noisy_program,
     private_entries,
     released_user_values,
     robust_plan,
     solve_robust_counterpart,
 )
+from cvxdp.solvers.perturbation import _solve_tight as solve_exact_tight
+from cvxdp.solvers.public_part import _infeasible, public_feasibility
 from cvxdp.specs import as_spec_tuple
+from cvxdp.status import status_of
+from cvxdp.transform import from_scp, to_scp
+from cvxdp.transform.reference import validate
 
 __all__ = ["solve_with_mechanism", "choose_mechanism", "MECHANISMS"]
 
 MECHANISMS = ("mwu", "perturbation", "auto")
-_PERTURBATION_OPTS = {"noise", "beta", "solver"}
+_PERTURBATION_OPTS = {"noise", "beta", "solver", "accuracy"}
 _DEFAULT_BETA = 1e-3
 _MWU_DEFAULTS = {"accuracy": None, "verbose": False, "max_iterations": None,
                  "trace_bound": None, "target": None}
@@ -147,7 +154,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
                 f"{sorted(bad) or 'noise=' + repr(noise)}.")
         sol = solve_quadform_perturbation(
             problem, specs, budget, beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
-            reference=reference, solver=opts.get("solver"))
+            reference=reference, solver=opts.get("solver"), accuracy=opts.get("accuracy"))
         if mechanism == "auto":
             sol.info["auto"] = {"rule": "private matrices only inside quad_form (not DPP): "
                                         "perturbation at the model level"}
@@ -163,8 +170,23 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         from cvxdp.solvers.mwu.solve import solve_mwu
 
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
-        sol = solve_mwu(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
-                        rng=gen, reference=reference, verbose=verbose, **mwu_opts)
+        try:
+            sol = solve_mwu(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
+                            rng=gen, reference=reference, verbose=verbose, **mwu_opts)
+        except (UnsupportedProblemError, PrivacySpecError) as err:
+            if why is None or not str(why.get("rule", "")).startswith(
+                    "perturbation not applicable"):
+                raise
+            # auto tried both: say what each needs, not only the MWU's refusal
+            raise type(err)(
+                "mechanism='auto' could not run either mechanism on this model: perturbation "
+                "needs public bounds on the variables that private coefficients multiply in "
+                "an equality (to bound its noise), and the MWU needs a public bound on the "
+                "trace of every variable; the model's public constraints give neither. Add a "
+                "public bound on the variables -- cp.trace(X) <= R for a PSD matrix, x <= 10 "
+                "or cp.norm(x) <= R for a vector -- and both can run (or pass trace_bound= "
+                f"with mechanism='mwu'). Details -- perturbation: {why['rule']}; MWU: {err}"
+            ) from None
         sol.info["mechanism"] = chosen
         if chosen == "perturbation":
             sol.info["perturbation"] = (
@@ -181,7 +203,8 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
                         "pass mechanism='mwu' (or 'auto', which then takes the MWU).")
     sol = _solve_perturbation(problem, specs, budget, noise=noise,
                               beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
-                              reference=reference, solver=opts.get("solver"))
+                              reference=reference, solver=opts.get("solver"),
+                              accuracy=opts.get("accuracy"))
     if why is not None:
         sol.info["auto"] = why
     return sol
@@ -189,10 +212,9 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
 
 def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
                         noise: str, beta: float, rng: np.random.Generator, reference: bool,
-                        solver: str | None) -> PrivateSolution:
-    from cvxdp.solvers.public_part import _infeasible, public_feasibility
-    from cvxdp.transform import from_scp, to_scp
-    from cvxdp.transform.canon import set_no_solution
+                        solver: str | None, accuracy: float | None = None
+                        ) -> PrivateSolution:
+    """Perturbation, its certificate and its status (module doc; certificate.py)."""
 
     t0 = time.perf_counter()
     if not 0 < beta < 1:
@@ -211,6 +233,15 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     acct = PrivacyAccountant(budget)
     acct.spend(npl.record)
     out = solve_robust_counterpart(scp, entries, plan, npl, rng, solver=solver)
+    # post-processing of the release: the certificate (certificate.py) and, when the tightened
+    # counterpart is empty, the loosened counterpart's point
+    A_t, b_t = noisy_program(scp, out["noisy"])
+    scale = npl.B * npl.sigma_unit
+    loose = solve_exact_tight(
+        loosened_program(scp, A_t, b_t, plan, scale, unit_reach(scp, plan)), solver)
+    x, from_loosened = out["x"], False
+    if x is None and loose.x is not None:
+        x, from_loosened = np.asarray(loose.x)[:scp.n], True
     details = {
         "mechanism": "perturbation", "noise": noise, "sigma_unit": npl.sigma_unit,
         "sigma": {p["name"]: p["sensitivity"] * npl.sigma_unit for p in entries.per_param},
@@ -221,72 +252,59 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     }
     report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
                          details=details)
-    if noise == "gaussian":
-        guarantee = (f"the released point is feasible for the TRUE data with probability >= "
-                     f"1 - beta = {1 - beta:g} (up to the solver's tolerance); its objective's "
-                     "sub-optimality is not bounded")
-    else:
-        guarantee = ("the released point is feasible for the TRUE data with certainty (bounded "
-                     "noise; up to the solver's tolerance); its objective's sub-optimality is "
-                     "not bounded")
+    probability = 1.0 if noise != "gaussian" else 1.0 - npl.beta
     info: dict[str, Any] = {
         "method": "perturbation", "mechanism": "perturbation", "noise": noise,
-        "beta": npl.beta, "guarantee": guarantee, "robust_status": out["status"],
+        "beta": npl.beta, "robust_status": out["status"], "loosened_status": loose.status,
         "robust_solver": out["solver"], "radius_max": out["radius_max"],
         "noisy_parameters": released_user_values(entries, out["noisy"]),
         "equality_rows_private": out["equality_rows_private"],
+        "point": "loosened counterpart" if from_loosened else "tightened counterpart",
     }
-    if out["equality_rows_private"]:
-        # an equality with private data cannot hold exactly for the true data in a private
-        # release; its band holds it within 2 tau (perturbation.py, module doc)
-        info["equality_violation_bound"] = out["equality_violation_bound"]
-        info["guarantee"] += (
-            f"; the {out['equality_rows_private']} equality row(s) with private data hold for "
-            "the TRUE data within info['equality_violation_bound'] (canonical units), on the "
-            "same event")
-    x = out["x"]
     if x is None:
-        info["guarantee"] = "no point released"
-        # CVXPY counts user_limit as "solution present"; with no point the status is the
-        # counterpart's own (infeasible / unbounded / solver_error), explained in status_reason
-        status = out["status"] if out["status"] in (cp.INFEASIBLE, cp.UNBOUNDED) \
-            else cp.SOLVER_ERROR
-        info["status_reason"] = (
-            f"the robust counterpart built from the noisy data is {out['status']}: the "
-            "tightening that keeps the point feasible for the true data leaves no feasible "
-            "(or bounded) point at this budget; raise epsilon (or beta), or use "
-            "mechanism='mwu'. This is post-processing of the noisy release (public); the "
-            "budget was spent.")
-        value = set_no_solution(problem, status)
-        primal = {v.name(): None for v in problem.variables()}
-        validation = None
-    else:
-        status = cp.OPTIMAL_INACCURATE
-        if out["beta_used"] != npl.beta:
-            # the requested level's counterpart was empty; the point solves a less tightened
-            # one (post-processing of the same release): the promise is weaker, say so
-            status = cp.USER_LIMIT
-            info["beta_used"] = out["beta_used"]
-            info["guarantee"] = (
-                f"the counterpart at beta = {npl.beta:g} was empty; the point solves the "
-                f"counterpart at beta = {out['beta_used']:g} (same release, no extra budget): "
-                f"feasible for the TRUE data with probability >= {1 - out['beta_used']:g} for "
-                "that level taken alone; the requested level is not promised")
-            info["status_reason"] = (
-                f"no point meets the requested feasibility level beta = {npl.beta:g} at this "
-                f"budget; the released point holds at beta = {out['beta_used']:g} only. Raise "
-                "epsilon for the requested level, or pass mechanism='mwu'.")
-        value = from_scp(problem, scp, x, status=status)  # public objective at released x
-        validation = None
-        if reference:
-            from cvxdp.transform.reference import validate
-
-            validation = validate(scp, x)
-            from_scp(problem, scp, x, status=status)
-        primal = {v.name(): v.value for v in problem.variables()}
+        # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
+        # released; the public part is feasible, so the status is not "infeasible"
+        reason = (f"neither the tightened ({out['status']}) nor the loosened "
+                  f"({loose.status}) counterpart of the noisy data has a point at this "
+                  "budget; raise epsilon, add public bounds on the variables, or use "
+                  "mechanism='mwu'. (Post-processing of the noisy release; the budget was "
+                  "spent.)")
+        info["status_reason"] = reason
+        return PrivateSolution(status=cp.SOLVER_ERROR, value=None, privacy=report,
+                               solve_time=time.perf_counter() - t0,
+                               primal={v.name(): None for v in problem.variables()},
+                               info=info, status_reason=reason)
+    viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
+    objective_private = bool(np.any(sb.c > 0) or sb.offset > 0)
+    upper = math.inf if objective_private else float(scp.c @ x + scp.offset)
+    lower = -math.inf
+    if loose.status == cp.OPTIMAL and not objective_private:
+        # Clarabel stops at a relative duality gap of 1e-10 (_solve_tight); 1e-8 (1 + |p|)
+        # keeps the bound below the loosened optimum with a margin of 100x that
+        lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value)))
+    cert = Certificate.from_bounds(
+        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
+        equality_violation_bound=viol_eq, probability=probability,
+        how=("perturbation: noisy slack test at the released point and the loosened "
+             "counterpart's optimum, on the noise event of " +
+             ("the truncated noise (surely)" if noise != "gaussian"
+              else f"the Gaussian tail bounds (beta = {npl.beta:g})")))
+    status, reason = status_of(cert, accuracy)
+    if from_loosened:
+        reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
+                  "released point solves the loosened one (post-processing, no extra budget)"
+                  + ("; " + reason if reason else ""))
+        status = cp.USER_LIMIT
+    info["guarantee"] = str(cert)
+    info["equality_violation_bound"] = viol_eq
+    if reason:
+        info["status_reason"] = reason
+    value = from_scp(problem, scp, x, status=status)  # public objective at released x
+    validation = validate(scp, x) if reference else None
+    primal = {v.name(): v.value for v in problem.variables()}
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
-                           primal=primal, info=info)
+                           primal=primal, info=info, certificate=cert, status_reason=reason)
 
 
 def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,

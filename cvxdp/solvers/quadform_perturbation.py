@@ -22,7 +22,16 @@ module releases such a parameter at the MODEL level instead:
      t) <= e^{-t^2/2}`` (Gaussian concentration), so with probability ``>= 1 - beta``
      ``Sigma = Sigma~ - Delta sigma_u Z <= Sigma~ + r I <= Pi(Sigma~ + r I)``; DCP puts every
      ``quad_form`` of a constraint on its convex side, which only grows with the matrix, so the
-     released point is feasible for the TRUE ``Sigma`` on that event.
+     released point is feasible for the TRUE ``Sigma`` on that event.  With ``P`` private
+     matrices, ``t = sqrt(2 ln(P / beta))`` (a union bound over their ``P`` tail events), so
+     all hold together with probability ``>= 1 - beta``.
+3. **Certificate** (post-processing).  A convex model is nondecreasing in each ``quad_form``
+   matrix (Loewner order: DCP composes a convex ``quad_form`` only through nondecreasing
+   arguments), so on the event the TRUE objective at the released point is at most the
+   objective evaluated with ``Pi(Sigma~ + r I)``, and the TRUE optimum is at least the optimum of
+   the copy with ``Sigma~ - r I`` where that is PSD (``0`` otherwise: still ``<= Sigma``) in
+   objective and constraints (a superset of the true feasible set).  The violation of the
+   released point is that of the tightened copy's constraints, evaluated exactly.
 
 Applies when every private parameter occurs only as the matrix of ``quad_form`` atoms; any
 other occurrence goes through the canonical path (which then says what to rewrite).
@@ -42,7 +51,8 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import gaussian_record
-from cvxdp.solution import PrivateSolution
+from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
+from cvxdp.status import status_of
 
 __all__ = ["quadform_parameters", "solve_quadform_perturbation", "QUADFORM_THEOREM"]
 
@@ -97,7 +107,8 @@ def _psd_part(M: np.ndarray) -> np.ndarray:
 
 def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
                                 beta: float, rng: np.random.Generator, reference: bool,
-                                solver: str | None = None) -> PrivateSolution:
+                                solver: str | None = None, accuracy: float | None = None
+                                ) -> PrivateSolution:
     """Release each private ``quad_form`` matrix once and solve the model exactly (module doc).
 
     Returns
@@ -129,7 +140,12 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
     acct = PrivacyAccountant(budget)
     acct.spend(rec)
     g = rng.standard_normal(K)
-    t = math.sqrt(2 * math.log(1 / beta))
+    # one tail event per private matrix: union bound over them, so the released point is
+    # feasible for every constraint and the certificate's bounds hold, together, with
+    # probability >= 1 - beta
+    in_constraints = {p.id for c in problem.constraints for p in c.parameters()}
+    n_constrained = sum(1 for p in params if p.id in in_constraints)
+    t = math.sqrt(2 * math.log(len(params) / beta))
     noisy, objective_sub, constraint_sub, released = {}, {}, {}, {}
     at = 0
     for p, d, k in zip(params, deltas, sizes, strict=True):
@@ -154,7 +170,7 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
         copy.solve(**kw)
     except cp.error.SolverError:
         copy.solve(solver=cp.SCS)
-    in_cons = any(p.id in noisy for c in problem.constraints for p in c.parameters())
+    in_cons = n_constrained > 0
     info: dict[str, Any] = {
         "method": "perturbation", "mechanism": "perturbation", "noise": "gaussian",
         "quad_form_parameters": [p.name() for p in params], "noisy_parameters": released,
@@ -165,30 +181,68 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
                      "; its objective's sub-optimality is not bounded",
     }
     details = {"mechanism": "perturbation (quad_form matrices)", "sigma_unit": sigma,
-               "private_entries": K, "l2_sensitivity_scaled": math.sqrt(K)}
+               "private_entries": K, "l2_sensitivity_scaled": math.sqrt(K),
+               "tail": t, "matrices_in_constraints": n_constrained}
     neighbouring = "; ".join(s.describe() for s in specs)
     report = acct.report(theorem=QUADFORM_THEOREM, neighbouring=neighbouring, details=details)
-    from cvxpy.reductions.solution import Solution
-
     if copy.status in cp.settings.SOLUTION_PRESENT:
-        status = cp.OPTIMAL_INACCURATE
         value = float(copy.value)  # the objective with the released matrices: public
-        primal = {v.id: np.asarray(v.value) for v in problem.variables()}
-        problem.unpack(Solution(status, value, primal, {}, {}))
+        cert = _certificate(problem, params, noisy, sigma, deltas, sizes, t, beta, in_cons,
+                            kw)
+        status, reason = status_of(cert, accuracy)
+        primal = {v.name(): np.asarray(v.value) for v in problem.variables()}
     else:
-        from cvxdp.transform.canon import set_no_solution
-
-        status = copy.status if copy.status in (cp.INFEASIBLE, cp.UNBOUNDED) \
-            else cp.SOLVER_ERROR
-        info["status_reason"] = (f"the model with the released matrices is {copy.status} "
-                                 "(post-processing of the noisy release; the budget was spent)")
-        value = set_no_solution(problem, status)
+        cert, primal, value = None, {v.name(): None for v in problem.variables()}, None
+        status = cp.SOLVER_ERROR
+        reason = (f"the model with the released matrices is {copy.status} (post-processing "
+                  "of the noisy release; the budget was spent)")
+    if reason:
+        info["status_reason"] = reason
     validation = None
-    if reference and status == cp.OPTIMAL_INACCURATE:
-        validation = _reference(problem)
+    if reference and cert is not None:
+        validation = ValidationReport()  # filled in the user's terms by the entry point
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
-                           primal={v.name(): v.value for v in problem.variables()}, info=info)
+                           primal=primal, info=info, certificate=cert,
+                           status_reason=reason)
+
+
+def _certificate(problem: cp.Problem, params: list[Any], noisy: dict[int, np.ndarray],
+                 sigma: float, deltas: list[float], sizes: list[int], t: float, beta: float,
+                 in_cons: bool, kw: dict[str, Any]) -> Certificate:
+    """The certificate of the released point (module doc, step 3)."""
+    upper_sub, lower_sub = {}, {}
+    for p, d, k in zip(params, deltas, sizes, strict=True):
+        n = p.shape[0]
+        r = d * sigma * math.sqrt(2) * (math.sqrt(k) + t)
+        S_t = noisy[p.id]
+        upper_sub[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
+        low = (S_t + S_t.T) / 2 - r * np.eye(n)
+        lower_sub[id(p)] = cp.Constant(low if np.linalg.eigvalsh(low)[0] >= 0 else
+                                       np.zeros((n, n)))
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    upper = sign * float(problem.objective.tree_copy(id_objects=upper_sub).value)
+    viol = max([float(np.max(np.abs(c.tree_copy(id_objects=upper_sub).violation())))
+                for c in problem.constraints] + [0.0])
+    released = {v.id: v.value for v in problem.variables()}
+    loose = cp.Problem(problem.objective.tree_copy(id_objects=lower_sub),
+                       [c.tree_copy(id_objects=lower_sub) for c in problem.constraints])
+    try:
+        loose.solve(**kw)
+    except cp.error.SolverError:
+        loose.solve(solver=cp.SCS)
+    finally:
+        for v in problem.variables():
+            v.save_value(released[v.id])
+    lower = -math.inf
+    if loose.status == cp.OPTIMAL:
+        # the solver's stopping rule (relative gap ~1e-8): a 1e-7 (1 + |p|) margin below it
+        lower = sign * float(loose.value) - 1e-7 * (1.0 + abs(float(loose.value)))
+    return Certificate.from_bounds(
+        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
+        equality_violation_bound=None, probability=1.0 - beta,
+        how=("quad_form perturbation: the model with Pi(S~ + r I) at the released point and "
+             "the optimum with S~ - r I (docs/certificates.md)"))
 
 
 def _reference(problem: cp.Problem) -> Any:

@@ -17,7 +17,8 @@ import scipy.sparse as sp
 from cvxdp.solution import ValidationReport
 from cvxdp.transform.scp import SymmetricConeProgram
 
-__all__ = ["ExactSolution", "solve_exact", "cone_violations", "validate", "svec_to_clarabel"]
+__all__ = ["ExactSolution", "solve_exact", "cone_violations", "validate", "svec_to_clarabel",
+           "validate_user_terms"]
 
 
 @dataclass(frozen=True)
@@ -264,3 +265,68 @@ def validate(
         reference_solver=ref.solver,
         metrics=extra,
     )
+
+
+def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None = None, *,
+                        tolerance: float = 1e-6, solver: str | None = None
+                        ) -> ValidationReport:
+    """Compare the released point with ``problem.solve()``, in the user's own terms (NOT
+    private: only for ``reference=True``).
+
+    The user's objective and constraints -- their CVXPY expressions, with the TRUE parameter
+    values -- are evaluated at the values the user's variables hold (the released point); the
+    reference is ``cvxpy.Problem(objective, constraints).solve()`` on the same model.  The
+    variables keep the released values and no dual value is left behind.
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+        The user's model, its variables holding the released point.
+    canonical : ValidationReport, optional
+        A path's comparison in the canonical program's coordinates: its numbers are kept in
+        ``metrics`` with a ``canonical_`` prefix.
+    tolerance : float
+        A constraint counts as violated when its largest violation exceeds this.
+    solver : str, optional
+        The reference solver (CVXPY's default when None).
+
+    Returns
+    -------
+    ValidationReport
+        ``reference_value`` (the exact optimum), ``objective_gap`` (the user's objective at the
+        released point minus it, positive = worse in the user's sense), ``max_violation`` /
+        ``mean_violation`` / ``violated`` over the user's constraints, ``metrics["private_value"]``
+        (the user's objective at the released point on the true data).
+    """
+    metrics: dict[str, Any] = {}
+    if canonical is not None:
+        metrics.update({f"canonical_{k}": v for k, v in canonical.as_dict().items()
+                        if k not in ("tolerance", "reference_solver", "reference_time")})
+    released = {v.id: v.value for v in problem.variables()}
+    if any(v is None for v in released.values()):
+        return ValidationReport(metrics=metrics, tolerance=tolerance)
+    f_private = float(problem.objective.value)
+    viol = [float(np.max(np.abs(c.violation()))) if np.size(c.violation()) else 0.0
+            for c in problem.constraints]
+    ref = cp.Problem(problem.objective, problem.constraints)
+    t0 = time.perf_counter()
+    try:
+        ref.solve(**({"solver": solver} if solver else {}))
+    finally:
+        for var in problem.variables():  # the released point stays on the user's variables
+            var.save_value(released[var.id])
+        for con in problem.constraints:
+            for dual in con.dual_variables:
+                dual.save_value(None)
+    elapsed = time.perf_counter() - t0
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    f_star = None if ref.value is None else float(ref.value)
+    metrics["private_value"] = f_private
+    return ValidationReport(
+        reference_value=f_star,
+        objective_gap=None if f_star is None else sign * (f_private - f_star),
+        max_violation=max(viol, default=0.0),
+        mean_violation=float(np.mean(viol)) if viol else 0.0,
+        violated=int(sum(v > tolerance for v in viol)), tolerance=tolerance,
+        reference_time=elapsed, reference_solver=str(ref.solver_stats.solver_name)
+        if ref.solver_stats is not None else None, metrics=metrics)

@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
 from cvxdp.transform.scp import SymmetricConeProgram
+from cvxdp.transform.support import non_dpp_terms
 
 __all__ = ["SensitivityBounds", "propagate", "parameter_columns", "objective_tensor",
            "check_constraint_set_placement"]
@@ -200,7 +201,8 @@ class SensitivityBounds:
         return touched
 
 
-def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
+def parameter_columns(param_prob: Any, param: Any, cls: str, problem: Any = None
+                      ) -> np.ndarray:
     """Columns of CVXPY's parameter tensors holding ``param``'s entries (Fortran order).
 
     Raises
@@ -231,11 +233,17 @@ def parameter_columns(param_prob: Any, param: Any, cls: str) -> np.ndarray:
             "cp.sum_squares(F @ w) with F a private cp.Parameter and Sigma = F.T @ F."
         )
     if param.id not in cols and not cols.keys() - {-1}:
+        terms = non_dpp_terms(problem) if problem is not None else []
+        where = (f"the term(s) {'; '.join(repr(t) for t in terms)} break DPP, so CVXPY "
+                 "substituted the values of every parameter (here the private "
+                 f"{param.name()!r}, which cannot then be traced)" if terms else
+                 "the model is not DPP (problem.is_dcp(dpp=True) is False), so CVXPY "
+                 f"substituted the value of parameter {param.name()!r}")
         raise PrivacySpecError(
-            f"{cls}: the model is not DPP (problem.is_dcp(dpp=True) is False), so CVXPY "
-            f"substituted the value of parameter {param.name()!r} and its sensitivity cannot be "
-            "propagated. Rewrite the model so parameters enter affinely (no products of "
-            "parameters, no parameter inside a non-linear atom)."
+            f"{cls}: {where}. A term is not DPP when it multiplies two parameters or puts one "
+            "inside a non-linear atom: if one of them is public (e.g. a risk-aversion gamma), "
+            "declare it with public=[...] so its value is fixed; otherwise rewrite the term "
+            "so the private parameter enters affinely."
         )
     if param.id not in cols:
         raise PrivacySpecError(
@@ -415,7 +423,7 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
                     f"{cls}: parameter {param.name()!r} does not occur in this model; pass a "
                     "parameter the model uses."
                 )
-            cols = parameter_columns(pp, param, cls)
+            cols = parameter_columns(pp, param, cls, _problem_of(scp))
             Ab = _abs_sum(pp.A, cols, m, n + 1) * spec.sensitivity
             q = np.asarray(_abs_sum(objective_tensor(pp), cols, n + 1, 1).toarray()).ravel()
             q *= spec.sensitivity
@@ -434,3 +442,8 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
         settings=tuple(s.setting for s in specs), A=sp.csc_matrix(A), b=b, c=c,
         offset=offset, rows=rows, specs=specs,
     )
+
+
+def _problem_of(scp: Any) -> Any:
+    """The CVXPY problem a cone program was built from (None when unknown)."""
+    return getattr(getattr(scp, "inverse", None), "problem", None)

@@ -12,7 +12,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-__all__ = ["unsupported_reasons", "cone_reasons", "EXP_CONE_ATOMS", "POW_CONE_ATOMS"]
+__all__ = ["unsupported_reasons", "cone_reasons", "EXP_CONE_ATOMS", "POW_CONE_ATOMS",
+           "non_dpp_terms"]
 
 #: atoms whose canonical form needs the exponential cone (not a symmetric cone)
 EXP_CONE_ATOMS = frozenset({
@@ -147,3 +148,36 @@ def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
     except Exception as err:  # noqa: BLE001 - report CVXPY's own reason
         return [f"CVXPY could not compile the model: {err}"]
     return cone_reasons(problem, data["dims"])
+
+
+def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:
+    """The smallest sub-expressions that break DPP: each is not DPP while its arguments are.
+
+    Used to name the cause when a private parameter cannot be traced through CVXPY's
+    compilation (e.g. ``gamma * cp.sum_squares(F.T @ w)`` with two parameters multiplied).
+    Each entry is the sub-expression's text, cut at 80 characters; at most ``limit``.
+    """
+    found: list[str] = []
+
+    def visit(expr: Any) -> None:
+        if len(found) >= limit or not getattr(expr, "args", None):
+            return
+        bad = [a for a in expr.args if not _dpp(a)]
+        if bad:
+            for a in bad:
+                visit(a)
+        elif not _dpp(expr):
+            text = str(expr)
+            found.append(text if len(text) <= 80 else text[:77] + "...")
+
+    for root in [problem.objective.expr, *problem.constraints]:
+        if not _dpp(root):
+            visit(root)
+    return found
+
+
+def _dpp(expr: Any) -> bool:
+    try:
+        return bool(expr.is_dcp(dpp=True))
+    except Exception:  # noqa: BLE001 - an object without DPP analysis: not the culprit
+        return True

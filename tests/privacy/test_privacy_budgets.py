@@ -24,8 +24,8 @@ from cvxdp.privacy.calibration import gaussian_epsilon
         (lambda: PureDP(math.inf), "epsilon must be finite"),
         (lambda: PureDP(math.nan), "epsilon must be finite"),
         (lambda: PureDP("a"), "epsilon must be a real number"),
-        (lambda: ApproxDP(1, -1e-9), r"0 <= delta < 1"),
-        (lambda: ApproxDP(1, 1), r"0 <= delta < 1"),
+        (lambda: ApproxDP(1, -1e-9), r"0 <= delta <= 1"),
+        (lambda: ApproxDP(1, 1.5), r"0 <= delta <= 1"),
         (lambda: ApproxDP(1, math.nan), "delta must be finite"),
         (lambda: ZCDP(0), "rho must be > 0"),
         (lambda: ZCDP(-0.5), "rho must be > 0"),
@@ -106,5 +106,5 @@ def test_resolve_budget():
         resolve_budget()
     with pytest.raises(BudgetError, match="not both"):
         resolve_budget(epsilon=1, rho=1)
-    with pytest.raises(BudgetError, match=r"0 <= delta < 1"):
+    with pytest.raises(BudgetError, match=r"0 <= delta <= 1"):
         resolve_budget(epsilon=1, delta=2)

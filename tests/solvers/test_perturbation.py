@@ -15,6 +15,7 @@ from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.privacy.budgets import ApproxDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.solvers import perturbation as pert
+from cvxdp.status import status_of
 from cvxdp.transform import to_scp
 from cvxdp.transform.reference import cone_violations
 
@@ -28,6 +29,17 @@ def _lp(m=5, n=3, seed=0, private="A"):
     x = cp.Variable(n, name="x")
     prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= b, x >= 0, cp.sum(x) <= 10])
     return prob, A, b, x
+
+
+def _certificate_holds(cert, *, value, optimum, violation, tol=1e-6):
+    """The certificate's bounds hold for the TRUE numbers: ``value`` (objective at the released
+    point) and ``optimum`` in the minimised sense, ``violation`` of the true constraints; ``tol``
+    covers the exact reference solve only."""
+    slack = tol * (1.0 + abs(optimum))
+    assert violation <= cert.violation_bound + tol
+    assert value <= cert.objective_upper + slack
+    assert optimum >= cert.optimum_lower - slack
+    assert value - optimum <= cert.gap_bound + slack
 
 
 def _parts(prob, specs, budget, noise, beta):
@@ -143,7 +155,9 @@ def test_solve_private_perturbation_on_soc_and_sdp_is_feasible_for_the_true_data
     before = (F.value.copy(), C.value.copy())
     sol = cvxdp.solve_private(prob, epsilon=20.0, delta=1e-6, rng=0, mechanism="perturbation",
                               noise=noise, private=cvxdp.ConstraintPrivacy([F, C], 1e-3))
-    assert sol.status == "optimal_inaccurate"
+    assert sol.certificate is not None
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
+    xp, Xp = x.value.copy(), X.value.copy()  # the exact solve below overwrites them
     assert np.linalg.norm(F.value @ x.value) <= 1 + 1e-7
     assert np.trace(C.value @ X.value) <= 1 + 1e-7
     assert np.linalg.eigvalsh(X.value).min() >= -1e-7
@@ -152,17 +166,26 @@ def test_solve_private_perturbation_on_soc_and_sdp_is_feasible_for_the_true_data
     exact = cp.Problem(prob.objective, [cp.norm(F.value @ x) <= 1, X >> 0,
                                         cp.trace(C.value @ X) <= 1, cp.abs(x) <= 5]).solve()
     assert 0 < exact - sol.value < 0.5 * abs(exact)  # feasible, hence below the optimum
+    # X has no public bound, so the loosened counterpart proves no optimum: user_limit
+    assert sol.status == "user_limit" and sol.certificate.gap_bound == math.inf
+    true_viol = max(0.0, np.linalg.norm(F.value @ xp) - 1, np.trace(C.value @ Xp) - 1,
+                    -np.linalg.eigvalsh(Xp).min(), np.abs(xp).max() - 5)
+    _certificate_holds(sol.certificate, value=-sol.value, optimum=-exact, violation=true_viol)
     assert sol.privacy.epsilon == pytest.approx(20.0) and sol.privacy.delta == 1e-6
-    assert "TRUE data" in sol.info["guarantee"]
+    assert "noisy slack test" in sol.certificate.how
 
 
-def test_an_empty_counterpart_is_a_status_not_an_exception():
+def test_an_empty_counterpart_releases_the_loosened_point_never_infeasible():
     prob, A, b, x = _lp()
     prob = cp.Problem(prob.objective, [A.value @ x <= b, x >= 0.3])
     sol = cvxdp.solve_private(prob, epsilon=0.05, delta=1e-6, rng=0, mechanism="perturbation",
                               private=cvxdp.ScalarPrivacy(b, sensitivity=0.5))
-    assert sol.status == "infeasible" and sol.info["robust_status"] == "infeasible"
-    assert "noisy" in sol.info["status_reason"] and x.value is None
+    assert sol.info["robust_status"] == "infeasible"
+    assert sol.status == "user_limit" and prob.status == "user_limit"
+    assert "tightened counterpart" in sol.status_reason and x.value is not None
+    # the loosened point's violation of the TRUE rows is within its certified bound
+    true_viol = max(0.0, float(np.max(A.value @ x.value - b.value)), float(np.max(0.3 - x.value)))
+    assert true_viol <= sol.certificate.violation_bound + 1e-9
     assert sol.privacy.epsilon == pytest.approx(0.05)  # the budget was spent
 
 
@@ -171,17 +194,17 @@ def test_refusals_happen_before_any_budget_is_spent():
     # private coefficients in an equality, multiplying variables nothing public bounds
     eq = cp.Problem(prob.objective, [A @ x == b])
     with pytest.raises(PrivacySpecError, match="equality.*do not bound|do not.*bound"):
-        cvxdp.solve_private(eq, epsilon=1, delta=1e-6, mechanism="perturbation",
+        cvxdp.solve_private(eq, epsilon=1, delta=1e-6, mechanism="perturbation", public=[b],
                             private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
     with pytest.raises(BudgetError, match="delta"):
         cvxdp.solve_private(prob, epsilon=1, mechanism="perturbation",
-                            private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+                            public=[A], private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
     with pytest.raises(BudgetError, match="zCDP"):
         cvxdp.solve_private(prob, rho=0.5, mechanism="perturbation", noise="truncated",
-                            private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+                            public=[A], private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
     with pytest.raises(ValueError, match="mechanism"):
         cvxdp.solve_private(prob, epsilon=1, delta=1e-6, mechanism="perturb",
-                            private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+                            public=[A], private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
 
 
 def test_truncated_record_accounts_its_delta_exactly():
@@ -200,7 +223,7 @@ def test_truncated_record_accounts_its_delta_exactly():
     out = np.any(np.sqrt((plan.indicator @ (g * g).T).T) > B, axis=1).mean()
     assert out <= 0.2
     sol = cvxdp.solve_private(prob, epsilon=eps, delta=delta, rng=0, private=specs,
-                              mechanism="perturbation", noise="truncated")
+                              public=[A], mechanism="perturbation", noise="truncated")
     assert sol.privacy.epsilon == pytest.approx(eps) and sol.privacy.delta == delta
     assert sol.privacy.records[0].mechanism == "truncated_gaussian"
 
@@ -213,18 +236,21 @@ def test_released_answer_depends_on_the_private_data_only_through_the_noisy_para
     prob, A, b, x = _lp()
     spec = cvxdp.ScalarPrivacy(b, sensitivity=0.02)
     sol1 = cvxdp.solve_private(prob, epsilon=8.0, delta=1e-6, rng=4, private=spec,
-                               mechanism="perturbation", reference=True)
+                               public=[A], mechanism="perturbation", reference=True)
     released = sol1.info["noisy_parameters"]["b"].copy()
     x1 = x.value.copy()
     b.value = b.value + 0.02 * np.array([1, -1, 1, -1, 1])
     monkeypatch.setattr(pert, "release_parameters", lambda ent, g, s: {b.id: released})
     sol2 = cvxdp.solve_private(prob, epsilon=8.0, delta=1e-6, rng=4, private=spec,
-                               mechanism="perturbation", reference=True)
+                               public=[A], mechanism="perturbation", reference=True)
     np.testing.assert_allclose(x.value, x1, rtol=1e-12, atol=1e-12)
     assert sol2.value == pytest.approx(sol1.value, rel=1e-12)
     keys = set(sol1.info) - {"noisy_parameters"}
     assert {k: str(sol1.info[k]) for k in keys} == {k: str(sol2.info[k]) for k in keys}
     assert sol1.privacy.epsilon == sol2.privacy.epsilon
+    # the certificate and the status are post-processing of the release: the same too
+    assert sol1.certificate == sol2.certificate and sol1.certificate is not None
+    assert (sol1.status, sol1.status_reason) == (sol2.status, sol2.status_reason)
     assert sol1.validation.max_violation != pytest.approx(sol2.validation.max_violation,
                                                           abs=1e-6) or \
         sol1.validation.reference_value != pytest.approx(sol2.validation.reference_value)
@@ -234,11 +260,12 @@ def test_same_seed_same_answer_and_budget_types():
     prob, A, b, x = _lp()
     spec = cvxdp.ConstraintPrivacy(A, sensitivity=0.01)
     v1 = prob.solve(method="private", epsilon=2.0, delta=1e-6, rng=7, private=spec,
-                    mechanism="perturbation")
+                    public=[b], mechanism="perturbation")
     v2 = prob.solve(method="private", epsilon=2.0, delta=1e-6, rng=7, private=spec,
-                    mechanism="perturbation")
+                    public=[b], mechanism="perturbation")
     assert v1 == pytest.approx(v2, rel=1e-12)
-    sol = cvxdp.solve_private(prob, rho=0.3, rng=7, private=spec, mechanism="perturbation")
+    sol = cvxdp.solve_private(prob, rho=0.3, rng=7, private=spec, public=[b],
+                              mechanism="perturbation")
     assert sol.privacy.rho == pytest.approx(0.3, rel=1e-9)
     assert resolve_budget(rho=0.3).rho == 0.3
 
@@ -257,11 +284,14 @@ def test_private_data_inside_an_epigraph_cone_keeps_the_counterpart_feasible(noi
     prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b)), [x >= 0, x <= 2])
     sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, mechanism="perturbation",
                               noise=noise, private=cvxdp.ScalarPrivacy(b, sensitivity=1e-2))
-    assert sol.status == "optimal_inaccurate"
+    assert sol.certificate is not None
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
     true_obj = float(np.sum((A @ x.value - b.value) ** 2))
     assert sol.value >= true_obj - 1e-7
     exact = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b.value)), [x >= 0, x <= 2]).solve()
     assert true_obj - exact < 0.5
+    # the epigraph cone is the only constraint with private data; the point meets it
+    _certificate_holds(sol.certificate, value=true_obj, optimum=exact, violation=0.0)
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "truncated"])
@@ -269,14 +299,22 @@ def test_a_huge_epsilon_runs_and_gives_the_exact_answer(noise):
     # epsilon = 1e6 (the gallery's "no noise to speak of" budget): e^epsilon overflows a float
     prob, A, b, x = _lp()
     sol = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6, rng=0, mechanism="perturbation",
-                              noise=noise, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-2))
+                              noise=noise, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-2),
+                              public=[b])
+    xp = x.value.copy()  # the exact solve below overwrites x.value
     exact = cp.Problem(prob.objective, [A.value @ x <= b.value, x >= 0,
                                         cp.sum(x) <= 10]).solve()
-    assert sol.status == "optimal_inaccurate"
-    assert np.max(A.value @ x.value - b.value) <= 1e-7
+    assert sol.certificate is not None
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
+    assert np.max(A.value @ xp - b.value) <= 1e-7
     assert sol.privacy.epsilon == pytest.approx(1e6) and sol.privacy.delta == 1e-6
+    true_viol = max(0.0, float(np.max(A.value @ xp - b.value)), float(-xp.min()),
+                    float(xp.sum() - 10))
+    _certificate_holds(sol.certificate, value=-float(np.sum(xp)), optimum=-exact,
+                       violation=true_viol)
     if noise == "gaussian":
         assert sol.value == pytest.approx(exact, rel=1e-3)  # sigma ~ D / sqrt(2 eps), not 0
+        assert sol.status == "optimal_inaccurate"  # the certified gap is below 1e-2 here
     else:
         # bounded noise has a floor: B_u sigma_u -> sqrt(K) as epsilon grows (the support must
         # cover a neighbour's shift), so each row is tightened by about the parameter's l2
@@ -313,9 +351,17 @@ def test_sdp_data_row_uses_the_spectral_bound_times_the_nuclear_norm(noise):
     assert t == pytest.approx(math.sqrt(2 * math.log(events / fail)), rel=1e-9)
     sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=1, private=spec,
                               mechanism="perturbation", noise=noise)
-    assert sol.status == "optimal_inaccurate"
+    assert sol.certificate is not None
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
     assert np.trace(C.value @ X.value) <= 1 + 1e-7
     assert np.linalg.eigvalsh(X.value).min() >= -1e-7
+    Xp = X.value.copy()  # the exact solve below overwrites X.value
+    exact = cp.Problem(prob.objective, [cp.trace(C.value @ X) <= 1, X >> 0,
+                                        cp.trace(X) <= 10]).solve()
+    true_viol = max(0.0, float(np.trace(C.value @ Xp)) - 1,
+                    -float(np.linalg.eigvalsh(Xp).min()), float(np.trace(Xp)) - 10)
+    _certificate_holds(sol.certificate, value=-float(np.trace(Xp)), optimum=-exact,
+                       violation=true_viol)
     from cvxdp.transform.reference import solve_exact
 
     gen = np.random.default_rng(1)

@@ -14,6 +14,7 @@ from cvxdp.audit import audit_mechanism
 from cvxdp.privacy.budgets import ApproxDP, resolve_budget
 from cvxdp.solvers import mechanism as mech
 from cvxdp.solvers import perturbation as pert
+from cvxdp.status import status_of
 from cvxdp.transform import to_scp
 
 
@@ -89,13 +90,24 @@ def test_auto_reports_which_mechanism_ran_and_why():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, mechanism="auto",
-                                  private=cvxdp.ConstraintPrivacy(A, 0.01))
+                                  private=cvxdp.ConstraintPrivacy(A, 0.01), public=[b, c])
         assert sol.info["mechanism"] == "perturbation" and "rule" in sol.info["auto"]
+        # the auto-chosen perturbation answer's status is its certificate's, and it holds
+        assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+        assert prob.status == sol.status and prob.solver_stats.solver_name == "CVXDP (private)"
+        xp = x.value.copy()
+        true_viol = max(0.0, float(np.max(A.value @ xp - b.value)), float(-xp.min()),
+                        float(xp.sum() - 10))
+        assert true_viol <= sol.certificate.violation_bound + 1e-7
+        exact = cp.Problem(prob.objective, [A.value @ x <= b.value, x >= 0,
+                                            cp.sum(x) <= 10]).solve()
+        assert sol.certificate.optimum_lower <= -exact + 1e-6 * abs(exact)
+        assert exact - float(c.value @ xp) <= sol.certificate.gap_bound + 1e-6 * abs(exact)
         sol = cvxdp.solve_private(prob, epsilon=1.0, rng=0, mechanism="auto",
-                                  private=cvxdp.ScalarPrivacy(b, 0.01))
+                                  private=cvxdp.ScalarPrivacy(b, 0.01), public=[A, c])
         assert sol.info["mechanism"] == "mwu" and "pure" in sol.info["auto"]["rule"]
         sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, mechanism="auto",
-                                  private=cvxdp.ObjectivePrivacy(c, 0.01))
+                                  private=cvxdp.ObjectivePrivacy(c, 0.01), public=[A, b])
     assert sol.info["mechanism"] == "perturbation"
     assert sol.info["method"] == "objective_perturbation"
 

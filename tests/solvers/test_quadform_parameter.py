@@ -12,6 +12,7 @@ import pytest
 
 import cvxdp
 from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.status import status_of
 
 
 def _min_variance(seed: int = 0, risk_cap: float | None = None):
@@ -39,11 +40,19 @@ def test_min_variance_with_a_psd_parameter_is_solved_and_beats_uniform_weights()
     uniform = np.ones(5) / 5 @ S @ (np.ones(5) / 5)
     sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, rng=0, reference=True,
                               private=cvxdp.ConstraintPrivacy(Sigma, sensitivity=4e-3))
-    assert sol.status == cp.OPTIMAL_INACCURATE
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)  # follows the bound
     assert abs(w.value.sum() - 1) <= 1e-6 and w.value.min() >= -1e-8  # public constraints hold
     true_value = w.value @ S @ w.value
     assert true_value - ref.value < uniform - ref.value  # beats the trivial answer
     assert sol.validation.reference_value == pytest.approx(ref.value, rel=1e-5)
+    # validation in the user's terms: the true objective at the released weights
+    assert sol.validation.objective_gap == pytest.approx(true_value - ref.value, rel=1e-4)
+    # the certificate holds for the TRUE Sigma (the constraints are public: no violation)
+    cert = sol.certificate
+    assert true_value <= cert.objective_upper + 1e-9
+    assert cert.optimum_lower <= ref.value + 1e-7
+    assert true_value - ref.value <= cert.gap_bound + 1e-7
+    assert cert.violation_bound <= 1e-7
     # accounting: Gaussian on the 15 distinct entries, l2 sensitivity sqrt(15) per unit
     assert sol.privacy.details["private_entries"] == 15
     assert sol.privacy.details["sigma_unit"] == pytest.approx(
@@ -52,7 +61,9 @@ def test_min_variance_with_a_psd_parameter_is_solved_and_beats_uniform_weights()
     assert np.allclose(released, released.T)
     sol6 = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6, rng=0,
                                private=cvxdp.ConstraintPrivacy(Sigma, sensitivity=4e-3))
-    assert sol6.status == cp.OPTIMAL_INACCURATE
+    assert (sol6.status, sol6.status_reason) == status_of(sol6.certificate)
+    assert sol6.status == cp.OPTIMAL_INACCURATE  # certified gap far below 1e-2 at 1e6
+    assert w.value @ S @ w.value - ref.value <= sol6.certificate.gap_bound + 1e-7
     assert abs(w.value @ S @ w.value - ref.value) <= 1e-4
 
 
@@ -66,7 +77,12 @@ def test_risk_constraint_with_a_private_covariance_holds_for_the_true_matrix():
         if w.value is not None:
             released += 1
             held += bool(w.value @ S @ w.value <= 0.1 + 1e-7)
-            assert "1 - beta" in sol.info["guarantee"]
+            # the certificate: on the event of probability 1 - beta, the violation of the
+            # TRUE risk constraint is within its bound, and the status is the bound's
+            cert = sol.certificate
+            assert cert.probability == pytest.approx(1 - sol.info["beta"])
+            assert max(0.0, w.value @ S @ w.value - 0.1) <= cert.violation_bound + 1e-7
+            assert (sol.status, sol.status_reason) == status_of(cert)
     assert released >= 8 and held == released
 
 

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from cvxdp.privacy.mechanisms import gumbel_argmax
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
@@ -200,7 +201,7 @@ def net_exponential_sample(M: Any, kappa: float, net: np.ndarray, *,
     """
     gen = as_generator(rng)
     logits = bingham_log_density(net, M, kappa)
-    return net[int(np.argmax(logits + gen.gumbel(size=logits.size)))]
+    return net[gumbel_argmax(logits, gen)]
 
 
 def cap_measure(theta: float, r: int) -> float:

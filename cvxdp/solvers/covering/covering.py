@@ -35,7 +35,7 @@ from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedPr
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.clipping import noisy_count
-from cvxdp.privacy.mechanisms import exponential_record
+from cvxdp.privacy.mechanisms import exponential_float_delta, exponential_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.solvers.covering.covering_instances import (  # noqa: F401  (re-exported)
@@ -308,9 +308,14 @@ class _Covering(StructuredProblem):
                               accuracy=accuracy, m_max=m_max, beta=beta, oracle=oracle)
         gen = as_generator(rng)
         acct = PrivacyAccountant(budget)
+        discrete = {} if self.kind in ("sdp", "soc") else {
+            # an orthant's candidates are its coordinates, drawn by the float Gumbel sampler
+            "candidates": self._dim(),
+            "float_delta": exponential_float_delta(candidates=self._dim(),
+                                                   epsilon=sched.eps_round)}
         acct.spend(exponential_record(epsilon=sched.eps_round, count=sched.T,
                                       sensitivity=sched.sensitivity, s=sched.s,
-                                      kappa=sched.kappa, oracle=oracle))
+                                      kappa=sched.kappa, oracle=oracle, **discrete))
         lam = shrink_weight(sched, shrink)
         # the mechanism sees the rows projected into the public domain, never the raw rows
         data, clipped = project_rows(self.kind, self.data)

@@ -51,6 +51,7 @@ import numpy as np
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
+from cvxdp.privacy.mechanisms import gumbel_argmax
 from cvxdp.solvers.covering.bingham import (
     net_exponential_sample,
     sample_bingham,
@@ -389,7 +390,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
             return np.concatenate([[0.5], u / 2.0])
         logits = kappa * (yr @ data)
         P = np.zeros(data.shape[1])
-        P[int(np.argmax(logits + gen.gumbel(size=logits.size)))] = 1.0
+        P[gumbel_argmax(logits, gen)] = 1.0
         return P
 
     if sched.opt_level is None:

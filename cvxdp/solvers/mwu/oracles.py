@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from cvxdp.privacy.mechanisms import gumbel_argmax
+
 __all__ = [
     "exact_oracle",
     "exponential_oracle",
@@ -40,7 +42,8 @@ def exponential_oracle(*, epsilon: float, sensitivity: float
     Sampled with the Gumbel-max trick, exactly as
     :func:`cvxdp.privacy.mechanisms.exponential_mechanism` (same distribution, same draws), but
     without building a privacy record per call: the caller accounts for all T calls with one
-    :func:`cvxdp.privacy.mechanisms.exponential_record` of ``count=T``.  Each call is
+    :func:`cvxdp.privacy.mechanisms.exponential_record` of ``count=T`` whose ``float_delta`` is
+    :func:`cvxdp.privacy.mechanisms.exponential_float_delta` for the ``m`` candidates.  Each call is
     ``epsilon``-DP and ``epsilon^2/8``-zCDP when every score has sensitivity ``sensitivity``.
 
     Parameters
@@ -62,7 +65,7 @@ def exponential_oracle(*, epsilon: float, sensitivity: float
     scale = epsilon / (2.0 * sensitivity)
 
     def oracle(scores: np.ndarray, rng: np.random.Generator) -> int:
-        return int(np.argmax(scale * scores + rng.gumbel(size=scores.shape[0])))
+        return gumbel_argmax(scale * scores, rng)
 
     return oracle
 

@@ -32,7 +32,11 @@ from cvxdp.errors import (
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.mechanisms import exponential_record, gaussian_record
+from cvxdp.privacy.mechanisms import (
+    exponential_float_delta,
+    exponential_record,
+    gaussian_record,
+)
 from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 from cvxdp.solvers.mwu.oracles import exponential_oracle
@@ -315,8 +319,11 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
                         schedule=schedule, max_iterations=max_iterations)
     rho = total_rho(budget)
-    accountant.spend(exponential_record(epsilon=sch.epsilon_oracle, count=sch.T,
-                                        sensitivity=sens.score * form.R * form.rho))
+    accountant.spend(exponential_record(
+        epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
+        candidates=int(form.G.shape[0]),
+        float_delta=exponential_float_delta(candidates=int(form.G.shape[0]),
+                                            epsilon=sch.epsilon_oracle)))
     noise = None
     if setting_eff == "constraint":
         accountant.spend(gaussian_record(sigma=sch.sigma_unit, sensitivity=1.0, count=sch.T,

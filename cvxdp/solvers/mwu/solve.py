@@ -26,7 +26,7 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
-from cvxdp.solution import PrivateSolution
+from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers import public_part
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.solvers.mwu.private_scp import (
@@ -38,6 +38,7 @@ from cvxdp.solvers.mwu.private_scp import (
     total_rho,
 )
 from cvxdp.specs import as_spec_tuple
+from cvxdp.status import status_of
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
@@ -241,6 +242,14 @@ def solve_mwu(
             warnings.warn(AccuracyNotGuaranteedWarning(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
                 "status is 'user_limit' (see info['status_reason'])."), stacklevel=4)
+    cert = _certificate(scp, x, info, beta, settings,
+                        None if "objective" in settings else det)
+    note = info.pop("status_reason", None)
+    status, reason = status_of(cert, accuracy)
+    if note and status != cp.OPTIMAL_INACCURATE:
+        reason = note if reason is None else f"{reason}. Also: {note}"
+    if reason:
+        info["status_reason"] = reason
     # With a private objective, problem.value must come from the released (noisy) c only: the
     # true objective at x is a function of the private c and is not released.
     released = value_released if "objective" in settings else None
@@ -256,7 +265,43 @@ def solve_mwu(
     primal = {v.name(): v.value for v in problem.variables()}
     return PrivateSolution(status=status, value=value, privacy=report,
                            validation=validation, iterations=iterations,
-                           solve_time=solve_time, primal=primal, info=info)
+                           solve_time=solve_time, primal=primal, info=info, certificate=cert,
+                           status_reason=reason)
+
+
+def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
+                 settings: set[str], det: dict[str, Any] | None) -> Certificate:
+    """The MWU's certificate from its theorems and released tests (docs/certificates.md).
+
+    Objective privacy (Thm C.12): the constraints are public and the point exactly feasible;
+    the sub-optimality is at most the theorem's ``alpha`` w.p. ``1 - beta``.  Constraint and
+    scalar privacy: the public objective at the released point, exactly; the optimum is at
+    least the public lower bound of the search, raised to every target a test rejected while
+    its run met its theorem; the violation is at most the search's released test bound (or
+    the theorem's ``alpha``).  Those events hold together w.p. ``>= 1 - (S + 1) beta``.
+    """
+    if "objective" in settings:
+        alpha = info.get("alpha_guaranteed")
+        return Certificate.from_bounds(
+            objective_upper=math.inf, optimum_lower=-math.inf, violation_bound=0.0,
+            equality_violation_bound=None, probability=1.0 - beta,
+            gap_bound=math.inf if alpha is None else float(alpha),
+            how="objective perturbation (Song, Xue & Zhang 2024, Differential Privacy for "
+                "Euclidean Jordan Algebra with Applications to Private Symmetric Cone "
+                "Programming, Thm C.12): sub-optimality <= alpha, public constraints hold")
+    viol = info.get("violation_bound", info.get("alpha_guaranteed"))
+    upper = float(scp.c @ x + scp.offset)
+    lower = det.get("optimum_lower") if det is not None else None
+    if lower is None and not np.any(scp.c != 0):
+        lower = 0.0  # no objective: nothing to optimise
+    events = int(det.get("search_events", 1)) if det is not None else 1
+    return Certificate.from_bounds(
+        objective_upper=upper,
+        optimum_lower=-math.inf if lower is None else float(lower) + scp.offset,
+        violation_bound=math.inf if viol is None else float(viol),
+        equality_violation_bound=None, probability=max(0.0, 1.0 - events * beta),
+        how="noisy-oracle MWU: its theorem's alpha or the search's released test bound, and "
+            "the targets its theorem-backed tests rejected")
 
 
 class ObjectiveNotOptimisedWarning(UserWarning):
@@ -323,6 +368,9 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     best = None
     bound = None
     runs = []
+    # OPT >= lo over the public set; a target the test rejects while its run meets its theorem
+    # (level = the theorem's alpha) is below OPT on the runs' and tests' events
+    optimum_lower = lo
     for s in range(S):
         tau = hi if s == 0 else 0.5 * (lo + hi)
         f = form.with_target(tau)
@@ -355,12 +403,16 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
             hi = tau
         else:
             lo = tau
+            if alpha_n is not None and acc is None:
+                optimum_lower = max(optimum_lower, tau)
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok})
     res, det = best
     det = dict(det)
     if bound is not None:
         # w.p. >= 1 - beta over the tests' noise (canonical units, the objective row included)
         det["violation_bound"] = max(bound, 0.0) * scale
+    det["optimum_lower"] = optimum_lower  # canonical c'x (offset not included)
+    det["search_events"] = S + 1  # the runs' theorems and the tests' noise: a union bound
     det.update(objective="private bisection" if S > 1 else
                "not optimised: budget too small for an informative search (pass target=)",
                search_runs=runs, search_steps=S,

@@ -1,0 +1,58 @@
+"""The status rule of a private answer: one function, from its certificate.
+
+A status is a promise.  ``optimal_inaccurate`` is returned only when the answer's
+:class:`~cvxdp.solution.Certificate` -- bounds computed from released quantities and public data,
+valid on the mechanism's noise event -- shows a relative sub-optimality and a violation of the
+TRUE constraints both at most the requested ``accuracy``.  Otherwise the answer is released with
+``user_limit`` and a reason that quotes the certified numbers.  (CVXPY reads ``user_limit`` as "a
+limit the user set was reached"; in cvxdp the limit is the privacy budget: the answer is the
+best the budget allows, and its certificate says how good it is.)  ``infeasible`` is reserved for
+a model whose PUBLIC part is infeasible, decided before any budget is spent.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+
+from cvxdp.solution import Certificate
+
+__all__ = ["DEFAULT_ACCURACY", "status_of"]
+
+#: the accuracy a certificate must show for ``optimal_inaccurate`` when the user gives none:
+#: a relative gap (to ``max(1, |OPT|)``) and a violation of at most 1%
+DEFAULT_ACCURACY = 1e-2
+
+
+def status_of(certificate: Certificate | None, accuracy: float | None = None
+              ) -> tuple[str, str | None]:
+    """The CVXPY status of a released point and the reason when it is not a success.
+
+    Parameters
+    ----------
+    certificate : Certificate or None
+        The released point's certificate; None when the mechanism proves nothing for it.
+    accuracy : float, optional
+        The requested accuracy (default :data:`DEFAULT_ACCURACY`).
+
+    Returns
+    -------
+    (status, reason) : (str, str or None)
+        ``("optimal_inaccurate", None)`` when ``certificate.meets(accuracy)``, else
+        ``("user_limit", reason)``.
+    """
+    acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
+    if certificate is None:
+        return cp.USER_LIMIT, ("no bound on the sub-optimality or the violation of the true "
+                               "constraints is proven for this answer")
+    if certificate.meets(acc):
+        return cp.OPTIMAL_INACCURATE, None
+    parts = []
+    if certificate.relative_gap_bound > acc:
+        parts.append(f"the certified relative gap is {certificate.relative_gap_bound:.3g}")
+    if certificate.violation_bound > acc:
+        parts.append(f"the certified violation of the true constraints is "
+                     f"{certificate.violation_bound:.3g}")
+    return cp.USER_LIMIT, (
+        f"{' and '.join(parts)} (> accuracy {acc:g}, with probability >= "
+        f"{certificate.probability:g}); raise epsilon, add public bounds on the variables, or "
+        "loosen accuracy=")
