@@ -50,7 +50,8 @@ from cvxdp.audit.planting import ScaledNoise, field_from_true_data
 
 __all__ = ["SolverCase", "solver_cases"]
 
-RUNS = 200  # runs per input of a default solver case (a planted field needs ~150)
+RUNS = 200  # runs per input of a default solver case (a planted field needs ~100)
+CONIC_RUNS = 120  # the same for a case that compiles and solves a conic program per run
 SLOW_RUNS = 20_000  # runs per input of a noise-halved twin
 MISSING = -1e3    # feature of a run that released no point (a public outcome, kept as an atom)
 
@@ -161,7 +162,7 @@ def _perturbation(noise: str, eps: float, delta: float) -> list[SolverCase]:
                                     lambda sol: float(data))
 
     name = f"perturbation {noise}"
-    return _pair(name, solve, features, D, Dn, eps, delta, plant)
+    return _pair(name, solve, features, D, Dn, eps, delta, plant, runs=CONIC_RUNS)
 
 
 def _mwu(eps: float, delta: float) -> list[SolverCase]:
@@ -195,7 +196,7 @@ def _mwu(eps: float, delta: float) -> list[SolverCase]:
         return field_from_true_data("cvxdp.solvers.mwu.solve", "PrivateSolution", "value",
                                     lambda sol: opt(data))
 
-    return _pair("MWU LP", solve, features, D, Dn, eps, delta, plant)
+    return _pair("MWU LP", solve, features, D, Dn, eps, delta, plant, runs=CONIC_RUNS)
 
 
 def _quadform(eps: float, delta: float) -> list[SolverCase]:
@@ -228,7 +229,7 @@ def _quadform(eps: float, delta: float) -> list[SolverCase]:
             "cvxdp.solvers.quadform_perturbation", "PrivateSolution", "value",
             lambda sol: true_objective(data, np.asarray(w.value, dtype=float)))
 
-    return _pair("quad_form", solve, features, D, Dn, eps, delta, plant)
+    return _pair("quad_form", solve, features, D, Dn, eps, delta, plant, runs=CONIC_RUNS)
 
 
 # --------------------------------------------------------------------------- structured solvers
@@ -380,10 +381,11 @@ def _covering(eps: float, delta: float) -> list[SolverCase]:
 
 
 def _pair(name: str, solve: Callable, features: Callable, D: Any, Dn: Any, eps: float,
-          delta: float, plant: Callable, field: str = "value") -> list[SolverCase]:
-    return [SolverCase(name, solve, features, D, Dn, eps, delta),
+          delta: float, plant: Callable, field: str = "value", runs: int = RUNS
+          ) -> list[SolverCase]:
+    return [SolverCase(name, solve, features, D, Dn, eps, delta, n_samples=runs),
             SolverCase(f"{name}, true {field}", solve, features, D, Dn, eps, delta,
-                       plant=plant, broken=True)]
+                       plant=plant, broken=True, n_samples=runs)]
 
 
 def solver_cases(epsilon: float = 1.0, delta: float = 1e-5) -> list[SolverCase]:
