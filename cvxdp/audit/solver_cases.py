@@ -4,11 +4,11 @@ Each case calls the public entry point (``problem.solve_private``, ``ball.solve_
 ``cvxdp.private_gaussian``, ...) once per run on one of two neighbouring datasets D and D', and
 reads a few numbers off everything the call releases: the released point (or a coordinate of
 it), the released objective ``value`` and, for CVXPY models, the ``problem.value`` left on the
-user's problem.  The released objective enters as ``value - f_D``, where ``f_D`` is the value
-the field would have if it were computed from D's true data (the auditor knows D; a fixed
-function of the output is post-processing, so the audit stays valid).  The auditor
-(:func:`cvxdp.audit.audit_mechanism`) fits its statistics to these features on the selection
-runs and bounds epsilon on the held-out ones.
+user's problem.  The released objective enters as its gap ``log10(|value - f_D| + 1e-15)``,
+where ``f_D`` is the value the field would have if it were computed from D's true data (the
+auditor knows D; a fixed function of the output is post-processing, so the audit stays
+valid).  The auditor (:func:`cvxdp.audit.audit_mechanism`) fits its statistics to these
+features on the selection runs and bounds epsilon on the held-out ones.
 
 The neighbours are where each mechanism is tight or nearly so: the declared sensitivity used in
 full in the direction the released point moves most (one scalar right-hand side moved by its
@@ -59,7 +59,7 @@ MISSING = -1e3    # feature of a run that released no point (a public outcome, k
 
 @dataclass(frozen=True)
 class SolverCase:
-    """One solver's audit: ``release(data, rng) -> features`` with an optional plant.
+    """One solver's audit: :meth:`mechanism` ``(data, rng) -> features``, optionally planted.
 
     Attributes
     ----------
@@ -75,7 +75,8 @@ class SolverCase:
     plant : callable or None
         ``plant(data) -> context manager`` active during a planted call on ``data``.
     noise_factor : float
-        Scale of every Gaussian the call draws (1 honest, 0.5 for the noise-halved twin).
+        Scale of every noise draw of the call (1 honest, 0.5 for the noise-halved twin;
+        :class:`~cvxdp.audit.planting.ScaledNoise`).
     broken : bool
     n_samples : int
     slow : bool
