@@ -84,6 +84,7 @@ def test_cli_audit_unknown_case_is_a_usage_error(capsys):
 def test_cli_audit_with_defaults_catches_every_twin(capsys):
     assert main(["audit"]) == 0
     captured = capsys.readouterr()
+    assert max(len(line) for line in captured.out.splitlines()) <= 100
     out = " ".join(captured.out.split())
     n = len(builtin_cases(slow=False))
     assert f"Holm (step-down) over {n} audits at family-wise level 0.01" in out
