@@ -133,14 +133,20 @@ def _as_rows(x: np.ndarray) -> np.ndarray:
 
 
 def _thresholds(pooled: np.ndarray) -> np.ndarray:
-    """Distinct values deep in both tails (where privacy is lost) and a quantile grid."""
+    """Distinct values deep in both tails (where privacy is lost) and a quantile grid, each
+    with the midpoint to the next distinct value (a threshold in the middle of a gap between
+    the two inputs' outputs keeps its counts on held-out runs that land near the gap's edge)."""
     v = np.unique(pooled)
     m = v.size
     if m <= 2 * _TAIL_RANKS + _GRID:
-        return v
-    idx = np.concatenate([np.arange(_TAIL_RANKS), m - 1 - np.arange(_TAIL_RANKS),
-                          np.linspace(0, m - 1, _GRID).astype(int)])
-    return v[np.unique(idx)]
+        idx = np.arange(m)
+    else:
+        idx = np.unique(np.concatenate([np.arange(_TAIL_RANKS), m - 1 - np.arange(_TAIL_RANKS),
+                                        np.linspace(0, m - 1, _GRID).astype(int)]))
+    nxt = idx[idx < m - 1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        mid = v[nxt] + (v[nxt + 1] - v[nxt]) / 2  # no overflow for huge finite values
+    return np.unique(np.concatenate([v[idx], mid[np.isfinite(mid)]]))
 
 
 def _counts_above_below(s: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -229,7 +235,9 @@ def audit_outputs(
                 kp, kq = (ka, kb) if forward else (kb, ka)
                 sp, sq = (n_sel, test) if forward else (n_sel[::-1], test[::-1])
                 score = _predicted_bound(kp, kq, sp, sq, delta, alpha)
-                i = int(np.argmax(score))
+                # among equally good thresholds (a gap between the outputs) the middle one
+                ties = np.flatnonzero(score >= score.max())
+                i = int(ties[ties.size // 2])
                 if best is None or score[i] > best[0]:
                     best = (float(score[i]), stat, op, float(t[i]), forward)
     if best is None:  # pragma: no cover - candidate_statistics always returns one statistic
