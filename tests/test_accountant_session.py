@@ -158,3 +158,16 @@ def test_the_readme_session_prints_the_numbers_it_quotes():
     with pytest.raises(BudgetError, match=r"eps=0\.911334 at delta=1e-05 remaining\); the "
                                           r"composition would be eps=2\.0954"):
         prob.solve_private(epsilon=1.0, delta=1e-6, rng=8, private=spec, accountant=acct)
+
+
+def test_pure_dp_session_says_what_it_can_run():
+    import pytest
+
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((20, 5), name="A", value=rng.uniform(0, 1, (20, 5)))
+    x = cp.Variable(5, nonneg=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, cp.sum(x) <= 2])
+    acct = cvxdp.PrivacyAccountant(cvxdp.PureDP(2.0))
+    with pytest.raises(cvxdp.BudgetError, match="pure-DP session.*ScalarPrivacy.*ApproxDP"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, accountant=acct,
+                           private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))

@@ -29,3 +29,4 @@ def test_warning_classes_are_public():
                  "GaussianSampleWarning", "UnsafePrivacyWarning"):
         assert issubclass(getattr(cvxdp, name), UserWarning)
         assert name in cvxdp.__all__
+

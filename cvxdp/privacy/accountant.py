@@ -408,12 +408,22 @@ class PrivacyAccountant:
         try:
             spent = self._compose(self._ledger + [record])
         except BudgetError as err:
-            need = ("rho= (zCDP) or a pure epsilon=" if self.notion == "zcdp" else
-                    "epsilon= (pure DP)" if self.notion == "pure" else "epsilon= and delta=")
+            if self.notion == "pure":
+                # a pure-DP total cannot pay for Gaussian noise at all: say what it can run
+                advice = (
+                    "A pure-DP session (total epsilon only) runs only pure-DP mechanisms: the "
+                    "MWU with ScalarPrivacy, the covering solvers, the exponential mechanism. "
+                    "Mechanisms with Gaussian noise (ConstraintPrivacy, perturbation, "
+                    "ObjectivePrivacy, the enclosing ball, least squares, ...) need a total "
+                    "with delta: PrivacyAccountant(ApproxDP(epsilon, delta)) or ZCDP(rho).")
+            else:
+                need = "rho= (zCDP) or a pure epsilon=" if self.notion == "zcdp" else \
+                    "epsilon= and delta="
+                advice = f"State the call's budget as {need}."
             raise BudgetError(
                 f"{record.mechanism} asks for {_fmt_budget(record.budget)}, which the "
                 f"accountant (total {_fmt_budget(self.total)}) cannot compose: {err} "
-                f"State the call's budget as {need}.") from None
+                f"{advice}") from None
         if not self._fits(spent):
             done = self.spent()
             raise BudgetError(
