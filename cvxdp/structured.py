@@ -5,7 +5,7 @@ ordinary :class:`cvxpy.Problem` (so ``.solve()`` is the exact reference with any
 also knows its specialised private algorithm (``.solve_private(...)``) and, optionally, fast
 non-private methods (``.solve(method="fptas")``).
 
-After a private solve the problem holds the private answer only (issue 21 item 9): every
+After a private solve the problem holds the private answer only: every
 subclass's ``solve_private`` is wrapped (:meth:`StructuredProblem.__init_subclass__`) so that
 
 * before it runs, the previous solution is forgotten: every variable value, dual value,
@@ -80,10 +80,10 @@ def _holding_private(fn: Any) -> Any:
         from cvxdp.progress import budget_text, problem_size, verbose_run
 
         self._forget_solution()
-        # verbose=True: header and summary (issue 25 item 3); sizes are the problem's public
+        # verbose=True: header and summary; sizes are the problem's public
         # shape, the budget the one asked for. ``verbose`` is passed on to the solver too.
         # only when asked: reading ``constraints`` builds a lazy model (MEB's SOCP constraint,
-        # a CVXPY copy of the points: issue 24's memory limit)
+        # a CVXPY copy of the points: the memory limit)
         verbose = bool(kwargs.get("verbose"))
         size = problem_size(self) if verbose else ""
         run = verbose_run(verbose, type(self).__name__, size=size,

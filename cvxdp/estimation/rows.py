@@ -3,8 +3,8 @@
 :mod:`cvxdp.scale.regression`).
 
 Nothing here dispatches to Dask, so the Dask modules depend on :mod:`cvxdp.estimation` through this
-module (and the mechanisms of ``masking`` / ``wrapper``) without an import circle (issue 24;
-``tests/test_import_cycles.py``).  Each function acts row by row: neighbouring datasets stay
+module (and the mechanisms of ``masking`` / ``wrapper``) without an import circle
+(``tests/test_import_cycles.py``).  Each function acts row by row: neighbouring datasets stay
 neighbours and every sensitivity computed from the domain holds.
 """
 

@@ -109,7 +109,7 @@ def solve_general(
         raise PrivacySpecError(
             f"mechanism={mechanism!r} is not one of {', '.join(repr(m) for m in MECHANISMS)}"
             + (f"; did you mean {near[0]!r}?" if near else "."))
-    if mechanism != "mwu":  # issue 23: input perturbation / the public choice between the two
+    if mechanism != "mwu":  # input perturbation / the public choice between the two
         from cvxdp.solvers.mechanism import solve_with_mechanism
 
         return solve_with_mechanism(

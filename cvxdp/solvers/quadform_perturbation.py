@@ -1,4 +1,4 @@
-"""Perturbation for a private matrix inside ``quad_form(x, Sigma)`` (issue 22 item 4).
+"""Perturbation for a private matrix inside ``quad_form(x, Sigma)``.
 
 ``cp.quad_form(w, Sigma)`` with ``Sigma = cp.Parameter((n, n), PSD=True)`` is how CVXPY users
 write a covariance, but the model is not DPP in ``Sigma``: CVXPY factors the parameter's current

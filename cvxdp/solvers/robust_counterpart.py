@@ -1,4 +1,4 @@
-"""The robust counterpart of a cone program with noisy data, as a cone program (issue 23).
+"""The robust counterpart of a cone program with noisy data, as a cone program.
 
 Built by :func:`counterpart` from the noisy data ``(A~, b~)``, the public structure of
 :class:`cvxdp.solvers.perturbation.RobustPlan` and the noise bounds; the rules and their proofs

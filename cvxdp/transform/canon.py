@@ -182,7 +182,7 @@ def from_scp(
         mapped variables -- which reads the objective's parameters.  Required when
         ``scp.sensitivity`` says the objective (``c`` or its constant term) is private: pass
         the value computed from released quantities, so that nothing computed from the private
-        objective reaches ``problem.value`` (issue 21 item 1).
+        objective reaches ``problem.value``.
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Bounds on CVXPY's epigraph variables from bounds on the user's variables (issue 22 item 1).
+"""Bounds on CVXPY's epigraph variables from bounds on the user's variables.
 
 CVXPY writes ``w_i * norm(x - p_i)`` in an objective as ``w_i t_i`` with the cone constraint
 ``t_i >= ||x - p_i||``: the epigraph variable ``t_i`` is unbounded above in the feasible set

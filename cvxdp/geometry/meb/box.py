@@ -2,7 +2,7 @@
 
 Shared by the numpy path (:mod:`cvxdp.geometry.meb.meb_solve`) and the Dask blocks
 (:mod:`cvxdp.scale.meb`); it imports nothing that dispatches to Dask, so ``cvxdp.scale.meb``
-depends on this package without an import circle (issue 24, item 5).
+depends on this package without an import circle.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ class GoodCenterResult:
         lies in the released ball by the test ``||x||^2 + <x, -2 center> <= radius^2 -
         ||center||^2`` (:func:`~cvxdp.geometry.meb.meb_index.inside_mask`), the test
         :func:`~cvxdp.geometry.meb.meb_private.kept_index` repeats.  It
-        only lets that function skip a pass that would find the same (issue 24); ``False``
+        only lets that function skip a pass that would find the same; ``False``
         when unknown.
     anchor_values : (center, t) or None
         Not released either: ``t = ||x||^2 + <x, -2 center>`` for every row of the user's
@@ -99,14 +99,14 @@ def _records(rho: float, rounds: int, local: bool) -> list[PrivacyRecord]:
 
 
 #: Rows per piece of a GoodCenter pass: the ``(rows, d)`` temporaries of a piece stay in cache,
-#: and no pass allocates an ``(n, d)`` array (issue 24: peak memory at most 1.5x the data).
+#: and no pass allocates an ``(n, d)`` array (peak memory at most 1.5x the data).
 PIECE_ROWS = 1 << 12
 
 
 def piece_rows(d: int) -> int:
     """Rows per piece for ``d`` coordinates: :data:`PIECE_ROWS` at ``d >= 20``, more below (a
     power of two up to ~640 KiB of rows), so that narrow data do not pay numpy's per-call cost
-    on tiny pieces (issue 24: 1e6 x 5)."""
+    on tiny pieces (1e6 x 5)."""
     return max(PIECE_ROWS, 1 << ((81920 // max(d, 1)).bit_length() - 1))
 
 
@@ -179,7 +179,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     A row is in ``B(theta, r)`` when ``||x||^2 + <x, -2 theta> <= r^2 - ||theta||^2`` (the MEB
     index's test, :func:`~cvxdp.geometry.meb.meb_index.inside_mask`), with the squared norms
     computed once: each pass reads a row once for the test and, from cache, once for the sum
-    (issue 24: ~26 ms -> ~12 ms per pass at 1e6 x 20; the differences ``x - theta`` cost a
+    (~26 ms -> ~12 ms per pass at 1e6 x 20; the differences ``x - theta`` cost a
     write and two more reads).  ``sum (x - theta)`` over a set is evaluated as
     ``sum x - k theta``: the same number up to rounding (coordinates are translated by a public
     centre, ``meb_solve.working_points``, so both are sums of ``O(R_max)`` terms), and the
@@ -198,7 +198,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     # The far count of round t (outside B(mu, r/2)) and the sum of round t+1 (inside B(mu, r/2),
     # the next ball: theta^{t+1} = mu, r_cur / 2) test the same distances against the same
     # bound ((r/2)^2 == 0.25 r r exactly), so far_at computes both in one read and sum_at
-    # takes the stored sum and masks when called at that ball (issue 24: 3 reads instead of
+    # takes the stored sum and masks when called at that ball (3 reads instead of
     # 4 when GoodCenter stops at round 1; the same numbers bit for bit, same pieces and order).
     ahead: dict[str, Any] = {}
     values: list[tuple[bytes, np.ndarray]] = []    # (centre, t) of the last two far counts

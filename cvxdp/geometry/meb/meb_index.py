@@ -49,7 +49,7 @@ first query builds a level from the root anchored at ``theta0``, at a new radius
 loops' first step of that build, ``t = ||x||^2 + <x, -2 a> + ||a||^2`` for every point, does not
 depend on the radius: the index keeps the values of its first root build (``n`` floats, only
 when :func:`keeps_anchor_cache`) and a later root build at the same anchor (bitwise) splits on
-them instead of reading the rows again (issue 24: about 7 ms of each call's ~20 ms build at
+them instead of reading the rows again (about 7 ms of each call's ~20 ms build at
 1e6 x 20).  The same operations on the same numbers: the same levels and answers bit for bit.
 
 Incremental evaluation
@@ -58,7 +58,7 @@ With the numpy loops the deepest band is tested at every query (one matrix-vecto
 its rows), but its count and sum are not summed afresh: each piece keeps the outside mask, count
 and sum of its previous query and adds the rows that moved outside, minus those that moved
 inside (between two queries the centre moves one step, so few rows change side).  This skips a
-second read of every band row per query (issue 24: ~110 -> ~55 us per query at 1e6 x 20).  A
+second read of every band row per query (~110 -> ~55 us per query at 1e6 x 20).  A
 band under ``POOL_ROWS`` rows is kept as one piece (one call per query instead of ``CHUNKS``).
 Sides are decided by the full pass's test, so counts are the full pass's exactly; sums differ
 from a fresh sum only in the order of additions.
@@ -140,7 +140,7 @@ def stored_rows(points: np.ndarray) -> np.ndarray:
 def sq_norms(points: np.ndarray) -> np.ndarray:
     """``einsum("ij,ij->i", points, points)`` (in float64, for float32 rows too) in the fixed
     row chunks of :func:`_map_rows` on the thread pool: each row's value is the same einsum of
-    the same row (the same number), read in parallel (issue 24: ~11 ms -> ~6 ms at 1e6 x 20)."""
+    the same row (the same number), read in parallel (~11 ms -> ~6 ms at 1e6 x 20)."""
     out = np.empty(len(points))
 
     def part(lo: int, hi: int) -> None:
@@ -283,7 +283,7 @@ def _count_sum_since(state: list, i: int, pts: np.ndarray, sqn: np.ndarray,
     same operations).  The count and sum of the rows outside are those of the piece's previous
     query (``state[i]``) plus the rows that moved outside minus those that moved inside: between
     two queries the centre moves by one small step and few rows change side, so this skips the
-    masked sum over the whole piece (a second read of every row; issue 24).  The first query
+    masked sum over the whole piece (a second read of every row).  The first query
     on a piece, or one where more than 1/6 of the rows changed side, sums the piece afresh.
     The sum differs from a fresh one only in rounding (additions in another order).
     """
@@ -542,7 +542,7 @@ class OutsideIndex:
             self._cooldown = (0, 0)
             # A new radius is a new DP-MMEB call, which restarts at theta0: the jump back is
             # not a step of the walk, and counting it made the next call's first ~10 queries
-            # full passes (no margin paid at the inflated step; issue 24: 0.15 s of 0.54 s).
+            # full passes (no margin paid at the inflated step; 0.15 s of 0.54 s).
             self._step, self._last = 0.0, None
         if self._last is not None:
             self._step = 0.8 * self._step + 0.2 * _norm2(theta - self._last)
@@ -628,7 +628,7 @@ class OutsideIndex:
         frac = np.arange(1, len(dev) + 1) / len(dev)           # band share at margin dev[i]
         lo, hi = 4.0 * self._step, min(parent.margin / 2, 2.0 * r)
         # A band holds at most half of its parent's rows and BAND_SHARE of the points, so all
-        # bands together copy at most 2 BAND_SHARE n rows (memory: issue 24's 1.5x limit).
+        # bands together copy at most 2 BAND_SHARE n rows (the 1.5x memory limit).
         cap = min(0.5, max(BAND_SHARE * self._n, BAND_MIN_ROWS) / max(len(parent), 1))
         ok = (dev >= lo) & (dev <= hi) & (dev > 0) & (frac <= cap)
         if not ok.any():

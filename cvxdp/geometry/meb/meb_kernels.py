@@ -49,7 +49,7 @@ FAST_ROWS = 1 << 20
 #: cache holds ``n`` floats, kept when they are at most 1/16 of the rows' memory (at least
 #: ``ANCHOR_CACHE_D`` coordinates) or at most ``ANCHOR_CACHE_BYTES``.  With it, the numpy loops
 #: and the index's incremental band evaluation beat the compiled loops, which re-sum every band
-#: row at every query (issue 24, private MEB warm, accuracy 0.2: 2e6 x 20 0.30 s numpy / 0.38 s
+#: row at every query (private MEB warm, accuracy 0.2: 2e6 x 20 0.30 s numpy / 0.38 s
 #: numba, 2e6 x 5 0.159 / 0.167, 4e6 x 10 0.356 / 0.407); without it the compiled ones win
 #: (1e7 x 10: 0.95 numba / 1.32 numpy).
 ANCHOR_CACHE_D = 16

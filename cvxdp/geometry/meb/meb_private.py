@@ -31,8 +31,8 @@ the Gaussian mechanism calibrated to its own ``rho_q``, so the composition argum
 verbatim (zCDP composition needs no odometer when each step's parameter is fixed in advance).
 Thresholds scale with each query's own noise, so the utility logic of Lemma 4.3 is unchanged.
 
-Floating point (issue 21 item 6)
---------------------------------
+Floating point
+--------------
 The index sums raw coordinates and :func:`dp_mmeb` subtracts ``k theta^t`` afterwards, so the
 rounding of a sum is about ``k ||x|| u`` (``u = 2^-53``).  That must stay far below the noise,
 whose scale is ``G_t >= 2 r0``: callers pass coordinates translated by a public centre near the
@@ -128,13 +128,13 @@ SCHEDULES: dict[str, MEBSchedule] = {
     # at most 2500 iterations.
     "experiment": MEBSchedule("experiment", 8.0, 4096.0, 484.0, None, 1.0, None, 2500, 11.0, 1.0),
     # Default: step gamma^2/2 (Alg. 2, Lemma 3.2) and T from Lemma 3.2's recursion started at
-    # ||theta0 - theta_opt||^2 <= 35 r_opt^2 (kept set B(theta0, r0), r0 < 6 r_opt; issue 24:
+    # ||theta0 - theta_opt||^2 <= 35 r_opt^2 (kept set B(theta0, r0), r0 < 6 r_opt;
     # T = 370 at gamma = 0.2 where the formula gave 783), one repetition, halting at kappa = 1
     # noise width (the authors' n0 in §6; kappa = 2 and 4 left 1.2-16x more points uncovered at
     # the same radius in benchmarks/bench_meb.py), 3/4 of the budget on the first T/4
     # iterations, points kept within GoodCenter's ball (keep = 1).
     "practical": MEBSchedule("practical", 2.0, 4.0, 100.0, 1, 1.0, 0.75, None, 1.0, start=35.0),
-    # The default before issue 24: step gamma^2/8 (App. B, §6) with Alg. 2's
+    # The earlier default: step gamma^2/8 (App. B, §6) with Alg. 2's
     # T = 4/g^2 ln(100/g^2), otherwise as "practical".
     "practical-b8": MEBSchedule("practical-b8", 8.0, 4.0, 100.0, 1, 1.0, 0.75, None, 1.0),
 }
@@ -218,7 +218,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     ``compress``: store repeated rows once (see :class:`OutsideIndex`; same answers).
     ``patch`` (:class:`cvxdp.geometry.meb.meb_solve.Patch`): rows of ``points`` replaced by their
     clipped images.  A few dropped or patched rows are subtracted from every answer (and the
-    kept images added) instead of copying the kept rows (issue 24: no copy of the data).
+    kept images added) instead of copying the kept rows (no copy of the data).
     ``all_within``: the caller has tested every row (with ``patch``: every row but the patched
     ones, and every clipped image) with the test used below,
     ``inside_mask(rows, sqn, theta0, keep_radius)`` (GoodCenter's last mask,

@@ -273,7 +273,7 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)
     kwargs.pop("verbose", None)
-    # checked before any work, with the nearest valid option named (issue 22 item 5)
+    # checked before any work, with the nearest valid option named
     check_options(kwargs, option_names(CoveringSDP.solve_private)[0] | {"private", "verbose"},
                   "the covering path (ConstraintSetPrivacy)")
     info = extract_covering(problem, constraint)

@@ -197,7 +197,7 @@ def plan_schedule(
             t_fit = (2 * rho_mwu * s**2 / (2 * k_star) ** 2) if s is not None else 0.0
         budget_rounds = False
         if T is None and s is None:
-            # the budget buys rounds (issue 22 item 3): the most rounds that still reach
+            # the budget buys rounds: the most rounds that still reach
             # kappa* at the smallest density s = 1, between T_min and T_BUDGET_MAX
             t_fit1 = (eps_mwu / (4 * k_star) if rho_tot is None
                       else 2 * rho_mwu / (2 * k_star) ** 2)

@@ -281,7 +281,7 @@ def scmwu(
     xsum = np.zeros(k)
     chosen = np.zeros(m, dtype=np.int64)
     step = float(eta) * float(loss_scale)
-    # verbose: tqdm's bar, or a plain line every 10% without tqdm; left on screen (issue 25).
+    # verbose: tqdm's bar, or a plain line every 10% without tqdm; left on screen.
     rounds: Any = progress_bar(range(int(iterations)), desc="SCMWU", verbose=verbose)
     for _ in rounds:
         xsum += x

@@ -328,7 +328,7 @@ def build_mwu_form(
     else:
         wp = 0.0
     # The objective row is normalised by its own width (with_target): a large objective must
-    # not shrink every constraint row (issue 22 item 3: objective x 100 moved the violation of
+    # not shrink every constraint row (objective x 100 moved the violation of
     # the constraints from 0.012 to 0.55).  Each row's losses stay in [-1, 1] either way, which
     # is all the MWU's regret bound needs (Alg. 1 / Thm C.7: width 1 after normalisation).
     rho = max(pub_w, wp, 1e-12) if (pub_w > 0 or wp > 0) else max(obj_w, 1e-12)

@@ -88,7 +88,7 @@ def solve_mwu(
             raise PrivacySpecError("ConstraintSetPrivacy cannot be combined with other specs.")
         from cvxdp.solvers.covering.covering_model import solve_covering_private
 
-        # options of the MWU path only: refused here rather than silently dropped (issue 22)
+        # options of the MWU path only: refused here rather than silently dropped
         mwu_only = {k: v for k, v in (("max_iterations", max_iterations),
                                       ("trace_bound", trace_bound), ("target", target))
                     if v is not None}
@@ -115,7 +115,7 @@ def solve_mwu(
     sb = scp.sensitivity
     neighbouring = "; ".join(s.describe() for s in specs)
     # Feasibility of the public part depends on public data only: decide it exactly before any
-    # budget is spent (issue 21 item 7).
+    # budget is spent.
     row_private = np.zeros(scp.m, dtype=bool)
     row_private[sb.private_rows()] = True
     form0 = None
@@ -177,7 +177,7 @@ def solve_mwu(
             res, det = _search(setting, form, scp, budget, acct, gen, kw, opts)
         x = form.to_scp_point(res.x)
         # the public constraints (equalities included) hold in the released point: project
-        # onto them (post-processing of the private point, no budget; issue 22 item 2)
+        # onto them (post-processing of the private point, no budget)
         # When the theorem's alpha holds, every row -- public ones included -- is within alpha
         # and the point is released as the theorem covers it; otherwise (no accuracy promised)
         # the public rows are repaired.
@@ -206,7 +206,7 @@ def solve_mwu(
             info["violation_bound"] = det["violation_bound"]
         if not optimised:
             # A feasibility answer is not an approximate optimum: say so in the status, in
-            # info and with a warning (issue 21 item 15).
+            # info and with a warning.
             status = cp.USER_LIMIT
             info["status_reason"] = (
                 "objective " + det["objective"] + "; the released point only approximately "
@@ -229,7 +229,7 @@ def solve_mwu(
         elif info["alpha_guaranteed"] is None:
             # The theorem's accuracy bound needs conditions (enough budget for the iterations it
             # asks) that do not hold here: the answer is private, but its accuracy is not
-            # promised, so the status does not say it is (issue 21: status is a promise).
+            # promised, so the status does not say it is (status is a promise).
             status = cp.USER_LIMIT
             info["status_reason"] = (
                 f"the accuracy bound of {theorem} does not hold at this budget and size "
