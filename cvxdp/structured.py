@@ -26,6 +26,7 @@ from typing import Any
 
 import cvxpy as cp
 
+from cvxdp.progress import budget_text, problem_size, verbose_run
 from cvxdp.writeback import forget_solution, write_back
 
 __all__ = ["StructuredProblem", "forget_solution", "hold_private"]
@@ -77,7 +78,6 @@ def hold_private(problem: cp.Problem, sol: Any) -> None:
 def _holding_private(fn: Any) -> Any:
     @functools.wraps(fn)
     def solve_private(self: StructuredProblem, *args: Any, **kwargs: Any) -> Any:
-        from cvxdp.progress import budget_text, problem_size, verbose_run
 
         self._forget_solution()
         # verbose=True: header and summary; sizes are the problem's public

@@ -53,7 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import ArgumentError, BudgetError, PrivacyGuaranteeError
+from cvxdp.errors import ArgumentError, BudgetError, CvxdpError, PrivacyGuaranteeError
+from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
 
 __all__ = [
     "COMMON_KEYWORDS",
@@ -173,7 +175,6 @@ def check_rho(value: Any) -> float:
 def check_budget(value: Any) -> dict[str, float | None]:
     """``budget=`` (a ``PureDP`` / ``ApproxDP`` / ``ZCDP``) as ``epsilon`` / ``delta`` / ``rho``
     keywords."""
-    from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
 
     if isinstance(value, PureDP):
         return {"epsilon": value.epsilon, "delta": None, "rho": None}
@@ -234,7 +235,6 @@ def check_iterations(name: str, value: Any) -> None:
 
 def check_accountant(value: Any) -> None:
     """``accountant``: None or a :class:`cvxdp.PrivacyAccountant`."""
-    from cvxdp.privacy.accountant import PrivacyAccountant
 
     if value is None or isinstance(value, PrivacyAccountant):
         return
@@ -368,7 +368,6 @@ def _check_common(kwargs: dict[str, Any], label: str, own: frozenset[str], open_
 
 
 def _asked_budget(kwargs: dict[str, Any], label: str, accountant: Any) -> Any:
-    from cvxdp.privacy.budgets import resolve_budget
 
     if all(kwargs.get(k) is None for k in ("epsilon", "delta", "rho")):
         raise BudgetError(
@@ -387,8 +386,6 @@ def _spend_into(accountant: Any, call: str, fn: Callable[..., Any], args: tuple,
     call (cvxdp refuses only on public arguments, and a raised call returns nothing).  Any other
     exception is recorded with the call's stated budget: it may come from the data.
     """
-    from cvxdp.errors import CvxdpError
-    from cvxdp.privacy.accountant import PrivacyRecord
 
     asked = _asked_budget(kwargs, call, accountant)
     accountant.check(PrivacyRecord(call, asked, "stated budget of the call"))
@@ -409,8 +406,6 @@ def _call_record(call: str, asked: Any, out: Any) -> Any:
     """The ledger line of one call: its stated budget, the tighter zCDP bound its own report
     proves when it has one (rho of the whole release, a sum over its steps), and its guarantee
     kind."""
-    from cvxdp.privacy.accountant import PrivacyRecord, PrivacyReport
-    from cvxdp.privacy.budgets import ZCDP
 
     report = getattr(out, "privacy", None)
     if report is None and isinstance(out, tuple):

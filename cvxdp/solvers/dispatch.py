@@ -19,6 +19,8 @@ import numpy as np
 
 from cvxdp.errors import PrivacySpecError
 from cvxdp.solution import PrivateSolution
+from cvxdp.solvers.mechanism import solve_with_mechanism
+from cvxdp.solvers.mwu.solve import solve_mwu
 
 __all__ = ["solve_general", "MECHANISMS"]
 
@@ -110,13 +112,11 @@ def solve_general(
             f"mechanism={mechanism!r} is not one of {', '.join(repr(m) for m in MECHANISMS)}"
             + (f"; did you mean {near[0]!r}?" if near else "."))
     if mechanism != "mwu":  # input perturbation / the public choice between the two
-        from cvxdp.solvers.mechanism import solve_with_mechanism
 
         return solve_with_mechanism(
             problem, mechanism=mechanism, epsilon=epsilon, delta=delta, rho=rho,
             private=private, rng=rng, reference=reference, accuracy=accuracy, verbose=verbose,
             max_iterations=max_iterations, trace_bound=trace_bound, target=target, **opts)
-    from cvxdp.solvers.mwu.solve import solve_mwu
 
     return solve_mwu(
         problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,

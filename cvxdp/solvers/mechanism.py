@@ -47,6 +47,9 @@ from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.certificate import loosened_program, unit_reach, violation_bounds
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form
+from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
+from cvxdp.solvers.mwu.solve import _OPTS, solve_mwu
 from cvxdp.solvers.perturbation import (
     PERTURBATION_THEOREM,
     noise_plan,
@@ -58,11 +61,13 @@ from cvxdp.solvers.perturbation import (
     solve_robust_counterpart,
 )
 from cvxdp.solvers.perturbation import _solve_tight as solve_exact_tight
-from cvxdp.solvers.public_part import _infeasible, public_bounds, public_feasibility
+from cvxdp.solvers.public_part import _exact_solver, _infeasible, public_bounds, public_feasibility
+from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
 from cvxdp.transform import from_scp, to_scp
 from cvxdp.transform.reference import validate
+from cvxdp.validation import check_options
 
 __all__ = ["solve_with_mechanism", "choose_mechanism", "MECHANISMS"]
 
@@ -123,9 +128,6 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         built from the noisy data has none -- a post-processed, public fact about the noisy
         release, not about the true model; the budget is spent.
     """
-    from cvxdp.solvers.mwu.solve import _OPTS
-    from cvxdp.solvers.public_part import _exact_solver
-    from cvxdp.validation import check_options
 
     noise = opts.pop("noise", "gaussian")
     verbose = bool(opts.pop("verbose", False))  # every mechanism takes it (header/summary
@@ -140,10 +142,6 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     gen = as_generator(rng)
     specs = as_spec_tuple(private)
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
-    from cvxdp.solvers.quadform_perturbation import (
-        quadform_parameters,
-        solve_quadform_perturbation,
-    )
 
     if mechanism != "mwu" and quadform_parameters(problem, specs) is not None:
         # the private matrices sit only inside quad_form, which CVXPY compiles by factoring
@@ -170,7 +168,6 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
     objective_only = {s.setting for s in specs} == {"objective"}
     if chosen == "mwu" or objective_only:
-        from cvxdp.solvers.mwu.solve import solve_mwu
 
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
         try:
@@ -366,7 +363,6 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     -------
     (name, why) : ("mwu" | "perturbation", dict with ``rule`` and the compared bounds)
     """
-    from cvxdp.transform import to_scp
 
     opts = dict(opts or {})
     settings = {s.setting for s in specs}
@@ -418,8 +414,6 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
 def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
                ) -> tuple[float | None, float | None]:
     """The MWU's a-priori violation bound (canonical units) and its trace bound R."""
-    from cvxdp.solvers.mwu.mwu_form import build_mwu_form
-    from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
 
     sb = scp.sensitivity
     try:

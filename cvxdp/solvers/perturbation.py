@@ -99,15 +99,23 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.solvers.public_part import public_bounds
 from cvxdp.solvers.robust_counterpart import counterpart
 from cvxdp.specs import ConstraintSetPrivacy
+from cvxdp.transform.reference import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
-from cvxdp.transform.sensitivity import objective_tensor
+from cvxdp.transform.sensitivity import (
+    full_value,
+    objective_tensor,
+    parameter_columns,
+    reduced_parameter,
+    reduced_value,
+)
 
 __all__ = ["PrivateEntries", "RobustPlan", "private_entries", "robust_plan", "noise_plan",
            "NoisePlan", "release_parameters", "solve_robust_counterpart", "counterpart",
@@ -167,7 +175,6 @@ def private_entries(scp: SymmetricConeProgram, specs: tuple[Any, ...]) -> Privat
         For ``ConstraintSetPrivacy`` (row add/remove has no bounded per-entry change) or a
         parameter declared twice.
     """
-    from cvxdp.transform.sensitivity import parameter_columns, reduced_parameter
 
     pp = scp.meta["param_prob"]
     params, cols, deltas, per, tids = [], [], [], [], []
@@ -354,7 +361,6 @@ def _band_norms(scp: SymmetricConeProgram, kinds: np.ndarray, E: list[sp.csr_mat
         Private coefficients in an equality multiply a variable the public constraints do not
         bound.
     """
-    from cvxdp.errors import UnsupportedProblemError
 
     out = np.zeros(kinds.size)
     zero = np.flatnonzero(kinds == "zero")
@@ -365,7 +371,6 @@ def _band_norms(scp: SymmetricConeProgram, kinds: np.ndarray, E: list[sp.csr_mat
     need = np.flatnonzero(np.max([c[:n] for c in cols], axis=0) > 0)
     xmax = np.zeros(n)
     if need.size:
-        from cvxdp.solvers.public_part import public_bounds
 
         sb = scp.sensitivity
         row_private = np.zeros(scp.m, dtype=bool)
@@ -507,7 +512,6 @@ def release_parameters(entries: PrivateEntries, g: np.ndarray, sigma_unit: float
     symmetric / PSD / diag / sparse parameter, its reduced parameter's (the reduced entries,
     one per tensor column; :func:`cvxdp.transform.sensitivity.full_value` rebuilds the matrix).
     """
-    from cvxdp.transform.sensitivity import reduced_value
 
     out, at = {}, 0
     tids = entries.tensor_ids or tuple(p.id for p in entries.params)
@@ -528,7 +532,6 @@ def release_parameters(entries: PrivateEntries, g: np.ndarray, sigma_unit: float
 def released_user_values(entries: PrivateEntries, noisy: dict[int, np.ndarray]
                          ) -> dict[str, np.ndarray]:
     """The released values in the user's shapes (name -> array), symmetric ones rebuilt."""
-    from cvxdp.transform.sensitivity import full_value
 
     tids = entries.tensor_ids or tuple(p.id for p in entries.params)
     return {p.name(): (noisy[tid] if tid == p.id else full_value(p, noisy[tid]))
@@ -582,7 +585,6 @@ def objective_map(scp: SymmetricConeProgram, entries: PrivateEntries) -> sp.csr_
 def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
     """Exact solve; feasibility for the true data holds up to the solver's tolerance, so ask
     Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS)."""
-    from cvxdp.transform.reference import solve_exact
 
     sol = None
     if solver is None or str(solver).upper() == "CLARABEL":

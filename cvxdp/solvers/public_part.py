@@ -20,7 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
+from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
+from cvxdp.solvers.mwu.mwu import _svec_index
+from cvxdp.transform.canon import set_no_solution
 
 __all__ = ["public_feasibility", "public_bounds", "canonical_constraints"]
 
@@ -126,7 +129,6 @@ def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
         if kind == "soc":
             cons.append(cp.SOC(s[0], s[1:]))
         else:
-            from cvxdp.solvers.mwu.mwu import _svec_index
 
             ri, ci, sc = _svec_index(order)
             flat_lo = ri + order * ci  # column-major index of (ri, ci)
@@ -164,8 +166,6 @@ def _row_blocks(dims: Any) -> list[tuple[str, int, int, int]]:
 def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
                 t0: float) -> PrivateSolution:
     """The answer for an infeasible public part: no mechanism ran, nothing was spent."""
-    from cvxdp.privacy.accountant import PrivacyReport
-    from cvxdp.transform.canon import set_no_solution
 
     value = set_no_solution(problem, status)
     report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,

@@ -248,7 +248,6 @@ def _certificate(problem: cp.Problem, params: list[Any], noisy: dict[int, np.nda
 def _reference(problem: cp.Problem) -> Any:
     """Exact solve on the TRUE data and the true objective/violations at the released point
     (not private: only with ``reference=True``)."""
-    from cvxdp.solution import ValidationReport
 
     x = {v.id: None if v.value is None else np.array(v.value) for v in problem.variables()}
     f_priv = float(problem.objective.value)

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.solution import ValidationReport
+from cvxdp.transform.canon import to_scp
 from cvxdp.transform.scp import SymmetricConeProgram
 
 __all__ = ["ExactSolution", "solve_exact", "cone_violations", "validate", "svec_to_clarabel",
@@ -235,7 +236,6 @@ def validate(
         ``suboptimality`` (gap made positive-is-worse for max and min), ``relative_gap``,
         ``constraints`` (the count), ``reference_status``.
     """
-    from cvxdp.transform.canon import to_scp
 
     scp = problem_or_scp if isinstance(problem_or_scp, SymmetricConeProgram) else to_scp(
         problem_or_scp)

@@ -43,6 +43,7 @@ from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.solvers.covering.covering import CoveringLP, CoveringSDP, CoveringSolution
 from cvxdp.specs import ConstraintSetPrivacy
 from cvxdp.transform.sensitivity import check_constraint_set_placement
+from cvxdp.validation import check_options, option_names
 
 __all__ = ["solve_covering_private", "extract_covering"]
 
@@ -268,7 +269,6 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     ----------
     002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
     """
-    from cvxdp.validation import check_options, option_names
 
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)

@@ -52,7 +52,7 @@ from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
-from cvxdp.privacy.mechanisms import gumbel_argmax
+from cvxdp.privacy.mechanisms import exponential_mechanism, gumbel_argmax
 from cvxdp.solvers.covering.bingham import (
     net_exponential_sample,
     sample_bingham,
@@ -422,7 +422,6 @@ def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Gener
     ----------
     McSherry & Talwar 2007; digest 002 G1 (private search for OPT).
     """
-    from cvxdp.privacy.mechanisms import exponential_mechanism
 
     grid = np.asarray(sched.grid)
     need = np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf)

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
-from cvxdp.solvers.public_part import _row_blocks
+from cvxdp.solvers.public_part import _row_blocks, public_bounds, public_feasibility
 
 __all__ = ["MWUForm", "build_mwu_form"]
 
@@ -297,7 +297,6 @@ def build_mwu_form(
     c_z = P.T @ c
 
     if check_feasible and (exact_R is not None or trace_bound is not None):
-        from cvxdp.solvers.public_part import public_feasibility
 
         if public_feasibility(A, b, dims, row_private) in ("infeasible",
                                                             "infeasible_inaccurate"):
@@ -390,7 +389,6 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
             )
         const += float(wts[wts != 0] @ b[used])
         lin_x -= np.asarray(A[used].T @ wts[wts != 0]).ravel()
-    from cvxdp.solvers.public_part import public_bounds
 
     lo, hi = public_bounds(A, b, dims, row_private, [lin_x] + _unit_dirs(A.shape[1], free))
     tr = const + hi[0]

@@ -45,6 +45,11 @@ from cvxdp.privacy.mechanisms import (
 from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 from cvxdp.solvers.mwu.oracles import exponential_oracle
+from cvxdp.solvers.public_part import public_bounds
+from cvxdp.transform.epigraph import epigraph_bounds
+from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
            "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha"]
@@ -415,8 +420,6 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     ----------
     002_26bee910280b74ae.txt: Definition C.11, Theorem C.12, Corollary 4.4; digest 002 §7, G8.
     """
-    from cvxdp.transform.reference import solve_exact
-    from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
     if isinstance(budget, PureDP):
         raise BudgetError("objective privacy uses the Gaussian mechanism and needs delta > 0 "
@@ -519,8 +522,6 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None
     by the largest value its cone's rows take over the other variables' bounds
     (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight).
     """
-    from cvxdp.solvers.public_part import public_bounds
-    from cvxdp.transform.epigraph import epigraph_bounds
 
     n = scp.n
     eye = np.eye(n)
@@ -566,7 +567,6 @@ def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
     public linear function of ``c`` (e.g. ``c @ (x - 0.3)``: ``offset = -0.3 sum(c)``).  The
     tensors hold the model's structure and public constants only, so the test is public.
     """
-    from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
     pp = scp.meta.get("param_prob")
     if pp is None:

@@ -27,6 +27,7 @@ from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers import public_part
+from cvxdp.solvers.covering.covering_model import solve_covering_private
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.solvers.mwu.private_scp import (
     ALG1,
@@ -38,6 +39,9 @@ from cvxdp.solvers.mwu.private_scp import (
 )
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
+from cvxdp.transform import from_scp, to_scp
+from cvxdp.transform.reference import validate
+from cvxdp.validation import COMMON_OPTIONS, check_options
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
@@ -86,7 +90,6 @@ def solve_mwu(
         # constraints (paper 002 App. B), which checks the model is a covering program.
         if len(specs) > 1:
             raise PrivacySpecError("ConstraintSetPrivacy cannot be combined with other specs.")
-        from cvxdp.solvers.covering.covering_model import solve_covering_private
 
         # options of the MWU path only: refused here rather than silently dropped
         mwu_only = {k: v for k, v in (("max_iterations", max_iterations),
@@ -98,7 +101,6 @@ def solve_mwu(
                             "opt= / opt_bounds= (target trace) and s= instead.")
         return solve_covering_private(problem, specs[0], epsilon=epsilon, delta=delta, rho=rho,
                                       rng=gen, reference=reference, accuracy=accuracy, **opts)
-    from cvxdp.validation import COMMON_OPTIONS, check_options
 
     # the covering path above checks its own options; the nearest valid name is suggested
     check_options(opts, _OPTS | set(COMMON_OPTIONS) | {"max_iterations", "trace_bound",
@@ -109,7 +111,6 @@ def solve_mwu(
         raise PrivacySpecError(
             "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "
             "solve (paper 002 treats them separately); declare one setting.")
-    from cvxdp.transform import from_scp, to_scp
 
     scp = to_scp(problem, private=specs)
     sb = scp.sensitivity
@@ -254,7 +255,6 @@ def solve_mwu(
     solve_time = time.perf_counter() - t0
     validation = None
     if reference:
-        from cvxdp.transform.reference import validate
 
         validation = validate(scp, x, solver=solver)
         # validate() may overwrite variable values: write the released ones back
