@@ -21,7 +21,7 @@ PACKAGE = "cvxdp.geometry"
 
 MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
        "meb_solve"]
-JOHN = ["core", "ellipsoid", "exact", "john", "john_iter", "john_paper", "john_private",
+JOHN = ["core", "ellipsoid", "exact", "john", "john_iter", "john_paper", "john_private", "john_select",
         "john_sensitivity", "release"]
 
 
