@@ -96,11 +96,15 @@ def test_calibration_matches_independent_gdp_formula(prob, eps):
     # Dong-Roth-Su: delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
     d_gdp = norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
     assert d_gdp == pytest.approx(delta, rel=1e-6)
-    # per-step noise re-derived: 67.5% of mu^2 split equally over the T iterations (5% to the
-    # uniform-weights Gram Q0, 5% to the final Q, 7.5% to each of the three scales)
-    assert rec.params["mu_uniform"] == pytest.approx(mu * math.sqrt(0.05), rel=1e-9)
+    # per-step noise re-derived: 5% of mu^2 to the final Q, 7.5% to each of the three scales,
+    # the share s0 (>= 5%) derived for the uniform-weights Gram Q0, the rest (72.5% - s0)
+    # split equally over the T iterations
+    s0 = sol.info["share_uniform"]
+    assert 0.05 <= s0 < 0.725
+    assert rec.params["mu_uniform"] == pytest.approx(mu * math.sqrt(s0), rel=1e-9)
     assert rec.params["mu_scale"] == pytest.approx(mu * math.sqrt(0.225), rel=1e-9)
-    mu_step = mu * math.sqrt(0.675 / sol.iterations)
+    assert rec.params["mu_gram"] == pytest.approx(mu * math.sqrt(0.05), rel=1e-9)
+    mu_step = mu * math.sqrt((0.725 - s0) / sol.iterations)
     assert sol.info["sigma_h"] == pytest.approx(sol.info["sensitivity_h"] / mu_step, rel=1e-9)
     assert 1 / calibrate_gaussian(epsilon=eps, delta=delta) == pytest.approx(mu, rel=1e-9)
 
@@ -117,8 +121,9 @@ def test_utility_small_closeness_close_to_exact(prob):
     assert v.volume_ratio >= 0.97
     assert v.shape_volume_ratio >= 0.97
     assert sol.info["selected"] == "private"
-    # the released weights v (sum d) times the normalisation alpha of the released matrix
-    assert sol.ellipsoid.weights.sum() == pytest.approx(4 * sol.info["normalisation"], rel=1e-9)
+    # the released weights v (sum d) scaled with the released matrix (E / k: Q k^2, v k^2)
+    assert sol.ellipsoid.weights.sum() == pytest.approx(4 / sol.info["scale"] ** 2, rel=1e-9)
+    np.testing.assert_allclose(sol.primal["weights"], sol.ellipsoid.weights)
 
 
 def test_utility_degrades_with_closeness_and_beats_noise_floor(prob):

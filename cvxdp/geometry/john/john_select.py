@@ -27,7 +27,7 @@ from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_sensitivity import support_sensitivity
 
 __all__ = ["noise_term", "ridge_bias", "predicted_loss", "balanced_ridge", "gain_bound", "split",
-           "Scored", "score", "choose", "z_level", "TINY"]
+           "uniform_share", "Scored", "score", "choose", "z_level", "TINY"]
 
 #: smallest scale used in a logarithm (a released scale may be <= 0)
 TINY = 1e-12
@@ -39,7 +39,8 @@ def noise_term(sigma_h: float) -> float:
     """``sigma^2/2 + 3 sigma^4/4``: the noise's share of ``log h_i(u)`` (before fitting).
 
     Lemma 7.1's telescoping with the noisy update ``w_{k+1} = w_k (h_k + z_k)`` gives
-    ``(1/T) sum_k log h_i(w_k) = (1/T) log(w_{T+1,i}/w_{1,i}) - (1/T) sum_k log(1 + z_{k,i}/h_{k,i})``.
+    ``(1/T) sum_k log h_i(w_k) = (1/T) log(w_{T+1,i}/w_{1,i})
+    - (1/T) sum_k log(1 + z_{k,i}/h_{k,i})``.
     The first term is at most ``log(n/d)/T <= log(1 + xi)`` whatever the noise (every weight
     stays in ``[w_min, 1]``); near the fixed point (``h ~ 1``) the mean of the second is
     ``E[-log(1 + z)] = sum_k E[z^{2k}]/(2k) = sigma^2/2 + 3 sigma^4/4 + ...`` (Gaussian moments;
@@ -113,6 +114,36 @@ def split(coefficients: list[float], total: float) -> list[float]:
     return [float(x) for x in total * c / math.sqrt(float(np.sum(c * c)))]
 
 
+def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
+                  iterate: Callable[[float], float], gap_max: float, points: int = 16) -> float:
+    """The share of ``mu^2`` for the uniform-weights Gram matrix ``Q0`` (``free``: skip the
+    iteration), by minimax regret over the unknown gap between uniform weights and John.
+
+    Loss models, per dimension of fitted log volume against the John ellipsoid:
+
+    * the uniform weights released at share ``s``: ``g + gram_loss / (mu sqrt(s))``, with ``g``
+      the (unknown, private) gap of the exact uniform weights, ``0 <= g <= gap_max``; the noise
+      term: ``Q0 + Z`` with ``Z`` of entry sd ``sigma`` has ``||Q0^{-1/2} Z Q0^{-1/2}|| ~
+      sqrt(2d) sigma / q_min`` (a symmetric Gaussian matrix, off-diagonal variance
+      ``sigma^2/2``), and a relative perturbation ``r`` of the matrix moves the fitted log
+      volume by at most ``1/2 log((1+r)/(1-r)) ~ r``;
+    * the private iterate with the rest ``free - s``: ``iterate(mu sqrt(free - s))``.
+
+    The selection returns the better one, so the outcome of share ``s`` is the minimum of the two
+    (the uniform weights alone when ``s = free``).  The share returned minimises, over a
+    geometric grid of ``points + 1`` shares from ``first`` (already released) to ``free``, the
+    largest regret ``outcome(s, g) - min_s' outcome(s', g)`` over ``g`` in ``[0, gap_max]``.
+    """
+    shares = first * (free / first) ** (np.arange(points + 1) / points)
+    noise = np.array([gram_loss / (mu * math.sqrt(s)) for s in shares])
+    it = np.array([iterate(mu * math.sqrt(free - s)) if s < free else math.inf
+                   for s in shares])
+    gaps = np.linspace(0.0, max(gap_max, 0.0), 65)
+    outcome = np.minimum(gaps[None, :] + noise[:, None], it[:, None])
+    regret = (outcome - outcome.min(axis=0)[None, :]).max(axis=1)
+    return float(shares[int(np.argmin(regret))])
+
+
 class Scored:
     """A released candidate with its released support scale and confidence bounds on ``F_c``."""
 
@@ -121,7 +152,7 @@ class Scored:
                  scale: float, sigma: float, z: float):
         self.name, self.Q, self.weights, self.gram = name, Q, weights, gram
         self.E = Ellipsoid.from_matrix(Q, weights=weights)
-        self.scale, self.sigma = scale, sigma
+        self.scale, self.sigma, self.z = scale, sigma, z
         d = Q.shape[0]
         self.fitted = self.E.log_volume - d * math.log(max(scale, TINY))
         self.lower = self.E.log_volume - d * math.log(max(scale + z * sigma, TINY))
@@ -134,26 +165,37 @@ class Scored:
         r = z * self.sigma / self.scale if self.scale > 0 else math.inf
         return math.inf if r >= 1 else -math.log1p(-r)
 
-    def normalised(self, z: float) -> tuple[Ellipsoid, float]:
-        """``E_c`` scaled so that its weighted mean leverage ratio is 1, and the factor.
+    def combined(self, other: Scored, mu_a: float, mu_b: float) -> Scored:
+        """This candidate with its scale released twice (at ``mu_a``, ``mu_b``, the same
+        matrix): the inverse-variance mean, one Gaussian release at ``mu_a^2 + mu_b^2``."""
+        wa, wb = mu_a ** 2, mu_b ** 2
+        scale = (wa * self.scale + wb * other.scale) / (wa + wb)
+        sigma = self.sigma * mu_a / math.sqrt(wa + wb)
+        return Scored(self.name, self.Q, self.weights, self.gram, scale, sigma, self.z)
 
-        With ``G = A'VA + Z`` the released Gram matrix of the candidate's weights (``sum v = d``),
-        ``alpha = tr(Q^{-1} G) / d`` and ``Q_n = alpha Q`` give ``sum_i v_i a_i' Q_n^{-1} a_i =
-        tr(Q_n^{-1} A'VA) = d`` up to the Gram noise ``Z``: the largest ratio is at least this
-        weighted mean 1, so ``E(Q_n)`` contains the largest copy of its shape inside P
-        (shrinking it to fit never loses volume).  The John ellipsoid itself has
-        ``sum_i w_i h_i = d`` with every ratio <= 1.  The ball (no weights, ``gram`` None) is
-        scaled by the lower confidence bound ``s - z sigma`` of its released scale instead
-        (by ``s`` when that bound is not positive).  A post-processing of releases.
+    def sized(self, z: float) -> tuple[Ellipsoid, float]:
+        """``E_c`` scaled by ``1/k`` so that it contains the largest copy of its shape inside P
+        (shrinking it to fit loses nothing), and ``k``.
+
+        ``k = s_c - z sigma_c``, the lower confidence bound of the released scale (so ``k <=
+        s_c`` on the event of :func:`choose`); for the uniform weights at least 1 (``s_0 >= 1``:
+        the mean of ``(d/n) h_i`` over the rows is 1).  When the bound is not positive: the
+        uniform weights are not scaled, the private iterate is scaled by
+        ``sqrt(tr(Q^{-1} G)/d)`` (``G`` its released Gram matrix: then ``sum_i v_i a_i'
+        Q_n^{-1} a_i = d`` up to the noise of ``G``, and the largest ratio is at least this mean
+        1), the ball by its released scale.  A post-processing of releases.
         """
-        d = self.Q.shape[0]
-        if self.gram is None:  # the ball: the lower confidence bound of its scale (or the scale)
-            low = self.scale - z * self.sigma
-            alpha = (low if low > 0 else max(self.scale, TINY)) ** 2
-            return self.E.scaled(1.0 / math.sqrt(alpha)), alpha
-        alpha = float(np.trace(np.linalg.solve(self.Q, self.gram))) / d
-        alpha = max(alpha, TINY)
-        return self.E.scaled(1.0 / math.sqrt(alpha)), alpha
+        low = self.scale - z * self.sigma
+        if self.name == "uniform":
+            k = max(low, 1.0) if low == low else 1.0  # nan: no scale was released
+        elif low > 0:
+            k = low
+        elif self.gram is not None:
+            d = self.Q.shape[0]
+            k = math.sqrt(max(float(np.trace(np.linalg.solve(self.Q, self.gram))) / d, TINY))
+        else:
+            k = max(self.scale, TINY)
+        return self.E.scaled(1.0 / k), k
 
 
 def score(A: Any, name: str, Q: np.ndarray, weights: np.ndarray | None,
