@@ -307,7 +307,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     share_0 = free if T < 1 else uniform_share(
         gram_loss=math.sqrt(2 * d) * delta_0 / float(eigs[0]), mu=mu, free=free,
         first=SHARE_UNIFORM, iterate=lambda m: iterate_loss(m / math.sqrt(Tq), eigs)[1],
-        gap_max=0.5 * math.log(n))
+        gap_max=0.5 * math.log(n), gram_share=SHARE_GRAM)
     if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
         mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)
         Q0b = released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_b))

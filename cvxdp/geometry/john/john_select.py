@@ -115,7 +115,8 @@ def split(coefficients: list[float], total: float) -> list[float]:
 
 
 def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
-                  iterate: Callable[[float], float], gap_max: float, points: int = 16) -> float:
+                  iterate: Callable[[float], float], gap_max: float, gram_share: float,
+                  points: int = 16) -> float:
     """The share of ``mu^2`` for the uniform-weights Gram matrix ``Q0`` (``free``: skip the
     iteration), by minimax regret over the unknown gap between uniform weights and John.
 
@@ -127,7 +128,9 @@ def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
       sqrt(2d) sigma / q_min`` (a symmetric Gaussian matrix, off-diagonal variance
       ``sigma^2/2``), and a relative perturbation ``r`` of the matrix moves the fitted log
       volume by at most ``1/2 log((1+r)/(1-r)) ~ r``;
-    * the private iterate with the rest ``free - s``: ``iterate(mu sqrt(free - s))``.
+    * the private iterate with the rest ``free - s``: ``iterate(mu sqrt(free - s))`` plus the
+      noise of its own Gram matrix ``A'VA``, released at ``gram_share`` with a sensitivity at
+      least that of ``Q0`` (``max v >= d/n``): ``gram_loss / (mu sqrt(gram_share))``.
 
     The selection returns the better one, so the outcome of share ``s`` is the minimum of the two
     (the uniform weights alone when ``s = free``).  The share returned minimises, over a
@@ -136,7 +139,8 @@ def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
     """
     shares = first * (free / first) ** (np.arange(points + 1) / points)
     noise = np.array([gram_loss / (mu * math.sqrt(s)) for s in shares])
-    it = np.array([iterate(mu * math.sqrt(free - s)) if s < free else math.inf
+    own = gram_loss / (mu * math.sqrt(gram_share))
+    it = np.array([iterate(mu * math.sqrt(free - s)) + own if s < free else math.inf
                    for s in shares])
     gaps = np.linspace(0.0, max(gap_max, 0.0), 65)
     outcome = np.minimum(gaps[None, :] + noise[:, None], it[:, None])
