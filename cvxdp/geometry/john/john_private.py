@@ -210,6 +210,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     inscribed : bool
         Privately rescale E into the polytope of the clipped rows (probability >= 1 - failure);
         the scale and the exact guarantee (:data:`INSCRIBED_GUARANTEE`) are in ``info``.
+    failure : float
+        Probability in (0, 1) with which the confidence bounds of the released scales may fail
+        (the selection's guarantee and the inscribed scaling).
     preset : {"default", "paper"}
         "paper": Algorithm 1 as printed (multiplicative truncated noise, data-dependent L, A'VA
         without noise). It is NOT differentially private and is refused with
@@ -230,8 +233,11 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     Returns
     -------
     JohnPrivateSolution
-        ``info["fallback"]`` is None, or a note saying why the released uniform-weights
-        ellipsoid was returned instead of running the iteration (``iterations == 0``).
+        ``info["selected"]``: the released candidate (``"uniform"``, ``"private"``, ``"ball"``);
+        ``info["fallback"]``: None, or why the iteration was not run (``iterations == 0``)
+        and/or why uniform weights were kept; ``info["scale"]``: the factor applied to the
+        candidate (it contains the largest copy of its shape inside the polytope, or, with
+        ``inscribed``, lies inside).
 
     Raises
     ------
