@@ -4,6 +4,18 @@ Usage::
 
     python benchmarks/bench_john.py --quick     # < 1 minute
     python benchmarks/bench_john.py             # full: n up to 1e5, d up to 50 (tens of minutes)
+    python benchmarks/bench_john.py --sweep --seed 7   # 200 random configurations, ~10-15 min
+
+Sweep rows (``--sweep``, issue 34): ``--count`` configurations drawn with ``--seed``: family in
+turn (isotropic Gaussian, anisotropic Gaussian with condition number log-uniform in [1, 1e4],
+clustered directions, multivariate t with 1.5-4 degrees of freedom, Gaussian with 1-10 rows
+scaled by 10-100), n log-uniform in [1e3, 2e5] (capped at ``SWEEP_MAX_ND2 / d^2``), d uniform
+in [2, 50], closeness log-uniform in [1e-5, 1e-1], epsilon log-uniform in [0.1, 100], delta 1e-6,
+row_bound uniform in [1, 10] x the longest row (which has norm 1).  Each configuration is run
+once (one mechanism seed).  Measured: per-dimension volume ratio against the averaged fixed point
+at accuracy 3e-2 of the released ellipsoid shrunk until it fits in P (left as it is when inside:
+what a user gets), of the uniform-weights ellipsoid (not private) scaled to touch P, and of the
+uniform-weights Gram matrix released with the whole budget (the "floor").
 
 Speed rows: wall time of ``solve_private`` (default preset, epsilon=1, delta=1e-6), of
 ``solve(method="sketched")`` and of the exact ``solve()`` (Clarabel, SOC+PSD model) on the same
@@ -39,6 +51,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from cvxdp.geometry.john.ellipsoid import Ellipsoid  # noqa: E402
 from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid  # noqa: E402
 
 EXACT_MAX_NNZ = 4_000_000
@@ -210,6 +223,121 @@ def main(quick: bool = False) -> list[dict]:
     return rows
 
 
+#: the sweep's families (rows scaled so that the longest has norm 1)
+FAMILIES = ("isotropic", "anisotropic", "clustered", "heavy-tailed", "outliers")
+#: per-configuration cost cap: n d^2 <= SWEEP_MAX_ND2 (n is lowered for large d), so that 200
+#: configurations (private solve + fixed-point reference) run in ~10-15 minutes on 2 cores
+SWEEP_MAX_ND2 = 3_000_000
+
+
+def sweep_matrix(family: str, n: int, d: int, g: np.random.Generator) -> tuple[np.ndarray, str]:
+    """One random polytope of a family, its longest row of norm 1, and a description."""
+    if family == "isotropic":
+        A, what = g.standard_normal((n, d)), "N(0, I)"
+    elif family == "anisotropic":
+        cond = float(np.exp(g.uniform(0, math.log(1e4))))
+        A, what = g.standard_normal((n, d)) * np.geomspace(1, 1 / cond, d), f"cond={cond:.3g}"
+    elif family == "clustered":
+        k = int(g.integers(1, d + 1))
+        frac = float(g.uniform(0.5, 0.95))
+        C = g.standard_normal((k, d))
+        C /= np.linalg.norm(C, axis=1)[:, None]
+        m = int(round(frac * n))
+        near = C[g.integers(0, k, m)] * g.choice([-1.0, 1.0], (m, 1))
+        near += 0.05 * g.standard_normal((m, d)) / math.sqrt(d)
+        rest = g.standard_normal((n - m, d))
+        rest /= np.linalg.norm(rest, axis=1)[:, None]
+        A, what = np.vstack([near, rest])[g.permutation(n)], f"k={k},frac={frac:.2f}"
+    elif family == "heavy-tailed":
+        df = float(g.uniform(1.5, 4.0))
+        A = g.standard_normal((n, d)) / np.sqrt(g.chisquare(df, (n, 1)) / df)
+        what = f"t(df={df:.2f})"
+    else:
+        k = int(g.integers(1, 11))
+        A = g.standard_normal((n, d))
+        A[:k] *= float(np.exp(g.uniform(math.log(10), math.log(100))))
+        A, what = A[g.permutation(n)], f"{k} rows x10-100"
+    return A / np.linalg.norm(A, axis=1).max(), what
+
+
+def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: float,
+                  row_bound: float, g: np.random.Generator) -> float:
+    """Fitted ratio of the uniform-weights Gram matrix released with the WHOLE budget (one
+    Gaussian release, nothing else): the noise floor of any answer built on uniform weights."""
+    from cvxdp.geometry.john.john_sensitivity import gram_sensitivity
+    from cvxdp.privacy.calibration import calibrate_gaussian
+
+    n, d = A.shape
+    Ac = A * np.minimum(1.0, row_bound / np.linalg.norm(A, axis=1))[:, None]
+    sigma = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=gram_sensitivity(
+        closeness=closeness, row_bound=row_bound, max_weight=d / n))
+    G = g.standard_normal((d, d)) * sigma
+    lam, V = np.linalg.eigh((Ac.T @ Ac) * (d / n) + (G + G.T) / 2)
+    Q = (V * np.maximum(lam, 1e-9 * row_bound ** 2)) @ V.T
+    return shrunk_ratio(Ellipsoid.from_matrix(Q), A, E)
+
+
+def shrunk_ratio(F, A: np.ndarray, E) -> float:
+    """Per-dimension volume ratio of F shrunk until it fits in |A x| <= 1 (never grown)."""
+    return F.scaled(1 / max(math.sqrt(float(F.support_ratios(A).max())), 1.0)).volume_ratio(E)
+
+
+def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
+    """``count`` random configurations: private (as the user gets it) vs uniform weights."""
+    from cvxdp.geometry.john.john_iter import fixed_point_weights
+
+    g = np.random.default_rng(seed)
+    rows = []
+    for i in range(count):
+        family = FAMILIES[i % len(FAMILIES)]
+        d = int(g.integers(2, 51))
+        n = int(np.exp(g.uniform(math.log(1e3), math.log(2e5))))
+        n = max(min(n, SWEEP_MAX_ND2 // (d * d)), 20 * d)
+        eps0 = float(np.exp(g.uniform(math.log(1e-5), math.log(1e-1))))
+        epsilon = float(np.exp(g.uniform(math.log(0.1), math.log(100))))
+        factor = float(g.uniform(1, 10))
+        A, what = sweep_matrix(family, n, d, g)
+        E = ellipsoid_from_weights(A, fixed_point_weights(A, accuracy=3e-2)[0])
+        U = ellipsoid_from_weights(A, np.full(n, d / n))
+        uniform = shrunk_ratio(U.scaled(1 / math.sqrt(U.support_ratios(A).max())), A, E)
+        t = time.perf_counter()
+        sol = john_ellipsoid(A).solve_private(epsilon=epsilon, delta=1e-6, closeness=eps0,
+                                              row_bound=factor, rng=int(g.integers(2**31)))
+        t = time.perf_counter() - t
+        private = shrunk_ratio(sol.ellipsoid, A, E)
+        floor = uniform_floor(A, E, epsilon=epsilon, delta=1e-6, closeness=eps0,
+                              row_bound=factor, g=g)
+        rows.append({"family": family, "data": what, "n": n, "d": d, "eps0": eps0,
+                     "epsilon": epsilon, "R": factor, "uniform": uniform, "private": private,
+                     "floor": floor, "diff": private - uniform, "selected": sol.info["selected"],
+                     "iterations": sol.iterations, "time_s": t})
+        print(" | ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in rows[-1].items()), flush=True)
+    return rows
+
+
+def sweep_table(rows: list[dict]) -> str:
+    """Per family: quantiles of private - uniform, shares below uniform and below the floor."""
+    head = ("| family | configs | min | 5% | median | 95% | max | share < -0.01 | floor < -0.01 "
+            "| share < -0.01 where floor >= -0.01 | private < floor - 0.01 "
+            "| private / uniform / ball chosen |")
+    out = [head, "|" + "---|" * 12]
+    for fam in (*FAMILIES, "all"):
+        rs = [r for r in rows if fam in ("all", r["family"])]
+        x = np.array([r["diff"] for r in rs])
+        q = np.quantile(x, [0, 0.05, 0.5, 0.95, 1])
+        below = float(np.mean(x < -0.01))
+        floor = float(np.mean([r["floor"] - r["uniform"] < -0.01 for r in rs]))
+        ok = [r for r in rs if r["floor"] - r["uniform"] >= -0.01]
+        below_ok = f"{np.mean([r['diff'] < -0.01 for r in ok]):.3f} of {len(ok)}" if ok else "-"
+        under = float(np.mean([r["private"] < r["floor"] - 0.01 for r in rs]))
+        chosen = "/".join(str(sum(r["selected"] == c for r in rs))
+                          for c in ("private", "uniform", "ball"))
+        out.append(f"| {fam} | {len(rs)} | " + " | ".join(f"{v:+.3f}" for v in q)
+                   + f" | {below:.3f} | {floor:.3f} | {below_ok} | {under:.3f} | {chosen} |")
+    return "\n".join(out)
+
+
 def _print(rows: list[dict]) -> None:
     for r in rows:
         print(" | ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
@@ -220,5 +348,14 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--utility", action="store_true", help="issue 27 utility table only")
+    ap.add_argument("--sweep", action="store_true", help="randomised sweep (issue 34)")
+    ap.add_argument("--count", type=int, default=200, help="configurations of --sweep")
+    ap.add_argument("--seed", type=int, default=0, help="seed of --sweep's configurations")
     args = ap.parse_args()
-    _print(issue27_rows() if args.utility else main(quick=args.quick))
+    if args.sweep:
+        t0 = time.perf_counter()
+        table = sweep_table(sweep_rows(args.count, args.seed))
+        print(f"\nsweep seed={args.seed}, {args.count} configurations, "
+              f"{time.perf_counter() - t0:.0f} s\n{table}")
+    else:
+        _print(issue27_rows() if args.utility else main(quick=args.quick))

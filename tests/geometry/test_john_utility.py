@@ -79,30 +79,36 @@ def test_never_below_uniform_weights_and_increasing_in_epsilon(make):
     assert means[0] <= means[1] + 0.01 <= means[2] + 0.02
 
 
-def test_fallback_returns_uniform_weights_with_a_note_decided_from_public_numbers():
+def test_no_iteration_returns_uniform_weights_with_a_note_decided_from_public_numbers():
     A = anisotropic(2000, 4, seed=2)
     E, uniform = _bench(A)
     prob = john_ellipsoid(A)
-    sol = prob.solve_private(epsilon=0.1, rng=0, **{**KW, "closeness": 1e-4})
-    assert sol.iterations == 0 and sol.info["fallback"].startswith("uniform weights")
-    np.testing.assert_allclose(sol.ellipsoid.weights, np.full(2000, 4 / 2000))
-    assert _ratio(sol.ellipsoid, A, E) == pytest.approx(uniform, abs=1e-3)
-    # only the uniform-weights Gram matrix was released: the iterations' budget is not spent
+    sol = prob.solve_private(epsilon=1.0, rng=0, **{**KW, "closeness": 1e-2})
+    # the uniform weights' noise at the first share would cost more than the iterate can gain:
+    # minimax regret gives Q0 all the share of Q0 and the iterations (72.5%); the ball lost
+    assert sol.iterations == 0 and sol.info["share_uniform"] == pytest.approx(0.725)
+    assert sol.info["fallback"].startswith("no iteration") and sol.info["selected"] == "uniform"
+    np.testing.assert_allclose(sol.primal["weights"] * sol.info["scale"] ** 2,
+                               np.full(2000, 4 / 2000))
+    assert _ratio(sol.ellipsoid, A, E) == pytest.approx(uniform, abs=0.01)  # Q0 noise: 0.004
+    # the iterations' budget went to the uniform-weights Gram matrix: all of it is spent
     rec = sol.privacy.records[0].params
-    assert set(k for k in rec if k.startswith("mu_")) == {"mu_uniform"}
-    assert sol.privacy.epsilon < 0.1
+    assert set(k for k in rec if k.startswith("mu_")) == {"mu_uniform", "mu_scale"}
+    assert sol.privacy.epsilon == pytest.approx(1.0, rel=1e-9)
     # at a budget where the iteration can win, it runs
     ok = prob.solve_private(epsilon=1.0, rng=0, **KW)
     assert ok.info["fallback"] is None and ok.iterations > 0
 
 
-def test_released_fitted_volumes_choose_uniform_weights_when_the_iteration_loses():
+def test_selection_returns_uniform_weights_when_no_candidate_is_certainly_better():
     A = anisotropic(2000, 4, seed=2)
     E, uniform = _bench(A)
     sol = john_ellipsoid(A).solve_private(epsilon=1.0, rng=0, **{**KW, "closeness": 1e-5})
     assert sol.iterations > 0 and sol.info["selected"] == "uniform"  # ran, then lost
     vols = sol.info["fitted_log_volumes"]
-    assert vols["uniform"] > vols["private"]
-    assert "released fitted volume" in sol.info["fallback"]
+    assert vols["private"]["lower"] <= vols["uniform"]["upper"]
+    assert vols["ball"]["lower"] <= vols["uniform"]["upper"]
+    assert "certainly above" in sol.info["fallback"]
     assert _ratio(sol.ellipsoid, A, E) == pytest.approx(uniform, abs=1e-3)
-    np.testing.assert_allclose(sol.primal["weights"], np.full(2000, 4 / 2000))
+    np.testing.assert_allclose(sol.primal["weights"] * sol.info["scale"] ** 2,
+                               np.full(2000, 4 / 2000))

@@ -21,8 +21,8 @@ PACKAGE = "cvxdp.geometry"
 
 MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
        "meb_solve"]
-JOHN = ["core", "ellipsoid", "exact", "john", "john_iter", "john_paper", "john_private",
-        "john_sensitivity", "release"]
+JOHN = ["core", "ellipsoid", "exact", "john", "john_args", "john_iter", "john_paper",
+        "john_private", "john_select", "john_sensitivity", "release"]
 
 
 def module_sources(root: Path = ROOT, package: str = PACKAGE) -> dict[str, str]:

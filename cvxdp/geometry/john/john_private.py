@@ -6,7 +6,9 @@ one row's values is hidden; membership of a row is NOT (n and the indexing are p
 per-row weights v still show which rows are near-binding.  A change of size D > eps0 is covered by
 group privacy over ceil(D/eps0) steps only.
 
-Default algorithm (``preset="default"``, guarantee ``"dp"``):
+Default algorithm (``preset="default"``, guarantee ``"dp"``; every decision is a function of
+public numbers and earlier releases, derived in ``docs/john.md`` "Decisions" and coded in
+:mod:`cvxdp.geometry.john.john_select`):
 
 0. Data outside the public domain are mapped into it record by record, never refused (a refusal
    is a function of the data and leaks a bit): a row with a non-finite entry becomes the zero row,
@@ -16,31 +18,31 @@ Default algorithm (``preset="default"``, guarantee ``"dp"``):
    to the same budget.  No property of the whole matrix (rank, ``sigma_min``) is checked: the
    eigenvalue floor the sensitivity proof needs is enforced by a public ridge.
 1. Release the uniform-weights Gram matrix ``Q0 = (d/n) A'A + Z0`` (Frobenius sensitivity
-   ``2 R eps0 d/n``).  It is the fallback answer and its smallest eigenvalue ``q0`` is a private,
-   accounted estimate of the data's scale.
-2. Choose the ridge from public numbers (:func:`auto_ridge`, unless ``ridge=``/``sigma_min=``):
-   the smallest ``lam`` with noise sd ``sigma_h = Delta_h(lam)/mu_h <= 0.25`` under Lemma S
-   (:func:`cvxdp.geometry.john.john_sensitivity.leverage_ratio_sensitivity`), at least ``0.01 q0``.
-3. Fallback, first from public numbers only: when ``sigma_h > 1`` or ``lam > 1000 q0`` the
-   iteration is not run (thresholds set on the benchmarks of docs/john.md, not a theorem); the
-   answer is the ellipsoid of ``Q0`` with ``v = d/n`` and a note in ``info["fallback"]``; the
-   iterations' budget is not spent.
+   ``2 R eps0 d/n``) at 5% of mu^2, then top it up (inverse-variance combination) to the share
+   that minimises the largest regret over the unknown gap between uniform weights and John
+   (``uniform_share``); when that share is everything Q0 and the iterations may use, there is
+   no iteration.
+2. Release the support scale of ``Q0`` (``max_i ||Q0^{-1/2} a_i||`` + noise, sensitivity
+   ``eps0 / sqrt(lambda_min(Q0))``).
+3. The ridge minimises a loss model (``balanced_ridge``; or ``ridge=``/``sigma_min=``).  When the
+   released scale of Q0 is so noisy that no candidate could be certainly better than it
+   (``-log(1 - z sigma/s) >= 1/2 log d + log s``), there is no iteration either and the rest of
+   the budget goes to Q0.
 4. Otherwise ``w_1 = d/n``; for k = 1..T: release
    ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with ``h_i = a_i'(A'W_kA + lam I)^{-1} a_i``
    (exact leverage ratios), then ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` --
    post-processing.  This is the paper's multiplicative update ``wbar (1 + z)`` with the noise
    moved onto h additively so that the Gaussian mechanism applies (digest gap 4).
-5. ``u = mean(w_1..w_T)``, ``v = d u / sum u`` (post-processing).
-6. ``Q = A'VA + Z + lam (d / sum u) I`` with symmetric Gaussian Z (A'VA reads A again: own noise,
-   digest gap 3); the ridge term is the iteration's own matrix ``A'UA + lam I`` scaled like v
-   (post-processing of public numbers); eigenvalues floored (post-processing).
-7. Selection (:func:`_select`): release ``s_c = max_i ||Q_c^{-1/2} a_i|| + noise`` for
-   ``Q_c in {Q0, Q}`` and return the one with the larger fitted log volume
-   ``log vol(E_c) - d log s_c``; when it is Q0, ``info["fallback"]`` says so.  So the answer is
-   the private ellipsoid only when its released fitted volume beats uniform weights.
-8. ``inscribed=True``: scale the winner by ``1/(s_c + z_{1-beta/k} sigma_c)`` (k candidates,
-   union bound): inside the polytope of the CLIPPED rows with probability >= 1 - beta, hence
-   inside the user's polytope when every row obeys ``row_bound`` (:data:`INSCRIBED_GUARANTEE`).
+5. ``u = mean(w_1..w_T)``, ``v = d u / sum u``; ``Q = A'VA + Z + lam (d / sum u) I`` (A'VA reads
+   A again: own noise, digest gap 3; the ridge term is post-processing).
+6. Selection (``john_select.choose``): release the support scales of ``Q`` and of the ball
+   ``{||x|| <= 1/s}`` (the iteration's limit as the ridge grows); a candidate replaces the
+   uniform weights only when the lower confidence bound of its fitted log volume
+   ``log vol(E_c) - d log s_c`` beats the uniform weights' upper one (``z = z_{1 - failure/6}``).
+7. Release the winner scaled to contain the largest copy of its shape inside the polytope (by
+   the lower confidence bound of its scale), or, ``inscribed=True``, scaled by the upper bound
+   ``1/(s_c + z sigma_c)``: inside the polytope of the CLIPPED rows with probability
+   ``>= 1 - failure`` (:data:`INSCRIBED_GUARANTEE`).
 
 Every noisy output of a mechanism passes through :func:`released` (the identity); everything the
 solution carries (value, weights, ellipsoid, info, report) is computed from those outputs and
@@ -52,10 +54,11 @@ Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a publ
 exactly ``mu``-Gaussian-DP with ``mu^2 = sum_k (Delta_k / sigma_k)^2`` (Dong, Roth & Su 2022, Cor
 3.3), and mu-GDP is exactly the analytic Gaussian with sensitivity/sigma = mu (Balle & Wang 2018,
 Thm 8).  ``mu`` is found from (epsilon, delta) by the exact calibration, then split: 5% of mu^2 to
-Q0, 5% to Q, 5% to the scales of the selection (split over the candidates), ``count_clipped`` (True:
-10%) to the count (when asked), the rest to the T iterations (equal).  The ridge, the fallback
-decision and every noise scale are functions of the budget, the sizes, the public bounds and earlier
-releases only (adaptive composition covers them).
+Q, 7.5% to each of the three scales, ``count_clipped`` (True: 10%) to the count (when asked), the
+share ``s0`` (>= 5%) of step 1 to Q0, the rest to the T iterations (equal).  Without iteration
+the shares of the iterations and of Q go to Q0 and to the scales.  Every share, the ridge and
+every decision are functions of the budget, the sizes, the public bounds and earlier releases
+only (adaptive composition covers them); the record lists the mu of every mechanism run.
 """
 
 from __future__ import annotations
@@ -65,22 +68,38 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import special
 
-from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.john.core import clip_into_domain
 from cvxdp.geometry.john.ellipsoid import Ellipsoid
+from cvxdp.geometry.john.john_args import (
+    flag,
+    positive,
+    probability,
+    ridge_argument,
+    total_mu,
+)
 from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
+from cvxdp.geometry.john.john_select import (
+    TINY,
+    Scored,
+    balanced_ridge,
+    choose,
+    gain_bound,
+    predicted_loss,
+    score,
+    split,
+    uniform_share,
+    z_level,
+)
 from cvxdp.geometry.john.john_sensitivity import (
     gram_sensitivity,
-    lemma_s_coefficient,
     leverage_ratio_sensitivity,
     support_sensitivity,
 )
 from cvxdp.geometry.john.release import JohnPrivateSolution, finish, validate
 from cvxdp.privacy.accountant import PrivacyAccountant
-from cvxdp.privacy.budgets import ZCDP, PureDP, resolve_budget
-from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.clipping import count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
@@ -96,18 +115,11 @@ PAPER = "000_e485cd77aacd52a5.txt"
 GDP_REFERENCE = ("Dong, Roth & Su 2022, Cor 3.3 (adaptive Gaussian mechanisms compose to "
                  "sqrt(sum mu_k^2)-GDP); Balle & Wang 2018, Thm 8 (mu-GDP <-> (eps, delta))")
 #: shares of mu^2: uniform-weights Gram Q0, final Q, scale (inscribed only); the rest: iterations
-SHARE_UNIFORM, SHARE_GRAM, SHARE_SCALE = 0.05, 0.05, 0.05
+SHARE_UNIFORM, SHARE_GRAM, SHARE_SCALE = 0.05, 0.05, 0.075
 #: default share of mu^2 for the noisy clipped-row count (``count_clipped=True``)
 SHARE_COUNT = 0.10
 #: weight floor w_min = FLOOR_FACTOR * d / n (public)
 FLOOR_FACTOR = 0.1
-#: automatic ridge: the smallest lam with noise sd sigma_h <= TARGET_SIGMA_H (Lemma S gives
-#: sigma_h = K / lam), and at least RIDGE_SCALE * q0 (q0 = lambda_min of the released uniform
-#: Gram, a private accounted estimate of the data's scale) and RIDGE_ABS * R^2
-TARGET_SIGMA_H, RIDGE_SCALE, RIDGE_ABS = 0.25, 0.01, 1e-9
-#: skip the iteration (uniform weights) when lam > FALLBACK_RIDGE * q0 or sigma_h >
-#: FALLBACK_SIGMA_H; otherwise the released fitted volumes choose (:func:`_select`)
-FALLBACK_RIDGE, FALLBACK_SIGMA_H = 1000.0, 1.0
 #: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
 INSCRIBED_GUARANTEE = (
     "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
@@ -161,52 +173,6 @@ def _project(Q: np.ndarray, R: float) -> np.ndarray:
     return (V * np.maximum(lam, max(1e-9 * R * R, 1e-12))) @ V.T
 
 
-def _total_mu(budget: Any) -> float:
-    if isinstance(budget, PureDP):
-        raise BudgetError("the private John ellipsoid uses Gaussian noise and needs delta > 0 "
-                          "(or rho= for zCDP).")
-    if isinstance(budget, ZCDP):
-        return math.sqrt(2 * budget.rho)  # mu-GDP mechanisms are mu^2/2-zCDP (Gaussian)
-    return 1.0 / calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=1.0)
-
-
-def _nonneg(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    if not (math.isfinite(v) and v >= 0):
-        raise PrivacySpecError(f"{name}= must be a finite number >= 0 (public), got {value!r}.")
-    return v
-
-
-def _ridge(ridge: Any, sigma_min: Any, w_min: float) -> float | None:
-    """The user's public ridge of ``A'WA + ridge I`` (None: choose it, :func:`auto_ridge`).
-
-    ``sigma_min`` is NOT checked against the data (a check would leak): it adds
-    ``w_min sigma_min^2`` to the ridge, the floor ``lambda_min(A'WA) >= w_min sigma_min(A)^2``
-    would give if the data obeyed it, so the bound holds for every A.
-    """
-    r, s = _nonneg("ridge", ridge), _nonneg("sigma_min", sigma_min)
-    if s is None:
-        return r
-    return (r or 0.0) + w_min * s * s
-
-
-def auto_ridge(coefficient: float, mu_h: float, q0: float, R: float) -> float:
-    """The ridge chosen from public numbers: ``max(K/(mu_h tau), 0.01 q0, 1e-9 R^2)``.
-
-    ``K / lam`` is the sensitivity of Lemma S, so the first term is the smallest ridge whose
-    noise has standard deviation ``sigma_h <= tau`` (:data:`TARGET_SIGMA_H`).  ``q0`` is the
-    smallest eigenvalue of the released uniform-weights Gram matrix ``(d/n) A'A + Z0``: a private,
-    accounted estimate of the data's scale, so the bias floor is scale-invariant.  Everything is
-    public (a post-processing of released values and of the budget).
-    """
-    return max(coefficient / (mu_h * TARGET_SIGMA_H), RIDGE_SCALE * q0, RIDGE_ABS * R * R)
-
-
 def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                  delta: float | None = None, rho: float | None = None, accuracy: float = 0.1,
                  closeness: float | None = None, row_bound: float | None = None,
@@ -235,14 +201,18 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         most the weight floor's share of ``lambda_min(A'WA)``.
     ridge : float, optional
         Regulariser in ``A'WA + ridge I`` (> 0, public).  Default (neither ``ridge`` nor
-        ``sigma_min``): chosen by :func:`auto_ridge` from public numbers and the released
-        uniform-weights Gram matrix; ``info["ridge_source"]`` says which.
+        ``sigma_min``): :func:`~cvxdp.geometry.john.john_select.balanced_ridge` from public
+        numbers and the released uniform-weights Gram matrix; ``info["ridge_source"]`` says
+        which.
     rng : None, int or Generator
     reference : bool
         Also solve exactly (NOT private) and fill ``validation``.
     inscribed : bool
         Privately rescale E into the polytope of the clipped rows (probability >= 1 - failure);
         the scale and the exact guarantee (:data:`INSCRIBED_GUARANTEE`) are in ``info``.
+    failure : float
+        Probability in (0, 1) with which the confidence bounds of the released scales may fail
+        (the selection's guarantee and the inscribed scaling).
     preset : {"default", "paper"}
         "paper": Algorithm 1 as printed (multiplicative truncated noise, data-dependent L, A'VA
         without noise). It is NOT differentially private and is refused with
@@ -263,8 +233,11 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     Returns
     -------
     JohnPrivateSolution
-        ``info["fallback"]`` is None, or a note saying why the released uniform-weights
-        ellipsoid was returned instead of running the iteration (``iterations == 0``).
+        ``info["selected"]``: the released candidate (``"uniform"``, ``"private"``, ``"ball"``);
+        ``info["fallback"]``: None, or why the iteration was not run (``iterations == 0``)
+        and/or why uniform weights were kept; ``info["scale"]``: the factor applied to the
+        candidate (it contains the largest copy of its shape inside the polytope, or, with
+        ``inscribed``, lies inside).
 
     Raises
     ------
@@ -279,18 +252,18 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     """
     t0 = time.perf_counter()
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
-    if closeness is None or not (np.isfinite(closeness) and closeness > 0):
-        raise PrivacySpecError(
-            "closeness= (eps0 > 0, the l2 distance one row may move) is required.")
-    if row_bound is None or not (np.isfinite(row_bound) and row_bound > 0):
-        raise PrivacySpecError("row_bound= (public R >= every row norm) is required.")
+    eps0 = positive("closeness", closeness, "the l2 distance one row may move (eps0 > 0)")
+    R = positive("row_bound", row_bound, "the public bound R >= every row norm")
     if not (0 < accuracy < 1):
-        raise PrivacySpecError(f"accuracy must be in (0, 1), got {accuracy!r}.")
+        raise PrivacySpecError(f"accuracy={accuracy!r}: accuracy must be in (0, 1).")
+    inscribed = flag("inscribed", inscribed)
+    unsafe_paper_preset = flag("unsafe_paper_preset", unsafe_paper_preset)
+    failure = probability("failure", failure)
     if preset == "paper":
         from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
         if not unsafe_paper_preset:
             raise refuse_paper_preset()
-        return paper_john(problem, budget=budget, accuracy=accuracy, closeness=closeness,
+        return paper_john(problem, budget=budget, accuracy=accuracy, closeness=eps0,
                           rng=as_generator(rng), reference=reference, t0=t0)
     if preset != "default":
         raise PrivacySpecError(f"preset must be 'default' or 'paper', got {preset!r}.")
@@ -300,57 +273,128 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
             "reference=True needs the exact conic solve, which needs A in memory; on a Dask "
             "array solve_private runs without it (chunk-wise, nothing of the data is gathered).")
     gen = as_generator(rng)
-    R, eps0 = float(row_bound), float(closeness)
     n, d = problem.data.shape
     w_min = FLOOR_FACTOR * d / n
-    user_ridge = _ridge(ridge, sigma_min, w_min)
+    user_ridge = ridge_argument(ridge, sigma_min, w_min)
     if user_ridge is not None and user_ridge <= 0:
         raise PrivacySpecError(
             "no public lower bound on lambda_min(A'WA): pass sigma_min= > 0 or ridge= > 0, or "
             "leave both unset for the automatic ridge.")
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
-    mu = _total_mu(budget)
-    share_s = SHARE_SCALE
-    mu_0 = mu * math.sqrt(SHARE_UNIFORM)
-    mu_h = mu * math.sqrt((1 - SHARE_UNIFORM - SHARE_GRAM - share_s - share_c) / max(T, 1))
-    coef = lemma_s_coefficient(closeness=eps0, row_bound=R, weight_floor=w_min)
+    mu = total_mu(budget)
+    mu_s = mu * math.sqrt(SHARE_SCALE)  # one scale per candidate
+    z = z_level(failure, 6)  # upper and lower bounds on three released scales
+    free = 1 - SHARE_GRAM - 3 * SHARE_SCALE - share_c  # for Q0 and the T iterations
+    Tq = max(T, 1)
     # -- the data are read from here on; nothing below raises on their values ------------------
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
-    # Q0: the uniform-weights Gram matrix, the fallback answer and the scale estimate
+    # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
+    # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives
     w_unif = np.full(n, d / n)
     delta_0 = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n)
-    sigma_0 = delta_0 / mu_0
-    Q0 = _project(released(gram(A, w_unif) + _sym_noise(gen, d, sigma_0)), R)
-    q0 = float(np.linalg.eigvalsh(Q0)[0])  # public: a function of the released Q0
-    lam_ridge = user_ridge if user_ridge is not None else auto_ridge(coef, mu_h, q0, R)
-    delta_h = leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
-                                         eig_floor=lam_ridge)
-    sigma_h = delta_h / mu_h
-    # the fallback is decided from public numbers only (budget, sizes, released Q0)
-    fallback = None
-    if T < 1:
-        fallback = "iterations=0"
-    elif sigma_h > FALLBACK_SIGMA_H:
-        fallback = (f"the noise on the leverage ratios would have sd {sigma_h:.3g} > "
-                    f"{FALLBACK_SIGMA_H:g} at this budget and closeness")
-    elif lam_ridge > FALLBACK_RIDGE * q0:
-        fallback = (f"the ridge needed to keep the noise at sd {TARGET_SIGMA_H:g} "
-                    f"({lam_ridge:.3g}) exceeds {FALLBACK_RIDGE:g} x the released scale of the "
-                    f"data ({q0:.3g})")
+    mu_0 = mu * math.sqrt(SHARE_UNIFORM)
+    Q0 = _project(released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_0)), R)
+    eigs = np.maximum(np.linalg.eigvalsh(Q0), 1e-9 * R * R)  # public (released Q0)
+
+    def sensitivity_h(lam: float) -> float:
+        return leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
+                                          eig_floor=lam)
+
+    def iterate_loss(mu_step: float, proxy: np.ndarray) -> tuple[float, float]:
+        """(ridge, predicted loss of the iterate) at a per-step mu (public)."""
+        if user_ridge is not None:
+            return user_ridge, predicted_loss(sigma_h=sensitivity_h(user_ridge) / mu_step,
+                                              ridge=user_ridge, eigs=proxy, accuracy=accuracy)
+        return balanced_ridge(lambda lam: sensitivity_h(lam) / mu_step, eigs=proxy,
+                              accuracy=accuracy, R=R)
+
+    # the gap of uniform weights is at most 1/2 log d + log s0 <= 1/2 log n (s0^2 <= n/d:
+    # leverage scores are <= 1); T < 1: nothing to iterate, all to Q0
+    share_0 = free if T < 1 else uniform_share(
+        gram_loss=math.sqrt(2 * d) * delta_0 / float(eigs[0]), mu=mu, free=free,
+        first=SHARE_UNIFORM, iterate=lambda m: iterate_loss(m / math.sqrt(Tq), eigs)[1],
+        gap_max=0.5 * math.log(n), gram_share=SHARE_GRAM)
+    if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
+        mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)
+        Q0b = released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_b))
+        Q0 = _project((mu_0 ** 2 * Q0 + mu_b ** 2 * Q0b) / (mu_0 ** 2 + mu_b ** 2), R)
+        eigs = np.maximum(np.linalg.eigvalsh(Q0), 1e-9 * R * R)
+        mu_0 = mu * math.sqrt(share_0)
+    q0 = float(eigs[0])
+    share_h = free - share_0
+    mu_h = mu * math.sqrt(share_h / Tq)
+    uni = score(A, "uniform", Q0, w_unif, Q0, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
+                release=released)
+    # the fitted uniform-weights ellipsoid E(Q0) / s0 (inside P) stands in for the John
+    # ellipsoid: its matrix s0^2 Q0 has eigenvalues s0^2 q_j (s0 >= 1: the mean ratio is 1)
+    fitted_eigs = eigs * max(uni.scale, 1.0) ** 2
+    if share_h > 0:
+        lam_ridge, predicted = iterate_loss(mu_h, fitted_eigs)
+        delta_h = sensitivity_h(lam_ridge)
+        sigma_h = delta_h / mu_h
+    else:  # the whole free share went to Q0: no iteration
+        lam_ridge, predicted, delta_h, sigma_h = user_ridge, math.inf, None, None
+    # whether to iterate: public numbers and releases only (docs/john.md, "Decisions")
+    s0_upper = uni.scale + z * uni.sigma
+    gain = gain_bound(d, s0_upper)
+    margin = uni.relative_noise(z)
     info: dict[str, Any] = {"method": "private-leverage", "preset": "default",
                             "weight_floor": w_min, "ridge": lam_ridge, "eig_floor": lam_ridge,
                             "ridge_source": "auto" if user_ridge is None else "user",
-                            "scale_estimate": q0, "sigma_uniform": sigma_0,
-                            "sensitivity_h": delta_h, "mu": mu, "row_bound": R}
-    mus = {"mu_uniform": mu_0}
-    if fallback is not None:
+                            "scale_estimate": q0, "sensitivity_h": delta_h, "mu": mu,
+                            "row_bound": R, "gain_bound": gain, "predicted_loss": predicted,
+                            "uniform_margin": margin, "share_uniform": share_0}
+    mus = {"mu_uniform": mu_0, "mu_scale": mu_s}
+    candidates = None
+    if T < 1 or share_h <= 0:
+        # no iteration: Q0 has all the share Q0 and the iterations may use; the shares of Q and
+        # of the iterate's scale go to a second release of the uniform weights' scale (same
+        # matrix: inverse-variance combination) and to the ball's, split to minimise the sum of
+        # their relative noises (john_select.split; the ball's scale is at most R)
         T = 0
-        v = w_unif
-        Q = Q0
-        info.update(iterations=0, fallback="uniform weights w = d/n: " + fallback + (
-            "; the private iteration is not expected to beat them (decided from public numbers: "
-            "budget, sizes, bounds and the released Q0). The ellipsoid is the released "
-            "uniform-weights Gram matrix; the budget of the iterations is not spent."))
+        extra = mu * math.sqrt(SHARE_GRAM + SHARE_SCALE)
+        mu_u2, mu_b2 = split([support_sensitivity(closeness=eps0, min_eig=q0)
+                              / max(uni.scale, 1.0), eps0 / R], extra)
+        uni = uni.combined(score(A, "uniform", Q0, w_unif, Q0, eps0=eps0, mu_s=mu_u2, z=z,
+                                 gen=gen, release=released), mu_s, mu_u2)
+        ball = score(A, "ball", np.eye(d), None, None, eps0=eps0,
+                     mu_s=math.hypot(mu_s, mu_b2), z=z, gen=gen, release=released)
+        mus.update(mu_scale=math.sqrt(2 * mu_s ** 2 + extra ** 2))
+        info.update(iterations=0, fallback=(
+            "no iteration: " + ("iterations=0" if T < 1 else
+                                "the uniform weights' noise would cost more than the iterate "
+                                "can gain (minimax regret over their gap to the John "
+                                "ellipsoid, john_select.uniform_share)")
+            + "; the iterations' budget went to the uniform-weights release."))
+        winner, note = choose(uni, [ball])
+        candidates = (uni, ball)
+    elif margin >= gain:
+        T = 0
+        # the unspent budget goes to another release of Q0 (combined with the first by
+        # inverse-variance weights: one Gaussian release at mu_0^2 + mu_b^2) and, when
+        # inscribed, to a new scale release for the combined matrix, split to minimise the sum
+        # of their losses (john_select.split)
+        rest = mu * math.sqrt(1 - share_0 - SHARE_SCALE - share_c)
+        if inscribed:
+            c_gram = math.sqrt(2 * d) * delta_0 / q0
+            c_scale = support_sensitivity(closeness=eps0, min_eig=q0) / max(uni.scale, 1.0)
+            mu_b, mu_s2 = split([c_gram, c_scale], rest)
+        else:
+            mu_b, mu_s2 = rest, 0.0
+        Q0b = released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_b))
+        Q0 = _project((mu_0 ** 2 * Q0 + mu_b ** 2 * Q0b) / (mu_0 ** 2 + mu_b ** 2), R)
+        if inscribed:
+            uni = score(A, "uniform", Q0, w_unif, Q0, eps0=eps0, mu_s=mu_s2, z=z, gen=gen,
+                        release=released)
+        else:  # the scale is not used: only the matrix changes
+            uni = Scored("uniform", Q0, w_unif, Q0, math.nan, math.nan, z)
+        mus.update(mu_uniform=math.hypot(mu_0, mu_b), mu_scale=math.hypot(mu_s, mu_s2))
+        info.update(iterations=0, fallback=(
+            "uniform weights w = d/n: the released scale of the uniform-weights ellipsoid is too "
+            f"noisy for any candidate to be certainly better (margin {margin:.3g} >= largest "
+            f"possible gain {gain:.3g} per dimension); the iterations' budget went to the "
+            "uniform-weights release."))
+        winner, note = choose(uni, [])
     else:
         if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.scale.john)
             from cvxdp.scale.john import private_iterations
@@ -370,14 +414,22 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         # the iteration's matrix is A'UA + ridge I (h_i(u) <= 1 + xi is about it): the ridge is
         # added back, scaled like v (post-processing of public numbers)
         ridge_back = lam_ridge * d / float(u.sum())
-        Q = _project(released(gram(A, v) + _sym_noise(gen, d, sigma_q)) + ridge_back * np.eye(d),
-                     R)
+        G = released(gram(A, v) + _sym_noise(gen, d, sigma_q))
+        Q = _project(G + ridge_back * np.eye(d), R)
+        pri = score(A, "private", Q, v, G, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
+                    release=released)
         info.update(iterations=T, sigma_h=sigma_h, sigma_q=sigma_q, sensitivity_q=delta_q,
                     ridge_added=ridge_back, fallback=None)
-        mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM))
-    E, v = _select(A, [("uniform", Q0, w_unif)] + ([] if fallback else [("private", Q, v)]),
-                   eps0=eps0, mu=mu, gen=gen, inscribed=inscribed, failure=failure, info=info,
-                   mus=mus)
+        # the ball {||x|| <= 1/s}: the iteration's limit as the ridge grows, no weights
+        ball = score(A, "ball", np.eye(d), None, None, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
+                     release=released)
+        mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM),
+                   mu_scale=mu_s * math.sqrt(3))
+        winner, note = choose(uni, [pri, ball])
+        candidates = (uni, pri, ball)
+    E, v = _release(winner, candidates, note, z=z, inscribed=inscribed, failure=failure,
+                    info=info)
+    info["sigma_uniform"] = delta_0 / mus["mu_uniform"]
     if share_c > 0:
         mu_c = mu * math.sqrt(share_c)
         # Gaussian count, sensitivity 1 (one row moves): sigma = 1/sqrt(2 rho) = 1/mu_c
@@ -390,8 +442,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     acct.spend(gaussian_record(
         sigma=1.0, sensitivity=mu_used, mechanism="gaussian-composition(john)",
         delta=getattr(budget, "delta", None), reference=GDP_REFERENCE, count=1,
-        steps=T, sensitivity_h=delta_h, sigma_uniform=sigma_0,
-        **({} if fallback else {"sigma_h": sigma_h, "sigma_q": info["sigma_q"]}), **mus))
+        steps=T, sensitivity_h=delta_h, sigma_uniform=info["sigma_uniform"],
+        **({} if T == 0 else {"sigma_h": sigma_h, "sigma_q": info["sigma_q"]}), **mus))
     report = acct.report(
         theorem=(f"{PAPER} Alg 1 with additive Gaussian on exact leverage ratios; public "
                  "sensitivity (cvxdp.geometry.john.john_sensitivity) replaces Thm 5.1's L; GDP "
@@ -403,49 +455,30 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                   reference=reference)
 
 
-def _select(A: np.ndarray, candidates: list, *, eps0: float, mu: float,
-            gen: np.random.Generator, inscribed: bool, failure: float, info: dict,
-            mus: dict) -> tuple[Ellipsoid, np.ndarray]:
-    """Pick the candidate with the larger released fitted volume; scale it when ``inscribed``.
+def _release(winner: Scored, candidates: tuple | None, note: str | None, *, z: float,
+             inscribed: bool, failure: float, info: dict) -> tuple[Ellipsoid, np.ndarray]:
+    """The winner, sized from releases only (post-processing).
 
-    For each released candidate ``Q_c`` release ``s_c = max_i ||Q_c^{-1/2} a_i|| + N(0,
-    sigma_c^2)`` (sensitivity ``eps0 / sqrt(lambda_min(Q_c))``, :func:`support_sensitivity`;
-    ``Q_c`` is public) and score ``log vol(E_c) - d log s_c``, the log volume of ``E_c`` scaled to
-    touch the polytope.  The larger score wins (a post-processing of releases), so the private
-    ellipsoid is returned only when its released fitted volume beats the uniform-weights one.
-    With ``inscribed`` the winner is scaled by ``1/(s_c + z sigma_c)``, ``z = z_{1 - failure/k}``
-    for k candidates: by the union bound every candidate's margin holds with probability
-    ``>= 1 - failure``, so the winner's does too.  Nothing is released when there is one
-    candidate and ``inscribed`` is False.
+    Default: scaled by the lower confidence bound of its released scale
+    (:meth:`~cvxdp.geometry.john.john_select.Scored.sized`): it contains the largest copy of its
+    shape inside the polytope, so fitting it (shrinking) loses nothing.  ``inscribed``:
+    ``E_c / (s_c + z sigma_c)``, inside the polytope of the clipped rows on the event
+    (probability ``>= 1 - failure``) on which every released scale is within ``z sigma_c`` of
+    the truth.
     """
-    k = len(candidates)
-    d = A.shape[1]
-    ells = [(name, Ellipsoid.from_matrix(Qc, weights=vc), Qc) for name, Qc, vc in candidates]
-    if k == 1 and not inscribed:
-        return ells[0][1], candidates[0][2]
-    mu_s = mu * math.sqrt(SHARE_SCALE / k)
-    z_beta = float(special.ndtri(1 - failure / k))
-    scored = []
-    for name, Ec, Qc in ells:
-        lam_c = float(np.linalg.eigvalsh(Qc)[0])
-        sigma_c = support_sensitivity(closeness=eps0, min_eig=lam_c) / mu_s
-        s_c = released(math.sqrt(float(np.max(Ec.support_ratios(A))))
-                       + sigma_c * gen.standard_normal())
-        scored.append((Ec.log_volume - d * math.log(max(s_c, 1e-12)), name, Ec, s_c, sigma_c))
-    mus["mu_scale"] = mu * math.sqrt(SHARE_SCALE)
-    best = max(range(k), key=lambda i: scored[i][0])
-    _, name, E, s_c, sigma_c = scored[best]
-    info["selected"] = name
-    if k > 1:
-        info["fitted_log_volumes"] = {t[1]: t[0] for t in scored}
-        if name == "uniform":
-            info["fallback"] = (
-                "uniform weights w = d/n: the released fitted volume of the private ellipsoid is "
-                "below that of the released uniform-weights ellipsoid (info['fitted_log_volumes']"
-                "), so the latter is returned; the budget was spent.")
+    info["selected"] = winner.name
+    if candidates is not None:
+        info["fitted_log_volumes"] = {c.name: {"released": c.fitted, "lower": c.lower,
+                                               "upper": c.upper} for c in candidates}
+    if note is not None:
+        info["fallback"] = "; ".join(filter(None, [info.get("fallback"), note])) + (
+            "; the budget was spent.")
     if inscribed:
-        scale = max(s_c + sigma_c * z_beta, 1e-12)
-        E = E.scaled(1.0 / scale)
-        info.update(scale=1.0 / scale, sigma_scale=sigma_c, failure=failure,
-                    inscribed_guarantee=INSCRIBED_GUARANTEE)
-    return E, candidates[best][2]
+        scale = max(winner.scale + z * winner.sigma, TINY)
+        info.update(failure=failure, inscribed_guarantee=INSCRIBED_GUARANTEE, scale=1.0 / scale,
+                    sigma_scale=winner.sigma)
+        return winner.E.scaled(1.0 / scale), (None if winner.weights is None
+                                              else winner.weights * scale ** 2)
+    E, k = winner.sized(z)
+    info.update(scale=1.0 / k)
+    return E, None if winner.weights is None else winner.weights * k ** 2

@@ -1,0 +1,245 @@
+"""The decisions of the private John ellipsoid: ridge, budget split, whether to iterate, which
+candidate.
+
+Every rule here is a function of public numbers (budget, sizes, public bounds, the requested
+accuracy and failure probability) and of released noisy outputs; none has a constant fitted to a
+benchmark.  The derivations are in ``docs/john.md`` ("Decisions").  Notation: ``E_c = {x : x' Q_c x
+<= 1}`` is a released candidate, ``s_c = max_i ||Q_c^{-1/2} c_i||`` (``c_i`` the clipped rows) its
+support scale; the user gets ``E_c / s_c`` (the candidate scaled to touch the polytope), whose
+log volume is the *fitted log volume* ``F_c = log vol(E_c) - d log s_c``.
+
+References
+----------
+Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
+Optimization" (2024): Lemma 3.5 (rounding), Lemma 7.1 (telescoping).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from cvxdp.geometry.john.ellipsoid import Ellipsoid
+from cvxdp.geometry.john.john_sensitivity import support_sensitivity
+
+__all__ = ["noise_term", "ridge_bias", "predicted_loss", "balanced_ridge", "gain_bound", "split",
+           "uniform_share", "Scored", "score", "choose", "z_level", "TINY"]
+
+#: smallest scale used in a logarithm (a released scale may be <= 0)
+TINY = 1e-12
+#: ridges per decade of the grid on which the loss model is minimised
+GRID_PER_DECADE = 20
+
+
+def noise_term(sigma_h: float) -> float:
+    """``sigma^2/2 + 3 sigma^4/4``: the noise's share of ``log h_i(u)`` (before fitting).
+
+    Lemma 7.1's telescoping with the noisy update ``w_{k+1} = w_k (h_k + z_k)`` gives
+    ``(1/T) sum_k log h_i(w_k) = (1/T) log(w_{T+1,i}/w_{1,i})
+    - (1/T) sum_k log(1 + z_{k,i}/h_{k,i})``.
+    The first term is at most ``log(n/d)/T <= log(1 + xi)`` whatever the noise (every weight
+    stays in ``[w_min, 1]``); near the fixed point (``h ~ 1``) the mean of the second is
+    ``E[-log(1 + z)] = sum_k E[z^{2k}]/(2k) = sigma^2/2 + 3 sigma^4/4 + ...`` (Gaussian moments;
+    the odd terms have mean 0, and the first-order term's fluctuation is absorbed by the first
+    term: a row whose weight drifts is pulled back by the update).  The series is asymptotic;
+    it is cut after the fourth order, which grows fast enough to keep the ridge away from
+    ``sigma ~ 1``, where ``1 + z`` is often negative and the update is clipped.
+    """
+    return 0.5 * sigma_h ** 2 + 0.75 * sigma_h ** 4
+
+
+def ridge_bias(ridge: float, eigs: np.ndarray) -> float:
+    """``(lam / 2d) sum_j 1/m_j``: a bound on the ridge's share of the loss.
+
+    The ridge-regularised fixed point (``h_i = 1`` on its support for ``M = A'WA + lam I``) is
+    the optimality condition of ``max log det X - lam tr X`` over the ellipsoids
+    ``{x : x' X^{-1} x <= 1}`` inside P (the dual weights ``w`` are the multipliers of the
+    constraints ``a_i' X a_i <= 1``).  The John ellipsoid ``X*`` is feasible, so
+    ``log det X* - log det X_lam <= lam (tr X* - tr X_lam) <= lam tr X*``, i.e. at most
+    ``(lam / 2d) tr X*`` per dimension of log volume, ``tr X* = sum_j 1/m_j`` over the
+    eigenvalues ``m_j`` of the John matrix ``Q* = X*^{-1}``; the caller passes public stand-ins
+    for the ``m_j``.
+    """
+    return 0.5 * ridge * float(np.mean(1.0 / eigs))
+
+
+def predicted_loss(*, sigma_h: float, ridge: float, eigs: np.ndarray, accuracy: float
+                   ) -> float:
+    """The loss model of the private iterate, per dimension of fitted log volume:
+    ``ridge_bias + 1/2 noise_term + 1/2 log(1 + xi)`` (fitting scales by
+    ``max_i h_i(u)^{-1/2}``, Lemma 7.1 bounds the iteration's own share by ``log(1 + xi)``)."""
+    return ridge_bias(ridge, eigs) + 0.5 * noise_term(sigma_h) + 0.5 * math.log1p(accuracy)
+
+
+def balanced_ridge(sigma_of: Callable[[float], float], *, eigs: np.ndarray, accuracy: float,
+                   R: float) -> tuple[float, float]:
+    """The ridge minimising :func:`predicted_loss`, and that minimum.
+
+    ``sigma_of(lam)`` is the noise sd at ridge ``lam`` (Lemma S over the iteration's mu): the
+    bias grows and the noise falls with ``lam``.  The minimum is taken over the log grid
+    :data:`GRID_PER_DECADE` points per decade from ``1e-9 R^2`` (the eigenvalue floor) to
+    ``1e6 q_max``.  For a small ridge the bias is ``~ lam B`` and the noise term
+    ``~ (K/(lam mu))^2 / 4``, so the minimiser is ``(K^2/(2 B mu^2))^{1/3}``: the ridge and
+    the noise sd vanish like ``mu^{-2/3}`` and ``mu^{-1/3}`` as the budget grows (for a round
+    ``Q0``, ``B = 0``, the ridge stays at its floor and only the noise is left).  Every input
+    is public.
+    """
+    lo = max(1e-9 * R * R, 1e-300)
+    hi = max(1e6 * float(eigs.max()), 10 * lo)
+    grid = np.geomspace(lo, hi, int(GRID_PER_DECADE * math.log10(hi / lo)) + 2)
+    losses = [predicted_loss(sigma_h=sigma_of(float(lam)), ridge=float(lam), eigs=eigs,
+                             accuracy=accuracy) for lam in grid]
+    k = int(np.argmin(losses))
+    return float(grid[k]), float(losses[k])
+
+
+def gain_bound(d: int, s0_upper: float) -> float:
+    """``1/2 log d + log s0``: no ellipsoid inside P is larger than the fitted uniform-weights
+    one by more than this per dimension (``sum_i (a_i'x)^2 <= n`` on P, so P lies in
+    ``sqrt(d) E_0``, and ``E_0 / s0`` is the fitted one)."""
+    return 0.5 * math.log(d) + math.log(max(s0_upper, 1.0))
+
+
+def split(coefficients: list[float], total: float) -> list[float]:
+    """GDP parameters ``mu_k`` with ``sum mu_k^2 = total^2`` minimising ``sum_k c_k / mu_k``.
+
+    Each release's loss is ``c_k / mu_k`` (its noise sd is sensitivity / mu); Lagrange:
+    ``c_k / mu_k^2 = 2 t mu_k``, so ``mu_k`` is proportional to ``c_k^{1/3}``.
+    """
+    c = np.cbrt(np.maximum(np.asarray(coefficients, dtype=float), 1e-300))
+    return [float(x) for x in total * c / math.sqrt(float(np.sum(c * c)))]
+
+
+def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
+                  iterate: Callable[[float], float], gap_max: float, gram_share: float,
+                  points: int = 16) -> float:
+    """The share of ``mu^2`` for the uniform-weights Gram matrix ``Q0`` (``free``: skip the
+    iteration), by minimax regret over the unknown gap between uniform weights and John.
+
+    Loss models, per dimension of fitted log volume against the John ellipsoid:
+
+    * the uniform weights released at share ``s``: ``g + gram_loss / (mu sqrt(s))``, with ``g``
+      the (unknown, private) gap of the exact uniform weights, ``0 <= g <= gap_max``; the noise
+      term: ``Q0 + Z`` with ``Z`` of entry sd ``sigma`` has ``||Q0^{-1/2} Z Q0^{-1/2}|| ~
+      sqrt(2d) sigma / q_min`` (a symmetric Gaussian matrix, off-diagonal variance
+      ``sigma^2/2``), and a relative perturbation ``r`` of the matrix moves the fitted log
+      volume by at most ``1/2 log((1+r)/(1-r)) ~ r``;
+    * the private iterate with the rest ``free - s``: ``iterate(mu sqrt(free - s))`` plus the
+      noise of its own Gram matrix ``A'VA``, released at ``gram_share`` with a sensitivity at
+      least that of ``Q0`` (``max v >= d/n``): ``gram_loss / (mu sqrt(gram_share))``.
+
+    The selection returns the better one, so the outcome of share ``s`` is the minimum of the two
+    (the uniform weights alone when ``s = free``).  The share returned minimises, over a
+    geometric grid of ``points + 1`` shares from ``first`` (already released) to ``free``, the
+    largest regret ``outcome(s, g) - min_s' outcome(s', g)`` over ``g`` in ``[0, gap_max]``.
+    """
+    shares = first * (free / first) ** (np.arange(points + 1) / points)
+    noise = np.array([gram_loss / (mu * math.sqrt(s)) for s in shares])
+    own = gram_loss / (mu * math.sqrt(gram_share))
+    it = np.array([iterate(mu * math.sqrt(free - s)) + own if s < free else math.inf
+                   for s in shares])
+    gaps = np.linspace(0.0, max(gap_max, 0.0), 65)
+    outcome = np.minimum(gaps[None, :] + noise[:, None], it[:, None])
+    regret = (outcome - outcome.min(axis=0)[None, :]).max(axis=1)
+    return float(shares[int(np.argmin(regret))])
+
+
+class Scored:
+    """A released candidate with its released support scale and confidence bounds on ``F_c``."""
+
+    def __init__(self, name: str, Q: np.ndarray, weights: np.ndarray | None,
+                 gram: np.ndarray | None,
+                 scale: float, sigma: float, z: float):
+        self.name, self.Q, self.weights, self.gram = name, Q, weights, gram
+        self.E = Ellipsoid.from_matrix(Q, weights=weights)
+        self.scale, self.sigma, self.z = scale, sigma, z
+        d = Q.shape[0]
+        self.fitted = self.E.log_volume - d * math.log(max(scale, TINY))
+        self.lower = self.E.log_volume - d * math.log(max(scale + z * sigma, TINY))
+        low = scale - z * sigma
+        self.upper = math.inf if low <= 0 else self.E.log_volume - d * math.log(low)
+
+    def relative_noise(self, z: float) -> float:
+        """``-log(1 - z sigma / s)`` (inf when ``s - z sigma <= 0``): the least per-dimension
+        margin by which another candidate must beat this one's released fitted volume."""
+        r = z * self.sigma / self.scale if self.scale > 0 else math.inf
+        return math.inf if r >= 1 else -math.log1p(-r)
+
+    def combined(self, other: Scored, mu_a: float, mu_b: float) -> Scored:
+        """This candidate with its scale released twice (at ``mu_a``, ``mu_b``, the same
+        matrix): the inverse-variance mean, one Gaussian release at ``mu_a^2 + mu_b^2``."""
+        wa, wb = mu_a ** 2, mu_b ** 2
+        scale = (wa * self.scale + wb * other.scale) / (wa + wb)
+        sigma = self.sigma * mu_a / math.sqrt(wa + wb)
+        return Scored(self.name, self.Q, self.weights, self.gram, scale, sigma, self.z)
+
+    def sized(self, z: float) -> tuple[Ellipsoid, float]:
+        """``E_c`` scaled by ``1/k`` so that it contains the largest copy of its shape inside P
+        (shrinking it to fit loses nothing), and ``k``.
+
+        ``k = s_c - z sigma_c``, the lower confidence bound of the released scale (so ``k <=
+        s_c`` on the event of :func:`choose`); for the uniform weights at least 1 (``s_0 >= 1``:
+        the mean of ``(d/n) h_i`` over the rows is 1).  When the bound is not positive: the
+        uniform weights are not scaled, the private iterate is scaled by
+        ``sqrt(tr(Q^{-1} G)/d)`` (``G`` its released Gram matrix: then ``sum_i v_i a_i'
+        Q_n^{-1} a_i = d`` up to the noise of ``G``, and the largest ratio is at least this mean
+        1), the ball by its released scale.  A post-processing of releases.
+        """
+        low = self.scale - z * self.sigma
+        if self.name == "uniform":
+            k = max(low, 1.0) if low == low else 1.0  # nan: no scale was released
+        elif low > 0:
+            k = low
+        elif self.gram is not None:
+            d = self.Q.shape[0]
+            k = math.sqrt(max(float(np.trace(np.linalg.solve(self.Q, self.gram))) / d, TINY))
+        else:
+            k = max(self.scale, TINY)
+        return self.E.scaled(1.0 / k), k
+
+
+def score(A: Any, name: str, Q: np.ndarray, weights: np.ndarray | None,
+          gram: np.ndarray | None, *,
+          eps0: float, mu_s: float, z: float, gen: np.random.Generator,
+          release: Callable[[Any], Any]) -> Scored:
+    """Release ``s_c = max_i ||Q^{-1/2} a_i|| + N(0, sigma_c^2)``, ``sigma_c = Delta_s / mu_s``.
+
+    ``Delta_s = eps0 / sqrt(lambda_min(Q))`` (a max of ``||Q^{-1/2}||``-Lipschitz functions of
+    one row each, ``Q`` public).  ``release`` marks the noisy output (``john_private.released``).
+    """
+    E = Ellipsoid.from_matrix(Q, weights=weights)
+    lam = float(np.linalg.eigvalsh(Q)[0])
+    sigma = support_sensitivity(closeness=eps0, min_eig=lam) / mu_s
+    s = release(math.sqrt(float(np.max(E.support_ratios(A)))) + sigma * gen.standard_normal())
+    return Scored(name, Q, weights, gram, float(s), sigma, z)
+
+
+def choose(uniform: Scored, others: list[Scored]) -> tuple[Scored, str | None]:
+    """The candidate with the largest lower confidence bound on ``F_c`` among those whose lower
+    bound beats the uniform candidate's upper bound; the uniform candidate when none does.
+
+    On the event that every released scale lies within ``z sigma_c`` of the truth (probability
+    ``>= 1 - failure``), a winner other than the uniform candidate has a true fitted volume at
+    least the uniform candidate's.  Returns the winner and, when the uniform candidate wins
+    against others, the reason.
+    """
+    better = [c for c in others if c.lower > uniform.upper]
+    if better:
+        return max(better, key=lambda c: c.lower), None
+    if not others:
+        return uniform, None
+    best = max(others, key=lambda c: c.lower)
+    return uniform, (
+        f"uniform weights w = d/n: no candidate's released fitted volume is certainly above "
+        f"that of the released uniform-weights ellipsoid (best lower confidence bound "
+        f"{best.lower:.4g} ({best.name}) <= upper bound {uniform.upper:.4g}, "
+        "info['fitted_log_volumes'])")
+
+
+def z_level(failure: float, events: int) -> float:
+    """``z_{1 - failure/events}``: one-sided bounds on ``events`` released scales, union bound."""
+    return float(special.ndtri(1 - failure / events))
