@@ -54,14 +54,19 @@ from cvxdp.estimation.gaussian_steps import (
 from cvxdp.estimation.rows import clipped_sum
 from cvxdp.privacy.gdp import gdp_mu
 
-__all__ = ["mean_plan", "knorm_noise", "mean_share", "family_par", "box_route", "ball_route",
-           "release_mean", "MEAN_SHARE", "MAX_MEAN_SHARE"]
+__all__ = ["mean_plan", "knorm_noise", "mean_share", "laplace_share", "scale_share",
+           "family_par", "box_route", "ball_route", "release_mean", "MEAN_SHARE",
+           "MAX_MEAN_SHARE", "SCALE_SHARE"]
 
 #: Smallest share of the budget (of epsilon for a K-norm mean, of mu^2 for a Gaussian one) for
 #: the mean when a covariance is released too.
 MEAN_SHARE = 0.35
 #: Largest: the covariance keeps at least this complement.
 MAX_MEAN_SHARE = 0.8
+#: ``estimate="mean"``: largest share for the coarse covariance rounds that find the scale (a
+#: utility choice; :func:`scale_share` keeps the box route no noisier than per-coordinate
+#: Laplace at the full budget whatever it is).
+SCALE_SHARE = 0.25
 
 
 def _is_box(b: Any) -> bool:
@@ -126,6 +131,14 @@ def _laplace_baseline(b: Any, n: int, epsilon: float) -> float:
     return 2.0 * d**2 * w2 / (n * epsilon) ** 2
 
 
+def laplace_share(b: Any, n: int, epsilon: float, delta: float) -> float:
+    """The share at which one release at the bounds (:func:`mean_plan`) has the expected noise
+    of per-coordinate Laplace at the full epsilon (see :func:`mean_share`); may exceed 1."""
+    e_lap = _laplace_baseline(b, n, epsilon)
+    mech, _, e1 = mean_plan(b, n, epsilon, delta, 1.0)
+    return math.sqrt(e1 / e_lap) if mech == "knorm" else e1 / e_lap
+
+
 def mean_share(b: Any, n: int, epsilon: float, delta: float) -> float:
     """The mean's share when a covariance is released too: the smallest share at which one
     release at the bounds (:func:`mean_plan`) has no more expected noise than per-coordinate
@@ -136,10 +149,14 @@ def mean_share(b: Any, n: int, epsilon: float, delta: float) -> float:
     ``sqrt(E_1 / E_L)`` or ``E_1 / E_L`` (box, d = 5: ``sqrt((d+1)(d+2)/(6 d^2))`` = 0.53; the
     ratio is free of n and of the widths).  Public values only.
     """
-    e_lap = _laplace_baseline(b, n, epsilon)
-    mech, _, e1 = mean_plan(b, n, epsilon, delta, 1.0)
-    need = math.sqrt(e1 / e_lap) if mech == "knorm" else e1 / e_lap
-    return float(min(MAX_MEAN_SHARE, max(MEAN_SHARE, need)))
+    return float(min(MAX_MEAN_SHARE, max(MEAN_SHARE, laplace_share(b, n, epsilon, delta))))
+
+
+def scale_share(b: Any, n: int, epsilon: float, delta: float) -> float:
+    """``estimate="mean"``: the share spent on coarse CoinPress rounds (never released) whose
+    bound lets the mean take the ``"box+ball"`` route: ``SCALE_SHARE``, or less so that the
+    ``"box"`` route keeps at least :func:`laplace_share` (0 when that is the whole budget)."""
+    return float(max(0.0, min(SCALE_SHARE, 1.0 - laplace_share(b, n, epsilon, delta))))
 
 
 def _split(mech: str, par: float) -> tuple[float, float]:

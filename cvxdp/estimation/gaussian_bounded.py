@@ -40,6 +40,7 @@ from cvxdp.estimation.bounded_mean import (
     knorm_noise,
     mean_plan,
     release_mean,
+    scale_share,
 )
 from cvxdp.estimation.bounded_mean import mean_share as _mean_share
 from cvxdp.estimation.gaussian_steps import (
@@ -204,8 +205,8 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     info = {"bounds": type(b).__name__.lower(), "mean_mechanism": mech,
             "mean_noise_rms": math.sqrt(e2 / d), "mean_share": share, "mean_route": "box"}
     if estimate == "mean":
-        mean, rel = release_mean(xc, b, n, mech, par, {"route": "box"}, rng)
-        return mean, None, _records(rel, b), info, clipped
+        mean, recs = _mean_only(xc, b, n, epsilon, delta, beta, rng, info)
+        return mean, None, recs, info, clipped
     h = n // 2
     rho = 0.5 * _cov_mu(mech, share, epsilon, delta) ** 2
     rounds, log_gain, frac = coarse_schedule(h, d, rho)
@@ -231,6 +232,40 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
         recs = _records(rel, b) + crecs
     info["covariance_noise_scale"] = sigma_c
     return mean, cov, recs, info, clipped
+
+
+def _mean_only(xc: Any, b: Box | Ball, n: int, epsilon: float, delta: float, beta: float,
+               rng: np.random.Generator, info: dict) -> tuple[np.ndarray, list[PrivacyRecord]]:
+    """``estimate="mean"``: coarse CoinPress rounds on :func:`scale_share` of the budget find
+    the scale (their bound is never released), then the mean by the route with less expected
+    Mahalanobis noise under that bound, with the rest.  When the share is 0 or the public
+    schedule cannot tighten by ``ONE_SHOT_GAIN``, the whole budget goes to one release at the
+    bounds."""
+    d = len(b.centre)
+    c = scale_share(b, n, epsilon, delta)
+    h = n // 2
+    if c > 0:
+        s = 1.0 - c
+        mech, par, e2 = mean_plan(b, n, epsilon, delta, s)
+        rho_c = 0.5 * _cov_mu(mech, s, epsilon, delta) ** 2
+        rounds, log_gain, frac = coarse_schedule(h, d, rho_c / 0.5)
+        if log_gain >= math.log(ONE_SHOT_GAIN):
+            z = (xc[:h] - xc[h: 2 * h]) / math.sqrt(2.0)
+            upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else \
+                4.0 * b.radius**2 * np.eye(d)
+            coarse, recs_c, _ = coinpress_covariance(z, upper, rho=rho_c, iterations=rounds,
+                                                     beta=beta, rng=rng, moment=pair_moment(z),
+                                                     final=False)
+            box = box_route(b, n, mech, par, coarse)
+            ball = ball_route(b, n, mech, par, coarse, beta)
+            route = ball if ball is not None and ball["maha2"] < box["maha2"] else box
+            mean, rel = release_mean(xc, b, n, mech, par, route, rng)
+            info.update(mean_mechanism=mech, mean_share=s, mean_route=route["route"],
+                        mean_noise_rms=math.sqrt(e2 / d), scale_rounds=rounds)
+            return mean, _records(rel, b) + recs_c
+    mech, par, _ = mean_plan(b, n, epsilon, delta, 1.0)
+    mean, rel = release_mean(xc, b, n, mech, par, {"route": "box"}, rng)
+    return mean, _records(rel, b)
 
 
 def _covariance_then_mean(xc: Any, b: Box | Ball, n: int, mech: str, share: float,
