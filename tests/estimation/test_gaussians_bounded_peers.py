@@ -38,3 +38,48 @@ def test_box_mean_no_worse_than_diffprivlib_or_no_box():
     release whose noise scales with the box width, 100 standard deviations)."""
     med = _errors(100_000, 1.0, 950.0, 1050.0)
     assert med["bounded"] <= min(med["diffprivlib"], med["unbounded"]), med
+
+
+def test_mean_share_matches_per_coordinate_laplace_in_closed_form():
+    """The box route's share makes K-norm noise equal per-coordinate Laplace at the full
+    epsilon: sqrt((d+1)(d+2)/(6 d^2)) for a box, sqrt((d+1)/(2 d^2)) for a ball (independent
+    closed forms), clamped to [MEAN_SHARE, MAX_MEAN_SHARE]."""
+    from cvxdp.estimation.bounded_mean import MEAN_SHARE, laplace_share, mean_share
+    from cvxdp.estimation.gaussian_bounded import Ball, Box
+
+    for d in (2, 5, 10):
+        box = Box(np.zeros(d), np.arange(1.0, d + 1))
+        ball = Ball(np.zeros(d), 3.0)
+        assert laplace_share(box, 1000, 1.0, 1e-6) == pytest.approx(
+            np.sqrt((d + 1) * (d + 2) / (6 * d * d)))
+        assert laplace_share(ball, 1000, 1.0, 1e-6) == pytest.approx(np.sqrt((d + 1) / (2 * d * d)))
+        assert mean_share(ball, 1000, 1.0, 1e-6) == max(MEAN_SHARE, np.sqrt((d + 1) / (2 * d * d)))
+
+
+def test_knorm_ball_noise_second_moment_matches_the_route_formula():
+    """Round 1's K-norm noise on the ball of radius s: E||r u||^2 = d (d+1) s^2 / eps^2 (the
+    formula the route choice uses), Monte Carlo over 40k draws."""
+    from cvxdp.estimation.bounded_mean import _unit_ball
+
+    rng = np.random.default_rng(0)
+    d, s, eps = 5, 0.3, 0.7
+    z = np.array([rng.gamma(d + 1.0, 1.0 / eps) * _unit_ball(d, rng) * s for _ in range(40_000)])
+    assert (z * z).sum(1).mean() == pytest.approx(d * (d + 1) * s**2 / eps**2, rel=0.03)
+
+
+@pytest.mark.parametrize("box,route", [((950.0, 1050.0), "box+ball"), ((995.0, 1005.0), "box")])
+@pytest.mark.parametrize("estimate", ["both", "mean"])
+def test_routes_and_their_accounting(box, route, estimate):
+    """n = 1e5, d = 5, epsilon = 1: a box 100 standard deviations wide takes the whitened ball,
+    one 10 wide the box alone; either way the accountant's total is (1, 1e-6), and the ball
+    route spends two K-norm releases (round 0 at 10% of the mean's epsilon)."""
+    x = np.random.default_rng(1).standard_normal((100_000, 5)) + 1000.0
+    sol = private_gaussian(x, epsilon=1.0, delta=1e-6, bounds=box, rng=2, estimate=estimate)
+    assert sol.info["mean_route"] == route
+    assert sol.privacy.epsilon <= 1.0 + 1e-9 and sol.privacy.delta <= 1e-6
+    knorm = [r for r in sol.step_records["bounded"] if r.mechanism == "knorm_mean"]
+    eps_mean = sol.info["mean_share"] * 1.0
+    assert sum(r.params["epsilon"] for r in knorm) == pytest.approx(eps_mean)
+    if route == "box+ball":
+        assert len(knorm) == 2 and knorm[0].params["epsilon"] == pytest.approx(0.1 * eps_mean)
+    assert np.linalg.norm(sol.mean - 1000.0) < 0.02
