@@ -44,7 +44,7 @@ def test_mean_share_matches_per_coordinate_laplace_in_closed_form():
     """The box route's share makes K-norm noise equal per-coordinate Laplace at the full
     epsilon: sqrt((d+1)(d+2)/(6 d^2)) for a box, sqrt((d+1)/(2 d^2)) for a ball (independent
     closed forms), clamped to [MEAN_SHARE, MAX_MEAN_SHARE]."""
-    from cvxdp.estimation.bounded_mean import MEAN_SHARE, laplace_share, mean_share
+    from cvxdp.estimation.bounded_mean import MAX_MEAN_SHARE, MEAN_SHARE, laplace_share, mean_share
     from cvxdp.estimation.gaussian_bounded import Ball, Box
 
     for d in (2, 5, 10):
@@ -53,7 +53,8 @@ def test_mean_share_matches_per_coordinate_laplace_in_closed_form():
         assert laplace_share(box, 1000, 1.0, 1e-6) == pytest.approx(
             np.sqrt((d + 1) * (d + 2) / (6 * d * d)))
         assert laplace_share(ball, 1000, 1.0, 1e-6) == pytest.approx(np.sqrt((d + 1) / (2 * d * d)))
-        assert mean_share(ball, 1000, 1.0, 1e-6) == max(MEAN_SHARE, np.sqrt((d + 1) / (2 * d * d)))
+        assert mean_share(ball, 1000, 1.0, 1e-6) == pytest.approx(min(MAX_MEAN_SHARE, max(
+            MEAN_SHARE, np.sqrt((d + 1) / (2 * d * d)))))
 
 
 def test_knorm_ball_noise_second_moment_matches_the_route_formula():
