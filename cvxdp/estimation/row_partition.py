@@ -77,7 +77,8 @@ def permuted_blocks(x: Any, sizes: dict[str, int], gen: np.random.Generator,
     if is_dask(x):
         from cvxdp.scale.gaussians import dask_tiled_blocks  # optional extra (dask)
 
-        return dict(zip(names, dask_tiled_blocks(x, counts, seeds, tile), strict=True))
+        return dict(zip(names, dask_tiled_blocks(x, counts, seeds, tile, split_tile),
+                        strict=True))
     parts = [split_tile(x[t * tile: (t + 1) * tile], counts[t], seeds[t])
              for t in range(len(seeds))]
     return {name: np.concatenate([p[b] for p in parts]) for b, name in enumerate(names)}

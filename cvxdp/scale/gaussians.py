@@ -139,16 +139,16 @@ def pair_moment(z: Any) -> Any:
 
 # ------------------------------------------------------------ the pipeline without bounds= (Dask)
 
-def dask_tiled_blocks(x: Any, counts: np.ndarray, seeds: np.ndarray, tile: int) -> list:
+def dask_tiled_blocks(x: Any, counts: np.ndarray, seeds: np.ndarray, tile: int,
+                      split_tile: Any) -> list:
     """:func:`cvxdp.estimation.row_partition.permuted_blocks` above one tile: ``x`` in chunks of
     ``tile`` rows, each split on a worker by its seeded permutation and ``counts[t]``
-    (:func:`cvxdp.estimation.row_partition.split_tile`); block b concatenates the tiles' pieces
-    b.  The client holds the ``T x B`` counts and ``T`` seeds only; the blocks (all but the
-    last column's unused rows) are persisted on the workers."""
+    (``split_tile``, :func:`cvxdp.estimation.row_partition.split_tile`, passed in so that this
+    module does not import that one); block b concatenates the tiles' pieces b.  The client
+    holds the ``T x B`` counts and ``T`` seeds only; the blocks (all but the last column's
+    unused rows) are persisted on the workers."""
     import dask
     import dask.array as da
-
-    from cvxdp.estimation.row_partition import split_tile
 
     x = x.rechunk({0: tile, 1: -1})
     d = int(x.shape[1])
