@@ -6,8 +6,8 @@ the end of the call.  For the loops of cvxdp's private solvers (hundreds of prod
 of arithmetic, so the synchronisation dominates, and far more so when the cores are shared with
 other processes (a spinning BLAS thread waits for a core): the demo's private John ellipsoid
 (``n = 2000, d = 5``, about 30 iterations of ``A' W A`` and triangular solves) took 0.9-1.9 s
-with the default two threads on a loaded two-core machine against 0.11-0.13 s with one (the
-issue reported 0.46-1.03 s against 0.008 s on a larger machine).
+with the default two threads on a loaded two-core machine against 0.11-0.13 s with one
+(0.46-1.03 s against 0.008 s has been seen on a machine with more cores).
 
 :func:`small_blas` limits BLAS to one thread for a block whose calls each do at most
 ``SMALL_WORK`` flops; above it the threads can pay off and the limit is not set.  The threshold

@@ -35,7 +35,7 @@ def test_box_mean_no_worse_than_diffprivlib_or_no_box():
     """d = 5, N(1000, I), n = 1e5, epsilon = 1, box [950, 1050], medians over 5 seeds
     (Mahalanobis = Euclidean error against the true mean).  Before the fix: bounded 0.0258,
     diffprivlib 0.0105, no box 0.0153 (the bounded mean spent 35% of epsilon on a K-norm
-    release whose noise scales with the box width, 100 standard deviations)."""
+    release whose noise scales with the box width, 100 standard deviations).  After: 0.0057."""
     med = _errors(100_000, 1.0, 950.0, 1050.0)
     assert med["bounded"] <= min(med["diffprivlib"], med["unbounded"]), med
 
