@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import least_squares
 from cvxdp.estimators._base import (
     RegressorMixin,
@@ -160,6 +160,11 @@ class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """One private release of the coefficients from ``(X, y)`` (n x d, n)."""
+        if self.mechanism not in ("ssp", "rp"):
+            raise UnsupportedProblemError(
+                f"mechanism must be 'ssp' or 'rp' (the proven-DP mechanisms), got "
+                f"{self.mechanism!r}; 'ls' and 'als' are available through cvxdp.least_squares "
+                "with their weaker guarantees stated.")
         X, y = check_X_y(self, X, y)
         xa, ya, bound, mx, my, c = self._design(X, y)
         sol = least_squares(xa, ya, row_bound=bound).solve_private(mechanism=self.mechanism,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import cvxdp
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimators import PrivateEnclosingBall, PrivateGaussian, PrivateLinearRegression
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,6 +102,8 @@ def test_public_bounds_are_required_and_named():
         PrivateEnclosingBall().fit(X)
     with pytest.raises(ValueError, match="random_state"):
         PrivateLinearRegression(row_bound=1.0, random_state="seven").fit(X, y)
+    with pytest.raises(UnsupportedProblemError, match="'ssp' or 'rp'"):
+        PrivateLinearRegression(row_bound=1.0, mechanism="ls").fit(X, y)
 
 
 def test_gaussian_with_a_box_against_the_truth_and_the_formulas():
