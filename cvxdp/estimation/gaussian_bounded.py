@@ -43,6 +43,7 @@ from cvxdp.estimation.bounded_mean import (
     scale_share,
 )
 from cvxdp.estimation.bounded_mean import mean_share as _mean_share
+from cvxdp.estimation.bounded_mean import one_shot_share as _one_shot_share
 from cvxdp.estimation.gaussian_steps import (
     SampleRequirement,
     _solve_m,
@@ -215,6 +216,13 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
                                                 epsilon, delta, beta, rng, info)
         sigma_c = info["covariance_noise_scale"]
     else:  # too few samples to tighten: one shot on the second moment about the centre
+        # (public regime: the covariance is one coarse release whose noise grows with R^2, so
+        # the mean takes the share with half the Laplace baseline's noise variance)
+        if mean_share is None:
+            share = _one_shot_share(b, n, epsilon, delta)
+            mech, par, e2 = mean_plan(b, n, epsilon, delta, share)
+            rho = 0.5 * _cov_mu(mech, share, epsilon, delta) ** 2
+            info.update(mean_mechanism=mech, mean_noise_rms=math.sqrt(e2 / d), mean_share=share)
         mean, rel = release_mean(xc, b, n, mech, par, {"route": "box"}, rng)
         y = xc - c
         sens_c = math.sqrt(2.0) * b.radius**2 / n

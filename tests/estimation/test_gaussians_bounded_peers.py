@@ -84,3 +84,17 @@ def test_routes_and_their_accounting(box, route, estimate):
     if route == "box+ball":
         assert len(knorm) == 2 and knorm[0].params["epsilon"] == pytest.approx(0.1 * eps_mean)
     assert np.linalg.norm(sol.mean - 1000.0) < 0.02
+
+
+def test_one_shot_regime_gives_the_mean_half_the_laplace_variance():
+    """n = 1e4, d = 5, epsilon = 1: the public CoinPress schedule cannot tighten, so the
+    covariance is the one-shot second moment and the mean's share is sqrt(2 (d+1)(d+2) /
+    (6 d^2)) = 0.748 (half the per-coordinate Laplace noise variance); the total stays
+    (1, 1e-6)."""
+    x = np.random.default_rng(0).standard_normal((10_000, 5)) + 1000.0
+    sol = private_gaussian(x, epsilon=1.0, delta=1e-6, bounds=(950.0, 1050.0), rng=1)
+    assert sol.info["covariance_one_shot"]
+    assert sol.info["mean_share"] == pytest.approx(np.sqrt(2 * 6 * 7 / (6 * 25)))
+    assert sol.privacy.epsilon <= 1.0 + 1e-9 and sol.privacy.delta <= 1e-6
+    knorm = [r for r in sol.step_records["bounded"] if r.mechanism == "knorm_mean"]
+    assert sum(r.params["epsilon"] for r in knorm) == pytest.approx(sol.info["mean_share"])
