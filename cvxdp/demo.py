@@ -8,6 +8,7 @@ Each row releases a private answer and compares it with the exact solve on the s
 from __future__ import annotations
 
 import sys
+import textwrap
 import time
 import warnings
 from collections.abc import Callable
@@ -30,11 +31,16 @@ from cvxdp.demo_data import (
 )
 from cvxdp.table import format_table
 
-__all__ = ["DEMO_COLUMNS", "DELTA", "JOHN_EPS0", "LP_CAP", "SDP_CAP", "ball_data", "demo_rows",
-           "gaussian_data", "lp_data", "regression_data", "run_demo", "sdp_data"]
+__all__ = ["DEMO_COLUMNS", "DELTA", "JOHN_EPS0", "LP_CAP", "SDP_CAP", "PRINT_COLUMNS", "WIDTH",
+           "ball_data", "demo_rows", "format_demo", "gaussian_data", "lp_data", "regression_data",
+           "run_demo", "sdp_data"]
 
 DEMO_COLUMNS = ["problem", "size", "epsilon", "delta", "status", "exact value", "private value",
                 "quality", "time exact (s)", "time private (s)"]
+#: What ``cvxdp demo`` prints per row (the rest, size, delta and quality, on a details line).
+PRINT_COLUMNS = ["problem", "eps", "status", "exact", "private", "t exact (s)", "t private (s)"]
+#: Terminal width the printed table fits.
+WIDTH = 100
 
 
 def _row(status: str, problem: str, size: str, eps: float, delta: float, exact: float,
@@ -174,25 +180,43 @@ def demo_gaussian(seed: int) -> dict[str, Any]:
         rel_frobenius_cov_error=v.rel_frobenius_cov_error)
 
 
-DEMOS: list[tuple[str, Callable[[int], dict[str, Any]]]] = [
-    ("lp", demo_lp),
-    ("sdp", demo_sdp),
-    ("covering", demo_covering),
-    ("john", demo_john),
-    ("ball", demo_ball),
-    ("least_squares", demo_least_squares),
-    ("gaussian", demo_gaussian),
+DEMOS: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
+    ("lp", "LP", demo_lp),
+    ("sdp", "SDP", demo_sdp),
+    ("covering", "covering SDP", demo_covering),
+    ("john", "John ellipsoid", demo_john),
+    ("ball", "enclosing ball", demo_ball),
+    ("least_squares", "least squares", demo_least_squares),
+    ("gaussian", "Gaussian", demo_gaussian),
 ]
 
 
 def demo_rows(seed: int = 0) -> list[dict[str, Any]]:
-    """Run every demo and return its rows (what ``cvxdp demo`` prints)."""
+    """Run every demo and return its rows (what ``cvxdp demo`` prints); ``row["name"]`` is
+    the short label of the printed table."""
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sample-size warnings are reported in the docs instead
-        for _, fn in DEMOS:
-            rows.append(fn(seed))
+        for _, name, fn in DEMOS:
+            rows.append({**fn(seed), "name": name})
     return rows
+
+
+def format_demo(rows: list[dict[str, Any]], width: int = WIDTH) -> str:
+    """The demo table in ``width`` columns: one line of numbers per problem, then an indented
+    details line (the full problem name, size, delta and the quality numbers), wrapped."""
+    short = [{"problem": r.get("name", r["problem"]), "eps": r["epsilon"], "status": r["status"],
+              "exact": r["exact value"], "private": r["private value"],
+              "t exact (s)": r["time exact (s)"], "t private (s)": r["time private (s)"]}
+             for r in rows]
+    lines = format_table(short, PRINT_COLUMNS).splitlines()
+    out = [ln.rstrip() for ln in lines[:2]]
+    for row, line in zip(rows, lines[2:], strict=True):
+        out.append(line.rstrip())
+        text = (f"{row['problem']}; {row['size']}; delta={row['delta']:g}; "
+                f"{row['quality']}")
+        out.extend(textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      "))
+    return "\n".join(out)
 
 
 def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
@@ -209,10 +233,12 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
             return 2
     t0 = time.perf_counter()
     rows = demo_rows(seed)
-    print(format_table(rows, DEMO_COLUMNS))
-    print(f"\nAll answers are (epsilon, delta)-DP under each problem's neighbouring relation "
-          f"(see `solution.privacy`); 'exact' is the non-private reference on the same data. "
-          f"Total {time.perf_counter() - t0:.1f}s.")
+    print(format_demo(rows))
+    print()
+    print(textwrap.fill(
+        "All answers are (epsilon, delta)-DP under each problem's neighbouring relation (see "
+        "`solution.privacy`); 'exact' is the non-private reference on the same data. "
+        f"Total {time.perf_counter() - t0:.1f}s.", WIDTH))
     if plot_dir is not None:
         from cvxdp.plots import write_demo_plots
 

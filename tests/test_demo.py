@@ -3,7 +3,7 @@
 import pytest
 
 from cvxdp.cli import main
-from cvxdp.demo import DEMO_COLUMNS, demo_rows
+from cvxdp.demo import DEMO_COLUMNS, PRINT_COLUMNS, WIDTH, demo_rows, format_demo
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +38,25 @@ def test_seeded_quality_numbers(rows):
     assert g["mahalanobis_mean_error"] < 0.1 and g["rel_frobenius_cov_error"] < 0.1
 
 
-def test_cli_demo_prints_the_table(capsys):
+def test_cli_demo_prints_the_table_in_100_columns(capsys):
+    """Every line of `cvxdp demo` fits a 100-column terminal (it was 223 wide); each row's
+    numbers and its details (full name, size, delta, quality) are printed."""
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    for col in DEMO_COLUMNS:
-        assert col in out
-    assert "minimum enclosing ball" in out
+    assert max(len(line) for line in out.splitlines()) <= WIDTH == 100
+    for col in PRINT_COLUMNS:
+        assert col in out.splitlines()[0]
+    assert "minimum enclosing ball" in out and "n=2000, d=5, eps0=1e-08" in out
+    assert "relative coef error" in out and "delta=1e-06" in out
+
+
+def test_format_demo_keeps_every_number(rows):
+    """The narrow layout prints the same formatted numbers as the wide table did."""
+    text = format_demo(rows)
+    for r in rows:
+        for key in ("exact value", "private value"):
+            assert f"{r[key]:.4g}" in text
+        assert r["quality"].split()[0] in text and r["size"] in text
 
 
 @pytest.mark.slow

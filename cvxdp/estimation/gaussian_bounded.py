@@ -2,11 +2,7 @@
 
 With a public box ``[lo, hi]`` or ball ``{x : ||x - c|| <= R}`` there is no range to find: every
 record is clipped into the bounds (record by record, never refused), and the whole budget goes to
-the two releases
 
-* the mean of the clipped records, with K-norm noise (pure DP, K the box or ball of possible
-  changes) or Gaussian noise (l2 sensitivity), whichever has the smaller expected l2 error at
-  the given (d, budget, bounds), a public choice;
 * the covariance of the pair differences of the clipped records by CoinPress rounds
   (:func:`cvxdp.estimation.gaussian_steps.coinpress_covariance`) started from the public upper
   bound the bounds give (``diag(w_j^2)`` for a box of widths w, ``4 R^2 I`` for a ball), so
@@ -14,10 +10,16 @@ the two releases
   ``ONE_SHOT_GAIN`` (small n, a public test), one release of the second moment about the
   bounds' centre instead, with the Gaussian mechanism for its Frobenius sensitivity
   ``sqrt(2) R^2 / n`` (``||y y^T - y' y'^T||_F^2 = ||y||^4 + ||y'||^4 - 2 (y.y')^2 <= 2 R^4``),
-  minus the released mean's outer product, projected onto the PSD cone.
+  minus the released mean's outer product, projected onto the PSD cone;
+* the mean of the clipped records (:mod:`cvxdp.estimation.bounded_mean`): one K-norm (pure DP,
+  K the box or ball of possible changes) or Gaussian release at the bounds, or, when the
+  coarse covariance rounds show the bounds are wide in standard deviations, a coarse release
+  at the bounds then a release clipped to a whitened ball around it (CoinPress mean rounds);
+  the route and the split of the rest of the budget are decided from released values
+  (:func:`_covariance_then_mean`).
 
-Both releases see the same records, so they compose sequentially: Gaussian-DP composition when
-both are Gaussian (Dong, Roth & Su 2022, Cor. 3.3), pure + Gaussian-DP otherwise (basic
+The releases see the same records, so they compose sequentially: Gaussian-DP composition when
+all are Gaussian (Dong, Roth & Su 2022, Cor. 3.3), pure + Gaussian-DP otherwise (basic
 composition, Dwork & Roth 2014, Thm 3.16); the accountant checks the total.
 """
 
@@ -30,6 +32,18 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.estimation.bounded_mean import (
+    MEAN_SHARE,
+    ball_route,
+    box_route,
+    family_par,
+    knorm_noise,
+    mean_plan,
+    release_mean,
+    scale_share,
+)
+from cvxdp.estimation.bounded_mean import mean_share as _mean_share
+from cvxdp.estimation.bounded_mean import one_shot_share as _one_shot_share
 from cvxdp.estimation.gaussian_steps import (
     SampleRequirement,
     _solve_m,
@@ -50,8 +64,8 @@ __all__ = ["Box", "Ball", "as_bounds", "bounded_release", "bounded_error", "MEAN
 KNORM_REFERENCE = ("Hardt & Talwar 2010, 'On the geometry of differential privacy', Thm 4.3 "
                    "(K-norm mechanism, K = the replace-one sensitivity set of the clipped mean)")
 GAUSS_REFERENCE = "Dong, Roth & Su 2022, Cor. 3.3 (Gaussian mechanism, mu = D / sigma)"
-#: Share of the budget (of epsilon for a Laplace mean, of mu^2 for a Gaussian one) for the mean.
-MEAN_SHARE = 0.35
+# the one-release plan and its sampler (kept under their former names for callers)
+_mean_plan, _knorm_noise = mean_plan, knorm_noise
 #: Below this reachable tightening (public, from the CoinPress schedule) the covariance is one
 #: clipped second moment instead of CoinPress rounds.
 ONE_SHOT_GAIN = 4.0
@@ -131,58 +145,28 @@ def as_bounds(bounds: Any, d: int) -> Box | Ball:
     return b
 
 
-def _mean_plan(b: Box | Ball, n: int, epsilon: float, delta: float, share: float
-               ) -> tuple[str, float, float]:
-    """(mechanism, its parameter, expected ||noise||^2) of the mean, a public choice.
-
-    * ``"knorm"``: the K-norm mechanism (Hardt & Talwar 2010, Thm 4.3) at ``share * epsilon``,
-      pure DP, with K the set of possible changes of the clipped mean under replace-one: the box
-      ``{|z_j| <= (hi_j - lo_j)/n}`` or the ball of radius ``2R/n``.  Noise ``r u`` with
-      ``r ~ Gamma(d + 1, 1/eps_m)`` and ``u`` uniform in K, so ``E||noise||^2 =
-      (d+1)(d+2)/eps_m^2 E_u||u||^2`` with ``E_u||u||^2 = sum w_j^2 / 3`` (box) or
-      ``D^2 d/(d+2)`` (ball).  It beats per-coordinate Laplace at epsilon/d (what
-      diffprivlib's ``mean`` does) by ``sqrt(6 d^2 / ((d+1)(d+2)))``, 1.9x at d = 5.
-    * ``"gaussian"``: l2 sensitivity the l2 diameter over n, ``mu_m = sqrt(share) mu``;
-      ``E||noise||^2 = d sigma^2``.  Wins only at large d (about d >= 50 at epsilon = 1).
-
-    The parameter is eps_m (knorm) or sigma (gaussian).  The covariance then gets
-    ``gdp_mu((1 - share) epsilon, delta)`` or ``sqrt(1 - share) mu`` (:func:`bounded_release`).
-    """
-    d = len(b.centre)
-    eps_m = share * epsilon
-    if isinstance(b, Box):
-        u2 = float(np.sum(((b.hi - b.lo) / n) ** 2)) / 3.0
-    else:
-        u2 = (2.0 * b.radius / n) ** 2 * d / (d + 2.0)
-    e_knorm = (d + 1.0) * (d + 2.0) / eps_m**2 * u2
-    mu_m = math.sqrt(share) * gdp_mu(epsilon=epsilon, delta=delta)
-    sigma = b.l2_diameter() / n / mu_m
-    if e_knorm <= d * sigma**2:
-        return "knorm", eps_m, e_knorm
-    return "gaussian", sigma, d * sigma**2
-
-
-def _knorm_noise(b: Box | Ball, n: int, eps_m: float, rng: np.random.Generator) -> np.ndarray:
-    """``r u``, ``r ~ Gamma(d+1, 1/eps_m)``, ``u`` uniform in K (Hardt & Talwar 2010, §4)."""
-    d = len(b.centre)
-    r = rng.gamma(d + 1.0, 1.0 / eps_m)
-    if isinstance(b, Box):
-        u = rng.uniform(-1.0, 1.0, size=d) * (b.hi - b.lo) / n
-    else:
-        g = rng.standard_normal(d)
-        u = g / np.linalg.norm(g) * rng.uniform() ** (1.0 / d) * (2.0 * b.radius / n)
-    return r * u
-
-
 def _cov_mu(mech: str, share: float, epsilon: float, delta: float) -> float:
     if mech == "knorm":
         return gdp_mu(epsilon=(1 - share) * epsilon, delta=delta)
     return math.sqrt(1 - share) * gdp_mu(epsilon=epsilon, delta=delta)
 
 
+def _records(released: list[tuple[str, float, float]], b: Box | Ball) -> list[PrivacyRecord]:
+    out = []
+    for i, (mech, par, sens) in enumerate(released):
+        if mech == "knorm":
+            out.append(PrivacyRecord("knorm_mean", PureDP(par), KNORM_REFERENCE,
+                                     params={"epsilon": par, "round": i, "sensitivity": sens,
+                                             "bounds": type(b).__name__.lower()}))
+        else:
+            out.append(gaussian_record(sigma=par, sensitivity=sens, mechanism="clipped_mean",
+                                       reference=GAUSS_REFERENCE, round=i))
+    return out
+
+
 def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: float,
                     rng: np.random.Generator, estimate: str = "both",
-                    mean_share: float = MEAN_SHARE, beta: float = 0.1
+                    mean_share: float | None = None, beta: float = 0.1
                     ) -> tuple[np.ndarray, np.ndarray | None, list[PrivacyRecord], dict, int]:
     """Clipped mean and covariance with the whole (epsilon, delta) budget (see module doc).
 
@@ -192,8 +176,9 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     b : Box or Ball (public).
     estimate : {"both", "mean"}
         ``"mean"`` spends everything on the mean and releases no covariance.
-    mean_share : float
-        Share of the budget for the mean when ``estimate="both"``.
+    mean_share : float, optional
+        Share of the budget for the mean when ``estimate="both"``; default
+        :func:`cvxdp.estimation.bounded_mean.mean_share` (public values only).
 
     Returns
     -------
@@ -207,40 +192,39 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     Dong, Kamath & Ullman 2020 (CoinPress, started from the public bound).
     """
     n, d = x.shape
-    share = 1.0 if estimate == "mean" else mean_share
+    if estimate == "mean":
+        share = 1.0
+    else:
+        share = _mean_share(b, n, epsilon, delta) if mean_share is None else mean_share
     if is_dask(x):  # chunk-wise on the workers; the reductions below reach the client only
         from cvxdp.scale.gaussians import clip_into_bounds
         xc, clipped = clip_into_bounds(x, b)
     else:
         xc, clipped = b.clip(x)
     c = b.centre
-    mech, par, e2 = _mean_plan(b, n, epsilon, delta, share)
-    y = xc - c
-    if mech == "knorm":
-        noise = _knorm_noise(b, n, par, rng)
-        recs = [PrivacyRecord("knorm_mean", PureDP(par), KNORM_REFERENCE,
-                              params={"epsilon": par, "bounds": type(b).__name__.lower()})]
-    else:
-        noise = par * rng.standard_normal(d)
-        recs = [gaussian_record(sigma=par, sensitivity=b.l2_diameter() / n,
-                                mechanism="clipped_mean", reference=GAUSS_REFERENCE)]
-    ym = np.asarray(y.mean(axis=0)) + noise
+    mech, par, e2 = mean_plan(b, n, epsilon, delta, share)
     info = {"bounds": type(b).__name__.lower(), "mean_mechanism": mech,
-            "mean_noise_rms": math.sqrt(e2 / d), "mean_share": share}
+            "mean_noise_rms": math.sqrt(e2 / d), "mean_share": share, "mean_route": "box"}
     if estimate == "mean":
-        return c + ym, None, recs, info, clipped
+        mean, recs = _mean_only(xc, b, n, epsilon, delta, beta, rng, info)
+        return mean, None, recs, info, clipped
     h = n // 2
     rho = 0.5 * _cov_mu(mech, share, epsilon, delta) ** 2
-    rounds, log_gain, _ = coarse_schedule(h, d, rho)
+    rounds, log_gain, frac = coarse_schedule(h, d, rho)
     if log_gain >= math.log(ONE_SHOT_GAIN):
-        z = (xc[:h] - xc[h: 2 * h]) / math.sqrt(2.0)  # zero mean, covariance Sigma (clipped)
-        upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else \
-            4.0 * b.radius**2 * np.eye(d)
-        cov, crecs, cinfo = coinpress_covariance(z, upper, rho=rho, iterations=rounds,
-                                                 beta=beta, rng=rng, moment=pair_moment(z))
-        info["covariance"] = cinfo
-        sigma_c = crecs[-1].params["sigma"]
+        mean, cov, recs = _covariance_then_mean(xc, b, n, mech, share, frac * rho, rounds,
+                                                epsilon, delta, beta, rng, info)
+        sigma_c = info["covariance_noise_scale"]
     else:  # too few samples to tighten: one shot on the second moment about the centre
+        # (public regime: the covariance is one coarse release whose noise grows with R^2, so
+        # the mean takes the share with half the Laplace baseline's noise variance)
+        if mean_share is None:
+            share = _one_shot_share(b, n, epsilon, delta)
+            mech, par, e2 = mean_plan(b, n, epsilon, delta, share)
+            rho = 0.5 * _cov_mu(mech, share, epsilon, delta) ** 2
+            info.update(mean_mechanism=mech, mean_noise_rms=math.sqrt(e2 / d), mean_share=share)
+        mean, rel = release_mean(xc, b, n, mech, par, {"route": "box"}, rng)
+        y = xc - c
         sens_c = math.sqrt(2.0) * b.radius**2 / n
         sigma_c = sens_c / math.sqrt(2.0 * rho)
         g = rng.standard_normal((d, d))
@@ -248,13 +232,97 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
         crecs = [gaussian_record(sigma=sigma_c, sensitivity=sens_c, mechanism="clipped_moment",
                                  reference=GAUSS_REFERENCE + "; Frobenius sensitivity sqrt(2) "
                                  "R^2 / n of the second moment about the public centre")]
+        ym = mean - c
         cov = m2 - np.outer(ym, ym)
         lam, vec = np.linalg.eigh(0.5 * (cov + cov.T))
         cov = (vec * np.maximum(lam, 0.0)) @ vec.T  # PSD projection (post-processing)
         info["covariance_one_shot"] = True
-    recs.extend(crecs)
+        recs = _records(rel, b) + crecs
     info["covariance_noise_scale"] = sigma_c
-    return c + ym, cov, recs, info, clipped
+    return mean, cov, recs, info, clipped
+
+
+def _mean_only(xc: Any, b: Box | Ball, n: int, epsilon: float, delta: float, beta: float,
+               rng: np.random.Generator, info: dict) -> tuple[np.ndarray, list[PrivacyRecord]]:
+    """``estimate="mean"``: coarse CoinPress rounds on :func:`scale_share` of the budget find
+    the scale (their bound is never released), then the mean by the route with less expected
+    Mahalanobis noise under that bound, with the rest.  When the share is 0 or the public
+    schedule cannot tighten by ``ONE_SHOT_GAIN``, the whole budget goes to one release at the
+    bounds."""
+    d = len(b.centre)
+    c = scale_share(b, n, epsilon, delta)
+    h = n // 2
+    if c > 0:
+        s = 1.0 - c
+        mech, par, e2 = mean_plan(b, n, epsilon, delta, s)
+        rho_c = 0.5 * _cov_mu(mech, s, epsilon, delta) ** 2
+        rounds, log_gain, frac = coarse_schedule(h, d, rho_c / 0.5)
+        if log_gain >= math.log(ONE_SHOT_GAIN):
+            z = (xc[:h] - xc[h: 2 * h]) / math.sqrt(2.0)
+            upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else \
+                4.0 * b.radius**2 * np.eye(d)
+            coarse, recs_c, _ = coinpress_covariance(z, upper, rho=rho_c, iterations=rounds,
+                                                     beta=beta, rng=rng, moment=pair_moment(z),
+                                                     final=False)
+            box = box_route(b, n, mech, par, coarse)
+            ball = ball_route(b, n, mech, par, coarse, beta)
+            route = ball if ball is not None and ball["maha2"] < box["maha2"] else box
+            mean, rel = release_mean(xc, b, n, mech, par, route, rng)
+            info.update(mean_mechanism=mech, mean_share=s, mean_route=route["route"],
+                        mean_noise_rms=math.sqrt(e2 / d), scale_rounds=rounds)
+            return mean, _records(rel, b) + recs_c
+    mech, par, _ = mean_plan(b, n, epsilon, delta, 1.0)
+    mean, rel = release_mean(xc, b, n, mech, par, {"route": "box"}, rng)
+    return mean, _records(rel, b)
+
+
+def _covariance_then_mean(xc: Any, b: Box | Ball, n: int, mech: str, share: float,
+                          rho_coarse: float, rounds: int, epsilon: float, delta: float,
+                          beta: float, rng: np.random.Generator, info: dict
+                          ) -> tuple[np.ndarray, np.ndarray, list[PrivacyRecord]]:
+    """CoinPress covariance from the bounds, then the mean, with the mean's route and the
+    split of the rest of the budget decided from released values (adaptive composition).
+
+    1. The coarse CoinPress rounds with ``rho_coarse`` (their share of the covariance budget at
+       the box route's mean share ``share``, the largest the mean can take) release a coarse
+       bound ``A`` of the covariance.
+    2. From ``A`` (post-processing): the ``"box+ball"`` route at ``MEAN_SHARE`` against the
+       ``"box"`` route at ``share``, by expected Mahalanobis noise under ``A``
+       (:mod:`cvxdp.estimation.bounded_mean`); the mean's share ``s`` is that route's.
+    3. The final covariance round gets the rest, ``rho = mu_c(s)^2 / 2 - rho_coarse`` with
+       ``mu_c(s)`` the covariance budget at mean share ``s`` (:func:`_cov_mu`), which is
+       ``>= rho_coarse`` since ``s <= share``; so whatever the route, the Gaussian steps
+       compose (Gaussian-DP) to ``mu_c(s)`` and with the mean's ``s`` the total is the
+       caller's (epsilon, delta), as at a fixed split.
+    4. The mean by that route, ``"box+ball"`` whitened by the final released covariance.
+    """
+    d = len(b.centre)
+    h = n // 2
+    z = (xc[:h] - xc[h: 2 * h]) / math.sqrt(2.0)  # zero mean, covariance Sigma (clipped)
+    upper = np.diag((b.hi - b.lo) ** 2) if isinstance(b, Box) else 4.0 * b.radius**2 * np.eye(d)
+    moment = pair_moment(z)
+    coarse, recs_c, _ = coinpress_covariance(z, upper, rho=rho_coarse, iterations=rounds,
+                                             beta=beta, rng=rng, moment=moment, final=False)
+    par_box = family_par(b, n, epsilon, delta, mech, share)
+    par_ball = family_par(b, n, epsilon, delta, mech, min(MEAN_SHARE, share))
+    box = box_route(b, n, mech, par_box, coarse)
+    ball = ball_route(b, n, mech, par_ball, coarse, beta)
+    use_ball = ball is not None and ball["maha2"] < box["maha2"]
+    s, par = (min(MEAN_SHARE, share), par_ball) if use_ball else (share, par_box)
+    rho_final = 0.5 * _cov_mu(mech, s, epsilon, delta) ** 2 - rho_coarse
+    cov, recs_f, cinfo = coinpress_covariance(z, coarse, rho=rho_final, iterations=0, beta=beta,
+                                              rng=rng, moment=moment)
+    route = ball_route(b, n, mech, par, cov, beta) if use_ball else None
+    if route is None:  # the box route, or a final covariance that cannot whiten: one release
+        route = box_route(b, n, mech, par, cov)  # at the bounds with the route's budget
+    mean, rel = release_mean(xc, b, n, mech, par, route, rng)
+    cinfo["coarse_rounds"] = rounds
+    info.update(covariance=cinfo, mean_route=route["route"], mean_share=s,
+                mean_noise_maha=math.sqrt(route["maha2"]),
+                covariance_noise_scale=recs_f[-1].params["sigma"])
+    if route["route"] == "box+ball":
+        info["mean_radius"] = route["radius"]
+    return mean, cov, _records(rel, b) + recs_c + recs_f
 
 
 def bounded_error(n: int, b: Box | Ball, cov: np.ndarray, info: dict) -> tuple[float, float]:
@@ -269,7 +337,10 @@ def bounded_error(n: int, b: Box | Ball, cov: np.ndarray, info: dict) -> tuple[f
     cinfo = info.get("covariance", {})
     if lam[0] <= 0 or cinfo.get("unresolved", 0):
         return math.inf, math.inf
-    e_mean = 1.5 * (math.sqrt(d / n) + info["mean_noise_rms"] * math.sqrt(float((1 / lam).sum())))
+    noise = info.get("mean_noise_maha")  # expected Mahalanobis noise under cov, if computed
+    if noise is None:
+        noise = info["mean_noise_rms"] * math.sqrt(float((1 / lam).sum()))
+    e_mean = 1.5 * (math.sqrt(d / n) + noise)
     sc = info.get("covariance_noise_scale", 0.0)
     if info.get("covariance_one_shot"):  # absolute noise, whitened by cov
         e_cov = 1.5 * (math.sqrt(d * (d + 1) / n)
@@ -313,7 +384,7 @@ def bounded_requirement(d: int, *, epsilon: float, delta: float, alpha: float = 
 
 
 def bounded_required_n(d: int, bounds: Any, *, epsilon: float, delta: float, alpha: float,
-                       scale: float, estimate: str = "both", mean_share: float = MEAN_SHARE,
+                       scale: float, estimate: str = "both", mean_share: float | None = None,
                        cov_need: float = 0.0) -> float:
     """Smallest n (to 1%) at which the mean's :func:`bounded_error` under ``Sigma = scale^2 I``
     is ``<= alpha``; for ``estimate="both"`` at least ``cov_need`` (the CoinPress covariance
@@ -321,11 +392,12 @@ def bounded_required_n(d: int, bounds: Any, *, epsilon: float, delta: float, alp
     ``scale`` is a public guess of the smallest standard deviation of the data (the bounds alone
     do not say it)."""
     b = as_bounds(bounds, d)
-    share = 1.0 if estimate == "mean" else mean_share
 
     def gap(n: float) -> float:
         m = max(int(n), 1)
-        e2 = _mean_plan(b, m, epsilon, delta, share)[2]
+        share = 1.0 if estimate == "mean" else (
+            _mean_share(b, m, epsilon, delta) if mean_share is None else mean_share)
+        e2 = mean_plan(b, m, epsilon, delta, share)[2]
         return 1.5 * (math.sqrt(d / m) + math.sqrt(e2) / scale) - alpha
 
     m = _solve_m(gap, lo=2.0)

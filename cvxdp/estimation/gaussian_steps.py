@@ -207,7 +207,7 @@ def coarse_schedule(m: int, d: int, rho: float, gain: float = COARSE_GAIN, max_r
 def coinpress_covariance(
     z: np.ndarray, upper: np.ndarray, *, rho: float, iterations: int, beta: float,
     rng: np.random.Generator, coarse_fraction: float = 0.5,
-    moment: Callable[[np.ndarray, float], np.ndarray] | None = None,
+    moment: Callable[[np.ndarray, float], np.ndarray] | None = None, final: bool = True,
 ) -> tuple[np.ndarray, list[PrivacyRecord], dict[str, Any]]:
     """Covariance of zero-mean ``z`` given a public (approximate) upper bound ``upper``, rho-zCDP.
 
@@ -222,7 +222,9 @@ def coinpress_covariance(
     ``upper``: only the radii depend on it, and it is public.  ``moment(L, T)``, if given,
     computes ``w^T w`` (``z`` whitened by ``L`` and clipped at ``sqrt(T)``) instead, e.g.
     chunk-wise on a Dask array (:mod:`cvxdp.scale.gaussians`); ``z`` is then only read for its
-    shape.
+    shape.  ``final=False`` runs the ``iterations`` coarse rounds only, with rho split evenly
+    over them, and returns the bound they reach (a later call with ``iterations=0`` from that
+    bound runs the final round with its own rho).
 
     References
     ----------
@@ -233,11 +235,14 @@ def coinpress_covariance(
     t_final = _chi2_radius2(d, m, beta)
     t_coarse = _chi2_radius2(d, 1, 0.05)
     cf = coarse_fraction
-    shares = [cf * rho / iterations] * iterations + [(1 - cf) * rho] if iterations else [rho]
+    if not final:
+        shares = [rho / iterations] * iterations
+    else:
+        shares = [cf * rho / iterations] * iterations + [(1 - cf) * rho] if iterations else [rho]
     bound = 0.5 * (upper + upper.T)
     recs, psis = [], []
     for it, rho_i in enumerate(shares):
-        last = it == len(shares) - 1
+        last = final and it == len(shares) - 1
         t_clip = t_final if last else t_coarse
         sens = math.sqrt(2.0) * t_clip / m
         low = np.linalg.cholesky(bound)

@@ -88,6 +88,7 @@ from cvxdp.estimation.gaussian_steps import (
 from cvxdp.estimation.gaussian_steps import required_n as _steps_required_n
 from cvxdp.estimation.masking import PAPER, k_min, populous_mean
 from cvxdp.estimation.random_projection import count_share
+from cvxdp.estimation.row_partition import permuted_blocks
 from cvxdp.estimation.rows import ENTRY_BOUND, domain_rows
 from cvxdp.estimation.wrapper import EuclideanSpace, private_preconditioner, private_subspace
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
@@ -357,13 +358,7 @@ def private_gaussian(
             f"alpha={alpha}; the release stays ({eps_total}, {delta})-DP but may be ⊥ or "
             "inaccurate."), stacklevel=2)
     gen = as_generator(rng)
-    xs = x[gen.permutation(n)]
-    if is_dask(xs):  # shuffled once by Dask on the workers and kept there for every step
-        xs = xs.persist()
-    blocks, start = {}, 0
-    for name, size in sizes.items():
-        blocks[name] = xs[start: start + size]
-        start += size
+    blocks = permuted_blocks(x, sizes, gen)  # on the workers for Dask (row_partition)
     steps: dict[str, tuple[PrivacyRecord, ...]] = {}
     info: dict[str, Any] = {"method": "robust" if robust else method, "block_sizes": sizes}
     mean = cov = u = None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -43,6 +43,13 @@ _REL_TOL = 1e-9
 #: share of an (epsilon, delta) budget a mechanism keeps for its float samplers' delta when it
 #: plans (converts at ``delta * (1 - FLOAT_DELTA_SHARE)``), so the composed total stays exact
 FLOAT_DELTA_SHARE = 1e-3
+
+
+def _reduce_frozen(obj: Any) -> tuple[Any, tuple[Any, ...]]:
+    """Pickle a record or report (e.g. inside a fitted estimator sent to a joblib worker): its
+    read-only mappings travel as dicts and are made read-only again by ``__post_init__``."""
+    vals = (getattr(obj, f.name) for f in fields(obj))
+    return type(obj), tuple(dict(v) if isinstance(v, MappingProxyType) else v for v in vals)
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,9 @@ class PrivacyRecord:
         object.__setattr__(self, "zcdp", z)
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         object.__setattr__(self, "count", int(self.count))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _reduce_frozen(self)
 
     @property
     def pure_epsilon(self) -> float | None:
@@ -295,6 +305,9 @@ class PrivacyReport:
     def __post_init__(self) -> None:
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
         object.__setattr__(self, "records", tuple(self.records))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _reduce_frozen(self)
 
     @property
     def mechanisms(self) -> dict[str, int]:

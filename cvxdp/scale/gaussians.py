@@ -20,9 +20,12 @@ blocks are aligned there; nothing reaches the client).
 
 Without ``bounds=`` the range-finding pipeline (:func:`cvxdp.estimation.gaussians.private_gaussian`,
 methods ``"practical"`` and ``"preconditioned"``) runs here too.  The one random permutation of
-the rows is a permutation of row *indices* drawn from the caller's generator (public, data
-independent); Dask applies it on the workers (``x[perm]``), and the steps' blocks are slices of
-the permuted array, so every block holds exactly the rows it holds in the numpy path.  Each
+the rows (:mod:`cvxdp.estimation.row_partition`, public, data independent) is applied on the
+workers: above one tile (``TILE`` rows) it is drawn tile by tile (per-tile seeds and block counts
+on the client, each tile's permutation on its worker, :func:`dask_tiled_blocks`), so not even the
+n row indices reach the client; up to one tile, ``x[perm]`` with the n indices drawn on the
+client (at most ``TILE`` of them).  Every block holds exactly the rows it holds in the numpy
+path.  Each
 step then reads its block through a reduce: the log-scale and grid histograms' cell counts
 (:func:`dask_column_counts`, :func:`dask_cell_counts`), the clipped sums of the mean rounds
 (:func:`dask_clipped_sum`), the CoinPress second moments (:func:`pair_moment`).  The
@@ -44,6 +47,7 @@ from cvxdp.estimation.rows import cell_counts, clip_rows, clipped_sum, domain_ro
 from cvxdp.scale import as_row_blocks, block_sum
 
 __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bounds",
+           "dask_tiled_blocks",
            "pair_moment", "dask_cell_counts", "dask_column_counts", "dask_clipped_sum",
            "dask_subspace", "dask_populous_mean"]
 
@@ -134,6 +138,28 @@ def pair_moment(z: Any) -> Any:
 
 
 # ------------------------------------------------------------ the pipeline without bounds= (Dask)
+
+def dask_tiled_blocks(x: Any, counts: np.ndarray, seeds: np.ndarray, tile: int,
+                      split_tile: Any) -> list:
+    """:func:`cvxdp.estimation.row_partition.permuted_blocks` above one tile: ``x`` in chunks of
+    ``tile`` rows, each split on a worker by its seeded permutation and ``counts[t]``
+    (``split_tile``, :func:`cvxdp.estimation.row_partition.split_tile`, passed in so that this
+    module does not import that one); block b concatenates the tiles' pieces b.  The client
+    holds the ``T x B`` counts and ``T`` seeds only; the blocks (all but the last column's
+    unused rows) are persisted on the workers."""
+    import dask
+    import dask.array as da
+
+    x = x.rechunk({0: tile, 1: -1})
+    d = int(x.shape[1])
+    nb = counts.shape[1] - 1
+    pieces = [dask.delayed(split_tile, nout=nb + 1, pure=True)(c, counts[t], int(seeds[t]))
+              for t, c in enumerate(x.to_delayed().ravel())]
+    blocks = [da.concatenate([da.from_delayed(p[b], shape=(int(counts[t, b]), d),
+                                              dtype=x.dtype) for t, p in enumerate(pieces)])
+              for b in range(nb)]
+    return list(dask.persist(*blocks))
+
 
 def _chunk_counts(block: np.ndarray, fn: Any, args: tuple, columns: bool) -> list:
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cvxdp.blas_threads import small_blas
 from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
 from cvxdp.geometry.john.exact import ExactJohnEllipsoid
 from cvxdp.validation import entry_point
@@ -47,7 +48,9 @@ class JohnEllipsoidProblem(ExactJohnEllipsoid):
     def solve_private(self, **kwargs: Any) -> Any:
         """DP John ellipsoid: :func:`cvxdp.geometry.john.john_private.private_john`."""
         from cvxdp.geometry.john.john_private import private_john
-        return private_john(self, **kwargs)
+        n, d = self.data.shape
+        with small_blas(n * d * d):  # T small products: one BLAS thread (cvxdp.blas_threads)
+            return private_john(self, **kwargs)
 
 
 def _delegate() -> Any:
