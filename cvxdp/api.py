@@ -73,6 +73,10 @@ def explain(problem: cp.Problem, private: Any = None) -> list[str]:
         return []  # carries its own algorithm (e.g. john_ellipsoid uses log_det on purpose)
     from cvxdp.transform import to_scp, unsupported_reasons
 
+    if _row_spec(private) is not None:  # a learning model: any cone (cvxdp.learning)
+        from cvxdp.learning import explain_rows
+
+        return explain_rows(problem, _row_spec(private))
     reasons = unsupported_reasons(problem)
     if reasons or private is None:
         return reasons
@@ -186,6 +190,14 @@ def solve_private(
             check_options([*kwargs, *solver_opts], valid, f"{type(problem).__name__}")
         return problem.solve_private(**kwargs, **solver_opts)
 
+    rows = _row_spec(private)
+    if rows is not None:  # one person per row of a learning model: cvxdp.learning
+        from cvxdp.learning import solve_rows
+
+        if solver is not None:
+            solver_opts["solver"] = solver
+        return solve_rows(problem, rows, epsilon=epsilon, delta=delta, rho=rho,
+                          accuracy=accuracy, rng=rng, reference=reference, **solver_opts)
     if private is not None and _is_least_squares_spec(private):
         # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (paper 003)
         from cvxdp.estimation.regression import least_squares_from_model
@@ -239,6 +251,12 @@ def solve_private(
         problem, epsilon=epsilon, delta=delta, rho=rho, private=private, accuracy=accuracy,
         rng=rng, reference=reference, verbose=verbose, **solver_opts,
     ))
+
+
+def _row_spec(private: Any) -> Any:
+    from cvxdp.learning.solve import row_spec
+
+    return None if private is None else row_spec(private)
 
 
 def _is_least_squares_spec(private: Any) -> bool:
