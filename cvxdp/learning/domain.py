@@ -143,17 +143,17 @@ class Projector:
         self.vars = theta(model)
         self.size = sum(v.size for v in self.vars)
         self.center = cp.Parameter(self.size)
-        self.inv_eta = cp.Parameter(nonneg=True, value=1.0)
+        self.eta = cp.Parameter(nonneg=True, value=1.0)
         th = cp.hstack([cp.vec(v, order="F") for v in self.vars])
-        obj = 0.5 * self.inv_eta * cp.sum_squares(th - self.center)
+        obj = 0.5 * cp.sum_squares(th - self.center)   # times 1/eta: the same argmin (DPP)
         if with_regulariser:
-            obj = obj + model.regulariser
+            obj = obj + self.eta * model.regulariser
         self.problem = cp.Problem(cp.Minimize(obj), model.constraints)
         self.solver = solver
 
     def step(self, center: np.ndarray, eta: float = 1.0) -> np.ndarray:
         self.center.value = np.asarray(center, dtype=float)
-        self.inv_eta.value = 1.0 / eta
+        self.eta.value = eta
         self.problem.solve(solver=self.solver)
         if self.problem.status not in _OK:
             raise InfeasibleProblemError(
