@@ -318,6 +318,13 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
         raise UnsupportedProblemError("the model is not DCP (convex); cvxdp solves convex "
                                       "models only. Check problem.is_dcp().")
     obj = problem.objective
+    used = {p.id for p in obj.parameters()}
+    for name, par in (("X", spec.X), ("y", spec.y)):
+        if par is not None and par.id not in used:
+            raise PrivacySpecError(
+                f"RowPrivacy: the objective does not use the spec's {name} (Parameter "
+                f"{par.name()!r}); name the model's own Parameters, e.g. RowPrivacy(X, y, ...) "
+                f"for a loss of X @ w and y.")
     sense = 1.0 if isinstance(obj, cp.Minimize) else -1.0
     walker = _Walker(spec)
     raw: list = []
