@@ -168,7 +168,10 @@ def solve_on_rows(model: RowModel, loss: Any, X: np.ndarray, y: np.ndarray | Non
     """``argmin_{theta in F} sum_i loss(p_i, y_i) + R(theta) + quadratic/2 ||theta||^2 +
     linear' theta`` on the (clipped) rows: one CVXPY solve.  Returns (theta, status)."""
     th = cp.hstack([cp.vec(v, order="F") for v in theta(model)])
-    obj = loss.expression(model.predictor(X), y) + model.regulariser
+    Xt = X if model.v is None else np.column_stack([X, np.full(X.shape[0], model.sign_v)])
+    fast = loss.gram_expression(Xt, y, th)
+    obj = (fast if fast is not None else loss.expression(model.predictor(X), y)) \
+        + model.regulariser
     if quadratic:
         obj = obj + (quadratic / 2) * cp.sum_squares(th)
     if linear is not None:

@@ -248,6 +248,34 @@ class RowLoss:
         const = float(np.sum(RowLoss(self.constant_pieces).values(np.zeros(p.shape), yv)))
         return cp.sum(terms) + const if terms else cp.Constant(const)
 
+    def gram_expression(self, Xt: np.ndarray, y: np.ndarray | None, th: cp.Expression
+                        ) -> cp.Expression | None:
+        """``sum_i l(x~_i' th, y_i)`` through ``X~' X~`` when every piece is a square or linear
+        in ``p`` without a ``y p`` term: the same function of ``th`` with d instead of n terms
+        (an exact rewriting, e.g. ``||X w - y||^2 = w' X'X w - 2 (X'y)' w + y'y``); None
+        otherwise."""
+        if any(pc.kind not in ("square", "lin") or pc.args[0][YP] for pc in self.pieces):
+            return None
+        yv = np.zeros(Xt.shape[0]) if y is None else np.asarray(y, dtype=float)
+        gram = Xt.T @ Xt
+        quad = 0.0
+        lin = np.zeros(Xt.shape[1])
+        const = float(np.sum(RowLoss(self.constant_pieces).values(np.zeros(len(yv)), yv)))
+        for pc in self.pieces:
+            a = pc.args[0]
+            r = a[Y] * yv + a[ONE]          # u_i = a_p x~_i' th + r_i
+            if pc.kind == "square":
+                quad += pc.coef * a[P] ** 2
+                lin += pc.coef * 2 * a[P] * (Xt.T @ r)
+                const += pc.coef * float(r @ r)
+            else:
+                lin += pc.coef * a[P] * Xt.sum(axis=0)
+                const += pc.coef * float(r.sum())
+        expr = lin @ th + const
+        if quad:
+            expr = expr + quad * cp.quad_form(th, cp.psd_wrap((gram + gram.T) / 2))
+        return expr
+
     def describe(self) -> str:
         names = {"square": "squared", "huber": "Huber", "abs": "absolute",
                  "logistic": "logistic", "lin": "linear", "max": "piecewise-linear (max)"}

@@ -30,6 +30,11 @@ Utility (every term public; probability ``>= 1 - beta``): with ``W`` the public 
 quantile of ``||b||`` (chi for Gaussian, Gamma(d, G / eps2) for pure).  ``h`` minimises this
 bound: ``h = sqrt(R~^2 kappa W^2 / (2 (e^eps1 - 1) n e_1))``.
 
+The split of epsilon (public): Chaudhuri et al.'s rule first -- when the regulariser's own
+curvature makes the Jacobian cost ``log(1 + lambda/mu) <= eps/2``, spend exactly that and no
+Delta -- then the shares 0.1 .. 0.9 of epsilon; with a finite W the split of smallest bound is
+taken, otherwise the first.
+
 References
 ----------
 K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially Private Empirical Risk
@@ -130,15 +135,49 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
         raise UnsupportedProblemError(
             "objective perturbation needs a smooth loss or kinks of the form |u| or max(a, b); "
             "this loss has a maximum of three or more terms: use mechanism='gradient'.")
-    R, B, n, d = model.feature_bound, model.label_bound, model.n, model.dim
-    P = R * W
+    R, B = model.feature_bound, model.label_bound
     eps, delta = budget.epsilon, getattr(budget, "delta", 0.0)
-    L = loss.lipschitz(P, B)
+    L = loss.lipschitz(R * W, B)
     if not math.isfinite(L):
         raise UnsupportedProblemError(
             "the loss's gradient is unbounded on the constraint set (e.g. a squared loss with "
             "no bound on w): add a public norm-ball or box constraint on w.")
-    eps1 = eps2 = eps / 2
+    zeta = L * R
+    if zeta == 0:
+        raise UnsupportedProblemError("the loss does not depend on w: nothing to learn.")
+    if loss.smooth and loss.smoothness(B) == 0 and model.mu <= 0:
+        raise UnsupportedProblemError(
+            "objective perturbation needs curvature: the loss is linear in w and the "
+            "regulariser is not strongly convex; use mechanism='gradient'.")
+    plans = [_plan_at(model, loss, eps1, eps, delta, W, zeta, beta)
+             for eps1 in _splits(model, loss, eps, B, R)]
+    # with a finite W: the split with the smallest proven bound; else the first (the
+    # Chaudhuri et al. rule: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
+    return min(plans, key=lambda p: p.bound) if math.isfinite(W) else plans[0]
+
+
+#: shares of epsilon tried for the Jacobian part (public; the bound picks one)
+SPLITS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> list[float]:
+    """Candidate eps1: first the Chaudhuri et al. (2011, Alg. 2) rule -- ``log(1 + lambda/mu)``
+    when the regulariser's own curvature keeps it below eps/2 (then Delta = 0), else eps/2 --
+    then the grid :data:`SPLITS`."""
+    first = eps / 2
+    if loss.smooth:
+        lam = loss.smoothness(B) * R * R
+        if lam == 0:
+            return [0.0]
+        if model.mu > 0 and math.log1p(lam / model.mu) <= eps / 2:
+            first = math.log1p(lam / model.mu)
+    return [first, *(eps * f for f in SPLITS)]
+
+
+def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
+             zeta: float, beta: float) -> ObjPertPlan:
+    R, B, n, d = model.feature_bound, model.label_bound, model.n, model.dim
+    eps2 = eps - eps1
     h = None
     smooth = loss
     if not loss.smooth:
@@ -148,18 +187,8 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
              if math.isfinite(W) and W > 0 else 1.0)
         h = max(h, H_MIN)
         smooth = loss.smoothed(h)
-    beta_p = smooth.smoothness(B)
-    lam = beta_p * R * R
-    if lam == 0:
-        if model.mu <= 0:
-            raise UnsupportedProblemError(
-                "objective perturbation needs curvature: the loss is linear in w and the "
-                "regulariser is not strongly convex; use mechanism='gradient'.")
-        eps1, eps2 = 0.0, eps
+    lam = smooth.smoothness(B) * R * R
     Delta = max(0.0, lam * _inv_expm1(eps1) - model.mu) if lam > 0 else 0.0
-    zeta = L * R
-    if zeta == 0:
-        raise UnsupportedProblemError("the loss does not depend on w: nothing to learn.")
     G = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta
     k = 2 if model.spec.neighbours == "replace" else 1
     sigma = gamma_scale = None

@@ -189,7 +189,7 @@ def test_clipping_maps_rows_into_the_domain_without_refusing(rows):
         prob, spec = logistic_ridge(Xv, y)
         outs.append(prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=5,
                                        value_share=0.0).primal["w"])
-    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_allclose(outs[0], outs[1], atol=1e-4)   # same noise, same rows
 
 
 def test_bad_options_are_rejected(rows):
