@@ -45,10 +45,14 @@ Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from cvxpy.atoms.elementwise.power import Power
+from cvxpy.atoms.norm1 import norm1
+from cvxpy.atoms.pnorm import Pnorm
+from cvxpy.atoms.quad_over_lin import quad_over_lin
 from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
@@ -149,11 +153,36 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
         raise UnsupportedProblemError(
             "objective perturbation needs curvature: the loss is linear in w and the "
             "regulariser is not strongly convex; use mechanism='gradient'.")
-    plans = [_plan_at(model, loss, eps1, eps, delta, W, zeta, beta)
+    # with a finite W: the split with the smallest proven bound.  Without one, the same rule
+    # with W_opt, a public bound on the exact minimiser (no bound is claimed from it), or
+    # else the first split (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost
+    # below eps/2)
+    W_pick = W if math.isfinite(W) else minimiser_bound(model)
+    plans = [_plan_at(model, loss, eps1, eps, delta, W_pick, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    # with a finite W: the split with the smallest proven bound; else the first (the
-    # Chaudhuri et al. rule: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
-    return min(plans, key=lambda p: p.bound) if math.isfinite(W) else plans[0]
+    best = min(plans, key=lambda p: p.bound) if math.isfinite(W_pick) else plans[0]
+    if not math.isfinite(W):
+        best = replace(best, bound=math.inf)
+    return best
+
+
+_NONNEG = ("square", "huber", "abs", "logistic")
+
+
+def minimiser_bound(model: RowModel) -> float:
+    """Public bound on ``||theta*||`` from strong convexity: when the loss and the public
+    terms are >= 0 and vanish-or-are-bounded at 0, ``mu/2 ||theta*||^2 <= F(theta*) <= F(0)
+    <= n sup_y l(0, y)``; inf when that does not apply."""
+    loss = model.loss
+    if model.mu <= 0 or not all(
+            pc.kind in _NONNEG or (pc.kind == "max" and any(not np.any(a) for a in pc.args))
+            for pc in loss.pieces + loss.constant_pieces):
+        return math.inf
+    if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
+               for c, e in model.public_terms):
+        return math.inf
+    f0 = model.n * loss.value_bound(0.0, model.label_bound)
+    return math.sqrt(2 * f0 / model.mu)
 
 
 #: shares of epsilon tried for the Jacobian part (public; the bound picks one)
