@@ -73,10 +73,14 @@ def explain(problem: cp.Problem, private: Any = None) -> list[str]:
         return []  # carries its own algorithm (e.g. john_ellipsoid uses log_det on purpose)
     from cvxdp.transform import to_scp, unsupported_reasons
 
-    if _row_spec(private) is not None:  # a learning model: any cone (cvxdp.learning)
+    try:
+        rows = _row_spec(private)
+    except PrivacySpecError as err:
+        return [str(err)]
+    if rows is not None:  # a learning model: any cone (cvxdp.learning)
         from cvxdp.learning import explain_rows
 
-        return explain_rows(problem, _row_spec(private))
+        return explain_rows(problem, rows)
     reasons = unsupported_reasons(problem)
     if reasons or private is None:
         return reasons
@@ -132,7 +136,8 @@ def solve_private(
         ``BudgetError`` before any data is read) and is recorded in its ledger afterwards.
     private : privacy spec or sequence of specs
         Which data is private and how neighbours differ (``cvxdp.ConstraintPrivacy``,
-        ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``).  Required for a
+        ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``; ``RowPrivacy``
+        for a learning model with one person per row, ``docs/learning.md``).  Required for a
         general model; structured problems know their own.
     accuracy : float, optional
         Target additive error alpha (> 0) of the private solver.
