@@ -34,6 +34,7 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+from scipy import optimize
 
 import cvxdp
 from cvxdp.table import format_table
@@ -89,6 +90,19 @@ def _diffprivlib_logistic():
     return LogisticRegression
 
 
+def exact_logistic(X, y, lam):
+    """The exact minimiser by L-BFGS on the smooth objective (gradient norm to 1e-12): the
+    reference, faster than the conic solve at large n."""
+    def f(w):
+        z = y * (X @ w)
+        s = -y * 0.5 * (1 - np.tanh(z / 2))      # d/dz log(1 + e^-z) * y
+        return (float(np.mean(np.logaddexp(0, -z)) + lam / 2 * w @ w),
+                X.T @ s / len(y) + lam * w)
+    res = optimize.minimize(f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
+                            options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+    return res.x
+
+
 def run_logistic(n, eps, seed):
     (X, y), (Xt, yt) = logistic_data(n, seed)
     lam = 1.0 / n
@@ -96,10 +110,7 @@ def run_logistic(n, eps, seed):
     w = cp.Variable(D)
     prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / n
                                   + lam / 2 * cp.sum_squares(w)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        prob.solve()
-    best = logistic_risk(X, y, w.value, lam)
+    best = logistic_risk(X, y, exact_logistic(X, y, lam), lam)
     t0 = time.perf_counter()
     prob.solve_private(epsilon=eps, rng=seed, value_share=0.0,
                        private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))

@@ -110,8 +110,8 @@ def regulariser_lipschitz(model: RowModel, W: float) -> float:
         var = e.args[0] if e.args else None
         if isinstance(e, Power) and isinstance(var, Pnorm) and _power(var) == 2:
             var = var.args[0]
-        if not isinstance(var, cp.Variable):
-            return math.inf
+        if not isinstance(var, cp.Variable) or var.id not in {v.id for v in theta(model)}:
+            return math.inf   # a term in an auxiliary Variable: no Lipschitz constant read
         if isinstance(e, quad_over_lin):
             total += abs(c) * 2 * W
         elif isinstance(e, norm1):

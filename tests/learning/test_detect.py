@@ -128,3 +128,11 @@ def test_non_dcp_model_is_refused(pars):
     prob = cp.Problem(cp.Minimize(-cp.sum(cp.logistic(X @ w))))
     with pytest.raises(UnsupportedProblemError, match="not DCP"):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec(X, y))
+
+
+def test_explain_never_raises_on_a_mixed_spec_list(pars):
+    X, y, w = pars
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ w - y)), [cp.norm(w) <= 1])
+    (msg,) = cvxdp.explain(prob, [spec(X, y), cvxdp.ScalarPrivacy(cp.Parameter(),
+                                                                  sensitivity=1.0)])
+    assert "pass it alone" in msg

@@ -200,3 +200,16 @@ def test_bad_options_are_rejected(rows):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, value_share=0.9)
     with pytest.raises(TypeError):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, steps_=3)
+
+
+def test_auxiliary_variables_are_completed_by_a_public_solve(rows):
+    X, y = rows
+    Xp, yp = cp.Parameter((N, D), value=X), cp.Parameter(N, value=y)
+    w, t = cp.Variable(D, name="w"), cp.Variable(D, name="t")   # lasso in epigraph form
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / N
+                                  + 0.01 * cp.sum(t)), [-t <= w, w <= t, cp.norm(w, 2) <= 3])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, mechanism="objective",
+                             private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
+    np.testing.assert_allclose(sol.primal["t"], np.abs(sol.primal["w"]), atol=1e-6)
+    np.testing.assert_allclose(t.value, sol.primal["t"])
+    assert sol.status == cp.OPTIMAL_INACCURATE and sol.value is not None
