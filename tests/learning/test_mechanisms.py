@@ -213,3 +213,16 @@ def test_auxiliary_variables_are_completed_by_a_public_solve(rows):
     np.testing.assert_allclose(sol.primal["t"], np.abs(sol.primal["w"]), atol=1e-6)
     np.testing.assert_allclose(t.value, sol.primal["t"])
     assert sol.status == cp.OPTIMAL_INACCURATE and sol.value is not None
+
+
+def test_clipped_count_counts_each_row_once(rows):
+    # the released count has sensitivity 1: a row outside both bounds must count once
+    from cvxdp.learning.detect import detect
+    from cvxdp.learning.solve import _clip
+
+    X, y = rows
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = [3.0, 0.0, 0.0], 4.0      # outside the row bound and the label bound
+    y2[1] = -2.0                             # label only
+    prob, spec = logistic_ridge(X2, y2)
+    assert _clip(detect(prob, spec))[2] == 2
