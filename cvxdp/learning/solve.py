@@ -94,17 +94,19 @@ def _clip(model: RowModel) -> tuple[np.ndarray, np.ndarray | None, int]:
     if spec.X.value is None or (spec.y is not None and spec.y.value is None):
         raise PrivacySpecError("set X.value (and y.value) before solving privately.")
     X = np.array(spec.X.value, dtype=float)
-    bad = ~np.all(np.isfinite(X), axis=1)
-    X[bad] = 0.0
-    X, count = clip_rows_l2(X, spec.row_bound)
-    count += int(np.count_nonzero(bad))
+    out = ~np.all(np.isfinite(X), axis=1)
+    X[out] = 0.0
+    with np.errstate(over="ignore"):
+        out |= np.linalg.norm(X, axis=1) > spec.row_bound * (1.0 + 4.0 * 2.0 ** -53)
+    X = clip_rows_l2(X, spec.row_bound)[0]
     y = None
     if spec.y is not None:
         y = np.array(spec.y.value, dtype=float).ravel()
         yb = ~np.isfinite(y)
         y[yb] = 0.0
-        count += int(np.count_nonzero(yb | (np.abs(y) > spec.label_bound)))
+        out |= yb | (np.abs(y) > spec.label_bound)
         y = np.clip(y, -spec.label_bound, spec.label_bound)
+    count = int(np.count_nonzero(out))   # one per row: a count of sensitivity 1
     return X, y, count
 
 
