@@ -3,7 +3,8 @@
 Accepted: ``Minimize`` (or ``Maximize`` of a concave) objective that is a sum of
 
 * loss terms -- ``c * cp.sum(E)``, ``c * cp.mean(E)``, ``c * cp.sum_squares(r)``,
-  ``c * cp.norm1(r)`` -- where ``E`` is a sum of elementwise atoms (``square``, ``huber``,
+  ``c * cp.norm1(r)`` -- where ``E`` is a sum of elementwise atoms (``square`` of ``r`` or of
+  ``pos(r)``, ``huber``,
   ``abs``, ``logistic``, ``maximum`` / ``pos``, ``neg``, or affine) of affine vectors ``r`` in
   ``X @ w`` (optionally ``X @ w + v`` with a scalar intercept Variable ``v``), the labels ``y``,
   ``cp.multiply(y, X @ w)`` and scalar constants;
@@ -224,7 +225,7 @@ class _Walker:
         if e.is_affine():
             return [("lin", c, [self.aff(e)], 1.0)]
         if isinstance(e, Power) and _p(e) == 2:
-            return [("square", c, [self.aff(e.args[0])], 1.0)]
+            return [self.squared(e.args[0], c)]
         if isinstance(e, huber):
             return [("huber", c, [self.aff(e.args[0])], float(np.asarray(e.M.value)))]
         if isinstance(e, cp_abs):
@@ -238,13 +239,21 @@ class _Walker:
         raise _Refuse(f"atom {type(e).__name__} is not a per-row loss cvxdp knows (square, "
                       "huber, abs, logistic, maximum/pos, neg, affine)")
 
+    def squared(self, e: Any, c: float) -> tuple[str, float, list[dict], float]:
+        """``r^2`` of an affine r, or ``pos(r)^2`` (the squared hinge of one-sided losses)."""
+        if isinstance(e, maximum) and len(e.args) == 2:
+            for r, z in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
+                if self.scalar(z) == 0.0:
+                    return ("sqpos", c, [self.aff(r)], 1.0)
+        return ("square", c, [self.aff(e)], 1.0)
+
     def loss_term(self, e: Any, c: float) -> list:
         if isinstance(e, Sum) and e.axis is None:
             self.rows_shape(e.args[0])
             return self.pieces(e.args[0], c)
         if isinstance(e, quad_over_lin) and self.scalar(e.args[1]) == 1.0:
             self.rows_shape(e.args[0])
-            return [("square", c, [self.aff(e.args[0])], 1.0)]
+            return [self.squared(e.args[0], c)]
         if isinstance(e, norm1) or (isinstance(e, Pnorm) and _p(e) == 1):
             self.rows_shape(e.args[0])
             return [("abs", c, [self.aff(e.args[0])], 1.0)]

@@ -5,7 +5,7 @@ A detected model (:mod:`cvxdp.learning.detect`) has the per-row loss
     l(p, y) = sum_k c_k phi_k(u_k),    u_k = a_p p + a_y y + a_yp y p + a_1,
 
 with ``p = x' w (+ s v)`` the linear predictor of one row, ``y`` its label and ``phi_k`` one of
-``square``, ``huber(M)``, ``abs``, ``logistic``, ``lin`` (the identity) or ``max`` (the
+``square``, ``sqpos`` (``max(u, 0)^2``), ``huber(M)``, ``abs``, ``logistic``, ``lin`` (the identity) or ``max`` (the
 pointwise maximum of several such affine ``u``).  Every constant a mechanism needs is computed
 here from the pieces and the public bounds ``|p| <= P``, ``|y| <= B`` (never from data):
 
@@ -35,7 +35,7 @@ __all__ = ["Piece", "RowLoss", "KINDS"]
 
 #: index of each coefficient in an affine vector (a_p, a_y, a_yp, a_1)
 P, Y, YP, ONE = 0, 1, 2, 3
-KINDS = ("square", "huber", "abs", "logistic", "lin", "max")
+KINDS = ("square", "sqpos", "huber", "abs", "logistic", "lin", "max")
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ def _times(a: float, b: float) -> float:
 def _phi(kind: str, u: np.ndarray, M: float) -> np.ndarray:
     if kind == "square":
         return u * u
+    if kind == "sqpos":
+        return np.maximum(u, 0.0) ** 2
     if kind == "huber":
         a = np.abs(u)
         return np.where(a <= M, u * u, 2 * M * a - M * M)
@@ -94,6 +96,8 @@ def _phi(kind: str, u: np.ndarray, M: float) -> np.ndarray:
 def _dphi(kind: str, u: np.ndarray, M: float) -> np.ndarray:
     if kind == "square":
         return 2 * u
+    if kind == "sqpos":
+        return 2 * np.maximum(u, 0.0)
     if kind == "huber":
         return 2 * np.clip(u, -M, M)
     if kind == "abs":
@@ -117,7 +121,7 @@ class RowLoss:
         total = 0.0
         for pc in self.pieces:
             s = pc.slope(B)
-            if pc.kind == "square":
+            if pc.kind in ("square", "sqpos"):
                 d = 2 * pc.u_bound(P_, B)
             elif pc.kind == "huber":
                 d = 2 * min(pc.u_bound(P_, B), pc.M)
@@ -131,7 +135,7 @@ class RowLoss:
         total = 0.0
         for pc in self.pieces:
             s = pc.slope(B)
-            if pc.kind in ("square", "huber"):
+            if pc.kind in ("square", "sqpos", "huber"):
                 total += pc.coef * 2 * s * s
             elif pc.kind == "logistic":
                 total += pc.coef * s * s / 4
@@ -145,7 +149,7 @@ class RowLoss:
         total = 0.0
         for pc in self.pieces + self.constant_pieces:
             U = pc.u_bound(P_, B)
-            if pc.kind == "square":
+            if pc.kind in ("square", "sqpos"):
                 v = U * U
             elif pc.kind == "huber":
                 v = U * U if U <= pc.M else 2 * pc.M * U - pc.M**2
@@ -237,6 +241,8 @@ class RowLoss:
                 terms.append(pc.coef * cp.sum(cp.maximum(*us)))
             elif pc.kind == "square":
                 terms.append(pc.coef * cp.sum_squares(us[0]))
+            elif pc.kind == "sqpos":
+                terms.append(pc.coef * cp.sum_squares(cp.pos(us[0])))
             elif pc.kind == "huber":
                 terms.append(pc.coef * cp.sum(cp.huber(us[0], pc.M)))
             elif pc.kind == "abs":
@@ -277,7 +283,7 @@ class RowLoss:
         return expr
 
     def describe(self) -> str:
-        names = {"square": "squared", "huber": "Huber", "abs": "absolute",
+        names = {"square": "squared", "sqpos": "squared hinge", "huber": "Huber", "abs": "absolute",
                  "logistic": "logistic", "lin": "linear", "max": "piecewise-linear (max)"}
         return " + ".join(sorted({names[pc.kind] for pc in self.pieces})) or "constant"
 
