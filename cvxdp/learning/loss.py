@@ -5,8 +5,8 @@ A detected model (:mod:`cvxdp.learning.detect`) has the per-row loss
     l(p, y) = sum_k c_k phi_k(u_k),    u_k = a_p p + a_y y + a_yp y p + a_1,
 
 with ``p = x' w (+ s v)`` the linear predictor of one row, ``y`` its label and ``phi_k`` one of
-``square``, ``sqpos`` (``max(u, 0)^2``), ``huber(M)``, ``abs``, ``logistic``, ``lin`` (the identity) or ``max`` (the
-pointwise maximum of several such affine ``u``).  Every constant a mechanism needs is computed
+``square``, ``sqpos`` (``max(u, 0)^2``), ``huber(M)``, ``abs``, ``logistic``, ``lin`` (the
+identity) or ``max`` (the pointwise maximum of several such affine ``u``).  Every constant a mechanism needs is computed
 here from the pieces and the public bounds ``|p| <= P``, ``|y| <= B`` (never from data):
 
 * ``lipschitz(P, B)``: a bound on ``|dl/dp|`` (the gradient of one row in ``w`` is
@@ -159,6 +159,12 @@ class RowLoss:
                 v = U
             total += abs(pc.coef) * v
         return total
+
+    def nonnegative(self) -> bool:
+        """Every piece is >= 0 (squares, Huber, abs, logistic, a max with a 0 argument)."""
+        return all(pc.kind in ("square", "sqpos", "huber", "abs", "logistic")
+                   or (pc.kind == "max" and any(not np.any(a) for a in pc.args))
+                   for pc in self.pieces + self.constant_pieces)
 
     @property
     def smooth(self) -> bool:

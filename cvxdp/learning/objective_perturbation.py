@@ -166,17 +166,12 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     return best
 
 
-_NONNEG = ("square", "huber", "abs", "logistic")
-
-
 def minimiser_bound(model: RowModel) -> float:
     """Public bound on ``||theta*||`` from strong convexity: when the loss and the public
     terms are >= 0 and vanish-or-are-bounded at 0, ``mu/2 ||theta*||^2 <= F(theta*) <= F(0)
     <= n sup_y l(0, y)``; inf when that does not apply."""
     loss = model.loss
-    if model.mu <= 0 or not all(
-            pc.kind in _NONNEG or (pc.kind == "max" and any(not np.any(a) for a in pc.args))
-            for pc in loss.pieces + loss.constant_pieces):
+    if model.mu <= 0 or not loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):

@@ -253,7 +253,8 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
 def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
                    y: np.ndarray | None, W: float, gen: np.random.Generator,
                    part: dict[str, float]) -> tuple[float | None, Any]:
-    """``sense * (noisy sum_i l(p_i, y_i) + R(theta^))`` at the released point."""
+    """``sense * (noisy sum_i l(p_i, y_i) + R(theta^))`` at the released point (the noisy sum
+    clamped to its public range)."""
     V = model.loss.value_bound(model.feature_bound * W, model.label_bound)
     if not math.isfinite(V) or V <= 0:
         return None, None
@@ -263,8 +264,12 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
     s = float(np.sum(model.loss.values(p, np.zeros_like(p) if y is None else y)))
     noisy, rec = noisy_count(s / sens, rng=gen, what="the loss sum at the released point, "
                              f"scaled by its sensitivity {sens:.4g}", **part)
+    # post-processing: the loss sum lies in [0 or -n V, n V] (public), so the noisy one is
+    # clamped there
+    lo = 0.0 if model.loss.nonnegative() else -model.n * V
+    total = min(max(noisy * sens, lo), model.n * V)
     reg = model.regulariser.value   # at theta^ and its public completion
-    return model.sense * (noisy * sens + float(reg)), rec
+    return model.sense * (total + float(reg)), rec
 
 
 def _validate(problem: cp.Problem, model: RowModel, theta_hat: np.ndarray,
