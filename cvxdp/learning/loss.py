@@ -7,7 +7,8 @@ A detected model (:mod:`cvxdp.learning.detect`) has the per-row loss
 with ``p = x' w (+ s v)`` the linear predictor of one row, ``y`` its label and ``phi_k`` one of
 ``square``, ``sqpos`` (``max(u, 0)^2``), ``huber(M)``, ``abs``, ``logistic``, ``lin`` (the
 identity) or ``max`` (the pointwise maximum of several such affine ``u``).  Every constant a
-mechanism needs is computed here from the pieces and the public bounds ``|p| <= P``, ``|y| <= B`` (never from data):
+mechanism needs is computed here from the pieces and the public bounds ``|p| <= P``,
+``|y| <= B`` (never from data):
 
 * ``lipschitz(P, B)``: a bound on ``|dl/dp|`` (the gradient of one row in ``w`` is
   ``dl/dp x~``, so its norm is at most this times the row bound);
