@@ -42,6 +42,10 @@ from cvxdp.table import format_table
 
 D = 10
 EPSILONS = (0.1, 1.0, 10.0)
+#: cvxdp's noise seeds are offset from the data seeds: ``default_rng(seed)`` draws the data, and
+#: the same seed would make the first noise draw (the noise direction) the true coefficient
+#: direction
+NOISE_SEED = 10_000
 
 
 def logistic_data(n: int, seed: int):
@@ -113,7 +117,7 @@ def run_logistic(n, eps, seed):
                                   + lam / 2 * cp.sum_squares(w)))
     best = logistic_risk(X, y, exact_logistic(X, y, lam), lam)
     t0 = time.perf_counter()
-    prob.solve_private(epsilon=eps, rng=seed, value_share=0.0,
+    prob.solve_private(epsilon=eps, rng=NOISE_SEED + seed, value_share=0.0,
                        private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
     t_cvx = time.perf_counter() - t0
     w_cvx = np.asarray(w.value)
@@ -139,7 +143,7 @@ def run_linear(n, eps, seed):
     w = cp.Variable(D)
     prob = cp.Problem(cp.Minimize(cp.sum_squares(Xp @ w - yp) / n), [cp.norm(w, 2) <= 2])
     t0 = time.perf_counter()
-    prob.solve_private(epsilon=eps, rng=seed, value_share=0.0,
+    prob.solve_private(epsilon=eps, rng=NOISE_SEED + seed, value_share=0.0,
                        private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
     t_cvx = time.perf_counter() - t0
     w_cvx = np.asarray(w.value)
@@ -163,9 +167,12 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--tasks", default="logistic,linear",
                     help="comma-separated subset of logistic,linear")
+    ap.add_argument("--sizes", default=None, help="comma-separated n, instead of the grid")
     args = ap.parse_args()
     sizes = {"logistic": (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000),
              "linear": (1_000, 10_000, 100_000, 1_000_000)}
+    if args.sizes:
+        sizes = {k: tuple(int(float(v)) for v in args.sizes.split(",")) for k in sizes}
     for task, fn, metric in (("logistic", run_logistic, "test acc"),
                              ("linear", run_linear, "test MSE")):
         if task not in args.tasks.split(","):
