@@ -199,6 +199,8 @@ def solve_private(
     if rows is not None:  # one person per row of a learning model: cvxdp.learning
         from cvxdp.learning import solve_rows
 
+        check_options(solver_opts, option_names(solve_rows)[0] - {"spec"},
+                      "the row-level learning path (RowPrivacy)")
         if solver is not None:
             solver_opts["solver"] = solver
         return solve_rows(problem, rows, epsilon=epsilon, delta=delta, rho=rho,

@@ -198,8 +198,8 @@ def test_bad_options_are_rejected(rows):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, mechanism="sgd")
     with pytest.raises(BudgetError, match="value_share"):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, value_share=0.9)
-    with pytest.raises(TypeError):
-        prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, steps_=3)
+    with pytest.raises(TypeError, match="did you mean 'steps'"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, stepz=3)
 
 
 def test_auxiliary_variables_are_completed_by_a_public_solve(rows):
