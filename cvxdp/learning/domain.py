@@ -9,6 +9,7 @@ inside a mechanism.  Every solve is an ordinary CVXPY solve of the user's public
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -154,7 +155,9 @@ class Projector:
     def step(self, center: np.ndarray, eta: float = 1.0) -> np.ndarray:
         self.center.value = np.asarray(center, dtype=float)
         self.eta.value = eta
-        self.problem.solve(solver=self.solver)
+        with warnings.catch_warnings():   # the center derives from private data: no warning
+            warnings.simplefilter("ignore")
+            self.problem.solve(solver=self.solver)
         if self.problem.status not in _OK:
             raise InfeasibleProblemError(
                 f"the projection onto the public constraints ended {self.problem.status!r}; "
@@ -177,7 +180,9 @@ def solve_on_rows(model: RowModel, loss: Any, X: np.ndarray, y: np.ndarray | Non
     if linear is not None:
         obj = obj + linear @ th
     prob = cp.Problem(cp.Minimize(obj), model.constraints)
-    prob.solve(solver=solver)
+    with warnings.catch_warnings():   # a solver warning here would depend on the private rows
+        warnings.simplefilter("ignore")
+        prob.solve(solver=solver)
     if prob.status not in _OK:
         return np.zeros(th.size), prob.status
     return np.concatenate([np.ravel(v.value, order="F") for v in theta(model)]), prob.status
