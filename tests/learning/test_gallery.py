@@ -7,6 +7,7 @@ import math
 import cvxpy as cp
 import pytest
 
+import cvxdp
 from tests.learning.gallery import GALLERY, data
 
 DATA = data()
@@ -40,3 +41,19 @@ def test_epsilon_one_is_private_bounded_and_within_its_bound(name):
 
 def test_gallery_covers_eight_models():
     assert len(GALLERY) >= 8
+
+
+@pytest.mark.parametrize("budget", [{"epsilon": 1.0}, {"rho": 0.5}], ids=["pure", "zcdp"])
+@pytest.mark.parametrize("name", sorted(GALLERY))
+def test_pure_and_zcdp_budgets_under_add_remove(name, budget):
+    prob, spec = GALLERY[name](*DATA)
+    spec = cvxdp.RowPrivacy(spec.X, spec.y, row_bound=spec.row_bound,
+                            label_bound=spec.label_bound, neighbours="add_remove")
+    sol = prob.solve_private(private=spec, rng=2, reference=True, **budget)
+    if "rho" in budget:
+        assert sol.privacy.rho <= 0.5 * (1 + 1e-9) and sol.info["mechanism"] != "objective"
+    else:
+        assert sol.privacy.delta == 0 and sol.privacy.epsilon <= 1.0 * (1 + 1e-9)
+        assert sol.info["mechanism"] != "gradient"
+    assert sol.status == cp.OPTIMAL_INACCURATE
+    assert -1e-6 <= sol.validation.objective_gap <= sol.info["excess_risk_bound"]
