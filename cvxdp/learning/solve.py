@@ -151,7 +151,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                accuracy: float | None = None, rng: Any = None, reference: bool = False,
                solver: str | None = None, mechanism: str = "auto", beta: float = DEFAULT_BETA,
                steps: int = DEFAULT_STEPS, value_share: float = VALUE_SHARE,
-               count_clipped: bool | float = False) -> PrivateSolution:
+               count_clipped: bool | float = False, public: Any = None) -> PrivateSolution:
     """Private solve of a row-level learning model (module docstring).
 
     Parameters
@@ -171,6 +171,9 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         Share of the budget for the noisy objective value (0: ``value`` is None).
     count_clipped : bool or float
         Also release a noisy count of the rows mapped into the public domain.
+    public : sequence of cvxpy.Parameter, optional
+        The model's public Parameters; when given, every Parameter other than the spec's X
+        and y must be in it (a Parameter declared neither private nor public is refused).
 
     Returns
     -------
@@ -186,6 +189,8 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         raise BudgetError(f"value_share must be in [0, 0.5), got {value_share!r}.")
     total = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
     c_share = count_share(count_clipped, at_most=0.5)
+    if public is not None:
+        _check_public(problem, spec, public)
     model = detect(problem, spec)
     W = theta_bound(model)
     value_reason = None
@@ -248,6 +253,17 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                           solve_time=time.perf_counter() - t0, primal=primal, info=info)
     hold_private(problem, sol)
     return sol
+
+
+def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
+    declared = {p.id for p in (public if isinstance(public, (list, tuple)) else [public])}
+    declared |= {p.id for p in spec.params}
+    loose = [p for p in problem.parameters() if p.id not in declared]
+    if loose:
+        names = ", ".join(repr(p.name()) for p in loose)
+        raise PrivacySpecError(
+            f"Parameter(s) {names} are declared neither private (RowPrivacy) nor public; add "
+            "them to public=[...] if their values are public, or to the spec.")
 
 
 def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,

@@ -136,3 +136,14 @@ def test_explain_never_raises_on_a_mixed_spec_list(pars):
     (msg,) = cvxdp.explain(prob, [spec(X, y), cvxdp.ScalarPrivacy(cp.Parameter(),
                                                                   sensitivity=1.0)])
     assert "pass it alone" in msg
+
+
+def test_public_declares_every_other_parameter(pars):
+    X, y, w = pars
+    lam = cp.Parameter(nonneg=True, value=0.1, name="lam")
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.huber(X @ w - y)) + lam * cp.sum_squares(w)),
+                      [cp.norm(w) <= 2])
+    with pytest.raises(PrivacySpecError, match="'lam' are declared neither"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, private=spec(X, y), public=[])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec(X, y), public=[lam], rng=0)
+    assert sol.status == cp.OPTIMAL_INACCURATE
