@@ -35,6 +35,7 @@ _LAZY = {
     "ScalarPrivacy": "cvxdp.specs",
     "ObjectivePrivacy": "cvxdp.specs",
     "ConstraintSetPrivacy": "cvxdp.specs",
+    "RowPrivacy": "cvxdp.specs",
     "solve_private": "cvxdp.api",
     "is_supported": "cvxdp.api",
     "explain": "cvxdp.api",

@@ -24,6 +24,8 @@ import cvxpy as cp
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import LeastSquaresPrivacy, least_squares_from_model
+from cvxdp.learning import explain_rows, solve_rows
+from cvxdp.learning.solve import row_spec
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.progress import budget_text, problem_size, verbose_run
 from cvxdp.solution import PrivateSolution
@@ -93,6 +95,16 @@ def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> lis
     """
     if isinstance(problem, StructuredProblem):
         return []  # carries its own algorithm (e.g. john_ellipsoid uses log_det on purpose)
+    try:
+        rows = _row_spec(private)
+    except PrivacySpecError as err:
+        return [str(err)]
+    if rows is not None:  # a learning model: any cone (cvxdp.learning)
+        try:
+            check_declared(problem, [rows], public)
+        except PrivacySpecError as err:
+            return [str(err)]
+        return explain_rows(problem, rows)
     if not isinstance(problem, cp.Problem):
         return unsupported_reasons(problem)
     with structural_values(problem.parameters()):
@@ -155,7 +167,8 @@ def solve_private(
         ``BudgetError`` before any data is read) and is recorded in its ledger afterwards.
     private : privacy spec or sequence of specs
         Which data is private and how neighbours differ (``cvxdp.ConstraintPrivacy``,
-        ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``).  Required for a
+        ``ScalarPrivacy``, ``ObjectivePrivacy``, ``ConstraintSetPrivacy``; ``RowPrivacy``
+        for a learning model with one person per row, ``docs/learning.md``).  Required for a
         general model; structured problems know their own.
     public : cvxpy.Parameter or sequence of them, optional
         The model's parameters whose values are public: used exactly and listed in
@@ -245,6 +258,16 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
                  **solver_opts: Any) -> Any:
     """The general model's path (least squares or the cone-program path); returns the
     :class:`~cvxdp.solution.PrivateSolution` without writing it into ``problem``."""
+    rows = _row_spec(private)
+    if rows is not None:  # one person per row of a learning model: cvxdp.learning
+        public_t = check_declared(problem, [rows], public)
+        check_options(solver_opts, option_names(solve_rows)[0] - {"spec"},
+                      "the row-level learning path (RowPrivacy)")
+        if solver is not None:
+            solver_opts["solver"] = solver
+        sol = solve_rows(problem, rows, epsilon=epsilon, delta=delta, rho=rho,
+                         accuracy=accuracy, rng=rng, reference=reference, **solver_opts)
+        return _with_public(sol, public_t)
     if private is not None and _is_least_squares_spec(private):
         # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (paper 003)
         raw = list(private) if isinstance(private, (list, tuple)) else [private]
@@ -311,6 +334,10 @@ def _with_public(sol: Any, public: tuple[cp.Parameter, ...]) -> Any:
         details = {**sol.privacy.details, "public_parameters": [p.name() for p in public]}
         sol.privacy = dataclasses.replace(sol.privacy, details=details)
     return sol
+
+
+def _row_spec(private: Any) -> Any:
+    return None if private is None else row_spec(private)
 
 
 def _is_least_squares_spec(private: Any) -> bool:

@@ -42,6 +42,7 @@ __all__ = [
     "ScalarPrivacy",
     "ObjectivePrivacy",
     "ConstraintSetPrivacy",
+    "RowPrivacy",
     "PrivacySpec",
     "as_spec_tuple",
 ]
@@ -254,6 +255,94 @@ class ConstraintSetPrivacy:
         )
 
 
+_NEIGHBOURS = ("replace", "add_remove")
+
+
+@dataclass(frozen=True, eq=False)
+class RowPrivacy:
+    """Row-level privacy of a learning model: one person is one row ``(x_i, y_i)``.
+
+    Parameters
+    ----------
+    X : cvxpy.Parameter, shape (n, d)
+        The private feature matrix; the model may use it only through ``X @ w`` (optionally
+        ``X @ w + v`` with a scalar intercept Variable ``v``).
+    y : cvxpy.Parameter, shape (n,), optional
+        The private labels / responses, used elementwise together with ``X @ w``.
+    row_bound : float
+        Public bound on ``||x_i||_2``; longer rows are scaled down to it (clipped, never refused).
+    label_bound : float, optional
+        Public bound on ``|y_i|``; required when ``y`` is given; labels outside are clipped.
+    neighbours : {"replace", "add_remove"}
+        Neighbouring datasets differ by replacing one row (same n) or by adding/removing one.
+
+    Notes
+    -----
+    The models and mechanisms are described in :mod:`cvxdp.learning` and ``docs/learning.md``.
+
+    References
+    ----------
+    Chaudhuri, Monteleoni & Sarwate 2011, "Differentially Private Empirical Risk Minimization"
+    (JMLR); Kifer, Smith & Thakurta 2012, "Private Convex Empirical Risk Minimization and
+    High-dimensional Regression" (COLT).
+    """
+
+    X: Any
+    y: Any = None
+    row_bound: float | None = None
+    label_bound: float | None = None
+    neighbours: str = "replace"
+    setting = "row"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.X, cp.Parameter) or self.X.ndim != 2:
+            raise PrivacySpecError(
+                "RowPrivacy(X, ...): X must be a 2-D cvxpy.Parameter (one row per person), got "
+                f"{type(self.X).__name__}{getattr(self.X, 'shape', '')}. Put the data in "
+                "X = cp.Parameter((n, d)) and write the model with X @ w.")
+        if self.y is not None and (not isinstance(self.y, cp.Parameter)
+                                   or self.y.shape != (self.X.shape[0],)):
+            raise PrivacySpecError(
+                f"RowPrivacy(X, y, ...): y must be a cvxpy.Parameter of shape ({self.X.shape[0]},)"
+                f" (one label per row of X), got {type(self.y).__name__}"
+                f"{getattr(self.y, 'shape', '')}.")
+        if self.row_bound is None:
+            raise PrivacySpecError(
+                "RowPrivacy needs row_bound=: a public bound on the l2 norm of one row x_i "
+                "(e.g. 1.0 after scaling features to the unit ball); longer rows are clipped. "
+                "Never compute it from the data.")
+        object.__setattr__(self, "row_bound", check_positive(
+            self.row_bound, PrivacySpecError,
+            f"RowPrivacy: row_bound must be a finite number > 0, got {self.row_bound!r}."))
+        if self.y is not None:
+            if self.label_bound is None:
+                raise PrivacySpecError(
+                    "RowPrivacy(X, y, ...) needs label_bound=: a public bound on |y_i| (1 for "
+                    "labels in {-1, 1}); labels outside it are clipped.")
+            object.__setattr__(self, "label_bound", check_positive(
+                self.label_bound, PrivacySpecError,
+                f"RowPrivacy: label_bound must be a finite number > 0, got "
+                f"{self.label_bound!r}."))
+        elif self.label_bound is not None:
+            raise PrivacySpecError("RowPrivacy: label_bound= was given without y=; pass the "
+                                   "label Parameter as y= or drop label_bound.")
+        if self.neighbours not in _NEIGHBOURS:
+            raise PrivacySpecError(
+                f"RowPrivacy: neighbours must be 'replace' (one row replaced, n public) or "
+                f"'add_remove' (one row added or removed), got {self.neighbours!r}.")
+
+    @property
+    def params(self) -> tuple[cp.Parameter, ...]:
+        return (self.X,) if self.y is None else (self.X, self.y)
+
+    def describe(self) -> str:
+        what = "row (x_i, y_i)" if self.y is not None else "row x_i"
+        verb = "replace one" if self.neighbours == "replace" else "add or remove one"
+        label = "" if self.y is None else f", |y_i| <= {self.label_bound:g}"
+        return (f"{verb} {what} with ||x_i||_2 <= {self.row_bound:g}{label} (public bounds; "
+                "rows outside are clipped)")
+
+
 PrivacySpec = ConstraintPrivacy | ScalarPrivacy | ObjectivePrivacy | ConstraintSetPrivacy
 _SPEC_TYPES = (ConstraintPrivacy, ScalarPrivacy, ObjectivePrivacy, ConstraintSetPrivacy)
 
@@ -337,6 +426,11 @@ def check_declared(problem: cp.Problem, specs: Sequence[Any], public: Any = None
         raise PrivacySpecError(
             f"public= names parameter(s) {', '.join(map(repr, foreign))} that the model does "
             "not use; drop them from public=.")
+    unused = [p.name() for s in specs for p in spec_parameters(s) if p.id not in in_model]
+    if unused:
+        raise PrivacySpecError(
+            f"the model does not use the private parameter(s) {', '.join(map(repr, unused))} "
+            "of private=; declare the cp.Parameter objects the model is written with.")
     both = [p.name() for p in public_t if p.id in private_ids]
     if both:
         raise PrivacySpecError(

@@ -1,0 +1,258 @@
+"""Objective perturbation for row-level models (Chaudhuri et al. 2011; Kifer et al. 2012).
+
+Released: ``theta^ = argmin_{theta in F} sum_i l_h(p_i, y_i) + R(theta) + Delta/2 ||theta||^2
++ b' theta`` -- one CVXPY solve on the clipped rows, ``l_h`` the loss with its kinks publicly
+smoothed (:meth:`cvxdp.learning.loss.RowLoss.smoothed`).
+
+Privacy (Kifer, Smith & Thakurta 2012, Thm 2, whose proof we follow with exact tails).  The
+gradient of one row's loss is ``l'(p) x~``: norm ``<= zeta = L R~`` and Hessian ``l''(p) x~ x~'``
+of rank one with eigenvalue ``<= lambda = beta R~^2`` (``L``, ``beta``: the loss's public
+Lipschitz and smoothness constants in ``p``; ``R~``: the feature bound).  The density of
+``theta^`` under neighbouring datasets differs by
+
+* the Jacobian of ``b -> theta^``: a factor in ``[(1 + lambda/(Delta + mu))^-1, 1 + lambda /
+  (Delta + mu)]`` (``mu``: the public regulariser's strong convexity), ``<= e^eps1`` with
+  ``Delta = max(0, lambda / (e^eps1 - 1) - mu)``;
+* the noise density at two points ``b``, ``b + g`` with ``g`` in the span ``S`` of the one or
+  two rows that differ (dim k = 1 add/remove, 2 replace), ``||g|| <= G`` (``G = zeta``
+  add/remove, ``2 zeta`` replace).  Gaussian ``b ~ N(0, sigma^2 I)``: the log-ratio is
+  ``<= (2 |<b, g>| + ||g||^2) / (2 sigma^2) <= q t + t^2/2`` with ``t = G / sigma`` outside the
+  event ``||P_S b|| > q sigma``, of probability ``delta`` for ``q^2`` the ``1 - delta`` quantile
+  of chi-square(k).  ``sigma = G / t``, ``t = sqrt(q^2 + 2 eps2) - q`` makes it ``eps2``, so
+  the release is (eps1 + eps2, delta)-DP.  KST's closed form ``sigma^2 = zeta^2 (8 log(2/delta)
+  + 4 eps) / eps^2`` (eps1 = eps2 = eps/2, k = 1) bounds the same tail; ours is never larger.
+  Pure DP (delta = 0): ``b`` with density ``exp(-eps2 ||b|| / G)`` (Chaudhuri et al. 2011,
+  Alg. 2): the log-ratio is ``<= eps2 ||g|| / G <= eps2``.
+
+Utility (every term public; probability ``>= 1 - beta``): with ``W`` the public bound on
+``||theta||`` over F, ``F(theta^) - F* <= n e_h + Delta W^2 / 2 + 2 W ||b||_beta``, where
+``e_h`` is the smoothing's largest effect on one row and ``||b||_beta`` the ``1 - beta``
+quantile of ``||b||`` (chi for Gaussian, Gamma(d, G / eps2) for pure).  ``h`` minimises this
+bound: ``h = sqrt(R~^2 kappa W^2 / (2 (e^eps1 - 1) n e_1))``.
+
+The split of epsilon (public): Chaudhuri et al.'s rule first -- when the regulariser's own
+curvature makes the Jacobian cost ``log(1 + lambda/mu) <= eps/2``, spend exactly that and no
+Delta -- then the shares 0.1 .. 0.9 of epsilon; with a finite W the split of smallest bound is
+taken, otherwise the first.
+
+References
+----------
+K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially Private Empirical Risk
+Minimization", JMLR 12 (2011), Alg. 2 and Thm 9.  D. Kifer, A. Smith, A. Thakurta, "Private
+Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, Alg. 1, Thm 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from cvxpy.atoms.elementwise.power import Power
+from cvxpy.atoms.norm1 import norm1
+from cvxpy.atoms.pnorm import Pnorm
+from cvxpy.atoms.quad_over_lin import quad_over_lin
+from scipy import stats
+
+from cvxdp.errors import BudgetError, UnsupportedProblemError
+from cvxdp.learning.detect import RowModel
+from cvxdp.learning.domain import solve_on_rows
+from cvxdp.learning.loss import RowLoss
+from cvxdp.privacy.accountant import PrivacyRecord
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
+
+__all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
+           "objpert_sigma", "kst_sigma", "objective_perturbation"]
+
+OBJPERT_REFERENCE = (
+    "Kifer, Smith & Thakurta 2012, 'Private Convex Empirical Risk Minimization and "
+    "High-dimensional Regression' (COLT), Alg. 1 / Thm 2 (Gaussian b, exact chi-square tail); "
+    "Chaudhuri, Monteleoni & Sarwate 2011, 'Differentially Private Empirical Risk "
+    "Minimization' (JMLR), Alg. 2 / Thm 9 (pure DP, Gamma-norm b)")
+
+
+#: smallest smoothing width: below it the smoothed loss differs from the loss by less than the
+#: conic solvers' own tolerance (1e-8 relative), so a smaller width only adds ill-conditioning
+H_MIN = 1e-6
+
+
+def objpert_sigma(*, epsilon: float, delta: float, sensitivity: float, k: int) -> float:
+    """Gaussian scale making the noise part of objective perturbation (epsilon, delta)-DP.
+
+    ``t = sqrt(q^2 + 2 epsilon) - q``, ``q^2 = chi2.ppf(1 - delta, k)``, ``sigma = G / t``
+    (module docstring).  ``k``: dimension of the span of the rows that differ.
+    """
+    if not (epsilon > 0 and 0 < delta < 1):
+        raise BudgetError(f"objective perturbation's Gaussian part needs epsilon > 0 and "
+                          f"0 < delta < 1, got {epsilon!r}, {delta!r}.")
+    q = math.sqrt(float(stats.chi2.isf(delta, k)))
+    t = math.sqrt(q * q + 2 * epsilon) - q
+    return sensitivity / t
+
+
+def kst_sigma(*, epsilon: float, delta: float, zeta: float) -> float:
+    """KST 2012 Alg. 1's closed form ``zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon`` (total
+    epsilon, split in halves); for comparison in tests and docs."""
+    return zeta * math.sqrt(8 * math.log(2 / delta) + 4 * epsilon) / epsilon
+
+
+@dataclass(frozen=True)
+class ObjPertPlan:
+    """Everything objective perturbation decides from public quantities, before any data."""
+
+    loss: RowLoss           # the (smoothed) loss that is minimised
+    h: float | None         # smoothing width (None: the loss is smooth)
+    eps1: float
+    eps2: float
+    Delta: float
+    zeta: float
+    lam: float
+    G: float
+    k: int
+    sigma: float | None     # Gaussian scale (delta > 0)
+    gamma_scale: float | None   # pure DP: ||b|| ~ Gamma(d, gamma_scale)
+    bound: float            # excess-risk bound (inf when W is)
+
+    def info(self) -> dict[str, Any]:
+        return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
+                "epsilon_noise": self.eps2, "lipschitz_zeta": self.zeta,
+                "hessian_lambda": self.lam, "noise_sigma": self.sigma,
+                "noise_gamma_scale": self.gamma_scale}
+
+
+def _b_quantile(plan_sigma: float | None, gamma_scale: float | None, d: int,
+                beta: float) -> float:
+    if plan_sigma is not None:
+        return plan_sigma * math.sqrt(float(stats.chi2.isf(beta, d)))
+    return float(stats.gamma.isf(beta, d, scale=gamma_scale))
+
+
+def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
+                                beta: float) -> ObjPertPlan:
+    """Public constants of the mechanism (module docstring); raises when it does not apply."""
+    if isinstance(budget, ZCDP):
+        raise BudgetError("objective perturbation is (epsilon, delta)-DP, not zCDP: give "
+                          "epsilon= (and delta=), or use mechanism='output' / 'gradient'.")
+    loss = model.loss
+    if not loss.smooth and not loss.smoothable():
+        raise UnsupportedProblemError(
+            "objective perturbation needs a smooth loss or kinks of the form |u| or max(a, b); "
+            "this loss has a maximum of three or more terms: use mechanism='gradient'.")
+    R, B = model.feature_bound, model.label_bound
+    eps, delta = budget.epsilon, getattr(budget, "delta", 0.0)
+    L = loss.lipschitz(R * W, B)
+    if not math.isfinite(L):
+        raise UnsupportedProblemError(
+            "the loss's gradient is unbounded on the constraint set (e.g. a squared loss with "
+            "no bound on w): add a public norm-ball or box constraint on w.")
+    zeta = L * R
+    if zeta == 0:
+        raise UnsupportedProblemError("the loss does not depend on w: nothing to learn.")
+    if loss.smooth and loss.smoothness(B) == 0 and model.mu <= 0:
+        raise UnsupportedProblemError(
+            "objective perturbation needs curvature: the loss is linear in w and the "
+            "regulariser is not strongly convex; use mechanism='gradient'.")
+    # with a finite W: the split with the smallest proven bound.  Without one, the same rule
+    # with W_opt, a public bound on the exact minimiser (no bound is claimed from it), or
+    # else the first split (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost
+    # below eps/2)
+    W_pick = W if math.isfinite(W) else minimiser_bound(model)
+    plans = [_plan_at(model, loss, eps1, eps, delta, W_pick, zeta, beta)
+             for eps1 in _splits(model, loss, eps, B, R)]
+    best = min(plans, key=lambda p: p.bound) if math.isfinite(W_pick) else plans[0]
+    if not math.isfinite(W):
+        best = replace(best, bound=math.inf)
+    return best
+
+
+def minimiser_bound(model: RowModel) -> float:
+    """Public bound on ``||theta*||`` from strong convexity: when the loss and the public
+    terms are >= 0 and vanish-or-are-bounded at 0, ``mu/2 ||theta*||^2 <= F(theta*) <= F(0)
+    <= n sup_y l(0, y)``; inf when that does not apply."""
+    loss = model.loss
+    if model.mu <= 0 or not loss.nonnegative():
+        return math.inf
+    if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
+               for c, e in model.public_terms):
+        return math.inf
+    f0 = model.n * loss.value_bound(0.0, model.label_bound)
+    return math.sqrt(2 * f0 / model.mu)
+
+
+#: shares of epsilon tried for the Jacobian part (public; the bound picks one)
+SPLITS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> list[float]:
+    """Candidate eps1: first the Chaudhuri et al. (2011, Alg. 2) rule -- ``log(1 + lambda/mu)``
+    when the regulariser's own curvature keeps it below eps/2 (then Delta = 0), else eps/2 --
+    then the grid :data:`SPLITS`."""
+    first = eps / 2
+    if loss.smooth:
+        lam = loss.smoothness(B) * R * R
+        if lam == 0:
+            return [0.0]
+        if model.mu > 0 and math.log1p(lam / model.mu) <= eps / 2:
+            first = math.log1p(lam / model.mu)
+    return [first, *(eps * f for f in SPLITS)]
+
+
+def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
+             zeta: float, beta: float) -> ObjPertPlan:
+    R, B, n, d = model.feature_bound, model.label_bound, model.n, model.dim
+    eps2 = eps - eps1
+    h = None
+    smooth = loss
+    if not loss.smooth:
+        kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
+        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h)
+        h = (math.sqrt(R * R * kappa * W * W * _inv_expm1(eps1) / (2 * n * e1))
+             if math.isfinite(W) and W > 0 else 1.0)
+        h = max(h, H_MIN)
+        smooth = loss.smoothed(h)
+    lam = smooth.smoothness(B) * R * R
+    Delta = max(0.0, lam * _inv_expm1(eps1) - model.mu) if lam > 0 else 0.0
+    G = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta
+    k = 2 if model.spec.neighbours == "replace" else 1
+    sigma = gamma_scale = None
+    if delta > 0:
+        sigma = objpert_sigma(epsilon=eps2, delta=delta, sensitivity=G, k=k)
+    else:
+        gamma_scale = G / eps2
+    bnorm = _b_quantile(sigma, gamma_scale, d, beta)
+    err_h = n * smooth_error(loss, h)
+    bound = err_h + Delta * W * W / 2 + 2 * W * bnorm if math.isfinite(W) else math.inf
+    return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
+                       bound)
+
+
+def _inv_expm1(x: float) -> float:
+    """``1 / (e^x - 1)`` without overflow for large x."""
+    return math.exp(-x) / -math.expm1(-x)
+
+
+def smooth_error(loss: RowLoss, h: float | None) -> float:
+    return 0.0 if h is None else loss.smoothing_error(h)
+
+
+def objective_perturbation(model: RowModel, plan: ObjPertPlan, budget: Any, X: np.ndarray,
+                           y: np.ndarray | None, gen: np.random.Generator, *,
+                           solver: str | None = None
+                           ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any]]:
+    """Draw ``b``, solve the perturbed model once; returns (theta^, record, info)."""
+    d = model.dim
+    if plan.sigma is not None:
+        b = gen.normal(0.0, plan.sigma, size=d)
+        rec_budget: Any = ApproxDP(budget.epsilon, budget.delta)
+    else:
+        direction = gen.standard_normal(d)
+        direction /= np.linalg.norm(direction)
+        b = gen.gamma(d, plan.gamma_scale) * direction
+        rec_budget = PureDP(budget.epsilon)
+    value, status = solve_on_rows(model, plan.loss, X, y, quadratic=plan.Delta, linear=b,
+                                  solver=solver)
+    record = PrivacyRecord("objective_perturbation", rec_budget, OBJPERT_REFERENCE,
+                           params={k: v for k, v in plan.info().items() if v is not None})
+    del status  # a solver failure is not reported: it would depend on the data
+    return value, record, plan.info()

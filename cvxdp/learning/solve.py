@@ -1,0 +1,305 @@
+"""``problem.solve_private(private=cvxdp.RowPrivacy(X, y, ...))``: private learning models.
+
+Steps, in this order:
+
+1. public: detect the row-level model (:mod:`cvxdp.learning.detect`), bound the parameter
+   domain by exact solves of the public constraints, plan every applicable mechanism and
+   predict its excess-risk bound; ``mechanism="auto"`` takes the smallest predicted bound
+   (public quantities only; the predictions are in ``info["auto"]``);
+2. private: clip the rows into the public domain (``||x_i|| <= row_bound``, ``|y_i| <=
+   label_bound``; non-finite entries become 0), run the mechanism, and -- with a share of the
+   budget (``value_share``, default 5%) -- release the loss sum at the released point with
+   Laplace / Gaussian noise, so that ``problem.value`` is computed from released quantities
+   only; optionally (``count_clipped``) a noisy count of the clipped rows;
+3. post-processing: the status (``optimal_inaccurate`` when the proven bound meets
+   ``accuracy``, or whenever a finite bound exists and no accuracy was asked; else
+   ``user_limit`` with ``info["status_reason"]``), the write-back into the user's Variables.
+
+References
+----------
+See :mod:`cvxdp.learning.objective_perturbation`, :mod:`cvxdp.learning.output_perturbation`,
+:mod:`cvxdp.learning.noisy_gradient`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.learning.detect import RowModel, detect
+from cvxdp.learning.domain import public_completion, theta_bound
+from cvxdp.learning.noisy_gradient import (
+    DEFAULT_STEPS,
+    GRADIENT_REFERENCE,
+    noisy_gradient,
+    plan_noisy_gradient,
+)
+from cvxdp.learning.objective_perturbation import (
+    OBJPERT_REFERENCE,
+    objective_perturbation,
+    plan_objective_perturbation,
+)
+from cvxdp.learning.output_perturbation import (
+    OUTPUT_REFERENCE,
+    output_perturbation,
+    plan_output_perturbation,
+)
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
+from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
+from cvxdp.privacy.rng import as_generator
+from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.specs import RowPrivacy
+from cvxdp.structured import forget_solution, hold_private
+
+__all__ = ["solve_rows", "explain_rows", "row_spec", "MECHANISMS", "VALUE_SHARE"]
+
+MECHANISMS = ("auto", "objective", "output", "gradient")
+THEOREMS = {"objective": OBJPERT_REFERENCE, "output": OUTPUT_REFERENCE,
+            "gradient": GRADIENT_REFERENCE}
+#: default share of the budget spent on releasing the objective value (problem.value)
+VALUE_SHARE = 0.05
+DEFAULT_BETA = 1e-3
+
+
+def row_spec(private: Any) -> RowPrivacy | None:
+    """The RowPrivacy in ``private=`` (one spec or a sequence), or None."""
+    items = private if isinstance(private, (list, tuple)) else [private]
+    rows = [s for s in items if isinstance(s, RowPrivacy)]
+    if rows and len(items) > 1:
+        raise PrivacySpecError("RowPrivacy describes the whole dataset: pass it alone as "
+                               "private=cvxdp.RowPrivacy(X, y, ...), not with other specs.")
+    return rows[0] if rows else None
+
+
+def explain_rows(problem: cp.Problem, spec: RowPrivacy) -> list[str]:
+    """:func:`cvxdp.explain` for RowPrivacy: [] and a description, or the refusal."""
+    try:
+        detect(problem, spec)
+    except (UnsupportedProblemError, PrivacySpecError) as err:
+        return [str(err)]
+    return []
+
+
+def _clip(model: RowModel) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Rows mapped into the public domain (non-finite -> 0, long rows scaled, labels clipped);
+    the count is PRIVATE."""
+    spec = model.spec
+    if spec.X.value is None or (spec.y is not None and spec.y.value is None):
+        raise PrivacySpecError("set X.value (and y.value) before solving privately.")
+    X = np.array(spec.X.value, dtype=float)
+    out = ~np.all(np.isfinite(X), axis=1)
+    X[out] = 0.0
+    with np.errstate(over="ignore"):
+        out |= np.linalg.norm(X, axis=1) > spec.row_bound * (1.0 + 4.0 * 2.0 ** -53)
+    X = clip_rows_l2(X, spec.row_bound)[0]
+    y = None
+    if spec.y is not None:
+        y = np.array(spec.y.value, dtype=float).ravel()
+        yb = ~np.isfinite(y)
+        y[yb] = 0.0
+        out |= yb | (np.abs(y) > spec.label_bound)
+        y = np.clip(y, -spec.label_bound, spec.label_bound)
+    count = int(np.count_nonzero(out))   # one per row: a count of sensitivity 1
+    return X, y, count
+
+
+def _plans(model: RowModel, budget: Any, W: float, beta: float, steps: int,
+           mechanism: str) -> tuple[str, Any, dict[str, Any]]:
+    planners = {"objective": lambda: plan_objective_perturbation(model, budget, W, beta=beta),
+                "output": lambda: plan_output_perturbation(model, budget, W, beta=beta),
+                "gradient": lambda: plan_noisy_gradient(model, budget, W, beta=beta,
+                                                        steps=steps)}
+    if mechanism != "auto":
+        return mechanism, planners[mechanism](), {}
+    plans, why = {}, {}
+    for name, make in planners.items():
+        try:
+            plans[name] = make()
+        except (UnsupportedProblemError, BudgetError) as err:
+            why[name] = str(err)
+    if not plans:
+        raise UnsupportedProblemError("no row-level mechanism applies: " + " | ".join(
+            f"{k}: {v}" for k, v in why.items()))
+    order = list(plans)  # preference on ties / no finite bound: objective, output, gradient
+    best = min(order, key=lambda k: (plans[k].bound, order.index(k)))
+    auto = {"chosen": best, "predicted_bounds": {k: p.bound for k, p in plans.items()},
+            "not_applicable": why,
+            "rule": "smallest excess-risk bound predicted from public quantities"}
+    return best, plans[best], auto
+
+
+def _split(budget: Any, share: float) -> tuple[Any, dict[str, float]]:
+    if share <= 0:
+        return budget, {}
+    if isinstance(budget, ZCDP):
+        return ZCDP(budget.rho * (1 - share)), {"rho": budget.rho * share}
+    if isinstance(budget, ApproxDP) and budget.delta > 0:
+        return ApproxDP(budget.epsilon * (1 - share), budget.delta), {
+            "epsilon": budget.epsilon * share}
+    return PureDP(budget.epsilon * (1 - share)), {"epsilon": budget.epsilon * share}
+
+
+def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None = None,
+               delta: float | None = None, rho: float | None = None,
+               accuracy: float | None = None, rng: Any = None, reference: bool = False,
+               solver: str | None = None, mechanism: str = "auto", beta: float = DEFAULT_BETA,
+               steps: int = DEFAULT_STEPS, value_share: float = VALUE_SHARE,
+               count_clipped: bool | float = False, public: Any = None) -> PrivateSolution:
+    """Private solve of a row-level learning model (module docstring).
+
+    Parameters
+    ----------
+    problem : cvxpy.Problem
+    spec : RowPrivacy
+    epsilon, delta, rho : float
+        The budget of the whole release.
+    accuracy : float, optional
+        Requested additive excess risk, in the objective's units.
+    mechanism : {"auto", "objective", "output", "gradient"}
+    beta : float
+        Failure probability of the excess-risk bound (public; default 1e-3).
+    steps : int
+        Steps of ``mechanism="gradient"``.
+    value_share : float
+        Share of the budget for the noisy objective value (0: ``value`` is None).
+    count_clipped : bool or float
+        Also release a noisy count of the rows mapped into the public domain.
+    public : sequence of cvxpy.Parameter, optional
+        The model's public Parameters; when given, every Parameter other than the spec's X
+        and y must be in it (a Parameter declared neither private nor public is refused).
+
+    Returns
+    -------
+    PrivateSolution
+    """
+    t0 = time.perf_counter()
+    if mechanism not in MECHANISMS:
+        raise UnsupportedProblemError(f"mechanism must be one of {MECHANISMS}, got "
+                                      f"{mechanism!r}.")
+    if not (isinstance(beta, float | int) and 0 < beta < 1):
+        raise UnsupportedProblemError(f"beta must be in (0, 1), got {beta!r}.")
+    if not (isinstance(value_share, float | int) and 0 <= value_share < 0.5):
+        raise BudgetError(f"value_share must be in [0, 0.5), got {value_share!r}.")
+    total = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+    c_share = count_share(count_clipped, at_most=0.5)
+    if public is not None:
+        _check_public(problem, spec, public)
+    model = detect(problem, spec)
+    W = theta_bound(model)
+    value_reason = None
+    if value_share > 0 and not math.isfinite(
+            model.loss.value_bound(model.feature_bound * W, model.label_bound)):
+        value_share, value_reason = 0.0, (
+            "value not released: the loss is unbounded on the public domain (no norm-ball or "
+            "box constraint on w), so its sum has no sensitivity; nothing was spent on it")
+    mech_budget, value_budget = _split(total, value_share + c_share)
+    # value and count shares divide the split-off part in proportion
+    name, plan, auto = _plans(model, mech_budget, W, beta, steps, mechanism)
+    forget_solution(problem)
+    gen = as_generator(rng)
+    X, y, clipped = _clip(model)   # ---- private from here on ----
+    run = {"objective": objective_perturbation, "output": output_perturbation,
+           "gradient": noisy_gradient}[name]
+    theta_hat, record, minfo = run(model, plan, mech_budget, X, y, gen, solver=solver)
+    records = [record]
+    info: dict[str, Any] = {"mechanism": name, "model": model.describe(),
+                            "domain_bound_W": W, "beta": beta, **minfo}
+    if auto:
+        info["auto"] = auto
+    # ---- post-processing (released quantities and public data only) ----
+    validation = _validate(problem, model, theta_hat, solver) if reference else None
+    primal = public_completion(model, problem, theta_hat, solver)
+    value = None
+    if value_budget and value_share > 0:
+        part = {k: v * value_share / (value_share + c_share) for k, v in value_budget.items()}
+        value, v_rec = _release_value(model, theta_hat, X, y, W, gen, part)
+        if v_rec is not None:
+            records.append(v_rec)
+    if value_budget and c_share:
+        part = {k: v * c_share / (value_share + c_share) for k, v in value_budget.items()}
+        noisy, c_rec = noisy_count(clipped, rng=gen, what="rows mapped into the public domain",
+                                   **part)
+        records.append(c_rec)
+        info["clipped_rows_noisy"] = noisy
+    bound = plan.bound
+    info["excess_risk_bound"] = bound
+    status = cp.OPTIMAL_INACCURATE
+    if not math.isfinite(bound):
+        status = cp.USER_LIMIT
+        info["status_reason"] = (
+            "no excess-risk bound: the public constraints do not bound w (W = inf); add a "
+            "norm-ball or box constraint on w for a proven bound.")
+    elif accuracy is not None and bound > accuracy:
+        status = cp.USER_LIMIT
+        info["status_reason"] = (
+            f"the proven excess-risk bound {bound:.4g} (probability >= {1 - beta:g}) exceeds "
+            f"the requested accuracy {accuracy:.4g} at this budget and n = {model.n}; raise "
+            "epsilon, use more rows, or relax accuracy.")
+    if value_reason is not None:
+        info["value_reason"] = value_reason
+    acct = PrivacyAccountant(total)
+    for r in records:
+        acct.spend(r)
+    report = acct.report(theorem=THEOREMS[name], neighbouring=spec.describe(),
+                         details={"mechanism": name})
+    sol = PrivateSolution(status=status, value=value, privacy=report, validation=validation,
+                          solve_time=time.perf_counter() - t0, primal=primal, info=info)
+    hold_private(problem, sol)
+    return sol
+
+
+def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
+    declared = {p.id for p in (public if isinstance(public, (list, tuple)) else [public])}
+    declared |= {p.id for p in spec.params}
+    loose = [p for p in problem.parameters() if p.id not in declared]
+    if loose:
+        names = ", ".join(repr(p.name()) for p in loose)
+        raise PrivacySpecError(
+            f"Parameter(s) {names} are declared neither private (RowPrivacy) nor public; add "
+            "them to public=[...] if their values are public, or to the spec.")
+
+
+def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
+                   y: np.ndarray | None, W: float, gen: np.random.Generator,
+                   part: dict[str, float]) -> tuple[float | None, Any]:
+    """``sense * (noisy sum_i l(p_i, y_i) + R(theta^))`` at the released point (the noisy sum
+    clamped to its public range)."""
+    V = model.loss.value_bound(model.feature_bound * W, model.label_bound)
+    if not math.isfinite(V) or V <= 0:
+        return None, None
+    sens = (2.0 if model.spec.neighbours == "replace" else 1.0) * V
+    w = theta_hat[:model.w.size]
+    p = X @ w + (model.sign_v * theta_hat[-1] if model.v is not None else 0.0)
+    s = float(np.sum(model.loss.values(p, np.zeros_like(p) if y is None else y)))
+    noisy, rec = noisy_count(s / sens, rng=gen, what="the loss sum at the released point, "
+                             f"scaled by its sensitivity {sens:.4g}", **part)
+    # post-processing: the loss sum lies in [0 or -n V, n V] (public), so the noisy one is
+    # clamped there
+    lo = 0.0 if model.loss.nonnegative() else -model.n * V
+    total = min(max(noisy * sens, lo), model.n * V)
+    reg = model.regulariser.value   # at theta^ and its public completion
+    return model.sense * (total + float(reg)), rec
+
+
+def _validate(problem: cp.Problem, model: RowModel, theta_hat: np.ndarray,
+              solver: str | None) -> ValidationReport:
+    """Exact (NOT private) reference on the true data, for the data owner."""
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():  # the user's model is rarely DPP in X and y: one solve
+        warnings.simplefilter("ignore", UserWarning)
+        problem.solve(solver=solver)
+    ref = problem.value
+    ref_time = time.perf_counter() - t0
+    public_completion(model, problem, theta_hat, solver)
+    got = problem.objective.value
+    gap = None if ref is None or got is None else model.sense * (float(got) - float(ref))
+    return ValidationReport(reference_value=ref, objective_gap=gap, reference_time=ref_time,
+                            reference_solver=solver or "cvxpy default",
+                            metrics={"private_objective_on_true_data": got})
