@@ -286,8 +286,10 @@ def _john(eps: float, delta: float) -> list[SolverCase]:
                                              row_bound=1.0, rng=rng, iterations=5)
 
     def features(sol: Any) -> np.ndarray:
-        wts = np.asarray(sol.ellipsoid.weights, dtype=float)
-        return np.array([wts[10], _gap(sol.value, f_D)])
+        # the released weights (none when the uniform-weights candidate is released: -1)
+        wts = sol.ellipsoid.weights
+        w10 = float(np.asarray(wts, dtype=float)[10]) if wts is not None and np.ndim(wts) else -1.0
+        return np.array([w10, _gap(sol.value, f_D)])
 
     def plant(data: np.ndarray) -> Any:  # log volume := the exact John ellipsoid's
         return field_from_true_data("cvxdp.geometry.john.release", "JohnPrivateSolution",
