@@ -73,7 +73,7 @@ def test_small_n_releases_an_estimate_at_epsilon_1():
             warnings.simplefilter("ignore", GaussianSampleWarning)
             sol = private_gaussian(x, epsilon=1.0, delta=1e-6, rng=seed + 100)
         assert sol.mean is not None, sol.info["status_reason"]
-        assert sol.status in ("user_limit", "inaccurate")
+        assert sol.status == "user_limit"  # a CVXPY status
         assert "blocks below their requirement" in sol.info["status_reason"]
         assert np.linalg.norm(sol.mean - 1000.0) < 20.0  # near 1000, not a usable estimate
 
