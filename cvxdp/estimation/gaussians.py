@@ -296,7 +296,7 @@ def private_gaussian(
         ``status`` is a promise about accuracy, decided from public values (n, d, budget,
         alpha, beta, ``required_n``) and the release's own noisy signals only (see
         :func:`_status`): ``"optimal_inaccurate"`` when the accuracy bound applies;
-        ``"user_limit"`` when n is below ``required_n``; ``"inaccurate"`` when the released
+        ``"user_limit"`` when n is below ``required_n`` or when the released
         covariance has unresolved directions; ``"solver_error"`` with ``info["bottom"] = True``
         when a private test returned ⊥.  ``info["accuracy_claim"]`` (bool) and
         ``info["status_reason"]`` say which and why.  The mean/covariance are released in every
@@ -463,10 +463,10 @@ def _bounded_status(n: int, b: Any, mean: np.ndarray, cov: np.ndarray, info: dic
     tail = f" The release is ({epsilon}, {delta})-DP."
     e_mean, e_cov = bounded_error(n, b, cov, info)
     if not math.isfinite(e_cov):
-        return ("inaccurate", False, "the released covariance is singular (noise swamps a "
+        return (cp.USER_LIMIT, False, "the released covariance is singular (noise swamps a "
                 "direction): the bounds are too wide for n and the budget." + tail)
     if not bounds_margin_ok(b, mean, cov):
-        return ("inaccurate", False, "the released mean and covariance put the public bounds "
+        return (cp.USER_LIMIT, False, "the released mean and covariance put the public bounds "
                 "within 3 standard deviations of the mean: clipping may bias both." + tail)
     if max(e_mean, e_cov) > alpha:
         return ("user_limit", False, f"at the released covariance the expected errors are "
@@ -492,7 +492,7 @@ def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
 
     Returns
     -------
-    ("optimal_inaccurate", True, claim) when both hold; ``"inaccurate"`` when the released
+    ("optimal_inaccurate", True, claim) when both hold; ``"user_limit"`` when the released
     signal shows unresolved directions; ``"user_limit"`` when only n is below required_n;
     ``"solver_error"`` on ⊥.
     """
@@ -513,7 +513,7 @@ def _status(n: int, req: SampleRequirement, info: dict[str, Any], bottom: bool,
                        f"alpha={req.alpha}, beta={req.beta}: the accuracy bound does not apply"
                        + (f" ({short})" if short else ""))
     if reasons:
-        return ("inaccurate" if unresolved else "user_limit", False,
+        return (cp.USER_LIMIT, False,
                 "; ".join(reasons) + f". The release is still ({epsilon}, {delta})-DP.")
     return ("optimal_inaccurate", True,
             f"n >= required_n={req.total:.3g} and every direction resolved: Mahalanobis mean "
