@@ -20,6 +20,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError, warn_user
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, resolve_budget
@@ -233,7 +234,9 @@ def solve_mwu(
             # promised, so the status does not say it is (status is a promise).
             status = cp.USER_LIMIT
             info["status_reason"] = (
-                f"the accuracy bound of {theorem} does not hold at this budget and size "
+                "the accuracy bound of " + cite(SYMMETRIC_CONE_PROGRAMMING, (
+                    "Alg. 1, Thm C.9" if theorem == ALG1 else "Alg. 5, Thm C.5"))
+                + " does not hold at this budget and size "
                 "(theorem_conditions_hold is False in the privacy details); the released point "
                 "is private but carries no accuracy guarantee: raise epsilon, or pass a larger "
                 "accuracy=")
@@ -283,9 +286,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
             objective_upper=math.inf, optimum_lower=-math.inf, violation_bound=0.0,
             equality_violation_bound=None, probability=1.0 - beta,
             gap_bound=math.inf if alpha is None else float(alpha),
-            how="objective perturbation (Song, Xue & Zhang 2024, Differential Privacy for "
-                "Euclidean Jordan Algebra with Applications to Private Symmetric Cone "
-                "Programming, Thm C.12): sub-optimality <= alpha, public constraints hold")
+            how="objective perturbation (" + cite(SYMMETRIC_CONE_PROGRAMMING, "Thm C.12")
+                + "): sub-optimality <= alpha, public constraints hold")
     viol = info.get("violation_bound", info.get("alpha_guaranteed"))
     upper = float(scp.c @ x + scp.offset)
     lower = det.get("optimum_lower") if det is not None else None
