@@ -22,7 +22,7 @@ Step 2 is where the methods differ:
 * ``method="ashtiani-liaw"`` (faithful): Alg. 3 (covariance up to a constant by the populous mean
   in the spectral space, multiplicative mask) then the Thm 5.5 step.  Its constants need
   ~1e16 samples; below that it returns ⊥ (never a silent estimate) and warns.
-* ``method="practical"`` (the default before issue 26; fewer samples): private log-scale
+* ``method="practical"`` (the earlier default; fewer samples): private log-scale
   histograms per coordinate (Karwa & Vadhan style) give a loose upper bound ``A_0 >= Sigma``;
   then a few CoinPress-style refinements
   (Biswas et al. 2020): whiten by the current bound, clip to the chi-square radius, add

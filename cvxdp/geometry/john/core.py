@@ -3,8 +3,8 @@ domain, the Cholesky factor and the iteration count.
 
 Nothing here dispatches to Dask, so :mod:`cvxdp.scale.john` (the chunk-wise implementations,
 which the modules of :mod:`cvxdp.geometry.john` call for a Dask ``A``) depends on this package
-through this module only: no import circle between ``geometry`` and ``scale`` (issue 24, item 5;
-``tests/test_import_cycles.py``).
+through this module only: no import circle between ``geometry`` and ``scale``
+(``tests/test_import_cycles.py``).
 """
 
 from __future__ import annotations
