@@ -37,15 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.solvers.public_part import public_bounds
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
-__all__ = ["unit_reach", "UnitReach", "violation_bounds", "loosened_program",
-           "CERTIFICATE_THEOREM"]
-
-CERTIFICATE_THEOREM = (
-    "perturbation certificate: the noisy slack test at the released point and the loosened "
-    "counterpart's optimum (docs/certificates.md)")
+__all__ = ["unit_reach", "UnitReach", "reached_coordinates", "violation_bounds",
+           "loosened_program"]
 
 
 @dataclass(frozen=True)
@@ -64,26 +59,25 @@ class UnitReach:
     q: list[float]
 
 
-def unit_reach(scp: SymmetricConeProgram, plan: object) -> UnitReach:
-    """The concave bound of :class:`UnitReach` for every unit, from exact solves of the public
-    rows (the box ``[l, h]`` of each variable some ``E_u`` multiplies; private right-hand sides
-    need none)."""
-    n = scp.n
-    E = plan.E
-    grams = [(Eu.T @ Eu).tocsr() for Eu in E]
-    d_all = [np.asarray(abs(G).sum(axis=1)).ravel() for G in grams]
-    need = (np.flatnonzero(np.max([d[:n] for d in d_all], axis=0) > 0) if d_all
-            else np.zeros(0, dtype=int))
-    lo, hi = np.zeros(n), np.zeros(n)
-    if need.size:
-        row_private = np.zeros(scp.m, dtype=bool)
-        row_private[scp.sensitivity.private_rows()] = True
-        eye = np.eye(n)
-        lo[need], hi[need] = public_bounds(scp.A, scp.b, scp.dims, row_private,
-                                           [eye[j] for j in need], allow_unbounded=True)
+def reached_coordinates(maps: list[sp.spmatrix], n: int) -> np.ndarray:
+    """The variables some map ``[x; 1] -> ...`` multiplies (nonzero among its first ``n``
+    columns): the coordinates a public box is needed for."""
+    if not maps:
+        return np.zeros(0, dtype=int)
+    hit = np.zeros(n, dtype=bool)
+    for M in maps:
+        hit |= np.asarray(abs(M[:, :n]).sum(axis=0)).ravel() > 0
+    return np.flatnonzero(hit)
+
+
+def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
+    """The concave bound of :class:`UnitReach` for every unit, on the public box ``[lo, hi]``
+    (:func:`cvxdp.solvers.public_part.coordinate_box` over :func:`reached_coordinates`)."""
+    n = lo.size
     ps: list[np.ndarray | None] = []
     qs: list[float] = []
-    for d in d_all:
+    for Eu in plan.E:
+        d = np.asarray(abs((Eu.T @ Eu).tocsr()).sum(axis=1)).ravel()
         hit = d[:n] > 0
         if np.any(~np.isfinite(lo[hit])) or np.any(~np.isfinite(hi[hit])):
             ps.append(None)

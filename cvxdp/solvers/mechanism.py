@@ -33,7 +33,6 @@ The choice and its reason are in ``info["mechanism"]`` and ``info["auto"]``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from typing import Any
@@ -46,14 +45,18 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution
-from cvxdp.solvers.certificate import loosened_program, unit_reach, violation_bounds
+from cvxdp.solvers.certificate import (
+    loosened_program,
+    reached_coordinates,
+    unit_reach,
+    violation_bounds,
+)
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
 from cvxdp.solvers.mwu.solve import _OPTS, solve_mwu
 from cvxdp.solvers.perturbation import (
     PERTURBATION_THEOREM,
     noise_plan,
-    noisy_program,
     objective_map,
     private_entries,
     released_user_values,
@@ -61,7 +64,12 @@ from cvxdp.solvers.perturbation import (
     solve_robust_counterpart,
 )
 from cvxdp.solvers.perturbation import _solve_tight as solve_exact_tight
-from cvxdp.solvers.public_part import _exact_solver, _infeasible, public_bounds, public_feasibility
+from cvxdp.solvers.public_part import (
+    _exact_solver,
+    _infeasible,
+    coordinate_box,
+    public_feasibility,
+)
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
@@ -234,13 +242,17 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     acct.spend(npl.record)
     out = solve_robust_counterpart(scp, entries, plan, npl, rng, solver=solver)
     # post-processing of the release: the certificate (certificate.py) and, when the tightened
-    # counterpart is empty, the loosened counterpart's point
-    A_t, b_t = noisy_program(scp, out["noisy"])
+    # counterpart is empty, the loosened counterpart's point; one public box serves the
+    # constraint units and a private objective
+    A_t, b_t, released = out["A"], out["b"], out["released_program"]
     scale = npl.B * npl.sigma_unit
-    scp_released = dataclasses.replace(scp, c=out["c"], offset=out["offset"]) \
-        if bool(np.any(sb.c > 0) or sb.offset > 0) else scp
+    objective_private = sb.objective_private
+    E_c = objective_map(scp, entries) if objective_private else None
+    lo, hi = coordinate_box(
+        scp, reached_coordinates([*plan.E, *([E_c] if objective_private else [])], scp.n),
+        allow_unbounded=True)
     loose = solve_exact_tight(
-        loosened_program(scp_released, A_t, b_t, plan, scale, unit_reach(scp, plan)), solver)
+        loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi)), solver)
     x, from_loosened = out["x"], False
     if x is None and loose.x is not None:
         x, from_loosened = np.asarray(loose.x)[:scp.n], True
@@ -254,7 +266,6 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     }
     report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
                          details=details)
-    objective_private = bool(np.any(sb.c > 0) or sb.offset > 0)
     probability = 1.0 if noise != "gaussian" else 1.0 - npl.beta
     info: dict[str, Any] = {
         "method": "perturbation", "mechanism": "perturbation", "noise": noise,
@@ -278,9 +289,8 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
                                primal={v.name(): None for v in problem.variables()},
                                info=info, status_reason=reason)
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
-    c_t, off_t = out["c"], out["offset"]
-    released_value = float(c_t @ x + off_t)  # the objective with the released data
-    slack_x, slack_max, beta_c = _objective_slack(scp, entries, npl, x, objective_private)
+    released_value = float(released.c @ x + released.offset)  # with the released data
+    slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
     upper = released_value + slack_x
     lower = -math.inf
     if loose.status == cp.OPTIMAL:
@@ -317,40 +327,32 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
                            primal=primal, info=info, certificate=cert, status_reason=reason)
 
 
-def _objective_slack(scp: Any, entries: Any, npl: Any, x: np.ndarray, private: bool
+def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
                      ) -> tuple[float, float, float]:
     """Bounds on the released objective's error when the objective is private.
 
     The error at ``x`` is ``sigma g' E_c [x; 1]`` (:func:`objective_map`); with ``||g_{S_c}||
     <= sqrt(k_c) + sqrt(2 ln(1 / beta_c))`` (Gaussian concentration, its own event at
     ``beta_c = beta``) it is at most ``scale_c ||E_c [x; 1]||`` at the released point and
-    ``scale_c U_c`` anywhere on the public box (``U_c``: the triangle bound, ``inf`` where the
-    public rows do not bound a variable the objective's private data multiply).
+    ``scale_c U_c`` anywhere on the public box ``[lo, hi]`` (``U_c``: the triangle bound,
+    ``inf`` where the box does not bound a variable the objective's private data multiply).
 
     Returns
     -------
     (at_x, anywhere, beta_c) : (float, float, float)
-        ``(0, 0, 0)`` for a public objective.
+        ``(0, 0, 0)`` for a public objective (``E_c`` None).
     """
-    if not private:
+    if E_c is None:
         return 0.0, 0.0, 0.0
-    E_c = objective_map(scp, entries)
     k_c = int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
     beta_c = float(npl.beta) if npl.beta is not None else _DEFAULT_BETA
     scale_c = npl.sigma_unit * (math.sqrt(k_c) + math.sqrt(2 * math.log(1 / beta_c)))
     at_x = scale_c * float(np.linalg.norm(E_c @ np.append(x, 1.0)))
     cols = np.sqrt(np.asarray(E_c.multiply(E_c).sum(axis=0)).ravel())
-    need = np.flatnonzero(cols[:-1] > 0)
-    xmax = np.zeros(scp.n)
-    if need.size:
-        row_private = np.zeros(scp.m, dtype=bool)
-        row_private[scp.sensitivity.private_rows()] = True
-        eye = np.eye(scp.n)
-        lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [eye[j] for j in need],
-                               allow_unbounded=True)
-        xmax[need] = np.maximum(np.abs(lo), np.abs(hi))
-    anywhere = scale_c * float(cols[:-1] @ xmax + cols[-1]) if np.all(np.isfinite(xmax)) \
-        else math.inf
+    hit = cols[:-1] > 0
+    xmax = np.maximum(np.abs(lo[hit]), np.abs(hi[hit]))
+    anywhere = scale_c * float(cols[:-1][hit] @ xmax + cols[-1]) \
+        if np.all(np.isfinite(xmax)) else math.inf
     return at_x, anywhere, beta_c
 
 

@@ -104,7 +104,7 @@ from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import gaussian_record
-from cvxdp.solvers.public_part import public_bounds
+from cvxdp.solvers.public_part import coordinate_box
 from cvxdp.solvers.robust_counterpart import counterpart
 from cvxdp.specs import ConstraintSetPrivacy
 from cvxdp.transform.reference import solve_exact
@@ -369,22 +369,15 @@ def _band_norms(scp: SymmetricConeProgram, kinds: np.ndarray, E: list[sp.csr_mat
     n = scp.n
     cols = [np.sqrt(np.asarray(E[u].multiply(E[u]).sum(axis=0)).ravel()) for u in zero]
     need = np.flatnonzero(np.max([c[:n] for c in cols], axis=0) > 0)
-    xmax = np.zeros(n)
-    if need.size:
-
-        sb = scp.sensitivity
-        row_private = np.zeros(scp.m, dtype=bool)
-        row_private[sb.private_rows()] = True
-        eye = np.eye(n)
-        try:
-            lo, hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [eye[j] for j in need])
-        except UnsupportedProblemError:
-            raise PrivacySpecError(
-                "mechanism='perturbation': private coefficients enter an equality constraint "
-                "and multiply variables that the constraints without private data do not "
-                "bound, so the equality's noise cannot be bounded; add public bounds on those "
-                "variables (e.g. x <= 10, cp.norm(x) <= R) or use mechanism='mwu'.") from None
-        xmax[need] = np.maximum(np.abs(lo), np.abs(hi))
+    try:
+        lo, hi = coordinate_box(scp, need)
+    except UnsupportedProblemError:
+        raise PrivacySpecError(
+            "mechanism='perturbation': private coefficients enter an equality constraint "
+            "and multiply variables that the constraints without private data do not "
+            "bound, so the equality's noise cannot be bounded; add public bounds on those "
+            "variables (e.g. x <= 10, cp.norm(x) <= R) or use mechanism='mwu'.") from None
+    xmax = np.maximum(np.abs(lo), np.abs(hi))
     for u, c in zip(zero, cols, strict=True):
         out[u] = float(c[:n] @ xmax + c[n])
     return out
@@ -538,9 +531,9 @@ def released_user_values(entries: PrivateEntries, noisy: dict[int, np.ndarray]
             for p, tid in zip(entries.params, tids, strict=True)}
 
 
-def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
-                  ) -> tuple[sp.csc_matrix, np.ndarray]:
-    """``(A~, b~) = T [theta~; 1]``: noisy values for the private ids, values for the rest."""
+def _released_theta(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]) -> np.ndarray:
+    """CVXPY's parameter vector ``[theta~; 1]``: released values for the private ids, the
+    parameters' values for the rest."""
     from cvxpy.cvxcore.python import canonInterface
 
     pp = scp.meta["param_prob"]
@@ -548,10 +541,15 @@ def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
     def value(pid: int) -> np.ndarray:
         return noisy[pid] if pid in noisy else np.asarray(pp.id_to_param[pid].value)
 
-    theta = canonInterface.get_parameter_vector(
+    return canonInterface.get_parameter_vector(
         pp.total_param_size, pp.param_id_to_col, pp.param_id_to_size, value)
+
+
+def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
+                  ) -> tuple[sp.csc_matrix, np.ndarray]:
+    """``(A~, b~) = T [theta~; 1]``: noisy values for the private ids, values for the rest."""
     m, n = scp.m, scp.n
-    M = sp.csc_matrix(pp.A) @ theta
+    M = sp.csc_matrix(scp.meta["param_prob"].A) @ _released_theta(scp, noisy)
     M = np.asarray(M).ravel().reshape((m, n + 1), order="F")
     return sp.csc_matrix(-M[:, :n]), M[:, n].copy()
 
@@ -560,16 +558,8 @@ def noisy_objective(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
                     ) -> tuple[np.ndarray, float]:
     """``(c~, offset~) = T_q [theta~; 1]``: the objective with the released values of the
     private parameters (CVXPY's objective tensor; public values for the rest)."""
-    from cvxpy.cvxcore.python import canonInterface
-
-    pp = scp.meta["param_prob"]
-
-    def value(pid: int) -> np.ndarray:
-        return noisy[pid] if pid in noisy else np.asarray(pp.id_to_param[pid].value)
-
-    theta = canonInterface.get_parameter_vector(
-        pp.total_param_size, pp.param_id_to_col, pp.param_id_to_size, value)
-    q = np.asarray(sp.csc_matrix(objective_tensor(pp)) @ theta).ravel()
+    q = np.asarray(sp.csc_matrix(objective_tensor(scp.meta["param_prob"]))
+                   @ _released_theta(scp, noisy)).ravel()
     return q[:scp.n].copy(), float(q[scp.n])
 
 
@@ -607,17 +597,18 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     """Draw the noise, build the counterpart from the noisy values only, solve it exactly.
 
     Returns a dict with ``x`` (ndarray or None), ``status`` (the exact solver's), ``noisy``
-    (id -> released parameter value), ``radius_max`` (``max_u B_u sigma_u max_k Delta_k``: the
-    ``r`` of ``a~'x + r ||x||_2 <= b~`` in the parameter's units), ``draws``, ``beta_used``
+    (id -> released parameter value), ``A``, ``b`` (the noisy canonical data),
+    ``released_program`` (``scp`` with the released objective when it is private),
+    ``radius_max`` (``max_u B_u sigma_u max_k Delta_k``: the ``r`` of ``a~'x + r ||x||_2 <=
+    b~`` in the parameter's units), ``draws``, ``beta_used``
     (the level whose counterpart gave the point; ``npl.beta`` unless it fell back).
     """
     g, draws = draw_noise(npl, plan, entries.K, rng)
     noisy = release_parameters(entries, g, npl.sigma_unit)
     A_t, b_t = noisy_program(scp, noisy)
-    c_t, off_t = noisy_objective(scp, noisy)
-    if scp.sensitivity is not None and (np.any(scp.sensitivity.c > 0)
-                                        or scp.sensitivity.offset > 0):
+    if scp.sensitivity is not None and scp.sensitivity.objective_private:
         # a private objective: the counterpart minimises the released one (post-processing)
+        c_t, off_t = noisy_objective(scp, noisy)
         scp = dataclasses.replace(scp, c=c_t, offset=off_t)
     # Gaussian noise: if the counterpart at the requested beta is empty, the same release is
     # post-processed at weaker levels (FALLBACK_BETAS): no budget, a weaker promise (the
@@ -649,7 +640,7 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
         eq_bound = max(abs(float(s_t[plan.unit_rows[u][0]]))
                        + float(scale[u] * np.linalg.norm(plan.E[u] @ xs)) for u in zero_units)
     return {"x": x, "status": sol.status, "noisy": noisy, "draws": draws,
-            "c": c_t, "offset": off_t,
+            "A": A_t, "b": b_t, "released_program": scp,
             "beta_used": beta_used, "equality_violation_bound": eq_bound,
             "equality_rows_private": int(zero_units.size),
             "solver": sol.solver,

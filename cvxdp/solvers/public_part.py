@@ -25,7 +25,7 @@ from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu import _svec_index
 from cvxdp.transform.canon import set_no_solution
 
-__all__ = ["public_feasibility", "public_bounds", "canonical_constraints"]
+__all__ = ["public_feasibility", "public_bounds", "coordinate_box", "canonical_constraints"]
 
 
 def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
@@ -97,6 +97,25 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
                     "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
                     "(a public bound on the sum of |variables| and cone-slack traces).")
             out[i] = sgn * float(value)
+    return lo, hi
+
+
+def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)``, shape ``(scp.n,)``: the range of each listed coordinate of ``x`` over the
+    rows of ``scp`` without private data (:func:`public_bounds` on the unit directions; 0 for
+    the coordinates not listed, ``-inf`` / ``inf`` for an unbounded one with
+    ``allow_unbounded``)."""
+    n = scp.n
+    lo, hi = np.zeros(n), np.zeros(n)
+    coords = np.asarray(coords, dtype=int)
+    if coords.size:
+        row_private = np.zeros(scp.m, dtype=bool)
+        row_private[scp.sensitivity.private_rows()] = True
+        eye = np.eye(n)
+        lo[coords], hi[coords] = public_bounds(scp.A, scp.b, scp.dims, row_private,
+                                               [eye[j] for j in coords],
+                                               allow_unbounded=allow_unbounded)
     return lo, hi
 
 

@@ -211,7 +211,7 @@ def from_scp(
         raise ValueError(f"from_scp: status must be one of {cp.settings.SOLUTION_PRESENT}, "
                          f"got {status!r}.")
     sb = scp.sensitivity
-    if value is None and sb is not None and (np.any(sb.c > 0) or sb.offset > 0):
+    if value is None and sb is not None and sb.objective_private:
         # the objective carries private data: its value at x is not a released quantity
         raise ValueError("from_scp: the objective of this cone program is private; pass the "
                          "value computed from released quantities as value=.")

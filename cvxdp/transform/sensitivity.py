@@ -150,6 +150,11 @@ class SensitivityBounds:
     specs: tuple[Any, ...] = field(default=(), repr=False)
 
     @property
+    def objective_private(self) -> bool:
+        """True when private data reach the objective (its coefficients or constant term)."""
+        return bool(np.any(self.c > 0) or self.offset > 0)
+
+    @property
     def A_row_l1(self) -> np.ndarray:
         """Per-row bound on ``||Delta a_i||_1`` (coordinates), shape (m,)."""
         return np.asarray(abs(self.A).sum(axis=1)).ravel()
