@@ -51,7 +51,7 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import gaussian_record
-from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
+from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.status import status_of
 
 __all__ = ["quadform_parameters", "solve_quadform_perturbation", "QUADFORM_THEOREM"]
@@ -146,7 +146,7 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
     in_constraints = {p.id for c in problem.constraints for p in c.parameters()}
     n_constrained = sum(1 for p in params if p.id in in_constraints)
     t = math.sqrt(2 * math.log(len(params) / beta))
-    noisy, objective_sub, constraint_sub, released = {}, {}, {}, {}
+    noisy, objective_sub, constraint_sub, lower_sub, released = {}, {}, {}, {}, {}
     at = 0
     for p, d, k in zip(params, deltas, sizes, strict=True):
         n = p.shape[0]
@@ -161,7 +161,12 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
         released[p.name()] = S_t
         noisy[p.id] = S_t
         objective_sub[id(p)] = cp.Constant(_psd_part(S_t))
+        # Pi(S~ + r I) >= S and S~ - r I <= S on the event (or 0 where that is not PSD): the
+        # tightened copy and the certificate's two bounds (module doc)
         constraint_sub[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
+        low = S_t - r * np.eye(n)
+        lower_sub[id(p)] = cp.Constant(low if np.linalg.eigvalsh(low)[0] >= 0 else
+                                       np.zeros((n, n)))
     obj = problem.objective.tree_copy(id_objects=objective_sub)
     cons = [c.tree_copy(id_objects=constraint_sub) for c in problem.constraints]
     copy = cp.Problem(obj, cons)
@@ -187,8 +192,7 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
     report = acct.report(theorem=QUADFORM_THEOREM, neighbouring=neighbouring, details=details)
     if copy.status in cp.settings.SOLUTION_PRESENT:
         value = float(copy.value)  # the objective with the released matrices: public
-        cert = _certificate(problem, params, noisy, sigma, deltas, sizes, t, beta, in_cons,
-                            kw)
+        cert = _certificate(problem, constraint_sub, lower_sub, beta, kw)
         status, reason = status_of(cert, accuracy)
         primal = {v.name(): np.asarray(v.value) for v in problem.variables()}
     else:
@@ -198,28 +202,17 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
                   "of the noisy release; the budget was spent)")
     if reason:
         info["status_reason"] = reason
-    validation = None
-    if reference and cert is not None:
-        validation = ValidationReport()  # filled in the user's terms by the entry point
-    return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
+    # reference=True: the entry point compares the released point in the user's terms
+    return PrivateSolution(status=status, value=value, privacy=report, validation=None,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert,
                            status_reason=reason)
 
 
-def _certificate(problem: cp.Problem, params: list[Any], noisy: dict[int, np.ndarray],
-                 sigma: float, deltas: list[float], sizes: list[int], t: float, beta: float,
-                 in_cons: bool, kw: dict[str, Any]) -> Certificate:
-    """The certificate of the released point (module doc, step 3)."""
-    upper_sub, lower_sub = {}, {}
-    for p, d, k in zip(params, deltas, sizes, strict=True):
-        n = p.shape[0]
-        r = d * sigma * math.sqrt(2) * (math.sqrt(k) + t)
-        S_t = noisy[p.id]
-        upper_sub[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
-        low = (S_t + S_t.T) / 2 - r * np.eye(n)
-        lower_sub[id(p)] = cp.Constant(low if np.linalg.eigvalsh(low)[0] >= 0 else
-                                       np.zeros((n, n)))
+def _certificate(problem: cp.Problem, upper_sub: dict[int, Any], lower_sub: dict[int, Any],
+                 beta: float, kw: dict[str, Any]) -> Certificate:
+    """The certificate of the released point (module doc, step 3): the model with the upper
+    matrices at the point, the optimum of the model with the lower ones."""
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     upper = sign * float(problem.objective.tree_copy(id_objects=upper_sub).value)
     viol = max([float(np.max(np.abs(c.tree_copy(id_objects=upper_sub).violation())))
@@ -243,20 +236,3 @@ def _certificate(problem: cp.Problem, params: list[Any], noisy: dict[int, np.nda
         equality_violation_bound=None, probability=1.0 - beta,
         how=("quad_form perturbation: the model with Pi(S~ + r I) at the released point and "
              "the optimum with S~ - r I (docs/certificates.md)"))
-
-
-def _reference(problem: cp.Problem) -> Any:
-    """Exact solve on the TRUE data and the true objective/violations at the released point
-    (not private: only with ``reference=True``)."""
-
-    x = {v.id: None if v.value is None else np.array(v.value) for v in problem.variables()}
-    f_priv = float(problem.objective.value)
-    viol = max([float(np.max(c.violation())) for c in problem.constraints] + [0.0])
-    ref = cp.Problem(problem.objective, problem.constraints)
-    ref.solve()
-    f_star = float(ref.value)
-    for v in problem.variables():  # the released point stays on the user's variables
-        v.save_value(x[v.id])
-    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
-    return ValidationReport(reference_value=f_star, objective_gap=sign * (f_priv - f_star),
-                            max_violation=viol, metrics={"private_value": f_priv})
