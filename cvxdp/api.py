@@ -347,7 +347,6 @@ def _is_least_squares_spec(private: Any) -> bool:
     return any(isinstance(s, LeastSquaresPrivacy) for s in specs)
 
 
-
 def _solve_private_method(self: cp.Problem, **kwargs: Any) -> Any:
     return solve_private(self, **kwargs)
 

@@ -78,7 +78,6 @@ def hold_private(problem: cp.Problem, sol: Any) -> None:
 def _holding_private(fn: Any) -> Any:
     @functools.wraps(fn)
     def solve_private(self: StructuredProblem, *args: Any, **kwargs: Any) -> Any:
-
         self._forget_solution()
         # verbose=True: header and summary; sizes are the problem's public
         # shape, the budget the one asked for. ``verbose`` is passed on to the solver too.

@@ -368,7 +368,6 @@ def _check_common(kwargs: dict[str, Any], label: str, own: frozenset[str], open_
 
 
 def _asked_budget(kwargs: dict[str, Any], label: str, accountant: Any) -> Any:
-
     if all(kwargs.get(k) is None for k in ("epsilon", "delta", "rho")):
         raise BudgetError(
             f"{label} with accountant=: state this call's budget too (epsilon= and delta=, or "
@@ -386,7 +385,6 @@ def _spend_into(accountant: Any, call: str, fn: Callable[..., Any], args: tuple,
     call (cvxdp refuses only on public arguments, and a raised call returns nothing).  Any other
     exception is recorded with the call's stated budget: it may come from the data.
     """
-
     asked = _asked_budget(kwargs, call, accountant)
     accountant.check(PrivacyRecord(call, asked, "stated budget of the call"))
     try:

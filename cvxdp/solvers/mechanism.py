@@ -136,7 +136,6 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         built from the noisy data has none -- a post-processed, public fact about the noisy
         release, not about the true model; the budget is spent.
     """
-
     noise = opts.pop("noise", "gaussian")
     verbose = bool(opts.pop("verbose", False))  # every mechanism takes it (header/summary
     # are printed by the entry point; the MWU also shows its progress bar)
@@ -176,7 +175,6 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
     objective_only = {s.setting for s in specs} == {"objective"}
     if chosen == "mwu" or objective_only:
-
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
         try:
             sol = solve_mwu(problem, epsilon=epsilon, delta=delta, rho=rho, private=specs,
@@ -365,7 +363,6 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     -------
     (name, why) : ("mwu" | "perturbation", dict with ``rule`` and the compared bounds)
     """
-
     opts = dict(opts or {})
     settings = {s.setting for s in specs}
     if "constraint_set" in settings:

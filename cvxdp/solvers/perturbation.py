@@ -175,7 +175,6 @@ def private_entries(scp: SymmetricConeProgram, specs: tuple[Any, ...]) -> Privat
         For ``ConstraintSetPrivacy`` (row add/remove has no bounded per-entry change) or a
         parameter declared twice.
     """
-
     pp = scp.meta["param_prob"]
     params, cols, deltas, per, tids = [], [], [], [], []
     seen: set[int] = set()
@@ -361,7 +360,6 @@ def _band_norms(scp: SymmetricConeProgram, kinds: np.ndarray, E: list[sp.csr_mat
         Private coefficients in an equality multiply a variable the public constraints do not
         bound.
     """
-
     out = np.zeros(kinds.size)
     zero = np.flatnonzero(kinds == "zero")
     if zero.size == 0:
@@ -505,7 +503,6 @@ def release_parameters(entries: PrivateEntries, g: np.ndarray, sigma_unit: float
     symmetric / PSD / diag / sparse parameter, its reduced parameter's (the reduced entries,
     one per tensor column; :func:`cvxdp.transform.sensitivity.full_value` rebuilds the matrix).
     """
-
     out, at = {}, 0
     tids = entries.tensor_ids or tuple(p.id for p in entries.params)
     for p, tid in zip(entries.params, tids, strict=True):

@@ -148,7 +148,6 @@ def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
         if kind == "soc":
             cons.append(cp.SOC(s[0], s[1:]))
         else:
-
             ri, ci, sc = _svec_index(order)
             flat_lo = ri + order * ci  # column-major index of (ri, ci)
             flat_up = ci + order * ri

@@ -236,7 +236,6 @@ def validate(
         ``suboptimality`` (gap made positive-is-worse for max and min), ``relative_gap``,
         ``constraints`` (the count), ``reference_status``.
     """
-
     scp = problem_or_scp if isinstance(problem_or_scp, SymmetricConeProgram) else to_scp(
         problem_or_scp)
     x = np.asarray(x_private, dtype=float).ravel()

@@ -269,7 +269,6 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
     ----------
     002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
     """
-
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)
     kwargs.pop("verbose", None)

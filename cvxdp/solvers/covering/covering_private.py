@@ -422,7 +422,6 @@ def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Gener
     ----------
     McSherry & Talwar 2007; digest 002 G1 (private search for OPT).
     """
-
     grid = np.asarray(sched.grid)
     need = np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf)
     short = (need[None, :] > grid[:, None] * (1 + 1e-12)).sum(axis=1)

@@ -297,7 +297,6 @@ def build_mwu_form(
     c_z = P.T @ c
 
     if check_feasible and (exact_R is not None or trace_bound is not None):
-
         if public_feasibility(A, b, dims, row_private) in ("infeasible",
                                                             "infeasible_inaccurate"):
             raise InfeasibleProblemError(

@@ -420,7 +420,6 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     ----------
     002_26bee910280b74ae.txt: Definition C.11, Theorem C.12, Corollary 4.4; digest 002 §7, G8.
     """
-
     if isinstance(budget, PureDP):
         raise BudgetError("objective privacy uses the Gaussian mechanism and needs delta > 0 "
                           "(or rho=); pass epsilon= and delta=.")
@@ -522,7 +521,6 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None
     by the largest value its cone's rows take over the other variables' bounds
     (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight).
     """
-
     n = scp.n
     eye = np.eye(n)
     no_private = np.zeros(scp.m, dtype=bool)
@@ -567,7 +565,6 @@ def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
     public linear function of ``c`` (e.g. ``c @ (x - 0.3)``: ``offset = -0.3 sum(c)``).  The
     tensors hold the model's structure and public constants only, so the test is public.
     """
-
     pp = scp.meta.get("param_prob")
     if pp is None:
         return None

@@ -258,7 +258,6 @@ def solve_mwu(
     solve_time = time.perf_counter() - t0
     validation = None
     if reference:
-
         validation = validate(scp, x, solver=solver)
         # validate() may overwrite variable values: write the released ones back
         from_scp(problem, scp, x, status=status, value=released)
