@@ -31,6 +31,7 @@ from cvxdp.writeback import forget_solution, write_back
 
 __all__ = ["StructuredProblem", "forget_solution", "hold_private"]
 
+
 class StructuredProblem(cp.Problem):
     """A CVXPY problem with a specialised private solver.
 

@@ -23,7 +23,6 @@ from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu import _svec_index
-from cvxdp.transform.canon import set_no_solution
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "canonical_constraints"]
 
@@ -183,9 +182,9 @@ def _row_blocks(dims: Any) -> list[tuple[str, int, int, int]]:
 
 def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
                 t0: float) -> PrivateSolution:
-    """The answer for an infeasible public part: no mechanism ran, nothing was spent."""
-
-    value = set_no_solution(problem, status)
+    """The answer for an infeasible public part: no mechanism ran, nothing was spent (the
+    entry point writes it into ``problem``; CVXPY's value for an infeasible model)."""
+    value = -np.inf if isinstance(problem.objective, cp.Maximize) else np.inf
     report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
                            neighbouring=neighbouring,
                            theorem="no mechanism ran (public data only)", records=(),
