@@ -142,15 +142,14 @@ def solve_mwu(
     if not 0 < beta < 1:
         raise PrivacyGuaranteeError(f"beta must be in (0, 1), got {beta!r}.")
 
+    pending: Warning | None = None  # a warning that holds only if the status is user_limit
     if "objective" in settings:
         x, report, info = objective_private_solve(
             scp, sb, budget, rng=gen, beta=beta, norm_bound=opts.get("norm_bound"),
             neighbouring=neighbouring)
         iterations = None
-        status = cp.OPTIMAL_INACCURATE
         value_released = info.pop("value")  # sign * (c~ . x + offset~): released data only
         if info.get("alpha_guaranteed") is None:
-            status = cp.USER_LIMIT
             info["status_reason"] = (
                 "no accuracy is promised: the public constraints do not bound the variables "
                 "the private objective multiplies, so Thm C.12's sub-optimality bound "
@@ -166,7 +165,6 @@ def solve_mwu(
         kw = dict(accuracy=accuracy, beta=beta, schedule=opts.get("schedule", "auto"),
                   max_iterations=max_iter, verbose=verbose)
         has_obj = bool(np.any(scp.c != 0))
-        status = cp.OPTIMAL_INACCURATE
         if target is not None:
             tau = scp.sign * float(target) - scp.offset
             res, det = _run(setting, form.with_target(tau), budget, rng=gen, accountant=acct,
@@ -207,17 +205,15 @@ def solve_mwu(
             # from the search's released test value (w.p. >= 1 - beta), whatever the theorem
             info["violation_bound"] = det["violation_bound"]
         if not optimised:
-            # A feasibility answer is not an approximate optimum: say so in the status, in
-            # info and with a warning.
-            status = cp.USER_LIMIT
+            # A feasibility answer is not an approximate optimum: say so in info and, unless
+            # the certificate proves otherwise, with a warning.
             info["status_reason"] = (
                 "objective " + det["objective"] + "; the released point only approximately "
                 "satisfies the constraints and its objective value carries no guarantee")
-            warn_user(ObjectiveNotOptimisedWarning(
+            pending = ObjectiveNotOptimisedWarning(
                 "cvxdp: the objective was not optimised (" + det["objective"] + "); status "
-                "is 'user_limit' and the answer is only an approximately feasible point."))
+                "is 'user_limit' and the answer is only an approximately feasible point.")
         elif info["alpha_guaranteed"] is None and "alpha_guaranteed_before_repair" in det:
-            status = cp.USER_LIMIT
             info["public_repair"] = det["public_repair"]
             info["status_reason"] = (
                 "the MWU's point broke public constraints by "
@@ -225,14 +221,13 @@ def solve_mwu(
                 "them (post-processing, no budget), so the public constraints hold, but the "
                 f"theorem's bound alpha = {det['alpha_guaranteed_before_repair']:.3g} covers the "
                 "MWU's point, not the projected one: no accuracy is promised for the private rows")
-            warn_user(AccuracyNotGuaranteedWarning(
+            pending = AccuracyNotGuaranteedWarning(
                 "cvxdp: the public constraints were repaired by projection; the MWU theorem's "
-                "bound does not cover the repaired point: status is 'user_limit'."))
+                "bound does not cover the repaired point: status is 'user_limit'.")
         elif info["alpha_guaranteed"] is None:
             # The theorem's accuracy bound needs conditions (enough budget for the iterations it
             # asks) that do not hold here: the answer is private, but its accuracy is not
-            # promised, so the status does not say it is (status is a promise).
-            status = cp.USER_LIMIT
+            # promised by it; the status says so unless the certificate proves the accuracy.
             info["status_reason"] = (
                 "the accuracy bound of " + cite(SYMMETRIC_CONE_PROGRAMMING, (
                     "Alg. 1, Thm C.9" if theorem == ALG1 else "Alg. 5, Thm C.5"))
@@ -240,15 +235,17 @@ def solve_mwu(
                 "(theorem_conditions_hold is False in the privacy details); the released point "
                 "is private but carries no accuracy guarantee: raise epsilon, or pass a larger "
                 "accuracy=")
-            warn_user(AccuracyNotGuaranteedWarning(
+            pending = AccuracyNotGuaranteedWarning(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
-                "status is 'user_limit' (see info['status_reason'])."))
+                "status is 'user_limit' (see info['status_reason']).")
     cert = _certificate(scp, x, info, beta, settings,
                         None if "objective" in settings else det)
     note = info.pop("status_reason", None)
     status, reason = status_of(cert, accuracy)
     if note and status != cp.OPTIMAL_INACCURATE:
         reason = note if reason is None else f"{reason}. Also: {note}"
+        if pending is not None:  # the warning's 'user_limit' is now the status
+            warn_user(pending)
     if reason:
         info["status_reason"] = reason
     # With a private objective, problem.value must come from the released (noisy) c only: the
