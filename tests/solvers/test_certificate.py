@@ -55,9 +55,9 @@ def test_packing_certificate_is_valid_and_informative(epsilon):
 
 
 def test_private_equality_certificate_holds_and_converges():
-    np.random.seed(0)
     n = 50
-    y = cp.Parameter(n, name="y", value=np.random.randn(n))
+    # the data (np.random.seed(0); np.random.randn(50)), from the same legacy stream
+    y = cp.Parameter(n, name="y", value=np.random.RandomState(0).standard_normal(n))
     x = cp.Variable(n)
     prob = cp.Problem(cp.Minimize(cp.norm(x, 1)), [x == y])
     out = {}
@@ -109,16 +109,10 @@ def test_private_right_hand_side_in_a_cone_block_converges_at_large_epsilon():
     assert true_value - exact <= sol.certificate.gap_bound
 
 
-def test_private_data_in_objective_and_constraints_is_one_release_with_a_certificate():
+def test_private_data_in_objective_and_constraints_is_one_release_with_a_certificate(
+        factor_portfolio):
     # a portfolio's expected returns (objective) and its factor loadings (risk) both private
-    rng = np.random.default_rng(0)
-    n, k = 10, 3
-    mu = cp.Parameter(n, name="mu", value=rng.normal(size=n) * 0.1)
-    F = cp.Parameter((n, k), name="F", value=rng.normal(size=(n, k)))
-    gamma = cp.Parameter(nonneg=True, name="gamma", value=0.5)
-    w = cp.Variable(n, name="w")
-    prob = cp.Problem(cp.Maximize(mu @ w - gamma * cp.sum_squares(F.T @ w)),
-                      [cp.sum(w) == 1, w >= 0])
+    prob, mu, F, gamma, w = factor_portfolio
     opt = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
     specs = [cvxdp.ObjectivePrivacy(mu, sensitivity=1e-3),
              cvxdp.ConstraintPrivacy(F, sensitivity=1e-3)]

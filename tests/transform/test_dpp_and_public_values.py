@@ -13,20 +13,8 @@ import cvxdp
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 
 
-def _portfolio():
-    rng = np.random.default_rng(0)
-    n, k = 10, 3
-    mu = cp.Parameter(n, name="mu", value=rng.normal(size=n) * 0.1)
-    F = cp.Parameter((n, k), name="F", value=rng.normal(size=(n, k)))
-    gamma = cp.Parameter(nonneg=True, name="gamma", value=0.5)
-    w = cp.Variable(n, name="w")
-    prob = cp.Problem(cp.Maximize(mu @ w - gamma * cp.sum_squares(F.T @ w)),
-                      [cp.sum(w) == 1, w >= 0])
-    return prob, mu, F, gamma, w
-
-
-def test_public_gamma_times_a_private_term_is_solved():
-    prob, mu, F, gamma, w = _portfolio()
+def test_public_gamma_times_a_private_term_is_solved(factor_portfolio):
+    prob, mu, F, gamma, w = factor_portfolio
     assert not prob.is_dcp(dpp=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -39,8 +27,8 @@ def test_public_gamma_times_a_private_term_is_solved():
                          public=[gamma, mu]) == []
 
 
-def test_refusal_names_the_term_that_breaks_dpp():
-    prob, mu, F, gamma, w = _portfolio()
+def test_refusal_names_the_term_that_breaks_dpp(factor_portfolio):
+    prob, mu, F, gamma, w = factor_portfolio
     with pytest.raises(PrivacySpecError, match=r"term\(s\) 'gamma \* quad_over_lin\(F.T @ w"):
         prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, public=[mu], mechanism="mwu",
                            private=cvxdp.ConstraintPrivacy([F, gamma], sensitivity=1e-3))
