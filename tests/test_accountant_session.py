@@ -102,7 +102,8 @@ def test_a_pure_dp_accountant_adds_epsilons():
     cvxdp.covering_lp(_COVER).solve_private(epsilon=0.5, rng=0, accountant=acct)
     prob, spec = _lp()
     with pytest.raises(BudgetError, match="needs delta > 0"):  # a typed refusal spends nothing
-        cvxdp.solve_private(prob, private=spec, epsilon=0.7, rng=0, accountant=acct)
+        cvxdp.solve_private(prob, private=spec, epsilon=0.7, rng=0, accountant=acct,
+                            mechanism="perturbation", noise="gaussian")
     assert len(acct.ledger) == 1
     mats = np.stack([np.diag(r) for r in _COVER[:, :2]])
     cvxdp.covering_sdp(mats).solve_private(epsilon=0.7, rng=0, accountant=acct)

@@ -42,7 +42,7 @@ import numpy as np
 
 from cvxdp.errors import BudgetError, CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, resolve_budget
+from cvxdp.privacy.budgets import ZCDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.certificate import (
@@ -55,7 +55,9 @@ from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
 from cvxdp.solvers.mwu.solve import _OPTS, solve_mwu
 from cvxdp.solvers.perturbation import (
+    NOISES,
     PERTURBATION_THEOREM,
+    choose_noise,
     noise_plan,
     objective_map,
     private_entries,
@@ -100,8 +102,8 @@ def _given(opts: dict[str, Any]) -> dict[str, Any]:
 def _check_choice(mechanism: Any, noise: Any) -> None:
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
-    if noise not in ("gaussian", "truncated"):
-        raise ValueError(f"noise must be 'gaussian' or 'truncated', got {noise!r}.")
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}.")
 
 
 def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float | None = None,
@@ -136,7 +138,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         built from the noisy data has none -- a post-processed, public fact about the noisy
         release, not about the true model; the budget is spent.
     """
-    noise = opts.pop("noise", "gaussian")
+    noise = opts.pop("noise", "auto")
     verbose = bool(opts.pop("verbose", False))  # every mechanism takes it (header/summary
     # are printed by the entry point; the MWU also shows its progress bar)
     _check_choice(mechanism, noise)
@@ -154,7 +156,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         # the private matrices sit only inside quad_form, which CVXPY compiles by factoring
         # their values: released at the model level (quadform_perturbation.py)
         bad = {k for k, v in _given(opts).items() if v is not None} - _PERTURBATION_OPTS
-        if bad or noise != "gaussian":
+        if bad or noise not in ("gaussian", "auto"):
             raise TypeError(
                 f"a private matrix inside quad_form is released by Gaussian perturbation, "
                 f"which takes {sorted(_PERTURBATION_OPTS)} with noise='gaussian'; got "
@@ -230,6 +232,11 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     neighbouring = "; ".join(s.describe() for s in specs)
     entries = private_entries(scp, specs)
     plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
+    objective_private = sb.objective_private
+    E_c = objective_map(scp, entries) if objective_private else None
+    noise_why = None
+    if noise == "auto":
+        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
     npl = noise_plan(budget, noise, entries, plan, beta)
     row_private = np.zeros(scp.m, dtype=bool)
     row_private[sb.private_rows()] = True
@@ -244,8 +251,6 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     # constraint units and a private objective
     A_t, b_t, released = out["A"], out["b"], out["released_program"]
     scale = npl.B * npl.sigma_unit
-    objective_private = sb.objective_private
-    E_c = objective_map(scp, entries) if objective_private else None
     lo, hi = coordinate_box(
         scp, reached_coordinates([*plan.E, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
@@ -264,7 +269,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     }
     report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
                          details=details)
-    probability = 1.0 if noise != "gaussian" else 1.0 - npl.beta
+    probability = 1.0 if noise == "truncated" else 1.0 - npl.beta
     info: dict[str, Any] = {
         "method": "perturbation", "mechanism": "perturbation", "noise": noise,
         "beta": npl.beta, "robust_status": out["status"], "loosened_status": loose.status,
@@ -273,6 +278,8 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
         "equality_rows_private": out["equality_rows_private"],
         "point": "loosened counterpart" if from_loosened else "tightened counterpart",
     }
+    if noise_why is not None:
+        info["noise_choice"] = noise_why
     if x is None:
         # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
         # released; the public part is feasible, so the status is not "infeasible"
@@ -301,8 +308,8 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
         probability=probability - (beta_c if objective_private else 0.0),
         how=("perturbation: noisy slack test at the released point and the loosened "
              "counterpart's optimum, on the noise event of " +
-             ("the truncated noise (surely)" if noise != "gaussian"
-              else f"the Gaussian tail bounds (beta = {npl.beta:g})")))
+             ("the truncated noise (surely)" if noise == "truncated"
+              else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
     status, reason = status_of(cert, accuracy)
     if objective_private:
         info["objective_tail_beta"] = beta_c
@@ -325,6 +332,13 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
                            primal=primal, info=info, certificate=cert, status_reason=reason)
 
 
+def _support(E_c: Any) -> int:
+    """Number of private entries the objective's map reaches (0 for a public objective)."""
+    if E_c is None:
+        return 0
+    return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
+
+
 def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
                      ) -> tuple[float, float, float]:
     """Bounds on the released objective's error when the objective is private.
@@ -342,9 +356,9 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
     """
     if E_c is None:
         return 0.0, 0.0, 0.0
-    k_c = int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
+    k_c = _support(E_c)
     beta_c = float(npl.beta) if npl.beta is not None else _DEFAULT_BETA
-    scale_c = npl.sigma_unit * (math.sqrt(k_c) + math.sqrt(2 * math.log(1 / beta_c)))
+    scale_c = npl.sigma_unit * npl.norm_bound(k_c, math.log(1 / beta_c))
     at_x = scale_c * float(np.linalg.norm(E_c @ np.append(x, 1.0)))
     cols = np.sqrt(np.asarray(E_c.multiply(E_c).sum(axis=0)).ravel())
     hit = cols[:-1] > 0
@@ -355,13 +369,13 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
 
 
 def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
-                     noise: str = "gaussian", opts: dict[str, Any] | None = None
+                     noise: str = "auto", opts: dict[str, Any] | None = None
                      ) -> tuple[str, dict[str, Any]]:
     """The rule of ``mechanism="auto"`` (module doc); public quantities only.
 
     Returns
     -------
-    (name, why) : ("mwu" | "perturbation", dict with ``rule`` and the compared bounds)
+    (name, why) : ("mwu" | "perturbation", dict with ``rule`` and both predictions)
     """
     opts = dict(opts or {})
     settings = {s.setting for s in specs}
@@ -372,24 +386,20 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
                                         "algorithm under both names)"}
     if "objective" in settings:
         return "perturbation", {"rule": "private data in the objective and the constraints: "
-                                        "one Gaussian release of all of them (the MWU keeps "
-                                        "the paper's separation of the settings)"}
-    pure = not isinstance(budget, ZCDP) and not (isinstance(budget, ApproxDP)
-                                                 and budget.delta > 0)
-    if pure:
-        return "mwu", {"rule": "pure-DP budget: perturbation needs delta > 0"}
+                                        "one release of all of them (the MWU keeps the "
+                                        "paper's separation of the settings)"}
     scp = to_scp(problem, private=specs)
     beta = float(opts.get("beta", _DEFAULT_BETA))
     try:
         entries = private_entries(scp, specs)
         plan = robust_plan(scp, entries)
-        npl = noise_plan(budget, noise, entries, plan, beta)
+        family = noise
+        if noise == "auto":
+            family, _ = choose_noise(budget, entries, plan, beta)
+        npl = noise_plan(budget, family, entries, plan, beta)
     except (PrivacySpecError, BudgetError) as err:
         return "mwu", {"rule": "perturbation not applicable: " + str(err)}
-    alpha_mwu, R = _mwu_bound(scp, budget, opts)
-    if R is None:
-        return "perturbation", {"rule": "the MWU form has no public trace bound",
-                                "alpha_mwu": None}
+    alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
     tight = 0.0
     for u, E in enumerate(plan.E):
         cols = np.sqrt(np.asarray(E.multiply(E).sum(axis=0)).ravel())
@@ -398,21 +408,35 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
         nuc = npl.nuclear is not None and bool(npl.nuclear[u])
         factor = math.sqrt(min(plan.matrix[u])) if nuc else 1.0
         tight = max(tight, factor * npl.B[u] * npl.sigma_unit * (
-            R * cols[:-1].max(initial=0.0) + cols[-1]))
-    why = {"alpha_mwu": alpha_mwu, "tightening_perturbation": tight, "trace_bound": R}
+            (R or 0.0) * cols[:-1].max(initial=0.0) + cols[-1]))
+    why: dict[str, Any] = {
+        "predicted": {"perturbation": {"tightening": tight, "noise": family},
+                      "mwu": {"violation": alpha_mwu, "proven": proven}},
+        "alpha_mwu": alpha_mwu, "tightening_perturbation": tight, "trace_bound": R}
+    if R is None:
+        why["rule"] = "the MWU form has no public trace bound"
+        return "perturbation", why
     if alpha_mwu is None:
-        why["rule"] = "the MWU theorem's accuracy bound does not hold at this budget"
+        why["rule"] = "the MWU's schedule has no accuracy bound at this budget"
         return "perturbation", why
     if tight <= alpha_mwu:
-        why["rule"] = "perturbation's tightening <= the MWU's proven violation"
+        why["rule"] = ("perturbation's largest tightening <= the MWU's a-priori violation "
+                       "bound (its theorem's, at its best T)")
         return "perturbation", why
-    why["rule"] = "the MWU's proven violation < perturbation's tightening"
+    why["rule"] = ("the MWU's a-priori violation bound (its theorem's, at its best T) < "
+                   "perturbation's largest tightening")
     return "mwu", why
 
 
 def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
-               ) -> tuple[float | None, float | None]:
-    """The MWU's a-priori violation bound (canonical units) and its trace bound R."""
+               ) -> tuple[float | None, float | None, bool]:
+    """The MWU's a-priori violation bound (canonical units), its trace bound R, and whether the
+    theorem's conditions hold at that bound (``proven``).
+
+    The bound is the theorem's ``alpha`` minimised over the number of rounds (the schedule
+    planner's); when its conditions fail the same formula is still the analysis's prediction
+    of the violation's size, and it is compared as such.
+    """
 
     sb = scp.sensitivity
     try:
@@ -420,7 +444,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
                               trace_bound=opts.get("trace_bound"), width=opts.get("width"),
                               check_feasible=False)
     except CvxdpError:  # a typed refusal (no public trace bound / width): the MWU cannot run
-        return None, None
+        return None, None, False
     setting = "constraint" if "constraint" in sb.settings else "scalar"
     sens = row_sensitivities(form)
     if setting == "constraint" and not np.any(sens.d2 > 0):
@@ -434,6 +458,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
                             beta=float(opts.get("beta", 0.05)), schedule="auto",
                             max_iterations=int(opts.get("max_iterations") or 20000))
     except CvxdpError:  # the schedule's typed refusal: no bound to compare
-        return None, float(form.R)
+        return None, float(form.R), False
     scale = form.R * form.rho
-    return (sch.alpha * scale if sch.valid else None), float(form.R)
+    alpha = sch.alpha * scale if math.isfinite(sch.alpha) else None
+    return alpha, float(form.R), bool(sch.valid)

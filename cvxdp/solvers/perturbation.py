@@ -103,6 +103,7 @@ from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
 from cvxdp.privacy.calibration import calibrate_gaussian
+from cvxdp.privacy.laplace import laplace_epsilon, laplace_norm_bound, laplace_record
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.solvers.public_part import coordinate_box
 from cvxdp.solvers.robust_counterpart import counterpart
@@ -128,6 +129,8 @@ PERTURBATION_THEOREM = (
 TRUNCATION_REFERENCE = ("Gaussian conditioned on a data-independent event of probability >= 1-q: "
                         "(eps, (delta_G + e^eps q)/(1-q))-DP (cvxdp/solvers/perturbation.py)")
 _MAX_DRAWS = 10_000
+#: the noise families of input perturbation ("auto": :func:`choose_noise`)
+NOISES = ("auto", "gaussian", "laplace", "truncated")
 #: weaker failure levels tried, as post-processing of the same Gaussian release, when the
 #: counterpart at the requested beta is empty (the status then says which level holds)
 FALLBACK_BETAS = (0.01, 0.1, 0.5)
@@ -394,8 +397,14 @@ class NoisePlan:
     nuclear: np.ndarray | None = None  # units that also use ||G||_op (see _bounds)
     B_op: np.ndarray | None = None      # bound on ||G||_op of those units (inf elsewhere)
 
+    def norm_bound(self, k: int, log_inv_fail: float) -> float:
+        """A bound on ``||g_S||_2`` for ``|S| = k`` failing w.p. ``<= exp(-log_inv_fail)``."""
+        if self.noise == "laplace":
+            return float(laplace_norm_bound(k, log_inv_fail))
+        return math.sqrt(k) + math.sqrt(2 * log_inv_fail)
 
-def _bounds(plan: RobustPlan, log_inv_fail: float
+
+def _bounds(plan: RobustPlan, log_inv_fail: float, family: str = "gaussian"
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Norm bounds holding together with failure probability ``exp(-log_inv_fail)``.
 
@@ -407,10 +416,17 @@ def _bounds(plan: RobustPlan, log_inv_fail: float
     ||M - M_1||_F`` with ``M_1`` free, never worse than either bound alone.  ``t = sqrt(2 (ln
     events + log_inv_fail))`` with one event per bound (union bound).
 
+    ``family="laplace"`` (i.i.d. standard Laplace ``g``): ``B_u`` is
+    :func:`cvxdp.privacy.laplace.laplace_norm_bound` at failure ``exp(-log_inv_fail) / N`` per
+    unit, and no unit uses the operator-norm bound (Davidson & Szarek's is Gaussian).
+
     Returns
     -------
     B, B_op, nuclear : ndarray (N,), ndarray (N,) (inf where unused), bool ndarray (N,)
     """
+    if family == "laplace":
+        B = laplace_norm_bound(plan.support, math.log(max(plan.N, 1)) + log_inv_fail)
+        return B, np.full(plan.N, np.inf), np.zeros(plan.N, dtype=bool)
     nuc = np.array([shape is not None and math.sqrt(shape[0]) + math.sqrt(shape[1])
                     < math.sqrt(shape[0] * shape[1]) for shape in plan.matrix], dtype=bool)
     nuc = nuc if nuc.size == plan.N else np.zeros(plan.N, dtype=bool)
@@ -433,6 +449,16 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         Pure-DP budget (both families need delta > 0), or zCDP with ``noise="truncated"``.
     """
     D = math.sqrt(entries.K)  # l2 sensitivity of theta / Delta
+    if noise == "laplace":
+        # theta / Delta moves by at most 1 per entry: l1 sensitivity K; a zCDP budget rho is
+        # met by epsilon = sqrt(2 rho) (epsilon-DP implies epsilon^2 / 2-zCDP)
+        eps = laplace_epsilon(budget)
+        scale = entries.K / eps
+        rec = laplace_record(scale=scale, l1_sensitivity=float(entries.K),
+                             mechanism="input_laplace",
+                             note="scale per unit of declared per-entry sensitivity")
+        B, B_op, nuc = _bounds(plan, math.log(1 / beta), "laplace")
+        return NoisePlan(noise, scale, B, None, rec, beta, nuc, B_op)
     if isinstance(budget, ZCDP):
         if noise == "truncated":
             raise BudgetError(
@@ -445,8 +471,8 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         return NoisePlan(noise, sigma, B, None, rec, beta, nuc, B_op)
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError(
-            "mechanism='perturbation' adds Gaussian noise and needs delta > 0 (or rho=); pass "
-            "epsilon= and delta=, or use mechanism='mwu' (scalar privacy runs under pure DP).")
+            f"noise={noise!r} needs delta > 0 (or rho=); under a pure-DP budget perturbation "
+            "runs with noise='laplace' (or pass epsilon= and delta=).")
     eps, delta = budget.epsilon, budget.delta
     if noise == "gaussian":
         sigma = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=D)
@@ -456,7 +482,7 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
         B, B_op, nuc = _bounds(plan, math.log(1 / beta))
         return NoisePlan(noise, sigma, B, None, rec, beta, nuc, B_op)
     if noise != "truncated":
-        raise ValueError(f"noise must be 'gaussian' or 'truncated', got {noise!r}.")
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}.")
     d_g = delta / 2
     sigma = calibrate_gaussian(epsilon=eps, delta=d_g, sensitivity=D)
     # q = (delta - d_g) / (e^eps + delta) in log space (e^eps overflows for eps > 709), made
@@ -476,11 +502,42 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
     return NoisePlan(noise, sigma, B, q, rec, None, nuc, B_op)
 
 
+def choose_noise(budget: Budget, entries: PrivateEntries, plan: RobustPlan, beta: float,
+                 objective_support: int = 0) -> tuple[str, dict[str, Any]]:
+    """``noise="auto"``: the family whose tightenings are smaller, from public numbers only.
+
+    Every tightening and every certificate bound of the counterpart scales with ``B_u
+    sigma_u`` (a high-probability bound on the norm of unit ``u``'s noise, in units of the
+    declared sensitivities), so the rule compares ``max_u B_u sigma_u`` of the two families at
+    the same ``beta``, over the constraint units and the private objective's support
+    (``objective_support`` entries); the smaller wins, the Gaussian on a tie.  A pure-DP budget
+    takes the Laplace (the only family it allows).  Derivation and numbers: docs/solvers.md,
+    "Which noise".
+
+    Returns
+    -------
+    (family, why) : ("gaussian" | "laplace", dict with both bounds and the rule)
+    """
+    if not isinstance(budget, ZCDP) and not (isinstance(budget, ApproxDP) and budget.delta > 0):
+        return "laplace", {"rule": "pure-DP budget: the Laplace is the family it allows"}
+    log_b = math.log(1 / beta)
+    width = {}
+    for family in ("gaussian", "laplace"):
+        npl = noise_plan(budget, family, entries, plan, beta)
+        worst = float(np.max(npl.B, initial=0.0))
+        if objective_support:
+            worst = max(worst, npl.norm_bound(objective_support, log_b))
+        width[family] = worst * npl.sigma_unit
+    family = "laplace" if width["laplace"] < width["gaussian"] else "gaussian"
+    return family, {"rule": "smaller high-probability noise norm max_u B_u sigma_u",
+                    "gaussian": width["gaussian"], "laplace": width["laplace"]}
+
+
 def draw_noise(npl: NoisePlan, plan: RobustPlan, K: int, rng: np.random.Generator
                ) -> tuple[np.ndarray, int]:
     """Standard normal ``g`` (K,), conditioned on ``E`` for truncated noise; (g, draws)."""
     for draw in range(1, _MAX_DRAWS + 1):
-        g = rng.standard_normal(K)
+        g = rng.laplace(0.0, 1.0, K) if npl.noise == "laplace" else rng.standard_normal(K)
         if npl.noise != "truncated" or plan.N == 0:
             return g, draw
         ok = bool(np.all(np.sqrt(plan.indicator @ (g * g)) <= npl.B))
@@ -611,13 +668,13 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     # post-processed at weaker levels (FALLBACK_BETAS): no budget, a weaker promise (the
     # caller reports it).  The nested events {||g_S|| <= B_u(beta)} make P(infeasible) <= the
     # level finally used.  Truncated noise keeps its certainty or releases nothing.
-    betas = [npl.beta] if npl.noise != "gaussian" or npl.beta is None else \
+    betas = [npl.beta] if npl.noise == "truncated" or npl.beta is None else \
         [npl.beta, *[b for b in FALLBACK_BETAS if b > npl.beta]]
     for beta_used in betas:
         if beta_used is None or beta_used == npl.beta:
             B, B_op = npl.B, npl.B_op
         else:
-            B, B_op, _ = _bounds(plan, math.log(1 / beta_used))
+            B, B_op, _ = _bounds(plan, math.log(1 / beta_used), npl.noise)
         scale = B * npl.sigma_unit
         scale_op = None if B_op is None else B_op * npl.sigma_unit
         band = {int(u): float(scale[u] * plan.band_norm[u])

@@ -198,7 +198,7 @@ def test_refusals_happen_before_any_budget_is_spent():
         cvxdp.solve_private(eq, epsilon=1, delta=1e-6, mechanism="perturbation", public=[b],
                             private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
     with pytest.raises(BudgetError, match="delta"):
-        cvxdp.solve_private(prob, epsilon=1, mechanism="perturbation",
+        cvxdp.solve_private(prob, epsilon=1, mechanism="perturbation", noise="gaussian",
                             public=[A], private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
     with pytest.raises(BudgetError, match="zCDP"):
         cvxdp.solve_private(prob, rho=0.5, mechanism="perturbation", noise="truncated",
@@ -401,3 +401,14 @@ def test_the_spectral_bound_wins_where_the_solution_is_low_rank():
     ratio = (both.value - exact) / (fro.value - exact)
     assert 0 < ratio < 0.85
     assert npl.B_op[0] / npl.B[0] < 0.61
+
+
+def test_pure_dp_budget_runs_with_laplace_noise():
+    prob, A, b, x = _lp()
+    sol = cvxdp.solve_private(prob, epsilon=1, mechanism="perturbation", rng=0, public=[A],
+                              private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
+    assert sol.info["noise"] == "laplace"
+    assert sol.privacy.delta == 0.0 and sol.privacy.epsilon == pytest.approx(1.0)
+    # the scale per unit of sensitivity: l1 sensitivity (b's 5 entries) over epsilon
+    assert sol.privacy.details["sigma_unit"] == pytest.approx(5.0, rel=1e-15)
+    assert sol.certificate.probability == pytest.approx(1 - 1e-3)

@@ -81,7 +81,8 @@ def test_a_point_outside_the_requested_tightening_is_priced_in_its_certificate()
         x = cp.Variable(1, name="x")
         prob = cp.Problem(cp.Maximize(x[0]), [x <= b, x >= -1.5])
         sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, mechanism="perturbation",
-                                  rng=seed, private=cvxdp.ScalarPrivacy(b, sensitivity=0.1))
+                                  noise="gaussian", rng=seed,
+                                  private=cvxdp.ScalarPrivacy(b, sensitivity=0.1))
         assert x.value is not None
         cert = sol.certificate
         if sol.info["point"] == "loosened counterpart":
