@@ -140,7 +140,7 @@ def _release(noise: str, eps: float, delta: float):
     return run
 
 
-@pytest.mark.parametrize("noise", ["gaussian", "truncated"])
+@pytest.mark.parametrize("noise", ["gaussian", "truncated", "laplace"])
 def test_audit_of_the_perturbed_parameter_release(noise):
     eps, delta = 1.0, 1e-3
     res = audit_mechanism(_release(noise, eps, delta), 0.0, 1.0, epsilon=eps, delta=delta,
