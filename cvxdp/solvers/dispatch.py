@@ -11,20 +11,16 @@ circle runs through it.
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError
 from cvxdp.solution import PrivateSolution
-from cvxdp.solvers.mechanism import solve_with_mechanism
+from cvxdp.solvers.mechanism import MECHANISMS, check_mechanism, solve_with_mechanism
 from cvxdp.solvers.mwu.solve import solve_mwu
 
 __all__ = ["solve_general", "MECHANISMS"]
-
-MECHANISMS = ("mwu", "perturbation", "auto")
 
 
 def solve_general(
@@ -106,13 +102,8 @@ def solve_general(
     ----------
     002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
-    if mechanism not in MECHANISMS:
-        near = difflib.get_close_matches(str(mechanism), MECHANISMS, n=1)
-        raise PrivacySpecError(
-            f"mechanism={mechanism!r} is not one of {', '.join(repr(m) for m in MECHANISMS)}"
-            + (f"; did you mean {near[0]!r}?" if near else "."))
+    check_mechanism(mechanism)
     if mechanism != "mwu":  # input perturbation / the public choice between the two
-
         return solve_with_mechanism(
             problem, mechanism=mechanism, epsilon=epsilon, delta=delta, rho=rho,
             private=private, rng=rng, reference=reference, accuracy=accuracy, verbose=verbose,

@@ -33,6 +33,7 @@ The choice and its reason are in ``info["mechanism"]`` and ``info["auto"]``.
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
 from typing import Any
@@ -79,7 +80,7 @@ from cvxdp.transform import from_scp, to_scp
 from cvxdp.transform.reference import validate
 from cvxdp.validation import check_options
 
-__all__ = ["solve_with_mechanism", "choose_mechanism", "MECHANISMS"]
+__all__ = ["solve_with_mechanism", "choose_mechanism", "check_mechanism", "MECHANISMS"]
 
 MECHANISMS = ("mwu", "perturbation", "auto")
 _PERTURBATION_OPTS = {"noise", "beta", "solver", "accuracy"}
@@ -99,11 +100,23 @@ def _given(opts: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in opts.items() if not (k in _MWU_DEFAULTS and v is _MWU_DEFAULTS[k])}
 
 
-def _check_choice(mechanism: Any, noise: Any) -> None:
+def check_mechanism(mechanism: Any) -> None:
+    """The one check of ``mechanism=`` on the general path (a typed error naming the nearest
+    valid spelling)."""
     if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}.")
+        near = difflib.get_close_matches(str(mechanism), MECHANISMS, n=1)
+        raise PrivacySpecError(
+            f"mechanism={mechanism!r} is not one of {', '.join(repr(m) for m in MECHANISMS)}"
+            + (f"; did you mean {near[0]!r}?" if near else "."))
+
+
+def _check_choice(mechanism: Any, noise: Any) -> None:
+    check_mechanism(mechanism)
     if noise not in NOISES:
-        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}.")
+        near = difflib.get_close_matches(str(noise), NOISES, n=1)
+        raise PrivacySpecError(
+            f"noise={noise!r} is not one of {', '.join(repr(m) for m in NOISES)}"
+            + (f"; did you mean {near[0]!r}?" if near else "."))
 
 
 def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float | None = None,
