@@ -50,6 +50,7 @@ from cvxdp.estimation.random_projection import (
     public_domain_rows,
     random_projection,
 )
+from cvxdp.estimation.regression_certificate import ssp_certificate
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, resolve_budget
 from cvxdp.privacy.calibration import calibrate_gaussian
@@ -59,6 +60,7 @@ from cvxdp.privacy.neighbours import AddRemoveOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.status import status_of
 from cvxdp.structured import StructuredProblem
 from cvxdp.validation import entry_point
 
@@ -183,7 +185,7 @@ def _ssp(data: np.ndarray | None, budget: Any, bound: float, gen: np.random.Gene
     lam, u = np.linalg.eigh(gram[:d, :d])
     floor = sigma * math.sqrt(2.0 * d)  # typical spectral norm of the noise block
     q_mat = (u * np.maximum(lam, floor)) @ u.T
-    info = {"sigma": sigma, "eigenvalue_floor": floor}
+    info = {"sigma": sigma, "eigenvalue_floor": floor, "noisy_gram": gram}
     return (q_mat, gram[:d, d], float(gram[d, d])), record, info
 
 
@@ -325,7 +327,7 @@ class LeastSquaresProblem(StructuredProblem):
                       rho: float | None = None, rng: None | int | np.random.Generator = None,
                       reference: bool = False, mechanism: str = "ssp",
                       sketch_size: int = DEFAULT_SKETCH_SIZE, count_clipped: bool | float = False,
-                      **_: Any) -> LeastSquaresSolution:
+                      accuracy: float | None = None, **_: Any) -> LeastSquaresSolution:
         """Release a private estimate of the OLS coefficients.
 
         Parameters
@@ -348,11 +350,17 @@ class LeastSquaresProblem(StructuredProblem):
             (0, 1) that share; the rest goes to the mechanism, so the total is unchanged.  The
             noise is Gaussian with rho-zCDP (``info["sigma_count"]``), else Laplace
             (``info["laplace_scale_count"]``); its record is in ``privacy.records``.
+        accuracy : float, optional
+            Relative sub-optimality the status promises (default ``cvxdp.status.
+            DEFAULT_ACCURACY``).
 
         Returns
         -------
         LeastSquaresSolution
-            ``coef``, ``status="optimal_inaccurate"``, ``privacy`` (guarantee "dp",
+            ``coef``, ``certificate`` ("ssp": bounds on the TRUE objective at ``coef`` and on
+            the optimum, :mod:`cvxdp.estimation.regression_certificate`), ``status``
+            (``"optimal_inaccurate"`` when the certified relative gap meets ``accuracy``, else
+            ``"user_limit"`` with ``status_reason``), ``privacy`` (guarantee "dp",
             "conjectural" or "asymptotic"), ``value`` (the objective estimated from the
             released statistics for "ssp"/"rp", else None).
 
@@ -404,11 +412,15 @@ class LeastSquaresProblem(StructuredProblem):
             raise UnsupportedProblemError(
                 f"public constraints on beta are supported by mechanism='ssp' or 'rp' (which "
                 f"release a quadratic surrogate), not {mechanism!r}.")
+        cert = None
         if mechanism in ("ssp", "rp"):
             surrogate, record, info = (_ssp(data, budget, self.row_bound, gen, exact_gram)
                                        if mechanism ==
                                        "ssp" else _rp(data, budget, self.row_bound, gen, r))
             coef, value = _fit(surrogate, self._user_variable, cons)
+            if mechanism == "ssp":  # post-processing of the released Gram matrix
+                cert = ssp_certificate(info.pop("noisy_gram"), coef, info["sigma"],
+                                       constrained=bool(cons))
         else:
             coef, record, info, value = _ls_or_als(data, budget, self.row_bound, gen, r,
                                                    mechanism)
@@ -424,9 +436,18 @@ class LeastSquaresProblem(StructuredProblem):
         report = _report(resolve_budget(epsilon=epsilon, delta=delta, rho=rho), records,
                          mechanism, self.row_bound, info)
         elapsed = time.perf_counter() - start
-        sol = LeastSquaresSolution(status="optimal_inaccurate", value=value, privacy=report,
-                                   solve_time=elapsed, primal={"beta": coef},
-                                   info={"mechanism": mechanism, **info}, coef=coef)
+        if cert is not None:
+            status, reason = status_of(cert, accuracy)
+        else:
+            status, reason = cp.USER_LIMIT, (
+                f"mechanism={mechanism!r} releases no bound on the answer's sub-optimality "
+                "computable from released quantities; mechanism='ssp' does")
+        info = {"mechanism": mechanism, **info}
+        if reason:
+            info["status_reason"] = reason
+        sol = LeastSquaresSolution(status=status, value=value, privacy=report,
+                                   solve_time=elapsed, primal={"beta": coef}, info=info,
+                                   coef=coef, certificate=cert, status_reason=reason)
         if reference:  # before the private values are written (it solves the user's model)
             sol.validation = self._validate(coef)
         self.beta.value = coef
