@@ -76,7 +76,7 @@ from cvxdp.solvers.public_part import (
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
-from cvxdp.transform import from_scp, to_scp
+from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 from cvxdp.validation import check_options
 
@@ -335,11 +335,11 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     info["equality_violation_bound"] = viol_eq
     if reason:
         info["status_reason"] = reason
-    # the objective at the released point with the released data (public when it is)
-    value = from_scp(problem, scp, x, status=status,
-                     value=scp.sign * released_value if objective_private else None)
+    # the objective at the released point with the released data (the TRUE objective when
+    # it is public); the variables' values by name -- write_back is the one write
+    value = scp.sign * released_value
     validation = validate(scp, x) if reference else None
-    primal = {v.name(): v.value for v in problem.variables()}
+    primal = released_values(problem, scp, x)
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert, status_reason=reason)

@@ -8,7 +8,7 @@
 * :func:`unsupported_reasons`: why a model is refused (empty list: supported).
 """
 
-from cvxdp.transform.canon import ScpInverse, build_cone, from_scp, to_scp
+from cvxdp.transform.canon import ScpInverse, build_cone, from_scp, released_values, to_scp
 from cvxdp.transform.reference import ExactSolution, cone_violations, solve_exact, validate
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import SensitivityBounds, propagate
@@ -23,6 +23,7 @@ __all__ = [
     "build_cone",
     "cone_violations",
     "from_scp",
+    "released_values",
     "propagate",
     "solve_exact",
     "to_scp",

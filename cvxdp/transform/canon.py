@@ -27,7 +27,8 @@ from cvxdp.errors import UnsupportedProblemError
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.support import cone_reasons, unsupported_reasons
 
-__all__ = ["to_scp", "from_scp", "set_no_solution", "build_cone", "ScpInverse"]
+__all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
+           "ScpInverse"]
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,39 @@ def to_scp(problem: cp.Problem, private: Any = None) -> SymmetricConeProgram:
 
         scp.sensitivity = propagate(scp, private)
     return scp
+
+
+def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarray
+                    ) -> dict[str, np.ndarray | None]:
+    """The user's variables' values at the cone-program point ``x``, by name, WITHOUT writing
+    anything into ``problem`` (the private paths hand them to :func:`cvxdp.writeback.
+    write_back`, the one write).
+
+    The point enters CVXPY's inverse chain where the solver's result would (SCS's ``invert``),
+    so every reduction maps it back exactly as after ``problem.solve()``.
+    """
+    inv = scp.inverse
+    if not isinstance(inv, ScpInverse) or inv.problem is not problem:
+        raise ValueError("released_values: `problem` is not the problem this cone program was "
+                         "built from; call to_scp(problem) again.")
+    x = np.asarray(x, dtype=float).ravel()
+    if x.shape != (scp.n,) or not np.all(np.isfinite(x)):
+        raise ValueError(f"released_values: x must be a finite array of shape ({scp.n},).")
+    info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
+            "setup_time": 0.0, "setupTime": 0.0, "pobj": 0.0}
+    raw = {"x": x, "y": np.zeros(scp.m), "s": scp.b - scp.A @ x, "info": info}
+    solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
+    solution.status = cp.OPTIMAL_INACCURATE
+    solution.attr = {}
+    for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
+                               reversed(inv.inverse_data[:-1]), strict=True):
+        solution = reduction.invert(solution, data)
+    out: dict[str, np.ndarray | None] = {}
+    for var in problem.variables():
+        val = solution.primal_vars.get(var.id)
+        out[var.name()] = None if val is None else np.asarray(val, dtype=float).reshape(
+            var.shape)
+    return out
 
 
 def from_scp(
