@@ -305,6 +305,10 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         metrics.update(canonical.metrics)
         metrics.update({f"canonical_{k}": getattr(canonical, k) for k in (
             "reference_value", "objective_gap", "max_violation", "mean_violation", "violated")})
+        # the comparison metrics are recomputed below in the user's terms
+        for k in ("suboptimality", "relative_gap", "private_value"):
+            if k in metrics:
+                metrics[f"canonical_{k}"] = metrics.pop(k)
     released = {v.id: v.value for v in problem.variables()}
     if any(v is None for v in released.values()):
         return ValidationReport(metrics=metrics, tolerance=tolerance)
@@ -332,6 +336,9 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     f_star = None if ref.value is None else float(ref.value)
     metrics["private_value"] = f_private
+    if f_star is not None and np.isfinite(f_star):
+        metrics["suboptimality"] = sign * (f_private - f_star)
+        metrics["relative_gap"] = abs(f_private - f_star) / max(1.0, abs(f_star))
     return ValidationReport(
         reference_value=f_star,
         objective_gap=None if f_star is None else sign * (f_private - f_star),
