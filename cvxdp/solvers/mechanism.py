@@ -247,7 +247,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     objective_private = sb.objective_private
     E_c = objective_map(scp, entries) if objective_private else None
     lo, hi = coordinate_box(
-        scp, reached_coordinates([*plan.E, *([E_c] if objective_private else [])], scp.n),
+        scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
     loose = solve_exact_tight(
         loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi)), solver)
