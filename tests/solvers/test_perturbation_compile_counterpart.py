@@ -1,6 +1,7 @@
-"""One private solve compiles the user's model once: the entry point's checks, the mechanism,
-the counterpart, the certificate and the reference solve share CVXPY's compile; and the
-parameter map of cvxdp.transform.parametric is CVXPY's own (apply_parameters)."""
+"""One private solve compiles the user's model once (the entry point's checks, the mechanism,
+the counterpart, the certificate and the reference solve share CVXPY's compile); the parameter
+map of cvxdp.transform.parametric is CVXPY's own (apply_parameters); and the counterpart built
+with one block per class of identical rows is the explicit robust program."""
 
 from __future__ import annotations
 
@@ -120,3 +121,53 @@ def test_rows_with_the_same_noise_map_share_one_tightening_block():
     assert plan.N == 300 and plan.C == 1
     prog = pert.counterpart(scp, scp.A, scp.b, plan, np.ones(plan.N))
     assert prog.dims.soc == (6,) and prog.n == 6
+
+
+def _counterpart_optimum(prob, spec, seed=0):
+    """The counterpart's optimum (user's sense) for one noise draw, and the pieces to build
+    the same robust program by hand."""
+    scp = to_scp(prob, private=spec)
+    ent = pert.private_entries(scp, (spec,))
+    plan = pert.robust_plan(scp, ent)
+    from cvxdp.privacy.budgets import ApproxDP
+
+    npl = pert.noise_plan(ApproxDP(1.0, 1e-6), "gaussian", ent, plan, 1e-3)
+    g, _ = pert.draw_noise(npl, plan, ent.K, np.random.default_rng(seed))
+    noisy = pert.release_parameters(ent, g, npl.sigma_unit)
+    A_t, b_t = pert.noisy_program(scp, noisy)
+    scale = npl.B * npl.sigma_unit
+    sol = pert._solve_tight(pert.counterpart(scp, A_t, b_t, plan, scale), None)
+    return scp.sign * sol.value, noisy, scale
+
+
+def test_counterpart_of_private_lp_rows_is_the_explicit_robust_lp():
+    # a~_i'x + B sigma Delta ||x||_2 <= 1 for every row (Ben-Tal, El Ghaoui & Nemirovski
+    # 2009, Ch. 1), written directly in CVXPY: the shared-block counterpart has its optimum
+    prob, A, x = _lp(m=60, n=4, seed=2)
+    Delta = 1e-2
+    value, noisy, scale = _counterpart_optimum(prob, cvxdp.ConstraintPrivacy(A, sensitivity=Delta))
+    xr = cp.Variable(4)
+    robust = cp.Problem(cp.Maximize(cp.sum(xr)), [noisy[A.id] @ xr + scale[0] * Delta
+                                                  * cp.norm(xr) <= 1, xr >= 0, xr <= 1])
+    robust.solve(solver=cp.CLARABEL)
+    assert np.allclose(scale, scale[0])
+    assert value == pytest.approx(robust.value, rel=1e-6)
+
+
+def test_counterpart_of_a_private_norm_is_the_explicit_robust_socp():
+    # ||F x||_2 <= 1 with F (r x n) private: its unit's map has r n rows Delta e_k, so
+    # ||E [x; 1]|| = Delta sqrt(r) ||x|| and the rule ||F~ x|| + tau <= 1 is explicit
+    rng = np.random.default_rng(4)
+    F = cp.Parameter((5, 3), name="F")
+    F.value = rng.normal(size=(5, 3))
+    x = cp.Variable(3, name="x")
+    c = rng.uniform(0.5, 1.5, 3)
+    prob = cp.Problem(cp.Maximize(c @ x), [cp.norm(F @ x) <= 1, cp.abs(x) <= 5])
+    Delta = 1e-2
+    value, noisy, scale = _counterpart_optimum(prob, cvxdp.ConstraintPrivacy(F, sensitivity=Delta))
+    xr = cp.Variable(3)
+    robust = cp.Problem(cp.Maximize(c @ xr), [cp.norm(noisy[F.id] @ xr) + scale[0] * Delta
+                                              * np.sqrt(5) * cp.norm(xr) <= 1,
+                                              cp.abs(xr) <= 5])
+    robust.solve(solver=cp.CLARABEL)
+    assert value == pytest.approx(robust.value, rel=1e-6)
