@@ -16,15 +16,15 @@ Frobenius for a PSD block).  Two bounds follow, both post-processing of the rele
   lambda_min(S~))``; SOC block ``(t, u)`` ``max(0, ||u~|| - t~ + c t_u)`` (``||u|| <=
   ||u~|| + t_u`` and ``t >= t~ - t_u``; ``c = 2``, or 1 when no private data reach ``t``).
   Public rows are evaluated exactly.
-* **Lower bound on the optimum** (:func:`loosened_program`).  On the public rows' box
-  ``l <= x <= h``, ``||E_u [x; 1]||^2 <= p_u' x + q_u`` (:class:`UnitReach`: Gershgorin, then
-  the secant of ``x_j^2``), so every ``x`` feasible for the TRUE data satisfies ``s~_u(x) +
-  scale_u sqrt(p_u' x + q_u) e_u in K_u`` (``e_u``: the cone's identity, ``c`` times on a SOC
-  block's first coordinate) and ``|s~_i(x)| <= scale_u sqrt(...)`` on a private equality.
-  ``sqrt`` of an affine function is concave, so that set is convex (one rotated cone per unit)
-  and contains the true feasible set: the optimum of the public objective over it is a lower
-  bound on the true optimum (a unit whose variables the public rows do not bound is dropped:
-  still a superset).
+* **Lower bound on the optimum** (:func:`loosened_program`). On the public rows' box ``l <= x <=
+  h``, ``||E_u [x; 1]||^2 <= p_u' x + q_u`` (:class:`UnitReach`: Gershgorin, then the secant of
+  ``x_j^2``), so every ``x`` feasible for the TRUE data satisfies ``s~_u(x) + scale_u sqrt(p_u' x +
+  q_u) e_u in K_u`` (``e_u``: the cone's identity, ``c`` times on a SOC block's first coordinate)
+  and ``|s~_i(x)| <= scale_u sqrt(...)`` on a private equality. ``sqrt`` of an affine function is
+  concave, so that set is convex (one rotated cone per class of units with the same map) and
+  contains the true feasible set: the optimum of the public objective over it is a lower bound on
+  the true optimum (a unit whose variables the public rows do not bound is dropped: still a
+  superset).
 
 The proofs are written out in ``docs/certificates.md``.
 """
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.solvers.perturbation.plan import psd_diagonal_rows, unit_norms
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["unit_reach", "UnitReach", "reached_coordinates", "violation_bounds",
@@ -45,56 +46,88 @@ __all__ = ["unit_reach", "UnitReach", "reached_coordinates", "violation_bounds",
 
 @dataclass(frozen=True)
 class UnitReach:
-    """``||E_u [x; 1]||_2^2 <= p_u' x + q_u`` on the public rows' box, per unit (None: no bound).
+    """``||E_u [x; 1]||_2^2 <= p_c' x + q_c`` on the public rows' box, per class ``c`` of units
+    with the same map (``bounded[c]`` False: no bound).
 
     ``G = E_u' E_u`` is at most ``diag(d)``, ``d_j = sum_k |G_jk|`` (Gershgorin: ``diag(d) - G``
     is diagonally dominant, hence PSD), and on ``l_j <= x_j <= h_j`` the convex ``x_j^2`` is at
     most its secant ``(l_j + h_j) x_j - l_j h_j``; so ``||E_u [x; 1]||^2 <= sum_j d_j ((l_j +
     h_j) x_j - l_j h_j) + d_n``: ``p_j = d_j (l_j + h_j)``, ``q = d_n - sum_j d_j l_j h_j``.
     ``sqrt(p' x + q)`` is concave, so ``s~_u(x) + scale_u sqrt(p' x + q) e_u in K_u`` is a convex
-    set (one rotated second-order cone per unit).
+    set (one rotated second-order cone per class).
+
+    Attributes
+    ----------
+    p : scipy.sparse.csr_matrix, shape (C, n)
+    q : ndarray, shape (C,)
+    bounded : ndarray of bool, shape (C,)
     """
 
-    p: list[np.ndarray | None]
-    q: list[float]
+    p: sp.csr_matrix
+    q: np.ndarray
+    bounded: np.ndarray
 
 
 def reached_coordinates(maps: list[sp.spmatrix], n: int) -> np.ndarray:
     """The variables some map ``[x; 1] -> ...`` multiplies (nonzero among its first ``n``
     columns): the coordinates a public box is needed for."""
-    if not maps:
-        return np.zeros(0, dtype=int)
     hit = np.zeros(n, dtype=bool)
     for M in maps:
-        hit |= np.asarray(abs(M[:, :n]).sum(axis=0)).ravel() > 0
+        Mx = sp.csr_matrix(M)[:, :n]
+        hit[Mx.indices[Mx.data != 0]] = True
     return np.flatnonzero(hit)
 
 
+def _gershgorin(plan: object) -> sp.csr_matrix:
+    """``(C, n + 1)``: ``d_j = sum_k |(E_c' E_c)_jk|`` of each class's representative map."""
+    n1 = plan.E_all.shape[1]
+    reps = plan.class_rep
+    lens = np.diff(plan.E_ptr)[reps]
+    src = _gather(plan.E_ptr, reps)
+    E = sp.csr_matrix(plan.E_all[src]).tocoo()
+    owner = np.repeat(np.arange(reps.size), lens)[E.row]
+    big = sp.csr_matrix((E.data, (E.row, owner * n1 + E.col)),
+                        shape=(src.size, reps.size * n1))
+    G = sp.csr_matrix(big.T @ big)
+    d = np.asarray(abs(G).sum(axis=1)).ravel()
+    nz = np.flatnonzero(d)
+    return sp.csr_matrix((d[nz], (nz // n1, nz % n1)), shape=(reps.size, n1))
+
+
+def _gather(ptr: np.ndarray, which: np.ndarray) -> np.ndarray:
+    lens = np.diff(ptr)[which]
+    if lens.sum() == 0:
+        return np.zeros(0, dtype=np.int64)
+    base = np.repeat(ptr[which] - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
+    return base + np.arange(int(lens.sum()))
+
+
 def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
-    """The concave bound of :class:`UnitReach` for every unit, on the public box ``[lo, hi]``
-    (:func:`cvxdp.solvers.public_part.coordinate_box` over :func:`reached_coordinates`)."""
+    """The concave bound of :class:`UnitReach` for every class of units, on the public box
+    ``[lo, hi]`` (:func:`cvxdp.solvers.public_part.coordinate_box` over
+    :func:`reached_coordinates`)."""
     n = lo.size
-    ps: list[np.ndarray | None] = []
-    qs: list[float] = []
-    for Eu in plan.E:
-        d = np.asarray(abs((Eu.T @ Eu).tocsr()).sum(axis=1)).ravel()
-        hit = d[:n] > 0
-        if np.any(~np.isfinite(lo[hit])) or np.any(~np.isfinite(hi[hit])):
-            ps.append(None)
-            qs.append(math.inf)
-            continue
-        p = np.zeros(n)
-        p[hit] = d[:n][hit] * (lo[hit] + hi[hit])
-        ps.append(p)
-        qs.append(float(d[n] - np.sum(d[:n][hit] * lo[hit] * hi[hit])))
-    return UnitReach(ps, qs)
+    D = _gershgorin(plan)
+    Dx = sp.csr_matrix(D[:, :n])
+    dn = np.asarray(D[:, n].toarray()).ravel()
+    rows = np.repeat(np.arange(D.shape[0]), np.diff(Dx.indptr))
+    cols, dv = Dx.indices, Dx.data
+    finite = np.isfinite(lo[cols]) & np.isfinite(hi[cols])
+    bounded = np.ones(D.shape[0], dtype=bool)
+    bounded[rows[~finite]] = False
+    ok = bounded[rows]
+    p = sp.csr_matrix((dv[ok] * (lo[cols[ok]] + hi[cols[ok]]), (rows[ok], cols[ok])),
+                      shape=(D.shape[0], n))
+    q = dn - np.bincount(rows[ok], weights=dv[ok] * lo[cols[ok]] * hi[cols[ok]],
+                         minlength=D.shape[0])
+    q[~bounded] = math.inf
+    return UnitReach(p, q, bounded)
 
 
-def _soc_factor(plan: object, u: int) -> float:
-    """2 when private data reach the SOC block's first coordinate ``t`` (both ``t`` and ``u``
-    move), 1 when ``t`` is public (only ``||u||`` moves)."""
-    first = int(np.asarray(plan.unit_rows[u])[0])
-    return 2.0 if first in set(np.asarray(plan.touched[u]).tolist()) else 1.0
+def _soc_factor(plan: object) -> np.ndarray:
+    """Per unit: 2 when private data reach a SOC block's first coordinate ``t`` (both ``t``
+    and ``u`` move), 1 when ``t`` is public (only ``||u||`` moves)."""
+    return np.where(plan.head_private, 2.0, 1.0)
 
 
 def _smat(v: np.ndarray, r: int) -> np.ndarray:
@@ -120,43 +153,47 @@ def violation_bounds(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         The largest bound over every canonical row and block (public ones evaluated exactly),
         and the largest over the private equality rows (None when there are none).
     """
-    xs = np.append(np.asarray(x, dtype=float), 1.0)
+    x = np.asarray(x, dtype=float)
+    t = np.asarray(scale, dtype=float) * unit_norms(plan, np.append(x, 1.0))
     s_t = b_t - sp.csr_matrix(A_t) @ x
     s_pub = scp.b - scp.A @ x
     in_unit = np.zeros(scp.m, dtype=bool)
-    worst, worst_eq = 0.0, None
-    for u, kind in enumerate(plan.unit_kind):
-        rows = np.asarray(plan.unit_rows[u])
-        in_unit[rows] = True
-        t = float(scale[u] * np.linalg.norm(plan.E[u] @ xs))
-        s = s_t[rows]
-        if kind == "zero":
-            v = abs(float(s[0])) + t
-            worst_eq = v if worst_eq is None else max(worst_eq, v)
-        elif kind == "nonneg":
-            v = max(0.0, t - float(s[0]))
-        elif kind == "soc":
-            v = max(0.0, float(np.linalg.norm(s[1:])) - float(s[0]) + _soc_factor(plan, u) * t)
-        else:  # psd
-            r = int(round((math.sqrt(8 * rows.size + 1) - 1) / 2))
-            v = max(0.0, t - float(np.linalg.eigvalsh(_smat(s, r))[0]))
-        worst = max(worst, v)
+    in_unit[plan.row_idx] = True
+    kinds = plan.unit_kind
+    first = plan.first_row
+    v = np.zeros(plan.N)
+    zero = kinds == "zero"
+    v[zero] = np.abs(s_t[first[zero]]) + t[zero]
+    orth = kinds == "nonneg"
+    v[orth] = np.maximum(0.0, t[orth] - s_t[first[orth]])
+    soc = np.flatnonzero(kinds == "soc")
+    if soc.size:
+        rows = plan.row_idx[_gather(plan.row_ptr, soc)]
+        owner = np.repeat(np.arange(soc.size), np.diff(plan.row_ptr)[soc])
+        tail = rows != first[soc][owner]
+        sq = np.bincount(owner[tail], weights=s_t[rows[tail]] ** 2, minlength=soc.size)
+        v[soc] = np.maximum(0.0, np.sqrt(sq) - s_t[first[soc]]
+                            + _soc_factor(plan)[soc] * t[soc])
+    for u in np.flatnonzero(kinds == "psd"):  # one eigenvalue problem per PSD block
+        rows = plan.row_idx[plan.row_ptr[u]:plan.row_ptr[u + 1]]
+        r = int(round((math.sqrt(8 * rows.size + 1) - 1) / 2))
+        v[u] = max(0.0, t[u] - float(np.linalg.eigvalsh(_smat(s_t[rows], r))[0]))
+    worst = float(v.max(initial=0.0))
+    worst_eq = float(v[zero].max()) if zero.any() else None
     worst = max(worst, _public_violation(scp.dims, s_pub, in_unit))
     return worst, worst_eq
 
 
 def _public_violation(dims: ConeDims, s: np.ndarray, in_unit: np.ndarray) -> float:
     """Largest violation of the rows and blocks with no private data (exact: public data)."""
+    z, nn = dims.zero, dims.nonneg
     worst = 0.0
-    r0 = 0
-    for _ in range(dims.zero):
-        if not in_unit[r0]:
-            worst = max(worst, abs(float(s[r0])))
-        r0 += 1
-    for _ in range(dims.nonneg):
-        if not in_unit[r0]:
-            worst = max(worst, -float(s[r0]))
-        r0 += 1
+    pub = ~in_unit
+    if z:
+        worst = max(worst, float(np.max(np.abs(s[:z][pub[:z]]), initial=0.0)))
+    if nn:
+        worst = max(worst, float(np.max(-s[z:z + nn][pub[z:z + nn]], initial=0.0)))
+    r0 = z + nn
     for q in dims.soc:
         if not in_unit[r0]:
             worst = max(worst, float(np.linalg.norm(s[r0 + 1:r0 + q])) - float(s[r0]))
@@ -174,110 +211,83 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
                      ) -> SymmetricConeProgram:
     """The convex superset of the true feasible set on the noise event (module doc).
 
-    Variables ``(x, w)``, one ``w_u`` per private unit with ``w_u^2 <= (p_u' x + q_u) / nu_u``
-    (:class:`UnitReach`; a rotated cone ``||(2 w_u, v - 1)|| <= v + 1``; ``nu_u`` the largest
-    magnitude of ``p_u, q_u``, so the cone is well scaled); the noisy rows relaxed by
-    ``scale_u sqrt(nu_u) w_u`` along the cone's identity (``c`` times on a SOC
-    block's first coordinate), a private equality as the band ``|s~_i| <= scale_u w_u``; a unit
-    without a bound is dropped.  The objective is the public ``c' x + offset``.
+    Variables ``(x, w)``, one ``w_c`` per bounded class of units with ``w_c^2 <= (p_c' x +
+    q_c) / nu_c`` (:class:`UnitReach`; a rotated cone ``||(2 w_c, v - 1)|| <= v + 1``; ``nu_c``
+    the largest magnitude of ``p_c, q_c``, so the cone is well scaled); the noisy rows of unit
+    ``u`` relaxed by ``scale_u sqrt(nu_c) w_c`` along the cone's identity (``c`` times on a SOC
+    block's first coordinate), a private equality as the band ``|s~_i| <= scale_u w_c``; a
+    unit without a bound is dropped.  The objective is the public ``c' x + offset``.
     """
     d = scp.dims
     n, m, N = scp.n, scp.m, plan.N
-    nv = n + N
-    A = sp.hstack([sp.csr_matrix(A_t).astype(float), sp.csr_matrix((m, N))], format="lil")
+    kinds = plan.unit_kind
+    cls = plan.unit_class
+    bc = np.flatnonzero(reach.bounded)
+    wcol = -np.ones(plan.C, dtype=np.int64)
+    wcol[bc] = n + np.arange(bc.size)
+    nv = n + bc.size
+    absp = abs(reach.p).max(axis=1).toarray().ravel() if reach.p.shape[1] else \
+        np.zeros(plan.C)
+    nu = np.where(reach.bounded, np.maximum(np.maximum(absp, np.abs(np.where(
+        reach.bounded, reach.q, 0.0))), 1e-300), 1.0)
+    # w_c stands for sqrt((p_c'x + q_c) / nu_c) with nu_c the data's largest magnitude, so the
+    # cone's data are O(1) at every budget; the rows take k_u = scale_u sqrt(nu_c) w_c
+    k = np.asarray(scale, dtype=float) * np.sqrt(nu[cls]) if N else np.zeros(0)
+    ub = reach.bounded[cls] if N else np.zeros(0, dtype=bool)
+    first = plan.first_row
+    # rows of the units without a bound are dropped: zeroed, with a slack the cone contains
+    drop = np.zeros(m, dtype=bool)
+    drop_units = np.flatnonzero(~ub & (kinds != "zero"))
+    drop_rows = plan.row_idx[_gather(plan.row_ptr, drop_units)]
+    drop[drop_rows] = True
+    A0 = sp.diags((~drop).astype(float)) @ sp.csr_matrix(A_t).astype(float)
     b = np.asarray(b_t, dtype=float).copy()
-    unit_of = -np.ones(m, dtype=int)
-    for u, rows in enumerate(plan.unit_rows):
-        unit_of[np.asarray(rows)] = u
-    bounded = np.array([reach.p[u] is not None for u in range(N)], dtype=bool)
-    # w_u stands for sqrt((p_u'x + q_u) / nu_u) with nu_u the data's largest magnitude, so the
-    # cone's data are O(1) at every budget; the rows take k_u = scale_u sqrt(nu_u) w_u
-    nu = np.array([max(float(np.max(np.abs(reach.p[u]), initial=0.0)), abs(reach.q[u]), 1e-300)
-                   if bounded[u] else 1.0 for u in range(N)])
-    k = scale * np.sqrt(nu)
-    zero_keep, band_rows = [], []
-    for i in range(d.zero):
-        u = unit_of[i]
-        if u < 0:
-            zero_keep.append(i)
-        elif bounded[u]:  # s~_i + k w >= 0 and -s~_i + k w >= 0
-            plus = A[i].toarray().ravel()
-            plus[n + u] = -k[u]
-            minus = -A[i].toarray().ravel()
-            minus[n + u] = -k[u]
-            band_rows += [(plus, b[i]), (minus, -b[i])]
-    r0 = d.zero
-    for i in range(r0, r0 + d.nonneg):
-        u = unit_of[i]
-        if u >= 0:
-            if bounded[u]:
-                A[i, n + u] = -k[u]
-            else:
-                A[i] = 0.0
-                b[i] = 1.0
-    r0 += d.nonneg
-    for q in d.soc:
-        u = unit_of[r0]
-        if u >= 0:
-            if bounded[u]:
-                A[r0, n + u] = -_soc_factor(plan, u) * k[u]
-            else:
-                A[r0:r0 + q] = 0.0
-                b[r0:r0 + q] = 0.0
-                b[r0] = 1.0
-        r0 += q
-    for r in d.psd:
-        size = r * (r + 1) // 2
-        u = unit_of[r0]
-        ident = _svec_identity(r)
-        if u >= 0:
-            if bounded[u]:
-                for j in np.flatnonzero(ident):
-                    A[r0 + j, n + u] = -k[u]
-            else:
-                A[r0:r0 + size] = 0.0
-                b[r0:r0 + size] = ident
-        r0 += size
-    A = A.tocsr()
-    # w_u >= 0 and w_u^2 <= v_u: rows [v + 1; 2 w; v - 1] in SOC(3), v = (p'x + q) / nu_u
-    w_rows, w_b, cones = [], [], []
-    for u in np.flatnonzero(bounded):
-        p = np.concatenate([reach.p[u] / nu[u], np.zeros(N)])
-        ew = np.zeros(nv)
-        ew[n + u] = 1.0
-        q = reach.q[u] / nu[u]
-        w_rows += [-p, -2.0 * ew, -p]
-        w_b += [q + 1.0, 0.0, q - 1.0]
-        cones.append(3)
-    rest = np.arange(d.zero, m)
-    nonneg_rows = rest[:d.nonneg]
-    cone_rows = rest[d.nonneg:]
+    b[drop_rows] = 0.0
+    orth_d = drop_units[kinds[drop_units] == "nonneg"]
+    b[first[orth_d]] = 1.0
+    soc_d = drop_units[kinds[drop_units] == "soc"]
+    b[first[soc_d]] = 1.0
+    psd_d = drop_units[kinds[drop_units] == "psd"]
+    drow, _ = psd_diagonal_rows(plan, psd_d)
+    b[drow] = 1.0
+    # relaxation along the cone's identity
+    keep = ub & (kinds != "zero")
+    orth = np.flatnonzero(keep & (kinds == "nonneg"))
+    soc = np.flatnonzero(keep & (kinds == "soc"))
+    psd = np.flatnonzero(keep & (kinds == "psd"))
+    prow, powner = psd_diagonal_rows(plan, psd)
+    rr = np.concatenate([first[orth], first[soc], prow])
+    cc = np.concatenate([wcol[cls[orth]], wcol[cls[soc]], wcol[cls[powner]]])
+    vv = np.concatenate([-k[orth], -_soc_factor(plan)[soc] * k[soc], -k[powner]])
+    A = sp.csr_matrix(sp.hstack([A0, sp.csr_matrix((m, nv - n))], format="csr")
+                      + sp.csr_matrix((vv, (rr, cc)), shape=(m, nv)))
+    # private equalities: s~_i + k w >= 0 and -s~_i + k w >= 0 (bounded units only)
+    zu = np.flatnonzero((kinds == "zero") & ub)
+    zr = first[zu]
+    kz = sp.csr_matrix((-k[zu], (np.arange(zu.size), wcol[cls[zu]])), shape=(zu.size, nv))
+    band_A = sp.vstack([A[zr] + kz, -A[zr] + kz], format="csr")
+    band_b = np.concatenate([b[zr], -b[zr]])
+    zero_keep = np.setdiff1d(np.arange(d.zero), first[kinds == "zero"])
+    # w_c >= 0 and w_c^2 <= v_c: rows [v + 1; 2 w; v - 1] in SOC(3), v = (p'x + q) / nu_c
+    P = sp.csr_matrix(reach.p[bc], copy=True)
+    P.data = P.data / np.repeat(nu[bc], np.diff(P.indptr))
+    W = sp.csr_matrix((-2.0 * np.ones(bc.size), (np.arange(bc.size), wcol[bc])),
+                      shape=(bc.size, nv))
+    Px = sp.hstack([-P, sp.csr_matrix((bc.size, nv - n))], format="csr")
+    order = np.argsort(np.concatenate([3 * np.arange(bc.size), 3 * np.arange(bc.size) + 1,
+                                       3 * np.arange(bc.size) + 2]), kind="stable")
+    w_A = sp.vstack([Px, W, Px], format="csr")[order]
+    qn = reach.q[bc] / nu[bc]
+    w_b = np.concatenate([qn + 1.0, np.zeros(bc.size), qn - 1.0])[order]
+    nonneg_rows = np.arange(d.zero, d.zero + d.nonneg)
     n_soc = int(sum(d.soc))
-    parts_A = [A[zero_keep], *_pins(np.flatnonzero(~bounded), n, nv),
-               sp.csr_matrix(np.array([r for r, _ in band_rows]).reshape(-1, nv)),
-               A[nonneg_rows], A[cone_rows[:n_soc]],
-               sp.csr_matrix(np.array(w_rows).reshape(-1, nv)), A[cone_rows[n_soc:]]]
-    parts_b = [b[zero_keep], np.zeros(int((~bounded).sum())),
-               np.array([v for _, v in band_rows], dtype=float), b[nonneg_rows],
-               b[cone_rows[:n_soc]], np.array(w_b, dtype=float), b[cone_rows[n_soc:]]]
-    dims = ConeDims(zero=len(zero_keep) + int((~bounded).sum()),
-                    nonneg=d.nonneg + len(band_rows), soc=(*d.soc, *cones), psd=d.psd)
+    soc_rows = np.arange(d.zero + d.nonneg, d.zero + d.nonneg + n_soc)
+    psd_rows = np.arange(d.zero + d.nonneg + n_soc, m)
+    parts_A = [A[zero_keep], band_A, A[nonneg_rows], A[soc_rows], w_A, A[psd_rows]]
+    parts_b = [b[zero_keep], band_b, b[nonneg_rows], b[soc_rows], w_b, b[psd_rows]]
+    dims = ConeDims(zero=zero_keep.size, nonneg=d.nonneg + 2 * zu.size,
+                    soc=(*d.soc, *([3] * bc.size)), psd=d.psd)
     return SymmetricConeProgram(
         A=sp.vstack([p for p in parts_A if p.shape[0]], format="csc"),
-        b=np.concatenate(parts_b), c=np.concatenate([scp.c, np.zeros(N)]), offset=scp.offset,
-        dims=dims, cone=None, sign=scp.sign)
-
-
-def _pins(units: np.ndarray, n: int, nv: int) -> list[sp.csr_matrix]:
-    """Rows ``w_u = 0`` (zero cone) for the units that are dropped."""
-    if units.size == 0:
-        return []
-    return [sp.csr_matrix((np.ones(units.size), (np.arange(units.size), n + units)),
-                          shape=(units.size, nv))]
-
-
-def _svec_identity(r: int) -> np.ndarray:
-    """svec of the r x r identity (column-major lower triangle: 1 on the diagonal)."""
-    i, j = np.tril_indices(r)
-    order = np.lexsort((i, j))
-    return (i[order] == j[order]).astype(float)
+        b=np.concatenate(parts_b), c=np.concatenate([scp.c, np.zeros(bc.size)]),
+        offset=scp.offset, dims=dims, cone=None, sign=scp.sign)

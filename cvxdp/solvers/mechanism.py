@@ -265,7 +265,7 @@ def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Bud
     A_t, b_t, released = out["A"], out["b"], out["released_program"]
     scale = npl.B * npl.sigma_unit
     lo, hi = coordinate_box(
-        scp, reached_coordinates([*plan.E, *([E_c] if objective_private else [])], scp.n),
+        scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
     loose = solve_exact_tight(
         loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi)), solver)
@@ -413,15 +413,16 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     except (PrivacySpecError, BudgetError) as err:
         return "mwu", {"rule": "perturbation not applicable: " + str(err)}
     alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
-    tight = 0.0
-    for u, E in enumerate(plan.E):
-        cols = np.sqrt(np.asarray(E.multiply(E).sum(axis=0)).ravel())
-        # ||E_u [x; 1]|| <= R max_j ||E_u[:, j]|| + ||E_u[:, n]|| for ||x||_1 <= R; a nuclear
-        # norm is at most sqrt(min(r, c)) times the Frobenius norm
-        nuc = npl.nuclear is not None and bool(npl.nuclear[u])
-        factor = math.sqrt(min(plan.matrix[u])) if nuc else 1.0
-        tight = max(tight, factor * npl.B[u] * npl.sigma_unit * (
-            (R or 0.0) * cols[:-1].max(initial=0.0) + cols[-1]))
+    # ||E_u [x; 1]|| <= R max_j ||E_u[:, j]|| + ||E_u[:, n]|| for ||x||_1 <= R; a nuclear norm
+    # is at most sqrt(min(r, c)) times the Frobenius norm (one pass over the stacked maps)
+    norms = plan.column_norms()
+    n = scp.n
+    xmax = np.asarray(norms[:, :n].max(axis=1).toarray()).ravel() if n else np.zeros(plan.N)
+    const = np.asarray(norms[:, n].toarray()).ravel()
+    factor = np.array([math.sqrt(min(shape)) if (npl.nuclear is not None and npl.nuclear[u])
+                       else 1.0 for u, shape in enumerate(plan.matrix)])
+    tight = float(np.max(factor * npl.B * npl.sigma_unit * ((R or 0.0) * xmax + const),
+                         initial=0.0))
     why: dict[str, Any] = {
         "predicted": {"perturbation": {"tightening": tight, "noise": family},
                       "mwu": {"violation": alpha_mwu, "proven": proven}},

@@ -35,6 +35,9 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (e.g. ``"SCS"``)
     chooses CVXPY's solver; None: Clarabel, else CVXPY's default.
     """
+    box = _bound_rows(A, b, dims, ~np.asarray(row_private, dtype=bool))
+    if box is not None:  # bounds on single variables only: decided without a solver
+        return cp.OPTIMAL if box[2] else cp.INFEASIBLE
     x = cp.Variable(A.shape[1])
     cons = canonical_constraints(x, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
     if not cons:
@@ -111,11 +114,56 @@ def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = Fals
     if coords.size:
         row_private = np.zeros(scp.m, dtype=bool)
         row_private[scp.sensitivity.private_rows()] = True
+        box = _bound_rows(scp.A, scp.b, scp.dims, ~row_private)
+        if box is not None and box[2]:
+            # the public rows are bounds on single variables: their feasible set is the box
+            l_b, h_b = box[0][coords], box[1][coords]
+            if not allow_unbounded and not np.all(np.isfinite(l_b) & np.isfinite(h_b)):
+                box = None  # the solves below raise the typed error
+            else:
+                lo[coords], hi[coords] = l_b, h_b
+                return lo, hi
         eye = np.eye(n)
         lo[coords], hi[coords] = public_bounds(scp.A, scp.b, scp.dims, row_private,
                                                [eye[j] for j in coords],
                                                allow_unbounded=allow_unbounded)
     return lo, hi
+
+
+def _bound_rows(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """``(lo, hi, feasible)`` when every kept row is an equality or inequality on at most one
+    variable (``a x_j + s = b``, ``s = 0`` or ``s >= 0``), so the kept rows' feasible set is
+    the box ``lo <= x <= hi`` (exact, no solver); None otherwise (a kept cone block, or a row
+    on two or more variables).  ``feasible`` is False when a box is empty or a row without a
+    variable fails (``1e-9`` relative slack, the accuracy of the solves it replaces)."""
+    n_lin = dims.zero + dims.nonneg
+    keep = np.asarray(keep, dtype=bool)
+    if np.any(keep[n_lin:]):
+        return None
+    R = sp.csr_matrix(sp.csr_matrix(A)[np.flatnonzero(keep[:n_lin])])
+    R.eliminate_zeros()
+    rows = np.flatnonzero(keep[:n_lin])
+    if R.shape[0] and np.max(np.diff(R.indptr)) > 1:
+        return None
+    n = A.shape[1]
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    bb = np.asarray(b, dtype=float)[rows]
+    eq = rows < dims.zero
+    has = np.diff(R.indptr) == 1
+    tol = 1e-9 * np.maximum(1.0, np.abs(bb))
+    ok = bool(np.all(np.where(eq, np.abs(bb) <= tol, bb >= -tol)[~has]))
+    j = R.indices
+    a = R.data
+    t = bb[has] / a
+    eqh = eq[has]
+    up = eqh | (a > 0)  # a x_j <= b: x_j <= b / a for a > 0 (and both sides for equalities)
+    dn = eqh | (a < 0)
+    np.minimum.at(hi, j[up], t[up])
+    np.maximum.at(lo, j[dn], t[dn])
+    ok = ok and bool(np.all(lo <= hi + 1e-9 * np.maximum(1.0, np.maximum(np.abs(lo),
+                                                                         np.abs(hi)))))
+    return lo, hi, ok
 
 
 def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,

@@ -16,6 +16,8 @@ other reduction has ``invert(Solution, inverse_data)``; and ``Problem.unpack(Sol
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +25,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.errors import UnsupportedProblemError
+from cvxdp.errors import CvxdpError, UnsupportedProblemError
+from cvxdp.specs import as_spec_tuple
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.support import cone_reasons, unsupported_reasons
 
@@ -101,6 +104,14 @@ def to_scp(problem: cp.Problem, private: Any = None) -> SymmetricConeProgram:
         With ``cone`` = :func:`build_cone` ``(dims)``, ``inverse`` = :class:`ScpInverse`,
         ``meta["param_prob"]`` = CVXPY's parametric cone program.
 
+    Notes
+    -----
+    The program is compiled once per problem, specs and parameter values: a second call with
+    the same specs (the same objects) while every parameter holds the same value returns the
+    same program (kept on the problem, as CVXPY keeps its own compiled map), so the checks
+    of the entry point, the mechanism and the reference share one compile.  Treat the
+    returned program as read-only.
+
     Raises
     ------
     UnsupportedProblemError
@@ -110,6 +121,51 @@ def to_scp(problem: cp.Problem, private: Any = None) -> SymmetricConeProgram:
         A spec whose parameter is not in the model, enters where the setting does not allow,
         enters non-linearly (not DPP), or carries symmetric/PSD/diag/sparsity attributes.
     """
+    key = _compile_key(problem, private)
+    memo = getattr(problem, _MEMO, None)
+    if key is not None and memo is not None and _same_key(memo[0], key):
+        return memo[1]
+    if key is not None and memo is not None and not key[0] and memo[0][1] == key[1]:
+        # the same program compiled with specs: without them (no sensitivity bounds)
+        return dataclasses.replace(memo[1], sensitivity=None)
+    scp = _compile(problem, private)
+    if key is not None:
+        setattr(problem, _MEMO, (key, scp))
+    return scp
+
+
+#: attribute of a problem holding its last compiled program and the key it was compiled for
+#: (the problem's lifetime, as CVXPY's own ``Problem._cache``)
+_MEMO = "_cvxdp_compiled"
+
+
+def _compile_key(problem: cp.Problem, private: Any) -> tuple[Any, ...] | None:
+    """What a compiled program depends on: the specs (by identity) and every parameter's
+    value (a digest of its bytes); None when it cannot be formed (the compile then reports)."""
+    try:
+        specs = as_spec_tuple(private)
+    except CvxdpError:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for p in problem.parameters():
+        v = p.value
+        if v is None:
+            return None
+        arr = np.ascontiguousarray(np.asarray(v.toarray() if sp.issparse(v) else v))
+        if arr.dtype == object:
+            return None
+        digest.update(str((p.id, arr.shape, arr.dtype.str)).encode())
+        digest.update(arr.tobytes())
+    return (specs, digest.hexdigest())
+
+
+def _same_key(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return (len(a[0]) == len(b[0]) and all(x is y for x, y in zip(a[0], b[0], strict=True))
+            and a[1] == b[1])
+
+
+def _compile(problem: cp.Problem, private: Any) -> SymmetricConeProgram:
+    """:func:`to_scp` without the memo."""
     reasons = unsupported_reasons(problem, compile=False)
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))

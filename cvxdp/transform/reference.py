@@ -14,6 +14,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.errors import CvxdpError
 from cvxdp.solution import ValidationReport
 from cvxdp.transform.canon import to_scp
 from cvxdp.transform.scp import SymmetricConeProgram
@@ -315,26 +316,10 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     f_private = float(problem.objective.value)
     viol = [float(np.max(np.abs(c.violation()))) if np.size(c.violation()) else 0.0
             for c in problem.constraints]
-    ref = cp.Problem(problem.objective, problem.constraints)
     t0 = time.perf_counter()
-    try:
-        # Clarabel (interior point) unless asked otherwise: CVXPY's default for SDPs is SCS,
-        # whose 1e-5 accuracy can exceed the gaps being validated
-        name = (str(solver).upper() if solver else
-                cp.CLARABEL if cp.CLARABEL in cp.installed_solvers() else None)
-        try:
-            ref.solve(**({"solver": name} if name else {}))
-        except cp.error.SolverError:
-            ref.solve()
-    finally:
-        for var in problem.variables():  # the released point stays on the user's variables
-            var.save_value(released[var.id])
-        for con in problem.constraints:
-            for dual in con.dual_variables:
-                dual.save_value(None)
+    f_star, ref_solver = _reference_optimum(problem, solver, released)
     elapsed = time.perf_counter() - t0
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
-    f_star = None if ref.value is None else float(ref.value)
     metrics["private_value"] = f_private
     if f_star is not None and np.isfinite(f_star):
         metrics["suboptimality"] = sign * (f_private - f_star)
@@ -345,5 +330,43 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         max_violation=max(viol, default=0.0),
         mean_violation=float(np.mean(viol)) if viol else 0.0,
         violated=int(sum(v > tolerance for v in viol)), tolerance=tolerance,
-        reference_time=elapsed, reference_solver=str(ref.solver_stats.solver_name)
-        if ref.solver_stats is not None else None, metrics=metrics)
+        reference_time=elapsed, reference_solver=ref_solver, metrics=metrics)
+
+
+def _reference_optimum(problem: cp.Problem, solver: str | None,
+                       released: dict[int, Any]) -> tuple[float | None, str | None]:
+    """The exact optimum of ``problem`` (user's sense) and the solver's name.
+
+    The cone program the private solve compiled is reused when it is the same (same values:
+    :func:`cvxdp.transform.to_scp` keeps it on the problem) and solved by Clarabel or SCS
+    directly; another solver, or a model outside the cone program's reach, is solved by
+    CVXPY on a copy of the problem.
+    """
+    name = (str(solver).upper() if solver else
+            cp.CLARABEL if cp.CLARABEL in cp.installed_solvers() else None)
+    if name in ("CLARABEL", "SCS"):
+        try:
+            scp = to_scp(problem)
+        except CvxdpError:
+            scp = None
+        if scp is not None:
+            ref = solve_exact(scp, solver=name)
+            if ref.status in cp.settings.SOLUTION_PRESENT or ref.value is not None:
+                return (None if ref.value is None else scp.sign * float(ref.value)), ref.solver
+    ref = cp.Problem(problem.objective, problem.constraints)
+    try:
+        # Clarabel (interior point) unless asked otherwise: CVXPY's default for SDPs is SCS,
+        # whose 1e-5 accuracy can exceed the gaps being validated
+        try:
+            ref.solve(**({"solver": name} if name else {}))
+        except cp.error.SolverError:
+            ref.solve()
+    finally:
+        for var in problem.variables():  # the released point stays on the user's variables
+            var.save_value(released[var.id])
+        for con in problem.constraints:
+            for dual in con.dual_variables:
+                dual.save_value(None)
+    f_star = None if ref.value is None else float(ref.value)
+    return f_star, (str(ref.solver_stats.solver_name) if ref.solver_stats is not None
+                    else None)

@@ -241,7 +241,7 @@ def test_released_answer_depends_on_the_private_data_only_through_the_noisy_para
     released = sol1.info["noisy_parameters"]["b"].copy()
     x1 = x.value.copy()
     b.value = b.value + 0.02 * np.array([1, -1, 1, -1, 1])
-    monkeypatch.setattr(pert, "release_parameters", lambda ent, g, s: {b.id: released})
+    monkeypatch.setattr(pert.solve, "release_parameters", lambda ent, g, s: {b.id: released})
     sol2 = cvxdp.solve_private(prob, epsilon=8.0, delta=1e-6, rng=4, private=spec,
                                public=[A], mechanism="perturbation", reference=True)
     np.testing.assert_allclose(x.value, x1, rtol=1e-12, atol=1e-12)

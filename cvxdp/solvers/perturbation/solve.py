@@ -1,0 +1,124 @@
+"""Perturbation's release and exact solve: noise, noisy canonical data, the counterpart.
+
+The noisy data are CVXPY's own map applied to the released parameter values
+(:func:`cvxdp.transform.parametric.program_data`); the counterpart is
+:func:`cvxdp.solvers.robust_counterpart.counterpart`.  Everything after the draw is
+post-processing of the release (Dwork & Roth 2014, Prop. 2.1).
+
+References
+----------
+Dwork & Roth, "The algorithmic foundations of differential privacy", 2014, Prop. 2.1;
+Ben-Tal, El Ghaoui & Nemirovski, Robust Optimization, 2009, Ch. 1-2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import cvxpy.settings as cp_status
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.solvers.perturbation.counterpart import counterpart
+from cvxdp.solvers.perturbation.entries import PrivateEntries, release_parameters
+from cvxdp.solvers.perturbation.noise import NoisePlan, _bounds, draw_noise
+from cvxdp.solvers.perturbation.plan import RobustPlan, unit_norms
+from cvxdp.transform.parametric import program_data
+from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.scp import SymmetricConeProgram
+
+__all__ = ["noisy_program", "noisy_objective", "solve_robust_counterpart", "FALLBACK_BETAS"]
+
+#: weaker failure levels tried, as post-processing of the same Gaussian release, when the
+#: counterpart at the requested beta is empty (the status then says which level holds)
+FALLBACK_BETAS = (0.01, 0.1, 0.5)
+
+
+def noisy_program(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
+                  ) -> tuple[sp.csc_matrix, np.ndarray]:
+    """``(A~, b~)``: CVXPY's data at the noisy values for the private ids, values elsewhere."""
+    _, _, A, b = program_data(scp, noisy)
+    return A, b
+
+
+def noisy_objective(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
+                    ) -> tuple[np.ndarray, float]:
+    """``(c~, offset~)``: the objective with the released values of the private parameters
+    (public values for the rest)."""
+    c, offset, _, _ = program_data(scp, noisy)
+    return c, offset
+
+
+def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
+    """Exact solve; feasibility for the true data holds up to the solver's tolerance, so ask
+    Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS)."""
+    sol = None
+    if solver is None or str(solver).upper() == "CLARABEL":
+        try:
+            sol = solve_exact(prog, solver="CLARABEL", tol_feas=1e-10, tol_gap_abs=1e-10,
+                              tol_gap_rel=1e-10)
+        except ImportError:  # pragma: no cover - clarabel is a dependency
+            sol = None
+        if sol is not None and sol.status not in (cp_status.OPTIMAL, cp_status.INFEASIBLE,
+                                                  cp_status.UNBOUNDED):
+            sol = None
+    if sol is None:
+        sol = solve_exact(prog, solver=solver)
+    return sol
+
+
+def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
+                             plan: RobustPlan, npl: NoisePlan, rng: np.random.Generator,
+                             solver: str | None = None) -> dict[str, Any]:
+    """Draw the noise, build the counterpart from the noisy values only, solve it exactly.
+
+    Returns a dict with ``x`` (ndarray or None), ``status`` (the exact solver's), ``noisy``
+    (id -> released parameter value), ``A``, ``b`` (the noisy canonical data),
+    ``released_program`` (``scp`` with the released objective when it is private),
+    ``radius_max`` (``max_u B_u sigma_u max_k Delta_k``: the ``r`` of ``a~'x + r ||x||_2 <=
+    b~`` in the parameter's units), ``draws``, ``beta_used``
+    (the level whose counterpart gave the point; ``npl.beta`` unless it fell back).
+    """
+    g, draws = draw_noise(npl, plan, entries.K, rng)
+    noisy = release_parameters(entries, g, npl.sigma_unit)
+    c_t, off_t, A_t, b_t = program_data(scp, noisy)
+    if scp.sensitivity is not None and scp.sensitivity.objective_private:
+        # a private objective: the counterpart minimises the released one (post-processing)
+        scp = dataclasses.replace(scp, c=c_t, offset=off_t)
+    # Gaussian noise: if the counterpart at the requested beta is empty, the same release is
+    # post-processed at weaker levels (FALLBACK_BETAS): no budget, a weaker promise (the
+    # caller reports it).  The nested events {||g_S|| <= B_u(beta)} make P(infeasible) <= the
+    # level finally used.  Truncated noise keeps its certainty or releases nothing.
+    betas = [npl.beta] if npl.noise == "truncated" or npl.beta is None else \
+        [npl.beta, *[b for b in FALLBACK_BETAS if b > npl.beta]]
+    zero_units = np.flatnonzero(plan.unit_kind == "zero")
+    for beta_used in betas:
+        if beta_used is None or beta_used == npl.beta:
+            B, B_op = npl.B, npl.B_op
+        else:
+            B, B_op, _ = _bounds(plan, math.log(1 / beta_used), npl.noise)
+        scale = B * npl.sigma_unit
+        scale_op = None if B_op is None else B_op * npl.sigma_unit
+        band = dict(zip(zero_units.tolist(),
+                        (scale[zero_units] * plan.band_norm[zero_units]).tolist(), strict=True))
+        prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band)
+        sol = _solve_tight(prog, solver)
+        if sol.x is not None:
+            break
+    x = None if sol.x is None else np.asarray(sol.x)[:scp.n]
+    eq_bound = None
+    if zero_units.size and sol.x is not None:
+        # |s_i| <= |s~_i(x)| + B_u sigma_u ||E_u [x; 1]||, both evaluated at the released x
+        # (so the solver's tolerance on the band does not enter the bound)
+        s_t = b_t - sp.csr_matrix(A_t) @ x
+        t = scale * unit_norms(plan, np.append(x, 1.0))
+        first = plan.row_idx[plan.row_ptr[zero_units]]
+        eq_bound = float(np.max(np.abs(s_t[first]) + t[zero_units]))
+    return {"x": x, "status": sol.status, "noisy": noisy, "draws": draws,
+            "A": A_t, "b": b_t, "released_program": scp,
+            "beta_used": beta_used, "equality_violation_bound": eq_bound,
+            "equality_rows_private": int(zero_units.size),
+            "solver": sol.solver,
+            "radius_max": float(scale.max(initial=0.0)) * float(entries.delta.max())}
