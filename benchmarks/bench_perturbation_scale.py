@@ -43,7 +43,7 @@ import cvxpy as cp
 import numpy as np
 
 import cvxdp
-import cvxdp.solvers.mechanism as mech_mod
+import cvxdp.solvers.auto as mech_mod
 import cvxdp.solvers.perturbation as pert_pkg
 import cvxdp.transform.reference as ref_mod
 

@@ -50,7 +50,8 @@ def field_from_true_data(module: str, cls_name: str, field: str,
     Parameters
     ----------
     module : str
-        The module where the solver looks the class up by name (``cvxdp.solvers.mechanism``).
+        The module where the solver looks the class up by name
+        (``cvxdp.solvers.perturbation.certified``).
     cls_name : str
         The solution class the solver constructs there (``PrivateSolution``).
     field : str

@@ -160,8 +160,8 @@ def _perturbation(noise: str, eps: float, delta: float) -> list[SolverCase]:
         return np.array([_value(x.value), _gap(sol.value, 0.0), _gap(prob.value, 0.0)])
 
     def plant(data: np.ndarray) -> Any:
-        return field_from_true_data("cvxdp.solvers.mechanism", "PrivateSolution", "value",
-                                    lambda sol: float(data))
+        return field_from_true_data("cvxdp.solvers.perturbation.certified", "PrivateSolution",
+                                    "value", lambda sol: float(data))
 
     name = f"perturbation {noise}"
     return _pair(name, solve, features, D, Dn, eps, delta, plant, runs=CONIC_RUNS)

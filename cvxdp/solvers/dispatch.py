@@ -4,7 +4,7 @@
 privacy spec (``cvxdp.api``).  ``mechanism="mwu"`` runs the noisy-oracle MWU of paper 002
 (:func:`cvxdp.solvers.mwu.solve.solve_mwu`, which also hands ``ConstraintSetPrivacy`` to the
 covering path :mod:`cvxdp.solvers.covering`); ``"perturbation"`` and ``"auto"`` go to
-:func:`cvxdp.solvers.mechanism.solve_with_mechanism`, which runs the MWU itself when it is the
+:func:`cvxdp.solvers.auto.solve_with_mechanism`, which runs the MWU itself when it is the
 choice.  This module only dispatches: both families import nothing from it, so no import
 circle runs through it.
 """
@@ -17,7 +17,7 @@ import cvxpy as cp
 import numpy as np
 
 from cvxdp.solution import PrivateSolution
-from cvxdp.solvers.mechanism import MECHANISMS, check_mechanism, solve_with_mechanism
+from cvxdp.solvers.auto import MECHANISMS, check_mechanism, solve_with_mechanism
 from cvxdp.solvers.mwu.solve import solve_mwu
 
 __all__ = ["solve_general", "MECHANISMS"]
@@ -43,8 +43,8 @@ def solve_general(
     """Solve a CVXPY LP/SOCP/SDP privately (paper 002, Sec 5.2 and App. C).
 
     ``mechanism="auto"`` (the default) picks the MWU or perturbation from public quantities
-    (:func:`cvxdp.solvers.mechanism.choose_mechanism`); ``"perturbation"`` goes to
-    :mod:`cvxdp.solvers.mechanism` (noise on the private parameters + exact robust
+    (:func:`cvxdp.solvers.auto.choose_mechanism`); ``"perturbation"`` goes to
+    :mod:`cvxdp.solvers.perturbation.certified` (noise on the private parameters + exact robust
     counterpart; options ``noise=``, ``beta=``, ``solver=``); ``"mwu"`` runs the paper's
     noisy-oracle MWU below.
 

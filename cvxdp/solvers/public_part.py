@@ -1,7 +1,7 @@
 """The public part of a canonical cone program: questions answered from public data only.
 
 Shared by the MWU family (:mod:`cvxdp.solvers.mwu`) and the perturbation family
-(:mod:`cvxdp.solvers.mechanism`, :mod:`cvxdp.solvers.perturbation`): feasibility of the rows
+(:mod:`cvxdp.solvers.auto`, :mod:`cvxdp.solvers.perturbation`): feasibility of the rows
 that carry no private data (decided before any budget is spent), the range of linear functions
 over them (public trace / norm bounds), the CVXPY constraints ``b - A x in K`` of a row subset,
 the row layout of the cone ``K``, the answer returned when the public part is infeasible, and

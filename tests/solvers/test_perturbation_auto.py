@@ -12,7 +12,7 @@ import pytest
 import cvxdp
 from cvxdp.audit import audit_mechanism
 from cvxdp.privacy.budgets import ApproxDP, resolve_budget
-from cvxdp.solvers import mechanism as mech
+from cvxdp.solvers import auto as mech
 from cvxdp.solvers import perturbation as pert
 from cvxdp.status import status_of
 from cvxdp.transform import to_scp

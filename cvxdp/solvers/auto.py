@@ -1,90 +1,69 @@
-"""``mechanism="perturbation" | "auto"`` for general models: the solve and the public choice.
+"""``mechanism="auto"``: the public choice between the MWU and perturbation, and the routing.
 
 :func:`solve_with_mechanism` is what :func:`cvxdp.solvers.dispatch.solve_general` calls when the
-user asks for a mechanism other than the noisy-oracle MWU.
-
-``"perturbation"`` (:mod:`cvxdp.solvers.perturbation`): noise on the private parameters, then an
-exact solve of the robust counterpart.  Under ``ObjectivePrivacy`` the constraints are public,
-so perturbation is plain objective perturbation, which is exactly what the general path already
-runs (:func:`cvxdp.solvers.mwu.private_scp.objective_private_solve`, Thm C.12); it is reused, not
-duplicated.
+user asks for a mechanism other than the noisy-oracle MWU; perturbation's solve itself is
+:func:`cvxdp.solvers.perturbation.certified.solve_perturbation`.  Under ``ObjectivePrivacy`` the
+constraints are public, so perturbation is plain objective perturbation, which the general path
+already runs (:func:`cvxdp.solvers.mwu.private_scp.objective_private_solve`, Thm C.12 of Song,
+Xue & Zhang 2025); it is reused, not duplicated.
 
 ``"auto"`` chooses from PUBLIC quantities only -- the model's structure, the declared
 sensitivities, sizes, the budget, ``beta`` and the public constraints (never a private value):
 
 1. ``ConstraintSetPrivacy`` -> ``"mwu"`` (perturbation needs a bounded per-entry change).
-2. ``ObjectivePrivacy`` -> ``"perturbation"`` (the two are the same algorithm there).
-3. Perturbation not applicable (pure-DP budget; zCDP with ``noise="truncated"``) ->
-   ``"mwu"``.
-4. Otherwise compare the two a-priori bounds on the error of a constraint row, in the canonical
-   program's units: the MWU's proven additive violation ``alpha`` at the schedule it would run
-   (its theorem's bound from :func:`cvxdp.solvers.mwu.private_scp.plan_schedule`, for the per-run
-   budget of its objective search when the model has an objective: ``0.9 rho / 6``), against the
-   largest tightening of the counterpart, ``max_u B_u sigma_u (R max_j ||E_u[:, j]||_2 +
-   ||E_u[:, n]||_2)`` (``R``: the MWU form's public trace bound, ``>= ||x||_1``).  Perturbation
-   runs when the MWU's bound is not proven (its theorem's conditions fail) or when its
-   tightening is at most the MWU's violation; the MWU runs otherwise.  Perturbation's point is
-   feasible (w.p. ``1 - beta`` or surely); the MWU's may violate by ``alpha``: at equal size the
-   feasible answer is preferred.  If the MWU form cannot be built (no public trace bound),
-   perturbation runs.
+2. ``ObjectivePrivacy`` -> ``"perturbation"`` (the two are the same algorithm there); private
+   data in the objective and the constraints -> ``"perturbation"`` (one release of all).
+3. Perturbation not applicable (an unbounded private equality; zCDP with ``noise="truncated"``)
+   -> ``"mwu"``.
+4. Otherwise each mechanism's error of a constraint row is predicted before any noise, in the
+   canonical program's units: the MWU's theorem's violation bound ``alpha`` minimised over the
+   number of rounds (:func:`cvxdp.solvers.mwu.private_scp.plan_schedule`, for the per-run budget
+   of its objective search, ``0.9 rho / 6``, when the model has an objective), whether or not
+   the theorem's conditions hold at that value; and the counterpart's largest tightening
+   ``max_u B_u sigma_u (R max_j ||E_u[:, j]||_2 + ||E_u[:, n]||_2)`` with the noise family
+   ``noise="auto"`` picks (``R``: the MWU form's public trace bound, ``>= ||x||_1``).  The
+   smaller prediction runs; perturbation on a tie (its point is feasible, w.p. ``1 - beta`` or
+   surely) and when the MWU form cannot be built (no public trace bound).
 
-The choice and its reason are in ``info["mechanism"]`` and ``info["auto"]``.
+The choice, both predictions and the rule are in ``info["mechanism"]`` and ``info["auto"]``
+(docs/solvers.md, "How auto chooses the mechanism").
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-import time
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 
 from cvxdp.errors import BudgetError, CvxdpError, PrivacySpecError, UnsupportedProblemError
-from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
-from cvxdp.solution import Certificate, PrivateSolution
-from cvxdp.solvers.certificate import (
-    loosened_program,
-    reached_coordinates,
-    unit_reach,
-    violation_bounds,
-)
+from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
 from cvxdp.solvers.mwu.solve import _OPTS, solve_mwu
 from cvxdp.solvers.perturbation import (
     NOISES,
-    PERTURBATION_THEOREM,
     choose_noise,
     noise_plan,
-    objective_map,
     private_entries,
-    released_user_values,
     robust_plan,
-    solve_robust_counterpart,
 )
-from cvxdp.solvers.perturbation import _solve_tight as solve_exact_tight
-from cvxdp.solvers.public_part import (
-    _exact_solver,
-    _infeasible,
-    coordinate_box,
-    public_feasibility,
-)
+from cvxdp.solvers.perturbation.certified import DEFAULT_BETA, solve_perturbation
+from cvxdp.solvers.public_part import _exact_solver
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
-from cvxdp.status import status_of
-from cvxdp.transform import released_values, to_scp
-from cvxdp.transform.reference import validate
+from cvxdp.transform import to_scp
 from cvxdp.validation import check_options
 
 __all__ = ["solve_with_mechanism", "choose_mechanism", "check_mechanism", "MECHANISMS"]
 
 MECHANISMS = ("mwu", "perturbation", "auto")
 _PERTURBATION_OPTS = {"noise", "beta", "solver", "accuracy"}
-_DEFAULT_BETA = 1e-3
+_DEFAULT_BETA = DEFAULT_BETA
 _MWU_DEFAULTS = {"accuracy": None, "verbose": False, "max_iterations": None,
                  "trace_bound": None, "target": None}
 #: options only the MWU (or the covering path) takes: given to "auto", they choose the MWU
@@ -222,163 +201,13 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         raise TypeError(f"option(s) {sorted(bad)} belong to the MWU, not to "
                         f"mechanism='perturbation', which takes {sorted(_PERTURBATION_OPTS)}; "
                         "pass mechanism='mwu' (or 'auto', which then takes the MWU).")
-    sol = _solve_perturbation(problem, specs, budget, noise=noise,
-                              beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
-                              reference=reference, solver=opts.get("solver"),
-                              accuracy=opts.get("accuracy"))
+    sol = solve_perturbation(problem, specs, budget, noise=noise,
+                             beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
+                             reference=reference, solver=opts.get("solver"),
+                             accuracy=opts.get("accuracy"))
     if why is not None:
         sol.info["auto"] = why
     return sol
-
-
-def _solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
-                        noise: str, beta: float, rng: np.random.Generator, reference: bool,
-                        solver: str | None, accuracy: float | None = None
-                        ) -> PrivateSolution:
-    """Perturbation, its certificate and its status (module doc; certificate.py)."""
-
-    t0 = time.perf_counter()
-    if not 0 < beta < 1:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
-    scp = to_scp(problem, private=specs)
-    sb = scp.sensitivity
-    neighbouring = "; ".join(s.describe() for s in specs)
-    entries = private_entries(scp, specs)
-    plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
-    objective_private = sb.objective_private
-    E_c = objective_map(scp, entries) if objective_private else None
-    noise_why = None
-    if noise == "auto":
-        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
-    npl = noise_plan(budget, noise, entries, plan, beta)
-    row_private = np.zeros(scp.m, dtype=bool)
-    row_private[sb.private_rows()] = True
-    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)
-    if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-        return _infeasible(problem, scp, public_status, neighbouring, t0)
-    acct = PrivacyAccountant(budget)
-    acct.spend(npl.record)
-    out = solve_robust_counterpart(scp, entries, plan, npl, rng, solver=solver)
-    # post-processing of the release: the certificate (certificate.py) and, when the tightened
-    # counterpart is empty, the loosened counterpart's point; one public box serves the
-    # constraint units and a private objective
-    A_t, b_t, released = out["A"], out["b"], out["released_program"]
-    scale = npl.B * npl.sigma_unit
-    lo, hi = coordinate_box(
-        scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
-        allow_unbounded=True)
-    loose = solve_exact_tight(
-        loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi)), solver)
-    x, from_loosened = out["x"], False
-    if x is None and loose.x is not None:
-        x, from_loosened = np.asarray(loose.x)[:scp.n], True
-    details = {
-        "mechanism": "perturbation", "noise": noise, "sigma_unit": npl.sigma_unit,
-        "sigma": {p["name"]: p["sensitivity"] * npl.sigma_unit for p in entries.per_param},
-        "l2_sensitivity": entries.l2_sensitivity, "l2_sensitivity_scaled": math.sqrt(entries.K),
-        "per_parameter": [dict(p) for p in entries.per_param], "private_entries": entries.K,
-        "units": plan.N, "norm_bound_max": float(npl.B.max(initial=0.0)),
-        "beta": npl.beta, "truncation_mass": npl.q, "draws": out["draws"],
-    }
-    report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
-                         details=details)
-    probability = 1.0 if noise == "truncated" else 1.0 - npl.beta
-    info: dict[str, Any] = {
-        "method": "perturbation", "mechanism": "perturbation", "noise": noise,
-        "beta": npl.beta, "robust_status": out["status"], "loosened_status": loose.status,
-        "robust_solver": out["solver"], "radius_max": out["radius_max"],
-        "noisy_parameters": released_user_values(entries, out["noisy"]),
-        "equality_rows_private": out["equality_rows_private"],
-        "point": "loosened counterpart" if from_loosened else "tightened counterpart",
-    }
-    if noise_why is not None:
-        info["noise_choice"] = noise_why
-    if x is None:
-        # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
-        # released; the public part is feasible, so the status is not "infeasible"
-        reason = (f"neither the tightened ({out['status']}) nor the loosened "
-                  f"({loose.status}) counterpart of the noisy data has a point at this "
-                  "budget; raise epsilon, add public bounds on the variables, or use "
-                  "mechanism='mwu'. (Post-processing of the noisy release; the budget was "
-                  "spent.)")
-        info["status_reason"] = reason
-        return PrivateSolution(status=cp.SOLVER_ERROR, value=None, privacy=report,
-                               solve_time=time.perf_counter() - t0,
-                               primal={v.name(): None for v in problem.variables()},
-                               info=info, status_reason=reason)
-    viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
-    released_value = float(released.c @ x + released.offset)  # with the released data
-    slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
-    upper = released_value + slack_x
-    lower = -math.inf
-    if loose.status == cp.OPTIMAL:
-        # Clarabel stops at a relative duality gap of 1e-10 (_solve_tight); 1e-8 (1 + |p|)
-        # keeps the bound below the loosened optimum with a margin of 100x that
-        lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value))) - slack_max
-    cert = Certificate.from_bounds(
-        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
-        equality_violation_bound=viol_eq,
-        probability=probability - (beta_c if objective_private else 0.0),
-        how=("perturbation: noisy slack test at the released point and the loosened "
-             "counterpart's optimum, on the noise event of " +
-             ("the truncated noise (surely)" if noise == "truncated"
-              else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
-    status, reason = status_of(cert, accuracy)
-    if objective_private:
-        info["objective_tail_beta"] = beta_c
-    if from_loosened:
-        reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
-                  "released point solves the loosened one (post-processing, no extra budget)"
-                  + ("; " + reason if reason else ""))
-        status = cp.USER_LIMIT
-    info["guarantee"] = str(cert)
-    info["equality_violation_bound"] = viol_eq
-    if reason:
-        info["status_reason"] = reason
-    # the objective at the released point with the released data (the TRUE objective when
-    # it is public); the variables' values by name -- write_back is the one write
-    value = scp.sign * released_value
-    validation = validate(scp, x) if reference else None
-    primal = released_values(problem, scp, x)
-    return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
-                           iterations=None, solve_time=time.perf_counter() - t0,
-                           primal=primal, info=info, certificate=cert, status_reason=reason)
-
-
-def _support(E_c: Any) -> int:
-    """Number of private entries the objective's map reaches (0 for a public objective)."""
-    if E_c is None:
-        return 0
-    return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
-
-
-def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
-                     ) -> tuple[float, float, float]:
-    """Bounds on the released objective's error when the objective is private.
-
-    The error at ``x`` is ``sigma g' E_c [x; 1]`` (:func:`objective_map`); with ``||g_{S_c}||
-    <= sqrt(k_c) + sqrt(2 ln(1 / beta_c))`` (Gaussian concentration, its own event at
-    ``beta_c = beta``) it is at most ``scale_c ||E_c [x; 1]||`` at the released point and
-    ``scale_c U_c`` anywhere on the public box ``[lo, hi]`` (``U_c``: the triangle bound,
-    ``inf`` where the box does not bound a variable the objective's private data multiply).
-
-    Returns
-    -------
-    (at_x, anywhere, beta_c) : (float, float, float)
-        ``(0, 0, 0)`` for a public objective (``E_c`` None).
-    """
-    if E_c is None:
-        return 0.0, 0.0, 0.0
-    k_c = _support(E_c)
-    beta_c = float(npl.beta) if npl.beta is not None else _DEFAULT_BETA
-    scale_c = npl.sigma_unit * npl.norm_bound(k_c, math.log(1 / beta_c))
-    at_x = scale_c * float(np.linalg.norm(E_c @ np.append(x, 1.0)))
-    cols = np.sqrt(np.asarray(E_c.multiply(E_c).sum(axis=0)).ravel())
-    hit = cols[:-1] > 0
-    xmax = np.maximum(np.abs(lo[hit]), np.abs(hi[hit]))
-    anywhere = scale_c * float(cols[:-1][hit] @ xmax + cols[-1]) \
-        if np.all(np.isfinite(xmax)) else math.inf
-    return at_x, anywhere, beta_c
 
 
 def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,

@@ -1,0 +1,196 @@
+"""Perturbation's solve on a general model: the release, its certificate and its status.
+
+:func:`solve_perturbation` runs the mechanism of :mod:`cvxdp.solvers.perturbation` end to end:
+refusals by structure before any budget, the noise (Gaussian, Laplace or truncated), the exact
+solve of the tightened counterpart, the loosened counterpart's optimum (the certificate's lower
+bound, and the released point when the tightened counterpart is empty), the certificate
+(:mod:`cvxdp.solvers.certificate`) and the status :func:`cvxdp.status.status_of` decides from it.
+Everything after the noise is post-processing of the release and public data.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import Budget
+from cvxdp.solution import Certificate, PrivateSolution
+from cvxdp.solvers.certificate import (
+    loosened_program,
+    reached_coordinates,
+    unit_reach,
+    violation_bounds,
+)
+from cvxdp.solvers.perturbation.entries import (
+    objective_map,
+    private_entries,
+    released_user_values,
+)
+from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
+from cvxdp.solvers.perturbation.plan import robust_plan
+from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
+from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
+from cvxdp.solvers.public_part import _infeasible, coordinate_box, public_feasibility
+from cvxdp.status import status_of
+from cvxdp.transform import released_values, to_scp
+from cvxdp.transform.reference import validate
+
+__all__ = ["solve_perturbation", "DEFAULT_BETA"]
+
+#: failure probability of the Gaussian / Laplace noise event (the certificate's)
+DEFAULT_BETA = 1e-3
+
+
+def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
+                        noise: str, beta: float, rng: np.random.Generator, reference: bool,
+                        solver: str | None, accuracy: float | None = None
+                        ) -> PrivateSolution:
+    """Perturbation, its certificate and its status (module doc; certificate.py)."""
+
+    t0 = time.perf_counter()
+    if not 0 < beta < 1:
+        raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+    scp = to_scp(problem, private=specs)
+    sb = scp.sensitivity
+    neighbouring = "; ".join(s.describe() for s in specs)
+    entries = private_entries(scp, specs)
+    plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
+    objective_private = sb.objective_private
+    E_c = objective_map(scp, entries) if objective_private else None
+    noise_why = None
+    if noise == "auto":
+        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
+    npl = noise_plan(budget, noise, entries, plan, beta)
+    row_private = np.zeros(scp.m, dtype=bool)
+    row_private[sb.private_rows()] = True
+    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)
+    if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        return _infeasible(problem, scp, public_status, neighbouring, t0)
+    acct = PrivacyAccountant(budget)
+    acct.spend(npl.record)
+    out = solve_robust_counterpart(scp, entries, plan, npl, rng, solver=solver)
+    # post-processing of the release: the certificate (certificate.py) and, when the tightened
+    # counterpart is empty, the loosened counterpart's point; one public box serves the
+    # constraint units and a private objective
+    A_t, b_t, released = out["A"], out["b"], out["released_program"]
+    scale = npl.B * npl.sigma_unit
+    lo, hi = coordinate_box(
+        scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
+        allow_unbounded=True)
+    loose = solve_exact_tight(
+        loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi)), solver)
+    x, from_loosened = out["x"], False
+    if x is None and loose.x is not None:
+        x, from_loosened = np.asarray(loose.x)[:scp.n], True
+    details = {
+        "mechanism": "perturbation", "noise": noise, "sigma_unit": npl.sigma_unit,
+        "sigma": {p["name"]: p["sensitivity"] * npl.sigma_unit for p in entries.per_param},
+        "l2_sensitivity": entries.l2_sensitivity, "l2_sensitivity_scaled": math.sqrt(entries.K),
+        "per_parameter": [dict(p) for p in entries.per_param], "private_entries": entries.K,
+        "units": plan.N, "norm_bound_max": float(npl.B.max(initial=0.0)),
+        "beta": npl.beta, "truncation_mass": npl.q, "draws": out["draws"],
+    }
+    report = acct.report(theorem=PERTURBATION_THEOREM, neighbouring=neighbouring,
+                         details=details)
+    probability = 1.0 if noise == "truncated" else 1.0 - npl.beta
+    info: dict[str, Any] = {
+        "method": "perturbation", "mechanism": "perturbation", "noise": noise,
+        "beta": npl.beta, "robust_status": out["status"], "loosened_status": loose.status,
+        "robust_solver": out["solver"], "radius_max": out["radius_max"],
+        "noisy_parameters": released_user_values(entries, out["noisy"]),
+        "equality_rows_private": out["equality_rows_private"],
+        "point": "loosened counterpart" if from_loosened else "tightened counterpart",
+    }
+    if noise_why is not None:
+        info["noise_choice"] = noise_why
+    if x is None:
+        # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
+        # released; the public part is feasible, so the status is not "infeasible"
+        reason = (f"neither the tightened ({out['status']}) nor the loosened "
+                  f"({loose.status}) counterpart of the noisy data has a point at this "
+                  "budget; raise epsilon, add public bounds on the variables, or use "
+                  "mechanism='mwu'. (Post-processing of the noisy release; the budget was "
+                  "spent.)")
+        info["status_reason"] = reason
+        return PrivateSolution(status=cp.SOLVER_ERROR, value=None, privacy=report,
+                               solve_time=time.perf_counter() - t0,
+                               primal={v.name(): None for v in problem.variables()},
+                               info=info, status_reason=reason)
+    viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
+    released_value = float(released.c @ x + released.offset)  # with the released data
+    slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
+    upper = released_value + slack_x
+    lower = -math.inf
+    if loose.status == cp.OPTIMAL:
+        # Clarabel stops at a relative duality gap of 1e-10 (_solve_tight); 1e-8 (1 + |p|)
+        # keeps the bound below the loosened optimum with a margin of 100x that
+        lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value))) - slack_max
+    cert = Certificate.from_bounds(
+        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
+        equality_violation_bound=viol_eq,
+        probability=probability - (beta_c if objective_private else 0.0),
+        how=("perturbation: noisy slack test at the released point and the loosened "
+             "counterpart's optimum, on the noise event of " +
+             ("the truncated noise (surely)" if noise == "truncated"
+              else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
+    status, reason = status_of(cert, accuracy)
+    if objective_private:
+        info["objective_tail_beta"] = beta_c
+    if from_loosened:
+        reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
+                  "released point solves the loosened one (post-processing, no extra budget)"
+                  + ("; " + reason if reason else ""))
+        status = cp.USER_LIMIT
+    info["guarantee"] = str(cert)
+    info["equality_violation_bound"] = viol_eq
+    if reason:
+        info["status_reason"] = reason
+    # the objective at the released point with the released data (the TRUE objective when
+    # it is public); the variables' values by name -- write_back is the one write
+    value = scp.sign * released_value
+    validation = validate(scp, x) if reference else None
+    primal = released_values(problem, scp, x)
+    return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
+                           iterations=None, solve_time=time.perf_counter() - t0,
+                           primal=primal, info=info, certificate=cert, status_reason=reason)
+
+
+def _support(E_c: Any) -> int:
+    """Number of private entries the objective's map reaches (0 for a public objective)."""
+    if E_c is None:
+        return 0
+    return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
+
+
+def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
+                     ) -> tuple[float, float, float]:
+    """Bounds on the released objective's error when the objective is private.
+
+    The error at ``x`` is ``sigma g' E_c [x; 1]`` (:func:`objective_map`); with ``||g_{S_c}||
+    <= sqrt(k_c) + sqrt(2 ln(1 / beta_c))`` (Gaussian concentration, its own event at
+    ``beta_c = beta``) it is at most ``scale_c ||E_c [x; 1]||`` at the released point and
+    ``scale_c U_c`` anywhere on the public box ``[lo, hi]`` (``U_c``: the triangle bound,
+    ``inf`` where the box does not bound a variable the objective's private data multiply).
+
+    Returns
+    -------
+    (at_x, anywhere, beta_c) : (float, float, float)
+        ``(0, 0, 0)`` for a public objective (``E_c`` None).
+    """
+    if E_c is None:
+        return 0.0, 0.0, 0.0
+    k_c = _support(E_c)
+    beta_c = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
+    scale_c = npl.sigma_unit * npl.norm_bound(k_c, math.log(1 / beta_c))
+    at_x = scale_c * float(np.linalg.norm(E_c @ np.append(x, 1.0)))
+    cols = np.sqrt(np.asarray(E_c.multiply(E_c).sum(axis=0)).ravel())
+    hit = cols[:-1] > 0
+    xmax = np.maximum(np.abs(lo[hit]), np.abs(hi[hit]))
+    anywhere = scale_c * float(cols[:-1][hit] @ xmax + cols[-1]) \
+        if np.all(np.isfinite(xmax)) else math.inf
+    return at_x, anywhere, beta_c
