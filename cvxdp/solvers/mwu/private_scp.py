@@ -42,6 +42,7 @@ from cvxdp.privacy.mechanisms import (
     exponential_record,
     gaussian_record,
 )
+from cvxdp.solvers.mwu.loop import RowGaussianNoise
 from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 from cvxdp.solvers.mwu.oracles import exponential_oracle
@@ -267,24 +268,17 @@ def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon:
     return a
 
 
-def _noise_fn(sens: RowSens, sigma_unit: float, phi_scale: np.ndarray):
+def _noise_fn(sens: RowSens, sigma_unit: float, phi_scale: np.ndarray) -> RowGaussianNoise:
     """Gaussian noise on the chosen row's private coordinates (in dual coordinates).
 
     Draws ``nu ~ N(0, (sigma_unit * D2_p)^2)`` in phi-coordinates on the support of row p and maps
     it to dual coordinates (``g = phi_scale * nu``): the EJA Gaussian mechanism of paper 002
-    Lemma 4.2 restricted to the coordinates that can differ between neighbours.
+    Lemma 4.2 restricted to the coordinates that can differ between neighbours
+    (:class:`cvxdp.solvers.mwu.loop.RowGaussianNoise`, which the batched loop draws a block of
+    rounds at a time).
     """
-    S = sens.support
-    indptr, indices = S.indptr, S.indices
-    d2 = sens.d2
-
-    def noise(p: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        idx = indices[indptr[p]:indptr[p + 1]]
-        if idx.size == 0:
-            return idx, np.zeros(0)
-        return idx, rng.normal(0.0, sigma_unit * d2[p], size=idx.size) * phi_scale[idx]
-
-    return noise
+    return RowGaussianNoise(support=sens.support, d2=sens.d2, sigma_unit=float(sigma_unit),
+                            phi_scale=phi_scale)
 
 
 def _details(setting: str, sch: Schedule, sens: RowSens, form: MWUForm, budget: Budget,
