@@ -47,17 +47,22 @@ from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 from cvxdp.solvers.mwu.oracles import exponential_oracle
 from cvxdp.solvers.public_part import public_bounds
+from cvxdp.status import DEFAULT_ACCURACY
 from cvxdp.transform.epigraph import epigraph_bounds
 from cvxdp.transform.reference import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
-           "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha"]
+           "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha",
+           "iteration_cap", "ROUND_WORK_CAP"]
 
 PRACTICAL_ETA = 0.5  # step size of the practical schedule (T = Lambda / eta)
 LAMBDA_MAX = 100.0  # cap on eta * T in the practical schedule
 USEFUL_ALPHA = 0.25  # below this (normalised) the proven schedule is used by "auto"
+#: multiply-adds one MWU run may spend (about a second compiled, ten with numpy): the
+#: wall-clock-free safety cap on T is this over the work of one round (see iteration_cap)
+ROUND_WORK_CAP = 2**28
 _SAFETY = 1.0 - 1e-10  # spend a hair less than the budget (floating point)
 ALG1 = "002_26bee910280b74ae.txt Alg 1, Thm C.7 (privacy), Thm C.9 (utility)"
 THM_C5 = "002_26bee910280b74ae.txt Alg 5, Thm C.2, Lemma C.4, Thm C.5"
@@ -128,6 +133,7 @@ class Schedule:
     valid: bool           # whether the theorem's conditions hold (else alpha is heuristic)
     oracle_error: float
     noise_bound: float
+    loss_scale: float = 0.5  # the loss is loss_scale * (a_p + z): 1 / (1 + noise_bound)
 
 
 def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps_pure: float,
@@ -148,8 +154,24 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     eo = 2.0 * sens.score / e0 * np.log(2.0 * m * T / beta)
     ez = c * float(np.max(sens.d2)) * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(
         2.0 * np.log(2.0 * T / beta)))
-    alpha = 2.0 * reg + 2.0 * ez + eo
-    return alpha, eo, ez, e0, c, (ez <= 1.0) & (eta <= 1)
+    # loss (a_p + z) / (1 + E_z): ||loss||_inf <= 1 on the noise event, so Thm A.5 applies and
+    # (1/T) sum (<a_p, x^t> - b_p) <= (1 + E_z) reg + 2 E_z; the paper's 1/2 is E_z = 1
+    alpha = (1.0 + ez) * reg + 2.0 * ez + eo
+    return alpha, eo, ez, e0, c, eta <= 1
+
+
+def iteration_cap(form: MWUForm) -> int:
+    """The public safety cap on T: :data:`ROUND_WORK_CAP` over one round's arithmetic.
+
+    One round reads every stored entry of the rows (the scores ``G x``), draws a Gumbel per row,
+    and exponentiates the iterate: ``nnz(G) + m + k`` multiply-adds plus ``r^3`` per PSD block
+    of order ``r`` (its eigendecomposition).  The cap depends on the problem's size only (public)
+    and never on time, so a run's T -- and with it the privacy records -- is the same on every
+    machine.  It is at least 1,000.
+    """
+    alg = form.algebra
+    work = int(form.G.nnz) + form.m + alg.dim + sum(r**3 for r in alg.psd)
+    return int(max(1000, ROUND_WORK_CAP // max(work, 1)))
 
 
 def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
@@ -160,10 +182,15 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     ``schedule="paper"``: T and eta of Alg 1 (``T = 144 ln r / alpha^2``, ``eta = alpha/12``) or
     of Thm C.5 (``T = 16 ln r / alpha^2``, ``eta = alpha / 4``) for the requested accuracy.
     ``schedule="auto"``: among T <= max_iterations, the smallest T whose proven bound is at most
-    the requested accuracy; else, if the smallest proven bound is useful (``<= USEFUL_ALPHA``
-    normalised), the T minimising it; else (the theorem is vacuous or nearly so for this budget)
+    the requested accuracy (the theorem's T for that accuracy); else, if the smallest proven
+    bound is useful (``<= USEFUL_ALPHA`` normalised), the T minimising it (past it, more rounds
+    make the bound worse: each round's share of the budget shrinks and the oracle and Gaussian
+    errors grow like ``sqrt(T)``); else (the theorem is vacuous or nearly so for this budget)
     the practical schedule of :func:`_practical_schedule` (reported with ``valid=False``).
-    In both, the oracle/Gaussian split of each round's zCDP minimises the bound.
+    In both, the oracle/Gaussian split of each round's zCDP minimises the bound and the step is
+    the regret-optimal ``eta = sqrt(ln r / T)`` (Thm A.5: ``eta + ln r / (eta T)`` is smallest
+    there, ``2 sqrt(ln r / T)``; the paper's ``alpha / 12`` is this at its own T up to the
+    constant).  ``max_iterations`` is the caller's cap, at most :func:`iteration_cap` (docs/mwu.md).
     """
     rho = total_rho(budget)
     eps_pure = budget.epsilon if isinstance(budget, PureDP) else 0.0
@@ -213,7 +240,8 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     return Schedule(T=int(Tb[i]), eta=float(etab[i]), split=float(fb[i]),
                     epsilon_oracle=float(e0b[i]), sigma_unit=float(cb[i]),
                     alpha=float(alpha[i]), valid=bool(valid[i]), oracle_error=float(eo[i]),
-                    noise_bound=float(ez[i]))
+                    noise_bound=float(ez[i]),
+                    loss_scale=1.0 / (1.0 + float(ez[i])))
 
 
 def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure: float,
@@ -320,9 +348,13 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     if sens.score <= 0:
         raise BudgetError("no constraint row carries private data; nothing to protect -- "
                           "check the privacy spec (or solve the model without privacy).")
-    acc_n = None if accuracy is None else accuracy / (form.R * form.rho)
+    # the schedule aims at the requested accuracy, or at the one the status is judged against
+    # (the paper's schedule sets T from accuracy= itself and refuses to run without it)
+    target = DEFAULT_ACCURACY if accuracy is None and schedule != "paper" else accuracy
+    acc_n = None if target is None else target / (form.R * form.rho)
+    cap = iteration_cap(form)
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
-                        schedule=schedule, max_iterations=max_iterations)
+                        schedule=schedule, max_iterations=min(int(max_iterations), cap))
     rho = total_rho(budget)
     accountant.spend(exponential_record(
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
@@ -339,9 +371,12 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
-                rng=rng, loss_scale=0.5 if setting_eff == "constraint" else 1.0, noise=noise,
+                rng=rng, loss_scale=sch.loss_scale if setting_eff == "constraint" else 1.0,
+                noise=noise,
                 verbose=verbose)
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
+    det["iteration_cap"] = cap
+    det["backend"] = res.info.get("backend")
     scale = form.R * form.rho
     det["alpha_guaranteed"] = sch.alpha * scale if sch.valid else None
     det["alpha_bound_at_schedule"] = sch.alpha * scale
@@ -363,7 +398,9 @@ def constraint_private_mwu(form: MWUForm, budget: Budget, **kw: Any
     is released with EJA Gaussian noise (sensitivity ``||a_p - a'_p||_2``, Lemma 4.2), and the
     loss ``(a_p + z)/2`` enters the cumulative-loss SCMWU.  Privacy: Thm C.7 with zCDP accounting
     (see module doc).  Utility: Thm C.9, restated for general (T, eta, noise):
-    ``max_i <a_i, x> - h_i <= 2 (eta + ln r / (eta T)) + 2 E_z + E_o`` when ``E_z <= 1``.
+    ``max_i <a_i, x> - h_i <= (1 + E_z) (eta + ln r / (eta T)) + 2 E_z + E_o``, the loss being
+    ``(a_p + z) / (1 + E_z)`` (the paper's ``1/2`` is the case ``E_z = 1``: the halving only
+    keeps ``||loss||_inf <= 1`` under noise of norm ``E_z``, Thm C.9 proof step 4).
 
     References
     ----------
