@@ -55,14 +55,14 @@ from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
            "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha",
-           "iteration_cap", "ROUND_WORK_CAP"]
+           "iteration_cap", "ROUND_WORK_CAP", "average_excess"]
 
 PRACTICAL_ETA = 0.5  # step size of the practical schedule (T = Lambda / eta)
 LAMBDA_MAX = 100.0  # cap on eta * T in the practical schedule
 USEFUL_ALPHA = 0.25  # below this (normalised) the proven schedule is used by "auto"
-#: multiply-adds one MWU run may spend (about a second compiled, ten with numpy): the
+#: multiply-adds one MWU run may spend (about a second compiled on small rows): the
 #: wall-clock-free safety cap on T is this over the work of one round (see iteration_cap)
-ROUND_WORK_CAP = 2**28
+ROUND_WORK_CAP = 2**26
 _SAFETY = 1.0 - 1e-10  # spend a hair less than the budget (floating point)
 ALG1 = "002_26bee910280b74ae.txt Alg 1, Thm C.7 (privacy), Thm C.9 (utility)"
 THM_C5 = "002_26bee910280b74ae.txt Alg 5, Thm C.2, Lemma C.4, Thm C.5"
@@ -136,27 +136,53 @@ class Schedule:
     loss_scale: float = 0.5  # the loss is loss_scale * (a_p + z): 1 / (1 + noise_bound)
 
 
+def average_excess(T: np.ndarray, beta: float) -> np.ndarray:
+    """``1 + d`` with ``P[(1/T) sum_t E_t >= 1 + d] <= beta`` for ``E_t`` each dominated by a
+    standard exponential given the past: the Chernoff bound ``exp(-T (d - ln(1 + d)))`` and
+    ``d - ln(1 + d) >= d^2 / (2 (1 + d))`` give ``d = v + sqrt(v^2 + 2 v)``, ``v = ln(1/beta)/T``.
+    """
+    v = math.log(1.0 / beta) / T
+    return 1.0 + v + np.sqrt(v * v + 2.0 * v)
+
+
 def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps_pure: float,
            sens: RowSens, m: int, r: int, beta: float, eta: np.ndarray | None = None):
-    """Utility bound of the theorems as a function of (T, split) (broadcast arrays)."""
+    """Utility bound of the theorems as a function of (T, split) (broadcast arrays).
+
+    The proofs of Thms C.2 / C.9 add the oracle's error and the noise's inner products over the
+    rounds and divide by T, so their *averages* are what the bound needs, not their largest
+    round (which the paper bounds with a union bound over the T rounds):
+
+    * oracle: the exponential mechanism misses the best score by ``(2 Delta / e0) (ln m + E_t)``
+      with ``P[E_t >= u] <= e^-u`` given the past (Dwork & Roth 2014, Thm 3.11), so the average
+      miss is at most ``(2 Delta / e0) (ln m + average_excess(T, beta'))``;
+    * noise: ``<z_t, x^t - y>`` is, given the past, Gaussian with standard deviation at most
+      ``2 sigma`` (``||x^t - y||_2 <= 2`` for two distributions), a martingale difference, so
+      its average is at most ``2 sigma sqrt(2 ln(1/beta') / T)`` (Azuma 1967);
+    * the loss ``(a_p + z_t) / (1 + E_z)`` keeps ``||loss||_inf <= 1`` (Thm A.5) on the event
+      that every ``||z_t||_inf <= E_z`` (union bound over the rounds, as in the paper).
+
+    Constraint privacy: ``alpha = (1 + E_z) reg + 2 sigma sqrt(2 ln(3/beta)/T) + E_o`` with the
+    three events at ``beta/3`` each; scalar privacy: ``alpha = reg + E_o`` (one event).
+    """
     lr = math.log(max(r, 2))
     if eta is None:
         eta = np.minimum(1.0, np.sqrt(lr / T))
     reg = eta + lr / (eta * T)
+    lm = math.log(max(m, 1))
     if setting == "scalar":
         e0 = np.sqrt(8.0 * rho / T) if rho is not None else eps_pure / T
         e0 = e0 * np.ones_like(f)
-        eo = 2.0 * sens.score / e0 * np.log(m * T / beta)
+        eo = 2.0 * sens.score / e0 * (lm + average_excess(T, beta))
         return reg + eo, eo, np.zeros_like(eo), e0, np.zeros_like(eo), eta <= 1
     rr = rho / T
     e0 = np.sqrt(8.0 * f * rr)
     c = 1.0 / np.sqrt(2.0 * (1.0 - f) * rr)
-    eo = 2.0 * sens.score / e0 * np.log(2.0 * m * T / beta)
-    ez = c * float(np.max(sens.d2)) * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(
-        2.0 * np.log(2.0 * T / beta)))
-    # loss (a_p + z) / (1 + E_z): ||loss||_inf <= 1 on the noise event, so Thm A.5 applies and
-    # (1/T) sum (<a_p, x^t> - b_p) <= (1 + E_z) reg + 2 E_z; the paper's 1/2 is E_z = 1
-    alpha = (1.0 + ez) * reg + 2.0 * ez + eo
+    eo = 2.0 * sens.score / e0 * (lm + average_excess(T, beta / 3.0))
+    sigma = c * float(np.max(sens.d2))
+    ez = sigma * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(2.0 * np.log(3.0 * T / beta)))
+    noise_avg = 2.0 * sigma * np.sqrt(2.0 * math.log(3.0 / beta) / T)
+    alpha = (1.0 + ez) * reg + noise_avg + eo
     return alpha, eo, ez, e0, c, eta <= 1
 
 
@@ -164,13 +190,14 @@ def iteration_cap(form: MWUForm) -> int:
     """The public safety cap on T: :data:`ROUND_WORK_CAP` over one round's arithmetic.
 
     One round reads every stored entry of the rows (the scores ``G x``), draws a Gumbel per row,
-    and exponentiates the iterate: ``nnz(G) + m + k`` multiply-adds plus ``r^3`` per PSD block
-    of order ``r`` (its eigendecomposition).  The cap depends on the problem's size only (public)
-    and never on time, so a run's T -- and with it the privacy records -- is the same on every
-    machine.  It is at least 1,000.
+    and exponentiates the iterate: ``nnz(G) + m + k`` multiply-adds, plus, per PSD block of
+    order ``r``, its eigendecomposition with vectors (about ``9 r^3`` flops for LAPACK's
+    ``syevd``; Golub & Van Loan 2013, Matrix Computations) and a fixed ``2^12`` for the call itself.
+    The cap depends on the problem's size only (public) and never on time, so a run's T -- and
+    with it the privacy records -- is the same on every machine.  It is at least 1,000.
     """
     alg = form.algebra
-    work = int(form.G.nnz) + form.m + alg.dim + sum(r**3 for r in alg.psd)
+    work = int(form.G.nnz) + form.m + alg.dim + sum(9 * r**3 + 2**12 for r in alg.psd)
     return int(max(1000, ROUND_WORK_CAP // max(work, 1)))
 
 
@@ -398,7 +425,8 @@ def constraint_private_mwu(form: MWUForm, budget: Budget, **kw: Any
     is released with EJA Gaussian noise (sensitivity ``||a_p - a'_p||_2``, Lemma 4.2), and the
     loss ``(a_p + z)/2`` enters the cumulative-loss SCMWU.  Privacy: Thm C.7 with zCDP accounting
     (see module doc).  Utility: Thm C.9, restated for general (T, eta, noise):
-    ``max_i <a_i, x> - h_i <= (1 + E_z) (eta + ln r / (eta T)) + 2 E_z + E_o``, the loss being
+    ``max_i <a_i, x> - h_i <= (1 + E_z) (eta + ln r / (eta T)) + N + E_o`` (``N`` and ``E_o``
+    the noise's and the oracle's errors averaged over the rounds, :func:`_bound`), the loss being
     ``(a_p + z) / (1 + E_z)`` (the paper's ``1/2`` is the case ``E_z = 1``: the halving only
     keeps ``||loss||_inf <= 1`` under noise of norm ``E_z``, Thm C.9 proof step 4).
 
@@ -413,7 +441,8 @@ def scalar_private_mwu(form: MWUForm, budget: Budget, **kw: Any
                        ) -> tuple[MWUResult, dict[str, Any]]:
     """Scalar-private MWU (paper 002, Thm C.5): only the exponential-mechanism oracle touches b.
 
-    Utility (Thm C.2 with the oracle error of Lemma C.4): ``eta + ln r/(eta T) + E_o``.
+    Utility (Thm C.2 with the oracle error of Lemma C.4 averaged over the rounds, see
+    :func:`_bound`): ``eta + ln r/(eta T) + E_o``.
 
     References
     ----------
