@@ -36,7 +36,10 @@ Gaussian mechanism).
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -183,6 +186,19 @@ def block_size(d: LoopData, iterations: int) -> int:
     return int(max(1, min(iterations, 4096, BLOCK_DRAWS // max(per_round, 1))))
 
 
+def block_starts(T: int, B: int, verbose: bool) -> Iterator[int]:
+    """The first round of each block; with ``verbose`` a progress bar over the T rounds
+    (:func:`cvxdp.progress.progress_bar`) advanced once per block, after the block has run."""
+    if not verbose:
+        yield from range(0, T, B)
+        return
+    bar = iter(progress_bar(range(T), desc="SCMWU", verbose=True))
+    for t0 in range(0, T, B):
+        yield t0
+        deque(islice(bar, min(B, T - t0)), maxlen=0)
+    next(bar, None)  # let the bar print its last line and close
+
+
 def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """The block's draws: ``gumbel - scale h`` (``nb x m``) and standard normals (``nb x kmax``).
 
@@ -254,8 +270,7 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
     dense, noisy = d.dense, d.noisy
-    starts = range(0, T, B)
-    for t0 in progress_bar(starts, desc=f"SCMWU ({B} rounds a step)", verbose=verbose):
+    for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
         for j in range(nb):
@@ -302,7 +317,7 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
     X[0] = d.x0
     s = np.empty(m)
     P = np.empty(B, dtype=np.int64)
-    for t0 in progress_bar(range(0, T, B), desc=f"SCMWU ({B} rounds a step)", verbose=verbose):
+    for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
         block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
