@@ -42,6 +42,9 @@ CASES = {
     "soc_sparse": lambda: (sp.random(300, 260, density=0.05, random_state=2, format="csr"),
                            np.random.default_rng(3).uniform(0, 0.1, 300),
                            BlockAlgebra(200, (3, 57), ())),
+    # every block kind: orthant x spin factor x two PSD blocks (eigh in both backends)
+    "mixed_psd": lambda: (sp.csr_matrix(np.random.default_rng(4).normal(0, 0.1, (20, 28))),
+                          np.full(20, 0.01), BlockAlgebra(3, (4,), (3, 5))),
 }
 
 
@@ -113,17 +116,22 @@ def test_batched_gaussian_noise_has_the_calibrated_scale():
     assert sd == pytest.approx(expected, rel=0.06)
 
 
-def test_backend_is_validated_and_psd_algebras_stay_in_numpy():
+def test_backend_is_validated_and_many_psd_blocks_stay_in_numpy():
     G, h = _lp(5, 6, 0)
     alg = BlockAlgebra(0, (), (3,))
     with pytest.raises(ValueError, match="backend"):
         scmwu(G, h, alg, eta=0.1, iterations=2, oracle=exact_oracle(),
               rng=np.random.default_rng(0), backend="fortran")
-    d = prepare_loop(G, h, alg, step=0.1, scale=1.0, gumbel=False, noise=None)
+    many = BlockAlgebra(0, (), (2,) * 9)  # more than PER_BLOCK_PSD blocks: batched eigh
+    Gm = sp.csr_matrix(np.ones((2, many.dim)))
+    d = prepare_loop(Gm, np.zeros(2), many, step=0.1, scale=1.0, gumbel=False, noise=None)
     assert choose_backend("numba", d, 10) == "numpy"
-    res = scmwu(G, h, alg, eta=0.1, iterations=5, oracle=exact_oracle(),
-                rng=np.random.default_rng(0))
-    assert res.info["backend"] == "numpy" and alg.trace(res.x) == pytest.approx(1.0)
+    res = scmwu(Gm, np.zeros(2), many, eta=0.1, iterations=5, oracle=exact_oracle(),
+                rng=np.random.default_rng(0), backend="numba")
+    assert res.info["backend"] == "numpy" and many.trace(res.x) == pytest.approx(1.0)
+    short = scmwu(G, h, alg, eta=0.1, iterations=5, oracle=exact_oracle(),
+                  rng=np.random.default_rng(0))
+    assert short.info["backend"] == "numpy"  # "auto": too short to repay numba's start-up
     with pytest.raises(ValueError, match="backend"):
         scmwu(G, h, alg, eta=0.1, iterations=2, oracle=lambda s, r: 0,
               rng=np.random.default_rng(0), backend="numba")

@@ -21,8 +21,8 @@ order in which the generator's stream is consumed differs.
 
 Inside a block, the numpy backend makes about ten numpy calls per round (mat-vec, add, argmax,
 loss row, noise, exponential, normalisation), with no Python objects built; the compiled
-backend (:mod:`cvxdp.solvers.mwu.loop_numba`, orthant and second-order-cone blocks, optional
-``numba`` extra) runs the whole block in machine code on the same draws.  Both compute the
+backend (:mod:`cvxdp.solvers.mwu.loop_numba`, orthant, second-order-cone and PSD blocks,
+optional ``numba`` extra) runs the whole block in machine code on the same draws.  Both compute the
 same numbers (scores with the same BLAS / CSR mat-vec; the exponentials agree to the last bit
 or two, see ``tests/solvers/test_mwu_loop.py``).
 
@@ -46,6 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.progress import progress_bar
+from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
 from cvxdp.solvers.mwu.loop_numba import compiled_block
 
 __all__ = ["RowGaussianNoise", "LoopData", "prepare_loop", "run_numpy", "run_loop",
@@ -127,6 +128,12 @@ class LoopData:
     soc_off: np.ndarray
     soc_size: np.ndarray
     has_psd: bool
+    psd_off: np.ndarray       # PSD blocks: offset, order, start of their svec index arrays
+    psd_r: np.ndarray
+    psd_ptr: np.ndarray
+    psd_rows: np.ndarray      # svec coordinate -> (row, col) of the block, and its scale
+    psd_cols: np.ndarray
+    psd_scale: np.ndarray
 
 
 def _use_dense(m: int, k: int, nnz: int) -> bool:
@@ -177,7 +184,25 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
         Nptr=Nptr, Nidx=Nidx, Nval=Nval, Nstart=Nstart, kmax=kmax, gumbel=gumbel,
         x0=algebra.identity() / algebra.rank, n0=int(algebra.nonneg),
         soc_off=np.asarray(algebra._soc_off, dtype=np.int64),
-        soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd))
+        soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd),
+        **_psd_layout(algebra))
+
+
+def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
+    """Offsets, orders and concatenated svec index arrays of the PSD blocks."""
+    rows, cols, scale, ptr = [], [], [], [0]
+    for r in algebra.psd:
+        rr, cc, sc = svec_index(r)
+        rows.append(rr)
+        cols.append(cc)
+        scale.append(sc)
+        ptr.append(ptr[-1] + len(rr))
+    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts  # noqa: E731
+           else np.zeros(0, dtype=dt))
+    return {"psd_off": np.asarray(algebra._psd_off, dtype=np.int64),
+            "psd_r": np.asarray(algebra.psd, dtype=np.int64),
+            "psd_ptr": np.asarray(ptr, dtype=np.int64), "psd_rows": cat(rows, np.int64),
+            "psd_cols": cat(cols, np.int64), "psd_scale": cat(scale, float)}
 
 
 def block_size(d: LoopData, iterations: int) -> int:
@@ -207,46 +232,10 @@ def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarr
         GH = rng.gumbel(size=(nb, d.m))
         GH -= d.hs
     else:
-        GH = np.broadcast_to(-d.hs, (nb, d.m))
+        GH = np.empty((nb, d.m))  # contiguous, as the compiled kernel is typed for
+        GH[:] = -d.hs
     Z = rng.standard_normal(size=(nb, d.kmax)) if d.noisy else np.zeros((nb, 0))
     return GH, Z
-
-
-def _orthant_soc_exp(d: LoopData):
-    """``out <- exp(-y) / tr exp(-y)`` for an orthant x spin-factor algebra (no PSD block)."""
-    n0 = d.n0
-    if not len(d.soc_off):
-        def normexp(y: np.ndarray, out: np.ndarray) -> None:
-            np.subtract(y.min(), y, out=out)
-            np.exp(out, out=out)
-            out /= out.sum()
-        return normexp
-    heads = d.soc_off
-    nb = len(heads)
-    tails = np.concatenate([np.arange(o + 1, o + q) for o, q in zip(d.soc_off, d.soc_size,
-                                                                      strict=True)])
-    seg = np.repeat(np.arange(nb), d.soc_size - 1)
-
-    def normexp(y: np.ndarray, out: np.ndarray) -> None:
-        t = y[heads]
-        tail = y[tails]
-        nrm = np.sqrt(np.bincount(seg, weights=tail * tail, minlength=nb))
-        lm = t - nrm
-        lp = t + nrm
-        lam_min = lm.min()
-        if n0:
-            lam_min = min(lam_min, y[:n0].min())
-            np.subtract(lam_min, y[:n0], out=out[:n0])
-            np.exp(out[:n0], out=out[:n0])
-        ep = np.exp(lam_min - lp)
-        em = np.exp(lam_min - lm)
-        out[heads] = 0.5 * (ep + em)
-        safe = np.where(nrm > 0, nrm, 1.0)
-        coef = np.where(nrm > 0, 0.5 * (ep - em) / safe, 0.0)
-        out[tails] = coef[seg] * tail
-        total = (out[:n0].sum() if n0 else 0.0) + (ep + em).sum()
-        out /= total
-    return normexp
 
 
 def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
@@ -254,11 +243,7 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     """Run ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts)``."""
     T = int(iterations)
     k, m = d.k, d.m
-    if d.has_psd:
-        def normexp(y: np.ndarray, out: np.ndarray) -> None:
-            out[:] = algebra.normalized_exp(y)
-    else:
-        normexp = _orthant_soc_exp(d)
+    normexp = numpy_normexp(d, algebra)
     B = block_size(d, T)
     y = np.zeros(k)
     xsum = np.zeros(k)
@@ -321,7 +306,8 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
         block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
-              d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, s)
+              d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
+              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s)
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
@@ -340,18 +326,23 @@ def numba_available() -> bool:
 def choose_backend(backend: str, d: LoopData, iterations: int) -> str:
     """``"numba"`` or ``"numpy"`` for ``backend`` in ``("auto", "numba", "numpy")``.
 
-    ``auto`` compiles when numba is installed, the algebra has no PSD block (eigh dominates
-    there) and the loop is long enough to repay numba's import and cached-kernel load (about
-    0.3 s once per process): more than ``2e7`` multiply-adds of mat-vec over the run.
+    ``auto`` compiles when numba is installed and the loop is long enough to repay numba's
+    import and cached-kernel load (0.3-0.6 s once per process; the first compilation after
+    installing, about 6 s, is cached on disk): at least 50,000 rounds, or more than ``2e7``
+    multiply-adds over the run (mat-vec, plus ``9 r^3 + 2^12`` per PSD block and round).  More
+    than :data:`~cvxdp.solvers.mwu.loop_exp.PER_BLOCK_PSD` PSD blocks stay in numpy (batched
+    ``eigh``).
     """
     if backend not in ("auto", "numba", "numpy"):
         raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}.")
-    if backend == "numpy" or d.has_psd:
+    if backend == "numpy" or len(d.psd_off) > PER_BLOCK_PSD:
         return "numpy"
     if backend == "numba":
         return "numba"
-    work = iterations * (d.m * d.k if d.dense else len(d.Gval) + d.m)
-    return "numba" if work > 2e7 and numba_available() else "numpy"
+    per_round = (d.m * d.k if d.dense else len(d.Gval) + d.m) + int(
+        np.sum(9 * d.psd_r**3 + 2**12))
+    work = iterations * per_round
+    return "numba" if (iterations >= 50000 or work > 2e7) and numba_available() else "numpy"
 
 
 def run_loop(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,

@@ -268,9 +268,9 @@ def scmwu(
         How the rounds run.  With the oracles of :mod:`cvxdp.solvers.mwu.oracles`, the noise
         of :class:`cvxdp.solvers.mwu.loop.RowGaussianNoise` (or none) and a
         :class:`BlockAlgebra`, the random draws are made a block of rounds at a time
-        (:mod:`cvxdp.solvers.mwu.loop`) and the block runs in numpy or, for orthant and
-        second-order-cone algebras with the optional ``numba`` extra, compiled (``"auto"``
-        compiles long runs; both give the same numbers for the same generator).  Any other
+        (:mod:`cvxdp.solvers.mwu.loop`) and the block runs in numpy or, with the optional
+        ``numba`` extra, compiled (``"auto"`` compiles long runs; both give the same numbers for
+        the same generator; algebras with more than 8 PSD blocks stay in numpy).  Any other
         oracle or noise callable, or ``"python"``, runs the round-at-a-time loop below.
 
     Returns
