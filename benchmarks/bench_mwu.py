@@ -15,7 +15,8 @@ Four tables:
 * ``per_iteration``: one Alg-1 round (exponential-mechanism oracle over all m scores, EJA
   Gaussian noise on the chosen row, cumulative-loss exp of an r x r PSD block) as a ratio to
   (one ``eigh`` of the r x r block + one sparse mat-vec ``G @ x``), for SDPs r = 20..200 and
-  m = 100..5000 with sparse constraint matrices (3r non-zeros each).
+  m = 100..5000 with sparse constraint matrices (3r non-zeros each); compiled when numba is
+  installed.
 * ``end_to_end``: total private time of ``solve_private`` vs the exact Clarabel solve.
 * ``utility``: max violation and objective gap on the TRUE data vs epsilon (delta = 1e-6) for
   LP/SOCP/SDP under constraint privacy, an LP under scalar privacy and under objective privacy,
@@ -46,6 +47,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 import cvxdp  # noqa: E402
 from cvxdp.privacy.budgets import ApproxDP  # noqa: E402
 from cvxdp.solvers.dispatch import solve_general  # noqa: E402
+from cvxdp.solvers.mwu.loop import RowGaussianNoise  # noqa: E402
 from cvxdp.solvers.mwu.mwu import BlockAlgebra, scmwu  # noqa: E402
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form  # noqa: E402
 from cvxdp.solvers.mwu.oracles import exponential_oracle  # noqa: E402
@@ -68,16 +70,13 @@ def _per_iteration(r: int, m: int, rng: np.random.Generator, iters: int) -> dict
     D = G.copy()
     D.data[:] = 1e-3
     d2 = np.sqrt(np.asarray(D.multiply(D).sum(axis=1)).ravel())
-    indptr, indices = D.indptr, D.indices
-
-    def noise(p, g):
-        idx = indices[indptr[p]:indptr[p + 1]]
-        return idx, g.normal(0.0, 0.5 * d2[p], size=idx.size)
-
+    noise = RowGaussianNoise(D, d2, 0.5, alg.phi_scale)
     oracle = exponential_oracle(epsilon=0.1, sensitivity=1e-3)
+    scmwu(G, h, alg, eta=0.1, iterations=2, oracle=oracle, rng=rng, loss_scale=0.5,
+          noise=noise, backend="numba" if _has_numba() else "numpy")  # compile / load once
     t0 = time.perf_counter()
-    scmwu(G, h, alg, eta=0.1, iterations=iters, oracle=oracle, rng=rng, loss_scale=0.5,
-          noise=noise)
+    res = scmwu(G, h, alg, eta=0.1, iterations=iters, oracle=oracle, rng=rng, loss_scale=0.5,
+                noise=noise, backend="numba" if _has_numba() else "numpy")
     per_iter = (time.perf_counter() - t0) / iters
     B = rng.normal(size=(r, r))
     S = (B + B.T) / 2
@@ -89,7 +88,16 @@ def _per_iteration(r: int, m: int, rng: np.random.Generator, iters: int) -> dict
         G @ x
     base = (time.perf_counter() - t0) / reps
     return {"table": "per_iteration", "problem": f"SDP r={r}", "m": m,
+            "backend": res.info["backend"],
             "iter_ms": 1e3 * per_iter, "eigh+matvec_ms": 1e3 * base, "ratio": per_iter / base}
+
+
+def _has_numba() -> bool:
+    try:
+        import numba  # noqa: F401  (optional extra: pip install 'cvxdp[fast]')
+    except ImportError:
+        return False
+    return True
 
 
 def _floor_numpy(A: np.ndarray, T: int) -> float:
