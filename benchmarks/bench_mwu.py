@@ -1,17 +1,28 @@
 """Noisy-oracle MWU (paper 002, Alg 1 / Thm C.5 / Thm C.12): speed and utility.
 
-Three tables:
+Four tables:
 
+* ``floor``: one private round (Alg 1: exponential-mechanism oracle, Gaussian noise on the
+  chosen row, exponential of the cumulative loss) on a 40 x 15 and a 400 x 100 LP with a private
+  ``A`` (``ConstraintPrivacy``), per backend (``python``: one round at a time with Python
+  callbacks, the loop before batching; ``numpy``: draws batched a block at a time; ``numba``:
+  the compiled block), against the bare-arithmetic floor measured in the same run: a bare
+  loop doing ``A @ w``, ``A.T @ g``, ``exp``, normalise (numpy, and the same in numba).
+  Targets: compiled <= 1.5 x the numba floor, numpy <= 3 x the numpy floor.  ``draws_us`` is
+  the time numpy takes to draw one round's Gumbels (``m``) and normals (the chosen row's private
+  support): the privacy records are for these samplers, so they are part of every round and
+  the last column compares the compiled round with floor + draws.
 * ``per_iteration``: one Alg-1 round (exponential-mechanism oracle over all m scores, EJA
   Gaussian noise on the chosen row, cumulative-loss exp of an r x r PSD block) as a ratio to
   (one ``eigh`` of the r x r block + one sparse mat-vec ``G @ x``), for SDPs r = 20..200 and
-  m = 100..5000 with sparse constraint matrices (3r non-zeros each).
+  m = 100..5000 with sparse constraint matrices (3r non-zeros each); compiled when numba is
+  installed.
 * ``end_to_end``: total private time of ``solve_private`` vs the exact Clarabel solve.
 * ``utility``: max violation and objective gap on the TRUE data vs epsilon (delta = 1e-6) for
   LP/SOCP/SDP under constraint privacy, an LP under scalar privacy and under objective privacy,
   averaged over seeds, next to the theorem's bound and the paper's.
 
-Usage: ``python benchmarks/bench_mwu.py [--quick]``.
+Usage: ``python benchmarks/bench_mwu.py [--quick] [--floor]`` (``--floor``: the first table only).
 """
 
 from __future__ import annotations
@@ -34,9 +45,18 @@ import scipy.sparse as sp
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import cvxdp  # noqa: E402
+from cvxdp.privacy.budgets import ApproxDP  # noqa: E402
 from cvxdp.solvers.dispatch import solve_general  # noqa: E402
+from cvxdp.solvers.mwu.loop import RowGaussianNoise  # noqa: E402
 from cvxdp.solvers.mwu.mwu import BlockAlgebra, scmwu  # noqa: E402
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form  # noqa: E402
 from cvxdp.solvers.mwu.oracles import exponential_oracle  # noqa: E402
+from cvxdp.solvers.mwu.private_scp import (  # noqa: E402
+    _noise_fn,
+    plan_schedule,
+    row_sensitivities,
+)
+from cvxdp.transform import to_scp  # noqa: E402
 
 
 def _per_iteration(r: int, m: int, rng: np.random.Generator, iters: int) -> dict:
@@ -50,16 +70,13 @@ def _per_iteration(r: int, m: int, rng: np.random.Generator, iters: int) -> dict
     D = G.copy()
     D.data[:] = 1e-3
     d2 = np.sqrt(np.asarray(D.multiply(D).sum(axis=1)).ravel())
-    indptr, indices = D.indptr, D.indices
-
-    def noise(p, g):
-        idx = indices[indptr[p]:indptr[p + 1]]
-        return idx, g.normal(0.0, 0.5 * d2[p], size=idx.size)
-
+    noise = RowGaussianNoise(D, d2, 0.5, alg.phi_scale)
     oracle = exponential_oracle(epsilon=0.1, sensitivity=1e-3)
+    scmwu(G, h, alg, eta=0.1, iterations=2, oracle=oracle, rng=rng, loss_scale=0.5,
+          noise=noise, backend="numba" if _has_numba() else "numpy")  # compile / load once
     t0 = time.perf_counter()
-    scmwu(G, h, alg, eta=0.1, iterations=iters, oracle=oracle, rng=rng, loss_scale=0.5,
-          noise=noise)
+    res = scmwu(G, h, alg, eta=0.1, iterations=iters, oracle=oracle, rng=rng, loss_scale=0.5,
+                noise=noise, backend="numba" if _has_numba() else "numpy")
     per_iter = (time.perf_counter() - t0) / iters
     B = rng.normal(size=(r, r))
     S = (B + B.T) / 2
@@ -71,7 +88,114 @@ def _per_iteration(r: int, m: int, rng: np.random.Generator, iters: int) -> dict
         G @ x
     base = (time.perf_counter() - t0) / reps
     return {"table": "per_iteration", "problem": f"SDP r={r}", "m": m,
+            "backend": res.info["backend"],
             "iter_ms": 1e3 * per_iter, "eigh+matvec_ms": 1e3 * base, "ratio": per_iter / base}
+
+
+def _has_numba() -> bool:
+    try:
+        import numba  # noqa: F401  (optional extra: pip install 'cvxdp[fast]')
+    except ImportError:
+        return False
+    return True
+
+
+def _floor_numpy(A: np.ndarray, T: int) -> float:
+    """Seconds per round of the bare arithmetic: ``A @ w``, ``A.T @ g``, ``exp``, normalise."""
+    m, n = A.shape
+    L = np.zeros(n)
+    w = np.full(n, 1.0 / n)
+    g = np.zeros(m)
+    g[0] = 0.01
+    t0 = time.perf_counter()
+    for _ in range(T):
+        s = A @ w
+        L += A.T @ g
+        w = np.exp(-L)
+        w /= w.sum()
+    del s
+    return (time.perf_counter() - t0) / T
+
+
+def _floor_numba(A: np.ndarray, T: int) -> float | None:
+    """The same loop compiled with numba (None without the optional extra)."""
+    try:
+        import numba  # optional extra: pip install 'cvxdp[fast]'
+    except ImportError:
+        return None
+
+    @numba.njit(cache=False)
+    def loop(A, T):  # pragma: no cover - compiled
+        m, n = A.shape
+        L = np.zeros(n)
+        w = np.full(n, 1.0 / n)
+        g = np.zeros(m)
+        g[0] = 0.01
+        At = A.T.copy()
+        acc = 0.0
+        for _ in range(T):
+            s = np.dot(A, w)
+            L += np.dot(At, g)
+            w = np.exp(-L)
+            w /= w.sum()
+            acc += s[0]
+        return acc
+
+    loop(A, 2)
+    t0 = time.perf_counter()
+    loop(A, T)
+    return (time.perf_counter() - t0) / T
+
+
+def _floor_rows(quick: bool) -> list[dict]:
+    rows = []
+    for m, n in ((40, 15), (400, 100)):
+        prob, A = _lp(0, m=m, n=n)
+        scp = to_scp(prob, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+        form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=scp.sensitivity.A)
+        sens = row_sensitivities(form)
+        sch = plan_schedule("constraint", form, sens, ApproxDP(1.0, 1e-6), accuracy=None,
+                            beta=0.05, schedule="auto", max_iterations=20000)
+        T = (4000 if quick else 20000) if m < 100 else (2000 if quick else 8000)
+        Ad = np.ascontiguousarray(A.value)
+
+        def run(backend, iters, form=form, sch=sch, sens=sens):
+            t0 = time.perf_counter()
+            scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=iters,
+                  oracle=exponential_oracle(epsilon=sch.epsilon_oracle,
+                                            sensitivity=sens.score),
+                  rng=np.random.default_rng(0), loss_scale=0.5,
+                  noise=_noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale),
+                  backend=backend)
+            return (time.perf_counter() - t0) / iters
+
+        f_np = min(_floor_numpy(Ad, T) for _ in range(3))
+        f_nb = _floor_numba(Ad, T)
+        t_py = run("python", max(T // 5, 200))
+        t_np = min(run("numpy", T) for _ in range(3))
+        t_nb = None
+        if f_nb is not None:
+            run("numba", 10)  # compile (or load the cached kernel) once
+            f_nb = min(f_nb, *(_floor_numba(Ad, T) for _ in range(2)))
+            t_nb = min(run("numba", T) for _ in range(3))
+        # the mechanisms' own random numbers (numpy's Gumbel and normal samplers, the ones
+        # the privacy records account for), drawn a block at a time as the loop does
+        g = np.random.default_rng(1)
+        t0 = time.perf_counter()
+        for _ in range(T // 1000):
+            g.gumbel(size=(1000, form.m))
+            g.standard_normal(size=(1000, sens.kmax))
+        draws = (time.perf_counter() - t0) / (1000 * (T // 1000))
+        us = 1e6
+        rows.append({"table": "floor", "LP": f"{m} x {n}", "floor_numpy_us": us * f_np,
+                     "floor_numba_us": None if f_nb is None else us * f_nb,
+                     "python_us": us * t_py, "numpy_us": us * t_np,
+                     "numba_us": None if t_nb is None else us * t_nb, "draws_us": us * draws,
+                     "python/floor": t_py / f_np, "numpy/floor": t_np / f_np,
+                     "numba/numba_floor": None if t_nb is None else t_nb / f_nb,
+                     "numba/(numba_floor+draws)": None if t_nb is None else
+                     t_nb / (f_nb + draws)})
+    return rows
 
 
 def _lp(seed, m=40, n=15, slack=0.01, private_b=False, private_c=False):
@@ -152,9 +276,11 @@ def _utility(name, make, kind, sens, eps_list, seeds, max_iterations):
     return rows
 
 
-def main(quick: bool = False) -> list[dict]:
+def main(quick: bool = False, floor_only: bool = False) -> list[dict]:
     rng = np.random.default_rng(0)
-    rows: list[dict] = []
+    rows: list[dict] = _floor_rows(quick)
+    if floor_only:
+        return rows
     sizes = [(20, 100), (50, 1000)] if quick else [
         (20, 100), (20, 5000), (50, 1000), (100, 1000), (100, 5000), (200, 1000), (200, 5000)]
     for r, m in sizes:
@@ -175,9 +301,11 @@ def main(quick: bool = False) -> list[dict]:
 if __name__ == "__main__":
     from cvxdp.cli import format_table
 
-    out = main(quick="--quick" in sys.argv)
-    for table in ("per_iteration", "utility"):
+    out = main(quick="--quick" in sys.argv, floor_only="--floor" in sys.argv)
+    for table in ("floor", "per_iteration", "utility"):
         sub = [r for r in out if r["table"] == table]
+        if not sub:
+            continue
         cols: list[str] = []
         for r in sub:
             cols += [c for c in r if c not in cols and c != "table"]

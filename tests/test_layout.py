@@ -20,7 +20,7 @@ import cvxdp
 ROOT = Path(cvxdp.__file__).parent
 SOLVERS = ROOT / "solvers"
 
-MWU = {"mwu", "mwu_form", "private_scp", "oracles", "solve"}
+MWU = {"mwu", "mwu_form", "private_scp", "oracles", "solve", "loop", "loop_exp", "loop_numba"}
 COVERING = {"dense_mwu", "bingham", "covering", "covering_model", "covering_private",
             "covering_instances"}
 OLD = ["general", "mwu_form", "private_scp", "oracles", "dense_mwu", "bingham",

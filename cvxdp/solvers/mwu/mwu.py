@@ -29,6 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.progress import progress_bar
+from cvxdp.solvers.mwu.loop import RowGaussianNoise, prepare_loop, run_loop
+from cvxdp.solvers.mwu.oracles import ExactOracle, ExponentialOracle
 
 __all__ = ["BlockAlgebra", "MWUResult", "scmwu"]
 
@@ -235,6 +237,7 @@ def scmwu(
     loss_scale: float = 1.0,
     noise: Noise | None = None,
     verbose: bool = False,
+    backend: str = "auto",
 ) -> MWUResult:
     """Run SCMWU with a dual oracle (Alg 5), optionally with noisy losses (Alg 1).
 
@@ -261,6 +264,14 @@ def scmwu(
     verbose : bool
         Show a progress bar (:func:`cvxdp.progress.progress_bar`: tqdm when installed, plain
         lines otherwise; it stays on screen).
+    backend : {"auto", "numba", "numpy", "python"}
+        How the rounds run.  With the oracles of :mod:`cvxdp.solvers.mwu.oracles`, the noise
+        of :class:`cvxdp.solvers.mwu.loop.RowGaussianNoise` (or none) and a
+        :class:`BlockAlgebra`, the random draws are made a block of rounds at a time
+        (:mod:`cvxdp.solvers.mwu.loop`) and the block runs in numpy or, with the optional
+        ``numba`` extra, compiled (``"auto"`` compiles long runs; both give the same numbers for
+        the same generator; algebras with more than 8 PSD blocks stay in numpy).  Any other
+        oracle or noise callable, or ``"python"``, runs the round-at-a-time loop below.
 
     Returns
     -------
@@ -274,13 +285,28 @@ def scmwu(
     G = sp.csr_matrix(G)
     m, k = G.shape
     h = np.asarray(h, dtype=float)
+    step = float(eta) * float(loss_scale)
+    batched = (isinstance(oracle, ExactOracle | ExponentialOracle)
+               and (noise is None or isinstance(noise, RowGaussianNoise))
+               and isinstance(algebra, BlockAlgebra))
+    if backend != "python" and batched:
+        d = prepare_loop(G, h, algebra, step=step,
+                         scale=oracle.scale if isinstance(oracle, ExponentialOracle) else 1.0,
+                         gumbel=isinstance(oracle, ExponentialOracle), noise=noise)
+        xsum, chosen, used = run_loop(d, int(iterations), rng, algebra, backend=backend,
+                                      verbose=verbose)
+        T = max(int(iterations), 1)
+        return MWUResult(x=xsum / T, iterations=int(iterations), chosen=chosen,
+                         info={"backend": used})
+    if backend not in ("auto", "python"):
+        raise ValueError(f"backend={backend!r} needs the oracles of cvxdp.solvers.mwu.oracles, "
+                         "RowGaussianNoise (or no noise) and a BlockAlgebra; use 'python'.")
     indptr, indices, data = G.indptr, G.indices, G.data
     Lg = np.zeros(k)  # cumulative eta * loss, in dual coordinates
     inv_gram = 1.0 / algebra.gram
     x = algebra.identity() / algebra.rank
     xsum = np.zeros(k)
     chosen = np.zeros(m, dtype=np.int64)
-    step = float(eta) * float(loss_scale)
     # verbose: tqdm's bar, or a plain line every 10% without tqdm; left on screen.
     rounds: Any = progress_bar(range(int(iterations)), desc="SCMWU", verbose=verbose)
     for _ in rounds:
@@ -294,4 +320,5 @@ def scmwu(
             Lg[idx] += step * val
         x = algebra.normalized_exp(Lg * inv_gram)
     T = max(int(iterations), 1)
-    return MWUResult(x=xsum / T, iterations=int(iterations), chosen=chosen)
+    return MWUResult(x=xsum / T, iterations=int(iterations), chosen=chosen,
+                     info={"backend": "python"})

@@ -9,16 +9,45 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from cvxdp.privacy.mechanisms import gumbel_argmax
 
 __all__ = [
+    "ExactOracle",
+    "ExponentialOracle",
     "exact_oracle",
     "exponential_oracle",
     "exponential_oracle_error",
 ]
+
+
+class ExactOracle:
+    """``argmax`` of the scores, as a callable ``(scores, rng) -> index`` (see
+    :func:`exact_oracle`); the batched loop recognises it and takes the argmax itself."""
+
+    def __call__(self, scores: np.ndarray, rng: np.random.Generator) -> int:
+        return int(np.argmax(scores))
+
+
+@dataclass(frozen=True)
+class ExponentialOracle:
+    """The exponential mechanism ``argmax(scale * scores + Gumbel)``, ``scale = epsilon / (2
+    sensitivity)``, as a callable ``(scores, rng) -> index`` (see :func:`exponential_oracle`).
+    The batched loop (:mod:`cvxdp.solvers.mwu.loop`) reads ``scale`` and draws the same
+    Gumbels a block of rounds at a time."""
+
+    epsilon: float
+    sensitivity: float
+
+    @property
+    def scale(self) -> float:
+        return self.epsilon / (2.0 * self.sensitivity)
+
+    def __call__(self, scores: np.ndarray, rng: np.random.Generator) -> int:
+        return gumbel_argmax(self.scale * scores, rng)
 
 
 def exact_oracle() -> Callable[[np.ndarray, np.random.Generator], int]:
@@ -28,11 +57,7 @@ def exact_oracle() -> Callable[[np.ndarray, np.random.Generator], int]:
     ----------
     002_26bee910280b74ae.txt, Def C.1 and the exact-oracle case in the proof of Theorem C.2.
     """
-
-    def oracle(scores: np.ndarray, rng: np.random.Generator) -> int:
-        return int(np.argmax(scores))
-
-    return oracle
+    return ExactOracle()
 
 
 def exponential_oracle(*, epsilon: float, sensitivity: float
@@ -62,12 +87,7 @@ def exponential_oracle(*, epsilon: float, sensitivity: float
         raise ValueError(f"epsilon must be finite and > 0, got {epsilon!r}")
     if not (sensitivity > 0 and math.isfinite(sensitivity)):
         raise ValueError(f"sensitivity must be finite and > 0, got {sensitivity!r}")
-    scale = epsilon / (2.0 * sensitivity)
-
-    def oracle(scores: np.ndarray, rng: np.random.Generator) -> int:
-        return gumbel_argmax(scale * scores, rng)
-
-    return oracle
+    return ExponentialOracle(float(epsilon), float(sensitivity))
 
 
 def exponential_oracle_error(*, epsilon: float, sensitivity: float, m: int, gamma: float) -> float:

@@ -42,21 +42,27 @@ from cvxdp.privacy.mechanisms import (
     exponential_record,
     gaussian_record,
 )
+from cvxdp.solvers.mwu.loop import RowGaussianNoise
 from cvxdp.solvers.mwu.mwu import MWUResult, scmwu
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 from cvxdp.solvers.mwu.oracles import exponential_oracle
 from cvxdp.solvers.public_part import public_bounds
+from cvxdp.status import DEFAULT_ACCURACY
 from cvxdp.transform.epigraph import epigraph_bounds
 from cvxdp.transform.reference import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
 __all__ = ["Schedule", "row_sensitivities", "plan_schedule", "constraint_private_mwu",
-           "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha"]
+           "scalar_private_mwu", "objective_private_solve", "total_rho", "paper_alpha",
+           "iteration_cap", "ROUND_WORK_CAP", "average_excess"]
 
 PRACTICAL_ETA = 0.5  # step size of the practical schedule (T = Lambda / eta)
 LAMBDA_MAX = 100.0  # cap on eta * T in the practical schedule
 USEFUL_ALPHA = 0.25  # below this (normalised) the proven schedule is used by "auto"
+#: multiply-adds one MWU run may spend (about a second compiled on small rows): the
+#: wall-clock-free safety cap on T is this over the work of one round (see iteration_cap)
+ROUND_WORK_CAP = 2**26
 _SAFETY = 1.0 - 1e-10  # spend a hair less than the budget (floating point)
 ALG1 = "002_26bee910280b74ae.txt Alg 1, Thm C.7 (privacy), Thm C.9 (utility)"
 THM_C5 = "002_26bee910280b74ae.txt Alg 5, Thm C.2, Lemma C.4, Thm C.5"
@@ -127,28 +133,72 @@ class Schedule:
     valid: bool           # whether the theorem's conditions hold (else alpha is heuristic)
     oracle_error: float
     noise_bound: float
+    loss_scale: float = 0.5  # the loss is loss_scale * (a_p + z): 1 / (1 + noise_bound)
+
+
+def average_excess(T: np.ndarray, beta: float) -> np.ndarray:
+    """``1 + d`` with ``P[(1/T) sum_t E_t >= 1 + d] <= beta`` for ``E_t`` each dominated by a
+    standard exponential given the past: the Chernoff bound ``exp(-T (d - ln(1 + d)))`` and
+    ``d - ln(1 + d) >= d^2 / (2 (1 + d))`` give ``d = v + sqrt(v^2 + 2 v)``, ``v = ln(1/beta)/T``.
+    """
+    v = math.log(1.0 / beta) / T
+    return 1.0 + v + np.sqrt(v * v + 2.0 * v)
 
 
 def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps_pure: float,
            sens: RowSens, m: int, r: int, beta: float, eta: np.ndarray | None = None):
-    """Utility bound of the theorems as a function of (T, split) (broadcast arrays)."""
+    """Utility bound of the theorems as a function of (T, split) (broadcast arrays).
+
+    The proofs of Thms C.2 / C.9 add the oracle's error and the noise's inner products over the
+    rounds and divide by T, so their *averages* are what the bound needs, not their largest
+    round (which the paper bounds with a union bound over the T rounds):
+
+    * oracle: the exponential mechanism misses the best score by ``(2 Delta / e0) (ln m + E_t)``
+      with ``P[E_t >= u] <= e^-u`` given the past (Dwork & Roth 2014, Thm 3.11), so the average
+      miss is at most ``(2 Delta / e0) (ln m + average_excess(T, beta'))``;
+    * noise: ``<z_t, x^t - y>`` is, given the past, Gaussian with standard deviation at most
+      ``2 sigma`` (``||x^t - y||_2 <= 2`` for two distributions), a martingale difference, so
+      its average is at most ``2 sigma sqrt(2 ln(1/beta') / T)`` (Azuma 1967);
+    * the loss ``(a_p + z_t) / (1 + E_z)`` keeps ``||loss||_inf <= 1`` (Thm A.5) on the event
+      that every ``||z_t||_inf <= E_z`` (union bound over the rounds, as in the paper).
+
+    Constraint privacy: ``alpha = (1 + E_z) reg + 2 sigma sqrt(2 ln(3/beta)/T) + E_o`` with the
+    three events at ``beta/3`` each; scalar privacy: ``alpha = reg + E_o`` (one event).
+    """
     lr = math.log(max(r, 2))
     if eta is None:
         eta = np.minimum(1.0, np.sqrt(lr / T))
     reg = eta + lr / (eta * T)
+    lm = math.log(max(m, 1))
     if setting == "scalar":
         e0 = np.sqrt(8.0 * rho / T) if rho is not None else eps_pure / T
         e0 = e0 * np.ones_like(f)
-        eo = 2.0 * sens.score / e0 * np.log(m * T / beta)
+        eo = 2.0 * sens.score / e0 * (lm + average_excess(T, beta))
         return reg + eo, eo, np.zeros_like(eo), e0, np.zeros_like(eo), eta <= 1
     rr = rho / T
     e0 = np.sqrt(8.0 * f * rr)
     c = 1.0 / np.sqrt(2.0 * (1.0 - f) * rr)
-    eo = 2.0 * sens.score / e0 * np.log(2.0 * m * T / beta)
-    ez = c * float(np.max(sens.d2)) * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(
-        2.0 * np.log(2.0 * T / beta)))
-    alpha = 2.0 * reg + 2.0 * ez + eo
-    return alpha, eo, ez, e0, c, (ez <= 1.0) & (eta <= 1)
+    eo = 2.0 * sens.score / e0 * (lm + average_excess(T, beta / 3.0))
+    sigma = c * float(np.max(sens.d2))
+    ez = sigma * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(2.0 * np.log(3.0 * T / beta)))
+    noise_avg = 2.0 * sigma * np.sqrt(2.0 * math.log(3.0 / beta) / T)
+    alpha = (1.0 + ez) * reg + noise_avg + eo
+    return alpha, eo, ez, e0, c, eta <= 1
+
+
+def iteration_cap(form: MWUForm) -> int:
+    """The public safety cap on T: :data:`ROUND_WORK_CAP` over one round's arithmetic.
+
+    One round reads every stored entry of the rows (the scores ``G x``), draws a Gumbel per row,
+    and exponentiates the iterate: ``nnz(G) + m + k`` multiply-adds, plus, per PSD block of
+    order ``r``, its eigendecomposition with vectors (about ``9 r^3`` flops for LAPACK's
+    ``syevd``; Golub & Van Loan 2013, Matrix Computations) and a fixed ``2^12`` for the call itself.
+    The cap depends on the problem's size only (public) and never on time, so a run's T -- and
+    with it the privacy records -- is the same on every machine.  It is at least 1,000.
+    """
+    alg = form.algebra
+    work = int(form.G.nnz) + form.m + alg.dim + sum(9 * r**3 + 2**12 for r in alg.psd)
+    return int(max(1000, ROUND_WORK_CAP // max(work, 1)))
 
 
 def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
@@ -159,10 +209,15 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     ``schedule="paper"``: T and eta of Alg 1 (``T = 144 ln r / alpha^2``, ``eta = alpha/12``) or
     of Thm C.5 (``T = 16 ln r / alpha^2``, ``eta = alpha / 4``) for the requested accuracy.
     ``schedule="auto"``: among T <= max_iterations, the smallest T whose proven bound is at most
-    the requested accuracy; else, if the smallest proven bound is useful (``<= USEFUL_ALPHA``
-    normalised), the T minimising it; else (the theorem is vacuous or nearly so for this budget)
+    the requested accuracy (the theorem's T for that accuracy); else, if the smallest proven
+    bound is useful (``<= USEFUL_ALPHA`` normalised), the T minimising it (past it, more rounds
+    make the bound worse: each round's share of the budget shrinks and the oracle and Gaussian
+    errors grow like ``sqrt(T)``); else (the theorem is vacuous or nearly so for this budget)
     the practical schedule of :func:`_practical_schedule` (reported with ``valid=False``).
-    In both, the oracle/Gaussian split of each round's zCDP minimises the bound.
+    In both, the oracle/Gaussian split of each round's zCDP minimises the bound and the step is
+    the regret-optimal ``eta = sqrt(ln r / T)`` (Thm A.5: ``eta + ln r / (eta T)`` is smallest
+    there, ``2 sqrt(ln r / T)``; the paper's ``alpha / 12`` is this at its own T up to the
+    constant).  ``max_iterations`` is the caller's cap, at most :func:`iteration_cap` (docs/mwu.md).
     """
     rho = total_rho(budget)
     eps_pure = budget.epsilon if isinstance(budget, PureDP) else 0.0
@@ -212,7 +267,8 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     return Schedule(T=int(Tb[i]), eta=float(etab[i]), split=float(fb[i]),
                     epsilon_oracle=float(e0b[i]), sigma_unit=float(cb[i]),
                     alpha=float(alpha[i]), valid=bool(valid[i]), oracle_error=float(eo[i]),
-                    noise_bound=float(ez[i]))
+                    noise_bound=float(ez[i]),
+                    loss_scale=1.0 / (1.0 + float(ez[i])))
 
 
 def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure: float,
@@ -267,24 +323,17 @@ def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon:
     return a
 
 
-def _noise_fn(sens: RowSens, sigma_unit: float, phi_scale: np.ndarray):
+def _noise_fn(sens: RowSens, sigma_unit: float, phi_scale: np.ndarray) -> RowGaussianNoise:
     """Gaussian noise on the chosen row's private coordinates (in dual coordinates).
 
     Draws ``nu ~ N(0, (sigma_unit * D2_p)^2)`` in phi-coordinates on the support of row p and maps
     it to dual coordinates (``g = phi_scale * nu``): the EJA Gaussian mechanism of paper 002
-    Lemma 4.2 restricted to the coordinates that can differ between neighbours.
+    Lemma 4.2 restricted to the coordinates that can differ between neighbours
+    (:class:`cvxdp.solvers.mwu.loop.RowGaussianNoise`, which the batched loop draws a block of
+    rounds at a time).
     """
-    S = sens.support
-    indptr, indices = S.indptr, S.indices
-    d2 = sens.d2
-
-    def noise(p: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        idx = indices[indptr[p]:indptr[p + 1]]
-        if idx.size == 0:
-            return idx, np.zeros(0)
-        return idx, rng.normal(0.0, sigma_unit * d2[p], size=idx.size) * phi_scale[idx]
-
-    return noise
+    return RowGaussianNoise(support=sens.support, d2=sens.d2, sigma_unit=float(sigma_unit),
+                            phi_scale=phi_scale)
 
 
 def _details(setting: str, sch: Schedule, sens: RowSens, form: MWUForm, budget: Budget,
@@ -326,9 +375,13 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     if sens.score <= 0:
         raise BudgetError("no constraint row carries private data; nothing to protect -- "
                           "check the privacy spec (or solve the model without privacy).")
-    acc_n = None if accuracy is None else accuracy / (form.R * form.rho)
+    # the schedule aims at the requested accuracy, or at the one the status is judged against
+    # (the paper's schedule sets T from accuracy= itself and refuses to run without it)
+    target = DEFAULT_ACCURACY if accuracy is None and schedule != "paper" else accuracy
+    acc_n = None if target is None else target / (form.R * form.rho)
+    cap = iteration_cap(form)
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
-                        schedule=schedule, max_iterations=max_iterations)
+                        schedule=schedule, max_iterations=min(int(max_iterations), cap))
     rho = total_rho(budget)
     accountant.spend(exponential_record(
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
@@ -345,9 +398,12 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
-                rng=rng, loss_scale=0.5 if setting_eff == "constraint" else 1.0, noise=noise,
+                rng=rng, loss_scale=sch.loss_scale if setting_eff == "constraint" else 1.0,
+                noise=noise,
                 verbose=verbose)
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
+    det["iteration_cap"] = cap
+    det["backend"] = res.info.get("backend")
     scale = form.R * form.rho
     det["alpha_guaranteed"] = sch.alpha * scale if sch.valid else None
     det["alpha_bound_at_schedule"] = sch.alpha * scale
@@ -369,7 +425,10 @@ def constraint_private_mwu(form: MWUForm, budget: Budget, **kw: Any
     is released with EJA Gaussian noise (sensitivity ``||a_p - a'_p||_2``, Lemma 4.2), and the
     loss ``(a_p + z)/2`` enters the cumulative-loss SCMWU.  Privacy: Thm C.7 with zCDP accounting
     (see module doc).  Utility: Thm C.9, restated for general (T, eta, noise):
-    ``max_i <a_i, x> - h_i <= 2 (eta + ln r / (eta T)) + 2 E_z + E_o`` when ``E_z <= 1``.
+    ``max_i <a_i, x> - h_i <= (1 + E_z) (eta + ln r / (eta T)) + N + E_o`` (``N`` and ``E_o``
+    the noise's and the oracle's errors averaged over the rounds, :func:`_bound`), the loss being
+    ``(a_p + z) / (1 + E_z)`` (the paper's ``1/2`` is the case ``E_z = 1``: the halving only
+    keeps ``||loss||_inf <= 1`` under noise of norm ``E_z``, Thm C.9 proof step 4).
 
     References
     ----------
@@ -382,7 +441,8 @@ def scalar_private_mwu(form: MWUForm, budget: Budget, **kw: Any
                        ) -> tuple[MWUResult, dict[str, Any]]:
     """Scalar-private MWU (paper 002, Thm C.5): only the exponential-mechanism oracle touches b.
 
-    Utility (Thm C.2 with the oracle error of Lemma C.4): ``eta + ln r/(eta T) + E_o``.
+    Utility (Thm C.2 with the oracle error of Lemma C.4 averaged over the rounds, see
+    :func:`_bound`): ``eta + ln r/(eta T) + E_o``.
 
     References
     ----------

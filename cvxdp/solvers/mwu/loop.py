@@ -1,0 +1,356 @@
+"""The SCMWU loop at its arithmetic cost: random draws batched ahead, one numpy call per step.
+
+:func:`cvxdp.solvers.mwu.mwu.scmwu` runs here when its oracle is an
+:class:`~cvxdp.solvers.mwu.oracles.ExponentialOracle` or
+:class:`~cvxdp.solvers.mwu.oracles.ExactOracle` and its noise a :class:`RowGaussianNoise`
+(the objects :mod:`cvxdp.solvers.mwu.private_scp` builds).  The rounds are run in blocks of
+``B``; before each block the block's random numbers are drawn at once:
+
+* ``B x m`` standard Gumbels, ``rng.gumbel(size=(B, m))``: row ``t`` is exactly the draw
+  :func:`cvxdp.privacy.mechanisms.gumbel_argmax` makes for round ``t`` (numpy's Gumbel sampler,
+  the one :func:`cvxdp.privacy.mechanisms.exponential_float_delta` accounts for), and the chosen
+  row is ``argmax(scale * (G x - h) + gumbel_t)`` as there;
+* ``B x k_max`` standard normals, ``rng.standard_normal(size=(B, k_max))``: round ``t`` uses
+  the first ``|supp(a_p)|`` of row ``t``, scaled by ``sigma_unit * D2_p`` (numpy's
+  ``normal(0, s)`` is ``s`` times the same standard normal); the rest are discarded.
+
+So every round makes one exponential-mechanism call over the ``m`` rows and one Gaussian draw
+on the chosen row's private coordinates, with the same samplers and parameters as the
+one-round-at-a-time loop: the privacy records (``count = T`` of each) are unchanged; only the
+order in which the generator's stream is consumed differs.
+
+Inside a block, the numpy backend makes about ten numpy calls per round (mat-vec, add, argmax,
+loss row, noise, exponential, normalisation), with no Python objects built; the compiled
+backend (:mod:`cvxdp.solvers.mwu.loop_numba`, orthant, second-order-cone and PSD blocks,
+optional ``numba`` extra) runs the whole block in machine code on the same draws.  Both compute the
+same numbers (scores with the same BLAS / CSR mat-vec; the exponentials agree to the last bit
+or two, see ``tests/solvers/test_mwu_loop.py``).
+
+References
+----------
+Song, Xue and Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with Applications
+to Private Symmetric Cone Programming": Algorithm 4 (SCMWU), Algorithm 5 (dual oracle),
+Algorithm 1 (noisy losses), Lemma C.4 / C.8 (exponential-mechanism oracle), Lemma 4.2 (EJA
+Gaussian mechanism).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.progress import progress_bar
+from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
+from cvxdp.solvers.mwu.loop_numba import compiled_block
+
+__all__ = ["RowGaussianNoise", "LoopData", "prepare_loop", "run_numpy", "run_loop",
+           "numba_available", "BLOCK_DRAWS"]
+
+BLOCK_DRAWS = 1 << 19  # random numbers and iterates held per block (4 MiB of float64 each)
+DENSE_ENTRIES = 1 << 22  # rows stored dense (BLAS mat-vec) up to this many entries ...
+DENSE_FILL = 0.25  # ... when at least this share is non-zero (or the matrix is small)
+SMALL_ENTRIES = 1 << 15
+
+
+@dataclass(frozen=True)
+class RowGaussianNoise:
+    """Gaussian noise on the chosen row's private coordinates, in dual coordinates.
+
+    Calling it draws ``nu ~ N(0, (sigma_unit * d2[p])^2)`` on the coordinates ``support[p]``
+    (phi-coordinates) and maps it to dual coordinates (``g = phi_scale * nu``): the EJA
+    Gaussian mechanism restricted to the coordinates that can differ between neighbours.  The
+    batched loop draws the same normals a block at a time.
+
+    Attributes
+    ----------
+    support : scipy.sparse.csr_matrix (m, k)
+        Where each row can change (its pattern is what is used).
+    d2 : ndarray (m,)
+        l2 sensitivity of each row (phi-coordinates).
+    sigma_unit : float
+        Gaussian standard deviation per unit of l2 sensitivity.
+    phi_scale : ndarray (k,)
+        The isometry's scale per coordinate (sqrt 2 on spin factors, 1 elsewhere).
+    """
+
+    support: sp.csr_matrix
+    d2: np.ndarray
+    sigma_unit: float
+    phi_scale: np.ndarray
+
+    def __call__(self, p: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        S = self.support
+        idx = S.indices[S.indptr[p]:S.indptr[p + 1]]
+        if idx.size == 0:
+            return idx, np.zeros(0)
+        return idx, rng.normal(0.0, self.sigma_unit * self.d2[p], size=idx.size) * \
+            self.phi_scale[idx]
+
+
+@dataclass
+class LoopData:
+    """Everything the loop reads, precomputed once (public structure and the private rows).
+
+    ``Gs`` holds ``scale * G`` (dense when small or filled, else CSR arrays), ``hs`` is
+    ``scale * h``; ``Y*`` the loss rows in the exponent's coordinates (``step * g / gram``);
+    ``N*`` the noise weights ``step * sigma_unit * d2_p * phi_scale / gram`` on each row's
+    private support (CSR arrays), ``kmax`` the largest support.
+    """
+
+    m: int
+    k: int
+    dense: bool
+    Gd: np.ndarray            # (m, k) scale * G when dense, else (0, 0)
+    Gptr: np.ndarray
+    Gidx: np.ndarray
+    Gval: np.ndarray          # CSR of scale * G when sparse
+    G_csr: Any                # scipy CSR of scale * G (numpy backend, sparse)
+    hs: np.ndarray
+    Yd: np.ndarray            # (m, k) dense loss rows, or (0, 0)
+    Yptr: np.ndarray
+    Yidx: np.ndarray
+    Yval: np.ndarray
+    noisy: bool
+    Nptr: np.ndarray
+    Nidx: np.ndarray
+    Nval: np.ndarray
+    Nstart: np.ndarray        # first index of a row's support when contiguous, else -1
+    kmax: int
+    gumbel: bool
+    x0: np.ndarray
+    n0: int                   # orthant block size
+    soc_off: np.ndarray
+    soc_size: np.ndarray
+    has_psd: bool
+    psd_off: np.ndarray       # PSD blocks: offset, order, start of their svec index arrays
+    psd_r: np.ndarray
+    psd_ptr: np.ndarray
+    psd_rows: np.ndarray      # svec coordinate -> (row, col) of the block, and its scale
+    psd_cols: np.ndarray
+    psd_scale: np.ndarray
+
+
+def _use_dense(m: int, k: int, nnz: int) -> bool:
+    size = m * k
+    return size <= SMALL_ENTRIES or (size <= DENSE_ENTRIES and nnz >= DENSE_FILL * size)
+
+
+def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, scale: float,
+                 gumbel: bool, noise: RowGaussianNoise | None) -> LoopData:
+    """Precompute the loop's arrays (see :class:`LoopData`); ``scale`` multiplies the scores
+    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle)."""
+    G = sp.csr_matrix(G, dtype=float)
+    G.sort_indices()
+    m, k = G.shape
+    inv_gram = 1.0 / algebra.gram
+    dense = _use_dense(m, k, G.nnz)
+    Gs = (G * scale).tocsr()
+    Yc = sp.csr_matrix(G.multiply(step * inv_gram[None, :]))
+    Yc.sort_indices()
+    empty2 = np.zeros((0, 0))
+    if dense:
+        Gd, Yd = np.ascontiguousarray(Gs.toarray()), np.ascontiguousarray(Yc.toarray())
+    else:
+        Gd, Yd = empty2, empty2
+    if noise is not None:
+        S = sp.csr_matrix(noise.support, dtype=float, copy=True)
+        S.sort_indices()
+        S.data[:] = 1.0
+        w = step * noise.sigma_unit * noise.phi_scale * inv_gram
+        Nc = sp.csr_matrix((np.repeat(noise.d2, np.diff(S.indptr)) * w[S.indices] *
+                            S.data, S.indices, S.indptr), shape=S.shape)
+        Nptr, Nidx, Nval = Nc.indptr.astype(np.int64), Nc.indices.astype(np.int64), Nc.data
+        lens = np.diff(Nptr)
+        kmax = int(lens.max()) if m else 0
+        first = Nidx[np.minimum(Nptr[:-1], max(len(Nidx) - 1, 0))] if len(Nidx) else \
+            np.zeros(m, dtype=np.int64)
+        last = Nidx[np.maximum(Nptr[1:] - 1, 0)] if len(Nidx) else np.zeros(m, dtype=np.int64)
+        Nstart = np.where((lens > 0) & (last - first == lens - 1), first, -1).astype(np.int64)
+    else:
+        Nptr = np.zeros(m + 1, dtype=np.int64)
+        Nidx, Nval = np.zeros(0, dtype=np.int64), np.zeros(0)
+        Nstart, kmax = np.full(m, -1, dtype=np.int64), 0
+    return LoopData(
+        m=m, k=k, dense=dense, Gd=Gd, Gptr=Gs.indptr.astype(np.int64),
+        Gidx=Gs.indices.astype(np.int64), Gval=Gs.data, G_csr=Gs,
+        hs=np.asarray(h, dtype=float) * scale, Yd=Yd, Yptr=Yc.indptr.astype(np.int64),
+        Yidx=Yc.indices.astype(np.int64), Yval=Yc.data, noisy=noise is not None and kmax > 0,
+        Nptr=Nptr, Nidx=Nidx, Nval=Nval, Nstart=Nstart, kmax=kmax, gumbel=gumbel,
+        x0=algebra.identity() / algebra.rank, n0=int(algebra.nonneg),
+        soc_off=np.asarray(algebra._soc_off, dtype=np.int64),
+        soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd),
+        **_psd_layout(algebra))
+
+
+def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
+    """Offsets, orders and concatenated svec index arrays of the PSD blocks."""
+    rows, cols, scale, ptr = [], [], [], [0]
+    for r in algebra.psd:
+        rr, cc, sc = svec_index(r)
+        rows.append(rr)
+        cols.append(cc)
+        scale.append(sc)
+        ptr.append(ptr[-1] + len(rr))
+    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts  # noqa: E731
+           else np.zeros(0, dtype=dt))
+    return {"psd_off": np.asarray(algebra._psd_off, dtype=np.int64),
+            "psd_r": np.asarray(algebra.psd, dtype=np.int64),
+            "psd_ptr": np.asarray(ptr, dtype=np.int64), "psd_rows": cat(rows, np.int64),
+            "psd_cols": cat(cols, np.int64), "psd_scale": cat(scale, float)}
+
+
+def block_size(d: LoopData, iterations: int) -> int:
+    """Rounds per block: the block's draws and iterates fit in :data:`BLOCK_DRAWS` numbers."""
+    per_round = (d.m if d.gumbel else 0) + (d.kmax if d.noisy else 0) + d.k
+    return int(max(1, min(iterations, 4096, BLOCK_DRAWS // max(per_round, 1))))
+
+
+def block_starts(T: int, B: int, verbose: bool) -> Iterator[int]:
+    """The first round of each block; with ``verbose`` a progress bar over the T rounds
+    (:func:`cvxdp.progress.progress_bar`) advanced once per block, after the block has run."""
+    if not verbose:
+        yield from range(0, T, B)
+        return
+    bar = iter(progress_bar(range(T), desc="SCMWU", verbose=True))
+    for t0 in range(0, T, B):
+        yield t0
+        deque(islice(bar, min(B, T - t0)), maxlen=0)
+    next(bar, None)  # let the bar print its last line and close
+
+
+def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The block's draws: ``gumbel - scale h`` (``nb x m``) and standard normals (``nb x kmax``).
+
+    Gumbels first, then normals, one generator call each (see the module doc)."""
+    if d.gumbel:
+        GH = rng.gumbel(size=(nb, d.m))
+        GH -= d.hs
+    else:
+        GH = np.empty((nb, d.m))  # contiguous, as the compiled kernel is typed for
+        GH[:] = -d.hs
+    Z = rng.standard_normal(size=(nb, d.kmax)) if d.noisy else np.zeros((nb, 0))
+    return GH, Z
+
+
+def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
+              verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Run ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts)``."""
+    T = int(iterations)
+    k, m = d.k, d.m
+    normexp = numpy_normexp(d, algebra)
+    B = block_size(d, T)
+    y = np.zeros(k)
+    xsum = np.zeros(k)
+    chosen = np.zeros(m, dtype=np.int64)
+    X = np.empty((B + 1, k))
+    X[0] = d.x0
+    s = np.empty(m)
+    P = np.empty(B, dtype=np.int64)
+    Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
+    Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
+    dense, noisy = d.dense, d.noisy
+    for t0 in block_starts(T, B, verbose):
+        nb = min(B, T - t0)
+        GH, Z = draw_block(d, nb, rng)
+        for j in range(nb):
+            x = X[j]
+            if dense:
+                np.dot(Gd, x, out=s)
+            else:
+                s = Gc @ x
+            s += GH[j]
+            p = int(s.argmax())
+            P[j] = p
+            if dense:
+                y += Yd[p]
+            else:
+                lo, hi = Yptr[p], Yptr[p + 1]
+                y[Yidx[lo:hi]] += Yval[lo:hi]
+            if noisy:
+                lo, hi = Nptr[p], Nptr[p + 1]
+                if hi > lo:
+                    v = Nval[lo:hi] * Z[j, :hi - lo]
+                    c = Nstart[p]
+                    if c >= 0:
+                        y[c:c + hi - lo] += v
+                    else:
+                        y[Nidx[lo:hi]] += v
+            normexp(y, X[j + 1])
+        xsum += X[:nb].sum(axis=0)
+        chosen += np.bincount(P[:nb], minlength=m)
+        X[0] = X[nb]
+    return xsum, chosen
+
+
+def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
+              verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
+    block = compiled_block()
+    T = int(iterations)
+    k, m = d.k, d.m
+    B = block_size(d, T)
+    y = np.zeros(k)
+    xsum = np.zeros(k)
+    chosen = np.zeros(m, dtype=np.int64)
+    X = np.empty((B + 1, k))
+    X[0] = d.x0
+    s = np.empty(m)
+    P = np.empty(B, dtype=np.int64)
+    for t0 in block_starts(T, B, verbose):
+        nb = min(B, T - t0)
+        GH, Z = draw_block(d, nb, rng)
+        block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
+              d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
+              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s)
+        xsum += X[:nb].sum(axis=0)
+        chosen += np.bincount(P[:nb], minlength=m)
+        X[0] = X[nb]
+    return xsum, chosen
+
+
+def numba_available() -> bool:
+    """True when the optional ``numba`` extra can be imported."""
+    try:
+        import numba  # noqa: F401  (optional extra: pip install 'cvxdp[fast]')
+    except ImportError:
+        return False
+    return True
+
+
+def choose_backend(backend: str, d: LoopData, iterations: int) -> str:
+    """``"numba"`` or ``"numpy"`` for ``backend`` in ``("auto", "numba", "numpy")``.
+
+    ``auto`` compiles when numba is installed and the loop is long enough to repay numba's
+    import and cached-kernel load (0.3-0.6 s once per process; the first compilation after
+    installing, about 6 s, is cached on disk): at least 50,000 rounds, or more than ``2e7``
+    multiply-adds over the run (mat-vec, plus ``9 r^3 + 2^12`` per PSD block and round).  More
+    than :data:`~cvxdp.solvers.mwu.loop_exp.PER_BLOCK_PSD` PSD blocks stay in numpy (batched
+    ``eigh``).
+    """
+    if backend not in ("auto", "numba", "numpy"):
+        raise ValueError(f"backend must be 'auto', 'numba' or 'numpy', got {backend!r}.")
+    if backend == "numpy" or len(d.psd_off) > PER_BLOCK_PSD:
+        return "numpy"
+    if backend == "numba":
+        return "numba"
+    per_round = (d.m * d.k if d.dense else len(d.Gval) + d.m) + int(
+        np.sum(9 * d.psd_r**3 + 2**12))
+    work = iterations * per_round
+    return "numba" if (iterations >= 50000 or work > 2e7) and numba_available() else "numpy"
+
+
+def run_loop(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
+             backend: str = "auto", verbose: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
+    """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used)``."""
+    used = choose_backend(backend, d, iterations)
+    if used == "numba":
+        xsum, chosen = run_numba(d, iterations, rng, verbose=verbose)
+    else:
+        xsum, chosen = run_numpy(d, iterations, rng, algebra, verbose=verbose)
+    return xsum, chosen, used
