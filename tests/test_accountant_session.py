@@ -171,3 +171,31 @@ def test_pure_dp_session_says_what_it_can_run():
     with pytest.raises(cvxdp.BudgetError, match="pure-DP session.*ScalarPrivacy.*ApproxDP"):
         prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, accountant=acct,
                            private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+
+
+def _five_fits(acct, seeds=range(5)):
+    """Five least-squares fits at (0.2, 1e-7) on ``acct``; the number that ran."""
+    for k, seed in enumerate(seeds):
+        try:
+            cvxdp.least_squares(_X, _Y, row_bound=1.0).solve_private(
+                epsilon=0.2, delta=1e-7, rng=seed, accountant=acct)
+        except BudgetError:
+            return k
+    return len(seeds)
+
+
+def test_the_reported_spend_is_what_the_refusal_rule_charges():
+    """An accountant's reported spend and its refusal rule agree: a fresh accountant whose total
+    is the reported spend of a session runs the same session, and one a little below it refuses
+    its last call.  Before: five fits at (0.2, 1e-7) on a (10, 1e-6) total reported
+    epsilon 0.4498 spent, and a fresh (0.4498, 1e-6) accountant refused the third fit (its
+    check composed the call at its stated (0.2, 1e-7), the ledger at the call's rho)."""
+    acct = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(10.0, 1e-6))
+    assert _five_fits(acct) == 5
+    spent = acct.report()
+    assert spent.epsilon <= 5 * 0.2 and spent.delta == 1e-6   # no worse than basic composition
+    fresh = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(spent.epsilon, spent.delta))
+    assert _five_fits(fresh) == 5
+    assert fresh.report().epsilon == pytest.approx(spent.epsilon, rel=1e-12)
+    short = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(spent.epsilon * (1 - 1e-6), spent.delta))
+    assert _five_fits(short) == 4
