@@ -126,6 +126,9 @@ def progress_bar(iterable: Iterable, *, total: int | None = None, desc: str = "c
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     run = _RUN.get()
+    if run is not None and not run.alive():  # its solve raised before finish: forget it
+        run.close(quiet=True)
+        run = None
     if run is not None and file is None:
         return run.advance(iterable, total=total, desc=desc)
     tqdm = _tqdm()
@@ -256,6 +259,12 @@ class VerboseRun:
         self.t0 = time.perf_counter()
         self._bar: _RunBar | None = None
         self._token: contextvars.Token | None = None
+        # the solve's frame (the first caller outside this module): the run is alive while it
+        # is on the stack; kept as (id, code), not the frame, which would keep its data alive
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back
+        self._frame = (id(frame), frame.f_code if frame is not None else None)
         if self.verbose:
             header(problem, size=size, mechanism=mechanism, budget=budget, file=file)
             # the loops of this solve advance this run's one bar (until finish)
@@ -274,10 +283,21 @@ class VerboseRun:
         """``iterable`` with the progress bar (see :func:`progress_bar`)."""
         return self.advance(iterable, total=total, desc=desc)
 
-    def close(self) -> None:
-        """End the bar and stop being the solve the loops report to (idempotent)."""
+    def alive(self) -> bool:
+        """Whether the solve that made this run is still running (its frame is on the stack)."""
+        frame = sys._getframe(1)
+        while frame is not None:
+            if id(frame) == self._frame[0] and frame.f_code is self._frame[1]:
+                return True
+            frame = frame.f_back
+        return False
+
+    def close(self, quiet: bool = False) -> None:
+        """End the bar and stop being the solve the loops report to (idempotent); ``quiet``:
+        without the bar's last line (a solve that raised)."""
         if self._bar is not None:
-            self._bar.close()
+            if not quiet or self._bar.tqdm is not None:
+                self._bar.close()
             self._bar = None
         if self._token is not None:
             try:

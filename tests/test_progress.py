@@ -186,3 +186,21 @@ def test_private_gaussian_summary_matches_its_status(capsys):
     out = " ".join(x.strip() for x in capsys.readouterr().out.splitlines())
     assert sol.status == "optimal_inaccurate"
     assert "accuracy guaranteed: n >= required_n" in out and "not guaranteed" not in out
+
+
+def test_a_solve_that_raised_leaves_no_bar_behind(monkeypatch, capsys):
+    """A verbose solve that raises before its summary does not capture later bars: a bar
+    outside any solve is its own again (10% lines)."""
+    from cvxdp.progress import progress_bar, verbose_run
+
+    _no_tqdm(monkeypatch)
+
+    def solve():
+        verbose_run(True, "test problem")
+        raise RuntimeError("inside the solve")
+
+    with pytest.raises(RuntimeError):
+        solve()
+    capsys.readouterr()
+    assert list(progress_bar(range(10), desc="MWU")) == list(range(10))
+    assert capsys.readouterr().err.splitlines()[-1] == "  MWU: 10/10 iterations (100%)"
