@@ -10,7 +10,8 @@ its benchmark, problem and size and reports times and ratios against its referen
 without such a ``main`` (their own command line) are listed at the end, not run. Timings are warm:
 numba's kernels are compiled (or loaded from the cache) before any benchmark starts and that
 time is reported apart. What the modules print and warn is kept out of the table (counted at
-the end; ``--show-warnings`` prints the warnings).
+the end; ``--show-warnings`` prints the warnings). Progress -- one line as each benchmark starts
+and ends, with its seconds -- goes to stderr, so stdout is the table alone.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def warm_numba() -> float | None:
     return time.perf_counter() - t0
 
 
+def progress(line: str) -> None:
+    """One progress line on stderr (the table is on stdout)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def run(quick: bool, only: list[str] | None = None, show_warnings: bool = False):
     """Rows of every benchmark; failures, modules not run, warnings counted, seconds each."""
     rows: list[dict] = []
@@ -88,8 +94,11 @@ def run(quick: bool, only: list[str] | None = None, show_warnings: bool = False)
     skipped: list[str] = []
     caught: collections.Counter = collections.Counter()
     seconds: dict[str, float] = {}
-    for path in discover(only):
+    paths = discover(only)
+    for k, path in enumerate(paths, start=1):
         name = path.stem.removeprefix("bench_")
+        tag = f"[{k}/{len(paths)}] {name}"
+        progress(f"{tag} ...")
         t0 = time.perf_counter()
         try:
             with warnings.catch_warnings(record=True) as ws, \
@@ -99,10 +108,13 @@ def run(quick: bool, only: list[str] | None = None, show_warnings: bool = False)
                 entry = getattr(mod, "main", None)
                 if entry is None or "quick" not in inspect.signature(entry).parameters:
                     skipped.append(path.name)
+                    progress(f"{tag}: not run (no main(quick=))")
                     continue
                 out = mod.main(quick=quick)
         except Exception:  # a failing benchmark is reported, the others still run
             failures.append(f"{path.stem}:\n{traceback.format_exc()}")
+            progress(f"{tag}: FAILED after {time.perf_counter() - t0:.1f} s (traceback at the "
+                     "end)")
             continue
         for w in ws:
             caught[(name, w.category.__name__)] += 1
@@ -110,6 +122,7 @@ def run(quick: bool, only: list[str] | None = None, show_warnings: bool = False)
                 print(f"{name}: {w.category.__name__}: {w.message}", file=sys.stderr)
         seconds[name] = time.perf_counter() - t0
         rows += [{"benchmark": name, **r} for r in out]
+        progress(f"{tag}: {len(out)} rows in {seconds[name]:.1f} s")
     return rows, failures, skipped, caught, seconds
 
 
@@ -119,6 +132,7 @@ def footer(quick: bool, compile_s: float | None, skipped: list[str],
     notes = [
         "time: the measured (private) method; ref: what it is compared with, named on each "
         "benchmark's line; time/ref: their ratio (< 1: faster than the reference). Seconds, "
+        "measured (a time ending in * is extrapolated, as its benchmark's line says), "
         "warm, one BLAS thread (OPENBLAS_NUM_THREADS=" + os.environ["OPENBLAS_NUM_THREADS"]
         + "). Full rows: --json FILE.",
         ("numba not installed: numpy loops." if compile_s is None else
@@ -147,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     from cvxdp.bench import format_bench_table
 
     t0 = time.perf_counter()
+    progress("warming numba's kernels ...")
     compile_s = warm_numba()
     rows, failures, skipped, caught, seconds = run(args.quick, args.only, args.show_warnings)
     print(format_bench_table(rows, width=WIDTH))

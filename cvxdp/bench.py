@@ -30,6 +30,10 @@ _REF_NAMES = {"exact_s": "exact solve", "t_exact": "exact solve", "exact_socp_s"
               "full_pass_s": "full pass", "eigh+matvec_ms": "eigh + matvec",
               "paper_seconds": "paper's time", "ratio_vs_cvxpy": "exact solve (CVXPY)",
               "time_ratio": "empirical estimate"}
+# Time keys that are extrapolated (from a measured rate to a size not run), not measured: their
+# cell ends in EXTRAPOLATED and the benchmark's line says so.
+_EXTRAPOLATED_KEYS = {"seconds_at_paper_n"}
+EXTRAPOLATED = "*"
 # A ratio to the exact reference the row carries when it has no reference time.
 _RATIO_KEYS = ("ratio_vs_cvxpy", "time_ratio")
 # Bookkeeping or redundant with the columns above: not repeated in "result".
@@ -101,9 +105,10 @@ def bench_cells(row: dict) -> dict[str, str]:
             result.append(f"{name}={v}")
         elif isinstance(v, int | float):
             result.append(f"{name}={_num(v) if isinstance(v, float) else v}")
+    mark = EXTRAPOLATED if tkey in _EXTRAPOLATED_KEYS else ""
     return {"benchmark": str(row.get("benchmark", row.get("bench", ""))), "ref name": ref_name,
             "case": " ".join(case),
-            "time (s)": "" if t is None else _num(t),
+            "time (s)": "" if t is None else _num(t) + mark,
             "ref (s)": "" if ref is None else _num(ref),
             "time/ref": "" if ratio is None else _num(ratio),
             "result": " ".join(result)}
@@ -135,7 +140,10 @@ def format_bench_table(rows: Sequence[dict], width: int = 100) -> str:
     for name in dict.fromkeys(c["benchmark"] for c in cells):  # in order of appearance
         group = [c for c in cells if c["benchmark"] == name]
         refs = ", ".join(dict.fromkeys(c["ref name"] for c in group if c["ref name"]))
-        out += _wrap(f"[{name}]" + (f" ref: {refs}" if refs else ""), width)
+        note = (f"; time {EXTRAPOLATED}: extrapolated to the paper's n from the measured rate, "
+                "not measured" if any(c["time (s)"].endswith(EXTRAPOLATED) for c in group)
+                else "")
+        out += _wrap(f"[{name}]" + (f" ref: {refs}" if refs else "") + note, width)
         for c in group:
             out += lines(c)
     return "\n".join(out)

@@ -191,15 +191,22 @@ DEMOS: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
 ]
 
 
-def demo_rows(seed: int = 0) -> list[dict[str, Any]]:
+def demo_rows(seed: int = 0, progress: Callable[[str], None] | None = None
+              ) -> list[dict[str, Any]]:
     """Run every demo and return its rows (what ``cvxdp demo`` prints); ``row["name"]`` is
-    the short label of the printed table."""
+    the short label of the printed table.  ``progress(line)`` is told each demo as it starts."""
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sample-size warnings are reported in the docs instead
-        for _, name, fn in DEMOS:
+        for k, (_, name, fn) in enumerate(DEMOS, start=1):
+            if progress is not None:
+                progress(f"demo {k}/{len(DEMOS)}: {name} ...")
             rows.append({**fn(seed), "name": name})
     return rows
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def format_demo(rows: list[dict[str, Any]], width: int = WIDTH) -> str:
@@ -232,7 +239,7 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
             print(message, file=sys.stderr)
             return 2
     t0 = time.perf_counter()
-    rows = demo_rows(seed)
+    rows = demo_rows(seed, progress=_stderr_line)
     print(format_demo(rows))
     print()
     print(textwrap.fill(
@@ -242,6 +249,6 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
     if plot_dir is not None:
         from cvxdp.plots import write_demo_plots
 
-        for path in write_demo_plots(plot_dir, seed=seed):
-            print(f"wrote {path}")
+        paths = write_demo_plots(plot_dir, seed=seed, progress=_stderr_line)
+        print("pictures: " + ", ".join(str(p) for p in paths))
     return 0

@@ -14,7 +14,9 @@ a picture and the table beside it agree. Legends sit below the axes, clear of th
 from __future__ import annotations
 
 import pathlib
+import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -125,8 +127,10 @@ def draw_ellipsoid(seed: int = 0) -> tuple[Any, dict[str, Any]]:
     return fig, shown
 
 
-def draw_privacy_utility(seed: int = 0) -> tuple[Any, dict[str, Any]]:
-    """Utility against epsilon: mean +- one standard deviation over :data:`UTILITY_SEEDS`."""
+def draw_privacy_utility(seed: int = 0, progress: Callable[[str], None] | None = None
+                         ) -> tuple[Any, dict[str, Any]]:
+    """Utility against epsilon: mean +- one standard deviation over :data:`UTILITY_SEEDS`;
+    ``progress(line)`` is told each epsilon as it starts."""
     plt = _plt()
     import matplotlib.ticker
 
@@ -137,7 +141,9 @@ def draw_privacy_utility(seed: int = 0) -> tuple[Any, dict[str, Any]]:
     ls = cvxdp.least_squares(X, y, row_bound=1.0)
     seeds = range(seed, seed + UTILITY_SEEDS)
     rr, unc, le = [], [], []
-    for eps in eps_grid:
+    for k, eps in enumerate(eps_grid, start=1):
+        if progress is not None:
+            progress(f"  epsilon {eps:g} ({k}/{len(eps_grid)}): {UTILITY_SEEDS} seeds x 2 solves")
         vals = [ball.solve_private(epsilon=eps, delta=DELTA, accuracy=0.2, bounds=(-10.0, 10.0),
                                    rng=s, reference=True).validation for s in seeds]
         rr.append([v.radius_ratio for v in vals])
@@ -168,18 +174,26 @@ def draw_privacy_utility(seed: int = 0) -> tuple[Any, dict[str, Any]]:
     return fig, shown
 
 
-def write_demo_plots(directory: str, *, seed: int = 0) -> list[pathlib.Path]:
-    """Write the demo's pictures into ``directory`` (created if needed); return their paths."""
+def write_demo_plots(directory: str, *, seed: int = 0,
+                     progress: Callable[[str], None] | None = None) -> list[pathlib.Path]:
+    """Write the demo's pictures into ``directory`` (created if needed); return their paths.
+    ``progress(line)`` (e.g. a print to stderr) is told each picture as it starts and ends."""
     plt = _plt()
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda line: None)
+    pictures = [("ball.png", draw_ball), ("ellipsoid.png", draw_ellipsoid),
+                ("privacy_utility.png", lambda s: draw_privacy_utility(s, progress=say))]
     paths = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, draw in (("ball.png", draw_ball), ("ellipsoid.png", draw_ellipsoid),
-                           ("privacy_utility.png", draw_privacy_utility)):
+        for k, (name, draw) in enumerate(pictures, start=1):
+            say(f"picture {k}/{len(pictures)}: {name} ...")
+            t0 = time.perf_counter()
             fig, _ = draw(seed)
             fig.savefig(out / name, dpi=110, bbox_inches="tight")
             plt.close(fig)
             paths.append(out / name)
+            say(f"picture {k}/{len(pictures)}: wrote {out / name} "
+                f"({time.perf_counter() - t0:.1f} s)")
     return paths

@@ -386,7 +386,8 @@ def _spend_into(accountant: Any, call: str, fn: Callable[..., Any], args: tuple,
     exception is recorded with the call's stated budget: it may come from the data.
     """
     asked = _asked_budget(kwargs, call, accountant)
-    accountant.check(PrivacyRecord(call, asked, "stated budget of the call"))
+    stated = PrivacyRecord(call, asked, "stated budget of the call")
+    accountant.check(stated)
     try:
         out = fn(*args, **kwargs)
     except CvxdpError:
@@ -394,9 +395,10 @@ def _spend_into(accountant: Any, call: str, fn: Callable[..., Any], args: tuple,
     except BaseException as err:
         accountant.spend(PrivacyRecord(call, asked, "stated budget of the call",
                                        params={"outcome": f"raised {type(err).__name__}"}),
-                         check=False)
+                         check=False, reserved=stated)
         raise
-    accountant.spend(_call_record(call, asked, out), check=False)
+    # charged as checked (the stated budget with the ledger), ledgered with the call's proof
+    accountant.spend(_call_record(call, asked, out), check=False, reserved=stated)
     return out
 
 

@@ -7,14 +7,17 @@ needs only (epsilon, delta). Neighbours: one patient's record replaced.
 Run:  python examples/gaussian_estimation.py [--quick]
 """
 
-import sys
+import argparse
 import warnings
 
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 n, d = (100_000 if quick else 400_000), 5
 q, _ = np.linalg.qr(rng.standard_normal((d, d)))

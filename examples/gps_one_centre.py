@@ -7,13 +7,16 @@ guarantee of DP-MEB is replace-one, with n public). The map box is public knowle
 Run:  python examples/gps_one_centre.py [--quick]
 """
 
-import sys
+import argparse
 
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 n = 20000 if quick else 200000
 # a city: homes spread over a 6 km x 6 km square around (2, 1) in a public 20 km box

@@ -9,14 +9,17 @@ Neighbours: every entry of L moves by at most 0.5 (a strong, all-edges-at-once r
 Run:  python examples/graph_sdp.py [--quick]
 """
 
-import sys
+import argparse
 
 import cvxpy as cp
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 n = 10 if quick else 16
 W = np.triu((rng.uniform(size=(n, n)) < 0.4) * 1.0, 1)

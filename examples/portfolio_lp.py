@@ -9,14 +9,17 @@ loading by 1e-3 could explain.
 Run:  python examples/portfolio_lp.py [--quick]
 """
 
-import sys
+import argparse
 
 import cvxpy as cp
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 m, n = (30, 10) if quick else (40, 15)
 loadings = rng.uniform(0, 1, (m, n))

@@ -10,14 +10,17 @@ it gives the proven excess-risk bound.  Rows outside the bounds would be clipped
 Run:  python examples/private_classifier.py [--quick]
 """
 
-import sys
+import argparse
 
 import cvxpy as cp
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 n, d = (2000, 5) if quick else (20000, 5)
 Xv = rng.normal(size=(n, d)) / np.sqrt(d)

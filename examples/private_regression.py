@@ -7,14 +7,17 @@ public bound on a row's norm (rows above it are clipped). Neighbours: one patien
 Run:  python examples/private_regression.py [--quick]
 """
 
-import sys
+import argparse
 
 import cvxpy as cp
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 n, d = (5000, 3) if quick else (50000, 3)
 Xv = rng.uniform(-1, 1, (n, d)) / 2

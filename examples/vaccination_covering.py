@@ -8,14 +8,17 @@ price of leaving up to s rows under-covered.
 Run:  python examples/vaccination_covering.py [--quick]
 """
 
-import sys
+import argparse
 
 import cvxpy as cp
 import numpy as np
 
 import cvxdp
 
-quick = "--quick" in sys.argv
+parser = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
+quick = parser.parse_args().quick
 rng = np.random.default_rng(0)
 m, n = (600, 12) if quick else (3000, 30)
 A = rng.uniform(size=(m, n)) ** 3

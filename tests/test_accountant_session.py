@@ -66,7 +66,7 @@ def test_one_zcdp_accountant_across_three_solvers_refuses_the_fourth_before_read
     assert names == ["LeastSquaresProblem.solve_private", "MinEnclosingBall.solve_private",
                      "solve_private(Problem)"]
     assert [r.budget.rho for r in acct.ledger] == rhos
-    assert acct.spent().rho == pytest.approx(sum(rhos), rel=1e-12)   # zCDP adds rho
+    assert acct.spent.rho == pytest.approx(sum(rhos), rel=1e-12)   # zCDP adds rho
     rep = acct.report()
     assert rep.rho == pytest.approx(0.45, rel=1e-12) and rep.guarantee == "dp"
     text = str(rep).splitlines()
@@ -94,7 +94,7 @@ def test_one_zcdp_accountant_across_three_solvers_refuses_the_fourth_before_read
     assert ran == [] and len(acct.ledger) == 3   # nothing ran, nothing recorded
     # what is left still fits
     cvxdp.covering_lp(_COVER).solve_private(rho=0.05, rng=0, accountant=acct)
-    assert acct.spent().rho == pytest.approx(0.5, rel=1e-12)
+    assert acct.spent.rho == pytest.approx(0.5, rel=1e-12)
 
 
 def test_a_pure_dp_accountant_adds_epsilons():
@@ -107,7 +107,7 @@ def test_a_pure_dp_accountant_adds_epsilons():
     assert len(acct.ledger) == 1
     mats = np.stack([np.diag(r) for r in _COVER[:, :2]])
     cvxdp.covering_sdp(mats).solve_private(epsilon=0.7, rng=0, accountant=acct)
-    assert acct.spent().epsilon == pytest.approx(1.2, rel=1e-12)
+    assert acct.spent.epsilon == pytest.approx(1.2, rel=1e-12)
     with pytest.raises(BudgetError, match=r"eps=0.8 remaining"):
         cvxdp.covering_lp(_COVER).solve_private(epsilon=1.0, rng=0, accountant=acct)
     rep = acct.report()
@@ -119,13 +119,15 @@ def test_an_approx_accountant_composes_no_worse_than_basic_composition():
     budgets = [{"epsilon": 1.0, "delta": 1e-6}, {"epsilon": 1.0, "delta": 1e-6},
                {"epsilon": 0.5, "delta": 1e-6}]
     sols = _three_calls(acct, budgets)
-    spent = acct.spent()
+    spent = acct.spent
     # basic composition: 2.5 at delta 3e-6 <= 1e-5; the accountant's composition is never worse
     assert spent.delta == 1e-5 and spent.epsilon <= 2.5 * (1 + 1e-12)
     rhos = [r.zcdp.rho for r in acct.ledger]   # each call's own report proves rho-zCDP
     assert rhos == [sol.privacy.rho for sol in sols]
-    rho = sum(rhos)
-    textbook = rho + 2 * np.sqrt(rho * np.log(1 / 1e-5))   # Bun & Steinke Prop. 1.3
+    # the last call is charged as checked before it ran: its stated (0.5, 1e-6) on top of the
+    # first two calls' rho, converted at the delta left (Bun & Steinke Prop. 1.3 bounds it)
+    rho = sum(rhos[:2])
+    textbook = 0.5 + rho + 2 * np.sqrt(rho * np.log(1 / 9e-6))
     assert spent.epsilon <= min(2.5, textbook) * (1 + 1e-9)
 
 
@@ -154,9 +156,10 @@ def test_the_readme_session_prints_the_numbers_it_quotes():
         cvxdp.least_squares(usage[:, :3], usage[:, 3], row_bound=2.0).solve_private(
             epsilon=0.5, delta=1e-6, rng=7, accountant=acct)
     rep = acct.report()
-    assert rep.epsilon == pytest.approx(1.08867, abs=1e-5) and rep.rho == pytest.approx(
+    assert rep.epsilon == pytest.approx(1.45985, abs=1e-5) and rep.rho == pytest.approx(
         0.0357, abs=1e-4)
-    with pytest.raises(BudgetError, match=r"eps=0\.911334 at delta=1e-05 remaining\); the "
+    assert rep.details["ledger_composition"].epsilon == pytest.approx(1.08867, abs=1e-5)
+    with pytest.raises(BudgetError, match=r"eps=0\.540153 at delta=1e-05 remaining\); the "
                                           r"composition would be eps=2\.0954"):
         prob.solve_private(epsilon=1.0, delta=1e-6, rng=8, private=spec, accountant=acct)
 
@@ -172,3 +175,45 @@ def test_pure_dp_session_says_what_it_can_run():
     with pytest.raises(cvxdp.BudgetError, match="pure-DP session.*ScalarPrivacy.*ApproxDP"):
         prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, accountant=acct,
                            private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+
+
+def _five_fits(acct, seeds=range(5)):
+    """Five least-squares fits at (0.2, 1e-7) on ``acct``; the number that ran."""
+    for k, seed in enumerate(seeds):
+        try:
+            cvxdp.least_squares(_X, _Y, row_bound=1.0).solve_private(
+                epsilon=0.2, delta=1e-7, rng=seed, accountant=acct)
+        except BudgetError:
+            return k
+    return len(seeds)
+
+
+def test_the_reported_spend_is_what_the_refusal_rule_charges():
+    """An accountant's reported spend and its refusal rule agree: a fresh accountant whose total
+    is the reported spend of a session runs the same session, and one a little below it refuses
+    its last call.  Before: five fits at (0.2, 1e-7) on a (10, 1e-6) total reported
+    epsilon 0.4498 spent, and a fresh (0.4498, 1e-6) accountant refused the third fit (its
+    check composed the call at its stated (0.2, 1e-7), the ledger at the call's rho)."""
+    acct = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(10.0, 1e-6))
+    assert _five_fits(acct) == 5
+    spent = acct.report()
+    assert spent.epsilon <= 5 * 0.2 and spent.delta == 1e-6   # no worse than basic composition
+    # docs/privacy.md, "Sessions": charged 0.602, the ledger composes to 0.450
+    assert round(spent.epsilon, 3) == 0.602
+    assert round(spent.details["ledger_composition"].epsilon, 3) == 0.450
+    fresh = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(spent.epsilon, spent.delta))
+    assert _five_fits(fresh) == 5
+    assert fresh.report().epsilon == pytest.approx(spent.epsilon, rel=1e-12)
+    short = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(spent.epsilon * (1 - 1e-6), spent.delta))
+    assert _five_fits(short) == 4
+
+
+def test_spent_is_an_attribute_like_total_and_the_old_call_is_deprecated():
+    acct = cvxdp.PrivacyAccountant(cvxdp.ApproxDP(1.0, 1e-6))
+    assert acct.spent is None
+    cvxdp.least_squares(_X, _Y, row_bound=1.0).solve_private(
+        epsilon=0.2, delta=1e-7, rng=0, accountant=acct)
+    assert isinstance(acct.spent, cvxdp.ApproxDP) and isinstance(acct.total, cvxdp.ApproxDP)
+    with pytest.warns(DeprecationWarning, match="acct.spent, not acct.spent()"):
+        old = acct.spent()
+    assert old == acct.spent and old.epsilon == pytest.approx(0.2)   # one call: its own budget

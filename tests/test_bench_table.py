@@ -85,6 +85,13 @@ def test_table_of_fixed_rows_fits_100_columns_with_units_and_ratios():
         assert sum(line.startswith(f"[{name}]") for line in lines) == 1
     # no number is cut: every result token is a whole key=value
     assert "~" not in table
+    # meb's sec6 row: an extrapolated time (seconds at the paper's n) is marked, and its
+    # benchmark's line says what the mark means; measured times carry no mark
+    sec6 = next(line for line in lines if line.startswith("gaussian rho=0.3"))
+    assert sec6.split()[3:6] == ["332*", "7.2e+03", "0.0461"]
+    at = lines.index(next(x for x in lines if x.startswith("[meb]")))
+    assert "time *: extrapolated to the paper's n" in " ".join(lines[at:at + 2])
+    assert [x for x in lines if "*" in x] == [lines[at], sec6]  # no other time is marked
 
 
 def test_module_prints_and_warnings_stay_out_of_the_table(tmp_path, monkeypatch, capsys):
@@ -105,6 +112,9 @@ def test_module_prints_and_warnings_stay_out_of_the_table(tmp_path, monkeypatch,
     row = next(line for line in cap.out.splitlines() if line.startswith("p n=10"))
     assert row.split()[2:5] == ["0.5", "2", "0.25"]
     assert "UserWarning x1" in cap.out and "bench_argv.py, bench_nomain.py" in cap.out
+    # progress on stderr: each benchmark as it starts and ends
+    assert "[1/3] argv: not run" in cap.err and "[2/3] noisy: 1 rows in" in cap.err
+    assert "[1/3]" not in cap.out
 
 
 def test_cvxdp_bench_runs_a_fresh_interpreter_with_one_blas_thread(monkeypatch):

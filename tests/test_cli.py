@@ -52,3 +52,22 @@ def test_no_import_circle_between_cli_demo_plots():
             assert a not in edges[b], f"import circle: {a} <-> {b} ({edges})"
     assert "cli" not in edges["demo"] | edges["plots"]
     assert "demo" not in edges["plots"]
+
+
+def test_audit_unknown_case_is_a_usage_error_naming_the_closest(capsys):
+    """A misspelt --case ends in argparse's usage error (exit 2), not a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main(["audit", "--case", "gausian (analytic)"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: cvxdp audit")
+    assert "unknown audit case 'gausian (analytic)'; did you mean 'gaussian (analytic)'" in err
+    assert "Traceback" not in err
+
+
+def test_audit_prints_progress_on_stderr_and_the_table_on_stdout(capsys):
+    assert main(["audit", "--case", "gaussian (analytic)", "--samples", "500",
+                 "--jobs", "1"]) == 0
+    cap = capsys.readouterr()
+    assert "[1/1] gaussian (analytic): 2 x 500 runs ..." in cap.err
+    assert "[1/1]" not in cap.out and "gaussian (analytic)" in cap.out

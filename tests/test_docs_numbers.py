@@ -209,3 +209,124 @@ def test_modeling_page_first_example():
     assert sol.status == "user_limit"
     assert sol.validation.max_violation == pytest.approx(float(m5.group(1)), rel=0.03)
     assert sol.value == pytest.approx(float(m5.group(2)), rel=0.03)
+
+
+def test_getting_started_refusal_table_matches_the_checks():
+    """The "When cvxdp says no" table quotes the budget limits the entry points enforce, and
+    every row of it renders as a table row (five cells' worth of pipes, none left raw)."""
+    import cvxdp
+    from cvxdp.validation import DELTA_MAX, EPSILON_MAX
+
+    text = (ROOT / "docs" / "getting-started.md").read_text()
+    section = text[text.index("## When cvxdp says no"):]
+    rows = [x for x in section.splitlines() if x.startswith("| `")]
+    assert [r.split("`")[1] for r in rows] == [
+        "BudgetError", "PrivacySpecError", "UnsupportedProblemError", "InfeasibleProblemError",
+        "PrivacyGuaranteeError"]
+    assert all(r.count("|") == 3 and r.endswith("|") for r in rows), rows
+    eps_max = _number(r"epsilon <= 0 or above ([\de.+]+),", section)
+    delta_max = _number(r"delta outside \[0, ([\d.]+)\]", section)
+    assert (eps_max, delta_max) == (EPSILON_MAX, DELTA_MAX)
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, (50, 2))
+    for bad in ({"epsilon": 1.0, "delta": 2 * delta_max}, {"epsilon": 2 * eps_max}):
+        with pytest.raises(cvxdp.BudgetError):
+            cvxdp.least_squares(X, X[:, 0], row_bound=1.0).solve_private(**bad)
+
+
+def test_getting_started_first_solve_and_verbose_block(capsys):
+    """docs/getting-started.md: the first solve's status and certificate ('Reading the answer')
+    and the verbose block of the README's ball (header and summary, all but the time)."""
+    import warnings
+
+    import cvxpy as cp
+
+    import cvxdp
+
+    text = (ROOT / "docs" / "getting-started.md").read_text()
+    rng = np.random.default_rng(0)
+    usage = rng.uniform(0, 1, (40, 15))
+    A = cp.Parameter((40, 15), name="A", value=usage)
+    x = cp.Variable(15, nonneg=True)
+    prob = cp.Problem(cp.Maximize(rng.uniform(0, 1, 15) @ x), [A @ x <= 0.7, cp.sum(x) == 1])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True,
+                             private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-4))
+    m = re.search(r"sol\.status\s+# '(\w+)' here", text)
+    assert m and sol.status == m.group(1)
+    cert = re.search(r"sol\.certificate\s+# relative gap <= ([\d.]+), violation <= ([\d.e+-]+), "
+                     r"with probability >= ([\d.]+)", text)
+    assert cert, "getting-started: the certificate line is gone"
+    assert sol.certificate.relative_gap_bound == pytest.approx(float(cert.group(1)), rel=0.03)
+    assert sol.certificate.probability == float(cert.group(3))
+    assert float(cert.group(2)) <= 1e-6 and sol.certificate.violation_bound <= 1e-6
+
+    block = re.search(r"```\n(cvxdp MinEnclosingBall: .*?)```", text, re.DOTALL)
+    assert block, "getting-started: the verbose block is gone"
+    pts = np.random.default_rng(1).uniform(-3, 3, (50000, 2))
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cvxdp.min_enclosing_ball(pts).solve_private(epsilon=1.0, delta=1e-6, bounds=(-10, 10),
+                                                    rng=0, verbose=True)
+    printed = capsys.readouterr().out
+
+    def untimed(s):
+        return re.sub(r"time [\d.e+-]+ s", "time - s", " ".join(s.split()))
+
+    assert untimed(printed) == untimed(block.group(1))
+
+
+def test_privacy_page_composition_number():
+    """docs/privacy.md: 100 exponential-mechanism selections at epsilon 0.04 on a (1, 1e-6)
+    accountant compose (zCDP, then CKS) to the epsilon the page prints."""
+    from cvxdp.privacy import ApproxDP, PrivacyAccountant, exponential_mechanism
+
+    text = (ROOT / "docs" / "privacy.md").read_text()
+    m = re.search(r"print\(acct\.spent\)\s+# ApproxDP\(epsilon=([\d.]+)\.\.\., delta=([\de.-]+)\)",
+                  text)
+    assert m, "privacy.md: the composition line is gone"
+    rng = np.random.default_rng(0)
+    scores = rng.uniform(0, 1, 10)
+    acct = PrivacyAccountant(ApproxDP(1.0, 1e-6))
+    for _ in range(100):
+        exponential_mechanism(scores, epsilon=0.04, sensitivity=1.0, rng=rng, accountant=acct)
+    assert str(acct.spent.epsilon).startswith(m.group(1))
+    assert acct.spent.delta == float(m.group(2))
+
+
+def test_index_page_ball_numbers():
+    import cvxdp
+
+    text = (ROOT / "docs" / "index.md").read_text()
+    m = re.search(r"validation\.uncovered\)\s+# ([\d.]+) ([\d.]+) (\d+)", text)
+    assert m, "index.md: the ball's printed numbers are gone"
+    pts = np.random.default_rng(1).uniform(-3, 3, (50000, 2))
+    sol = cvxdp.min_enclosing_ball(pts).solve_private(epsilon=1.0, delta=1e-6, bounds=(-10, 10),
+                                                      rng=0, reference=True)
+    assert sol.ball.radius == pytest.approx(float(m.group(1)), rel=0.03)
+    assert sol.validation.radius_ratio == pytest.approx(float(m.group(2)), rel=0.03)
+    assert abs(sol.validation.uncovered - int(m.group(3))) <= 2
+
+
+@pytest.mark.filterwarnings("ignore::cvxdp.GaussianSampleWarning")
+def test_gaussians_page_first_block():
+    """docs/gaussians.md's first block: status, the two errors (quoted as ~x: within a factor
+    2), the samples the bound needs, the method auto chose."""
+    from cvxdp.estimation.gaussians import private_gaussian
+
+    text = (ROOT / "docs" / "gaussians.md").read_text()
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.standard_normal((5, 5)))
+    sigma = (q * np.logspace(0, 3, 5)) @ q.T
+    mu = 1e3 * np.ones(5) / np.sqrt(5)
+    X = rng.multivariate_normal(mu, sigma, size=200_000)
+    sol = private_gaussian(X, epsilon=1.0, delta=1e-6, rng=1, reference=True)
+    status = re.search(r"sol\.status, sol\.info\[\"status_reason\"\]\s+# '(\w+)'", text)
+    assert status and sol.status == status.group(1)
+    mean_err = _number(r"mahalanobis_mean_error\s+# ~([\d.]+)", text)
+    cov_err = _number(r"rel_frobenius_cov_error\s+# ~([\d.]+)", text)
+    assert mean_err / 2 <= sol.validation.mahalanobis_mean_error <= 2 * mean_err
+    assert cov_err / 2 <= sol.validation.rel_frobenius_cov_error <= 2 * cov_err
+    needed = _number(r"samples_required\.total\s+# ([\de.+]+):", text)
+    assert sol.samples_required.total == pytest.approx(needed, rel=0.05)
+    method = re.search(r"sol\.info\[\"method\"\]\s+# '(\w+)'", text)
+    assert method and sol.info["method"] == method.group(1)

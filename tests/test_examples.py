@@ -20,3 +20,15 @@ def test_example_runs_in_quick_mode(path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "privacy" in out or "guarantee" in out, out
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_has_help_and_rejects_a_misspelt_flag(path):
+    """argparse: --help describes the example and exits 0; a misspelt flag is a usage error
+    (exit 2), not silently ignored (before: both ran the full-size example)."""
+    ok = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0 and ok.stdout.startswith("usage:") and "--quick" in ok.stdout
+    bad = subprocess.run([sys.executable, str(path), "--quik"], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unrecognized arguments: --quik" in bad.stderr

@@ -532,7 +532,7 @@ def _step_budget(records: tuple[PrivacyRecord, ...], delta: float) -> tuple[floa
     acct = PrivacyAccountant(ApproxDP(1e9, delta))
     for r in records:
         acct.spend(r)
-    b = acct.spent()
+    b = acct.spent
     return float(b.epsilon), float(getattr(b, "delta", 0.0))
 
 

@@ -20,6 +20,15 @@ evaluates several sound strategies and returns the tightest:
 
 Records that only have (epsilon, delta) guarantees are always added by basic composition
 (Dwork & Roth 2014, Thm 3.16).
+
+What an accountant reports spent is what its refusal rule charged.  A call run against a user's
+accountant is checked, before it reads any data, with its stated budget (the only guarantee known
+then); after it ran, the ledger gets the tighter zCDP bound its own report proves.  The spend is
+``max(compose(ledger), max_j compose(ledger before call j + call j's stated budget))``: every
+term bounds the privacy of the calls it covers (a call is at least as private as its stated
+budget, and composition is monotone in the records), so the maximum is a valid guarantee for
+the whole ledger; each checked term was at most the total, so the spend never exceeds it; and
+an accountant whose total is a session's reported spend accepts the same calls.
 """
 
 from __future__ import annotations
@@ -114,6 +123,19 @@ class PrivacyRecord:
         times = f" x{self.count}" if self.count > 1 else ""
         return (f"PrivacyRecord({self.mechanism}{times}: {_fmt_budget(self.budget)}; "
                 f"{self.reference}; {p})")
+
+
+def _larger(a: Budget, b: Budget) -> Budget:
+    """The weaker of two guarantees of one notion (both hold, so the weaker one does)."""
+    if isinstance(a, ZCDP):
+        return a if a.rho >= b.rho else b
+    if isinstance(a, PureDP):
+        return a if a.epsilon >= b.epsilon else b
+    if a.epsilon >= b.epsilon and a.delta >= b.delta:
+        return a
+    if b.epsilon >= a.epsilon and b.delta >= a.delta:
+        return b
+    return ApproxDP(max(a.epsilon, b.epsilon), max(a.delta, b.delta))
 
 
 def _fmt(v: Any) -> str:
@@ -362,8 +384,11 @@ class PrivacyAccountant:
     >>> acct = PrivacyAccountant(ApproxDP(1.0, 1e-6))
     >>> _ = acct.spend(PrivacyRecord("exponential", PureDP(0.1), "Dwork & Roth Thm 3.10",
     ...                              zcdp=ZCDP(0.1**2 / 8)))
-    >>> acct.spent().epsilon <= 1.0
+    >>> acct.spent.epsilon <= 1.0
     True
+
+    ``spent`` is an attribute, like ``total`` (the old call ``acct.spent()`` still returns the
+    budget, with a :class:`DeprecationWarning`).
     """
 
     def __init__(self, total: Budget) -> None:
@@ -371,6 +396,8 @@ class PrivacyAccountant:
             raise TypeError(f"total must be PureDP, ApproxDP or ZCDP, got {total!r}")
         self.total = total
         self._ledger: list[PrivacyRecord] = []
+        # the largest composition a reserved check let through (module doc); None: none yet
+        self._charged: Budget | None = None
 
     @property
     def notion(self) -> str:
@@ -407,7 +434,7 @@ class PrivacyAccountant:
         For (epsilon, delta) totals: the total epsilon minus the epsilon spent so far composes
         to at the total delta (the next call's cost composes with the ledger, so it may use a
         little more or less than this difference)."""
-        spent = self.spent()
+        spent = self.spent
         if isinstance(self.total, ZCDP):
             used = spent.rho if spent is not None else 0.0
             return f"rho={max(self.total.rho - used, 0.0):.6g}"
@@ -415,9 +442,9 @@ class PrivacyAccountant:
         left = f"eps={max(self.total.epsilon - used, 0.0):.6g}"
         return left + (f" at delta={self.total.delta:.3g}" if self.notion == "approx" else "")
 
-    def check(self, record: PrivacyRecord) -> None:
+    def check(self, record: PrivacyRecord) -> Budget:
         """Raise :class:`BudgetError` (naming spent, remaining and asked) unless ``record``
-        fits into what is left; change nothing."""
+        fits into what is left; change nothing.  Returns the composition with ``record``."""
         try:
             spent = self._compose(self._ledger + [record])
         except BudgetError as err:
@@ -438,27 +465,49 @@ class PrivacyAccountant:
                 f"accountant (total {_fmt_budget(self.total)}) cannot compose: {err} "
                 f"{advice}") from None
         if not self._fits(spent):
-            done = self.spent()
+            done = self.spent
             raise BudgetError(
                 f"{record.mechanism} asks for {_fmt_budget(record.budget)}, which would exceed "
                 f"the total budget {_fmt_budget(self.total)}: the accountant has spent "
                 f"{_fmt_budget(done) if done is not None else 'nothing'} "
                 f"({self.describe_remaining()} remaining); the composition would be "
                 f"{_fmt_budget(spent)}.  Nothing was run.")
+        return spent
 
-    def spend(self, record: PrivacyRecord, *, check: bool = True) -> PrivacyRecord:
+    def spend(self, record: PrivacyRecord, *, check: bool = True,
+              reserved: PrivacyRecord | None = None) -> PrivacyRecord:
         """Add ``record`` to the ledger, or raise :class:`BudgetError` if it would overspend.
 
         ``check=False`` records without the check: for a step that already ran (its budget was
-        checked before it read any data), so that the ledger never misses what was spent."""
+        checked before it read any data), so that the ledger never misses what was spent.
+
+        ``reserved`` is the record that step was checked with before it ran (its stated
+        budget) when ``record`` is what it proved afterwards (the same budget with a tighter
+        zCDP bound): the accountant charges the composition it checked (module doc) and keeps
+        ``record`` in the ledger unless ``record`` composes above ``reserved`` (then the
+        stated budget).  Returns the record kept."""
         if check:
             self.check(record)
+        if reserved is not None:
+            charged = self._compose(self._ledger + [reserved])
+            if _larger(self._compose(self._ledger + [record]), charged) != charged:
+                record = PrivacyRecord(record.mechanism, record.budget, record.reference,
+                                       zcdp=reserved.zcdp, params=record.params,
+                                       count=record.count)
+            self._charged = charged if self._charged is None else _larger(self._charged,
+                                                                          charged)
         self._ledger.append(record)
         return record
 
+    @property
     def spent(self) -> Budget | None:
-        """The composed guarantee of everything spent so far (None if nothing was spent)."""
-        return self._compose(self._ledger) if self._ledger else None
+        """The guarantee of everything spent so far, in the total's notion (None if nothing
+        was spent): the ledger's composition, or the larger composition a reserved check
+        charged (module doc)."""
+        if not self._ledger:
+            return None
+        ledger = self._compose(self._ledger)
+        return ledger if self._charged is None else _larger(ledger, self._charged)
 
     def report(self, *, theorem: str | None = None, neighbouring: str | None = None,
                guarantee: str = "dp", details: Mapping[str, Any] | None = None
@@ -473,13 +522,15 @@ class PrivacyAccountant:
         if theorem is None:
             theorem = ("composition of the ledger: zCDP (Bun & Steinke 2016, Lemma 2.3) + CKS "
                        "2020 Cor. 13, basic (Dwork & Roth 2014, Thm 3.16), Gaussian DP (Dong, "
-                       "Roth & Su 2022, Cor. 3.3); the tightest")
+                       "Roth & Su 2022, Cor. 3.3); the tightest; at least what the refusal "
+                       "rule charged each call before it ran (its stated budget composed with "
+                       "the ledger)")
         if neighbouring is None:
             neighbouring = "each call's own (see its report)"
         kinds = {r.params.get("guarantee", "dp") for r in self._ledger}
         if guarantee == "dp" and kinds - {"dp"}:
             guarantee = "/".join(sorted(kinds - {"dp"}))
-        spent = self.spent()
+        spent = self.spent
         eps = delta = rho = None
         if isinstance(spent, ZCDP):
             rho = spent.rho
@@ -489,6 +540,9 @@ class PrivacyAccountant:
             if all(r.zcdp is not None for r in self._ledger):
                 rho = sum(r.count * r.zcdp.rho for r in self._ledger)
         details = dict(details or {})
+        if spent is not None and spent != self._compose(self._ledger):
+            # the charge (module doc) is above what the ledger composes to: both are valid
+            details["ledger_composition"] = self._compose(self._ledger)
         fd = float_delta(self._ledger)
         if fd > 0:
             # the floating-point samplers' delta, part of ``delta`` for an (epsilon, delta)

@@ -18,7 +18,9 @@ Conversions implemented here (all sound, none hard-coded):
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -70,6 +72,15 @@ def _check_rho(rho: float) -> float:
     return r
 
 
+def _deprecated_call(budget: Any) -> Any:
+    """``acct.spent()`` from before ``PrivacyAccountant.spent`` was an attribute: the budget
+    itself, with a :class:`DeprecationWarning`."""
+    warnings.warn("PrivacyAccountant.spent is an attribute now, like .total: write "
+                  "acct.spent, not acct.spent() (calling it will stop working in a future "
+                  "release)", DeprecationWarning, stacklevel=2)
+    return budget
+
+
 @dataclass(frozen=True)
 class PureDP:
     """epsilon-differential privacy.
@@ -81,6 +92,8 @@ class PureDP:
     """
 
     epsilon: float
+
+    __call__ = _deprecated_call
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
@@ -109,6 +122,8 @@ class ApproxDP:
     epsilon: float
     delta: float = 0.0
 
+    __call__ = _deprecated_call
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
         object.__setattr__(self, "delta", _check_delta(self.delta))
@@ -134,6 +149,8 @@ class ZCDP:
     """
 
     rho: float
+
+    __call__ = _deprecated_call
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rho", _check_rho(self.rho))

@@ -57,7 +57,7 @@ def test_clipped_mean_calibration_and_composition():
     acct = PrivacyAccountant(ApproxDP(eps, delta))
     for r in recs:
         acct.spend(r)  # raises BudgetError beyond (eps, delta)
-    assert acct.spent().epsilon <= eps * (1 + 1e-9)
+    assert acct.spent.epsilon <= eps * (1 + 1e-9)
     assert np.linalg.norm(out + 7.0) < 0.1
 
 

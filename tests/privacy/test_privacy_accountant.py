@@ -53,9 +53,9 @@ def test_accountant_refuses_overspend_and_keeps_ledger():
     with pytest.raises(BudgetError, match="exceed the total budget"):
         acct.spend(PrivacyRecord("b", PureDP(0.5), "lemma 2"))
     assert [r.mechanism for r in acct.ledger] == ["a"]
-    assert acct.spent().epsilon == pytest.approx(0.6)
+    assert acct.spent.epsilon == pytest.approx(0.6)
     acct.spend(PrivacyRecord("c", PureDP(0.4), "lemma 3"))
-    assert acct.spent().epsilon == pytest.approx(1.0)
+    assert acct.spent.epsilon == pytest.approx(1.0)
 
 
 def test_accountant_composes_gaussian_steps_exactly_in_gdp():
@@ -70,7 +70,7 @@ def test_accountant_composes_gaussian_steps_exactly_in_gdp():
     assert sigma < sigma_zcdp
     for _ in range(50):
         acct.spend(gaussian_record(sigma=sigma, sensitivity=1.0))
-    assert acct.spent().epsilon == pytest.approx(1.0, rel=1e-6)
+    assert acct.spent.epsilon == pytest.approx(1.0, rel=1e-6)
     with pytest.raises(BudgetError):
         acct.spend(gaussian_record(sigma=sigma, sensitivity=1.0))
     rep = acct.report(theorem="test", neighbouring="replace one row")
@@ -112,7 +112,7 @@ def test_one_analytic_gaussian_step_fits_its_own_budget_exactly():
     acct = PrivacyAccountant(ApproxDP(1.0, 1e-6))
     gaussian_mechanism(np.zeros(3), sensitivity=1.0, epsilon=1.0, delta=1e-6, rng=0,
                        accountant=acct)
-    assert acct.spent().epsilon == pytest.approx(1.0)
+    assert acct.spent.epsilon == pytest.approx(1.0)
     with pytest.raises(BudgetError):
         acct.spend(exponential_record(epsilon=0.01))
 

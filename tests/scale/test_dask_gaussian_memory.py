@@ -110,3 +110,64 @@ def test_client_allocates_a_small_fraction_of_the_array(dask_client, monkeypatch
             fn(X[:400_000], y[:400_000])  # imports and caches outside the measurement
             peaks[k] = _client_peak(lambda fn=fn: fn(X, y))[1] / X.nbytes
     assert max(peaks.values()) < 0.1, peaks
+
+
+def _status_bytes(key: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key):
+                return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def _client_peak_rss_growth(fn) -> int:
+    """Growth of the client process's peak resident set (VmHWM) during ``fn()``: the peak is
+    reset first (``/proc/self/clear_refs``, Linux), so it is the call's own peak above the
+    resident set it started from."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = _status_bytes("VmRSS")
+    fn()
+    return _status_bytes("VmHWM") - before
+
+
+_ESTIMATORS = {
+    "gaussian": lambda z, w: cvxdp.private_gaussian(z, epsilon=1.0, delta=1e-6, rng=1),
+    "gaussian bounds": lambda z, w: cvxdp.private_gaussian(z, epsilon=1.0, delta=1e-6, rng=1,
+                                                           bounds=(0.0, 20.0)),
+    "least squares": lambda z, w: cvxdp.least_squares(z / 40, w / 40, row_bound=1.0)
+    .solve_private(epsilon=1.0, delta=1e-6, rng=1),
+    "enclosing ball": lambda z, w: cvxdp.min_enclosing_ball(z).solve_private(
+        epsilon=1.0, delta=1e-6, rng=1, bounds=(0.0, 20.0), accuracy=0.5),
+    "john ellipsoid": lambda z, w: cvxdp.john_ellipsoid((z - 10.0) / 10.0).solve_private(
+        epsilon=1.0, delta=1e-6, rng=1, row_bound=1.0, closeness=1e-4, accuracy=0.9),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [
+    *[k for k in _ESTIMATORS if k != "john ellipsoid"],
+    pytest.param("john ellipsoid", marks=pytest.mark.xfail(strict=True, reason=(
+        "the released per-row weights (n floats, 1/d of the data) are computed onto the client "
+        "and scaled there twice (cvxdp/geometry/john/john_private.py _release, "
+        "ellipsoid.scaled): +0.51x of a 1.6e6 x 8 array")))])
+def test_client_peak_rss_stays_small_for_every_dask_estimator(dask_client, monkeypatch, name):
+    """1.6e6 x 8 (102 MB) persisted on two workers (tiles of 2e5 rows): the client's peak RSS
+    (VmHWM) grows by under 10% of the array during one call of each Dask estimator.  Measured:
+    gaussian 0.047x, with bounds 0.006x, least squares 0.003x, enclosing ball 0.039x, John
+    ellipsoid 0.51x (its released weights; xfail).  The issue's numbers at 4e6 x 8: gaussian
+    1.19x, enclosing ball 0.15x, least squares 0.02x."""
+    import os
+
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("needs Linux's /proc/self/clear_refs to reset VmHWM")
+    n, d = 1_600_000, 8
+    monkeypatch.setattr(row_partition, "TILE", 200_000)
+    X = (da.random.RandomState(0).standard_normal((n, d), chunks=(200_000, d)) + 10.0).persist()
+    y = X[:, 0] * 0.5
+    fn = _ESTIMATORS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fn(X[:400_000], y[:400_000])  # imports and caches outside the measurement
+        growth = _client_peak_rss_growth(lambda: fn(X, y)) / X.nbytes
+    assert growth < 0.1, f"{name}: the client's peak RSS grew by {growth:.3f}x the array"
