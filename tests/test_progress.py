@@ -120,8 +120,14 @@ def test_mwu_solve_shows_one_labelled_plain_bar_on_stderr(monkeypatch, capsys):
     monkeypatch.setattr(progress, "PLAIN_INTERVAL", 0.0)  # a line per iteration: the labels
     _mwu_verbose()
     err = capsys.readouterr().err
-    labels = {line.split(":")[0].strip() for line in err.splitlines() if "SCMWU" in line}
-    assert labels == {"SCMWU"} | {f"SCMWU run {k}" for k in range(2, len(_loops(sol)) + 1)}
+    labels = {line.split(":")[0].strip() for line in err.splitlines() if "so far" in line}
+    assert labels == set(_phases(sol))
+
+
+def _phases(sol):
+    """The MWU's loops, labelled by what they are: the feasibility run, then the search steps."""
+    n = len(_loops(sol))
+    return ["feasibility run"] + [f"objective search {k}/{n - 1}" for k in range(1, n)]
 
 
 def _loops(sol):
@@ -159,7 +165,7 @@ def test_mwu_solve_with_tqdm_makes_one_bar_on_stderr(monkeypatch, capsys):
     bar = _FakeTqdm.made[0]
     assert bar.file is sys.stderr and bar.leave and bar.closed
     assert bar.n == bar.total == sol.iterations
-    assert bar.descs == ["SCMWU"] + [f"SCMWU run {k}" for k in range(2, len(_loops(sol)) + 1)]
+    assert bar.descs == _phases(sol)
 
 
 def test_summary_agrees_with_the_status(capsys):

@@ -137,13 +137,13 @@ def test_paper_schedule_uses_algorithm_1_constants():
 def test_same_seed_same_answer_and_values_written_back():
     prob, A, x = _lp(seed=6)
     kw = dict(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
-    s1 = solve_general(prob, mechanism="mwu", rng=11, **kw)
+    s1 = cvxdp.solve_private(prob, mechanism="mwu", rng=11, **kw)
     v1 = x.value.copy()
-    s2 = solve_general(prob, mechanism="mwu", rng=11, **kw)
+    s2 = cvxdp.solve_private(prob, mechanism="mwu", rng=11, **kw)
     np.testing.assert_array_equal(v1, x.value)
     # epsilon=1 is below the theorem's regime: private, but no accuracy promise (user_limit)
     assert s1.value == s2.value and prob.status == s1.status == "user_limit"
-    s3 = solve_general(prob, mechanism="mwu", rng=12, **kw)
+    s3 = cvxdp.solve_private(prob, mechanism="mwu", rng=12, **kw)
     assert not np.array_equal(v1, x.value) or s3.value != s1.value
 
 

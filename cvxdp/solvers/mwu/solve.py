@@ -20,6 +20,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp import progress
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError, warn_user
 from cvxdp.privacy.accountant import PrivacyAccountant
@@ -40,7 +41,7 @@ from cvxdp.solvers.mwu.private_scp import (
 )
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
-from cvxdp.transform import from_scp, to_scp
+from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 from cvxdp.validation import COMMON_OPTIONS, check_options
 
@@ -253,14 +254,11 @@ def solve_mwu(
     # With a private objective, problem.value must come from the released (noisy) c only: the
     # true objective at x is a function of the private c and is not released.
     released = value_released if "objective" in settings else None
-    value = from_scp(problem, scp, x, status=status, value=released)
+    value = released if released is not None else scp.sign * float(scp.c @ x + scp.offset)
     solve_time = time.perf_counter() - t0
-    validation = None
-    if reference:
-        validation = validate(scp, x, solver=solver)
-        # validate() may overwrite variable values: write the released ones back
-        from_scp(problem, scp, x, status=status, value=released)
-    primal = {v.name(): v.value for v in problem.variables()}
+    validation = validate(scp, x, solver=solver) if reference else None
+    # the variables' values by name; write_back (the entry point's) is the one write
+    primal = released_values(problem, scp, x)
     return PrivateSolution(status=status, value=value, privacy=report,
                            validation=validation, iterations=iterations,
                            solve_time=solve_time, primal=primal, info=info, certificate=cert,
@@ -371,7 +369,9 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     for s in range(S):
         tau = hi if s == 0 else 0.5 * (lo + hi)
         f = form.with_target(tau)
-        res, det = _run(setting, f, run_budget, rng=gen, accountant=acct, **kw)
+        label = "feasibility run" if s == 0 else f"objective search {s}/{S - 1}"
+        with progress.phase(label):
+            res, det = _run(setting, f, run_budget, rng=gen, accountant=acct, **kw)
         if S == 1:
             best = (res, det)
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
