@@ -37,6 +37,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from cvxdp.errors import BudgetError, CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.budgets import ZCDP, Budget, resolve_budget
@@ -53,7 +54,8 @@ from cvxdp.solvers.perturbation import (
     robust_plan,
 )
 from cvxdp.solvers.perturbation.certified import DEFAULT_BETA, solve_perturbation
-from cvxdp.solvers.public_part import _exact_solver
+from cvxdp.solvers.perturbation.plan import segments
+from cvxdp.solvers.public_part import _exact_solver, simple_box
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
 from cvxdp.transform import to_scp
@@ -242,16 +244,7 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     except (PrivacySpecError, BudgetError) as err:
         return "mwu", {"rule": "perturbation not applicable: " + str(err)}
     alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
-    # ||E_u [x; 1]|| <= R max_j ||E_u[:, j]|| + ||E_u[:, n]|| for ||x||_1 <= R; a nuclear norm
-    # is at most sqrt(min(r, c)) times the Frobenius norm (one pass over the stacked maps)
-    norms = plan.column_norms()
-    n = scp.n
-    xmax = np.asarray(norms[:, :n].max(axis=1).toarray()).ravel() if n else np.zeros(plan.N)
-    const = np.asarray(norms[:, n].toarray()).ravel()
-    factor = np.array([math.sqrt(min(shape)) if (npl.nuclear is not None and npl.nuclear[u])
-                       else 1.0 for u, shape in enumerate(plan.matrix)])
-    tight = float(np.max(factor * npl.B * npl.sigma_unit * ((R or 0.0) * xmax + const),
-                         initial=0.0))
+    tight = _largest_tightening(scp, plan, npl, R or 0.0)
     why: dict[str, Any] = {
         "predicted": {"perturbation": {"tightening": tight, "noise": family},
                       "mwu": {"violation": alpha_mwu, "proven": proven}},
@@ -269,6 +262,44 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     why["rule"] = ("the MWU's a-priori violation bound (its theorem's, at its best T) < "
                    "perturbation's largest tightening")
     return "mwu", why
+
+
+def _largest_tightening(scp: Any, plan: Any, npl: Any, R: float) -> float:
+    """``max_u B_u sigma_u sup_x ||E_u [x; 1]||`` over the public bounds on ``x``, one pass over
+    the stacked maps.
+
+    ``||E_u [x; 1]|| <= ||E_u[:, :n] x|| + ||E_u[:, n]||`` and ``||E_u[:, :n] x||`` is at most
+    both ``max_j ||E_u[:, j]|| ||x||_1`` and ``||E_u[:, :n]||_op ||x||_2`` with ``||M||_op <=
+    sqrt(||M||_1 ||M||_inf)`` (Hoelder / Schur).  The public bounds: ``||x||_1 <= R`` (the MWU
+    form's trace bound) and ``||x||_2^2 <= ||x||_inf ||x||_1 <= R max_j |x_j|`` when the public
+    rows are bounds on single variables (their box, no solve).  A nuclear-norm unit is at most
+    ``sqrt(min(r, c))`` times the Frobenius bound.
+    """
+    n = scp.n
+    if plan.N == 0:
+        return 0.0
+    norms = plan.column_norms()
+    const = np.asarray(norms[:, n].toarray()).ravel()
+    by_l1 = (np.asarray(norms[:, :n].max(axis=1).toarray()).ravel() * R if n
+             else np.zeros(plan.N))
+    reach = by_l1
+    box = simple_box(scp)
+    if n and box is not None:
+        big = float(np.max(np.maximum(np.abs(box[0]), np.abs(box[1])), initial=0.0))
+        if math.isfinite(big):
+            x2 = min(R, math.sqrt(R * big))
+            absE = abs(plan.E_all[:, :n]).tocsr()
+            seg = segments(plan.E_ptr)
+            col_sum = np.asarray((sp.csr_matrix(
+                (np.ones(seg.size), (seg, np.arange(seg.size))),
+                shape=(plan.N, seg.size)) @ absE).max(axis=1).toarray()).ravel()
+            row_sum = np.asarray(absE.sum(axis=1)).ravel()
+            row_max = np.zeros(plan.N)
+            np.maximum.at(row_max, seg, row_sum)
+            reach = np.minimum(by_l1, np.sqrt(col_sum * row_max) * x2)
+    factor = np.array([math.sqrt(min(shape)) if (npl.nuclear is not None and npl.nuclear[u])
+                       else 1.0 for u, shape in enumerate(plan.matrix)])
+    return float(np.max(factor * npl.B * npl.sigma_unit * (reach + const), initial=0.0))
 
 
 def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]

@@ -130,6 +130,17 @@ def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = Fals
     return lo, hi
 
 
+def simple_box(scp: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(lo, hi)`` of every coordinate when the rows without private data are all bounds on
+    single variables (their feasible set is that box, read off without a solve); else None."""
+    row_private = np.zeros(scp.m, dtype=bool)
+    row_private[scp.sensitivity.private_rows()] = True
+    box = _bound_rows(scp.A, scp.b, scp.dims, ~row_private)
+    if box is None or not box[2]:
+        return None
+    return box[0], box[1]
+
+
 def _bound_rows(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, bool] | None:
     """``(lo, hi, feasible)`` when every kept row is an equality or inequality on at most one

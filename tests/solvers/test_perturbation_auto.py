@@ -154,3 +154,37 @@ def test_audit_of_the_perturbed_parameter_release(noise):
 
     bad = audit_mechanism(loud, 0.0, 1.0, epsilon=eps, delta=delta, n_samples=20000, rng=1)
     assert not bad.passed
+
+
+def test_predicted_tightening_bounds_every_publicly_feasible_point():
+    # A x <= 1, 0 <= x <= 1 with private A (m=50, n=10): the prediction is the largest
+    # tightening B_u sigma ||E_u [x; 1]|| over the public set, computed from ||x||_2^2 <=
+    # ||x||_inf ||x||_1; it must bound the tightening at every public point, and it is
+    # sqrt(n)-times smaller than the ||x||_1-only bound here
+    rng = np.random.default_rng(3)
+    A = cp.Parameter((50, 10), name="A", value=rng.uniform(0, 1, (50, 10)))
+    x = cp.Variable(10)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, x >= 0, x <= 1])
+    spec = cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)
+    budget = resolve_budget(epsilon=1.0, delta=1e-6)
+    scp = to_scp(prob, private=spec)
+    ent = pert.private_entries(scp, (spec,))
+    plan = pert.robust_plan(scp, ent)
+    npl = pert.noise_plan(budget, "gaussian", ent, plan, 1e-3)
+    _, why = mech.choose_mechanism(prob, (spec,), budget, noise="gaussian")
+    R = why["trace_bound"]
+    pred = mech._largest_tightening(scp, plan, npl, R)
+    assert pred == pytest.approx(why["tightening_perturbation"], rel=1e-12)
+    worst = 0.0
+    for _ in range(200):
+        xs = rng.uniform(0, 1, 10) * (rng.uniform() < 0.5) + (rng.uniform() >= 0.5)
+        xs = np.minimum(xs, 1.0)
+        if xs.sum() > R:
+            xs *= R / xs.sum()
+        z = np.append(xs, 1.0)
+        worst = max(worst, max(npl.B[u] * npl.sigma_unit * np.linalg.norm(E @ z)
+                               for u, E in enumerate(plan.E)))
+    assert worst <= pred * (1 + 1e-12)
+    # the ||x||_1 <= R bound alone would be sqrt(R) = 3.2x larger
+    by_l1 = float(np.max(npl.B * npl.sigma_unit)) * 1e-3 * R
+    assert pred <= by_l1 / 2
