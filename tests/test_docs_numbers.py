@@ -121,7 +121,7 @@ def test_readme_quickstart_numbers():
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7, reference=True, private=quick,
                              mechanism="mwu")
     m = re.search(r"status\s+`(\w+)` \(no accuracy theorem[^)]*\), value ([\d.]+), largest\s+"
-                  r"violation of the true constraints ([\d.]+)\.", text)
+                  r"violation of the true constraints ([\d.]+)[.;]", text)
     assert m, "README: the MWU sentence of the quickstart is gone"
     assert sol.status == m.group(1) == "user_limit"
     assert sol.value == pytest.approx(float(m.group(2)), rel=0.03)
