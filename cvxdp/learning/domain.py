@@ -25,7 +25,7 @@ from cvxdp.errors import InfeasibleProblemError
 from cvxdp.learning.detect import RowModel
 
 __all__ = ["theta", "theta_bound", "regulariser_lipschitz", "Projector", "solve_on_rows",
-           "public_completion"]
+           "public_completion", "public_point"]
 
 _OK = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
@@ -182,10 +182,24 @@ def solve_on_rows(model: RowModel, loss: Any, X: np.ndarray, y: np.ndarray | Non
     prob = cp.Problem(cp.Minimize(obj), model.constraints)
     with warnings.catch_warnings():   # a solver warning here would depend on the private rows
         warnings.simplefilter("ignore")
-        prob.solve(solver=solver)
+        try:
+            prob.solve(solver=solver)
+        except cp.SolverError:
+            # whether the solver fails depends on the private rows: nothing is raised and the
+            # public fallback point is returned (the mechanisms do not report the status)
+            return public_point(model, solver), cp.SOLVER_ERROR
     if prob.status not in _OK:
-        return np.zeros(th.size), prob.status
+        return public_point(model, solver), prob.status
     return np.concatenate([np.ravel(v.value, order="F") for v in theta(model)]), prob.status
+
+
+def public_point(model: RowModel, solver: str | None = None) -> np.ndarray:
+    """A point of the public constraint set from public data only: the projection of 0 (0
+    when there are no constraints).  Released in place of a solve on the private rows that
+    failed (a function of public data, so it reveals nothing)."""
+    if not model.constraints:
+        return np.zeros(model.dim)
+    return Projector(model, with_regulariser=False, solver=solver).step(np.zeros(model.dim))
 
 
 def set_theta(model: RowModel, value: np.ndarray) -> None:
