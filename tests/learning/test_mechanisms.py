@@ -13,9 +13,9 @@ from scipy import stats
 
 import cvxdp
 from cvxdp.errors import BudgetError, UnsupportedProblemError
-from cvxdp.learning.objective_perturbation import kst_sigma, objpert_sigma
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.gdp import gdp_sigma
+from cvxdp.privacy.objective_perturbation import kst_sigma, objpert_sigma
 
 N, D = 200, 3
 
