@@ -12,16 +12,21 @@ bound) -- and the regulariser's strong convexity ``mu`` (Kifer, Smith & Thakurta
 the derivation, with a non-smooth public regulariser and the constraint set, is in
 ``docs/learning.md``).
 
-Utility (every term public; probability ``>= 1 - beta``): with ``W`` the public bound on
-``||theta||`` over F, ``F(theta^) - F* <= n e_h + Delta W^2 / 2 + 2 W ||b||_beta``, where
-``e_h`` is the smoothing's largest effect on one row and ``||b||_beta`` the ``1 - beta``
-quantile of ``||b||`` (chi for Gaussian, Gamma(d, G / eps2) for pure).  ``h`` minimises this
-bound: ``h = sqrt(R~^2 kappa W^2 / (2 (e^eps1 - 1) n e_1))``.
+Utility (every term public; probability ``>= 1 - beta``): ``e_h`` the smoothing's largest
+effect on one row, ``||b||_beta`` the ``1 - beta`` quantile of ``||b||`` (chi for Gaussian,
+Gamma(d, G / eps2) for pure), ``W`` the public bound on ``||theta||`` over F and ``W*`` one on
+the exact minimiser ``||theta*||`` (:func:`minimiser_bound`; ``W* <= W``):
 
-The split of epsilon (public): Chaudhuri et al.'s rule first -- when the regulariser's own
-curvature makes the Jacobian cost ``log(1 + lambda/mu) <= eps/2``, spend exactly that and no
-Delta -- then the shares 0.1 .. 0.9 of epsilon; with a finite W the split of smallest bound is
-taken, otherwise the first.
+    F(theta^) - F* <= n e_h + min(Delta W^2 / 2 + 2 W ||b||_beta,
+                                  (Delta W* + ||b||_beta)^2 / (4 Delta + 2 mu)),
+
+the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the second from
+its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
+theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
+minimises the first bound's terms in h.  The split of epsilon (public): the candidates are
+Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0) --
+and the shares :data:`SPLITS`; the one of smallest proven bound is taken (the first when no
+bound is finite).
 
 References
 ----------
@@ -33,9 +38,10 @@ Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+import cvxpy as cp
 import numpy as np
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.norm1 import norm1
@@ -45,7 +51,7 @@ from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
-from cvxdp.learning.domain import solve_on_rows
+from cvxdp.learning.domain import solve_on_rows, theta
 from cvxdp.learning.loss import RowLoss
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
@@ -120,35 +126,49 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
         raise UnsupportedProblemError(
             "objective perturbation needs curvature: the loss is linear in w and the "
             "regulariser is not strongly convex; use mechanism='gradient'.")
-    # with a finite W: the split with the smallest proven bound.  Without one, the same rule
-    # with W_opt, a public bound on the exact minimiser (no bound is claimed from it), or
-    # else the first split (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost
-    # below eps/2)
-    W_pick = W if math.isfinite(W) else minimiser_bound(model)
-    plans = [_plan_at(model, loss, eps1, eps, delta, W_pick, zeta, beta)
+    # the split with the smallest proven bound (the smaller of the two in _plan_at; W* a
+    # public bound on the exact minimiser); with no finite bound, the first split
+    # (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
+    W_star = min(W, minimiser_bound(model))
+    plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    best = min(plans, key=lambda p: p.bound) if math.isfinite(W_pick) else plans[0]
-    if not math.isfinite(W):
-        best = replace(best, bound=math.inf)
-    return best
+    if all(not math.isfinite(p.bound) for p in plans):
+        return plans[0]
+    return min(plans, key=lambda p: p.bound)
 
 
 def minimiser_bound(model: RowModel) -> float:
-    """Public bound on ``||theta*||`` from strong convexity: when the loss and the public
-    terms are >= 0 and vanish-or-are-bounded at 0, ``mu/2 ||theta*||^2 <= F(theta*) <= F(0)
-    <= n sup_y l(0, y)``; inf when that does not apply."""
+    """Public bound ``W*`` on ``||theta*||``, ``theta*`` the exact minimiser, from strong
+    convexity: when 0 is feasible, the loss is >= 0 and the public terms are >= 0, vanish at 0
+    and include ``mu/2 ||theta||^2``, then ``mu/2 ||theta*||^2 <= F(theta*) <= F(0) <=
+    n sup_y l(0, y)``; inf when that does not apply."""
     loss = model.loss
     if model.mu <= 0 or not loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):
         return math.inf
+    if not zero_feasible(model):
+        return math.inf
     f0 = model.n * loss.value_bound(0.0, model.label_bound)
     return math.sqrt(2 * f0 / model.mu)
 
 
+def zero_feasible(model: RowModel) -> bool:
+    """``theta = 0`` satisfies the public constraints (an exact public solve; True without
+    constraints)."""
+    if not model.constraints:
+        return True
+    prob = cp.Problem(cp.Minimize(0), [*model.constraints, *(v == 0 for v in theta(model))])
+    try:
+        prob.solve()
+    except cp.SolverError:
+        return False
+    return prob.status == cp.OPTIMAL
+
+
 #: shares of epsilon tried for the Jacobian part (public; the bound picks one)
-SPLITS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+SPLITS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> list[float]:
@@ -166,27 +186,32 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
 
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
-             zeta: float, beta: float) -> ObjPertPlan:
-    R, B, n, d = model.feature_bound, model.label_bound, model.n, model.dim
+             W_star: float, zeta: float, beta: float) -> ObjPertPlan:
+    R, B, n, d, mu = model.feature_bound, model.label_bound, model.n, model.dim, model.mu
     eps2 = eps - eps1
     h = None
     smooth = loss
     if not loss.smooth:
         kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
-        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h)
-        h = (math.sqrt(R * R * kappa * W * W * _inv_expm1(eps1) / (2 * n * e1))
-             if math.isfinite(W) and W > 0 else 1.0)
+        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h), W the smaller domain bound
+        Wh = W_star
+        h = (math.sqrt(R * R * kappa * Wh * Wh * _inv_expm1(eps1) / (2 * n * e1))
+             if math.isfinite(Wh) and Wh > 0 else 1.0)
         h = max(h, H_MIN)
         smooth = loss.smoothed(h)
     lam = smooth.smoothness(B) * R * R
     cal = calibrate_objective_perturbation(
         epsilon=eps, delta=delta, epsilon_jacobian=eps1, hessian_bound=lam,
-        strong_convexity=model.mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
+        strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
     Delta, G, k, sigma, gamma_scale = cal.Delta, cal.sensitivity, cal.span, cal.sigma, \
         cal.gamma_scale
     bnorm = _b_quantile(sigma, gamma_scale, d, beta)
     err_h = n * smooth_error(loss, h)
-    bound = err_h + Delta * W * W / 2 + 2 * W * bnorm if math.isfinite(W) else math.inf
+    bound = math.inf
+    if math.isfinite(W):           # diameter: Delta/2 (|th*|^2 - |th^|^2) + b'(th* - th^)
+        bound = err_h + Delta * W * W / 2 + 2 * W * bnorm
+    if math.isfinite(W_star) and 2 * Delta + mu > 0:   # strong convexity of the perturbed
+        bound = min(bound, err_h + (Delta * W_star + bnorm) ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
                        bound, cal)
 

@@ -154,17 +154,39 @@ def test_status_promises_only_a_proven_accuracy(rows):
 
 
 def test_no_bound_without_a_bounded_domain_is_user_limit(rows):
+    # no constraint and no strongly convex regulariser: neither W nor W* is finite
     X, y = rows
     Xp, yp = cp.Parameter((N, D), value=X), cp.Parameter(N, value=y)
     w = cp.Variable(D)
     prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / N
-                                  + 0.01 * cp.sum_squares(w)))
+                                  + 0.01 * cp.norm1(w)))
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
                              private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
     assert sol.status == cp.USER_LIMIT and "W = inf" in sol.info["status_reason"]
     assert sol.value is None and "nothing was spent" in sol.info["value_reason"]
     assert sol.privacy.mechanisms == {"objective_perturbation": 1}
     assert prob.status == cp.USER_LIMIT and prob.value is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ridge_alone_gives_a_proven_bound_that_holds(rows, seed):
+    # no constraint, but the ridge bounds the exact minimiser: mu/2 |th*|^2 <= F(0) = log 2
+    # (W* = sqrt(2 log 2 / mu)), and the perturbed objective's strong convexity gives
+    # F(th^) - F* <= (Delta W* + |b|_beta)^2 / (4 Delta + 2 mu)
+    X, y = rows
+    Xp, yp = cp.Parameter((N, D), value=X), cp.Parameter(N, value=y)
+    w = cp.Variable(D)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / N
+                                  + 0.01 * cp.sum_squares(w)))
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=seed, reference=True,
+                             private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
+    info = sol.info
+    mu, W_star = 0.02, math.sqrt(2 * math.log(2) / 0.02)
+    b = info["noise_sigma"] * math.sqrt(stats.chi2.isf(1e-3, D))
+    assert info["excess_risk_bound"] == pytest.approx(
+        (info["Delta"] * W_star + b) ** 2 / (4 * info["Delta"] + 2 * mu), rel=1e-9)
+    assert -1e-6 <= sol.validation.objective_gap <= info["excess_risk_bound"]
+    assert sol.status == cp.USER_LIMIT and sol.value is None   # bound 1.2 > 1e-2; no W
 
 
 def test_value_is_released_noisily_and_held_by_the_problem(rows):
