@@ -11,6 +11,7 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 import pytest
+from scipy import stats
 
 import cvxdp
 from cvxdp.learning.detect import detect
@@ -109,3 +110,18 @@ def test_record_budget_is_the_calibrated_budget(neighbours):
                                  mechanism=mech, steps=5, value_share=0.05)
         assert sol.privacy.epsilon == pytest.approx(1.0, rel=1e-6)
         assert sol.privacy.delta == pytest.approx(1e-6, rel=1e-6)
+
+
+def test_output_bound_uses_the_true_lipschitz_constant_of_a_linear_regulariser():
+    # F(th^) - F* <= (n zeta + L_R) |b|_beta needs L_R >= the regulariser's Lipschitz constant;
+    # for w @ a that is ||a|| (50 here), not sqrt(d)
+    prob, spec = _logistic()
+    w = prob.variables()[0]
+    a = np.array([50.0, 0.0, 0.0])
+    prob = cp.Problem(cp.Minimize(prob.objective.args[0] + w @ a), prob.constraints)
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0, mechanism="output",
+                             value_share=0.0)
+    zeta = 1.0 / N                              # logistic: |l'| <= 1 / N per row, ||x|| <= 1
+    L_R = 2 * 0.01 * 3.0 + 50.0                 # 0.01 sum_squares on ||w|| <= 3, and w @ a
+    b = sol.info["noise_sigma"] * np.sqrt(stats.chi2.isf(1e-3, 3))
+    assert sol.info["excess_risk_bound"] >= (N * zeta + L_R) * b * (1 - 1e-9)
