@@ -14,6 +14,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.norm_inf import norm_inf
@@ -102,8 +103,9 @@ def theta_bound(model: RowModel) -> float:
 
 def regulariser_lipschitz(model: RowModel, W: float) -> float:
     """A Lipschitz constant of the public regulariser on ``||theta|| <= W`` read from its
-    terms (``c sum_squares``: 2 c W, ``c norm1``: c sqrt(d), ``c norm2``: c, constants: 0);
-    inf when a term is of another kind."""
+    terms (``c sum_squares``: 2 c W, ``c norm1``: c sqrt(d), ``c norm2``: c, ``c sum``:
+    c sqrt(d), constants: 0); inf when a term is of another kind (e.g. ``w @ a``, whose
+    constant ``||a||`` is not read)."""
     total = 0.0
     for c, e in model.public_terms:
         if e.is_constant():
@@ -119,8 +121,8 @@ def regulariser_lipschitz(model: RowModel, W: float) -> float:
             total += abs(c) * math.sqrt(var.size)
         elif isinstance(e, Pnorm) and _power(e) == 2:
             total += abs(c)
-        elif e.is_affine() and e.size == 1:
-            total += abs(c) * float(np.linalg.norm(np.ones(var.size)))  # |sum| <= sqrt(d)||x||
+        elif isinstance(e, Sum) and e.axis is None and e.args[0] is var:
+            total += abs(c) * math.sqrt(var.size)   # |sum(x)| <= sqrt(d) ||x||
         elif isinstance(e, Power) and _power(e) == 2:
             total += abs(c) * 2 * W   # norm2(w)**2 or square(v)
         else:
