@@ -40,6 +40,11 @@ import numpy as np
 from scipy import optimize
 
 import cvxdp
+from cvxdp.learning.detect import detect
+from cvxdp.learning.domain import theta_bound
+from cvxdp.learning.objective_perturbation import plan_objective_perturbation
+from cvxdp.privacy.budgets import PureDP
+from cvxdp.privacy.rng import as_generator
 from cvxdp.table import format_table
 
 D = 10
@@ -172,12 +177,6 @@ def mechanism_check(n, eps, seed):
     solver -- the mechanism's utility without the conic solve's time, to average many seeds
     at large n -- against diffprivlib's own fit.  The conic solve of the same perturbed
     objective agrees to four digits where both were run (n = 1e5)."""
-    from cvxdp.learning.detect import detect
-    from cvxdp.learning.domain import theta_bound
-    from cvxdp.learning.objective_perturbation import plan_objective_perturbation
-    from cvxdp.privacy.budgets import PureDP
-    from cvxdp.privacy.rng import as_generator
-
     (X, y), _ = logistic_data(n, seed)
     lam = 1.0 / n
     best = logistic_risk(X, y, exact_logistic(X, y, lam), lam)
