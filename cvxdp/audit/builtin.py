@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.audit.auditor import AuditResult, audit_family, audit_mechanism
+from cvxdp.audit.learning_cases import learning_cases
 from cvxdp.audit.solver_cases import solver_cases
 from cvxdp.privacy import calibrate_gaussian, exponential_mechanism
 
@@ -103,7 +104,8 @@ def builtin_cases(epsilon: float = 1.0, delta: float = 1e-5, *, slow: bool = Tru
                       epsilon, delta, True, 20_000),
         ]
     cases += [AuditCase(c.name, c.mechanism, c.data, c.neighbour, c.epsilon, c.delta, c.broken,
-                        c.n_samples, c.slow) for c in solver_cases(epsilon, delta)]
+                        c.n_samples, c.slow)
+              for c in solver_cases(epsilon, delta) + learning_cases(epsilon, delta)]
     return [c for c in cases if slow or not c.slow]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.norm_inf import norm_inf
@@ -25,7 +26,7 @@ from cvxdp.errors import InfeasibleProblemError
 from cvxdp.learning.detect import RowModel
 
 __all__ = ["theta", "theta_bound", "regulariser_lipschitz", "Projector", "solve_on_rows",
-           "public_completion"]
+           "public_completion", "public_point"]
 
 _OK = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
@@ -102,8 +103,9 @@ def theta_bound(model: RowModel) -> float:
 
 def regulariser_lipschitz(model: RowModel, W: float) -> float:
     """A Lipschitz constant of the public regulariser on ``||theta|| <= W`` read from its
-    terms (``c sum_squares``: 2 c W, ``c norm1``: c sqrt(d), ``c norm2``: c, constants: 0);
-    inf when a term is of another kind."""
+    terms (``c sum_squares``: 2 c W, ``c norm1``: c sqrt(d), ``c norm2``: c, ``c sum``:
+    c sqrt(d), constants: 0); inf when a term is of another kind (e.g. ``w @ a``, whose
+    constant ``||a||`` is not read)."""
     total = 0.0
     for c, e in model.public_terms:
         if e.is_constant():
@@ -119,8 +121,8 @@ def regulariser_lipschitz(model: RowModel, W: float) -> float:
             total += abs(c) * math.sqrt(var.size)
         elif isinstance(e, Pnorm) and _power(e) == 2:
             total += abs(c)
-        elif e.is_affine() and e.size == 1:
-            total += abs(c) * float(np.linalg.norm(np.ones(var.size)))  # |sum| <= sqrt(d)||x||
+        elif isinstance(e, Sum) and e.axis is None and e.args[0] is var:
+            total += abs(c) * math.sqrt(var.size)   # |sum(x)| <= sqrt(d) ||x||
         elif isinstance(e, Power) and _power(e) == 2:
             total += abs(c) * 2 * W   # norm2(w)**2 or square(v)
         else:
@@ -182,10 +184,24 @@ def solve_on_rows(model: RowModel, loss: Any, X: np.ndarray, y: np.ndarray | Non
     prob = cp.Problem(cp.Minimize(obj), model.constraints)
     with warnings.catch_warnings():   # a solver warning here would depend on the private rows
         warnings.simplefilter("ignore")
-        prob.solve(solver=solver)
+        try:
+            prob.solve(solver=solver)
+        except cp.SolverError:
+            # whether the solver fails depends on the private rows: nothing is raised and the
+            # public fallback point is returned (the mechanisms do not report the status)
+            return public_point(model, solver), cp.SOLVER_ERROR
     if prob.status not in _OK:
-        return np.zeros(th.size), prob.status
+        return public_point(model, solver), prob.status
     return np.concatenate([np.ravel(v.value, order="F") for v in theta(model)]), prob.status
+
+
+def public_point(model: RowModel, solver: str | None = None) -> np.ndarray:
+    """A point of the public constraint set from public data only: the projection of 0 (0
+    when there are no constraints).  Released in place of a solve on the private rows that
+    failed (a function of public data, so it reveals nothing)."""
+    if not model.constraints:
+        return np.zeros(model.dim)
+    return Projector(model, with_regulariser=False, solver=solver).step(np.zeros(model.dim))
 
 
 def set_theta(model: RowModel, value: np.ndarray) -> None:

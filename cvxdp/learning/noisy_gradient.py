@@ -41,7 +41,7 @@ from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
-from cvxdp.learning.domain import Projector
+from cvxdp.learning.domain import Projector, public_point
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
 from cvxdp.privacy.gdp import gdp_record, gdp_sigma
@@ -61,6 +61,7 @@ DEFAULT_STEPS = 100
 @dataclass(frozen=True)
 class GradientPlan:
     steps: int
+    dl_bound: float         # L: public bound on |dl/dp| over the domain (rows' slopes clipped)
     zeta: float
     G: float
     sigma: float
@@ -85,7 +86,8 @@ def plan_noisy_gradient(model: RowModel, budget: Any, W: float, *, beta: float,
         raise BudgetError("noisy gradient descent is a Gaussian mechanism: give delta > 0 or "
                           "rho=, or use mechanism='objective' / 'output' for pure DP.")
     R, B, n, d = model.feature_bound, model.label_bound, model.n, model.dim
-    zeta = model.loss.lipschitz(R * W, B) * R
+    L = model.loss.lipschitz(R * W, B)
+    zeta = L * R
     if zeta == 0:
         raise UnsupportedProblemError("the loss does not depend on w: nothing to learn.")
     G = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta
@@ -99,15 +101,21 @@ def plan_noisy_gradient(model: RowModel, budget: Any, W: float, *, beta: float,
     eta = D / math.sqrt(2 * (T * Gf * Gf + sigma * sigma * Q)) if D > 0 else 1.0
     bound = (D * D / (2 * eta) + eta * (T * Gf * Gf + sigma * sigma * Q)
              + sigma * D * math.sqrt(2 * T * math.log(2 / beta)) + Gf * D) / T
-    return GradientPlan(steps, zeta, G, sigma, eta, bound)
+    return GradientPlan(steps, L, zeta, G, sigma, eta, bound)
 
 
-def _gradient(model: RowModel, X: np.ndarray, y: np.ndarray | None, th: np.ndarray
-              ) -> np.ndarray:
+def _gradient(model: RowModel, X: np.ndarray, y: np.ndarray | None, th: np.ndarray,
+              dl_bound: float) -> np.ndarray:
+    """``sum_i l'(p_i) x~_i`` with each ``l'(p_i)`` clipped to ``[-dl_bound, dl_bound]``.
+
+    On the domain ``|l'| <= L = dl_bound`` already; an iterate outside it by a solver's
+    tolerance would exceed it, and the clip keeps one row's gradient within ``zeta = L R~``
+    at every iterate (the step's sensitivity is then exact, not up to the tolerance).
+    """
     w = th[:model.w.size]
     p = X @ w + (model.sign_v * th[-1] if model.v is not None else 0.0)
     yv = np.zeros_like(p) if y is None else y
-    dl = model.loss.derivative(p, yv)
+    dl = np.clip(model.loss.derivative(p, yv), -dl_bound, dl_bound)
     g = X.T @ dl
     if model.v is not None:
         g = np.append(g, model.sign_v * float(np.sum(dl)))
@@ -120,11 +128,10 @@ def noisy_gradient(model: RowModel, plan: GradientPlan, budget: Any, X: np.ndarr
                    ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any]]:
     """Run the T noisy prox steps; returns (the averaged iterate, record, info)."""
     prox = Projector(model, with_regulariser=True, solver=solver)
-    th = Projector(model, with_regulariser=False, solver=solver).step(np.zeros(model.dim)) \
-        if model.constraints else np.zeros(model.dim)   # public start
+    th = public_point(model, solver)   # public start
     total = np.zeros(model.dim)
     for _ in range(plan.steps):
-        g = _gradient(model, X, y, th) + gen.normal(0.0, plan.sigma, size=model.dim)
+        g = _gradient(model, X, y, th, plan.dl_bound) + gen.normal(0.0, plan.sigma, size=model.dim)
         th = prox.step(th - plan.eta * g, plan.eta)
         total += th
     delta = None if isinstance(budget, ZCDP) else budget.delta

@@ -4,36 +4,29 @@ Released: ``theta^ = argmin_{theta in F} sum_i l_h(p_i, y_i) + R(theta) + Delta/
 + b' theta`` -- one CVXPY solve on the clipped rows, ``l_h`` the loss with its kinks publicly
 smoothed (:meth:`cvxdp.learning.loss.RowLoss.smoothed`).
 
-Privacy (Kifer, Smith & Thakurta 2012, Thm 2, whose proof we follow with exact tails).  The
-gradient of one row's loss is ``l'(p) x~``: norm ``<= zeta = L R~`` and Hessian ``l''(p) x~ x~'``
-of rank one with eigenvalue ``<= lambda = beta R~^2`` (``L``, ``beta``: the loss's public
-Lipschitz and smoothness constants in ``p``; ``R~``: the feature bound).  The density of
-``theta^`` under neighbouring datasets differs by
+Privacy: :mod:`cvxdp.privacy.objective_perturbation` computes Delta and the noise from the
+loss's public constants on F -- one row's gradient norm ``zeta = L R~`` and its rank-one
+Hessian's eigenvalue ``lambda = beta R~^2`` (``L``, ``beta``: the (smoothed) loss's Lipschitz
+and smoothness constants in ``p``, :class:`cvxdp.learning.loss.RowLoss`; ``R~``: the feature
+bound) -- and the regulariser's strong convexity ``mu`` (Kifer, Smith & Thakurta 2012, Thm 2;
+the derivation, with a non-smooth public regulariser and the constraint set, is in
+``docs/learning.md``).
 
-* the Jacobian of ``b -> theta^``: a factor in ``[(1 + lambda/(Delta + mu))^-1, 1 + lambda /
-  (Delta + mu)]`` (``mu``: the public regulariser's strong convexity), ``<= e^eps1`` with
-  ``Delta = max(0, lambda / (e^eps1 - 1) - mu)``;
-* the noise density at two points ``b``, ``b + g`` with ``g`` in the span ``S`` of the one or
-  two rows that differ (dim k = 1 add/remove, 2 replace), ``||g|| <= G`` (``G = zeta``
-  add/remove, ``2 zeta`` replace).  Gaussian ``b ~ N(0, sigma^2 I)``: the log-ratio is
-  ``<= (2 |<b, g>| + ||g||^2) / (2 sigma^2) <= q t + t^2/2`` with ``t = G / sigma`` outside the
-  event ``||P_S b|| > q sigma``, of probability ``delta`` for ``q^2`` the ``1 - delta`` quantile
-  of chi-square(k).  ``sigma = G / t``, ``t = sqrt(q^2 + 2 eps2) - q`` makes it ``eps2``, so
-  the release is (eps1 + eps2, delta)-DP.  KST's closed form ``sigma^2 = zeta^2 (8 log(2/delta)
-  + 4 eps) / eps^2`` (eps1 = eps2 = eps/2, k = 1) bounds the same tail; ours is never larger.
-  Pure DP (delta = 0): ``b`` with density ``exp(-eps2 ||b|| / G)`` (Chaudhuri et al. 2011,
-  Alg. 2): the log-ratio is ``<= eps2 ||g|| / G <= eps2``.
+Utility (every term public; probability ``>= 1 - beta``): ``e_h`` the smoothing's largest
+effect on one row, ``||b||_beta`` the ``1 - beta`` quantile of ``||b||`` (chi for Gaussian,
+Gamma(d, G / eps2) for pure), ``W`` the public bound on ``||theta||`` over F and ``W*`` one on
+the exact minimiser ``||theta*||`` (:func:`minimiser_bound`; ``W* <= W``):
 
-Utility (every term public; probability ``>= 1 - beta``): with ``W`` the public bound on
-``||theta||`` over F, ``F(theta^) - F* <= n e_h + Delta W^2 / 2 + 2 W ||b||_beta``, where
-``e_h`` is the smoothing's largest effect on one row and ``||b||_beta`` the ``1 - beta``
-quantile of ``||b||`` (chi for Gaussian, Gamma(d, G / eps2) for pure).  ``h`` minimises this
-bound: ``h = sqrt(R~^2 kappa W^2 / (2 (e^eps1 - 1) n e_1))``.
+    F(theta^) - F* <= n e_h + min(Delta W^2 / 2 + 2 W ||b||_beta,
+                                  (Delta W* + ||b||_beta)^2 / (4 Delta + 2 mu)),
 
-The split of epsilon (public): Chaudhuri et al.'s rule first -- when the regulariser's own
-curvature makes the Jacobian cost ``log(1 + lambda/mu) <= eps/2``, spend exactly that and no
-Delta -- then the shares 0.1 .. 0.9 of epsilon; with a finite W the split of smallest bound is
-taken, otherwise the first.
+the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the second from
+its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
+theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
+minimises the first bound's terms in h.  The split of epsilon (public): the candidates are
+Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0) --
+and the shares :data:`SPLITS`; the one of smallest proven bound is taken (the first when no
+bound is finite).
 
 References
 ----------
@@ -45,9 +38,10 @@ Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
+import cvxpy as cp
 import numpy as np
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.norm1 import norm1
@@ -57,44 +51,22 @@ from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
-from cvxdp.learning.domain import solve_on_rows
+from cvxdp.learning.domain import solve_on_rows, theta
 from cvxdp.learning.loss import RowLoss
 from cvxdp.privacy.accountant import PrivacyRecord
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
+from cvxdp.privacy.budgets import ZCDP
+from cvxdp.privacy.objective_perturbation import (
+    OBJPERT_REFERENCE,
+    ObjPertCalibration,
+    calibrate_objective_perturbation,
+)
 
 __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
-           "objpert_sigma", "kst_sigma", "objective_perturbation"]
-
-OBJPERT_REFERENCE = (
-    "Kifer, Smith & Thakurta 2012, 'Private Convex Empirical Risk Minimization and "
-    "High-dimensional Regression' (COLT), Alg. 1 / Thm 2 (Gaussian b, exact chi-square tail); "
-    "Chaudhuri, Monteleoni & Sarwate 2011, 'Differentially Private Empirical Risk "
-    "Minimization' (JMLR), Alg. 2 / Thm 9 (pure DP, Gamma-norm b)")
-
+           "objective_perturbation"]
 
 #: smallest smoothing width: below it the smoothed loss differs from the loss by less than the
 #: conic solvers' own tolerance (1e-8 relative), so a smaller width only adds ill-conditioning
 H_MIN = 1e-6
-
-
-def objpert_sigma(*, epsilon: float, delta: float, sensitivity: float, k: int) -> float:
-    """Gaussian scale making the noise part of objective perturbation (epsilon, delta)-DP.
-
-    ``t = sqrt(q^2 + 2 epsilon) - q``, ``q^2 = chi2.ppf(1 - delta, k)``, ``sigma = G / t``
-    (module docstring).  ``k``: dimension of the span of the rows that differ.
-    """
-    if not (epsilon > 0 and 0 < delta < 1):
-        raise BudgetError(f"objective perturbation's Gaussian part needs epsilon > 0 and "
-                          f"0 < delta < 1, got {epsilon!r}, {delta!r}.")
-    q = math.sqrt(float(stats.chi2.isf(delta, k)))
-    t = math.sqrt(q * q + 2 * epsilon) - q
-    return sensitivity / t
-
-
-def kst_sigma(*, epsilon: float, delta: float, zeta: float) -> float:
-    """KST 2012 Alg. 1's closed form ``zeta sqrt(8 log(2/delta) + 4 epsilon) / epsilon`` (total
-    epsilon, split in halves); for comparison in tests and docs."""
-    return zeta * math.sqrt(8 * math.log(2 / delta) + 4 * epsilon) / epsilon
 
 
 @dataclass(frozen=True)
@@ -113,6 +85,7 @@ class ObjPertPlan:
     sigma: float | None     # Gaussian scale (delta > 0)
     gamma_scale: float | None   # pure DP: ||b|| ~ Gamma(d, gamma_scale)
     bound: float            # excess-risk bound (inf when W is)
+    calibration: ObjPertCalibration   # cvxdp.privacy.objective_perturbation
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
@@ -153,35 +126,49 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
         raise UnsupportedProblemError(
             "objective perturbation needs curvature: the loss is linear in w and the "
             "regulariser is not strongly convex; use mechanism='gradient'.")
-    # with a finite W: the split with the smallest proven bound.  Without one, the same rule
-    # with W_opt, a public bound on the exact minimiser (no bound is claimed from it), or
-    # else the first split (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost
-    # below eps/2)
-    W_pick = W if math.isfinite(W) else minimiser_bound(model)
-    plans = [_plan_at(model, loss, eps1, eps, delta, W_pick, zeta, beta)
+    # the split with the smallest proven bound (the smaller of the two in _plan_at; W* a
+    # public bound on the exact minimiser); with no finite bound, the first split
+    # (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
+    W_star = min(W, minimiser_bound(model))
+    plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    best = min(plans, key=lambda p: p.bound) if math.isfinite(W_pick) else plans[0]
-    if not math.isfinite(W):
-        best = replace(best, bound=math.inf)
-    return best
+    if all(not math.isfinite(p.bound) for p in plans):
+        return plans[0]
+    return min(plans, key=lambda p: p.bound)
 
 
 def minimiser_bound(model: RowModel) -> float:
-    """Public bound on ``||theta*||`` from strong convexity: when the loss and the public
-    terms are >= 0 and vanish-or-are-bounded at 0, ``mu/2 ||theta*||^2 <= F(theta*) <= F(0)
-    <= n sup_y l(0, y)``; inf when that does not apply."""
+    """Public bound ``W*`` on ``||theta*||``, ``theta*`` the exact minimiser, from strong
+    convexity: when 0 is feasible, the loss is >= 0 and the public terms are >= 0, vanish at 0
+    and include ``mu/2 ||theta||^2``, then ``mu/2 ||theta*||^2 <= F(theta*) <= F(0) <=
+    n sup_y l(0, y)``; inf when that does not apply."""
     loss = model.loss
     if model.mu <= 0 or not loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):
         return math.inf
+    if not zero_feasible(model):
+        return math.inf
     f0 = model.n * loss.value_bound(0.0, model.label_bound)
     return math.sqrt(2 * f0 / model.mu)
 
 
+def zero_feasible(model: RowModel) -> bool:
+    """``theta = 0`` satisfies the public constraints (an exact public solve; True without
+    constraints)."""
+    if not model.constraints:
+        return True
+    prob = cp.Problem(cp.Minimize(0), [*model.constraints, *(v == 0 for v in theta(model))])
+    try:
+        prob.solve()
+    except cp.SolverError:
+        return False
+    return prob.status == cp.OPTIMAL
+
+
 #: shares of epsilon tried for the Jacobian part (public; the bound picks one)
-SPLITS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+SPLITS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> list[float]:
@@ -199,32 +186,34 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
 
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
-             zeta: float, beta: float) -> ObjPertPlan:
-    R, B, n, d = model.feature_bound, model.label_bound, model.n, model.dim
+             W_star: float, zeta: float, beta: float) -> ObjPertPlan:
+    R, B, n, d, mu = model.feature_bound, model.label_bound, model.n, model.dim, model.mu
     eps2 = eps - eps1
     h = None
     smooth = loss
     if not loss.smooth:
         kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
-        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h)
-        h = (math.sqrt(R * R * kappa * W * W * _inv_expm1(eps1) / (2 * n * e1))
-             if math.isfinite(W) and W > 0 else 1.0)
+        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h), W the smaller domain bound
+        Wh = W_star
+        h = (math.sqrt(R * R * kappa * Wh * Wh * _inv_expm1(eps1) / (2 * n * e1))
+             if math.isfinite(Wh) and Wh > 0 else 1.0)
         h = max(h, H_MIN)
         smooth = loss.smoothed(h)
     lam = smooth.smoothness(B) * R * R
-    Delta = max(0.0, lam * _inv_expm1(eps1) - model.mu) if lam > 0 else 0.0
-    G = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta
-    k = 2 if model.spec.neighbours == "replace" else 1
-    sigma = gamma_scale = None
-    if delta > 0:
-        sigma = objpert_sigma(epsilon=eps2, delta=delta, sensitivity=G, k=k)
-    else:
-        gamma_scale = G / eps2
+    cal = calibrate_objective_perturbation(
+        epsilon=eps, delta=delta, epsilon_jacobian=eps1, hessian_bound=lam,
+        strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
+    Delta, G, k, sigma, gamma_scale = cal.Delta, cal.sensitivity, cal.span, cal.sigma, \
+        cal.gamma_scale
     bnorm = _b_quantile(sigma, gamma_scale, d, beta)
     err_h = n * smooth_error(loss, h)
-    bound = err_h + Delta * W * W / 2 + 2 * W * bnorm if math.isfinite(W) else math.inf
+    bound = math.inf
+    if math.isfinite(W):           # diameter: Delta/2 (|th*|^2 - |th^|^2) + b'(th* - th^)
+        bound = err_h + Delta * W * W / 2 + 2 * W * bnorm
+    if math.isfinite(W_star) and 2 * Delta + mu > 0:   # strong convexity of the perturbed
+        bound = min(bound, err_h + (Delta * W_star + bnorm) ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
-                       bound)
+                       bound, cal)
 
 
 def _inv_expm1(x: float) -> float:
@@ -244,15 +233,12 @@ def objective_perturbation(model: RowModel, plan: ObjPertPlan, budget: Any, X: n
     d = model.dim
     if plan.sigma is not None:
         b = gen.normal(0.0, plan.sigma, size=d)
-        rec_budget: Any = ApproxDP(budget.epsilon, budget.delta)
     else:
         direction = gen.standard_normal(d)
         direction /= np.linalg.norm(direction)
         b = gen.gamma(d, plan.gamma_scale) * direction
-        rec_budget = PureDP(budget.epsilon)
     value, status = solve_on_rows(model, plan.loss, X, y, quadratic=plan.Delta, linear=b,
                                   solver=solver)
-    record = PrivacyRecord("objective_perturbation", rec_budget, OBJPERT_REFERENCE,
-                           params={k: v for k, v in plan.info().items() if v is not None})
+    record = plan.calibration.record({k: v for k, v in plan.info().items() if v is not None})
     del status  # a solver failure is not reported: it would depend on the data
     return value, record, plan.info()

@@ -11,9 +11,10 @@ Steps, in this order:
    budget (``value_share``, default 5%) -- release the loss sum at the released point with
    Laplace / Gaussian noise, so that ``problem.value`` is computed from released quantities
    only; optionally (``count_clipped``) a noisy count of the clipped rows;
-3. post-processing: the status (``optimal_inaccurate`` when the proven bound meets
-   ``accuracy``, or whenever a finite bound exists and no accuracy was asked; else
-   ``user_limit`` with ``info["status_reason"]``), the write-back into the user's Variables.
+3. post-processing: the status, from :func:`cvxdp.status.status_of` on the certificate of the
+   proven excess-risk bound (``optimal_inaccurate`` only when the bound, over
+   ``max(1, |OPT|) >= 1``, meets ``accuracy``, default 1e-2; else ``user_limit`` with
+   ``info["status_reason"]``), the write-back into the user's Variables.
 
 References
 ----------
@@ -54,8 +55,9 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
 from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.rng import as_generator
-from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
 from cvxdp.specs import RowPrivacy
+from cvxdp.status import status_of
 from cvxdp.structured import forget_solution, hold_private
 
 __all__ = ["solve_rows", "explain_rows", "row_spec", "MECHANISMS", "VALUE_SHARE"]
@@ -230,18 +232,9 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         info["clipped_rows_noisy"] = noisy
     bound = plan.bound
     info["excess_risk_bound"] = bound
-    status = cp.OPTIMAL_INACCURATE
-    if not math.isfinite(bound):
-        status = cp.USER_LIMIT
-        info["status_reason"] = (
-            "no excess-risk bound: the public constraints do not bound w (W = inf); add a "
-            "norm-ball or box constraint on w for a proven bound.")
-    elif accuracy is not None and bound > accuracy:
-        status = cp.USER_LIMIT
-        info["status_reason"] = (
-            f"the proven excess-risk bound {bound:.4g} (probability >= {1 - beta:g}) exceeds "
-            f"the requested accuracy {accuracy:.4g} at this budget and n = {model.n}; raise "
-            "epsilon, use more rows, or relax accuracy.")
+    status, reason = _status(model, bound, beta, accuracy, info)
+    if reason is not None:
+        info["status_reason"] = reason
     if value_reason is not None:
         info["value_reason"] = value_reason
     acct = PrivacyAccountant(total)
@@ -253,6 +246,32 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                           solve_time=time.perf_counter() - t0, primal=primal, info=info)
     hold_private(problem, sol)
     return sol
+
+
+def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
+            info: dict[str, Any]) -> tuple[str, str | None]:
+    """The status from the certificate of the proven excess-risk bound (:func:`status_of`).
+
+    The certificate's gap is the mechanism's bound (probability ``>= 1 - beta``), its
+    relative gap that bound over ``max(1, |OPT|) >= 1``; the violation is the public
+    constraints' measured at the released point (public data and the release only).
+    """
+    viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
+    if not math.isfinite(bound):
+        status, _ = status_of(None, accuracy)
+        return status, ("no excess-risk bound: the public constraints do not bound w "
+                        "(W = inf) and no public bound on the minimiser applies; add a "
+                        "norm-ball or box constraint on w for a proven bound.")
+    cert = Certificate.from_bounds(
+        objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
+        violation_bound=viol, equality_violation_bound=None, probability=1.0 - beta,
+        how=f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
+            "'Bounds and statuses') over max(1, |OPT|) >= 1")
+    info["guarantee"] = str(cert)
+    status, reason = status_of(cert, accuracy)
+    if reason is not None:
+        reason += f" (at this budget and n = {model.n})"
+    return status, reason
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
@@ -274,15 +293,21 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
     V = model.loss.value_bound(model.feature_bound * W, model.label_bound)
     if not math.isfinite(V) or V <= 0:
         return None, None
-    sens = (2.0 if model.spec.neighbours == "replace" else 1.0) * V
+    nonneg = model.loss.nonnegative()
+    # one row's loss lies in [0, V] (non-negative losses) or [-V, V]: it moves by V, or 2V
+    # when a signed loss is replaced
+    sens = V if nonneg or model.spec.neighbours != "replace" else 2.0 * V
     w = theta_hat[:model.w.size]
     p = X @ w + (model.sign_v * theta_hat[-1] if model.v is not None else 0.0)
-    s = float(np.sum(model.loss.values(p, np.zeros_like(p) if y is None else y)))
+    vals = model.loss.values(p, np.zeros_like(p) if y is None else y)
+    # the released point is public but lies in F only up to a solver's tolerance: each row's
+    # value is clamped to its public range, so the sensitivity holds at any point
+    s = float(np.sum(np.clip(vals, 0.0 if nonneg else -V, V)))
     noisy, rec = noisy_count(s / sens, rng=gen, what="the loss sum at the released point, "
                              f"scaled by its sensitivity {sens:.4g}", **part)
     # post-processing: the loss sum lies in [0 or -n V, n V] (public), so the noisy one is
     # clamped there
-    lo = 0.0 if model.loss.nonnegative() else -model.n * V
+    lo = 0.0 if nonneg else -model.n * V
     total = min(max(noisy * sens, lo), model.n * V)
     reg = model.regulariser.value   # at theta^ and its public completion
     return model.sense * (total + float(reg)), rec

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.audit import audit_mechanism
 from cvxdp.audit.auditor import audit_outputs
+from cvxdp.audit.learning_cases import LEARNING_MECHANISMS, learning_cases
 from cvxdp.learning.detect import detect
 from cvxdp.learning.domain import theta_bound
 from cvxdp.learning.noisy_gradient import noisy_gradient, plan_noisy_gradient
@@ -62,3 +64,32 @@ def test_audit_finds_no_violation(name):
                               for i in range(RUNS)]))
     res = audit_outputs(outs[0], outs[1], epsilon=EPS, delta=DELTA, confidence=0.99)
     assert res.passed, res
+
+
+# -- end to end: problem.solve_private with each mechanism (cvxdp.audit.learning_cases) ----
+CASES = {c.name: c for c in learning_cases()}
+
+
+def _run(case, seed, runs=150):
+    return audit_mechanism(case.mechanism, case.data, case.neighbour, epsilon=case.epsilon,
+                           delta=case.delta, n_samples=runs, rng=seed)
+
+
+def test_every_mechanism_has_an_end_to_end_case_and_a_planted_twin():
+    for mech in LEARNING_MECHANISMS:
+        assert not CASES[f"row-level {mech}"].broken
+        assert CASES[f"row-level {mech}, true value"].broken
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mech", LEARNING_MECHANISMS)
+def test_end_to_end_honest_case_passes(mech):
+    res = _run(CASES[f"row-level {mech}"], 21)
+    assert res.passed, res
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mech", LEARNING_MECHANISMS)
+def test_end_to_end_planted_true_value_is_caught(mech):
+    res = _run(CASES[f"row-level {mech}, true value"], 22)
+    assert not res.passed and res.epsilon_lower > 2.0, res

@@ -13,9 +13,9 @@ from scipy import stats
 
 import cvxdp
 from cvxdp.errors import BudgetError, UnsupportedProblemError
-from cvxdp.learning.objective_perturbation import kst_sigma, objpert_sigma
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.gdp import gdp_sigma
+from cvxdp.privacy.objective_perturbation import kst_sigma, objpert_sigma
 
 N, D = 200, 3
 
@@ -147,24 +147,46 @@ def test_zcdp_budget_skips_objective_perturbation(rows):
 def test_status_promises_only_a_proven_accuracy(rows):
     prob, spec = logistic_ridge(*rows)
     tight = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0, accuracy=1e-6)
-    assert tight.status == cp.USER_LIMIT and "exceeds the requested" in tight.info[
+    assert tight.status == cp.USER_LIMIT and "certified relative gap" in tight.info[
         "status_reason"]
     loose = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0, accuracy=100.0)
     assert loose.status == cp.OPTIMAL_INACCURATE and loose.info["excess_risk_bound"] <= 100.0
 
 
 def test_no_bound_without_a_bounded_domain_is_user_limit(rows):
+    # no constraint and no strongly convex regulariser: neither W nor W* is finite
     X, y = rows
     Xp, yp = cp.Parameter((N, D), value=X), cp.Parameter(N, value=y)
     w = cp.Variable(D)
     prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / N
-                                  + 0.01 * cp.sum_squares(w)))
+                                  + 0.01 * cp.norm1(w)))
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
                              private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
     assert sol.status == cp.USER_LIMIT and "W = inf" in sol.info["status_reason"]
     assert sol.value is None and "nothing was spent" in sol.info["value_reason"]
     assert sol.privacy.mechanisms == {"objective_perturbation": 1}
     assert prob.status == cp.USER_LIMIT and prob.value is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ridge_alone_gives_a_proven_bound_that_holds(rows, seed):
+    # no constraint, but the ridge bounds the exact minimiser: mu/2 |th*|^2 <= F(0) = log 2
+    # (W* = sqrt(2 log 2 / mu)), and the perturbed objective's strong convexity gives
+    # F(th^) - F* <= (Delta W* + |b|_beta)^2 / (4 Delta + 2 mu)
+    X, y = rows
+    Xp, yp = cp.Parameter((N, D), value=X), cp.Parameter(N, value=y)
+    w = cp.Variable(D)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / N
+                                  + 0.01 * cp.sum_squares(w)))
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=seed, reference=True,
+                             private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
+    info = sol.info
+    mu, W_star = 0.02, math.sqrt(2 * math.log(2) / 0.02)
+    b = info["noise_sigma"] * math.sqrt(stats.chi2.isf(1e-3, D))
+    assert info["excess_risk_bound"] == pytest.approx(
+        (info["Delta"] * W_star + b) ** 2 / (4 * info["Delta"] + 2 * mu), rel=1e-9)
+    assert -1e-6 <= sol.validation.objective_gap <= info["excess_risk_bound"]
+    assert sol.status == cp.USER_LIMIT and sol.value is None   # bound 1.2 > 1e-2; no W
 
 
 def test_value_is_released_noisily_and_held_by_the_problem(rows):
@@ -210,10 +232,12 @@ def test_auxiliary_variables_are_completed_by_a_public_solve(rows):
     prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / N
                                   + 0.01 * cp.sum(t)), [-t <= w, w <= t, cp.norm(w, 2) <= 3])
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, mechanism="objective",
-                             private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
+                             private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0),
+                             accuracy=10.0)
     np.testing.assert_allclose(sol.primal["t"], np.abs(sol.primal["w"]), atol=1e-6)
     np.testing.assert_allclose(t.value, sol.primal["t"])
     assert sol.status == cp.OPTIMAL_INACCURATE and sol.value is not None
+    assert sol.info["excess_risk_bound"] <= 10.0
 
 
 def test_clipped_count_counts_each_row_once(rows):
