@@ -144,5 +144,7 @@ def test_the_table_covers_every_common_keyword():
 def test_a_common_keyword_an_entry_point_has_no_use_for_is_not_dropped_silently():
     with pytest.raises(TypeError, match="does not take reference=True"):
         cvxdp.random_projection(_X, r=4, row_bound=1.0, reference=True, **BASE)
-    with pytest.raises(TypeError, match="does not take accuracy=0.1"):
-        cvxdp.least_squares(_X, _Y, row_bound=1.0).solve_private(accuracy=0.1, **BASE)
+    # least squares takes accuracy= now: its status follows its certificate at that accuracy
+    sol = cvxdp.least_squares(_X, _Y, row_bound=1.0).solve_private(accuracy=0.1, **BASE)
+    assert sol.status == ("optimal_inaccurate" if sol.certificate.meets(0.1) else "user_limit")
+    assert sol.status_reason is None or "accuracy 0.1" in sol.status_reason
