@@ -7,7 +7,7 @@ Dispatch: a :class:`cvxdp.structured.StructuredProblem` (ellipsoid, ball, least 
 ``solve``) and ``cvxdp.solve_private(problem, ...)`` -- share this one implementation.
 
 The common keywords (epsilon, delta, rho, budget, rng, reference, verbose, accuracy,
-accountant) are checked by :func:`cvxdp.validation.entry_point`, the same as at every other entry
+accountant) are checked by :func:`cvxdp.arguments.entry_point`, the same as at every other entry
 point; the rest is validated here, before any solver runs (scikit-learn style: validate
 once at the boundary): the budget (:func:`cvxdp.privacy.budgets.resolve_budget`), the privacy
 spec (present, of the right type, its parameters where its setting allows), the model (a
@@ -22,6 +22,7 @@ from typing import Any
 
 import cvxpy as cp
 
+from cvxdp.arguments import COMMON_OPTIONS, check_options, entry_point, option_names
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import LeastSquaresPrivacy, least_squares_from_model
 from cvxdp.learning import explain_rows, solve_rows
@@ -41,7 +42,6 @@ from cvxdp.transform.domain import (
     with_public_values,
 )
 from cvxdp.transform.reference import validate_user_terms
-from cvxdp.validation import COMMON_OPTIONS, check_options, entry_point, option_names
 from cvxdp.writeback import forget_solution, write_back
 
 __all__ = ["solve_private", "install", "is_supported", "explain", "check_options",
@@ -60,7 +60,7 @@ def _structured_options(problem: StructuredProblem) -> set[str] | None:
     """Options of a structured problem's private solve, or None when they cannot be listed."""
     cls = type(problem)
     if hasattr(cls.solve_private, "_entry_keywords"):
-        return None  # an entry point of cvxdp.validation: checks its own keywords
+        return None  # an entry point of cvxdp.arguments: checks its own keywords
     for klass in cls.__mro__:
         if klass.__name__ in _DELEGATES:
             mod, name = _DELEGATES[klass.__name__]

@@ -215,7 +215,7 @@ def test_getting_started_refusal_table_matches_the_checks():
     """The "When cvxdp says no" table quotes the budget limits the entry points enforce, and
     every row of it renders as a table row (five cells' worth of pipes, none left raw)."""
     import cvxdp
-    from cvxdp.validation import DELTA_MAX, EPSILON_MAX
+    from cvxdp.arguments import DELTA_MAX, EPSILON_MAX
 
     text = (ROOT / "docs" / "getting-started.md").read_text()
     section = text[text.index("## When cvxdp says no"):]

@@ -105,7 +105,7 @@ def test_no_import_cycle_runs_through_the_dask_path():
 
 
 def test_no_import_cycle_anywhere_in_the_package():
-    """The solvers read the option checks from ``cvxdp.validation`` (not ``cvxdp.api``, which
+    """The solvers read the option checks from ``cvxdp.arguments`` (not ``cvxdp.api``, which
     dispatches to them), and ``required_n(method="bounded")`` is answered in ``gaussians`` (the
     bounded estimator builds on ``gaussian_steps``, not back): no module imports itself
     through others."""

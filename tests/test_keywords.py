@@ -4,7 +4,7 @@ One table of good and bad keywords and values (``CASES``) is driven through ever
 point (``ENTRIES``).  A misspelt keyword is a ``TypeError`` naming the nearest valid one; a bad
 value is a :class:`cvxdp.CvxdpError` naming the argument and the value (and never a raw
 ``OverflowError`` / ``ValueError`` from deep inside); the checks are those of
-:mod:`cvxdp.validation`, run before the entry function starts.
+:mod:`cvxdp.arguments`, run before the entry function starts.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.arguments import COMMON_KEYWORDS
 from cvxdp.errors import ArgumentError, BudgetError, PrivacyGuaranteeError
-from cvxdp.validation import COMMON_KEYWORDS
 
 
 def _lp():

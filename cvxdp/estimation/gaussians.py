@@ -64,6 +64,7 @@ import cvxpy as cp
 import numpy as np
 from scipy import linalg
 
+from cvxdp.arguments import entry_point
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.estimation.gaussian_bounded import (
     as_bounds,
@@ -100,7 +101,6 @@ from cvxdp.scale import is_dask
 from cvxdp.scale.gaussians import pair_moment
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
-from cvxdp.validation import entry_point
 
 #: largest epsilon private_gaussian takes: the sample-size planner (required_n) evaluates
 #: e^(epsilon/2), which overflows a float beyond epsilon ~ 1419; nothing is private long before

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+from cvxdp.arguments import entry_point
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.estimation.rows import _check_bound, public_domain_rows
 from cvxdp.privacy.accountant import PrivacyRecord
@@ -33,7 +34,6 @@ from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
-from cvxdp.validation import entry_point
 
 __all__ = [
     "rp_delta",
@@ -204,7 +204,7 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     rng : None, int or Generator
     accountant : PrivacyAccountant, optional
         Checked before the data are read, the call recorded after it
-        (:func:`cvxdp.validation.entry_point`); the other common keywords likewise.
+        (:func:`cvxdp.arguments.entry_point`); the other common keywords likewise.
 
     Returns
     -------

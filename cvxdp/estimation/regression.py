@@ -33,6 +33,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.arguments import entry_point
 from cvxdp.errors import (
     BudgetError,
     InfeasibleProblemError,
@@ -62,7 +63,6 @@ from cvxdp.scale import is_dask
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.status import status_of
 from cvxdp.structured import StructuredProblem
-from cvxdp.validation import entry_point
 
 __all__ = [
     "LeastSquaresPrivacy",

@@ -12,7 +12,7 @@ constructor's signature and the checks below.
 An accountant is a ledger, not a value: :meth:`_PrivateEstimator.__sklearn_clone__` hands the
 *same* accountant to every clone (``GridSearchCV`` and ``cross_val_score`` clone the estimator
 for each fit), so every fit is charged to the user's ledger and the call that would overspend is
-refused before it reads the data (:func:`cvxdp.validation.entry_point`).
+refused before it reads the data (:func:`cvxdp.arguments.entry_point`).
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.arguments import check_options
 from cvxdp.errors import BudgetError, CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.budgets import ZCDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
@@ -59,7 +60,6 @@ from cvxdp.solvers.public_part import _exact_solver, simple_box
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
 from cvxdp.transform import to_scp
-from cvxdp.validation import check_options
 
 __all__ = ["solve_with_mechanism", "choose_mechanism", "check_mechanism", "MECHANISMS"]
 

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cvxdp.arguments import entry_point
 from cvxdp.blas_threads import small_blas
 from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
 from cvxdp.geometry.john.exact import ExactJohnEllipsoid
-from cvxdp.validation import entry_point
 
 __all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cvxdp.arguments import entry_point
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.exact import (
     ExactMinEnclosingBall,
@@ -33,7 +34,6 @@ from cvxdp.geometry.meb.exact import (
     mmeb,
     reference_ball,
 )
-from cvxdp.validation import entry_point
 
 __all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
            "exact_meb", "fptas_meb", "mmeb", "reference_ball"]

@@ -31,6 +31,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.arguments import entry_point
 from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
@@ -55,7 +56,6 @@ from cvxdp.solvers.covering.covering_private import (
     theorem_alpha,
 )
 from cvxdp.structured import StructuredProblem
-from cvxdp.validation import entry_point
 
 __all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "CoveringLP",
            "CoveringSOCP", "CoveringSolution", "project_rows", "random_covering_socp",

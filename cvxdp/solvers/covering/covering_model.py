@@ -39,11 +39,11 @@ import cvxpy as cp
 import numpy as np
 from cvxpy.constraints import PSD, Inequality, NonNeg, NonPos
 
+from cvxdp.arguments import check_options, option_names
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.solvers.covering.covering import CoveringLP, CoveringSDP, CoveringSolution
 from cvxdp.specs import ConstraintSetPrivacy
 from cvxdp.transform.sensitivity import check_constraint_set_placement
-from cvxdp.validation import check_options, option_names
 
 __all__ = ["solve_covering_private", "extract_covering"]
 

@@ -21,6 +21,7 @@ import cvxpy as cp
 import numpy as np
 
 from cvxdp import progress
+from cvxdp.arguments import COMMON_OPTIONS, check_options
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError, warn_user
 from cvxdp.privacy.accountant import PrivacyAccountant
@@ -43,7 +44,6 @@ from cvxdp.specs import as_spec_tuple
 from cvxdp.status import status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
-from cvxdp.validation import COMMON_OPTIONS, check_options
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
