@@ -188,3 +188,17 @@ def test_predicted_tightening_bounds_every_publicly_feasible_point():
     # the ||x||_1 <= R bound alone would be sqrt(R) = 3.2x larger
     by_l1 = float(np.max(npl.B * npl.sigma_unit)) * 1e-3 * R
     assert pred <= by_l1 / 2
+
+
+def test_accuracy_sets_the_status_threshold_and_does_not_choose_the_mechanism():
+    # accuracy= is the status rule's threshold on every path; under auto it must not switch
+    # to the MWU (it did: accuracy was listed among the MWU-only options)
+    prob, A, b, c, x = _lp()
+    kw = dict(epsilon=1.0, delta=1e-6, rng=0, private=cvxdp.ConstraintPrivacy(A, 0.01),
+              public=[b, c])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = cvxdp.solve_private(prob, **kw)
+        loose = cvxdp.solve_private(prob, accuracy=0.5, **kw)
+    assert loose.info["mechanism"] == plain.info["mechanism"] == "perturbation"
+    assert (loose.status, loose.status_reason) == status_of(loose.certificate, 0.5)
