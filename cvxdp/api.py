@@ -189,11 +189,11 @@ def solve_private(
     **solver_opts
         ``mechanism="mwu" | "perturbation" | "auto"`` (general models only; default
         ``"auto"``; ``"mwu"`` is the paper's noisy-oracle MWU, and an MWU-only option such as
-        ``accuracy=`` or ``target=`` makes ``"auto"`` take it): ``"perturbation"`` adds noise
+        ``target=`` or ``max_iterations=`` makes ``"auto"`` take it): ``"perturbation"`` adds noise
         to the private parameters
-        and solves a robust counterpart exactly (``noise="gaussian"``: feasible for the true
-        data with probability ``>= 1 - beta``, ``beta=1e-3`` by default;
-        ``noise="truncated"``: feasible with certainty); ``"auto"`` picks one from public
+        and solves a robust counterpart exactly (``noise="auto"`` (default), ``"gaussian"`` or
+        ``"laplace"``: feasible for the true data with probability ``>= 1 - beta``,
+        ``beta=1e-3`` by default; ``noise="truncated"``: feasible with certainty); ``"auto"`` picks one from public
         quantities and says why in ``info`` (``docs/solvers.md``, "Perturbation and auto").
         Every option of the path chosen (e.g. ``max_iterations=``, ``target=`` on the MWU path,
         ``s=``, ``T=`` on the covering path): forwarded unchanged.  An option the path does not

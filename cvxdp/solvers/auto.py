@@ -69,7 +69,8 @@ _DEFAULT_BETA = DEFAULT_BETA
 _MWU_DEFAULTS = {"accuracy": None, "verbose": False, "max_iterations": None,
                  "trace_bound": None, "target": None}
 #: options only the MWU (or the covering path) takes: given to "auto", they choose the MWU
-_MWU_ONLY = {"accuracy", "max_iterations", "trace_bound", "target", "schedule", "width",
+#: (``accuracy=`` is not one: it is every path's status threshold, and the MWU's T follows it)
+_MWU_ONLY = {"max_iterations", "trace_bound", "target", "schedule", "width",
              "search_steps", "search_share", "norm_bound", "s", "T", "eta", "opt", "opt_bounds",
              "m_max", "count_clipped"}
 
@@ -117,8 +118,8 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     reference : bool
         Attach ``validation`` (exact solve on the TRUE data; not private).
     **opts
-        ``noise`` ("gaussian" | "truncated", default "gaussian"), ``beta`` (failure
-        probability of the Gaussian tightening, default 1e-3; with "auto" and the MWU chosen,
+        ``noise`` ("auto" | "gaussian" | "laplace" | "truncated", default "auto"), ``beta``
+        (failure probability of the noise event, default 1e-3; with "auto" and the MWU chosen,
         its utility failure probability), ``solver`` ("CLARABEL" | "SCS"); every MWU option is
         forwarded when the MWU runs.
 
