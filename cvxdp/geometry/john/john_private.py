@@ -300,8 +300,6 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         gram_loss=math.sqrt(2 * d) * delta_0 / float(eigs[0]), mu=mu, free=free,
         first=SHARE_UNIFORM, iterate=lambda m: iterate_loss(m / math.sqrt(Tq), eigs)[1],
         gap_max=0.5 * math.log(n), gram_share=SHARE_GRAM)
-    if share_0 >= free:  # no iteration: the share of the iterate's Q goes to Q0 as well
-        share_0 = free + SHARE_GRAM
     if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
         mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)
         G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
@@ -337,23 +335,33 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     mus = {"mu_uniform": mu_0, "mu_scale": mu_s}
     candidates = None
     if T < 1 or share_h <= 0:
-        # no iteration: Q0 has the shares of Q0, the iterations and Q; the iterate's scale
-        # share goes to the unshifted release of Q0 as a second candidate (john_select
-        # .noise_ridge: the shift minimises a worst-case bound, the selection sees the data)
+        # no iteration: the shares of Q and of the iterate's scale go to a second release of
+        # the uniform weights' scale (inverse-variance mean), to the unshifted Q0's (a second
+        # uniform candidate, docs/john.md D0; only if its noise at the whole extra share is
+        # below the largest gain, D3) and to the ball's, split by john_select.split
         T = 0
-        raw = score(A, "uniform-unshifted", project_psd(G0, R), w_unif, G0, eps0=eps0,
-                    mu_s=mu_s, z=z, gen=gen, release=released)
-        ball = score(A, "ball", np.eye(d), None, None, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
-                     release=released)
-        mus.update(mu_scale=mu_s * math.sqrt(3))
+        extra = mu * math.sqrt(SHARE_GRAM + SHARE_SCALE)
+        Q0u = project_psd(G0, R)
+        s_ref = max(uni.scale, 1.0)
+        c_raw = support_sensitivity(closeness=eps0, min_eig=float(_eigs(Q0u, R)[0])) / s_ref
+        coef = [support_sensitivity(closeness=eps0, min_eig=q0) / s_ref, eps0 / R]
+        use_raw = z * c_raw / extra < 1 and -math.log1p(-z * c_raw / extra) < gain
+        mu_u2, mu_b2, *mu_r = split(coef + ([c_raw] if use_raw else []), extra)
+        uni = uni.combined(score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_u2, z=z,
+                                 gen=gen, release=released), mu_s, mu_u2)
+        ball = score(A, "ball", np.eye(d), None, None, eps0=eps0,
+                     mu_s=math.hypot(mu_s, mu_b2), z=z, gen=gen, release=released)
+        raw = [score(A, "uniform-unshifted", Q0u, w_unif, G0, eps0=eps0, mu_s=mu_r[0], z=z,
+                     gen=gen, release=released)] if use_raw else []
+        mus.update(mu_scale=math.sqrt(2 * mu_s ** 2 + extra ** 2))
         info.update(iterations=0, fallback=(
             "no iteration: " + ("iterations=0" if T < 1 else
                                 "the uniform weights' noise would cost more than the iterate "
                                 "can gain (minimax regret over their gap to the John "
                                 "ellipsoid, john_select.uniform_share)")
             + "; the iterations' budget went to the uniform-weights release."))
-        winner, note = choose([uni, raw], [ball])
-        candidates = (uni, raw, ball)
+        winner, note = choose([uni, *raw], [ball])
+        candidates = (uni, *raw, ball)
     elif margin >= gain:
         T = 0
         # the unspent budget goes to another release of Q0 (combined with the first by
@@ -400,11 +408,10 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         delta_q = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=float(v.max()))
         sigma_q = delta_q / (mu * math.sqrt(SHARE_GRAM))
         # the iteration's matrix is A'UA + ridge I (h_i(u) <= 1 + xi is about it): the ridge is
-        # added back, scaled like v (post-processing of public numbers), and the shift of the
-        # noise (john_select.noise_ridge)
+        # added back, scaled like v (post-processing of public numbers)
         ridge_back = lam_ridge * d / float(u.sum())
         G = released(gram(A, v) + sym_noise(gen, d, sigma_q))
-        Q = project_psd(G, R, ridge_back + noise_ridge(d, sigma_q))
+        Q = project_psd(G, R, ridge_back)
         pri = score(A, "private", Q, v, G, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
                     release=released)
         info.update(iterations=T, sigma_h=sigma_h, sigma_q=sigma_q, sensitivity_q=delta_q,
