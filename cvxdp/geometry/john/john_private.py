@@ -339,7 +339,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         # the uniform weights' scale (inverse-variance mean), to the unshifted Q0's (a second
         # uniform candidate, docs/john.md D0; only if its noise at the whole extra share is
         # below the largest gain, D3) and to the ball's, split by john_select.split
-        T = 0
+        asked, T = T < 1, 0
         extra = mu * math.sqrt(SHARE_GRAM + SHARE_SCALE)
         Q0u = project_psd(G0, R)
         s_ref = max(uni.scale, 1.0)
@@ -355,7 +355,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                      gen=gen, release=released)] if use_raw else []
         mus.update(mu_scale=math.sqrt(2 * mu_s ** 2 + extra ** 2))
         info.update(iterations=0, fallback=(
-            "no iteration: " + ("iterations=0" if T < 1 else
+            "no iteration: " + ("iterations=0" if asked else
                                 "the uniform weights' noise would cost more than the iterate "
                                 "can gain (minimax regret over their gap to the John "
                                 "ellipsoid, john_select.uniform_share)")
