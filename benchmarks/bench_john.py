@@ -228,6 +228,10 @@ FAMILIES = ("isotropic", "anisotropic", "clustered", "heavy-tailed", "outliers")
 #: per-configuration cost cap: n d^2 <= SWEEP_MAX_ND2 (n is lowered for large d), so that 200
 #: configurations (private solve + fixed-point reference) run in ~10-15 minutes on 2 cores
 SWEEP_MAX_ND2 = 3_000_000
+#: draws of the whole-budget uniform release averaged into the floor
+FLOOR_DRAWS = 8
+#: mechanism seeds of the private solve where one run is > 0.01 below uniform above the floor
+RERUN_SEEDS = 5
 
 
 def sweep_matrix(family: str, n: int, d: int, g: np.random.Generator) -> tuple[np.ndarray, str]:
@@ -261,9 +265,15 @@ def sweep_matrix(family: str, n: int, d: int, g: np.random.Generator) -> tuple[n
 
 
 def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: float,
-                  row_bound: float, g: np.random.Generator) -> float:
+                  row_bound: float, g: np.random.Generator,
+                  more: np.random.Generator | None = None) -> float:
     """Fitted ratio of the uniform-weights Gram matrix released with the WHOLE budget (one
-    Gaussian release, nothing else): the noise floor of any answer built on uniform weights."""
+    Gaussian release, nothing else), post-processed as the library does, shifted by the noise's
+    typical norm or not, whichever fits better (an oracle choice, not private): the noise floor
+    of any answer built on uniform weights.  One draw from ``g``, and the mean with
+    ``FLOOR_DRAWS - 1`` more from ``more`` when given (the floor's own single-draw noise)."""
+    from cvxdp.geometry.john.core import project_psd
+    from cvxdp.geometry.john.john_select import noise_ridge
     from cvxdp.geometry.john.john_sensitivity import gram_sensitivity
     from cvxdp.privacy.calibration import calibrate_gaussian
 
@@ -271,10 +281,14 @@ def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: 
     Ac = A * np.minimum(1.0, row_bound / np.linalg.norm(A, axis=1))[:, None]
     sigma = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=gram_sensitivity(
         closeness=closeness, row_bound=row_bound, max_weight=d / n))
-    G = g.standard_normal((d, d)) * sigma
-    lam, V = np.linalg.eigh((Ac.T @ Ac) * (d / n) + (G + G.T) / 2)
-    Q = (V * np.maximum(lam, 1e-9 * row_bound ** 2)) @ V.T
-    return shrunk_ratio(Ellipsoid.from_matrix(Q), A, E)
+    Q0 = (Ac.T @ Ac) * (d / n)
+    out = []
+    for gen in [g] + [more] * ((FLOOR_DRAWS - 1) if more is not None else 0):
+        G = gen.standard_normal((d, d)) * sigma
+        out.append(max(shrunk_ratio(Ellipsoid.from_matrix(project_psd(Q0 + (G + G.T) / 2,
+                                                                      row_bound, t)), A, E)
+                       for t in (0.0, noise_ridge(d, sigma))))
+    return float(np.mean(out))
 
 
 def shrunk_ratio(F, A: np.ndarray, E) -> float:
@@ -301,27 +315,43 @@ def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
         U = ellipsoid_from_weights(A, np.full(n, d / n))
         uniform = shrunk_ratio(U.scaled(1 / math.sqrt(U.support_ratios(A).max())), A, E)
         t = time.perf_counter()
-        sol = john_ellipsoid(A).solve_private(epsilon=epsilon, delta=1e-6, closeness=eps0,
-                                              row_bound=factor, rng=int(g.integers(2**31)))
+        kw = dict(epsilon=epsilon, delta=1e-6, closeness=eps0, row_bound=factor)
+        rs = int(g.integers(2**31))
+        sol = john_ellipsoid(A).solve_private(rng=rs, **kw)
         t = time.perf_counter() - t
         private = shrunk_ratio(sol.ellipsoid, A, E)
         floor = uniform_floor(A, E, epsilon=epsilon, delta=1e-6, closeness=eps0,
-                              row_bound=factor, g=g)
+                              row_bound=factor, g=g, more=np.random.default_rng([seed, i]))
+        mean = private
+        if private < uniform - 0.01 <= floor:  # one run below: its mean over more seeds
+            mean = float(np.mean([private] + [
+                shrunk_ratio(john_ellipsoid(A).solve_private(rng=rs + k, **kw).ellipsoid, A, E)
+                for k in range(1, RERUN_SEEDS)]))
         rows.append({"family": family, "data": what, "n": n, "d": d, "eps0": eps0,
                      "epsilon": epsilon, "R": factor, "uniform": uniform, "private": private,
-                     "floor": floor, "diff": private - uniform, "selected": sol.info["selected"],
-                     "iterations": sol.iterations, "time_s": t})
+                     "private_mean": mean, "floor": floor, "diff": private - uniform,
+                     "selected": sol.info["selected"], "iterations": sol.iterations,
+                     "share0": sol.info["share_uniform"], "branch": _branch(sol.info),
+                     "time_s": t})
         print(" | ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                          for k, v in rows[-1].items()), flush=True)
     return rows
 
 
+def _branch(info: dict) -> str:
+    """Which path the private solve took: iterated, no iteration (D2) or no candidate (D3)."""
+    fb = info.get("fallback") or ""
+    if info.get("iterations"):
+        return "iterated"
+    return "D3" if "too noisy" in fb else "D2"
+
+
 def sweep_table(rows: list[dict]) -> str:
     """Per family: quantiles of private - uniform, shares below uniform and below the floor."""
     head = ("| family | configs | min | 5% | median | 95% | max | share < -0.01 | floor < -0.01 "
-            "| share < -0.01 where floor >= -0.01 | private < floor - 0.01 "
-            "| private / uniform / ball chosen |")
-    out = [head, "|" + "---|" * 12]
+            "| one run < -0.01 where floor >= -0.01 | 5-seed mean < -0.01 there "
+            "| private < floor - 0.01 | private / uniform / unshifted / ball chosen |")
+    out = [head, "|" + "---|" * 13]
     for fam in (*FAMILIES, "all"):
         rs = [r for r in rows if fam in ("all", r["family"])]
         x = np.array([r["diff"] for r in rs])
@@ -329,12 +359,14 @@ def sweep_table(rows: list[dict]) -> str:
         below = float(np.mean(x < -0.01))
         floor = float(np.mean([r["floor"] - r["uniform"] < -0.01 for r in rs]))
         ok = [r for r in rs if r["floor"] - r["uniform"] >= -0.01]
-        below_ok = f"{np.mean([r['diff'] < -0.01 for r in ok]):.3f} of {len(ok)}" if ok else "-"
+        one = sum(r["diff"] < -0.01 for r in ok)
+        five = sum(r["private_mean"] - r["uniform"] < -0.01 for r in ok)
         under = float(np.mean([r["private"] < r["floor"] - 0.01 for r in rs]))
         chosen = "/".join(str(sum(r["selected"] == c for r in rs))
-                          for c in ("private", "uniform", "ball"))
+                          for c in ("private", "uniform", "uniform-unshifted", "ball"))
         out.append(f"| {fam} | {len(rs)} | " + " | ".join(f"{v:+.3f}" for v in q)
-                   + f" | {below:.3f} | {floor:.3f} | {below_ok} | {under:.3f} | {chosen} |")
+                   + f" | {below:.3f} | {floor:.3f} | {one} of {len(ok)} | {five} of {len(ok)}"
+                   f" | {under:.3f} | {chosen} |")
     return "\n".join(out)
 
 

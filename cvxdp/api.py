@@ -193,8 +193,9 @@ def solve_private(
         to the private parameters
         and solves a robust counterpart exactly (``noise="auto"`` (default), ``"gaussian"`` or
         ``"laplace"``: feasible for the true data with probability ``>= 1 - beta``,
-        ``beta=1e-3`` by default; ``noise="truncated"``: feasible with certainty); ``"auto"`` picks one from public
-        quantities and says why in ``info`` (``docs/solvers.md``, "Perturbation and auto").
+        ``beta=1e-3`` by default; ``noise="truncated"``: feasible with certainty);
+        ``"auto"`` picks one from public quantities and says why in ``info``
+        (``docs/solvers.md``, "Perturbation and auto").
         Every option of the path chosen (e.g. ``max_iterations=``, ``target=`` on the MWU path,
         ``s=``, ``T=`` on the covering path): forwarded unchanged.  An option the path does not
         take raises ``TypeError`` naming the nearest valid one.

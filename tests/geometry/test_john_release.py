@@ -120,13 +120,13 @@ def test_every_released_field_is_a_function_of_the_noisy_outputs(monkeypatch, ca
     s1, s2, outputs = _replayed(monkeypatch, A, B, **BASE, **kw)
     # Q0 (and its top-up when its derived share exceeds the first 5%) and its scale; then either
     # the T noisy leverage vectors, Q and the scales of the private and ball candidates; or (no
-    # iteration) a second scale of Q0 and the ball's scale; or (Q0's scale too noisy) another
-    # release of Q0 and, when inscribed, its scale; the count
+    # iteration) a second scale of Q0, the ball's scale (and the unshifted Q0's); or (Q0's scale
+    # too noisy) another release of Q0 and, when inscribed, its scale; the count
     first = 2 + (s1.info["share_uniform"] > 0.05)
     if s1.iterations:
         rest = s1.iterations + 3
-    elif s1.info["fallback"].startswith("no iteration"):
-        rest = 2
+    elif s1.info["fallback"].startswith("no iteration"):  # + the unshifted Q0's, when used
+        rest = 2 + ("uniform-unshifted" in s1.info["fitted_log_volumes"])
     else:
         rest = 1 + ("inscribed" in kw)
     assert outputs == first + rest + ("count_clipped" in kw)

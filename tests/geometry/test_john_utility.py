@@ -86,8 +86,11 @@ def test_no_iteration_returns_uniform_weights_with_a_note_decided_from_public_nu
     sol = prob.solve_private(epsilon=1.0, rng=0, **{**KW, "closeness": 1e-2})
     # the uniform weights' noise at the first share would cost more than the iterate can gain:
     # minimax regret gives Q0 all the share of Q0 and the iterations (72.5%); the ball lost
+    # to the better (larger lower bound) of the shifted and unshifted uniform-weights releases
     assert sol.iterations == 0 and sol.info["share_uniform"] == pytest.approx(0.725)
-    assert sol.info["fallback"].startswith("no iteration") and sol.info["selected"] == "uniform"
+    assert sol.info["fallback"].startswith("no iteration") and "minimax regret" in sol.info[
+        "fallback"]
+    assert sol.info["selected"] in ("uniform", "uniform-unshifted")
     np.testing.assert_allclose(sol.primal["weights"] * sol.info["scale"] ** 2,
                                np.full(2000, 4 / 2000))
     assert _ratio(sol.ellipsoid, A, E) == pytest.approx(uniform, abs=0.01)  # Q0 noise: 0.004

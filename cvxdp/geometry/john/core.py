@@ -17,7 +17,8 @@ from scipy import linalg
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.privacy.clipping import clip_rows_l2
 
-__all__ = ["JITTER", "check_shape", "chol", "clip_into_domain", "iterations_for"]
+__all__ = ["JITTER", "check_shape", "chol", "clip_into_domain", "iterations_for", "sym_noise",
+           "project_psd"]
 
 #: relative jitter added to A'WA before Cholesky when it is numerically singular (digest gap 10)
 JITTER = 1e-12
@@ -67,3 +68,18 @@ def clip_into_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
     finite = np.all(np.isfinite(A), axis=1)
     clipped, long_rows = clip_rows_l2(np.where(finite[:, None], A, 0.0), row_bound)
     return clipped, long_rows + int(np.count_nonzero(~finite))
+
+
+def sym_noise(gen: np.random.Generator, d: int, sigma: float) -> np.ndarray:
+    """Symmetric Gaussian ``Z = (G + G')/2``, ``G`` with iid ``N(0, sigma^2)`` entries: diagonal
+    variance ``sigma^2``, off-diagonal ``sigma^2/2`` (``N(0, sigma^2)`` on each coordinate of
+    svec, an isometry for the Frobenius norm)."""
+    G = gen.standard_normal((d, d)) * sigma
+    return (G + G.T) / 2
+
+
+def project_psd(Q: np.ndarray, R: float, shift: float = 0.0) -> np.ndarray:
+    """``Q + shift I`` with its eigenvalues floored at ``max(1e-9 R^2, 1e-12)``
+    (post-processing)."""
+    lam, V = np.linalg.eigh((Q + Q.T) / 2)
+    return (V * np.maximum(lam + shift, max(1e-9 * R * R, 1e-12))) @ V.T

@@ -70,8 +70,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
-from cvxdp.geometry.john.core import clip_into_domain
-from cvxdp.geometry.john.ellipsoid import Ellipsoid
+from cvxdp.geometry.john.core import clip_into_domain, project_psd, sym_noise
 from cvxdp.geometry.john.john_args import (
     flag,
     positive,
@@ -81,12 +80,14 @@ from cvxdp.geometry.john.john_args import (
 )
 from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
 from cvxdp.geometry.john.john_select import (
-    TINY,
+    INSCRIBED_GUARANTEE,
     Scored,
     balanced_ridge,
     choose,
     gain_bound,
+    noise_ridge,
     predicted_loss,
+    release_winner,
     score,
     split,
     uniform_share,
@@ -120,14 +121,6 @@ SHARE_UNIFORM, SHARE_GRAM, SHARE_SCALE = 0.05, 0.05, 0.075
 SHARE_COUNT = 0.10
 #: weight floor w_min = FLOOR_FACTOR * d / n (public)
 FLOOR_FACTOR = 0.1
-#: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
-INSCRIBED_GUARANTEE = (
-    "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
-    "{x : |c_i' x| <= 1}, c_i = a_i * min(1, row_bound/||a_i||) (a row with a non-finite entry "
-    "is dropped); it lies inside your polytope {x : |a_i' x| <= 1} when every row is finite "
-    "with ||a_i|| <= row_bound. A longer row was clipped, which loosens its constraint, and the "
-    "ellipsoid may cross it: pass count_clipped=True for a noisy count of such rows.")
-
 
 def released(value: Any) -> Any:
     """A mechanism's noisy output, on its way out (the identity).
@@ -160,17 +153,9 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
     return clip_into_domain(A, row_bound)
 
 
-def _sym_noise(gen: np.random.Generator, d: int, sigma: float) -> np.ndarray:
-    """Symmetric Gaussian Z: N(0, s^2) on each coordinate of svec (diagonal, sqrt(2) x
-    off-diagonal), an isometry for the Frobenius norm: diagonal var s^2, off-diagonal s^2/2."""
-    G = gen.standard_normal((d, d)) * sigma
-    return (G + G.T) / 2
-
-
-def _project(Q: np.ndarray, R: float) -> np.ndarray:
-    """Eigenvalues floored at ``max(1e-9 R^2, 1e-12)`` (post-processing)."""
-    lam, V = np.linalg.eigh((Q + Q.T) / 2)
-    return (V * np.maximum(lam, max(1e-9 * R * R, 1e-12))) @ V.T
+def _eigs(Q: np.ndarray, R: float) -> np.ndarray:
+    """Eigenvalues of a released matrix, floored at ``1e-9 R^2`` (public)."""
+    return np.maximum(np.linalg.eigvalsh(Q), 1e-9 * R * R)
 
 
 def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
@@ -289,12 +274,13 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     # -- the data are read from here on; nothing below raises on their values ------------------
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
     # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
-    # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives
+    # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives; the
+    # candidate is the release shifted by its noise's typical norm (john_select.noise_ridge)
     w_unif = np.full(n, d / n)
     delta_0 = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n)
     mu_0 = mu * math.sqrt(SHARE_UNIFORM)
-    Q0 = _project(released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_0)), R)
-    eigs = np.maximum(np.linalg.eigvalsh(Q0), 1e-9 * R * R)  # public (released Q0)
+    G0 = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_0))
+    eigs = _eigs(project_psd(G0, R, noise_ridge(d, delta_0 / mu_0)), R)  # public
 
     def sensitivity_h(lam: float) -> float:
         return leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
@@ -316,17 +302,18 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         gap_max=0.5 * math.log(n), gram_share=SHARE_GRAM)
     if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
         mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)
-        Q0b = released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_b))
-        Q0 = _project((mu_0 ** 2 * Q0 + mu_b ** 2 * Q0b) / (mu_0 ** 2 + mu_b ** 2), R)
-        eigs = np.maximum(np.linalg.eigvalsh(Q0), 1e-9 * R * R)
+        G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
+        G0 = (mu_0 ** 2 * G0 + mu_b ** 2 * G0b) / (mu_0 ** 2 + mu_b ** 2)
         mu_0 = mu * math.sqrt(share_0)
+    Q0 = project_psd(G0, R, noise_ridge(d, delta_0 / mu_0))
+    eigs = _eigs(Q0, R)
     q0 = float(eigs[0])
     share_h = free - share_0
-    mu_h = mu * math.sqrt(share_h / Tq)
-    uni = score(A, "uniform", Q0, w_unif, Q0, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
+    mu_h = mu * math.sqrt(max(share_h, 0.0) / Tq)
+    uni = score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
                 release=released)
     # the fitted uniform-weights ellipsoid E(Q0) / s0 (inside P) stands in for the John
-    # ellipsoid: its matrix s0^2 Q0 has eigenvalues s0^2 q_j (s0 >= 1: the mean ratio is 1)
+    # ellipsoid: its matrix s0^2 Q0 has eigenvalues s0^2 q_j
     fitted_eigs = eigs * max(uni.scale, 1.0) ** 2
     if share_h > 0:
         lam_ridge, predicted = iterate_loss(mu_h, fitted_eigs)
@@ -343,31 +330,38 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                             "ridge_source": "auto" if user_ridge is None else "user",
                             "scale_estimate": q0, "sensitivity_h": delta_h, "mu": mu,
                             "row_bound": R, "gain_bound": gain, "predicted_loss": predicted,
-                            "uniform_margin": margin, "share_uniform": share_0}
+                            "uniform_margin": margin, "share_uniform": share_0,
+                            "noise_shift": noise_ridge(d, delta_0 / mu_0)}
     mus = {"mu_uniform": mu_0, "mu_scale": mu_s}
     candidates = None
     if T < 1 or share_h <= 0:
-        # no iteration: Q0 has all the share Q0 and the iterations may use; the shares of Q and
-        # of the iterate's scale go to a second release of the uniform weights' scale (same
-        # matrix: inverse-variance combination) and to the ball's, split to minimise the sum of
-        # their relative noises (john_select.split; the ball's scale is at most R)
-        T = 0
+        # no iteration: the shares of Q and of the iterate's scale go to a second release of
+        # the uniform weights' scale (inverse-variance mean), to the unshifted Q0's (a second
+        # uniform candidate, docs/john.md D0; only if its noise at the whole extra share is
+        # below the largest gain, D3) and to the ball's, split by john_select.split
+        asked, T = T < 1, 0
         extra = mu * math.sqrt(SHARE_GRAM + SHARE_SCALE)
-        mu_u2, mu_b2 = split([support_sensitivity(closeness=eps0, min_eig=q0)
-                              / max(uni.scale, 1.0), eps0 / R], extra)
-        uni = uni.combined(score(A, "uniform", Q0, w_unif, Q0, eps0=eps0, mu_s=mu_u2, z=z,
+        Q0u = project_psd(G0, R)
+        s_ref = max(uni.scale, 1.0)
+        c_raw = support_sensitivity(closeness=eps0, min_eig=float(_eigs(Q0u, R)[0])) / s_ref
+        coef = [support_sensitivity(closeness=eps0, min_eig=q0) / s_ref, eps0 / R]
+        use_raw = z * c_raw / extra < 1 and -math.log1p(-z * c_raw / extra) < gain
+        mu_u2, mu_b2, *mu_r = split(coef + ([c_raw] if use_raw else []), extra)
+        uni = uni.combined(score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_u2, z=z,
                                  gen=gen, release=released), mu_s, mu_u2)
         ball = score(A, "ball", np.eye(d), None, None, eps0=eps0,
                      mu_s=math.hypot(mu_s, mu_b2), z=z, gen=gen, release=released)
+        raw = [score(A, "uniform-unshifted", Q0u, w_unif, G0, eps0=eps0, mu_s=mu_r[0], z=z,
+                     gen=gen, release=released)] if use_raw else []
         mus.update(mu_scale=math.sqrt(2 * mu_s ** 2 + extra ** 2))
         info.update(iterations=0, fallback=(
-            "no iteration: " + ("iterations=0" if T < 1 else
+            "no iteration: " + ("iterations=0" if asked else
                                 "the uniform weights' noise would cost more than the iterate "
                                 "can gain (minimax regret over their gap to the John "
                                 "ellipsoid, john_select.uniform_share)")
             + "; the iterations' budget went to the uniform-weights release."))
-        winner, note = choose(uni, [ball])
-        candidates = (uni, ball)
+        winner, note = choose([uni, *raw], [ball])
+        candidates = (uni, *raw, ball)
     elif margin >= gain:
         T = 0
         # the unspent budget goes to another release of Q0 (combined with the first by
@@ -381,15 +375,17 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
             mu_b, mu_s2 = split([c_gram, c_scale], rest)
         else:
             mu_b, mu_s2 = rest, 0.0
-        Q0b = released(gram(A, w_unif) + _sym_noise(gen, d, delta_0 / mu_b))
-        Q0 = _project((mu_0 ** 2 * Q0 + mu_b ** 2 * Q0b) / (mu_0 ** 2 + mu_b ** 2), R)
+        G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
+        G0 = (mu_0 ** 2 * G0 + mu_b ** 2 * G0b) / (mu_0 ** 2 + mu_b ** 2)
+        mu_0 = math.hypot(mu_0, mu_b)
+        Q0 = project_psd(G0, R, noise_ridge(d, delta_0 / mu_0))
         if inscribed:
-            uni = score(A, "uniform", Q0, w_unif, Q0, eps0=eps0, mu_s=mu_s2, z=z, gen=gen,
+            uni = score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_s2, z=z, gen=gen,
                         release=released)
         else:  # the scale is not used: only the matrix changes
-            uni = Scored("uniform", Q0, w_unif, Q0, math.nan, math.nan, z)
-        mus.update(mu_uniform=math.hypot(mu_0, mu_b), mu_scale=math.hypot(mu_s, mu_s2))
-        info.update(iterations=0, fallback=(
+            uni = Scored("uniform", Q0, w_unif, G0, math.nan, math.nan, z)
+        mus.update(mu_uniform=mu_0, mu_scale=math.hypot(mu_s, mu_s2))
+        info.update(iterations=0, noise_shift=noise_ridge(d, delta_0 / mu_0), fallback=(
             "uniform weights w = d/n: the released scale of the uniform-weights ellipsoid is too "
             f"noisy for any candidate to be certainly better (margin {margin:.3g} >= largest "
             f"possible gain {gain:.3g} per dimension); the iterations' budget went to the "
@@ -414,8 +410,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         # the iteration's matrix is A'UA + ridge I (h_i(u) <= 1 + xi is about it): the ridge is
         # added back, scaled like v (post-processing of public numbers)
         ridge_back = lam_ridge * d / float(u.sum())
-        G = released(gram(A, v) + _sym_noise(gen, d, sigma_q))
-        Q = _project(G + ridge_back * np.eye(d), R)
+        G = released(gram(A, v) + sym_noise(gen, d, sigma_q))
+        Q = project_psd(G, R, ridge_back)
         pri = score(A, "private", Q, v, G, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
                     release=released)
         info.update(iterations=T, sigma_h=sigma_h, sigma_q=sigma_q, sensitivity_q=delta_q,
@@ -427,8 +423,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                    mu_scale=mu_s * math.sqrt(3))
         winner, note = choose(uni, [pri, ball])
         candidates = (uni, pri, ball)
-    E, v = _release(winner, candidates, note, z=z, inscribed=inscribed, failure=failure,
-                    info=info)
+    E, v = release_winner(winner, candidates, note, z=z, inscribed=inscribed, failure=failure,
+                          info=info)
     info["sigma_uniform"] = delta_0 / mus["mu_uniform"]
     if share_c > 0:
         mu_c = mu * math.sqrt(share_c)
@@ -454,31 +450,3 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     return finish(problem, E, report, weights=v, iterations=T, t0=t0, info=info,
                   reference=reference)
 
-
-def _release(winner: Scored, candidates: tuple | None, note: str | None, *, z: float,
-             inscribed: bool, failure: float, info: dict) -> tuple[Ellipsoid, np.ndarray]:
-    """The winner, sized from releases only (post-processing).
-
-    Default: scaled by the lower confidence bound of its released scale
-    (:meth:`~cvxdp.geometry.john.john_select.Scored.sized`): it contains the largest copy of its
-    shape inside the polytope, so fitting it (shrinking) loses nothing.  ``inscribed``:
-    ``E_c / (s_c + z sigma_c)``, inside the polytope of the clipped rows on the event
-    (probability ``>= 1 - failure``) on which every released scale is within ``z sigma_c`` of
-    the truth.
-    """
-    info["selected"] = winner.name
-    if candidates is not None:
-        info["fitted_log_volumes"] = {c.name: {"released": c.fitted, "lower": c.lower,
-                                               "upper": c.upper} for c in candidates}
-    if note is not None:
-        info["fallback"] = "; ".join(filter(None, [info.get("fallback"), note])) + (
-            "; the budget was spent.")
-    if inscribed:
-        scale = max(winner.scale + z * winner.sigma, TINY)
-        info.update(failure=failure, inscribed_guarantee=INSCRIBED_GUARANTEE, scale=1.0 / scale,
-                    sigma_scale=winner.sigma)
-        return winner.E.scaled(1.0 / scale), (None if winner.weights is None
-                                              else winner.weights * scale ** 2)
-    E, k = winner.sized(z)
-    info.update(scale=1.0 / k)
-    return E, None if winner.weights is None else winner.weights * k ** 2

@@ -27,12 +27,20 @@ from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_sensitivity import support_sensitivity
 
 __all__ = ["noise_term", "ridge_bias", "predicted_loss", "balanced_ridge", "gain_bound", "split",
-           "uniform_share", "Scored", "score", "choose", "z_level", "TINY"]
+           "noise_ridge", "uniform_share", "Scored", "score", "choose", "release_winner",
+           "z_level", "TINY", "INSCRIBED_GUARANTEE"]
 
 #: smallest scale used in a logarithm (a released scale may be <= 0)
 TINY = 1e-12
 #: ridges per decade of the grid on which the loss model is minimised
 GRID_PER_DECADE = 20
+#: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
+INSCRIBED_GUARANTEE = (
+    "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
+    "{x : |c_i' x| <= 1}, c_i = a_i * min(1, row_bound/||a_i||) (a row with a non-finite entry "
+    "is dropped); it lies inside your polytope {x : |a_i' x| <= 1} when every row is finite "
+    "with ||a_i|| <= row_bound. A longer row was clipped, which loosens its constraint, and the "
+    "ellipsoid may cross it: pass count_clipped=True for a noisy count of such rows.")
 
 
 def noise_term(sigma_h: float) -> float:
@@ -114,6 +122,22 @@ def split(coefficients: list[float], total: float) -> list[float]:
     return [float(x) for x in total * c / math.sqrt(float(np.sum(c * c)))]
 
 
+def noise_ridge(d: int, sigma: float) -> float:
+    """``sqrt(2d) sigma``: the shift added to a released Gram matrix ``G + Z`` (``Z`` symmetric
+    Gaussian, entry sd ``sigma``, off-diagonal ``sigma^2/2``; :func:`cvxdp.geometry.john.core
+    .sym_noise`), the edge of its semicircle spectrum, i.e. the typical ``||Z||``.
+
+    Why (``docs/john.md``, D0): on the event ``-bI <= Z <= bI`` the released ``M = G + Z + tI``
+    lies between ``G + (t - b) I`` and ``G + (t + b) I``, so its fitted log volume loses at most
+    ``(1/2d) sum_j log(1 + (t + b)/g_j)`` (volume) plus, when ``t < b``,
+    ``-1/2 log(1 - (b - t)/g_min)`` (the scale may grow by the inverse root of the smallest
+    relative eigenvalue); the first term grows with ``t`` more slowly than the second falls, so
+    the bound is smallest at ``t = b``.  ``b`` is the typical norm, not a high-probability one:
+    the unshifted ``G + Z`` is kept as a candidate too and the private selection compares them.
+    """
+    return math.sqrt(2 * d) * sigma
+
+
 def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
                   iterate: Callable[[float], float], gap_max: float, gram_share: float,
                   points: int = 16) -> float:
@@ -181,24 +205,23 @@ class Scored:
         """``E_c`` scaled by ``1/k`` so that it contains the largest copy of its shape inside P
         (shrinking it to fit loses nothing), and ``k``.
 
-        ``k = s_c - z sigma_c``, the lower confidence bound of the released scale (so ``k <=
-        s_c`` on the event of :func:`choose`); for the uniform weights at least 1 (``s_0 >= 1``:
-        the mean of ``(d/n) h_i`` over the rows is 1).  When the bound is not positive: the
-        uniform weights are not scaled, the private iterate is scaled by
-        ``sqrt(tr(Q^{-1} G)/d)`` (``G`` its released Gram matrix: then ``sum_i v_i a_i'
-        Q_n^{-1} a_i = d`` up to the noise of ``G``, and the largest ratio is at least this mean
-        1), the ball by its released scale.  A post-processing of releases.
+        ``k`` is the larger of two lower bounds on ``s_c``: the lower confidence bound
+        ``s_c - z sigma_c`` of the released scale (on the event of :func:`choose`), and, for a
+        candidate with a released Gram matrix ``G`` (uniform weights: ``Q0``; the iterate:
+        ``A'VA``), the root of the weighted mean leverage ratio ``sqrt(tr(Q_c^{-1} G)/d)``
+        (``sum_i w_i c_i' Q_c^{-1} c_i = tr(Q_c^{-1} G)`` with ``sum w = d``, and the largest
+        ratio is at least the mean; up to the noise of ``G``).  The ball without a usable bound
+        is scaled by its released scale.  A post-processing of releases.
         """
         low = self.scale - z * self.sigma
-        if self.name == "uniform":
-            k = max(low, 1.0) if low == low else 1.0  # nan: no scale was released
-        elif low > 0:
-            k = low
-        elif self.gram is not None:
+        low = low if low == low and low > 0 else 0.0  # nan: no scale was released
+        mean = 0.0
+        if self.gram is not None:
             d = self.Q.shape[0]
-            k = math.sqrt(max(float(np.trace(np.linalg.solve(self.Q, self.gram))) / d, TINY))
-        else:
-            k = max(self.scale, TINY)
+            mean = math.sqrt(max(float(np.trace(np.linalg.solve(self.Q, self.gram))) / d, 0.0))
+        k = max(low, mean)
+        if k <= TINY:
+            k = max(self.scale, TINY) if self.scale == self.scale else 1.0
         return self.E.scaled(1.0 / k), k
 
 
@@ -218,15 +241,27 @@ def score(A: Any, name: str, Q: np.ndarray, weights: np.ndarray | None,
     return Scored(name, Q, weights, gram, float(s), sigma, z)
 
 
-def choose(uniform: Scored, others: list[Scored]) -> tuple[Scored, str | None]:
+def choose(uniform: Scored | list[Scored], others: list[Scored]) -> tuple[Scored, str | None]:
     """The candidate with the largest lower confidence bound on ``F_c`` among those whose lower
     bound beats the uniform candidate's upper bound; the uniform candidate when none does.
 
+    ``uniform`` may be several releases of the uniform weights (the Gram matrix shifted by its
+    noise's typical norm and unshifted, :func:`noise_ridge`).  Between them no guarantee is
+    needed (both are uniform weights), so the rule minimises the largest expected regret: the
+    one with the larger released fitted volume, among those whose scale's lower confidence bound
+    is positive (else the larger lower bound).  With per-dimension noise ``sigma`` of the
+    difference, picking the larger release loses ``D Phi(-D/sigma) <= 0.17 sigma`` in
+    expectation when the true gap is ``D``; picking the larger lower bound loses up to
+    ``z (sigma_a - sigma_b)`` when the noisier one is better.
     On the event that every released scale lies within ``z sigma_c`` of the truth (probability
     ``>= 1 - failure``), a winner other than the uniform candidate has a true fitted volume at
     least the uniform candidate's.  Returns the winner and, when the uniform candidate wins
     against others, the reason.
     """
+    if isinstance(uniform, list):
+        sized = [c for c in uniform if c.upper < math.inf]
+        uniform = (max(sized, key=lambda c: c.fitted) if sized
+                   else max(uniform, key=lambda c: c.lower))
     better = [c for c in others if c.lower > uniform.upper]
     if better:
         return max(better, key=lambda c: c.lower), None
@@ -243,3 +278,31 @@ def choose(uniform: Scored, others: list[Scored]) -> tuple[Scored, str | None]:
 def z_level(failure: float, events: int) -> float:
     """``z_{1 - failure/events}``: one-sided bounds on ``events`` released scales, union bound."""
     return float(special.ndtri(1 - failure / events))
+
+
+def release_winner(winner: Scored, candidates: tuple | None, note: str | None, *, z: float,
+                   inscribed: bool, failure: float, info: dict
+                   ) -> tuple[Ellipsoid, np.ndarray | None]:
+    """The winner, sized from releases only (post-processing), and its weights.
+
+    Default: scaled by :meth:`Scored.sized`: it contains the largest copy of its shape inside the
+    polytope, so fitting it (shrinking) loses nothing.  ``inscribed``: ``E_c / (s_c + z
+    sigma_c)``, inside the polytope of the clipped rows on the event (probability ``>= 1 -
+    failure``) on which every released scale is within ``z sigma_c`` of the truth.
+    """
+    info["selected"] = winner.name
+    if candidates is not None:
+        info["fitted_log_volumes"] = {c.name: {"released": c.fitted, "lower": c.lower,
+                                               "upper": c.upper} for c in candidates}
+    if note is not None:
+        info["fallback"] = "; ".join(filter(None, [info.get("fallback"), note])) + (
+            "; the budget was spent.")
+    if inscribed:
+        scale = max(winner.scale + z * winner.sigma, TINY)
+        info.update(failure=failure, inscribed_guarantee=INSCRIBED_GUARANTEE, scale=1.0 / scale,
+                    sigma_scale=winner.sigma)
+        return winner.E.scaled(1.0 / scale), (None if winner.weights is None
+                                              else winner.weights * scale ** 2)
+    E, k = winner.sized(z)
+    info.update(scale=1.0 / k)
+    return E, None if winner.weights is None else winner.weights * k ** 2
