@@ -33,6 +33,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.citations import ANALYTIC_GAUSSIAN
 from cvxdp.errors import (
     BudgetError,
     InfeasibleProblemError,
@@ -52,9 +53,9 @@ from cvxdp.estimation.random_projection import (
 )
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, resolve_budget
-from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.clipping import noisy_count
-from cvxdp.privacy.gdp import compose_gdp_records, gdp_record
+from cvxdp.privacy.gdp import compose_gdp_records
+from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.privacy.neighbours import AddRemoveOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
@@ -76,7 +77,7 @@ __all__ = [
 MECHANISMS = {"ssp": "dp", "rp": "dp", "ls": "conjectural", "als": "asymptotic"}
 SSP_REFERENCE = (
     "Sufficient-statistics perturbation (Sheffet 2017; Wang 2018) with the analytic Gaussian "
-    "(Balle & Wang 2018, Thm 8); sensitivity ||v v^T||_F = ||v||^2 <= l^2 under add/remove"
+    f"({ANALYTIC_GAUSSIAN}); sensitivity ||v v^T||_F = ||v||^2 <= l^2 under add/remove"
 )
 THEOREMS = {
     "ssp": SSP_REFERENCE,
@@ -169,14 +170,8 @@ def _ssp(data: np.ndarray | None, budget: Any, bound: float, gen: np.random.Gene
     """SSP on the mapped rows ``data``, or on their exact Gram matrix ``exact_gram`` (the Dask
     path's reduction); the noise and everything after it are the same."""
     sens = bound**2
-    if isinstance(budget, ZCDP):
-        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sens, method="zcdp")
-        record = gdp_record(sigma=sigma, sensitivity=sens, mechanism="gaussian_gram",
-                            reference=SSP_REFERENCE)
-    else:
-        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=sens)
-        record = gdp_record(sigma=sigma, sensitivity=sens, delta=budget.delta,
-                            mechanism="gaussian_gram", reference=SSP_REFERENCE)
+    sigma, record = gaussian_noise(budget, sensitivity=sens, ledger="gdp",
+                                   mechanism="gaussian_gram", reference=SSP_REFERENCE)
     gram = noisy_gram(data, sigma, gen) if exact_gram is None else noisy_gram_of(
         exact_gram, sigma, gen)
     d = gram.shape[0] - 1

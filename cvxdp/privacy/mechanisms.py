@@ -31,14 +31,17 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from cvxdp.citations import GAUSSIAN_MECHANISM
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, _check_epsilon, _check_finite
 from cvxdp.privacy.calibration import _check_sensitivity, calibrate_gaussian, gaussian_epsilon
 from cvxdp.privacy.discrete_gaussian import discrete_gaussian_mechanism
+from cvxdp.privacy.gdp import gdp_record
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
+    "gaussian_noise",
     "gaussian_record",
     "gaussian_mechanism",
     "exponential_record",
@@ -48,7 +51,7 @@ __all__ = [
     "sampler_float_limits",
 ]
 
-GAUSSIAN_REFERENCE = "Balle & Wang 2018, Thm 8 (analytic Gaussian); Bun & Steinke 2016, Prop 1.6"
+GAUSSIAN_REFERENCE = GAUSSIAN_MECHANISM
 EXPONENTIAL_REFERENCE = (
     "McSherry & Talwar 2007 (eps-DP); Cesar & Rogers 2021, Lemma 3.2 (bounded range: eps^2/8-zCDP)"
 )
@@ -91,6 +94,82 @@ def gaussian_record(
     return PrivacyRecord(mechanism, budget, reference, zcdp=z, count=count,
                          params={"sigma": sigma, "sensitivity": D, "gdp_mu": D / sigma,
                                  **params})
+
+
+#: What :func:`gaussian_noise` says when the budget has no Gaussian calibration.
+GAUSSIAN_NEEDS_DELTA = ("the Gaussian mechanism needs delta > 0 (or rho=); pass epsilon= and "
+                        "delta=.")
+
+
+def gaussian_noise(
+    budget: Any,
+    *,
+    sensitivity: float,
+    mechanism: str = "gaussian",
+    reference: str = GAUSSIAN_REFERENCE,
+    ledger: str = "epsilon",
+    refusal: str = GAUSSIAN_NEEDS_DELTA,
+    **params: Any,
+) -> tuple[float, PrivacyRecord]:
+    """Gaussian noise for ``budget`` and its privacy record: the one calibration every solver uses.
+
+    ``sigma = D / sqrt(2 rho)`` for a :class:`ZCDP` budget (Bun & Steinke 2016, Prop. 1.6);
+    for ``ApproxDP(epsilon, delta)`` with ``delta > 0`` the exact analytic-Gaussian sigma
+    (Balle & Wang 2018, Thm 8).  Like an OpenDP measurement, the noise and its privacy map are
+    defined once: the record states the guarantee of exactly this sigma.
+
+    Parameters
+    ----------
+    budget : ZCDP or ApproxDP
+        The step's budget.  Pure DP (or ``delta = 0``) has no Gaussian calibration.
+    sensitivity : float
+        l2 sensitivity D > 0 of the released value.
+    mechanism, reference : str
+        The record's name and citation.
+    ledger : {"epsilon", "gdp"}
+        How an (epsilon, delta) record states its budget: ``"epsilon"``
+        (:func:`gaussian_record`) keeps the budget's epsilon (checked against sigma);
+        ``"gdp"`` (:func:`cvxdp.privacy.gdp.gdp_record`) states the exact epsilon of the
+        ``D / sigma``-GDP step at delta, for ledgers composed in Gaussian DP.  zCDP budgets give
+        the zCDP record either way.
+    refusal : str
+        The :class:`~cvxdp.BudgetError` message for a budget without a Gaussian calibration
+        (the caller names its own way out).
+    **params
+        Extra record parameters.
+
+    Returns
+    -------
+    sigma : float
+    record : PrivacyRecord
+
+    Raises
+    ------
+    BudgetError
+        Pure-DP budget, or ``delta = 0``.
+
+    References
+    ----------
+    Balle & Wang 2018, Thm 8; Bun & Steinke 2016, Prop. 1.6; Dong, Roth & Su 2022, Thm 2.7.
+    """
+    if ledger not in ("epsilon", "gdp"):
+        raise ValueError(f"ledger must be 'epsilon' or 'gdp', got {ledger!r}.")
+    if isinstance(budget, ZCDP):
+        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sensitivity, method="zcdp")
+        if ledger == "gdp":
+            return sigma, gdp_record(sigma=sigma, sensitivity=sensitivity, mechanism=mechanism,
+                                     reference=reference, **params)
+        return sigma, gaussian_record(sigma=sigma, sensitivity=sensitivity, mechanism=mechanism,
+                                      reference=reference, **params)
+    if not isinstance(budget, ApproxDP) or budget.delta <= 0:
+        raise BudgetError(refusal)
+    eps, delta = budget.epsilon, budget.delta
+    sigma = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=sensitivity)
+    if ledger == "gdp":
+        return sigma, gdp_record(sigma=sigma, sensitivity=sensitivity, delta=delta,
+                                 mechanism=mechanism, reference=reference, **params)
+    return sigma, gaussian_record(sigma=sigma, sensitivity=sensitivity, epsilon=eps, delta=delta,
+                                  mechanism=mechanism, reference=reference, **params)
 
 
 def gaussian_mechanism(
