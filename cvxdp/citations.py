@@ -13,6 +13,7 @@ __all__ = [
     "BALLE_WANG_2018",
     "BUN_STEINKE_2016",
     "DONG_ROTH_SU_2022",
+    "EJA_GAUSSIAN",
     "GAUSSIAN_MECHANISM",
     "GDP_COMPOSITION",
     "GDP_GAUSSIAN",
@@ -24,6 +25,9 @@ __all__ = [
     "MAHPUD_SHEFFET_2022",
     "MINIMUM_ENCLOSING_BALL",
     "NDIS",
+    "SCP_CONSTRAINT_PRIVACY",
+    "SCP_OBJECTIVE_PRIVACY",
+    "SCP_SCALAR_PRIVACY",
     "SONG_XUE_ZHANG_2025",
     "SYMMETRIC_CONE_PROGRAMMING",
     "ZCDP_GAUSSIAN",
@@ -92,3 +96,13 @@ GDP_GAUSSIAN = cite(DONG_ROTH_SU_2022, "Thm 2.7 (Gaussian mechanism in Gaussian 
 GDP_COMPOSITION = cite(DONG_ROTH_SU_2022, "Cor. 3.3 (composition of Gaussian DP)")
 #: mu-GDP is (epsilon, delta(epsilon))-DP for every epsilon, with the Gaussian delta curve.
 GDP_TO_DP = cite(DONG_ROTH_SU_2022, "Cor. 2.13 (Gaussian DP as (epsilon, delta)-DP)")
+#: Private symmetric cone programs, constraint privacy (the MWU solver).
+SCP_CONSTRAINT_PRIVACY = cite(SYMMETRIC_CONE_PROGRAMMING,
+                              "Alg 1, Thm C.7 (privacy), Thm C.9 (utility)")
+#: Private symmetric cone programs, scalar privacy.
+SCP_SCALAR_PRIVACY = cite(SYMMETRIC_CONE_PROGRAMMING, "Alg 5, Thm C.2, Lemma C.4, Thm C.5")
+#: Private symmetric cone programs, objective privacy (Gaussian on c).
+SCP_OBJECTIVE_PRIVACY = cite(SYMMETRIC_CONE_PROGRAMMING,
+                             "Thm C.12 (objective privacy), Lemma 4.2 / Cor 4.4")
+#: The Gaussian mechanism on a Euclidean Jordan algebra.
+EJA_GAUSSIAN = cite(SYMMETRIC_CONE_PROGRAMMING, "Lemma 4.2 (Gaussian mechanism on an EJA)")

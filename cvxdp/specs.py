@@ -1,6 +1,6 @@
 """Privacy specifications: which data of a CVXPY model is private and how neighbours differ.
 
-One class per setting of paper 002 (``../shared/papers/002_26bee910280b74ae.txt``):
+One class per setting of paper 002 (Song, Xue & Zhang (2025)):
 
 =========================  ========================  =============================================
 spec                       private data              neighbouring datasets (paper definition)
@@ -130,7 +130,7 @@ class ConstraintPrivacy(_ParamSpec):
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def C.6, Sec. 5.2 (Alg. 1), Thm C.7.
+    Song, Xue & Zhang (2025): Def C.6, Sec. 5.2 (Alg. 1), Thm C.7.
     """
 
     params: Any
@@ -155,7 +155,7 @@ class ScalarPrivacy(_ParamSpec):
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def C.3, Lemma C.4, Thm C.5.
+    Song, Xue & Zhang (2025): Def C.3, Lemma C.4, Thm C.5.
     """
 
     params: Any
@@ -185,7 +185,7 @@ class ObjectivePrivacy(_ParamSpec):
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def C.11, Thm C.12.
+    Song, Xue & Zhang (2025): Def C.11, Thm C.12.
     """
 
     params: Any
@@ -215,7 +215,7 @@ class ConstraintSetPrivacy:
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def B.1, Alg. 3, Thm B.7.
+    Song, Xue & Zhang (2025): Def B.1, Alg. 3, Thm B.7.
     """
 
     constraint: Any

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.bounded_mean import (
     MEAN_SHARE,
@@ -63,7 +64,7 @@ __all__ = ["Box", "Ball", "as_bounds", "bounded_release", "bounded_error", "MEAN
 
 KNORM_REFERENCE = ("Hardt & Talwar 2010, 'On the geometry of differential privacy', Thm 4.3 "
                    "(K-norm mechanism, K = the replace-one sensitivity set of the clipped mean)")
-GAUSS_REFERENCE = "Dong, Roth & Su 2022, Cor. 3.3 (Gaussian mechanism, mu = D / sigma)"
+GAUSS_REFERENCE = f"{GDP_GAUSSIAN}, mu = D / sigma; {GDP_COMPOSITION}"
 # the one-release plan and its sampler (kept under their former names for callers)
 _mean_plan, _knorm_noise = mean_plan, knorm_noise
 #: Below this reachable tightening (public, from the CoinPress schedule) the covariance is one

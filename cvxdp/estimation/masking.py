@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import LEARNING_GAUSSIANS
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon
@@ -49,7 +50,7 @@ __all__ = [
     "populous_release",
 ]
 
-PAPER = "Ashtiani & Liaw, COLT 2022 (papers/004_bb504c9cebec7946.txt)"
+PAPER = LEARNING_GAUSSIANS
 K_PRIVACY_MIN = 140  # Lemma 3.6 (privacy part) needs k >= 140 (Claim C.6)
 _FP_MARGIN = 1e-9  # relative slack absorbing floating-point error in dist (digest §6.2)
 

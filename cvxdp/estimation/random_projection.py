@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, stats
 
+from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.estimation.rows import _check_bound, public_domain_rows
 from cvxdp.privacy.accountant import PrivacyRecord
@@ -56,7 +57,7 @@ __all__ = [
     "RP_REFERENCE",
 ]
 
-PAPER = "003_b19553264cbba37e.txt"
+PAPER = NDIS
 RP_REFERENCE = f"{PAPER}, Fig. 3 and Thm 3 (M_RP), Thm 2 and Prop. 3 (RP spectrum)"
 
 
@@ -74,7 +75,7 @@ def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 2 and Proposition 3.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 2 and Proposition 3.
     """
     eps = float(epsilon)
     p = float(leverage)
@@ -111,7 +112,7 @@ def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Fig. 3 step 1, Proposition 3.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Fig. 3 step 1, Proposition 3.
     """
     eps = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -215,7 +216,7 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 3 and Theorem 3 (the noise N is d x r; the paper's
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 3 and Theorem 3 (the noise N is d x r; the paper's
     n x r is a typo, digest error 4).
     """
     budget = resolve_budget(epsilon=epsilon, delta=delta)
@@ -254,7 +255,7 @@ def als_delta(*, epsilon: float, q: float, p: float, r: int, d: int) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 4, Corollary 3, Definition 13.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 4, Corollary 3, Definition 13.
     """
     r, d = _check_r(r), _check_r(d)
     if not 0.0 <= p <= q < 1.0:
@@ -278,7 +279,7 @@ def ls_sigma(*, epsilon: float, delta: float, r: int, d: int, row_bound: float) 
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 4 step 1, Theorem 5.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 4 step 1, Theorem 5.
     """
     eps = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -316,7 +317,7 @@ def ls_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator)
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 4.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 4.
     """
     d = data.shape[1] - 1
     x, t = data[:, :d], data[:, d]
@@ -334,7 +335,7 @@ def als_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 11 (pseudo-inverse; the paper writes an inverse).
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 11 (pseudo-inverse; the paper writes an inverse).
     """
     d = data.shape[1] - 1
     sketch = gaussian_sketch(data, r, sigma, gen)
@@ -354,7 +355,7 @@ def relative_leverage(data: Any, *, block: int = 512) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Definition 6, §7.2 (choice of X), footnote 18.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Definition 6, §7.2 (choice of X), footnote 18.
     """
     d_mat = np.asarray(data, dtype=float)
     q, rr = np.linalg.qr(d_mat)
@@ -397,7 +398,7 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 12 and Theorem 6.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 12 and Theorem 6.
     """
     from cvxdp.privacy.accountant import PrivacyReport
 

@@ -353,7 +353,7 @@ class LeastSquaresProblem(StructuredProblem):
 
         References
         ----------
-        ``003_b19553264cbba37e.txt``: Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
+        Lu, Magdon-Ismail, Wei & Zikas (2024): Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
         """
         if mechanism not in MECHANISMS:
             raise UnsupportedProblemError(

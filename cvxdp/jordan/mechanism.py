@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import ANALYTIC_GAUSSIAN, SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.errors import PrivacySpecError, check_positive
 from cvxdp.jordan.base import EuclideanJordanAlgebra, normalize_ord
 from cvxdp.jordan.orthant import Orthant
@@ -26,8 +27,9 @@ __all__ = [
 ]
 
 EJA_GAUSSIAN_REFERENCE = (
-    "002_26bee910280b74ae.txt Lemma 4.2 (generic Gaussian mechanism; l1: Cor 4.3, l-inf: Cor 4.4),"
-    " sigma by the analytic Gaussian (Balle & Wang 2018, Thm 8)"
+    cite(SYMMETRIC_CONE_PROGRAMMING,
+         "Lemma 4.2 (generic Gaussian mechanism; l1: Cor 4.3, l-inf: Cor 4.4)")
+    + f", sigma by the analytic Gaussian ({ANALYTIC_GAUSSIAN})"
 )
 
 
@@ -141,7 +143,7 @@ def gaussian_mechanism(
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 4: Lemma 4.2, Corollaries 4.3 and 4.4 and the negative
+    Song, Xue & Zhang (2025), Section 4: Lemma 4.2, Corollaries 4.3 and 4.4 and the negative
     remarks after them; Balle & Wang, ICML 2018, Thm 8 (analytic Gaussian); Bun & Steinke 2016,
     Prop. 1.6 (zCDP).
     """
@@ -229,7 +231,7 @@ def gaussian_noise_bound(algebra: EuclideanJordanAlgebra, sigma: float, *, beta:
 
     References
     ----------
-    002_26bee910280b74ae.txt Lemma 3.10 and the utility remarks of Section 4; Laurent & Massart,
+    Song, Xue & Zhang (2025) Lemma 3.10 and the utility remarks of Section 4; Laurent & Massart,
     Ann. Stat. 2000, Lemma 1; Davidson & Szarek 2001, Thm II.13.
     """
     if not (0 < beta < 1):

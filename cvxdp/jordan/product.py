@@ -55,7 +55,7 @@ class Product(EuclideanJordanAlgebra):
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 3.2 (direct sums of simple EJAs); digest G11.
+    Song, Xue & Zhang (2025), Section 3.2 (direct sums of simple EJAs); digest G11.
     """
 
     def __init__(self, blocks: Sequence[EuclideanJordanAlgebra]) -> None:

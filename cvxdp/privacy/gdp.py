@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN, NDIS, cite
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyRecord, compose
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, _check_delta, _check_epsilon, _check_finite
@@ -46,9 +47,7 @@ __all__ = [
     "GDP_REFERENCE",
 ]
 
-GDP_REFERENCE = (
-    "Dong, Roth & Su 2022 (Gaussian DP), Thm 2.7 and Cor. 3.3; 003_b19553264cbba37e.txt Lemma 2"
-)
+GDP_REFERENCE = f"{GDP_GAUSSIAN}; {GDP_COMPOSITION}; {cite(NDIS, 'Lemma 2')}"
 
 
 @cached_calibration
@@ -84,7 +83,7 @@ def gdp_sigma(*, epsilon: float, delta: float, steps: int = 1, sensitivity: floa
 
     References
     ----------
-    Dong, Roth & Su 2022, Cor. 3.3; digest of ``003_b19553264cbba37e.txt`` §6.2.
+    Dong, Roth & Su 2022, Cor. 3.3; Lu, Magdon-Ismail, Wei & Zikas (2024), digest §6.2.
     """
     if int(steps) != steps or steps < 1:
         raise BudgetError(f"steps must be an integer >= 1, got {steps!r}.")
@@ -172,7 +171,7 @@ def mahalanobis_sensitivity(shift: Any, cov: Any) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1 with Sigma1 = Sigma2 (digest §0, §6.1).
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 with Sigma1 = Sigma2 (digest §0, §6.1).
     """
     c = np.atleast_2d(np.asarray(cov, dtype=float))
     v = np.atleast_2d(np.asarray(shift, dtype=float))
@@ -199,7 +198,7 @@ def calibrate_mahalanobis(*, epsilon: float, delta: float, shift: Any, cov: Any,
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
     """
     t = mahalanobis_sensitivity(shift, cov)
     if t == 0:

@@ -5,7 +5,7 @@ mu-GDP is equivalent to the family of (epsilon, delta(epsilon))-DP guarantees
 
     delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)
 
-(Dong, Roth & Su 2022, Cor. 2.13; ``003_b19553264cbba37e.txt``, Lemma 2).
+(Dong, Roth & Su 2022, Cor. 2.13; Lu, Magdon-Ismail, Wei & Zikas (2024), Lemma 2).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def gdp_delta(*, mu: float, epsilon: float) -> float:
 
     References
     ----------
-    Dong, Roth & Su 2022, Cor. 2.13; ``003_b19553264cbba37e.txt``, Lemma 2.
+    Dong, Roth & Su 2022, Cor. 2.13; Lu, Magdon-Ismail, Wei & Zikas (2024), Lemma 2.
     """
     eps = _check_finite("epsilon", epsilon)
     if eps < 0:

@@ -287,7 +287,7 @@ def exponential_mechanism(
 
     References
     ----------
-    McSherry & Talwar, FOCS 2007; paper 002 (002_26bee910280b74ae.txt) Def 3.11 / Lemma 3.12;
+    McSherry & Talwar, FOCS 2007; Song, Xue & Zhang (2025) Def 3.11 / Lemma 3.12;
     Cesar & Rogers 2021 for the zCDP bound.
     """
     s = np.asarray(scores, dtype=float).ravel()

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, optimize, special
 
+from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.privacy.budgets import _check_delta, _check_finite
 from cvxdp.privacy.rng import as_generator
@@ -61,7 +62,7 @@ __all__ = [
     "gaussian_loss_delta",
 ]
 
-PAPER = "003_b19553264cbba37e.txt"
+PAPER = NDIS
 _H_TOL = 1e-12  # |h_i| below this: ratio set to 1, its TV cost added (PrivacyLoss.tv_slack)
 _RANK_RTOL = 64 * np.finfo(float).eps  # times the dimension: rounding level of a unit-scale eigh
 
@@ -182,7 +183,7 @@ def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1 and its proof (App. B.1); the support rule for
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 and its proof (App. B.1); the support rule for
     singular covariances is ours (digest §2).
     """
     m1, c1 = _check_normal(mean1, cov1, "1")
@@ -361,7 +362,7 @@ def ndis_delta(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1 (NDIS), Prop. 16 (chi-square reduction), Lemma 2
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 (NDIS), Prop. 16 (chi-square reduction), Lemma 2
     (equal covariances).  The single Fourier integral at the saddle point is ours.
     """
     if method not in ("auto", "contour"):
@@ -401,7 +402,7 @@ def ndis_epsilon(*, delta: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1, Def. 1.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1, Def. 1.
     """
     delta = _check_delta(delta)
     fwd = privacy_loss(mean1=mean1, cov1=cov1, mean2=mean2, cov2=cov2)
@@ -426,7 +427,7 @@ def ndis_delta_montecarlo(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, 
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 2 and Corollary 1.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 2 and Corollary 1.
     """
     eps = _check_eps(epsilon)
     loss = privacy_loss(mean1=mean1, cov1=cov1, mean2=mean2, cov2=cov2)

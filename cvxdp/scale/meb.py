@@ -174,7 +174,7 @@ def dask_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float, r_
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
+    Mahpud & Sheffet (2022), Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
     d = points.shape[1]
     history: list[tuple[np.ndarray, float]] = []   # the balls so far: each block recomputes
@@ -211,7 +211,7 @@ def dask_ldp_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
+    Mahpud & Sheffet (2022), Appendix A.1, Algorithm 7, Theorem A.4.
     """
     d = points.shape[1]
 

@@ -104,7 +104,7 @@ def solve_general(
 
     References
     ----------
-    002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
+    Song, Xue & Zhang (2025): Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
     if mechanism not in MECHANISMS:
         near = difflib.get_close_matches(str(mechanism), MECHANISMS, n=1)

@@ -31,7 +31,7 @@ row whose coordinates are phi-coordinates.
 
 References
 ----------
-``002_26bee910280b74ae.txt``: Def 4.1 (sensitivities on an EJA), Defs C.3, C.6, C.11, B.1.
+Song, Xue & Zhang (2025): Def 4.1 (sensitivities on an EJA), Defs C.3, C.6, C.11, B.1.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ release (:mod:`cvxdp.geometry.john.release`).
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Lemma 3.5).
+Optimization", Gu et al. (2024) (Lemma 3.5).
 """
 
 from __future__ import annotations
@@ -95,5 +95,5 @@ class Ellipsoid:
 
 
 def ellipsoid_from_weights(A: np.ndarray, w: np.ndarray) -> Ellipsoid:
-    """``E = {x : x' A' W A x <= 1}`` (Lemma 3.5 of ``000_e485cd77aacd52a5.txt``)."""
+    """``E = {x : x' A' W A x <= 1}`` (Lemma 3.5 of Gu et al. (2024))."""
     return Ellipsoid.from_matrix(gram(A, w), weights=np.asarray(w, dtype=float))

@@ -7,7 +7,7 @@
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Def 3.2, Lemma 3.3, Lemma 3.5,
+Optimization", Gu et al. (2024) (Def 3.2, Lemma 3.3, Lemma 3.5,
 Algorithm 1).
 """
 

@@ -22,7 +22,7 @@ Algorithm 1), :mod:`~cvxdp.geometry.john.john_private` (the private algorithm), 
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Def 3.2, Lemma 3.3, Lemma 3.5,
+Optimization", Gu et al. (2024) (Def 3.2, Lemma 3.3, Lemma 3.5,
 Algorithm 1).
 """
 
@@ -82,6 +82,6 @@ def john_ellipsoid(A: Any) -> JohnEllipsoidProblem:
 
     References
     ----------
-    ``../shared/papers/000_e485cd77aacd52a5.txt``, Def 3.2 (dual program), Lemma 3.3, Lemma 3.5.
+    Gu et al. (2024), Def 3.2 (dual program), Lemma 3.3, Lemma 3.5.
     """
     return JohnEllipsoidProblem(A)

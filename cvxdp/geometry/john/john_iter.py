@@ -7,7 +7,7 @@ ellipsoid weights are the fixed point ``w_i = w_i h_i(w)`` (l-infinity Lewis wei
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt``: Def 3.2, Lemma 3.3 (optimality),
+Optimization", Gu et al. (2024): Def 3.2, Lemma 3.3 (optimality),
 Lemma 7.1 (telescoping), Algorithm 1 (FastApproxGeneral); Cohen, Cousins, Lee, Yang, "A near-optimal
 algorithm for approximating the John ellipsoid", COLT 2019 (the fixed-point iteration).
 """
@@ -41,7 +41,7 @@ def leverage_ratios(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndar
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Def 3.2 / Lemma 3.3 (h_i), Thm 5.1 (f_i = w_i h_i).
+    Gu et al. (2024), Def 3.2 / Lemma 3.3 (h_i), Thm 5.1 (f_i = w_i h_i).
     """
     if is_dask(A):  # a lazy Dask array of ratios, computed on the workers
         from cvxdp.scale import john as dask_john
@@ -60,7 +60,7 @@ def fixed_point_weights(A: np.ndarray, accuracy: float = 0.01, iterations: int |
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Algorithm 1 without sketching/noise, Lemma 7.1.
+    Gu et al. (2024), Algorithm 1 without sketching/noise, Lemma 7.1.
     """
     if is_dask(A):  # u is then a Dask array on the workers
         from cvxdp.scale import john as dask_john
@@ -92,7 +92,7 @@ def sketched_weights(A: np.ndarray, accuracy: float = 0.1, *, rng: np.random.Gen
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Algorithm 1 (FastApproxGeneral), Def 3.10, Lemma E.6.
+    Gu et al. (2024), Algorithm 1 (FastApproxGeneral), Def 3.10, Lemma E.6.
     """
     if is_dask(A):
         from cvxdp.errors import UnsupportedProblemError

@@ -9,7 +9,7 @@
 References
 ----------
 Y. Mahpud, O. Sheffet, "A Differentially Private Linear-Time fPTAS for the Minimum Enclosing Ball
-Problem", ``../shared/papers/001_a326031cb50d1cab.txt``.
+Problem", Mahpud & Sheffet (2022).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray, *,
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Algorithm 2, Lemma 3.2.
+    Mahpud & Sheffet (2022), Algorithm 2, Lemma 3.2.
     """
     T = int(math.ceil(4 / gamma**2 * math.log(100 / gamma**2)))
     theta = np.asarray(theta0, dtype=float).copy()
@@ -112,7 +112,7 @@ def fptas_meb(points: np.ndarray, gamma: float = 0.1) -> Ball:
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Algorithm 1, Theorem 3.1.
+    Mahpud & Sheffet (2022), Algorithm 1, Theorem 3.1.
     """
     p = _check_points(points)
     if not 0 < gamma < 1:

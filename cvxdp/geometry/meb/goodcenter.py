@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
 from cvxdp.geometry.meb.meb_kernels import side_terms
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
@@ -32,8 +33,8 @@ from cvxdp.privacy.budgets import ZCDP
 __all__ = ["GoodCenterResult", "good_center", "good_center_loop", "ldp_good_center",
            "ldp_good_center_loop", "good_center_rounds"]
 
-_REF6 = "001_a326031cb50d1cab.txt, App. A, Alg. 6 / Thm A.1 (rho-zCDP)"
-_REF7 = "001_a326031cb50d1cab.txt, App. A.1, Alg. 7 / Thm A.4 (local rho-zCDP)"
+_REF6 = cite(MINIMUM_ENCLOSING_BALL, "App. A, Alg. 6 / Thm A.1 (rho-zCDP)")
+_REF7 = cite(MINIMUM_ENCLOSING_BALL, "App. A.1, Alg. 7 / Thm A.4 (local rho-zCDP)")
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
+    Mahpud & Sheffet (2022), Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
     from cvxdp.geometry.meb.meb_index import sq_norms
 
@@ -334,7 +335,7 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
+    Mahpud & Sheffet (2022), Appendix A.1, Algorithm 7, Theorem A.4.
     """
     n, d = points.shape
     sets = _patched(points, patch)

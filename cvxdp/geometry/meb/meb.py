@@ -18,7 +18,7 @@ and :mod:`~cvxdp.geometry.meb.meb_private` (the DP pieces), :mod:`~cvxdp.geometr
 References
 ----------
 Y. Mahpud, O. Sheffet, "A Differentially Private Linear-Time fPTAS for the Minimum Enclosing Ball
-Problem", ``../shared/papers/001_a326031cb50d1cab.txt``.
+Problem", Mahpud & Sheffet (2022).
 """
 
 from __future__ import annotations

@@ -397,7 +397,7 @@ class OutsideIndex:
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Algorithm 2 (line 4: ``U <- P minus B(theta^t, r)``),
+    Mahpud & Sheffet (2022), Algorithm 2 (line 4: ``U <- P minus B(theta^t, r)``),
     Algorithm 4 (the noisy count and sum over the same set), Algorithm 5 (the same per user).
     """
 

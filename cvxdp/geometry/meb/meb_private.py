@@ -156,7 +156,7 @@ def lemma32_iterations(gamma: float, eta: float, start: float) -> int:
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Lemma 3.2 (eq. 3); ``docs/meb.md``, "The step size".
+    Mahpud & Sheffet (2022), Lemma 3.2 (eq. 3); ``docs/meb.md``, "The step size".
     """
     if not 0 < eta < gamma**2:
         raise PrivacySpecError(f"the step must lie in (0, gamma^2) for Lemma 3.2's recursion, "
@@ -296,7 +296,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Algorithm 4 (curator) and Algorithm 5
+    Mahpud & Sheffet (2022), Algorithm 4 (curator) and Algorithm 5
     (local), Lemma 4.1 / Claim 5.1 (privacy), Lemma 4.3 / Lemma 5.2 (utility).
     """
     n, d = points.shape

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError, warn_user
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
@@ -54,8 +55,8 @@ if TYPE_CHECKING:  # annotations only: the problem class imports this module, no
 __all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into_box",
            "COUNT_SHARE"]
 
-_REF4 = "001_a326031cb50d1cab.txt, Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)"
-_REF5 = "001_a326031cb50d1cab.txt, Alg. 5, Claim 5.1 (local, sensitivity fixed)"
+_REF4 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)")
+_REF5 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 5, Claim 5.1 (local, sensitivity fixed)")
 #: Share of ``rho`` spent on the opt-in noisy count of clipped points (``count_clipped=True``).
 #: r0 from GoodCenter satisfies r_opt(P') <= r0 < 6 r_opt(P') (Thm A.2), so search [r0/6, r0].
 GOODCENTER_RATIO = 6.0
@@ -283,7 +284,7 @@ def solve_private_meb(
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``: Alg. 3 (binary search), Alg. 4/5 (DP-MMEB), Alg. 6/7
+    Mahpud & Sheffet (2022): Alg. 3 (binary search), Alg. 4/5 (DP-MMEB), Alg. 6/7
     (GoodCenter); Lemma 4.1, Cor. 4.2, Thm A.1 (privacy); Lemma 4.3, Cor. 4.4, Thm A.2 (utility);
     Claim 5.1, Cor. 5.3, Thm A.4 (local model).
     """
@@ -377,7 +378,7 @@ def solve_private_meb(
             i_lo = i_cur + 1
     if calls < B:  # the path is data dependent: the guarantee is for the worst case, B calls
         acct.spend(PrivacyRecord("reserved (unused search calls)", ZCDP(rho_call * (B - calls)),
-                                 "001_a326031cb50d1cab.txt, Cor. 4.2: B calls of rho/B",
+                                 cite(MINIMUM_ENCLOSING_BALL, "Cor. 4.2: B calls of rho/B"),
                                  params={"calls": B - calls}))
     # Back to the user's coordinates, then projected into the public box (post-processing):
     # the projection onto a convex set holding every (clipped) point moves the centre closer

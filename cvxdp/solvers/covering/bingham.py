@@ -28,7 +28,7 @@ away from zero for every concentration.
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Lemma B.8, Lemma B.9, Thm B.10; digest 002 G6.
+Song, Xue & Zhang (2025): Lemma B.8, Lemma B.9, Thm B.10; digest 002 G6.
 J. T. Kent, A. M. Ganeiber, K. V. Mardia, "A new method to simulate the Bingham and related
 distributions in directional data analysis with applications", arXiv:1310.8110 (2013), Sec. 4.
 A. T. A. Wood, "Simulation of the von Mises Fisher distribution", Comm. Stat. Simul. Comput.
@@ -197,7 +197,7 @@ def net_exponential_sample(M: Any, kappa: float, net: np.ndarray, *,
 
     References
     ----------
-    002_26bee910280b74ae.txt, Lemma B.8, Lemma B.9.
+    Song, Xue & Zhang (2025), Lemma B.8, Lemma B.9.
     """
     gen = as_generator(rng)
     logits = bingham_log_density(net, M, kappa)

@@ -15,7 +15,7 @@ defined here (this module imports nothing from it).
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Thm 5.1, Thm 5.2, Alg. 2, Alg. 3, Thm B.7,
+Song, Xue & Zhang (2025): Thm 5.1, Thm 5.2, Alg. 2, Alg. 3, Thm B.7,
 Lemma B.9, Thm B.10, Lemma B.12, Thm B.13.
 """
 
@@ -31,6 +31,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING
 from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
@@ -61,7 +62,7 @@ __all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "Cover
            "CoveringSOCP", "CoveringSolution", "project_rows", "random_covering_socp",
            "random_covering_sdp", "random_covering_lp"]
 
-THEOREM = ("002_26bee910280b74ae.txt, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
+THEOREM = (f"{SYMMETRIC_CONE_PROGRAMMING}, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
            "(covering SDP), Thm B.13 (covering SCP); exponential mechanism per round composed "
            "in zCDP (Cesar & Rogers 2021) and converted by CKS 2020")
 _TOL = 1e-9
@@ -294,7 +295,7 @@ class _Covering(StructuredProblem):
 
         References
         ----------
-        002_26bee910280b74ae.txt: Alg. 3, Thm B.7, Lemma B.9, Thm B.10, Thm B.13.
+        Song, Xue & Zhang (2025): Alg. 3, Thm B.7, Lemma B.9, Thm B.10, Thm B.13.
         """
         t0 = time.perf_counter()
         budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)

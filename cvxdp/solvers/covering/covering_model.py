@@ -27,7 +27,7 @@ their number is released only as an opt-in noisy count (``count_clipped=``).
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
+Song, Xue & Zhang (2025): Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
 
     References
     ----------
-    002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
+    Song, Xue & Zhang (2025), Def B.1, Alg. 3, Thm B.10, Thm B.13.
     """
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)

@@ -36,7 +36,7 @@ Privacy argument (neighbours add or remove one whole constraint, symmetric; pape
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Alg. 3, Lemma B.5, Lemma B.6, Thm B.7, Lemma B.9,
+Song, Xue & Zhang (2025): Alg. 3, Lemma B.5, Lemma B.6, Thm B.7, Lemma B.9,
 Thm B.10, Lemma B.12, Thm B.13; digest 002 G1, G5, G6, G7, G9, G12.
 """
 
@@ -368,7 +368,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
 
     References
     ----------
-    002_26bee910280b74ae.txt, Alg. 3, Lemma B.9 (SDP oracle), Hsu et al. 2014 (LP oracle).
+    Song, Xue & Zhang (2025), Alg. 3, Lemma B.9 (SDP oracle), Hsu et al. 2014 (LP oracle).
     """
     m = data.shape[0]
     nd = sched.n_dummy

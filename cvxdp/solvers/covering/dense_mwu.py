@@ -12,7 +12,7 @@ private when a neighbouring dataset adds or removes one whole constraint (Lemma 
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Def B.2, Alg. 2, Lemma B.3, Alg. 3, Lemma B.5,
+Song, Xue & Zhang (2025): Def B.2, Alg. 2, Lemma B.3, Alg. 3, Lemma B.5,
 Lemma B.6; Herbster & Warmuth 2001 (tracking the best expert, capping); Hsu, Roth, Roughgarden,
 Ullman 2014 (private LPs, dense MWU).
 """
@@ -65,7 +65,7 @@ def bregman_project_log(log_weights: Any, s: float) -> np.ndarray:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Def B.2; Herbster & Warmuth, JMLR 2001, Sec. 5.
+    Song, Xue & Zhang (2025), Def B.2; Herbster & Warmuth, JMLR 2001, Sec. 5.
     """
     lw = np.asarray(log_weights, dtype=float).ravel()
     s = float(s)
@@ -106,7 +106,7 @@ def dense_mwu_regret(eta: float, T: int, m: float) -> float:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Lemma B.3.
+    Song, Xue & Zhang (2025), Lemma B.3.
     """
     return float(eta + math.log(max(m, 2.0)) / (eta * T))
 
@@ -130,7 +130,7 @@ class DenseMWU:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Alg. 2, Lemma B.3.
+    Song, Xue & Zhang (2025), Alg. 2, Lemma B.3.
     """
 
     def __init__(self, m: int, s: float, eta: float) -> None:
@@ -210,7 +210,7 @@ def scp_dense_mwu(
 
     References
     ----------
-    002_26bee910280b74ae.txt, Alg. 3, Lemma B.5, Thm B.7.
+    Song, Xue & Zhang (2025), Alg. 3, Lemma B.5, Thm B.7.
     """
     mwu = DenseMWU(m, s, eta)
     total = None
