@@ -29,6 +29,9 @@ from cvxdp.demo_data import (
     regression_data,
     sdp_data,
 )
+from cvxdp.geometry.john.john import ellipsoid_from_weights
+from cvxdp.plots import missing_plot_extra, write_demo_plots
+from cvxdp.solvers.covering.covering import random_covering_sdp
 from cvxdp.table import format_table
 
 __all__ = ["DEMO_COLUMNS", "DELTA", "JOHN_EPS0", "LP_CAP", "SDP_CAP", "PRINT_COLUMNS", "WIDTH",
@@ -93,8 +96,6 @@ def demo_sdp(seed: int) -> dict[str, Any]:
 
 
 def demo_covering(seed: int) -> dict[str, Any]:
-    from cvxdp.solvers.covering.covering import random_covering_sdp
-
     m, r, eps = 1000, 6, 4.0
     prob = cvxdp.covering_sdp(random_covering_sdp(m, r, rng=seed))
     sol = prob.solve_private(epsilon=eps, delta=DELTA, s=100, rng=seed + 1, reference=True)
@@ -108,8 +109,6 @@ def demo_covering(seed: int) -> dict[str, Any]:
 
 
 def demo_john(seed: int) -> dict[str, Any]:
-    from cvxdp.geometry.john.john import ellipsoid_from_weights
-
     rng = np.random.default_rng(seed)
     n, d, eps, eps0 = 2000, 5, 1.0, JOHN_EPS0
     A = rng.normal(size=(n, d))
@@ -226,8 +225,6 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
     it, a message naming the extra goes to stderr and the exit code is 2.
     """
     if plot_dir is not None:
-        from cvxdp.plots import missing_plot_extra
-
         if (message := missing_plot_extra()) is not None:
             print(message, file=sys.stderr)
             return 2
@@ -240,8 +237,6 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
         "`solution.privacy`); 'exact' is the non-private reference on the same data. "
         f"Total {time.perf_counter() - t0:.1f}s.", WIDTH))
     if plot_dir is not None:
-        from cvxdp.plots import write_demo_plots
-
         for path in write_demo_plots(plot_dir, seed=seed):
             print(f"wrote {path}")
     return 0

@@ -93,7 +93,7 @@ def progress_bar(iterable: Iterable, *, total: int | None = None, desc: str = "c
     if total is None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # optional extra (cvxdp[progress])
     except ImportError:
         return _PlainBar(iterable, total, desc, _out(file))
     return tqdm(iterable, total=total, desc=desc, leave=True, file=_out(file))

@@ -34,6 +34,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.constraints import Inequality, NonNeg, NonPos
 
 from cvxdp.errors import PrivacySpecError, check_positive
 
@@ -222,8 +223,6 @@ class ConstraintSetPrivacy:
     setting = "constraint_set"
 
     def __post_init__(self) -> None:
-        from cvxpy.constraints import Inequality, NonNeg, NonPos
-
         if not isinstance(self.constraint, (Inequality, NonNeg, NonPos)):
             raise PrivacySpecError(
                 "ConstraintSetPrivacy takes one scalar-row inequality constraint of the model "

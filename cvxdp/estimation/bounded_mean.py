@@ -53,6 +53,7 @@ from cvxdp.estimation.gaussian_steps import (
 )
 from cvxdp.estimation.rows import clipped_sum
 from cvxdp.privacy.gdp import gdp_mu
+from cvxdp.scale.gaussians import dask_clipped_sum
 
 __all__ = ["mean_plan", "knorm_noise", "mean_share", "one_shot_share", "laplace_share",
            "scale_share",
@@ -285,7 +286,6 @@ def release_mean(xc: Any, b: Any, n: int, mech: str, par: float, route: dict[str
     w = whiten(low, xc)  # a Dask xc stays lazy: whitened block by block on the workers
     centre_w = linalg.solve_triangular(low, c0, lower=True)
     if hasattr(w, "chunks"):
-        from cvxdp.scale.gaussians import dask_clipped_sum  # optional extra (dask)
         s = dask_clipped_sum(w, centre_w, r1)
     else:
         s = clipped_sum(w, centre_w, r1)

@@ -58,7 +58,7 @@ from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
 from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import pair_moment
+from cvxdp.scale.gaussians import clip_into_bounds, pair_moment
 
 __all__ = ["Box", "Ball", "as_bounds", "bounded_release", "bounded_error", "MEAN_SHARE"]
 
@@ -198,7 +198,6 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     else:
         share = _mean_share(b, n, epsilon, delta) if mean_share is None else mean_share
     if is_dask(x):  # chunk-wise on the workers; the reductions below reach the client only
-        from cvxdp.scale.gaussians import clip_into_bounds
         xc, clipped = clip_into_bounds(x, b)
     else:
         xc, clipped = b.clip(x)

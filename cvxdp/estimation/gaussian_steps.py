@@ -24,6 +24,7 @@ from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.scale.gaussians import dask_cell_counts, dask_clipped_sum, dask_column_counts
 from cvxdp.solution import ValidationReport
 
 __all__ = [
@@ -136,7 +137,6 @@ def log_scale(z: np.ndarray, *, epsilon: float, delta: float, rng: np.random.Gen
     """
     m, d = z.shape
     if hasattr(z, "chunks"):  # a Dask array: the d histograms' counts reduced on the workers
-        from cvxdp.scale.gaussians import dask_column_counts
         hists = dask_column_counts(z, log_cells)
     else:
         lg = log_cells(z)
@@ -339,7 +339,6 @@ def clipped_mean(
     dask = hasattr(y, "chunks")  # a Dask array: counts and sums reduced on the workers
     shift = rng.uniform(0.0, bin_width, size=d)  # public randomness, data independent
     if dask:
-        from cvxdp.scale.gaussians import dask_cell_counts, dask_clipped_sum
         hist = dask_cell_counts(y, mean_cells, shift, bin_width)
     else:
         hist = cell_counts(mean_cells(y, shift, bin_width))

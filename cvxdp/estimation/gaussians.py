@@ -96,8 +96,17 @@ from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.rng import as_generator
+from cvxdp.progress import budget_text, verbose_run
 from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import pair_moment
+from cvxdp.scale.gaussians import (
+    dask_populous_mean,
+    dask_samples,
+    dask_subspace,
+    map_into_domain,
+    pair_moment,
+    refuse_reference,
+    refuse_unbounded,
+)
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
 from cvxdp.validation import entry_point
@@ -165,7 +174,6 @@ def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
         raise BudgetError("private_gaussian needs delta > 0: pure DP is impossible for "
                           "unbounded Gaussians (Ashtiani & Liaw §1); pass e.g. delta=1e-6.")
     if is_dask(x):  # stays on the workers (cvxdp.scale.gaussians)
-        from cvxdp.scale.gaussians import dask_samples
         return dask_samples(x)
     arr = np.asarray(x, dtype=float)
     if arr.ndim != 2 or arr.shape[1] < 1:
@@ -177,7 +185,6 @@ def _check_inputs(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
 def _check_finite(x: np.ndarray, what: str) -> None:
     """For the exact (non-private) computations only: they are undefined on non-finite data."""
     if is_dask(x):
-        from cvxdp.scale.gaussians import refuse_reference
         raise refuse_reference()
     if not np.isfinite(x).all():
         raise UnsupportedProblemError(
@@ -205,7 +212,6 @@ def public_domain(x: np.ndarray) -> tuple[np.ndarray, int]:
         Rows changed.  PRIVATE: released only through ``noisy_count`` (``count_clipped=``).
     """
     if is_dask(x):  # the same map, block by block on the workers
-        from cvxdp.scale.gaussians import map_into_domain
         return map_into_domain(x)
     return domain_rows(x)
 
@@ -320,7 +326,6 @@ def private_gaussian(
     NeurIPS 2020 (CoinPress); Karwa & Vadhan, ITCS 2018 (private range).
     """
     t0 = time.perf_counter()
-    from cvxdp.progress import budget_text, verbose_run
 
     shape = tuple(getattr(X, "shape", ()))
     run = verbose_run(bool(verbose), "Gaussian estimator",
@@ -328,7 +333,6 @@ def private_gaussian(
                       mechanism=method if bounds is None else "bounded",
                       budget=budget_text(epsilon, delta))
     if is_dask(X) and bounds is None and (robust or method == "ashtiani-liaw"):
-        from cvxdp.scale.gaussians import refuse_unbounded  # decided from the arguments only
         raise refuse_unbounded(robust)
     x = _check_inputs(X, epsilon, delta, method)
     share = count_share(count_clipped)
@@ -542,7 +546,6 @@ def _standard_steps(blocks: dict[str, np.ndarray], epsilon: float, delta: float,
     """Steps 1-4 of §5.1; returns (U, mean, covariance), None entries on ⊥."""
     d = blocks["subspace"].shape[1]
     if is_dask(blocks["subspace"]):  # Alg. 1's statistics on a worker, the noise here
-        from cvxdp.scale.gaussians import dask_subspace
         u, res = dask_subspace(_pairs(blocks["subspace"]), epsilon=epsilon, delta=delta,
                                tol=tol, rng=gen)
     else:
@@ -567,7 +570,6 @@ def _standard_steps(blocks: dict[str, np.ndarray], epsilon: float, delta: float,
                                    len(items), beta)
         info["perp_tolerance"] = tol_perp
         if is_dask(items):
-            from cvxdp.scale.gaussians import dask_populous_mean
             res4 = dask_populous_mean(items, tol_perp, epsilon=epsilon, delta=delta, rng=gen)
         else:
             res4 = populous_mean(items, EuclideanSpace(r=tol_perp), epsilon=epsilon,

@@ -27,13 +27,14 @@ from scipy import optimize, stats
 from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.estimation.rows import _check_bound, public_domain_rows
-from cvxdp.privacy.accountant import PrivacyRecord
+from cvxdp.privacy.accountant import PrivacyRecord, PrivacyReport
 from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
 from cvxdp.privacy.calibration import cached_calibration
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
+from cvxdp.scale import as_row_blocks, is_dask
+from cvxdp.scale.regression import dask_sketch
 from cvxdp.validation import entry_point
 
 __all__ = [
@@ -235,8 +236,6 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     if on_dask:
         # D^T G chunk-wise on the workers (rows mapped per block, G_b from per-block streams);
         # the noise N on the client (cvxdp.scale.regression.dask_sketch)
-        from cvxdp.scale import as_row_blocks
-        from cvxdp.scale.regression import dask_sketch
 
         sketch = dask_sketch(as_row_blocks(data), row_bound, r, gen)
         return sketch + sigma * gen.standard_normal(sketch.shape), record
@@ -400,8 +399,6 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 12 and Theorem 6.
     """
-    from cvxdp.privacy.accountant import PrivacyReport
-
     budget = resolve_budget(epsilon=epsilon, delta=delta)
     if not isinstance(budget, ApproxDP):
         raise BudgetError("M_RP^rel needs epsilon= and delta= > 0.")

@@ -32,6 +32,10 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.atoms.affine.add_expr import AddExpression
+from cvxpy.atoms.affine.binary_operators import MulExpression
+from cvxpy.atoms.affine.unary_operators import NegExpression
+from cvxpy.atoms.quad_over_lin import quad_over_lin
 
 from cvxdp.citations import ANALYTIC_GAUSSIAN
 from cvxdp.errors import (
@@ -59,6 +63,7 @@ from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.privacy.neighbours import AddRemoveOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.regression import gram_and_count, mapped_count, stacked_rows
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.structured import StructuredProblem
 from cvxdp.validation import entry_point
@@ -292,7 +297,6 @@ class LeastSquaresProblem(StructuredProblem):
         if is_dask(X) or is_dask(y):
             # Dask arrays (data larger than memory): only solve_private runs, chunk-wise; the
             # objective below only carries beta (the exact solves refuse, see solve()).
-            from cvxdp.scale.regression import stacked_rows
 
             self.X, self.y = X, y
             self._dask_rows = stacked_rows(X, y)
@@ -353,7 +357,7 @@ class LeastSquaresProblem(StructuredProblem):
 
         References
         ----------
-        Lu, Magdon-Ismail, Wei & Zikas (2024): Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
+        Lu et al. (2024): Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
         """
         if mechanism not in MECHANISMS:
             raise UnsupportedProblemError(
@@ -383,8 +387,6 @@ class LeastSquaresProblem(StructuredProblem):
         # on Dask block by block on the workers, reduced to the Gram matrix (cvxdp.scale)
         exact_gram = None
         if on_dask:
-            from cvxdp.scale.regression import gram_and_count, mapped_count
-
             data = self._dask_rows
             if mechanism == "ssp":
                 exact_gram, n_mapped = gram_and_count(data, self.row_bound)
@@ -480,10 +482,6 @@ def least_squares(X: Any, y: Any, *, row_bound: float) -> LeastSquaresProblem:
 
 def _match_residual(expr: Any) -> tuple[cp.Parameter, cp.Variable, cp.Parameter] | None:
     """(X, beta, y) if ``expr`` is ``X @ beta - y`` or ``y - X @ beta``."""
-    from cvxpy.atoms.affine.add_expr import AddExpression
-    from cvxpy.atoms.affine.binary_operators import MulExpression
-    from cvxpy.atoms.affine.unary_operators import NegExpression
-
     if not isinstance(expr, AddExpression) or len(expr.args) != 2:
         return None
     a, b = expr.args
@@ -528,7 +526,6 @@ def least_squares_from_model(problem: cp.Problem, private: Any) -> LeastSquaresP
     spec = specs[0]
     obj = problem.objective
     expr = obj.args[0]
-    from cvxpy.atoms.quad_over_lin import quad_over_lin
 
     matched = None
     if isinstance(obj, cp.Minimize) and isinstance(expr, quad_over_lin):

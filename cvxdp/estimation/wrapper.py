@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import cvxpy as cp
 import numpy as np
 from scipy import linalg
 
@@ -125,8 +126,6 @@ def spectral_distance_sdp(a: Any, b: Any, solver: str | None = None) -> float:
     (both LMIs); then ``dist = 1/s - 1`` (Lemma 3.2's dist equals
     ``max_i max(lambda_i, 1/lambda_i) - 1`` for the generalized eigenvalues).
     """
-    import cvxpy as cp
-
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     s = cp.Variable()

@@ -198,7 +198,7 @@ def calibrate_mahalanobis(*, epsilon: float, delta: float, shift: Any, cov: Any,
 
     References
     ----------
-    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
+    Lu et al. (2024), Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
     """
     t = mahalanobis_sensitivity(shift, cov)
     if t == 0:

@@ -362,7 +362,7 @@ def ndis_delta(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
 
     References
     ----------
-    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 (NDIS), Prop. 16 (chi-square reduction), Lemma 2
+    Lu et al. (2024), Theorem 1 (NDIS), Prop. 16 (chi-square reduction), Lemma 2
     (equal covariances).  The single Fourier integral at the saddle point is ours.
     """
     if method not in ("auto", "contour"):

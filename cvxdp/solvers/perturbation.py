@@ -98,6 +98,7 @@ import cvxpy.settings as cp_status
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from cvxpy.cvxcore.python import canonInterface
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyRecord
@@ -531,8 +532,6 @@ def released_user_values(entries: PrivateEntries, noisy: dict[int, np.ndarray]
 def _released_theta(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]) -> np.ndarray:
     """CVXPY's parameter vector ``[theta~; 1]``: released values for the private ids, the
     parameters' values for the rest."""
-    from cvxpy.cvxcore.python import canonInterface
-
     pp = scp.meta["param_prob"]
 
     def value(pid: int) -> np.ndarray:

@@ -45,6 +45,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.atoms.quad_form import QuadForm
 
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
@@ -62,8 +63,6 @@ QUADFORM_THEOREM = (
 
 
 def _walk(expr: Any, param_id: int, counts: dict[str, int], in_constraint: bool) -> None:
-    from cvxpy.atoms.quad_form import QuadForm
-
     if isinstance(expr, QuadForm) and getattr(expr.args[1], "id", None) == param_id:
         counts["quad_form"] += 1
         counts["in_constraint"] += int(in_constraint)

@@ -22,9 +22,14 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.problems.problem import SolverStats
+from cvxpy.reductions.cvx_attr2constr import CvxAttr2Constr
+from cvxpy.reductions.solution import Solution
 
 from cvxdp.errors import UnsupportedProblemError
+from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.sensitivity import propagate
 from cvxdp.transform.support import cone_reasons, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "set_no_solution", "build_cone", "ScpInverse"]
@@ -46,12 +51,8 @@ def build_cone(dims: ConeDims) -> Any:
 
     ``Product([Orthant(nonneg), SpinFactor(q) for q in soc..., SymmetricMatrices(r) for r in
     psd...])``; empty blocks are left out.  Returns None when K has no non-zero rows (an
-    equality-only model) or when ``cvxdp.jordan`` is not importable.
+    equality-only model).
     """
-    try:
-        from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
-    except ImportError:  # pragma: no cover - jordan is a sibling package
-        return None
     blocks: list[Any] = []
     if dims.nonneg:
         blocks.append(Orthant(dims.nonneg))
@@ -149,8 +150,6 @@ def to_scp(problem: cp.Problem, private: Any = None) -> SymmetricConeProgram:
                                                        chain.reductions]},
     )
     if private is not None:
-        from cvxdp.transform.sensitivity import propagate
-
         scp.sensitivity = propagate(scp, private)
     return scp
 
@@ -239,12 +238,7 @@ def from_scp(
             dual.save_value(None)
     if value is not None:
         problem._value = float(value)
-    try:
-        from cvxpy.problems.problem import SolverStats
-
-        problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
-    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
-        pass
+    problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
     return problem.value
 
 
@@ -255,8 +249,6 @@ def set_no_solution(problem: cp.Problem, status: str) -> float:
     is ``+inf`` for an infeasible minimisation, ``-inf`` for an infeasible maximisation (CVXPY's
     convention).  Returns ``problem.value``.
     """
-    from cvxpy.reductions.solution import Solution
-
     if status in cp.settings.SOLUTION_PRESENT:
         raise ValueError(f"set_no_solution: {status!r} carries a solution; use from_scp.")
     maximise = isinstance(problem.objective, cp.Maximize)
@@ -269,12 +261,7 @@ def set_no_solution(problem: cp.Problem, status: str) -> float:
     problem.unpack(Solution(status, opt_val, {}, {}, {}))
     for var in problem.variables():
         var.save_value(None)
-    try:
-        from cvxpy.problems.problem import SolverStats
-
-        problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
-    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
-        pass
+    problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
     return problem.value
 
 
@@ -289,8 +276,6 @@ def _record_reduced_parameters(param_prob: Any, chain: Any) -> None:
     ``cvxdp_reduced`` (read by :func:`cvxdp.transform.sensitivity.parameter_columns`).
     Complex parameters are split into real and imaginary parts elsewhere and stay refused.
     """
-    from cvxpy.reductions.cvx_attr2constr import CvxAttr2Constr
-
     reduced: dict[int, Any] = {}
     for red in chain.reductions:
         if isinstance(red, CvxAttr2Constr):

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.reductions.cvx_attr2constr import lower_value
+from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
 from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
@@ -276,8 +278,6 @@ def reduced_value(param: Any, value: Any = None) -> np.ndarray:
     For a plain parameter this is ``vec_F(value)``; for one CVXPY reduces, its upper triangle /
     diagonal / stored entries in CVXPY's own order (``cvx_attr2constr.lower_value``).
     """
-    from cvxpy.reductions.cvx_attr2constr import lower_value
-
     v = param.value if value is None else value
     if getattr(param, "_has_dim_reducing_attr", False):
         return np.asarray(lower_value(param, np.asarray(v)), dtype=float).ravel(order="F")
@@ -318,8 +318,6 @@ def _abs_sum(tensor: Any, cols: np.ndarray, nrows: int, ncols: int) -> sp.csc_ma
 
 def _row_offsets(scp: SymmetricConeProgram) -> dict[int, tuple[int, int, str]]:
     """canonical constraint id -> (first row, size, cone type) in SCS's order."""
-    from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
-
     inv = scp.inverse
     solver_inv = inv.inverse_data[-1]
     solver_inv = getattr(solver_inv, "inverse_data", solver_inv)

@@ -21,6 +21,7 @@ from scipy import special
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.john_iter import gram
 from cvxdp.scale import is_dask
+from cvxdp.scale.john import support_ratios
 
 __all__ = ["Ellipsoid", "ellipsoid_from_weights"]
 
@@ -80,7 +81,6 @@ class Ellipsoid:
 
         For a Dask ``A``: a lazy Dask array computed on the workers (its ``max`` is a reduce)."""
         if is_dask(A):
-            from cvxdp.scale.john import support_ratios
             return support_ratios(self.matrix, A)
         Y = np.linalg.solve(self.matrix, np.asarray(A, dtype=float).T)
         return np.einsum("ij,ji->i", np.asarray(A, dtype=float), Y)

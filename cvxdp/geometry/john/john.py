@@ -33,6 +33,7 @@ from typing import Any
 from cvxdp.blas_threads import small_blas
 from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
 from cvxdp.geometry.john.exact import ExactJohnEllipsoid
+from cvxdp.geometry.john.john_private import private_john
 from cvxdp.validation import entry_point
 
 __all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
@@ -47,15 +48,12 @@ class JohnEllipsoidProblem(ExactJohnEllipsoid):
     @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> Any:
         """DP John ellipsoid: :func:`cvxdp.geometry.john.john_private.private_john`."""
-        from cvxdp.geometry.john.john_private import private_john
         n, d = self.data.shape
         with small_blas(n * d * d):  # T small products: one BLAS thread (cvxdp.blas_threads)
             return private_john(self, **kwargs)
 
 
 def _delegate() -> Any:
-    from cvxdp.geometry.john.john_private import private_john
-
     return private_john
 
 

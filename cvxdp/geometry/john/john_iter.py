@@ -19,16 +19,17 @@ import math
 import numpy as np
 from scipy import linalg
 
+from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import chol as _chol
 from cvxdp.geometry.john.core import iterations_for
 from cvxdp.scale import is_dask
+from cvxdp.scale import john as dask_john
 
 __all__ = ["leverage_ratios", "fixed_point_weights", "sketched_weights", "iterations_for"]
 
 def gram(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """``A' diag(w) A + ridge I`` (symmetric, d x d); chunk-wise for a Dask ``A``."""
     if is_dask(A):
-        from cvxdp.scale import john as dask_john
         return dask_john.gram(A, w, ridge)
     M = (A * w[:, None]).T @ A
     if ridge:
@@ -44,7 +45,6 @@ def leverage_ratios(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndar
     Gu et al. (2024), Def 3.2 / Lemma 3.3 (h_i), Thm 5.1 (f_i = w_i h_i).
     """
     if is_dask(A):  # a lazy Dask array of ratios, computed on the workers
-        from cvxdp.scale import john as dask_john
         return dask_john.leverage_ratios(A, w, ridge)
     L = _chol(gram(A, w, ridge))
     Y = linalg.solve_triangular(L, A.T, lower=True, check_finite=False)
@@ -63,7 +63,6 @@ def fixed_point_weights(A: np.ndarray, accuracy: float = 0.01, iterations: int |
     Gu et al. (2024), Algorithm 1 without sketching/noise, Lemma 7.1.
     """
     if is_dask(A):  # u is then a Dask array on the workers
-        from cvxdp.scale import john as dask_john
         return dask_john.fixed_point_weights(A, accuracy, iterations)
     n, d = A.shape
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
@@ -95,7 +94,6 @@ def sketched_weights(A: np.ndarray, accuracy: float = 0.1, *, rng: np.random.Gen
     Gu et al. (2024), Algorithm 1 (FastApproxGeneral), Def 3.10, Lemma E.6.
     """
     if is_dask(A):
-        from cvxdp.errors import UnsupportedProblemError
         raise UnsupportedProblemError(
             "method='sketched' samples rows to the client; on a Dask array use "
             "method='fixed-point' (chunk-wise) or solve_private.")

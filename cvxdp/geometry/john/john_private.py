@@ -81,6 +81,7 @@ from cvxdp.geometry.john.john_args import (
     total_mu,
 )
 from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
+from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
 from cvxdp.geometry.john.john_select import (
     TINY,
     Scored,
@@ -105,6 +106,7 @@ from cvxdp.privacy.clipping import count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.john import clipped_rows, map_into_domain, private_iterations
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
     from cvxdp.geometry.john.john import JohnEllipsoidProblem
@@ -155,7 +157,6 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
         and the count a reduce.
     """
     if is_dask(A):
-        from cvxdp.scale.john import clipped_rows, map_into_domain
         return map_into_domain(A, row_bound), clipped_rows(A, row_bound)
     return clip_into_domain(A, row_bound)
 
@@ -260,7 +261,6 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     unsafe_paper_preset = flag("unsafe_paper_preset", unsafe_paper_preset)
     failure = probability("failure", failure)
     if preset == "paper":
-        from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
         if not unsafe_paper_preset:
             raise refuse_paper_preset()
         return paper_john(problem, budget=budget, accuracy=accuracy, closeness=eps0,
@@ -397,7 +397,6 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         winner, note = choose(uni, [])
     else:
         if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.scale.john)
-            from cvxdp.scale.john import private_iterations
             u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen, release=released)
         else:
             w = w_unif.copy()

@@ -24,7 +24,7 @@ import numpy as np
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball
 from cvxdp.geometry.meb.meb_index import OutsideIndex, sq_dists
-from cvxdp.scale import is_dask
+from cvxdp.scale import as_row_blocks, is_dask
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["ExactMinEnclosingBall", "exact_meb", "fptas_meb", "mmeb", "reference_ball",
@@ -42,8 +42,6 @@ def _check_shape(points: Any) -> np.ndarray:
     (:func:`cvxdp.scale.as_row_blocks`).
     """
     if is_dask(points):
-        from cvxdp.scale import as_row_blocks
-
         if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
             raise UnsupportedProblemError(
                 f"points must be a non-empty (n, d) array, got shape {points.shape}.")

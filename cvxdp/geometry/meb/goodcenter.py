@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
+from cvxdp.geometry.meb.meb_index import _map_rows, sq_norms
 from cvxdp.geometry.meb.meb_kernels import side_terms
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
@@ -127,8 +128,6 @@ def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int,
     chunks (:func:`cvxdp.geometry.meb.meb_index._map_rows`, on its thread pool; numpy releases the
     GIL) each add their pieces in order, then the chunks are added in order.  The pieces and
     chunks depend on ``n`` only, so the result is the same on every run and machine."""
-    from cvxdp.geometry.meb.meb_index import _map_rows
-
     def chunk(lo: int, hi: int) -> np.ndarray:
         acc = np.zeros(width)
         for start in range(lo, hi, piece):
@@ -190,8 +189,6 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     ----------
     Mahpud & Sheffet (2022), Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
-    from cvxdp.geometry.meb.meb_index import sq_norms
-
     n, d = points.shape
     sets = _patched(points, patch)   # [(rows, alive)]: rows still inside every ball so far
     norms = [sq_norms(points) if sqn is None else sqn]

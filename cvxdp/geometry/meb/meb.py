@@ -33,6 +33,7 @@ from cvxdp.geometry.meb.exact import (
     mmeb,
     reference_ball,
 )
+from cvxdp.geometry.meb.meb_solve import solve_private_meb
 from cvxdp.validation import entry_point
 
 __all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
@@ -61,14 +62,10 @@ class MinEnclosingBall(ExactMinEnclosingBall):
 
         Afterwards the problem holds the private answer only (``status``, ``value``, ``ball``,
         ``center``, ``radius``; :class:`~cvxdp.structured.StructuredProblem`)."""
-        from cvxdp.geometry.meb.meb_solve import solve_private_meb
-
         return solve_private_meb(self, **kwargs)
 
 
 def _delegate() -> Any:
-    from cvxdp.geometry.meb.meb_solve import solve_private_meb
-
     return solve_private_meb
 
 

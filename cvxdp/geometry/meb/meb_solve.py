@@ -22,7 +22,7 @@ from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
-from cvxdp.geometry.meb.meb_index import keeps_anchor_cache, sq_norms
+from cvxdp.geometry.meb.meb_index import _map_rows, keeps_anchor_cache, sq_norms
 from cvxdp.geometry.meb.meb_kernels import ANCHOR_CACHE_D
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
@@ -47,6 +47,7 @@ from cvxdp.privacy.clipping import count_share as clip_count_share
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.meb import DaskOutsideIndex, DaskPoints, dask_good_center, dask_ldp_good_center
 from cvxdp.solution import ValidationReport
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
@@ -136,8 +137,6 @@ def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     run on its thread pool; the rows found are the same, in order.  ``sqn``: filled with
     every row's ``einsum("ij,ij->i")`` (:func:`~cvxdp.geometry.meb.meb_index.sq_norms`'s
     numbers) while the piece is in cache, which saves the index and GoodCenter a pass."""
-    from cvxdp.geometry.meb.meb_index import _map_rows
-
     step = piece_rows(points.shape[1])     # 4,096 rows from 20 coordinates, more below
     lo_max, hi_min = float(np.max(lo)), float(np.min(hi))
 
@@ -312,7 +311,6 @@ def solve_private_meb(
         # The same clipping and translation, block by block on the workers, inside every
         # reduction (cvxdp.scale.meb); the clipped count is one more reduction, run only if
         # it is released (noisily).  Nothing of the data reaches the client.
-        from cvxdp.scale.meb import DaskPoints
 
         shift = working_shift(lo, hi)
         pts = DaskPoints(pts, lo, hi, shift)
@@ -333,8 +331,6 @@ def solve_private_meb(
 
     rho_gc = init_share * rho_alg
     if on_dask:
-        from cvxdp.scale.meb import dask_good_center, dask_ldp_good_center
-
         gc_fn = dask_ldp_good_center if local else dask_good_center
     else:
         # The rows' squared norms (working_points read them with the box test) serve
@@ -355,7 +351,6 @@ def solve_private_meb(
     best_theta, best_r, best_bound = theta0, (1 + gamma) ** i_max * r0 / GOODCENTER_RATIO, 0.0
     i_lo, i_hi, calls, iters, path = 0, i_max, 0, 0, []
     if on_dask:     # one chunk-wise pass and reduce per query, same answers
-        from cvxdp.scale.meb import DaskOutsideIndex
 
         index = DaskOutsideIndex(pts, theta0, sched.keep * r0)
     else:
