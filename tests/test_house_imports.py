@@ -80,7 +80,7 @@ def test_no_function_body_import_of_a_cvxdp_module():
 
 def test_function_body_imports_are_optional_extras_and_say_so():
     not_extra, silent = [], []
-    for f, line, mod, fn in _all_function_imports():
+    for f, line, mod, _ in _all_function_imports():
         if mod in ("cvxdp", "."):
             continue
         if mod not in OPTIONAL_EXTRAS:

@@ -48,7 +48,7 @@ from scipy import linalg, stats
 from cvxdp.estimation.gaussian_steps import (
     MEAN_COARSE_SHARE,
     MEAN_RADIUS_SLACK,
-    _chi2_radius2,
+    chi2_radius2,
     whiten,
 )
 from cvxdp.estimation.rows import clipped_sum
@@ -248,8 +248,8 @@ def ball_route(b: Any, n: int, mech: str, par: float, cov: np.ndarray, beta: flo
     p0, p1 = _split(mech, par)
     e0 = _round0_error(b, n, mech, p0, float(np.linalg.norm(linv, 2)),
                        float(np.linalg.norm(linv * widths, 2)), beta) \
-        + MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, 1, beta / 2.0) / n)
-    r1 = MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, n, beta)) + e0
+        + MEAN_RADIUS_SLACK * math.sqrt(chi2_radius2(d, 1, beta / 2.0) / n)
+    r1 = MEAN_RADIUS_SLACK * math.sqrt(chi2_radius2(d, n, beta)) + e0
     sens = 2.0 * r1 / n
     if mech == "knorm":  # E||r u||^2 for u uniform in the ball of radius sens: d/(d+2) sens^2
         e_ball = d * (d + 1.0) * sens**2 / p1**2

@@ -47,10 +47,10 @@ from cvxdp.estimation.bounded_mean import mean_share as _mean_share
 from cvxdp.estimation.bounded_mean import one_shot_share as _one_shot_share
 from cvxdp.estimation.gaussian_steps import (
     SampleRequirement,
-    _solve_m,
     coarse_schedule,
     coinpress_covariance,
     required_n,
+    solve_block_size,
 )
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import PureDP
@@ -400,5 +400,5 @@ def bounded_required_n(d: int, bounds: Any, *, epsilon: float, delta: float, alp
         e2 = mean_plan(b, m, epsilon, delta, share)[2]
         return 1.5 * (math.sqrt(d / m) + math.sqrt(e2) / scale) - alpha
 
-    m = _solve_m(gap, lo=2.0)
+    m = solve_block_size(gap, lo=2.0)
     return float(max(m, cov_need if estimate != "mean" else 0.0))

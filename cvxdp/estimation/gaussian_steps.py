@@ -95,7 +95,7 @@ def histogram_mode(cells: np.ndarray, counts: np.ndarray, *, flat: bool, epsilon
     return (best[0] if flat else best), rec
 
 
-def _chi2_radius2(dim: int, m: int, beta: float) -> float:
+def chi2_radius2(dim: int, m: int, beta: float) -> float:
     """T with P[max_i ||g_i||^2 > T] <= beta over m standard normals in R^dim (Lemma A.3)."""
     x = math.log(max(m, 1) / beta)
     return dim + 2.0 * math.sqrt(dim * x) + 2.0 * x
@@ -177,7 +177,7 @@ def gaussian_steps_rho(epsilon: float, delta: float) -> float:
 
 def _coarse_psi(m: int, d: int, rho_round: float) -> float:
     """Noise-plus-sampling level psi of one coarse round (see :func:`coinpress_covariance`)."""
-    sigma = math.sqrt(2.0) * _chi2_radius2(d, 1, 0.05) / m / math.sqrt(2.0 * rho_round)
+    sigma = math.sqrt(2.0) * chi2_radius2(d, 1, 0.05) / m / math.sqrt(2.0 * rho_round)
     return sigma * (math.sqrt(2.0 * d) + 1.5) + 2.0 * math.sqrt(d / m)
 
 
@@ -232,8 +232,8 @@ def coinpress_covariance(
     (004), Thm 5.5 (final round, concrete form in the digest §3.6); Bun & Steinke 2016, Prop. 1.6.
     """
     m, d = z.shape
-    t_final = _chi2_radius2(d, m, beta)
-    t_coarse = _chi2_radius2(d, 1, 0.05)
+    t_final = chi2_radius2(d, m, beta)
+    t_coarse = chi2_radius2(d, 1, 0.05)
     cf = coarse_fraction
     if not final:
         shares = [rho / iterations] * iterations
@@ -303,8 +303,8 @@ def clipped_mean_radii(m: int, d: int, mu_g: float, beta: float,
     mu1 = math.sqrt(1.0 - MEAN_COARSE_SHARE) * mu_g
     s0 = 2.0 * r0 / m / mu0
     err0 = s0 * (math.sqrt(d) + math.sqrt(2 * math.log(4 / beta))) \
-        + MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, 1, beta / 2) / m)
-    r1 = min(r0, MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, m, beta)) + err0)
+        + MEAN_RADIUS_SLACK * math.sqrt(chi2_radius2(d, 1, beta / 2) / m)
+    r1 = min(r0, MEAN_RADIUS_SLACK * math.sqrt(chi2_radius2(d, m, beta)) + err0)
     return r0, s0, r1, 2.0 * r1 / m / mu1
 
 
@@ -442,7 +442,7 @@ class SampleRequirement:
     basis: str
 
 
-def _solve_m(f: Callable[[float], float], lo: float = 8.0) -> float:
+def solve_block_size(f: Callable[[float], float], lo: float = 8.0) -> float:
     """Smallest m (to 1%) with f(m) <= 0 for f decreasing in m."""
     hi = lo
     while f(hi) > 0:
@@ -494,7 +494,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
 
     def cov_gap(m: float) -> float:
         final = 1.0 - coarse_schedule(int(m), d, rho)[2] if method != "ashtiani-liaw" else 0.5
-        sig = g1 * math.sqrt(0.5 / final) * math.sqrt(2) * _chi2_radius2(d, int(m), beta) / m
+        sig = g1 * math.sqrt(0.5 / final) * math.sqrt(2) * chi2_radius2(d, int(m), beta) / m
         # E||C_hat - I||_F ~ sqrt(d(d+1)/m), E||noise||_F = sigma sqrt(d(d+1)/2); 1.5x slack
         return 1.5 * (math.sqrt(d * (d + 1) / m) + sig * math.sqrt(d * (d + 1) / 2)) - alpha
 
@@ -503,13 +503,14 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         return 1.5 * (math.sqrt(d / m) + sig * math.sqrt(d)) - alpha
 
     thresh_mean = 1 + 2 * math.log(4 / delta) / (epsilon / 4)
-    m_mean = max(_solve_m(mean_gap), 4 * thresh_mean / 0.8**d)
+    m_mean = max(solve_block_size(mean_gap), 4 * thresh_mean / 0.8**d)
     if method in ("practical", "preconditioned") and not robust:
         basis = ("practical pipeline: Alg. 2 + log-scale histograms + CoinPress rounds + "
                  "clipped mean")
         steps["scale"] = 1.5 * _scale_need(d, epsilon, delta)
-        coarse = _solve_m(lambda m: math.log(COARSE_GAIN) - coarse_schedule(int(m), d, rho)[1])
-        steps["covariance"] = 2 * max(_solve_m(cov_gap), coarse)
+        coarse = solve_block_size(
+            lambda m: math.log(COARSE_GAIN) - coarse_schedule(int(m), d, rho)[1])
+        steps["covariance"] = 2 * max(solve_block_size(cov_gap), coarse)
         steps["mean"] = m_mean
         if method == "preconditioned":
             basis = (f"preconditioned pipeline: {PRECONDITION_ROUNDS} private preconditioning "
@@ -517,7 +518,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
                      "the practical pipeline on the whitened data; the pre rounds' sizes are "
                      "informative, the bound is the final pipeline's, and the released "
                      "unresolved-direction count says whether preconditioning sufficed")
-            pre = _solve_m(lambda m: math.log(PRE_GAIN)
+            pre = solve_block_size(lambda m: math.log(PRE_GAIN)
                            - coarse_schedule(int(m), d, rho, gain=PRE_GAIN)[1])
             for j in range(1, PRECONDITION_ROUNDS + 1):
                 steps[f"pre{j}"] = 2 * pre
@@ -528,7 +529,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
         k3 = max(math.ceil(800 / MultiplicativePSDMask.gamma(d, eps_i, dl_i, eta)), k2)
         s3 = ((math.sqrt(d) + math.sqrt(2 * math.log(4 * k3 / beta))) / 1.2492e-3) ** 2
         steps["preconditioner"] = 2.0 * k3 * math.ceil(s3)
-        steps["covariance"] = 2 * _solve_m(cov_gap)
+        steps["covariance"] = 2 * solve_block_size(cov_gap)
         steps["mean"] = m_mean
         frac = _FRACTIONS["ashtiani-liaw"]
     else:

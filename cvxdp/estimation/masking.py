@@ -33,7 +33,7 @@ import numpy as np
 from cvxdp.citations import LEARNING_GAUSSIANS
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError
 from cvxdp.privacy.accountant import PrivacyRecord
-from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon
+from cvxdp.privacy.budgets import ApproxDP, check_delta, check_epsilon
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.rng import as_generator
 
@@ -56,8 +56,8 @@ _FP_MARGIN = 1e-9  # relative slack absorbing floating-point error in dist (dige
 
 
 def _budget(epsilon: float, delta: float) -> tuple[float, float]:
-    eps = _check_epsilon(epsilon)
-    dl = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    dl = check_delta(delta)
     if dl <= 0:
         raise BudgetError("delta must be > 0: pure DP is impossible for this estimator "
                           "(Ashtiani & Liaw, §1); pass e.g. delta=1e-6.")
@@ -298,7 +298,7 @@ def populous_mean(
         raise PrivacyGuaranteeError(
             f"Alg. 1 needs k >= {K_PRIVACY_MIN} blocks for Lemma 3.6's privacy proof, got {k}; "
             "use more data or smaller blocks.")
-    return populous_release(_populous_statistics(items, space), k, space, items[0],
+    return populous_release(populous_statistics(items, space), k, space, items[0],
                             epsilon=epsilon, delta=delta, mask=mask, rng=as_generator(rng),
                             constant=constant)
 
@@ -339,7 +339,7 @@ def populous_release(stats: tuple[float, Any], k: int, space: Any, example: Any,
     return PopulousMeanResult(b(mu, rng), True, record, k, gamma)
 
 
-def _populous_statistics(items: Any, space: Any) -> tuple[float, Any]:
+def populous_statistics(items: Any, space: Any) -> tuple[float, Any]:
     """Non-private Q and weighted mean mu of Alg. 1 (steps 3-4, 8-9).  Never released; exposed
     only to the sensitivity tests (|Q - Q'| < 2/k, dist(mu, mu') <= (212 r + 100 phi)/k)."""
     k = len(items)

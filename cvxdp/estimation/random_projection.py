@@ -26,9 +26,9 @@ from scipy import optimize, stats
 
 from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
-from cvxdp.estimation.rows import _check_bound, public_domain_rows
+from cvxdp.estimation.rows import check_bound, public_domain_rows
 from cvxdp.privacy.accountant import PrivacyRecord, PrivacyReport
-from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
+from cvxdp.privacy.budgets import ApproxDP, check_delta, check_epsilon, resolve_budget
 from cvxdp.privacy.calibration import cached_calibration
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.ndis import ndis_delta
@@ -62,7 +62,7 @@ PAPER = NDIS
 RP_REFERENCE = f"{PAPER}, Fig. 3 and Thm 3 (M_RP), Thm 2 and Prop. 3 (RP spectrum)"
 
 
-def _check_r(r: Any) -> int:
+def check_sketch_size(r: Any) -> int:
     if isinstance(r, bool) or int(r) != r or r < 1:
         raise PrivacySpecError(f"the sketch size r must be an integer >= 1, got {r!r}.")
     return int(r)
@@ -80,7 +80,7 @@ def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
     """
     eps = float(epsilon)
     p = float(leverage)
-    r = _check_r(r)
+    r = check_sketch_size(r)
     if not 0.0 <= p <= 1.0:
         raise PrivacySpecError(f"a leverage lies in [0, 1], got {leverage!r}.")
     if p == 0.0:
@@ -97,7 +97,7 @@ def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
 
 def rp_delta_reverse(*, epsilon: float, leverage: float, r: int) -> float:
     """The other direction, delta_{D'^T G, D^T G}(eps) (Thm 2); never larger than rp_delta."""
-    eps, p, r = float(epsilon), float(leverage), _check_r(r)
+    eps, p, r = float(epsilon), float(leverage), check_sketch_size(r)
     if p <= 0.0 or eps >= -(r / 2.0) * math.log1p(-p):
         return 0.0
     y = (-2.0 * eps - r * math.log1p(-p)) / p
@@ -115,9 +115,9 @@ def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Fig. 3 step 1, Proposition 3.
     """
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
-    r = _check_r(r)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    r = check_sketch_size(r)
     if delta == 0:
         raise BudgetError("M_RP needs delta > 0 (the random projection is never pure DP).")
 
@@ -138,7 +138,7 @@ def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
 def rp_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> float:
     """The noise sigma = l / sqrt(s_bar) of M_RP (Fig. 3 step 2), rounded up so that
     ``rp_delta(l^2 / sigma^2) <= delta`` holds in floating point."""
-    bound = _check_bound(row_bound)
+    bound = check_bound(row_bound)
     s_bar = rp_leverage_bound(epsilon=epsilon, delta=delta, r=r)
     sigma = bound / math.sqrt(s_bar)
     while rp_delta(epsilon=epsilon, leverage=min(1.0, bound**2 / sigma**2), r=r) > delta:
@@ -151,11 +151,11 @@ def sheffet_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> 
 
     ``c2 = sqrt(4 l^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / epsilon)``.
     """
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
     lg = math.log(4.0 / delta)
-    return math.sqrt(4 * _check_bound(row_bound) ** 2 * (math.sqrt(2 * _check_r(r) * lg) + lg)
-                     / eps)
+    bound2 = check_bound(row_bound) ** 2
+    return math.sqrt(4 * bound2 * (math.sqrt(2 * check_sketch_size(r) * lg) + lg) / eps)
 
 
 #: Share of the budget the opt-in noisy count of mapped records gets (``count_clipped=True``).
@@ -223,10 +223,10 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     budget = resolve_budget(epsilon=epsilon, delta=delta)
     if not isinstance(budget, ApproxDP):
         raise BudgetError("M_RP is (epsilon, delta)-DP: give epsilon= and delta= > 0.")
-    r = _check_r(r)
+    r = check_sketch_size(r)
     on_dask = is_dask(data)
     clipped = None if on_dask else clip_rows(data, row_bound)
-    _check_bound(row_bound)
+    check_bound(row_bound)
     s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)
     sigma = rp_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r, row_bound=row_bound)
     record = PrivacyRecord("random_projection", budget, RP_REFERENCE,
@@ -256,7 +256,7 @@ def als_delta(*, epsilon: float, q: float, p: float, r: int, d: int) -> float:
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 4, Corollary 3, Definition 13.
     """
-    r, d = _check_r(r), _check_r(d)
+    r, d = check_sketch_size(r), check_sketch_size(d)
     if not 0.0 <= p <= q < 1.0:
         raise PrivacySpecError(f"need 0 <= p <= q < 1, got p={p!r}, q={q!r}.")
     v2 = p / (1.0 - p)
@@ -280,12 +280,12 @@ def ls_sigma(*, epsilon: float, delta: float, r: int, d: int, row_bound: float) 
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 4 step 1, Theorem 5.
     """
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
-    bound = _check_bound(row_bound)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    bound = check_bound(row_bound)
     if delta == 0:
         raise BudgetError("M_LS needs delta > 0.")
-    return bound / math.sqrt(_ls_leverage(eps, delta, _check_r(r), _check_r(d)))
+    return bound / math.sqrt(_ls_leverage(eps, delta, check_sketch_size(r), check_sketch_size(d)))
 
 
 @functools.lru_cache(maxsize=256)
@@ -402,7 +402,7 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
     budget = resolve_budget(epsilon=epsilon, delta=delta)
     if not isinstance(budget, ApproxDP):
         raise BudgetError("M_RP^rel needs epsilon= and delta= > 0.")
-    r = _check_r(r)
+    r = check_sketch_size(r)
     clipped = clip_rows(data, row_bound)
     lev = relative_leverage(clipped)
     s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)

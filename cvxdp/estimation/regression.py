@@ -46,9 +46,9 @@ from cvxdp.errors import (
 )
 from cvxdp.estimation.random_projection import (
     PAPER,
-    _check_bound,
-    _check_r,
     als_release,
+    check_bound,
+    check_sketch_size,
     count_share,
     ls_release,
     ls_sigma,
@@ -109,7 +109,7 @@ class LeastSquaresPrivacy:
         for name in ("X", "y"):
             if not isinstance(getattr(self, name), cp.Parameter):
                 raise PrivacySpecError(f"LeastSquaresPrivacy.{name} must be a cvxpy.Parameter.")
-        object.__setattr__(self, "row_bound", _check_bound(self.row_bound))
+        object.__setattr__(self, "row_bound", check_bound(self.row_bound))
 
     def describe(self) -> str:
         return _neighbouring(self.row_bound)
@@ -291,7 +291,7 @@ class LeastSquaresProblem(StructuredProblem):
     _methods = {"ols": _ols_method}
 
     def __init__(self, X: Any, y: Any, row_bound: float) -> None:
-        self.row_bound = _check_bound(row_bound)
+        self.row_bound = check_bound(row_bound)
         self._user_variable: cp.Variable | None = None
         self._user_constraints: list[Any] = []
         if is_dask(X) or is_dask(y):
@@ -369,7 +369,7 @@ class LeastSquaresProblem(StructuredProblem):
                 f"mechanism={mechanism!r} needs an (epsilon, delta) budget with delta > 0"
                 + (" or rho=" if mechanism == "ssp" else "") + "; least squares by a Gaussian "
                 "release is never pure DP.")
-        r = _check_r(sketch_size)
+        r = check_sketch_size(sketch_size)
         share = count_share(count_clipped)
         on_dask = self._dask_rows is not None
         if on_dask and mechanism not in ("ssp", "rp"):

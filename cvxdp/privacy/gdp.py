@@ -29,9 +29,9 @@ from scipy import optimize
 from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN, NDIS, cite
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyRecord, compose
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, _check_delta, _check_epsilon, _check_finite
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, check_delta, check_epsilon, check_finite
 from cvxdp.privacy.calibration import cached_calibration
-from cvxdp.privacy.gdp_curve import _check_mu, gdp_delta, gdp_epsilon
+from cvxdp.privacy.gdp_curve import check_mu, gdp_delta, gdp_epsilon
 from cvxdp.privacy.ndis import gaussian_loss_delta
 
 __all__ = [
@@ -53,8 +53,8 @@ GDP_REFERENCE = f"{GDP_GAUSSIAN}; {GDP_COMPOSITION}; {cite(NDIS, 'Lemma 2')}"
 @cached_calibration
 def gdp_mu(*, epsilon: float, delta: float) -> float:
     """Largest mu such that mu-GDP implies (epsilon, delta)-DP (exact, rounded down)."""
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
     if delta == 0:
         raise BudgetError("mu-GDP with mu > 0 is never (epsilon, 0)-DP; give delta > 0.")
     f = lambda lm: math.log(max(gaussian_loss_delta(math.exp(lm), eps), 1e-320)) - math.log(delta)  # noqa: E731
@@ -71,7 +71,7 @@ def gdp_mu(*, epsilon: float, delta: float) -> float:
 
 def compose_gdp(mus: Iterable[float]) -> float:
     """mu of the (adaptive) composition of mu_k-GDP steps: ``sqrt(sum mu_k^2)`` (Cor. 3.3)."""
-    arr = np.asarray([_check_mu(m) for m in mus], dtype=float)
+    arr = np.asarray([check_mu(m) for m in mus], dtype=float)
     return float(np.sqrt(np.sum(arr**2)))
 
 
@@ -87,7 +87,7 @@ def gdp_sigma(*, epsilon: float, delta: float, steps: int = 1, sensitivity: floa
     """
     if int(steps) != steps or steps < 1:
         raise BudgetError(f"steps must be an integer >= 1, got {steps!r}.")
-    D = _check_finite("sensitivity", sensitivity)
+    D = check_finite("sensitivity", sensitivity)
     if D <= 0:
         raise BudgetError(f"sensitivity must be > 0, got {sensitivity!r}.")
     return D * math.sqrt(int(steps)) / gdp_mu(epsilon=epsilon, delta=delta)
@@ -107,8 +107,8 @@ def gdp_record(*, sigma: float, sensitivity: float, delta: float | None = None,
     ----------
     Dong, Roth & Su 2022, Thm 2.7; Bun & Steinke 2016, Prop. 1.6.
     """
-    sigma = _check_finite("sigma", sigma)
-    D = _check_finite("sensitivity", sensitivity)
+    sigma = check_finite("sigma", sigma)
+    D = check_finite("sensitivity", sensitivity)
     if sigma <= 0 or D <= 0:
         raise BudgetError(f"sigma and sensitivity must be > 0, got {sigma!r}, {sensitivity!r}.")
     mu = D / sigma
@@ -142,7 +142,7 @@ def compose_gdp_records(records: Iterable[PrivacyRecord], *, delta: float) -> Ap
     ApproxDP
     """
     recs = list(records)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     if not recs:
         raise BudgetError("nothing to compose: no privacy records.")
     if delta == 0:

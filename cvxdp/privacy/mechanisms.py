@@ -34,8 +34,8 @@ from scipy import special
 from cvxdp.citations import GAUSSIAN_MECHANISM
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, _check_epsilon, _check_finite
-from cvxdp.privacy.calibration import _check_sensitivity, calibrate_gaussian, gaussian_epsilon
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, check_epsilon, check_finite
+from cvxdp.privacy.calibration import calibrate_gaussian, check_sensitivity, gaussian_epsilon
 from cvxdp.privacy.discrete_gaussian import discrete_gaussian_mechanism
 from cvxdp.privacy.gdp import gdp_record
 from cvxdp.privacy.rng import as_generator
@@ -74,10 +74,10 @@ def gaussian_record(
     budget is ``ApproxDP(epsilon, delta)`` when ``delta`` is given (epsilon computed exactly by the
     analytic Gaussian if omitted, and checked if given), else the zCDP bound.
     """
-    sigma = _check_finite("sigma", sigma)
+    sigma = check_finite("sigma", sigma)
     if sigma <= 0:
         raise BudgetError(f"sigma must be > 0, got {sigma!r}.")
-    D = _check_sensitivity(sensitivity)
+    D = check_sensitivity(sensitivity)
     z = ZCDP(D**2 / (2 * sigma**2))
     if delta is None:
         budget: PureDP | ApproxDP | ZCDP = z
@@ -249,7 +249,7 @@ def gaussian_mechanism(
 def exponential_record(*, epsilon: float, count: int = 1, **params: Any) -> PrivacyRecord:
     """Record of the exponential mechanism with parameter epsilon: epsilon-DP and
     epsilon^2/8-zCDP (bounded-range property, Cesar & Rogers 2021)."""
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     return PrivacyRecord("exponential", PureDP(eps), EXPONENTIAL_REFERENCE,
                          zcdp=ZCDP(eps**2 / 8), count=count, params=params)
 
@@ -295,7 +295,7 @@ def exponential_mechanism(
         raise ValueError("exponential_mechanism needs at least one candidate.")
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or inf.")
-    D = _check_sensitivity(sensitivity)
+    D = check_sensitivity(sensitivity)
     record = exponential_record(epsilon=epsilon, sensitivity=D, candidates=int(s.size),
                                 float_delta=exponential_float_delta(candidates=int(s.size),
                                                                     epsilon=epsilon))
@@ -316,7 +316,7 @@ def gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> int:
 def exponential_probabilities(scores: Any, *, epsilon: float, sensitivity: float) -> np.ndarray:
     """The exact selection probabilities of :func:`exponential_mechanism` (for tests/audits)."""
     s = np.asarray(scores, dtype=float).ravel()
-    logits = (_check_epsilon(epsilon) / (2.0 * _check_sensitivity(sensitivity))) * s
+    logits = (check_epsilon(epsilon) / (2.0 * check_sensitivity(sensitivity))) * s
     logits -= logits.max()
     p = np.exp(logits)
     return p / p.sum()
@@ -367,7 +367,7 @@ def exponential_float_delta(*, candidates: int, epsilon: float) -> float:
     (1 + e^eps) eta``; ``eta = candidates * gumbel_tv_per_candidate``
     (:func:`sampler_float_limits`).
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     eta = int(candidates) * _gumbel_tv_per_candidate()
     if eps + math.log(eta) >= 0.0:  # (1 + e^eps) eta >= 1: vacuous (and e^eps may overflow)
         return 1.0

@@ -50,7 +50,7 @@ from scipy import integrate, optimize, special
 
 from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
-from cvxdp.privacy.budgets import _check_delta, _check_finite
+from cvxdp.privacy.budgets import check_delta, check_finite
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
@@ -332,7 +332,7 @@ def _delta_of_loss(loss: PrivacyLoss, epsilon: float, method: str = "auto") -> f
 
 
 def _check_eps(epsilon: Any) -> float:
-    eps = _check_finite("epsilon", epsilon)
+    eps = check_finite("epsilon", epsilon)
     if eps < 0:
         raise BudgetError(f"epsilon must be >= 0, got {epsilon!r}.")
     return eps
@@ -376,7 +376,7 @@ def ndis_delta(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
     return out
 
 
-def _epsilon_for(delta_of: Any, delta: float) -> float:
+def epsilon_for(delta_of: Any, delta: float) -> float:
     if delta_of(0.0) <= delta:
         return 0.0
     hi = 1.0
@@ -404,14 +404,14 @@ def ndis_epsilon(*, delta: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1, Def. 1.
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     fwd = privacy_loss(mean1=mean1, cov1=cov1, mean2=mean2, cov2=cov2)
     losses = [fwd]
     if symmetric:
         losses.append(privacy_loss(mean1=mean2, cov1=cov2, mean2=mean1, cov2=cov1))
     if any(lo.support_differs for lo in losses):
         return math.inf
-    return _epsilon_for(lambda e: max(_delta_of_loss(lo, e) for lo in losses), delta)
+    return epsilon_for(lambda e: max(_delta_of_loss(lo, e) for lo in losses), delta)
 
 
 def ndis_delta_montecarlo(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,

@@ -45,7 +45,7 @@ import numpy as np
 from scipy import linalg
 
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
-from cvxdp.estimation.masking import _populous_statistics, k_min, populous_release
+from cvxdp.estimation.masking import k_min, populous_release, populous_statistics
 from cvxdp.estimation.rows import cell_counts, clip_rows, clipped_sum, domain_rows
 from cvxdp.estimation.wrapper import EuclideanSpace, block_projector
 from cvxdp.scale import as_row_blocks, block_sum
@@ -205,11 +205,11 @@ def dask_clipped_sum(y: Any, centre: np.ndarray, radius: float) -> np.ndarray:
 def _subspace_statistics(z: np.ndarray, k: int, tol: float) -> tuple:
     d = z.shape[1]
     items = np.stack([block_projector(b) for b in z[: k * d].reshape(k, d, d)])
-    return _populous_statistics(items, EuclideanSpace(r=tol))
+    return populous_statistics(items, EuclideanSpace(r=tol))
 
 
 def _point_statistics(items: np.ndarray, tol: float) -> tuple:
-    return _populous_statistics(items, EuclideanSpace(r=tol))
+    return populous_statistics(items, EuclideanSpace(r=tol))
 
 
 def dask_subspace(z: Any, *, epsilon: float, delta: float, tol: float,

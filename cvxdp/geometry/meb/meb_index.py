@@ -122,7 +122,7 @@ def keeps_anchor_cache(n: int, d: int) -> bool:
     return kernels.pick(n, d).name == "numpy" and kernels.anchor_cache_fits(n, d)
 
 
-def _norm2(x: np.ndarray) -> float:
+def norm2(x: np.ndarray) -> float:
     """``np.linalg.norm`` of a 1-D float64 vector, computed as it does (``sqrt(x.dot(x))``: the
     same number) without its dispatch, which cost ~2 us on each of ~5,000 calls per solve."""
     return math.sqrt(float(x.dot(x)))
@@ -139,14 +139,14 @@ def stored_rows(points: np.ndarray) -> np.ndarray:
 
 def sq_norms(points: np.ndarray) -> np.ndarray:
     """``einsum("ij,ij->i", points, points)`` (in float64, for float32 rows too) in the fixed
-    row chunks of :func:`_map_rows` on the thread pool: each row's value is the same einsum of
+    row chunks of :func:`map_rows` on the thread pool: each row's value is the same einsum of
     the same row (the same number), read in parallel (~11 ms -> ~6 ms at 1e6 x 20)."""
     out = np.empty(len(points))
 
     def part(lo: int, hi: int) -> None:
         np.einsum("ij,ij->i", points[lo:hi], points[lo:hi], dtype=np.float64, out=out[lo:hi])
 
-    _map_rows(part, len(points))
+    map_rows(part, len(points))
     return out
 
 
@@ -163,7 +163,7 @@ def inside_mask(points: np.ndarray, sqn: np.ndarray, center: np.ndarray,
     def part(lo: int, hi: int) -> None:
         np.less_equal(kernels.side_terms(points[lo:hi], sqn[lo:hi], v), c, out=out[lo:hi])
 
-    _map_rows(part, len(points))
+    map_rows(part, len(points))
     return out
 
 
@@ -184,7 +184,7 @@ def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 12) -> np
             diff = points[i:j] - center
             out[i:j] = np.einsum("ij,ij->i", diff, diff)
 
-    _map_rows(part, len(points))
+    map_rows(part, len(points))
     return out
 
 
@@ -256,7 +256,7 @@ def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
     # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2, with the -2 folded into
     # the vector (exact: a power of two), so the test is bitwise the textbook one.
     v, c = -2.0 * theta, r * r - theta @ theta
-    parts = _map_rows(lambda lo, hi: loops.count_sum(
+    parts = map_rows(lambda lo, hi: loops.count_sum(
         pts[lo:hi], sqn[lo:hi], v, c, None if w is None else w[lo:hi]), len(sqn))
     k = sum(p[0] for p in parts)
     total = np.zeros(pts.shape[1])
@@ -311,7 +311,7 @@ def _count_sum_since(state: list, i: int, pts: np.ndarray, sqn: np.ndarray,
     return k, s
 
 
-def _map_rows(fn, m: int) -> list:
+def map_rows(fn, m: int) -> list:
     """``[fn(lo, hi) for each chunk]``, on the thread pool when there are several (numpy and
     the compiled loops release the GIL)."""
     chunks = _chunks(m)
@@ -479,8 +479,8 @@ class OutsideIndex:
         lo2 = hi2 = None
         if cache is not None and all(t is not None for t in cache[1]):
             a = np.frombuffer(cache[0])
-            dist = _norm2(theta - a)
-            tau = slack(self._norm + _norm2(a) + r + dist)
+            dist = norm2(theta - a)
+            tau = slack(self._norm + norm2(a) + r + dist)
             hi2 = (r + dist) ** 2 + tau
             lo2 = (r - dist) ** 2 - tau if r > dist else -np.inf
 
@@ -545,7 +545,7 @@ class OutsideIndex:
             # full passes (no margin paid at the inflated step; 0.15 s of 0.54 s).
             self._step, self._last = 0.0, None
         if self._last is not None:
-            self._step = 0.8 * self._step + 0.2 * _norm2(theta - self._last)
+            self._step = 0.8 * self._step + 0.2 * norm2(theta - self._last)
         self._last = theta.copy()
         stored = max(len(self.sqn), 1)
         if self._plain > 0:     # the guard: a plain pass (same answer), no levels kept
@@ -556,7 +556,7 @@ class OutsideIndex:
         work0, built0 = self.work, self._built
         levels = self._levels
         for j in range(1, len(levels)):
-            if _norm2(theta - levels[j].anchor) > levels[j].margin:
+            if norm2(theta - levels[j].anchor) > levels[j].margin:
                 del levels[j:]
                 break
         self._deepen(theta, r)

@@ -59,8 +59,8 @@ import numpy as np
 from cvxdp.errors import PrivacySpecError
 from cvxdp.geometry.meb.meb_index import (
     OutsideIndex,
-    _norm2,
     inside_mask,
+    norm2,
     outside_full,
     slack,
     sq_norms,
@@ -335,7 +335,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
                 traj.append(theta.copy())
             if n_w < tau_upd[t]:
                 return MMEBRun(theta, its, "few_uncovered", bound, traj)
-            g = 2.0 * (schedule.keep * r0 + _norm2(theta - theta0))
+            g = 2.0 * (schedule.keep * r0 + norm2(theta - theta0))
             s = sum_out - k * theta
             theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
         k_fin = index.count_outside(theta, (1 + gamma) * r)

@@ -22,7 +22,7 @@ from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
-from cvxdp.geometry.meb.meb_index import _map_rows, keeps_anchor_cache, sq_norms
+from cvxdp.geometry.meb.meb_index import keeps_anchor_cache, map_rows, sq_norms
 from cvxdp.geometry.meb.meb_kernels import ANCHOR_CACHE_D
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
@@ -156,7 +156,7 @@ def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray,
             parts.append(np.flatnonzero(bad) + start)
         return parts
 
-    parts = [a for c in _map_rows(chunk, len(points)) for a in c]
+    parts = [a for c in map_rows(chunk, len(points)) for a in c]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
