@@ -23,7 +23,8 @@ import numpy as np
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball
-from cvxdp.geometry.meb.meb_index import OutsideIndex, sq_dists
+from cvxdp.geometry.meb.meb_index import OutsideIndex
+from cvxdp.geometry.meb.meb_rows import sq_dists
 from cvxdp.scale import as_row_blocks, is_dask
 from cvxdp.structured import StructuredProblem
 

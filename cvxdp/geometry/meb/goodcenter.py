@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
-from cvxdp.geometry.meb.meb_index import map_rows, sq_norms
 from cvxdp.geometry.meb.meb_kernels import side_terms
+from cvxdp.geometry.meb.meb_rows import map_rows, sq_norms
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
 
@@ -125,7 +125,7 @@ def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarra
 def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int,
             piece: int = PIECE_ROWS) -> np.ndarray:
     """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``piece`` rows: the MEB index's row
-    chunks (:func:`cvxdp.geometry.meb.meb_index.map_rows`, on its thread pool; numpy releases the
+    chunks (:func:`cvxdp.geometry.meb.meb_rows.map_rows`, on its thread pool; numpy releases the
     GIL) each add their pieces in order, then the chunks are added in order.  The pieces and
     chunks depend on ``n`` only, so the result is the same on every run and machine."""
     def chunk(lo: int, hi: int) -> np.ndarray:

@@ -57,8 +57,8 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb.meb_index import (
-    OutsideIndex,
+from cvxdp.geometry.meb.meb_index import OutsideIndex
+from cvxdp.geometry.meb.meb_rows import (
     inside_mask,
     norm2,
     outside_full,

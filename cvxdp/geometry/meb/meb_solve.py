@@ -22,7 +22,6 @@ from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
-from cvxdp.geometry.meb.meb_index import keeps_anchor_cache, map_rows, sq_norms
 from cvxdp.geometry.meb.meb_kernels import ANCHOR_CACHE_D
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
@@ -33,6 +32,7 @@ from cvxdp.geometry.meb.meb_private import (
     mmeb_constants,
     radius_grid,
 )
+from cvxdp.geometry.meb.meb_rows import keeps_anchor_cache, map_rows, sq_norms
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import (
     ZCDP,
