@@ -14,7 +14,7 @@ from scipy import optimize, stats
 
 import cvxdp
 from cvxdp.errors import BudgetError
-from cvxdp.estimation.regression import _ssp
+from cvxdp.estimation.regression_mechanisms import ssp_release
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
 from cvxdp.privacy.gdp import gdp_record
 from cvxdp.privacy.mechanisms import gaussian_noise, gaussian_record
@@ -129,6 +129,6 @@ def test_each_solver_calibrates_its_sigma_by_the_analytic_gaussian(name, budget)
 @pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), ZCDP(0.3)])
 def test_regression_ssp_calibrates_its_sigma_by_the_analytic_gaussian(budget):
     bound = 1.7
-    _, record, info = _ssp(np.zeros((1, 3)), budget, bound, np.random.default_rng(0))
+    _, record, info = ssp_release(np.zeros((1, 3)), budget, bound, np.random.default_rng(0))
     sigma, D = _check(record, budget, "gaussian_gram")
     assert D == bound**2 and info["sigma"] == sigma
