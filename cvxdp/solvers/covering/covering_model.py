@@ -22,8 +22,8 @@ A row with ``b_i <= 0`` holds for every ``x`` in the cone once its coefficients 
 domain, so it is dropped (a per-row map: neighbours stay neighbours).  The normalised rows
 should have entries in ``[0, 1]`` (LP) / spectrum in ``[0, 1]`` (SDP), a public domain the user
 aims at by scaling the constraint with a public constant; rows outside it are projected into it
-inside the mechanism (:func:`cvxdp.solvers.covering.covering.project_rows`), never refused, and
-their number is released only as an opt-in noisy count (``count_clipped=``).
+inside the mechanism (:func:`cvxdp.solvers.covering.covering_domain.project_rows`), never
+refused, and their number is released only as an opt-in noisy count (``count_clipped=``).
 
 References
 ----------
