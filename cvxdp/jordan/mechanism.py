@@ -8,15 +8,15 @@ from typing import Any
 import numpy as np
 
 from cvxdp.citations import ANALYTIC_GAUSSIAN, SYMMETRIC_CONE_PROGRAMMING, cite
-from cvxdp.errors import PrivacySpecError, check_positive
+from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.jordan.base import EuclideanJordanAlgebra, normalize_ord
 from cvxdp.jordan.orthant import Orthant
 from cvxdp.jordan.product import Product
 from cvxdp.jordan.spin import SpinFactor
 from cvxdp.jordan.symmetric import SymmetricMatrices
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
-from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.privacy.budgets import ZCDP, ApproxDP
+from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
@@ -168,16 +168,17 @@ def gaussian_mechanism(
     if rho is not None:
         if epsilon is not None or delta is not None:
             raise PrivacySpecError("give rho= or epsilon=/delta=, not both.")
-        sigma = calibrate_gaussian(rho=rho, sensitivity=d2, method="zcdp")
-        record = gaussian_record(sigma=sigma, sensitivity=d2, mechanism="eja_gaussian",
-                                 reference=EJA_GAUSSIAN_REFERENCE, **extra)
+        sigma, record = gaussian_noise(ZCDP(rho), sensitivity=d2, mechanism="eja_gaussian",
+                                       reference=EJA_GAUSSIAN_REFERENCE, **extra)
     else:
         if method not in ("analytic", "classical"):
             raise PrivacySpecError(f"method must be 'analytic' or 'classical', got {method!r}.")
-        sigma = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=d2, method=method)
-        record = gaussian_record(sigma=sigma, sensitivity=d2, epsilon=epsilon, delta=delta,
-                                 mechanism="eja_gaussian", reference=EJA_GAUSSIAN_REFERENCE,
-                                 calibration=method, **extra)
+        if epsilon is None or delta is None:
+            raise BudgetError("the EJA Gaussian mechanism needs epsilon= and delta= (delta > 0), "
+                              "or rho=.")
+        sigma, record = gaussian_noise(ApproxDP(epsilon, delta), sensitivity=d2, method=method,
+                                       mechanism="eja_gaussian", reference=EJA_GAUSSIAN_REFERENCE,
+                                       calibration=method, **extra)
     if accountant is not None:
         accountant.spend(record)
     z = sigma * algebra.random_normal(as_generator(rng))

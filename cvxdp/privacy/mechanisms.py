@@ -109,6 +109,7 @@ def gaussian_noise(
     reference: str = GAUSSIAN_REFERENCE,
     ledger: str = "epsilon",
     refusal: str = GAUSSIAN_NEEDS_DELTA,
+    method: str = "analytic",
     **params: Any,
 ) -> tuple[float, PrivacyRecord]:
     """Gaussian noise for ``budget`` and its privacy record: the one calibration every solver uses.
@@ -135,6 +136,9 @@ def gaussian_noise(
     refusal : str
         The :class:`~cvxdp.BudgetError` message for a budget without a Gaussian calibration
         (the caller names its own way out).
+    method : {"analytic", "classical"}
+        Calibration for an (epsilon, delta) budget: exact (default) or the classical
+        ``sqrt(2 ln(1.25/delta)) D / epsilon`` (epsilon < 1 only; Dwork & Roth 2014, Thm A.1).
     **params
         Extra record parameters.
 
@@ -164,7 +168,7 @@ def gaussian_noise(
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError(refusal)
     eps, delta = budget.epsilon, budget.delta
-    sigma = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=sensitivity)
+    sigma = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=sensitivity, method=method)
     if ledger == "gdp":
         return sigma, gdp_record(sigma=sigma, sensitivity=sensitivity, delta=delta,
                                  mechanism=mechanism, reference=reference, **params)

@@ -15,6 +15,8 @@ from scipy import optimize, stats
 import cvxdp
 from cvxdp.errors import BudgetError
 from cvxdp.estimation.regression_mechanisms import ssp_release
+from cvxdp.jordan import SymmetricMatrices
+from cvxdp.jordan import gaussian_mechanism as eja_gaussian
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
 from cvxdp.privacy.gdp import gdp_record
 from cvxdp.privacy.mechanisms import gaussian_noise, gaussian_record
@@ -132,3 +134,13 @@ def test_regression_ssp_calibrates_its_sigma_by_the_analytic_gaussian(budget):
     _, record, info = ssp_release(np.zeros((1, 3)), budget, bound, np.random.default_rng(0))
     sigma, D = _check(record, budget, "gaussian_gram")
     assert D == bound**2 and info["sigma"] == sigma
+
+
+@pytest.mark.parametrize("budget", [ApproxDP(1.0, 1e-6), ZCDP(0.3)])
+def test_the_eja_gaussian_mechanism_calibrates_by_the_analytic_gaussian(budget):
+    J = SymmetricMatrices(3)
+    kw = ({"rho": budget.rho} if isinstance(budget, ZCDP)
+          else {"epsilon": budget.epsilon, "delta": budget.delta})
+    _, record = eja_gaussian(np.zeros(J.dim), J, sensitivity=1.5, norm="inf", rng=0, **kw)
+    _, D = _check(record, budget, "eja_gaussian")
+    assert D == pytest.approx(1.5 * math.sqrt(3), rel=1e-12)  # l-inf to l2: sqrt(rank)
