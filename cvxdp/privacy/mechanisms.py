@@ -238,12 +238,13 @@ def gaussian_mechanism(
     if not np.all(np.isfinite(x)):
         raise ValueError("value contains NaN or inf; the Gaussian mechanism needs finite data.")
     if rho is not None:
-        sigma = calibrate_gaussian(rho=rho, sensitivity=sensitivity, method="zcdp")
-        record = gaussian_record(sigma=sigma, sensitivity=sensitivity)
+        if epsilon is not None or delta is not None:
+            raise BudgetError("give rho= or epsilon=/delta=, not both.")
+        sigma, record = gaussian_noise(ZCDP(rho), sensitivity=sensitivity)
     else:
-        sigma = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-        record = gaussian_record(sigma=sigma, sensitivity=sensitivity, epsilon=epsilon,
-                                 delta=delta)
+        if epsilon is None or delta is None:
+            raise BudgetError("gaussian_mechanism needs epsilon= and delta= (delta > 0), or rho=.")
+        sigma, record = gaussian_noise(ApproxDP(epsilon, delta), sensitivity=sensitivity)
     if accountant is not None:
         accountant.spend(record)
     gen = as_generator(rng)
