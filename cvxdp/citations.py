@@ -8,6 +8,14 @@ messages take their citations from here, so a theorem is cited by the same words
 from __future__ import annotations
 
 __all__ = [
+    "ZCDP_TO_DP",
+    "ZCDP_COMPOSITION",
+    "POST_PROCESSING",
+    "LAPLACE_MECHANISM",
+    "DWORK_ROTH_2014",
+    "DWORK_MCSHERRY_NISSIM_SMITH_2006",
+    "CANONNE_KAMATH_STEINKE_2020",
+    "BASIC_COMPOSITION",
     "ANALYTIC_GAUSSIAN",
     "ASHTIANI_LIAW_2022",
     "BALLE_WANG_2018",
@@ -80,6 +88,12 @@ BUN_STEINKE_2016 = (
     "Bun & Steinke (2016), Concentrated Differential Privacy: Simplifications, Extensions, and "
     "Lower Bounds")
 DONG_ROTH_SU_2022 = "Dong, Roth & Su (2022), Gaussian Differential Privacy"
+DWORK_ROTH_2014 = "Dwork & Roth (2014), The Algorithmic Foundations of Differential Privacy"
+DWORK_MCSHERRY_NISSIM_SMITH_2006 = (
+    "Dwork, McSherry, Nissim & Smith (2006), Calibrating Noise to Sensitivity in Private Data "
+    "Analysis")
+CANONNE_KAMATH_STEINKE_2020 = (
+    "Canonne, Kamath & Steinke (2020), The Discrete Gaussian for Differential Privacy")
 
 
 # ---- theorems ------------------------------------------------------------------------------
@@ -106,3 +120,13 @@ SCP_OBJECTIVE_PRIVACY = cite(SYMMETRIC_CONE_PROGRAMMING,
                              "Thm C.12 (objective privacy), Lemma 4.2 / Cor 4.4")
 #: The Gaussian mechanism on a Euclidean Jordan algebra.
 EJA_GAUSSIAN = cite(SYMMETRIC_CONE_PROGRAMMING, "Lemma 4.2 (Gaussian mechanism on an EJA)")
+#: rho-zCDP steps compose by adding rho.
+ZCDP_COMPOSITION = cite(BUN_STEINKE_2016, "Lemma 2.3 (composition of zCDP)")
+#: rho-zCDP as (epsilon, delta)-DP (the CKS conversion).
+ZCDP_TO_DP = cite(CANONNE_KAMATH_STEINKE_2020, "Cor. 13 (zCDP as (epsilon, delta)-DP)")
+#: (epsilon_k, delta_k)-DP steps compose by adding both.
+BASIC_COMPOSITION = cite(DWORK_ROTH_2014, "Thm 3.16 (basic composition)")
+#: Anything computed from a DP release (and public data) keeps its guarantee.
+POST_PROCESSING = cite(DWORK_ROTH_2014, "Prop. 2.1 (post-processing)")
+#: Laplace(D / epsilon) noise on a value of l1 sensitivity D is epsilon-DP.
+LAPLACE_MECHANISM = cite(DWORK_MCSHERRY_NISSIM_SMITH_2006, "the Laplace mechanism")

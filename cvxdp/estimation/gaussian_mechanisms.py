@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
+from cvxdp.citations import ZCDP_GAUSSIAN
 from cvxdp.estimation.masking import PAPER
 from cvxdp.estimation.rows import cell_counts, clipped_sum
 from cvxdp.estimation.rows import clip_rows as _clip_rows
@@ -256,7 +257,7 @@ def coinpress_covariance(
         c = wtw / m + _sym_noise(d, sigma, rng)
         recs.append(gaussian_record(sigma=sigma, sensitivity=sens, mechanism="clipped_covariance",
                                     reference="Biswas et al. 2020 (CoinPress) round; " + PAPER
-                                    + " Thm 5.5 via digest §3.6; Bun & Steinke 2016 Prop 1.6",
+                                    + f", Thm 5.5; {ZCDP_GAUSSIAN}",
                                     round=it, clip_radius2=t_clip))
         psi = sigma * (math.sqrt(2.0 * d) + 1.5) + 2.0 * math.sqrt(d / m)
         psis.append(psi)
@@ -349,7 +350,7 @@ def clipped_mean(
     mu_g = math.sqrt(2.0 * zcdp_from_approx(epsilon - eps_h, delta - dl_h))  # rho = mu^2/2
     r0, s0, r1, s1 = clipped_mean_radii(m, d, mu_g, beta, bin_width)
     ref = ("CoinPress mean round (Biswas et al. 2020); Gaussian mechanism on a clipped mean, "
-           "rho-zCDP with rho = (2R/m)^2/(2 sigma^2) (Bun & Steinke 2016, Prop 1.6)")
+           f"rho-zCDP with rho = (2R/m)^2/(2 sigma^2) ({ZCDP_GAUSSIAN})")
     centre = shift + (cell + 0.5) * bin_width
     csum = dask_clipped_sum if dask else clipped_sum
     c0 = csum(y, centre, r0) / m + s0 * rng.standard_normal(d)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
+from cvxdp.citations import BASIC_COMPOSITION, GDP_COMPOSITION, ZCDP_COMPOSITION, ZCDP_TO_DP
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP
 from cvxdp.privacy.composition import REL_TOL, compose, float_delta
@@ -316,9 +317,9 @@ class PrivacyAccountant:
         whichever is tighter); ``guarantee`` is not ``"dp"`` when some call's was not.
         """
         if theorem is None:
-            theorem = ("composition of the ledger: zCDP (Bun & Steinke 2016, Lemma 2.3) + CKS "
-                       "2020 Cor. 13, basic (Dwork & Roth 2014, Thm 3.16), Gaussian DP (Dong, "
-                       "Roth & Su 2022, Cor. 3.3); the tightest")
+            theorem = (f"composition of the ledger, the tightest of: zCDP ({ZCDP_COMPOSITION}; "
+                       f"{ZCDP_TO_DP}), basic ({BASIC_COMPOSITION}), Gaussian DP "
+                       f"({GDP_COMPOSITION})")
         if neighbouring is None:
             neighbouring = "each call's own (see its report)"
         kinds = {r.params.get("guarantee", "dp") for r in self._ledger}

@@ -47,6 +47,7 @@ import cvxpy as cp
 import numpy as np
 from cvxpy.atoms.quad_form import QuadForm
 
+from cvxdp.citations import GAUSSIAN_MECHANISM, POST_PROCESSING
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
 from cvxdp.privacy.mechanisms import gaussian_noise
@@ -56,10 +57,9 @@ from cvxdp.status import status_of
 __all__ = ["quadform_parameters", "solve_quadform_perturbation", "QUADFORM_THEOREM"]
 
 QUADFORM_THEOREM = (
-    "input perturbation of quad_form matrices (Gaussian on the distinct entries: Balle & Wang "
-    "2018 Thm 8 / Bun & Steinke 2016 Prop 1.6) + exact solve of the model with the released "
-    "matrices (post-processing, Dwork & Roth 2014 Prop 2.1); "
-    "cvxdp/solvers/quadform_perturbation.py")
+    f"input perturbation of quad_form matrices (Gaussian on the distinct entries: "
+    f"{GAUSSIAN_MECHANISM}) + exact solve of the model with the released matrices "
+    f"({POST_PROCESSING})")
 
 
 def _walk(expr: Any, param_id: int, counts: dict[str, int], in_constraint: bool) -> None:
