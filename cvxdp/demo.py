@@ -114,7 +114,7 @@ def demo_john(seed: int) -> dict[str, Any]:
     A = rng.normal(size=(n, d))
     A /= np.linalg.norm(A, axis=1, keepdims=True)  # public row bound 1
     prob = cvxdp.john_ellipsoid(A)
-    # Neighbours: one row moves by at most eps0 in l2 (paper 000). The proven noise bound is
+    # Neighbours: one row moves by at most eps0 in l2 (Gu et al. 2024). The proven noise bound is
     # loose, so only tiny eps0 beats the data-independent uniform-weights ellipsoid (docs/john.md).
     sol = prob.solve_private(epsilon=eps, delta=DELTA, closeness=eps0, row_bound=1.0,
                              inscribed=True, rng=seed + 1, reference=True)

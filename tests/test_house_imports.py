@@ -119,6 +119,26 @@ def test_papers_are_cited_by_authors_year_and_title_not_by_file_name():
     assert found == []
 
 
+def _message_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants that are not docstrings: what messages, records and reports carry."""
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+INTERNAL_CITATION = re.compile(r"paper 00\d|\(00\d\)|\bdigest\b|\.txt\b|shared/papers")
+
+
+def test_user_visible_text_names_no_paper_number_digest_or_file():
+    found = [(_rel(p), line, text[:60]) for p in FILES if _rel(p) not in FILE_CITATIONS_PENDING
+             for line, text in _message_strings(p) if INTERNAL_CITATION.search(text)]
+    assert found == []
+
+
 def _broad_excepts(path: Path) -> list[tuple[int, str]]:
     tree = ast.parse(path.read_text())
     out = []
@@ -141,3 +161,9 @@ def test_no_path_is_decided_by_catching_every_exception():
 @pytest.mark.parametrize("text", ["# issue 38 item 2", "    # see Issue #12", "# items 3"])
 def test_the_tracker_pattern_matches_tracker_comments(text):
     assert TRACKER.search(text)
+
+
+@pytest.mark.parametrize("text", ["(paper 002, Def C.3)", "Ashtiani & Liaw (004)", "digest G12",
+                                  "002_26bee910280b74ae.txt Alg 1"])
+def test_the_internal_citation_pattern_matches_internal_citations(text):
+    assert INTERNAL_CITATION.search(text)

@@ -205,7 +205,7 @@ def private_gaussian(
 
     References
     ----------
-    Ashtiani & Liaw (004), §5.1 (Thms 5.6, 5.7), Algorithms 1-3, Lemma 3.6, Remark 2.6; Algs 4-5
+    Ashtiani & Liaw (2022), §5.1 (Thms 5.6, 5.7), Algorithms 1-3, Lemma 3.6, Remark 2.6; Algs 4-5
     and Cor. 7.5 for ``robust=True``.  Practical covariance: Biswas, Dong, Kamath, Ullman,
     NeurIPS 2020 (CoinPress); Karwa & Vadhan, ITCS 2018 (private range).
     """

@@ -332,7 +332,7 @@ def clipped_mean(
 
     References
     ----------
-    Ashtiani & Liaw (004), §5.1 step 3; Karwa & Vadhan, ITCS 2018, Thm 1.3; Vadhan 2017,
+    Ashtiani & Liaw (2022), §5.1 step 3; Karwa & Vadhan, ITCS 2018, Thm 1.3; Vadhan 2017,
     Prop. 3.5; Biswas, Dong, Kamath & Ullman, NeurIPS 2020 (CoinPress mean); Dong, Roth & Su
     2022, Thm 2.7; Bun & Steinke 2016, Prop. 1.6, Lemma 2.3; Dwork & Roth 2014, Thm 3.16.
     """

@@ -170,7 +170,7 @@ def _precondition(blocks: dict[str, np.ndarray], u: np.ndarray, upper: np.ndarra
     ----------
     Biswas, Dong, Kamath & Ullman 2020 (CoinPress: iterative refinement of a public bound);
     Brown, Hopkins & Smith, COLT 2023 (affine invariance via whitening by a private estimate);
-    Ashtiani & Liaw (004), §5.1 (preconditioner, then the fine step); McSherry 2009, Thm 4.
+    Ashtiani & Liaw (2022), §5.1 (preconditioner, then the fine step); McSherry 2009, Thm 4.
     """
     r = u.shape[1]
     low = np.eye(r)

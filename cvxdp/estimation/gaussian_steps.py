@@ -155,7 +155,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
 
     References
     ----------
-    Ashtiani & Liaw (004), Thms 4.1, 5.4, 5.5, 6.3, 7.4.
+    Ashtiani & Liaw (2022), Thms 4.1, 5.4, 5.5, 6.3, 7.4.
     """
     if method == "bounded":     # gaussian_bounded builds on this module, not back
         raise PrivacySpecError("required_n(method='bounded') is cvxdp.estimation.gaussians."

@@ -101,7 +101,7 @@ class GaussianMLE(StructuredProblem):
 
     References
     ----------
-    Ashtiani & Liaw (004), §5.1 (the learner behind ``solve_private``).
+    Ashtiani & Liaw (2022), §5.1 (the learner behind ``solve_private``).
     """
 
     def __init__(self, X: Any) -> None:

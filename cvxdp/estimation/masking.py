@@ -73,7 +73,7 @@ def truncated_laplace_params(sensitivity: float, epsilon: float, delta: float
 
     References
     ----------
-    Ashtiani & Liaw (004), Thm 2.12 (Geng, Ding, Guo, Kumar 2020).
+    Ashtiani & Liaw (2022), Thm 2.12 (Geng, Ding, Guo, Kumar 2020).
     """
     eps, dl = _budget(epsilon, delta)
     lam = float(sensitivity) / eps
@@ -163,7 +163,7 @@ class MultiplicativePSDMask:
 
     References
     ----------
-    Ashtiani & Liaw (004), Lemma 5.1 (masking), Lemma 5.2 (concentration), Lemma D.1.
+    Ashtiani & Liaw (2022), Lemma 5.1 (masking), Lemma 5.2 (concentration), Lemma D.1.
     """
 
     eta: float
@@ -291,7 +291,7 @@ def populous_mean(
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6 (privacy, k >= 140), App. C.2.
+    Ashtiani & Liaw (2022), Algorithm 1 and Lemma 3.6 (privacy, k >= 140), App. C.2.
     """
     k = len(items)
     if k < K_PRIVACY_MIN:
@@ -314,7 +314,7 @@ def populous_release(stats: tuple[float, Any], k: int, space: Any, example: Any,
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6.
+    Ashtiani & Liaw (2022), Algorithm 1 and Lemma 3.6.
     """
     eps_t, dl_t = _budget(epsilon, delta)
     eps = eps_t / 2

@@ -1,4 +1,4 @@
-"""Private Gaussian random projection M_RP and the spectra of sketches (paper 003, §5-6).
+"""Private Gaussian random projection M_RP and the spectra of sketches (Lu et al. 2024, §5-6).
 
 * :func:`rp_delta` -- the exact indistinguishability spectrum of the random projection D^T G
   against D'^T G, D' = D minus one row of leverage p (Thm 2; the worse direction).

@@ -1,7 +1,7 @@
 """Differentially private ordinary least squares: ``cvxdp.least_squares(X, y, row_bound=l)``.
 
 The problem is ``minimise ||X beta - y||^2``; a person is one row (x_i, y_i) and neighbours add or
-remove one row (paper 003, §3).  ``row_bound`` l is a **public** bound on ``||(x_i, y_i)||_2``;
+remove one row (Lu et al. 2024, §3).  ``row_bound`` l is a **public** bound on ``||(x_i, y_i)||_2``;
 rows above it are clipped (never estimated from the data).
 
 Mechanisms (``solve_private(mechanism=...)``; details and measurements in docs/regression.md):

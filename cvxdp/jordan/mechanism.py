@@ -1,4 +1,4 @@
-"""The generic Gaussian mechanism on a Euclidean Jordan algebra (paper 002, Section 4)."""
+"""The generic Gaussian mechanism on a Euclidean Jordan algebra (Song et al. 2025, Section 4)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ mu = sqrt(sum_k t_k^2) (Dong, Roth & Su 2022, Cor. 3.3).  mu-GDP is equivalent t
 
     delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu),
 
-the same curve as one Gaussian step with t = mu (paper 003, Lemma 2 / NDIS with equal
+the same curve as one Gaussian step with t = mu (Lu et al. 2024, Lemma 2 / NDIS with equal
 covariances).  This is tighter than composing in zCDP (rho = sum t_k^2 / 2) and converting: at
 T = 100 steps, (epsilon, delta) = (1, 1e-5), sensitivity 1, the GDP route needs sigma = 37.31, zCDP
 with the Canonne-Kamath-Steinke conversion 40.45 (digest 003 §6.2).

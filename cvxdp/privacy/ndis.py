@@ -4,7 +4,7 @@ For N1 = N(mu1, Sigma1) and N2 = N(mu2, Sigma2) the tight hockey-stick divergenc
 
     delta_{N1,N2}(eps) = sup_S P[N1 in S] - e^eps P[N2 in S] = E_{N1}[(1 - e^{eps - L})_+],
 
-with L = ln(p1/p2) the privacy loss (paper 003, Thm 1).  After whitening by a factor of Sigma1
+with L = ln(p1/p2) the privacy loss (Lu et al. 2024, Thm 1).  After whitening by a factor of Sigma1
 and rotating, L under N1 is the quadratic form
 
     L(w) = sum_i h_i w_i^2 + g_i w_i + k,   w ~ N(0, I),   h_i = (kappa_i - 1)/2,

@@ -44,6 +44,7 @@ import scipy.sparse as sp
 from cvxpy.reductions.cvx_attr2constr import lower_value
 from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
+from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING as SCP
 from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
 from cvxdp.transform.scp import SymmetricConeProgram
@@ -58,13 +59,13 @@ _WHERE = {"A": "the constraint matrix A (as a coefficient of a variable)",
           "objective": "the objective", "other": "another constraint of the model"}
 _FIX = {
     "constraint": "ConstraintPrivacy allows the parameter only as a coefficient of variables in "
-                  "constraints (paper 002, Def C.6 keeps b and c shared)",
+                  f"constraints ({SCP}, Def C.6 keeps b and c shared)",
     "scalar": "ScalarPrivacy allows the parameter only in right-hand sides (constant terms of "
-              "constraints; paper 002, Def C.3)",
-    "objective": "ObjectivePrivacy allows the parameter only in the objective (paper 002, "
+              f"constraints; {SCP}, Def C.3)",
+    "objective": f"ObjectivePrivacy allows the parameter only in the objective ({SCP}, "
                  "Def C.11)",
-    "constraint_set": "ConstraintSetPrivacy covers only the rows of its own constraint (paper "
-                      "002, Def B.1: neighbours add or remove one row; Alg. 3 and Thm B.7 keep "
+    "constraint_set": f"ConstraintSetPrivacy covers only the rows of its own constraint ({SCP}, "
+                      "Def B.1: neighbours add or remove one row; Alg. 3 and Thm B.7 keep "
                       "the objective and every other constraint public)",
 }
 _FIX_CONSTRAINT_SET = (
@@ -93,7 +94,7 @@ def check_constraint_set_placement(problem: Any, spec: ConstraintSetPrivacy) -> 
     """The placement check of ``ConstraintSetPrivacy`` on the CVXPY expressions.
 
     The parameters of the private constraint are private row data; the dense-MWU theorem
-    (paper 002, Def B.1, Alg. 3, Thm B.7) covers them only inside that constraint, with a
+    (Song et al. 2025, Def B.1, Alg. 3, Thm B.7) covers them only inside that constraint, with a
     public objective and public other constraints.  This is the check :func:`propagate` does on
     the canonical program (as for the other specs), for the covering path that reads the
     expressions directly.  It depends only on the model's structure (which parameter occurs
@@ -175,7 +176,7 @@ class SensitivityBounds:
 
     @property
     def constraint_inf(self) -> float:
-        """``Delta_inf`` of paper 002 Def C.6: ``max_i`` bound on ``||a_i - a'_i||`` in the
+        """``Delta_inf`` of Song et al. (2025) Def C.6: ``max_i`` bound on ``||a_i - a'_i||`` in the
         algebra's spectral norm, taken as ``max_i A_row_l1[i]`` (sound in any embedding of the
         variables, see the module docstring)."""
         return float(self.A_row_l1.max(initial=0.0))
@@ -399,7 +400,7 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
         canonical data where its setting does not allow (the message names parameter, place and
         fix).  Every spec gets this placement check; for ``ConstraintSetPrivacy`` the
         parameters of the constraint may enter only that constraint's rows (not the objective,
-        its constant, or another constraint: paper 002 Def B.1 keeps them public).
+        its constant, or another constraint: Song, Xue & Zhang (2025) Def B.1 keeps them public).
     """
     specs = as_spec_tuple(private)
     if not specs:

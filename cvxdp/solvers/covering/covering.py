@@ -1,4 +1,4 @@
-"""Covering programs under high-sensitivity constraint privacy (paper 002, Sec. 5.1, App. B).
+"""Covering programs under high-sensitivity constraint privacy (Song et al. 2025, Sec. 5.1, App. B).
 
 ``covering_sdp(mats)`` is ``min tr X  s.t. <A_i, X> >= 1, X PSD`` (``A_i`` PSD, ``||A_i|| <= 1``)
 and ``covering_lp(A)`` is ``min 1'x  s.t. A x >= 1, x >= 0`` (entries of ``A`` in ``[0, 1]``).
@@ -240,8 +240,8 @@ class _Covering(StructuredProblem):
             details.update(theorem_alpha(sched, int(m_max)))
         report = acct.report(
             theorem=THEOREM,
-            neighbouring="add/remove one whole covering constraint A_i (paper 002 Def B.1, "
-                         "both directions)", details=details)
+            neighbouring="add/remove one whole covering constraint A_i (Song, Xue & Zhang "
+                         "(2025), Def B.1, both directions)", details=details)
         # Status is a promise: optimal_inaccurate only with Lemma B.5's alpha computed (it needs
         # the public m_max) and non-vacuous (alpha < 1 relative to OPT).
         alpha_rel = details.get("alpha_rel")
@@ -296,7 +296,7 @@ class _Covering(StructuredProblem):
 
 
 class CoveringSDP(_Covering):
-    """``min tr X  s.t. <A_i, X> >= 1 (i = 1..m), X PSD`` (Sec. 5.1 / App. B.3 of paper 002).
+    """``min tr X  s.t. <A_i, X> >= 1 (i = 1..m), X PSD`` (Sec. 5.1 / App. B.3 of Song et al. 2025).
 
     Attributes
     ----------
@@ -323,7 +323,7 @@ class CoveringSDP(_Covering):
 
 class CoveringLP(_Covering):
     """``min 1'x  s.t. A x >= 1, x >= 0`` with entries of ``A`` in ``[0, 1]`` (Hsu et al. 2014;
-    the orthant case of paper 002's covering SCP, Thm B.13).
+    the orthant case of Song, Xue & Zhang (2025)'s covering SCP, Thm B.13).
 
     Attributes
     ----------
@@ -341,7 +341,7 @@ class CoveringLP(_Covering):
 
 
 class CoveringSOCP(_Covering):
-    """Covering SCP over the spin factor (paper 002, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
+    """Covering SCP over the spin factor (Song et al. 2025, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
     <a_i, x> >= 1, x in L^n`` with the algebra's ``Tr(x) = 2 x_0`` and ``<a, x> = 2 a'x``
     (digest G10), i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
 

@@ -6,7 +6,7 @@ oracle returns a unit-trace candidate ``P = v v'`` (SDP) or ``P = e_j`` (LP) and
 constraint ``i`` is ``cov_i(P) = <A_i, P> in [0, 1]`` (``A_i`` PSD, ``||A_i|| <= 1``, resp. entries
 in ``[0, 1]``).  A solution with trace ``g`` is ``X = g P``.
 
-Privacy argument (neighbours add or remove one whole constraint, symmetric; paper 002 Def B.1):
+Privacy argument (neighbours add or remove one whole constraint; Song et al. 2025, Def B.1):
 
 1. The loss of constraint ``i`` depends only on ``A_i`` and the released candidate, so, given the
    same released history, two neighbouring runs have identical weights on all shared constraints
@@ -225,7 +225,7 @@ def plan_schedule(
         if m_max is None or s is None:
             raise PrivacySpecError(
                 "schedule='paper' needs public s= (density) and m_max= (an upper bound on the "
-                "number of constraints: T and eta use log m, digest G12).")
+                "number of constraints: T and eta use log m).")
         level = float(opt) if opt is not None else hi
         width = max(1.0, 3.0 * level - 1.0)
         alpha = 0.5 if accuracy is None else float(accuracy)

@@ -1,4 +1,4 @@
-"""Dense multiplicative weights over constraints (paper 002, Appendix B, Alg. 2 and Alg. 3).
+"""Dense multiplicative weights over constraints (Song et al. 2025, Appendix B, Alg. 2 and Alg. 3).
 
 The dense MWU keeps one weight per constraint ("action") and plays the Bregman (KL) projection
 of the weights onto the ``1/s``-dense distributions ``{p : sum p = 1, 0 <= p_i <= 1/s}``.  No
@@ -40,7 +40,7 @@ def bregman_project_log(log_weights: Any, s: float) -> np.ndarray:
     """KL (Bregman) projection of ``exp(log_weights)`` onto the ``1/s``-dense distributions.
 
     Returns ``p_f = min(1, c F_f) / s`` with ``c >= 0`` solving ``sum_f min(1, c F_f) = s``
-    (paper 002, Def B.2).  Exact: sort once, then the number ``j`` of capped entries is the
+    (Song et al. 2025, Def B.2).  Exact: sort once, then the number ``j`` of capped entries is the
     smallest ``j`` with ``c_j w_(j) <= 1`` where ``c_j = (s - j) / sum_{i >= j} w_(i)`` over the
     weights sorted in decreasing order (Herbster & Warmuth's capping).  Everything is done in log
     space, so weights spanning thousands of orders of magnitude are handled exactly.
@@ -112,7 +112,7 @@ def dense_mwu_regret(eta: float, T: int, m: float) -> float:
 
 
 class DenseMWU:
-    """Algorithm 2 of paper 002: multiplicative weights played through ``Gamma_s``.
+    """Algorithm 2 of Song, Xue & Zhang (2025): multiplicative weights played through ``Gamma_s``.
 
     Parameters
     ----------
