@@ -273,7 +273,7 @@ def _record_reduced_parameters(param_prob: Any, chain: Any) -> None:
     stored entries (sparsity), in that order (``cvx_attr2constr.lower_value``).  Every reduced
     entry is one entry of the user's matrix, so a per-entry sensitivity carries over unchanged.
     The map ``user id -> reduced Parameter`` is kept on the parametric program as
-    ``cvxdp_reduced`` (read by :func:`cvxdp.transform.sensitivity.parameter_columns`).
+    ``cvxdp_reduced`` (read by :func:`cvxdp.transform.parameters.parameter_columns`).
     Complex parameters are split into real and imaginary parts elsewhere and stay refused.
     """
     reduced: dict[int, Any] = {}
