@@ -22,7 +22,7 @@ SOLVERS = ROOT / "solvers"
 
 MWU = {"mwu", "mwu_form", "private_scp", "oracles", "solve"}
 COVERING = {"dense_mwu", "bingham", "covering", "covering_domain", "covering_model",
-            "covering_private", "covering_instances"}
+            "covering_private", "covering_instances", "covering_schedule"}
 OLD = ["general", "mwu_form", "private_scp", "oracles", "dense_mwu", "bingham",
        "covering_model", "covering_private", "covering_instances"]
 
