@@ -272,7 +272,7 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
                          accuracy=accuracy, rng=rng, reference=reference, **solver_opts)
         return _with_public(sol, public_t)
     if private is not None and _is_least_squares_spec(private):
-        # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (paper 003)
+        # sum_squares(X @ beta - y) with private rows: the least-squares mechanisms (Lu et al. 2024)
         raw = list(private) if isinstance(private, (list, tuple)) else [private]
         public_t = check_declared(problem, raw, public)
         structured = least_squares_from_model(problem, private)

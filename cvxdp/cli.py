@@ -9,6 +9,10 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from cvxdp import __version__
+from cvxdp.audit.builtin import builtin_cases, run_builtin_audits
+from cvxdp.bench import run_benchmarks
+from cvxdp.demo import run_demo
 from cvxdp.progress import WIDTH
 from cvxdp.table import format_table
 
@@ -22,8 +26,6 @@ def _stderr_line(line: str) -> None:
 def _check_cases(parser: argparse.ArgumentParser, names: Sequence[str] | None) -> None:
     """An unknown ``--case`` is a usage error (exit 2, closest names suggested), not a
     traceback."""
-    from cvxdp.audit.builtin import builtin_cases
-
     known = [c.name for c in builtin_cases(slow=True)]
     for name in names or ():
         if name not in known:
@@ -34,8 +36,6 @@ def _check_cases(parser: argparse.ArgumentParser, names: Sequence[str] | None) -
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
-    from cvxdp.audit.builtin import run_builtin_audits
-
     _check_cases(args.parser, args.case)
     results = run_builtin_audits(n_samples=args.samples, rng=args.seed, family_level=args.level,
                                  correction=args.correction, names=args.case, slow=args.slow,
@@ -67,14 +67,10 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from cvxdp.demo import run_demo
-
     return run_demo(plot_dir=args.plot, seed=args.seed)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from cvxdp.bench import run_benchmarks
-
     return run_benchmarks(quick=args.quick, json_path=args.json, only=args.only)
 
 
@@ -93,8 +89,6 @@ def _sub(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from cvxdp import __version__
-
     parser = argparse.ArgumentParser(
         prog="cvxdp", description="Differentially private CVXPY.",
         epilog="example: cvxdp demo", formatter_class=argparse.RawDescriptionHelpFormatter)

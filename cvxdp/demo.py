@@ -29,6 +29,9 @@ from cvxdp.demo_data import (
     regression_data,
     sdp_data,
 )
+from cvxdp.geometry.john.john import ellipsoid_from_weights
+from cvxdp.plots import missing_plot_extra, write_demo_plots
+from cvxdp.solvers.covering.covering import random_covering_sdp
 from cvxdp.table import format_table
 
 __all__ = ["DEMO_COLUMNS", "DELTA", "JOHN_EPS0", "LP_CAP", "SDP_CAP", "PRINT_COLUMNS", "WIDTH",
@@ -104,8 +107,6 @@ def demo_sdp(seed: int) -> dict[str, Any]:
 
 
 def demo_covering(seed: int) -> dict[str, Any]:
-    from cvxdp.solvers.covering.covering import random_covering_sdp
-
     m, r, eps = 1000, 6, 4.0
     prob = cvxdp.covering_sdp(random_covering_sdp(m, r, rng=seed))
     sol = prob.solve_private(epsilon=eps, delta=DELTA, s=100, rng=seed + 1, reference=True)
@@ -119,14 +120,12 @@ def demo_covering(seed: int) -> dict[str, Any]:
 
 
 def demo_john(seed: int) -> dict[str, Any]:
-    from cvxdp.geometry.john.john import ellipsoid_from_weights
-
     rng = np.random.default_rng(seed)
     n, d, eps, eps0 = 2000, 5, 1.0, JOHN_EPS0
     A = rng.normal(size=(n, d))
     A /= np.linalg.norm(A, axis=1, keepdims=True)  # public row bound 1
     prob = cvxdp.john_ellipsoid(A)
-    # Neighbours: one row moves by at most eps0 in l2 (paper 000). The proven noise bound is
+    # Neighbours: one row moves by at most eps0 in l2 (Gu et al. 2024). The proven noise bound is
     # loose, so only tiny eps0 beats the data-independent uniform-weights ellipsoid (docs/john.md).
     sol = prob.solve_private(epsilon=eps, delta=DELTA, closeness=eps0, row_bound=1.0,
                              inscribed=True, rng=seed + 1, reference=True)
@@ -244,8 +243,6 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
     it, a message naming the extra goes to stderr and the exit code is 2.
     """
     if plot_dir is not None:
-        from cvxdp.plots import missing_plot_extra
-
         if (message := missing_plot_extra()) is not None:
             print(message, file=sys.stderr)
             return 2
@@ -258,8 +255,6 @@ def run_demo(*, plot_dir: str | None = None, seed: int = 0) -> int:
         "`solution.privacy`); 'exact' is the non-private reference on the same data. "
         f"Total {time.perf_counter() - t0:.1f}s.", WIDTH))
     if plot_dir is not None:
-        from cvxdp.plots import write_demo_plots
-
         paths = write_demo_plots(plot_dir, seed=seed, progress=_stderr_line)
         print("pictures: " + ", ".join(str(p) for p in paths))
     return 0

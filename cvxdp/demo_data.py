@@ -12,7 +12,7 @@ __all__ = ["DELTA", "JOHN_EPS0", "LP_CAP", "SDP_CAP", "ball_data", "gaussian_dat
            "regression_data", "sdp_data"]
 
 DELTA = 1e-6
-# Neighbours of the John ellipsoid demo: one row moves by at most JOHN_EPS0 in l2 (paper 000).
+# Neighbours of the John ellipsoid demo: one row moves by at most JOHN_EPS0 in l2 (Gu et al. 2024).
 # One constant for the demo table and the ellipsoid picture, so the two show the same setting.
 JOHN_EPS0 = 1e-8
 LP_CAP = 0.7   # public per-person cap of the demo LP (public knowledge, not read off the data)

@@ -35,7 +35,7 @@ _EXTRA = "cvxdp demo --plot needs matplotlib: pip install 'cvxdp[plot]'"
 def missing_plot_extra() -> str | None:
     """``None`` when matplotlib can be imported; otherwise the message naming the extra."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401  (optional extra cvxdp[plot])
     except ImportError:
         return _EXTRA
     return None
@@ -43,10 +43,11 @@ def missing_plot_extra() -> str | None:
 
 def _plt():
     try:
+        # optional extra (cvxdp[plot])
         import matplotlib
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional extra (cvxdp[plot])
     except ImportError as err:  # pragma: no cover - depends on the extra
         raise ImportError(_EXTRA) from err
     return plt
@@ -132,7 +133,7 @@ def draw_privacy_utility(seed: int = 0, progress: Callable[[str], None] | None =
     """Utility against epsilon: mean +- one standard deviation over :data:`UTILITY_SEEDS`;
     ``progress(line)`` is told each epsilon as it starts."""
     plt = _plt()
-    import matplotlib.ticker
+    import matplotlib.ticker  # optional extra (cvxdp[plot])
 
     eps_grid = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
     P = ball_data(seed, n=20000)

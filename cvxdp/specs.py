@@ -1,6 +1,6 @@
 """Privacy specifications: which data of a CVXPY model is private and how neighbours differ.
 
-One class per setting of paper 002 (``../shared/papers/002_26bee910280b74ae.txt``):
+One class per setting of Song, Xue & Zhang (2025) (Song, Xue & Zhang (2025)):
 
 =========================  ========================  =============================================
 spec                       private data              neighbouring datasets (paper definition)
@@ -34,6 +34,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.constraints import Inequality, NonNeg, NonPos
 
 from cvxdp.errors import PrivacySpecError, check_positive
 
@@ -112,7 +113,7 @@ class _ParamSpec:
 
 @dataclass(frozen=True, eq=False)
 class ConstraintPrivacy(_ParamSpec):
-    """Low-sensitivity constraint privacy (paper 002, Def C.6, Alg. 1, Thm C.7).
+    """Low-sensitivity constraint privacy (Song, Xue & Zhang 2025, Def C.6, Alg. 1, Thm C.7).
 
     Parameters
     ----------
@@ -124,13 +125,13 @@ class ConstraintPrivacy(_ParamSpec):
     Notes
     -----
     The parameters may appear only as coefficients of variables in constraints (canonical
-    ``A``), not in right-hand sides or in the objective: paper 002's Def C.6 keeps ``b`` and
+    ``A``), not in right-hand sides or in the objective: Song et al. 2025's Def C.6 keeps ``b`` and
     ``c`` shared.  The derived per-constraint bound in the algebra's spectral norm (the paper's
     ``Delta_inf``) is :attr:`cvxdp.transform.SensitivityBounds.constraint_inf`.
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def C.6, Sec. 5.2 (Alg. 1), Thm C.7.
+    Song, Xue & Zhang (2025): Def C.6, Sec. 5.2 (Alg. 1), Thm C.7.
     """
 
     params: Any
@@ -144,7 +145,7 @@ class ConstraintPrivacy(_ParamSpec):
 
 @dataclass(frozen=True, eq=False)
 class ScalarPrivacy(_ParamSpec):
-    """Scalar (right-hand side) privacy: only ``b`` is private (paper 002, Def C.3, Thm C.5).
+    """Scalar (right-hand side) privacy: only ``b`` is private (Song et al. 2025, Def C.3, Thm C.5).
 
     Parameters
     ----------
@@ -155,7 +156,7 @@ class ScalarPrivacy(_ParamSpec):
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def C.3, Lemma C.4, Thm C.5.
+    Song, Xue & Zhang (2025): Def C.3, Lemma C.4, Thm C.5.
     """
 
     params: Any
@@ -169,7 +170,7 @@ class ScalarPrivacy(_ParamSpec):
 
 @dataclass(frozen=True, eq=False)
 class ObjectivePrivacy(_ParamSpec):
-    """Objective privacy: only the objective's coefficients are private (paper 002, Def C.11).
+    """Objective privacy: only the objective coefficients are private (Song et al. 2025, Def C.11).
 
     Parameters
     ----------
@@ -185,7 +186,7 @@ class ObjectivePrivacy(_ParamSpec):
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def C.11, Thm C.12.
+    Song, Xue & Zhang (2025): Def C.11, Thm C.12.
     """
 
     params: Any
@@ -206,7 +207,7 @@ class ConstraintSetPrivacy:
     constraint : cvxpy Constraint
         An inequality constraint of the model (e.g. a covering constraint ``A @ x >= 1``); each
         of its scalar rows is one person's constraint, and a neighbouring dataset adds or
-        removes one row (paper 002, Def B.1, implemented symmetrically as add/remove).
+        removes one row (Song, Xue & Zhang 2025, Def B.1, implemented symmetrically as add/remove).
 
     Notes
     -----
@@ -215,15 +216,13 @@ class ConstraintSetPrivacy:
 
     References
     ----------
-    ``002_26bee910280b74ae.txt``: Def B.1, Alg. 3, Thm B.7.
+    Song, Xue & Zhang (2025): Def B.1, Alg. 3, Thm B.7.
     """
 
     constraint: Any
     setting = "constraint_set"
 
     def __post_init__(self) -> None:
-        from cvxpy.constraints import Inequality, NonNeg, NonPos
-
         if not isinstance(self.constraint, (Inequality, NonNeg, NonPos)):
             raise PrivacySpecError(
                 "ConstraintSetPrivacy takes one scalar-row inequality constraint of the model "

@@ -24,6 +24,7 @@ import numpy as np
 from cvxdp.audit.auditor import AuditResult, audit_family, audit_mechanism
 from cvxdp.audit.learning_cases import learning_cases
 from cvxdp.audit.solver_cases import solver_cases
+from cvxdp.jordan import SymmetricMatrices, gaussian_mechanism
 from cvxdp.privacy import calibrate_gaussian, exponential_mechanism
 
 __all__ = ["AuditCase", "builtin_cases", "run_builtin_audits"]
@@ -51,11 +52,7 @@ def _exponential(eps: float) -> Callable:
     return lambda s, g: exponential_mechanism(s, epsilon=eps, sensitivity=1.0, rng=g)[0]
 
 
-def _eja_gaussian(eps: float, delta: float, div: float) -> Callable | None:
-    try:
-        from cvxdp.jordan import SymmetricMatrices, gaussian_mechanism
-    except ImportError:  # pragma: no cover - jordan layer not installed
-        return None
+def _eja_gaussian(eps: float, delta: float, div: float) -> Callable:
     J = SymmetricMatrices(3)
 
     def mech(x: np.ndarray, g: np.random.Generator) -> np.ndarray:
@@ -90,19 +87,16 @@ def builtin_cases(epsilon: float = 1.0, delta: float = 1e-5, *, slow: bool = Tru
         AuditCase("exponential, eps*1.5", _exponential(1.5 * epsilon), s, s2, epsilon, 0.0, True,
                   e),
     ]
-    eja = _eja_gaussian(epsilon, delta, 1)
-    if eja is not None:
-        from cvxdp.jordan import SymmetricMatrices
-
-        J = SymmetricMatrices(3)
-        x = np.zeros(J.dim)
-        # neighbour: spectral-norm distance 1 with maximal Frobenius distance sqrt(3): the identity
-        y = J.identity()
-        cases += [
-            AuditCase("EJA gaussian S^3 (l-inf)", eja, x, y, epsilon, delta, False, 20_000),
-            AuditCase("EJA gaussian S^3, sigma/4", _eja_gaussian(epsilon, delta, 4), x, y,
-                      epsilon, delta, True, 20_000),
-        ]
+    J = SymmetricMatrices(3)
+    x = np.zeros(J.dim)
+    # neighbour: spectral-norm distance 1 with maximal Frobenius distance sqrt(3): the identity
+    y = J.identity()
+    cases += [
+        AuditCase("EJA gaussian S^3 (l-inf)", _eja_gaussian(epsilon, delta, 1), x, y, epsilon,
+                  delta, False, 20_000),
+        AuditCase("EJA gaussian S^3, sigma/4", _eja_gaussian(epsilon, delta, 4), x, y,
+                  epsilon, delta, True, 20_000),
+    ]
     cases += [AuditCase(c.name, c.mechanism, c.data, c.neighbour, c.epsilon, c.delta, c.broken,
                         c.n_samples, c.slow)
               for c in solver_cases(epsilon, delta) + learning_cases(epsilon, delta)]

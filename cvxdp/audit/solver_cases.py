@@ -346,7 +346,7 @@ def _gaussian(eps: float, delta: float) -> list[SolverCase]:
         return np.array([MISSING if sol.mean is None else float(sol.mean[0]) - mean_D])
 
     def plant(data: np.ndarray) -> Any:  # the mean := the true sample mean
-        return field_from_true_data("cvxdp.estimation.gaussians", "GaussianSolution", "mean",
+        return field_from_true_data("cvxdp.estimation.gaussian_learner", "GaussianSolution", "mean",
                                     lambda sol: data.mean(axis=0))
 
     cases = _pair("private_gaussian", solve, features, D, Dn, eps, delta, plant,

@@ -48,11 +48,12 @@ from scipy import linalg, stats
 from cvxdp.estimation.gaussian_steps import (
     MEAN_COARSE_SHARE,
     MEAN_RADIUS_SLACK,
-    _chi2_radius2,
+    chi2_radius2,
     whiten,
 )
 from cvxdp.estimation.rows import clipped_sum
 from cvxdp.privacy.gdp import gdp_mu
+from cvxdp.scale.gaussians import dask_clipped_sum
 
 __all__ = ["mean_plan", "knorm_noise", "mean_share", "one_shot_share", "laplace_share",
            "scale_share",
@@ -247,8 +248,8 @@ def ball_route(b: Any, n: int, mech: str, par: float, cov: np.ndarray, beta: flo
     p0, p1 = _split(mech, par)
     e0 = _round0_error(b, n, mech, p0, float(np.linalg.norm(linv, 2)),
                        float(np.linalg.norm(linv * widths, 2)), beta) \
-        + MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, 1, beta / 2.0) / n)
-    r1 = MEAN_RADIUS_SLACK * math.sqrt(_chi2_radius2(d, n, beta)) + e0
+        + MEAN_RADIUS_SLACK * math.sqrt(chi2_radius2(d, 1, beta / 2.0) / n)
+    r1 = MEAN_RADIUS_SLACK * math.sqrt(chi2_radius2(d, n, beta)) + e0
     sens = 2.0 * r1 / n
     if mech == "knorm":  # E||r u||^2 for u uniform in the ball of radius sens: d/(d+2) sens^2
         e_ball = d * (d + 1.0) * sens**2 / p1**2
@@ -285,7 +286,6 @@ def release_mean(xc: Any, b: Any, n: int, mech: str, par: float, route: dict[str
     w = whiten(low, xc)  # a Dask xc stays lazy: whitened block by block on the workers
     centre_w = linalg.solve_triangular(low, c0, lower=True)
     if hasattr(w, "chunks"):
-        from cvxdp.scale.gaussians import dask_clipped_sum  # optional extra (dask)
         s = dask_clipped_sum(w, centre_w, r1)
     else:
         s = clipped_sum(w, centre_w, r1)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.bounded_mean import (
     MEAN_SHARE,
@@ -46,10 +47,10 @@ from cvxdp.estimation.bounded_mean import mean_share as _mean_share
 from cvxdp.estimation.bounded_mean import one_shot_share as _one_shot_share
 from cvxdp.estimation.gaussian_steps import (
     SampleRequirement,
-    _solve_m,
     coarse_schedule,
     coinpress_covariance,
     required_n,
+    solve_block_size,
 )
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import PureDP
@@ -57,13 +58,13 @@ from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
 from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import pair_moment
+from cvxdp.scale.gaussians import clip_into_bounds, pair_moment
 
 __all__ = ["Box", "Ball", "as_bounds", "bounded_release", "bounded_error", "MEAN_SHARE"]
 
 KNORM_REFERENCE = ("Hardt & Talwar 2010, 'On the geometry of differential privacy', Thm 4.3 "
                    "(K-norm mechanism, K = the replace-one sensitivity set of the clipped mean)")
-GAUSS_REFERENCE = "Dong, Roth & Su 2022, Cor. 3.3 (Gaussian mechanism, mu = D / sigma)"
+GAUSS_REFERENCE = f"{GDP_GAUSSIAN}, mu = D / sigma; {GDP_COMPOSITION}"
 # the one-release plan and its sampler (kept under their former names for callers)
 _mean_plan, _knorm_noise = mean_plan, knorm_noise
 #: Below this reachable tightening (public, from the CoinPress schedule) the covariance is one
@@ -197,7 +198,6 @@ def bounded_release(x: np.ndarray, b: Box | Ball, *, epsilon: float, delta: floa
     else:
         share = _mean_share(b, n, epsilon, delta) if mean_share is None else mean_share
     if is_dask(x):  # chunk-wise on the workers; the reductions below reach the client only
-        from cvxdp.scale.gaussians import clip_into_bounds
         xc, clipped = clip_into_bounds(x, b)
     else:
         xc, clipped = b.clip(x)
@@ -400,5 +400,5 @@ def bounded_required_n(d: int, bounds: Any, *, epsilon: float, delta: float, alp
         e2 = mean_plan(b, m, epsilon, delta, share)[2]
         return 1.5 * (math.sqrt(d / m) + math.sqrt(e2) / scale) - alpha
 
-    m = _solve_m(gap, lo=2.0)
+    m = solve_block_size(gap, lo=2.0)
     return float(max(m, cov_need if estimate != "mean" else 0.0))

@@ -30,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import LEARNING_GAUSSIANS
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError
 from cvxdp.privacy.accountant import PrivacyRecord
-from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon
+from cvxdp.privacy.budgets import ApproxDP, check_delta, check_epsilon
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.rng import as_generator
 
@@ -49,14 +50,14 @@ __all__ = [
     "populous_release",
 ]
 
-PAPER = "Ashtiani & Liaw, COLT 2022 (papers/004_bb504c9cebec7946.txt)"
+PAPER = LEARNING_GAUSSIANS
 K_PRIVACY_MIN = 140  # Lemma 3.6 (privacy part) needs k >= 140 (Claim C.6)
 _FP_MARGIN = 1e-9  # relative slack absorbing floating-point error in dist (digest §6.2)
 
 
 def _budget(epsilon: float, delta: float) -> tuple[float, float]:
-    eps = _check_epsilon(epsilon)
-    dl = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    dl = check_delta(delta)
     if dl <= 0:
         raise BudgetError("delta must be > 0: pure DP is impossible for this estimator "
                           "(Ashtiani & Liaw, §1); pass e.g. delta=1e-6.")
@@ -72,7 +73,7 @@ def truncated_laplace_params(sensitivity: float, epsilon: float, delta: float
 
     References
     ----------
-    Ashtiani & Liaw (004), Thm 2.12 (Geng, Ding, Guo, Kumar 2020).
+    Ashtiani & Liaw (2022), Thm 2.12 (Geng, Ding, Guo, Kumar 2020).
     """
     eps, dl = _budget(epsilon, delta)
     lam = float(sensitivity) / eps
@@ -162,7 +163,7 @@ class MultiplicativePSDMask:
 
     References
     ----------
-    Ashtiani & Liaw (004), Lemma 5.1 (masking), Lemma 5.2 (concentration), Lemma D.1.
+    Ashtiani & Liaw (2022), Lemma 5.1 (masking), Lemma 5.2 (concentration), Lemma D.1.
     """
 
     eta: float
@@ -290,14 +291,14 @@ def populous_mean(
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6 (privacy, k >= 140), App. C.2.
+    Ashtiani & Liaw (2022), Algorithm 1 and Lemma 3.6 (privacy, k >= 140), App. C.2.
     """
     k = len(items)
     if k < K_PRIVACY_MIN:
         raise PrivacyGuaranteeError(
             f"Alg. 1 needs k >= {K_PRIVACY_MIN} blocks for Lemma 3.6's privacy proof, got {k}; "
             "use more data or smaller blocks.")
-    return populous_release(_populous_statistics(items, space), k, space, items[0],
+    return populous_release(populous_statistics(items, space), k, space, items[0],
                             epsilon=epsilon, delta=delta, mask=mask, rng=as_generator(rng),
                             constant=constant)
 
@@ -313,7 +314,7 @@ def populous_release(stats: tuple[float, Any], k: int, space: Any, example: Any,
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 1 and Lemma 3.6.
+    Ashtiani & Liaw (2022), Algorithm 1 and Lemma 3.6.
     """
     eps_t, dl_t = _budget(epsilon, delta)
     eps = eps_t / 2
@@ -338,7 +339,7 @@ def populous_release(stats: tuple[float, Any], k: int, space: Any, example: Any,
     return PopulousMeanResult(b(mu, rng), True, record, k, gamma)
 
 
-def _populous_statistics(items: Any, space: Any) -> tuple[float, Any]:
+def populous_statistics(items: Any, space: Any) -> tuple[float, Any]:
     """Non-private Q and weighted mean mu of Alg. 1 (steps 3-4, 8-9).  Never released; exposed
     only to the sensitivity tests (|Q - Q'| < 2/k, dist(mu, mu') <= (212 r + 100 phi)/k)."""
     k = len(items)

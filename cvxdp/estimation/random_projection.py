@@ -1,4 +1,4 @@
-"""Private Gaussian random projection M_RP and the spectra of sketches (paper 003, §5-6).
+"""Private Gaussian random projection M_RP and the spectra of sketches (Lu et al. 2024, §5-6).
 
 * :func:`rp_delta` -- the exact indistinguishability spectrum of the random projection D^T G
   against D'^T G, D' = D minus one row of leverage p (Thm 2; the worse direction).
@@ -25,15 +25,17 @@ import numpy as np
 from scipy import optimize, stats
 
 from cvxdp.arguments import entry_point
+from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
-from cvxdp.estimation.rows import _check_bound, public_domain_rows
-from cvxdp.privacy.accountant import PrivacyRecord
-from cvxdp.privacy.budgets import ApproxDP, _check_delta, _check_epsilon, resolve_budget
+from cvxdp.estimation.rows import check_bound, public_domain_rows
+from cvxdp.privacy.accountant import PrivacyRecord, PrivacyReport
+from cvxdp.privacy.budgets import ApproxDP, check_delta, check_epsilon, resolve_budget
 from cvxdp.privacy.calibration import cached_calibration
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
+from cvxdp.scale import as_row_blocks, is_dask
+from cvxdp.scale.regression import dask_sketch
 
 __all__ = [
     "rp_delta",
@@ -56,11 +58,11 @@ __all__ = [
     "RP_REFERENCE",
 ]
 
-PAPER = "003_b19553264cbba37e.txt"
+PAPER = NDIS
 RP_REFERENCE = f"{PAPER}, Fig. 3 and Thm 3 (M_RP), Thm 2 and Prop. 3 (RP spectrum)"
 
 
-def _check_r(r: Any) -> int:
+def check_sketch_size(r: Any) -> int:
     if isinstance(r, bool) or int(r) != r or r < 1:
         raise PrivacySpecError(f"the sketch size r must be an integer >= 1, got {r!r}.")
     return int(r)
@@ -74,11 +76,11 @@ def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 2 and Proposition 3.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 2 and Proposition 3.
     """
     eps = float(epsilon)
     p = float(leverage)
-    r = _check_r(r)
+    r = check_sketch_size(r)
     if not 0.0 <= p <= 1.0:
         raise PrivacySpecError(f"a leverage lies in [0, 1], got {leverage!r}.")
     if p == 0.0:
@@ -95,7 +97,7 @@ def rp_delta(*, epsilon: float, leverage: float, r: int) -> float:
 
 def rp_delta_reverse(*, epsilon: float, leverage: float, r: int) -> float:
     """The other direction, delta_{D'^T G, D^T G}(eps) (Thm 2); never larger than rp_delta."""
-    eps, p, r = float(epsilon), float(leverage), _check_r(r)
+    eps, p, r = float(epsilon), float(leverage), check_sketch_size(r)
     if p <= 0.0 or eps >= -(r / 2.0) * math.log1p(-p):
         return 0.0
     y = (-2.0 * eps - r * math.log1p(-p)) / p
@@ -111,11 +113,11 @@ def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Fig. 3 step 1, Proposition 3.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Fig. 3 step 1, Proposition 3.
     """
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
-    r = _check_r(r)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    r = check_sketch_size(r)
     if delta == 0:
         raise BudgetError("M_RP needs delta > 0 (the random projection is never pure DP).")
 
@@ -136,7 +138,7 @@ def rp_leverage_bound(*, epsilon: float, delta: float, r: int) -> float:
 def rp_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> float:
     """The noise sigma = l / sqrt(s_bar) of M_RP (Fig. 3 step 2), rounded up so that
     ``rp_delta(l^2 / sigma^2) <= delta`` holds in floating point."""
-    bound = _check_bound(row_bound)
+    bound = check_bound(row_bound)
     s_bar = rp_leverage_bound(epsilon=epsilon, delta=delta, r=r)
     sigma = bound / math.sqrt(s_bar)
     while rp_delta(epsilon=epsilon, leverage=min(1.0, bound**2 / sigma**2), r=r) > delta:
@@ -149,11 +151,11 @@ def sheffet_sigma(*, epsilon: float, delta: float, r: int, row_bound: float) -> 
 
     ``c2 = sqrt(4 l^2 (sqrt(2 r ln(4/delta)) + ln(4/delta)) / epsilon)``.
     """
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
     lg = math.log(4.0 / delta)
-    return math.sqrt(4 * _check_bound(row_bound) ** 2 * (math.sqrt(2 * _check_r(r) * lg) + lg)
-                     / eps)
+    bound2 = check_bound(row_bound) ** 2
+    return math.sqrt(4 * bound2 * (math.sqrt(2 * check_sketch_size(r) * lg) + lg) / eps)
 
 
 #: Share of the budget the opt-in noisy count of mapped records gets (``count_clipped=True``).
@@ -215,16 +217,16 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 3 and Theorem 3 (the noise N is d x r; the paper's
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 3 and Theorem 3 (the noise N is d x r; the paper's
     n x r is a typo, digest error 4).
     """
     budget = resolve_budget(epsilon=epsilon, delta=delta)
     if not isinstance(budget, ApproxDP):
         raise BudgetError("M_RP is (epsilon, delta)-DP: give epsilon= and delta= > 0.")
-    r = _check_r(r)
+    r = check_sketch_size(r)
     on_dask = is_dask(data)
     clipped = None if on_dask else clip_rows(data, row_bound)
-    _check_bound(row_bound)
+    check_bound(row_bound)
     s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)
     sigma = rp_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r, row_bound=row_bound)
     record = PrivacyRecord("random_projection", budget, RP_REFERENCE,
@@ -234,8 +236,6 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     if on_dask:
         # D^T G chunk-wise on the workers (rows mapped per block, G_b from per-block streams);
         # the noise N on the client (cvxdp.scale.regression.dask_sketch)
-        from cvxdp.scale import as_row_blocks
-        from cvxdp.scale.regression import dask_sketch
 
         sketch = dask_sketch(as_row_blocks(data), row_bound, r, gen)
         return sketch + sigma * gen.standard_normal(sketch.shape), record
@@ -254,9 +254,9 @@ def als_delta(*, epsilon: float, q: float, p: float, r: int, d: int) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 4, Corollary 3, Definition 13.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 4, Corollary 3, Definition 13.
     """
-    r, d = _check_r(r), _check_r(d)
+    r, d = check_sketch_size(r), check_sketch_size(d)
     if not 0.0 <= p <= q < 1.0:
         raise PrivacySpecError(f"need 0 <= p <= q < 1, got p={p!r}, q={q!r}.")
     v2 = p / (1.0 - p)
@@ -278,14 +278,14 @@ def ls_sigma(*, epsilon: float, delta: float, r: int, d: int, row_bound: float) 
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 4 step 1, Theorem 5.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 4 step 1, Theorem 5.
     """
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
-    bound = _check_bound(row_bound)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    bound = check_bound(row_bound)
     if delta == 0:
         raise BudgetError("M_LS needs delta > 0.")
-    return bound / math.sqrt(_ls_leverage(eps, delta, _check_r(r), _check_r(d)))
+    return bound / math.sqrt(_ls_leverage(eps, delta, check_sketch_size(r), check_sketch_size(d)))
 
 
 @functools.lru_cache(maxsize=256)
@@ -316,7 +316,7 @@ def ls_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator)
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 4.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 4.
     """
     d = data.shape[1] - 1
     x, t = data[:, :d], data[:, d]
@@ -334,7 +334,7 @@ def als_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 11 (pseudo-inverse; the paper writes an inverse).
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 11 (pseudo-inverse; the paper writes an inverse).
     """
     d = data.shape[1] - 1
     sketch = gaussian_sketch(data, r, sigma, gen)
@@ -354,7 +354,7 @@ def relative_leverage(data: Any, *, block: int = 512) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Definition 6, §7.2 (choice of X), footnote 18.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Definition 6, §7.2 (choice of X), footnote 18.
     """
     d_mat = np.asarray(data, dtype=float)
     q, rr = np.linalg.qr(d_mat)
@@ -397,14 +397,12 @@ def relative_random_projection(data: Any, *, epsilon: float, delta: float, r: in
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 12 and Theorem 6.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 12 and Theorem 6.
     """
-    from cvxdp.privacy.accountant import PrivacyReport
-
     budget = resolve_budget(epsilon=epsilon, delta=delta)
     if not isinstance(budget, ApproxDP):
         raise BudgetError("M_RP^rel needs epsilon= and delta= > 0.")
-    r = _check_r(r)
+    r = check_sketch_size(r)
     clipped = clip_rows(data, row_bound)
     lev = relative_leverage(clipped)
     s_bar = rp_leverage_bound(epsilon=budget.epsilon, delta=budget.delta, r=r)

@@ -1,7 +1,7 @@
 """Differentially private ordinary least squares: ``cvxdp.least_squares(X, y, row_bound=l)``.
 
 The problem is ``minimise ||X beta - y||^2``; a person is one row (x_i, y_i) and neighbours add or
-remove one row (paper 003, §3).  ``row_bound`` l is a **public** bound on ``||(x_i, y_i)||_2``;
+remove one row (Lu et al. 2024, §3).  ``row_bound`` l is a **public** bound on ``||(x_i, y_i)||_2``;
 rows above it are clipped (never estimated from the data).
 
 Mechanisms (``solve_private(mechanism=...)``; details and measurements in docs/regression.md):
@@ -25,41 +25,47 @@ their coefficient error plateaus; ``ssp``'s error decays like 1/n.  Measured in
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.atoms.affine.add_expr import AddExpression
+from cvxpy.atoms.affine.binary_operators import MulExpression
+from cvxpy.atoms.affine.unary_operators import NegExpression
+from cvxpy.atoms.quad_over_lin import quad_over_lin
 
 from cvxdp.arguments import entry_point
 from cvxdp.errors import (
     BudgetError,
-    InfeasibleProblemError,
     PrivacySpecError,
     UnsupportedProblemError,
 )
 from cvxdp.estimation.random_projection import (
-    PAPER,
-    _check_bound,
-    _check_r,
-    als_release,
+    check_bound,
+    check_sketch_size,
     count_share,
-    ls_release,
-    ls_sigma,
     public_domain_rows,
-    random_projection,
 )
 from cvxdp.estimation.regression_certificate import ssp_certificate
-from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
+from cvxdp.estimation.regression_mechanisms import (
+    MECHANISMS,
+    fit_surrogate,
+    ls_or_als_release,
+    neighbouring,
+    noisy_gram,
+    noisy_gram_of,
+    release_report,
+    rp_release,
+    split_budget,
+    ssp_release,
+)
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, resolve_budget
-from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.clipping import noisy_count
-from cvxdp.privacy.gdp import compose_gdp_records, gdp_record
-from cvxdp.privacy.neighbours import AddRemoveOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.regression import gram_and_count, mapped_count, stacked_rows
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.status import status_of
 from cvxdp.structured import StructuredProblem
@@ -75,17 +81,6 @@ __all__ = [
     "noisy_gram_of",
 ]
 
-MECHANISMS = {"ssp": "dp", "rp": "dp", "ls": "conjectural", "als": "asymptotic"}
-SSP_REFERENCE = (
-    "Sufficient-statistics perturbation (Sheffet 2017; Wang 2018) with the analytic Gaussian "
-    "(Balle & Wang 2018, Thm 8); sensitivity ||v v^T||_F = ||v||^2 <= l^2 under add/remove"
-)
-THEOREMS = {
-    "ssp": SSP_REFERENCE,
-    "rp": f"{PAPER}, Thm 3 (M_RP) + post-processing (OLS on the sketch, Table II)",
-    "ls": f"{PAPER}, Fig. 4 and Thm 5 -- conditional on the unproven monotonicity of delta_ALS",
-    "als": f"{PAPER}, Fig. 11 and Lemma 1 -- private only asymptotically in the sketch size r",
-}
 DEFAULT_SKETCH_SIZE = 1000
 
 
@@ -105,15 +100,10 @@ class LeastSquaresPrivacy:
         for name in ("X", "y"):
             if not isinstance(getattr(self, name), cp.Parameter):
                 raise PrivacySpecError(f"LeastSquaresPrivacy.{name} must be a cvxpy.Parameter.")
-        object.__setattr__(self, "row_bound", _check_bound(self.row_bound))
+        object.__setattr__(self, "row_bound", check_bound(self.row_bound))
 
     def describe(self) -> str:
-        return _neighbouring(self.row_bound)
-
-
-def _neighbouring(bound: float) -> str:
-    return (AddRemoveOne(f"row (x_i, y_i), ||(x_i, y_i)||_2 <= {bound:g} (public; larger rows "
-                         "clipped)").describe())
+        return neighbouring(self.row_bound)
 
 
 @dataclass(repr=False)
@@ -146,123 +136,6 @@ def _check_finite(x: np.ndarray, t: np.ndarray, what: str) -> None:
             "row to the zero row.")
 
 
-def noisy_gram(data: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
-    """``data^T data + W``, W symmetric with diagonal N(0, sigma^2) and off-diagonal
-    N(0, sigma^2/2): isotropic N(0, sigma^2 I) in the svec isometry (<X, Y> = tr XY), so the l2
-    sensitivity of the Gram matrix under add/remove of a row v is ``||v v^T||_F = ||v||^2``."""
-    return noisy_gram_of(data.T @ data, sigma, gen)
-
-
-def noisy_gram_of(gram: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
-    """:func:`noisy_gram` from the exact Gram matrix ``gram = data^T data`` (the same noise
-    draws): the Dask path computes ``gram`` chunk-wise on the workers
-    (:func:`cvxdp.scale.regression.gram_and_count`) and adds the noise here, on the client."""
-    m = gram.shape[0]
-    z = gen.standard_normal((m, m))
-    return gram + sigma * (z + z.T) / 2.0
-
-
-Surrogate = tuple[np.ndarray, np.ndarray, float]  # (Q, q, c0): ||X b - y||^2 ~ b'Qb - 2q'b + c0
-
-
-def _ssp(data: np.ndarray | None, budget: Any, bound: float, gen: np.random.Generator,
-         exact_gram: np.ndarray | None = None
-         ) -> tuple[Surrogate, PrivacyRecord, dict[str, Any]]:
-    """SSP on the mapped rows ``data``, or on their exact Gram matrix ``exact_gram`` (the Dask
-    path's reduction); the noise and everything after it are the same."""
-    sens = bound**2
-    if isinstance(budget, ZCDP):
-        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sens, method="zcdp")
-        record = gdp_record(sigma=sigma, sensitivity=sens, mechanism="gaussian_gram",
-                            reference=SSP_REFERENCE)
-    else:
-        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=sens)
-        record = gdp_record(sigma=sigma, sensitivity=sens, delta=budget.delta,
-                            mechanism="gaussian_gram", reference=SSP_REFERENCE)
-    gram = noisy_gram(data, sigma, gen) if exact_gram is None else noisy_gram_of(
-        exact_gram, sigma, gen)
-    d = gram.shape[0] - 1
-    lam, u = np.linalg.eigh(gram[:d, :d])
-    floor = sigma * math.sqrt(2.0 * d)  # typical spectral norm of the noise block
-    q_mat = (u * np.maximum(lam, floor)) @ u.T
-    info = {"sigma": sigma, "eigenvalue_floor": floor, "noisy_gram": gram}
-    return (q_mat, gram[:d, d], float(gram[d, d])), record, info
-
-
-def _rp(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator, r: int
-        ) -> tuple[Surrogate, PrivacyRecord, dict[str, Any]]:
-    sketch, record = random_projection(data, epsilon=budget.epsilon, delta=budget.delta, r=r,
-                                       row_bound=bound, rng=gen)
-    d = data.shape[1] - 1
-    sx, sy = sketch[:d], sketch[d]
-    surrogate = (sx @ sx.T / r, sx @ sy / r, float(sy @ sy) / r)
-    return surrogate, record, {"sigma": record.params["sigma"], "r": r}
-
-
-def _fit(surrogate: Surrogate, variable: cp.Variable | None, constraints: list[Any]
-         ) -> tuple[np.ndarray, float]:
-    """Minimise the released quadratic b'Qb - 2q'b + c0 (post-processing), under the user's
-    public constraints if any; returns (coef, estimated objective)."""
-    q_mat, q_vec, c0 = surrogate
-    if not constraints:
-        coef = np.linalg.lstsq(q_mat, q_vec, rcond=None)[0]
-    else:
-        obj = cp.quad_form(variable, cp.psd_wrap(q_mat)) - 2 * q_vec @ variable
-        prob = cp.Problem(cp.Minimize(obj), constraints)
-        prob.solve()
-        if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise InfeasibleProblemError(
-                f"the public constraints give status {prob.status!r} on the private surrogate; "
-                "check that they are feasible.")
-        coef = np.asarray(variable.value, dtype=float)
-    return coef, float(coef @ q_mat @ coef - 2 * q_vec @ coef + c0)
-
-
-def _ls_or_als(data: np.ndarray, budget: Any, bound: float, gen: np.random.Generator, r: int,
-               mechanism: str) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any], float | None]:
-    d = data.shape[1] - 1
-    sigma = ls_sigma(epsilon=budget.epsilon, delta=budget.delta, r=r, d=d, row_bound=bound)
-    record = PrivacyRecord(f"M_{mechanism.upper()}", budget, THEOREMS[mechanism],
-                           params={"sigma": sigma, "r": r, "row_bound": bound,
-                                   "guarantee": MECHANISMS[mechanism]})
-    release = als_release if mechanism == "als" else ls_release
-    return release(data, sigma, r, gen), record, {"sigma": sigma, "r": r}, None
-
-
-def _report(budget: Any, records: list[PrivacyRecord], mechanism: str, bound: float,
-            info: dict[str, Any]) -> PrivacyReport:
-    """The report of the release (the mechanism, then the opt-in noisy count).  Gaussian steps
-    carry their exact GDP parameter and are composed by
-    :func:`cvxdp.privacy.gdp.compose_gdp_records` (the plain accountant would go through zCDP +
-    CKS, which is looser than the analytic Gaussian for one step)."""
-    kw = {"theorem": THEOREMS[mechanism], "neighbouring": _neighbouring(bound),
-          "guarantee": MECHANISMS[mechanism], "details": {"mechanism": mechanism, **info}}
-    if not isinstance(budget, ZCDP) and "gdp_mu" in records[0].params:
-        spent = compose_gdp_records(records, delta=budget.delta)
-        if spent.epsilon > budget.epsilon * (1 + 1e-9):  # calibration bug guard
-            raise BudgetError(f"internal: release spends {spent!r} > {budget!r}.")
-        rho = (sum(r.zcdp.rho for r in records)
-               if all(r.zcdp is not None for r in records) else None)
-        return PrivacyReport(epsilon=spent.epsilon, delta=spent.delta, rho=rho,
-                             records=tuple(records), **kw)
-    acct = PrivacyAccountant(budget)
-    for record in records:
-        acct.spend(record)
-    return acct.report(**kw)
-
-
-def _split_budget(budget: Any, share: float) -> tuple[Any, dict[str, float]]:
-    """(the mechanism's budget, the noisy count's budget as noisy_count kwargs): a share of rho
-    (Gaussian count, zCDP) or of epsilon (Laplace count, pure DP, added by basic composition,
-    Dwork & Roth Thm 3.16); the total stays ``budget``."""
-    if share <= 0:
-        return budget, {}
-    if isinstance(budget, ZCDP):
-        return ZCDP(budget.rho * (1 - share)), {"rho": budget.rho * share}
-    return (ApproxDP(budget.epsilon * (1 - share), budget.delta),
-            {"epsilon": budget.epsilon * share})
-
-
 _DASK_EXACT = ("the exact OLS (solve(), reference=True) needs the rows in memory; on a Dask "
                "array only solve_private(mechanism='ssp' or 'rp') runs (chunk-wise, nothing "
                "of the data is gathered).  Validate on a sample, or on .compute()d arrays if "
@@ -293,13 +166,12 @@ class LeastSquaresProblem(StructuredProblem):
     _methods = {"ols": _ols_method}
 
     def __init__(self, X: Any, y: Any, row_bound: float) -> None:
-        self.row_bound = _check_bound(row_bound)
+        self.row_bound = check_bound(row_bound)
         self._user_variable: cp.Variable | None = None
         self._user_constraints: list[Any] = []
         if is_dask(X) or is_dask(y):
             # Dask arrays (data larger than memory): only solve_private runs, chunk-wise; the
             # objective below only carries beta (the exact solves refuse, see solve()).
-            from cvxdp.scale.regression import stacked_rows
 
             self.X, self.y = X, y
             self._dask_rows = stacked_rows(X, y)
@@ -366,7 +238,7 @@ class LeastSquaresProblem(StructuredProblem):
 
         References
         ----------
-        ``003_b19553264cbba37e.txt``: Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
+        Lu et al. (2024): Fig. 3 / Thm 3 (rp), Fig. 4 / Thm 5 (ls), Fig. 11 (als).
         """
         if mechanism not in MECHANISMS:
             raise UnsupportedProblemError(
@@ -378,7 +250,7 @@ class LeastSquaresProblem(StructuredProblem):
                 f"mechanism={mechanism!r} needs an (epsilon, delta) budget with delta > 0"
                 + (" or rho=" if mechanism == "ssp" else "") + "; least squares by a Gaussian "
                 "release is never pure DP.")
-        r = _check_r(sketch_size)
+        r = check_sketch_size(sketch_size)
         share = count_share(count_clipped)
         on_dask = self._dask_rows is not None
         if on_dask and mechanism not in ("ssp", "rp"):
@@ -396,8 +268,6 @@ class LeastSquaresProblem(StructuredProblem):
         # on Dask block by block on the workers, reduced to the Gram matrix (cvxdp.scale)
         exact_gram = None
         if on_dask:
-            from cvxdp.scale.regression import gram_and_count, mapped_count
-
             data = self._dask_rows
             if mechanism == "ssp":
                 exact_gram, n_mapped = gram_and_count(data, self.row_bound)
@@ -406,7 +276,7 @@ class LeastSquaresProblem(StructuredProblem):
         else:
             data, n_mapped = public_domain_rows(np.column_stack([self.X, self.y]),
                                                 self.row_bound)
-        budget, count_budget = _split_budget(budget, share)
+        budget, count_budget = split_budget(budget, share)
         cons = self._user_constraints
         if cons and mechanism not in ("ssp", "rp"):
             raise UnsupportedProblemError(
@@ -414,15 +284,15 @@ class LeastSquaresProblem(StructuredProblem):
                 f"release a quadratic surrogate), not {mechanism!r}.")
         cert = None
         if mechanism in ("ssp", "rp"):
-            surrogate, record, info = (_ssp(data, budget, self.row_bound, gen, exact_gram)
+            surrogate, record, info = (ssp_release(data, budget, self.row_bound, gen, exact_gram)
                                        if mechanism ==
-                                       "ssp" else _rp(data, budget, self.row_bound, gen, r))
-            coef, value = _fit(surrogate, self._user_variable, cons)
+                                       "ssp" else rp_release(data, budget, self.row_bound, gen, r))
+            coef, value = fit_surrogate(surrogate, self._user_variable, cons)
             if mechanism == "ssp":  # post-processing of the released Gram matrix
                 cert = ssp_certificate(info.pop("noisy_gram"), coef, info["sigma"],
                                        constrained=bool(cons))
         else:
-            coef, record, info, value = _ls_or_als(data, budget, self.row_bound, gen, r,
+            coef, record, info, value = ls_or_als_release(data, budget, self.row_bound, gen, r,
                                                    mechanism)
         records = [record]
         if count_budget:  # released only noisily, its record charged to the same budget
@@ -433,7 +303,7 @@ class LeastSquaresProblem(StructuredProblem):
             key = "sigma_count" if "rho" in count_budget else "laplace_scale_count"
             info = {**info, "clipped_rows_noisy": noisy,
                     key: c_rec.params["sigma" if "rho" in count_budget else "scale"]}
-        report = _report(resolve_budget(epsilon=epsilon, delta=delta, rho=rho), records,
+        report = release_report(resolve_budget(epsilon=epsilon, delta=delta, rho=rho), records,
                          mechanism, self.row_bound, info)
         elapsed = time.perf_counter() - start
         if cert is not None:
@@ -506,10 +376,6 @@ def least_squares(X: Any, y: Any, *, row_bound: float) -> LeastSquaresProblem:
 
 def _match_residual(expr: Any) -> tuple[cp.Parameter, cp.Variable, cp.Parameter] | None:
     """(X, beta, y) if ``expr`` is ``X @ beta - y`` or ``y - X @ beta``."""
-    from cvxpy.atoms.affine.add_expr import AddExpression
-    from cvxpy.atoms.affine.binary_operators import MulExpression
-    from cvxpy.atoms.affine.unary_operators import NegExpression
-
     if not isinstance(expr, AddExpression) or len(expr.args) != 2:
         return None
     a, b = expr.args
@@ -554,7 +420,6 @@ def least_squares_from_model(problem: cp.Problem, private: Any) -> LeastSquaresP
     spec = specs[0]
     obj = problem.objective
     expr = obj.args[0]
-    from cvxpy.atoms.quad_over_lin import quad_over_lin
 
     matched = None
     if isinstance(obj, cp.Minimize) and isinstance(expr, quad_over_lin):

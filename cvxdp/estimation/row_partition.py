@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.scale import is_dask
+from cvxdp.scale.gaussians import dask_tiled_blocks
 
 __all__ = ["TILE", "tile_plan", "split_tile", "permuted_blocks"]
 
@@ -75,8 +76,6 @@ def permuted_blocks(x: Any, sizes: dict[str, int], gen: np.random.Generator,
         return out
     counts, seeds = tile_plan(n, [sizes[k] for k in names], gen, tile)
     if is_dask(x):
-        from cvxdp.scale.gaussians import dask_tiled_blocks  # optional extra (dask)
-
         return dict(zip(names, dask_tiled_blocks(x, counts, seeds, tile, split_tile),
                         strict=True))
     parts = [split_tile(x[t * tile: (t + 1) * tile], counts[t], seeds[t])

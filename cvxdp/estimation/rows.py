@@ -25,7 +25,7 @@ __all__ = ["ENTRY_BOUND", "cell_counts", "clip_rows", "clipped_sum", "domain_row
 ENTRY_BOUND = 1e100
 
 
-def _check_bound(row_bound: Any) -> float:
+def check_bound(row_bound: Any) -> float:
     return check_positive(
         row_bound, PrivacySpecError,
         f"row_bound must be a finite public number > 0 (the largest l2 norm any row may "
@@ -58,7 +58,7 @@ def public_domain_rows(data: Any, row_bound: float) -> tuple[np.ndarray, int]:
     d = np.asarray(data, dtype=float)
     if d.ndim != 2:
         raise PrivacySpecError(f"data must be a 2-D array (one row per person), got {d.shape}.")
-    bound = _check_bound(row_bound)
+    bound = check_bound(row_bound)
     finite = np.all(np.isfinite(d), axis=1)
     mapped, long_rows = clip_rows_l2(np.where(finite[:, None], d, 0.0), bound)
     return mapped, long_rows + int(np.count_nonzero(~finite))

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import cvxpy as cp
 import numpy as np
 from scipy import linalg
 
@@ -52,7 +53,7 @@ __all__ = [
 
 
 class _WeightedAverage:
-    """The convex combination both spaces use (convex semimetric spaces, paper 004 Def 3.1)."""
+    """The convex combination both spaces use (Ashtiani & Liaw 2022, Def 3.1)."""
 
     def average(self, w: np.ndarray, items: Any) -> np.ndarray:
         # only positive weights: a zero-weight item may be non-finite (0 * inf = nan)
@@ -125,8 +126,6 @@ def spectral_distance_sdp(a: Any, b: Any, solver: str | None = None) -> float:
     (both LMIs); then ``dist = 1/s - 1`` (Lemma 3.2's dist equals
     ``max_i max(lambda_i, 1/lambda_i) - 1`` for the generalized eigenvalues).
     """
-    import cvxpy as cp
-
     a = np.asarray(a, float)
     b = np.asarray(b, float)
     s = cp.Variable()
@@ -258,7 +257,7 @@ def private_wrapper(
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 1, Lemma 3.6, Remark 2.6.
+    Ashtiani & Liaw (2022), Algorithm 1, Lemma 3.6, Remark 2.6.
     """
     budget = ApproxDP(epsilon, delta)
     kk = int(k) if k is not None else k_min(budget.epsilon / 2,
@@ -359,7 +358,7 @@ def private_subspace(
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 2, Theorem 4.1; Lemma 3.6.
+    Ashtiani & Liaw (2022), Algorithm 2, Theorem 4.1; Lemma 3.6.
     """
     m, d = z.shape
     k = k_min(epsilon / 2, delta / (4 * math.exp(epsilon / 2)))
@@ -394,7 +393,7 @@ def private_preconditioner(
 
     References
     ----------
-    Ashtiani & Liaw (004), Algorithm 3, Lemmas 5.1-5.3, Theorem 5.4; Algorithm 4, Theorem 6.3.
+    Ashtiani & Liaw (2022), Algorithm 3, Lemmas 5.1-5.3, Theorem 5.4; Algorithm 4, Theorem 6.3.
     """
     m, d = z.shape
     eps_i, dl_i = epsilon / 2, delta / (4 * math.exp(epsilon / 2))

@@ -6,7 +6,7 @@ coordinates; see :mod:`cvxdp.jordan.base`.  Pure numpy/scipy, no CVXPY.
 
 References
 ----------
-002_26bee910280b74ae.txt, Sections 3.2 and 4, Appendix A.
+Song, Xue & Zhang (2025), Sections 3.2 and 4, Appendix A.
 """
 
 from cvxdp.jordan.base import EuclideanJordanAlgebra

@@ -29,7 +29,7 @@ one decomposition plus one recomposition.
 
 References
 ----------
-002_26bee910280b74ae.txt, Section 3.2 (EJAs, spectral decomposition, trace, inner product,
+Song, Xue & Zhang (2025), Section 3.2 (EJAs, spectral decomposition, trace, inner product,
 isometry phi, Def 3.3) and Appendix A (norms, Hoelder, SCMWU, Def A.4).
 """
 

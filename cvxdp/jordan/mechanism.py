@@ -1,4 +1,4 @@
-"""The generic Gaussian mechanism on a Euclidean Jordan algebra (paper 002, Section 4)."""
+"""The generic Gaussian mechanism on a Euclidean Jordan algebra (Song et al. 2025, Section 4)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError, check_positive
+from cvxdp.citations import ANALYTIC_GAUSSIAN, SYMMETRIC_CONE_PROGRAMMING, cite
+from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.jordan.base import EuclideanJordanAlgebra, normalize_ord
 from cvxdp.jordan.orthant import Orthant
 from cvxdp.jordan.product import Product
 from cvxdp.jordan.spin import SpinFactor
 from cvxdp.jordan.symmetric import SymmetricMatrices
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
-from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.privacy.budgets import ZCDP, ApproxDP
+from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
@@ -26,8 +27,9 @@ __all__ = [
 ]
 
 EJA_GAUSSIAN_REFERENCE = (
-    "002_26bee910280b74ae.txt Lemma 4.2 (generic Gaussian mechanism; l1: Cor 4.3, l-inf: Cor 4.4),"
-    " sigma by the analytic Gaussian (Balle & Wang 2018, Thm 8)"
+    cite(SYMMETRIC_CONE_PROGRAMMING,
+         "Lemma 4.2 (generic Gaussian mechanism; l1: Cor 4.3, l-inf: Cor 4.4)")
+    + f", sigma by the analytic Gaussian ({ANALYTIC_GAUSSIAN})"
 )
 
 
@@ -141,7 +143,7 @@ def gaussian_mechanism(
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 4: Lemma 4.2, Corollaries 4.3 and 4.4 and the negative
+    Song, Xue & Zhang (2025), Section 4: Lemma 4.2, Corollaries 4.3 and 4.4 and the negative
     remarks after them; Balle & Wang, ICML 2018, Thm 8 (analytic Gaussian); Bun & Steinke 2016,
     Prop. 1.6 (zCDP).
     """
@@ -166,16 +168,17 @@ def gaussian_mechanism(
     if rho is not None:
         if epsilon is not None or delta is not None:
             raise PrivacySpecError("give rho= or epsilon=/delta=, not both.")
-        sigma = calibrate_gaussian(rho=rho, sensitivity=d2, method="zcdp")
-        record = gaussian_record(sigma=sigma, sensitivity=d2, mechanism="eja_gaussian",
-                                 reference=EJA_GAUSSIAN_REFERENCE, **extra)
+        sigma, record = gaussian_noise(ZCDP(rho), sensitivity=d2, mechanism="eja_gaussian",
+                                       reference=EJA_GAUSSIAN_REFERENCE, **extra)
     else:
         if method not in ("analytic", "classical"):
             raise PrivacySpecError(f"method must be 'analytic' or 'classical', got {method!r}.")
-        sigma = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=d2, method=method)
-        record = gaussian_record(sigma=sigma, sensitivity=d2, epsilon=epsilon, delta=delta,
-                                 mechanism="eja_gaussian", reference=EJA_GAUSSIAN_REFERENCE,
-                                 calibration=method, **extra)
+        if epsilon is None or delta is None:
+            raise BudgetError("the EJA Gaussian mechanism needs epsilon= and delta= (delta > 0), "
+                              "or rho=.")
+        sigma, record = gaussian_noise(ApproxDP(epsilon, delta), sensitivity=d2, method=method,
+                                       mechanism="eja_gaussian", reference=EJA_GAUSSIAN_REFERENCE,
+                                       calibration=method, **extra)
     if accountant is not None:
         accountant.spend(record)
     z = sigma * algebra.random_normal(as_generator(rng))
@@ -229,7 +232,7 @@ def gaussian_noise_bound(algebra: EuclideanJordanAlgebra, sigma: float, *, beta:
 
     References
     ----------
-    002_26bee910280b74ae.txt Lemma 3.10 and the utility remarks of Section 4; Laurent & Massart,
+    Song, Xue & Zhang (2025) Lemma 3.10 and the utility remarks of Section 4; Laurent & Massart,
     Ann. Stat. 2000, Lemma 1; Davidson & Szarek 2001, Thm II.13.
     """
     if not (0 < beta < 1):

@@ -25,7 +25,7 @@ class Orthant(EuclideanJordanAlgebra):
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 3.2 (the orthant as the EJA of LP).
+    Song, Xue & Zhang (2025), Section 3.2 (the orthant as the EJA of LP).
     """
 
     def __init__(self, k: int) -> None:

@@ -9,6 +9,9 @@ from typing import Any
 import numpy as np
 
 from cvxdp.jordan.base import EuclideanJordanAlgebra
+from cvxdp.jordan.orthant import Orthant
+from cvxdp.jordan.spin import SpinFactor
+from cvxdp.jordan.symmetric import SymmetricMatrices
 
 __all__ = ["Product"]
 
@@ -55,7 +58,7 @@ class Product(EuclideanJordanAlgebra):
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 3.2 (direct sums of simple EJAs); digest G11.
+    Song, Xue & Zhang (2025), Section 3.2 (direct sums of simple EJAs); digest G11.
     """
 
     def __init__(self, blocks: Sequence[EuclideanJordanAlgebra]) -> None:
@@ -99,10 +102,6 @@ class Product(EuclideanJordanAlgebra):
         """The algebra of SCS's cone ``R^nonneg x SOC(q_1) x ... x PSD(r_1) x ...`` (zero cone
         excluded), in SCS's row order; e.g. ``Product.from_cone_dims(data["dims"].nonneg,
         data["dims"].soc, data["dims"].psd)``."""
-        from cvxdp.jordan.orthant import Orthant
-        from cvxdp.jordan.spin import SpinFactor
-        from cvxdp.jordan.symmetric import SymmetricMatrices
-
         blocks: list[EuclideanJordanAlgebra] = [Orthant(nonneg)] if nonneg else []
         blocks += [SpinFactor(q) for q in soc]
         blocks += [SymmetricMatrices(r) for r in psd]

@@ -32,7 +32,7 @@ class SpinFactor(EuclideanJordanAlgebra):
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 3.2 (spin factor) and Appendix A; digest table 2.2.
+    Song, Xue & Zhang (2025), Section 3.2 (spin factor) and Appendix A; digest table 2.2.
     """
 
     def __init__(self, k: int) -> None:

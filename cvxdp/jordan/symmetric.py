@@ -48,7 +48,7 @@ class SymmetricMatrices(EuclideanJordanAlgebra):
 
     References
     ----------
-    002_26bee910280b74ae.txt, Section 3.2 and Section 4 (svec as the isometry of S^r).
+    Song, Xue & Zhang (2025), Section 3.2 and Section 4 (svec as the isometry of S^r).
     """
 
     def __init__(self, r: int) -> None:

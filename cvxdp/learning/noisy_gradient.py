@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from cvxdp.citations import GDP_COMPOSITION
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
 from cvxdp.learning.domain import Projector, public_point
@@ -51,8 +52,8 @@ __all__ = ["GRADIENT_REFERENCE", "GradientPlan", "plan_noisy_gradient", "noisy_g
 
 GRADIENT_REFERENCE = (
     "Bassily, Smith & Thakurta 2014, 'Private Empirical Risk Minimization: Efficient "
-    "Algorithms and Tight Error Bounds' (FOCS), Alg. 1 (full batch); Dong, Roth & Su 2022, "
-    "Cor. 3.3 (exact composition of the T Gaussian steps)")
+    f"Algorithms and Tight Error Bounds' (FOCS), Alg. 1 (full batch); {GDP_COMPOSITION}: the "
+    "T Gaussian steps compose exactly")
 
 #: default number of steps T (public; each step is one exact CVXPY solve)
 DEFAULT_STEPS = 100

@@ -31,20 +31,19 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from cvxdp.citations import ANALYTIC_GAUSSIAN
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
 from cvxdp.learning.domain import Projector, regulariser_lipschitz, solve_on_rows
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, PureDP
-from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.gdp import gdp_record
+from cvxdp.privacy.mechanisms import gaussian_noise
 
 __all__ = ["OUTPUT_REFERENCE", "OutputPlan", "plan_output_perturbation", "output_perturbation"]
 
 OUTPUT_REFERENCE = (
     "Chaudhuri, Monteleoni & Sarwate 2011, 'Differentially Private Empirical Risk "
-    "Minimization' (JMLR), Alg. 1 / Cor. 8 (argmin sensitivity zeta/mu); Balle & Wang 2018, "
-    "Thm 8 (analytic Gaussian)")
+    f"Minimization' (JMLR), Alg. 1 / Cor. 8 (argmin sensitivity zeta/mu); {ANALYTIC_GAUSSIAN}")
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,7 @@ class OutputPlan:
     sigma: float | None
     gamma_scale: float | None
     bound: float
+    record: PrivacyRecord | None = None  # the Gaussian step's (None: the pure-DP gamma noise)
 
     def info(self) -> dict[str, Any]:
         return {"lipschitz_zeta": self.zeta, "argmin_sensitivity": self.sensitivity,
@@ -75,18 +75,18 @@ def plan_output_perturbation(model: RowModel, budget: Any, W: float, *,
             "or box constraint on w.")
     zeta = L * R
     D = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta / model.mu
-    sigma = gamma_scale = None
-    if isinstance(budget, ZCDP):
-        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=D, method="zcdp")
-    elif getattr(budget, "delta", 0.0) > 0:
-        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=D)
+    sigma = gamma_scale = record = None
+    if isinstance(budget, ZCDP) or getattr(budget, "delta", 0.0) > 0:
+        sigma, record = gaussian_noise(budget, sensitivity=D, ledger="gdp",
+                                       mechanism="output_perturbation",
+                                       reference=OUTPUT_REFERENCE)
     else:
         gamma_scale = D / budget.epsilon
     bnorm = (sigma * math.sqrt(float(stats.chi2.isf(beta, d))) if sigma is not None
              else float(stats.gamma.isf(beta, d, scale=gamma_scale)))
     lip = n * zeta + regulariser_lipschitz(model, W) if math.isfinite(W) else math.inf
     bound = lip * bnorm if math.isfinite(lip) else math.inf
-    return OutputPlan(zeta, D, sigma, gamma_scale, bound)
+    return OutputPlan(zeta, D, sigma, gamma_scale, bound, record)
 
 
 def output_perturbation(model: RowModel, plan: OutputPlan, budget: Any, X: np.ndarray,
@@ -98,9 +98,7 @@ def output_perturbation(model: RowModel, plan: OutputPlan, budget: Any, X: np.nd
     d = model.dim
     if plan.sigma is not None:
         noisy = exact + gen.normal(0.0, plan.sigma, size=d)
-        delta = None if isinstance(budget, ZCDP) else budget.delta
-        record = gdp_record(sigma=plan.sigma, sensitivity=plan.sensitivity, delta=delta,
-                            mechanism="output_perturbation", reference=OUTPUT_REFERENCE)
+        record = plan.record
     else:
         direction = gen.standard_normal(d)
         direction /= np.linalg.norm(direction)

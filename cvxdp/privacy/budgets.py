@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-def _check_finite(name: str, value: float) -> float:
+def check_finite(name: str, value: float) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -49,15 +49,15 @@ def _check_finite(name: str, value: float) -> float:
     return v
 
 
-def _check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    e = _check_finite(name, epsilon)
+def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
+    e = check_finite(name, epsilon)
     if e <= 0:
         raise BudgetError(f"{name} must be > 0 (finite), got {epsilon!r}.")
     return e
 
 
-def _check_delta(delta: float, name: str = "delta") -> float:
-    d = _check_finite(name, delta)
+def check_delta(delta: float, name: str = "delta") -> float:
+    d = check_finite(name, delta)
     # delta = 1 is the vacuous guarantee every mechanism has: a composition whose float
     # samplers' delta is vacuous reports it rather than claiming less
     if not 0 <= d <= 1:
@@ -65,8 +65,8 @@ def _check_delta(delta: float, name: str = "delta") -> float:
     return d
 
 
-def _check_rho(rho: float) -> float:
-    r = _check_finite("rho", rho)
+def check_rho(rho: float) -> float:
+    r = check_finite("rho", rho)
     if r <= 0:
         raise BudgetError(f"rho must be > 0 (finite), got {rho!r}.")
     return r
@@ -96,7 +96,7 @@ class PureDP:
     __call__ = _deprecated_call
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
 
     def to_zcdp(self) -> ZCDP:
         """``ZCDP(epsilon**2 / 2)`` (Bun & Steinke 2016, Prop. 1.4)."""
@@ -125,8 +125,8 @@ class ApproxDP:
     __call__ = _deprecated_call
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", _check_epsilon(self.epsilon))
-        object.__setattr__(self, "delta", _check_delta(self.delta))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
 
     def to_zcdp(self) -> ZCDP:
         """Only pure DP (``delta == 0``) converts to zCDP; refuse otherwise."""
@@ -153,7 +153,7 @@ class ZCDP:
     __call__ = _deprecated_call
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "rho", _check_rho(self.rho))
+        object.__setattr__(self, "rho", check_rho(self.rho))
 
     def to_zcdp(self) -> ZCDP:
         return self
@@ -166,7 +166,7 @@ class ZCDP:
         delta : float
             ``0 < delta < 1``.
         """
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         if delta == 0:
             raise BudgetError("delta must be > 0 to convert zCDP to (epsilon, delta)-DP.")
         return ApproxDP(zcdp_to_epsilon(self.rho, delta), delta)
@@ -191,8 +191,8 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
     C. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy",
     NeurIPS 2020, Corollary 13.  M. Bun, T. Steinke, TCC 2016, Prop. 1.3.
     """
-    rho = _check_rho(rho)
-    delta = _check_delta(delta)
+    rho = check_rho(rho)
+    delta = check_delta(delta)
     if delta == 0:
         return math.inf
     L = math.log(1.0 / delta)
@@ -211,8 +211,8 @@ def zcdp_to_epsilon(rho: float, delta: float) -> float:
 
 def zcdp_to_delta(rho: float, epsilon: float) -> float:
     """Smallest delta such that rho-zCDP implies (epsilon, delta)-DP (CKS 2020, Cor. 13)."""
-    rho = _check_rho(rho)
-    eps = _check_finite("epsilon", epsilon)
+    rho = check_rho(rho)
+    eps = check_finite("epsilon", epsilon)
 
     def log_delta(u: float) -> float:
         a = 1.0 + math.exp(u)
@@ -233,8 +233,8 @@ def zcdp_from_approx(epsilon: float, delta: float) -> float:
     This is how a user's (epsilon, delta) budget is turned into a zCDP budget for algorithms
     whose analysis is in zCDP (e.g. the minimum-enclosing-ball paper).
     """
-    epsilon = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
     if delta == 0:
         raise BudgetError("delta must be > 0 to express an (epsilon, delta) budget as zCDP.")
     # zcdp_to_epsilon is increasing in rho; the textbook bound gives a bracket.
@@ -264,6 +264,6 @@ def resolve_budget(
         )
     if delta is None or delta == 0:
         if delta is not None:
-            _check_delta(delta)
+            check_delta(delta)
         return PureDP(epsilon)
     return ApproxDP(epsilon, delta)

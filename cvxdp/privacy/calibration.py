@@ -25,10 +25,10 @@ from scipy import optimize, special
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import (
-    _check_delta,
-    _check_epsilon,
-    _check_finite,
-    _check_rho,
+    check_delta,
+    check_epsilon,
+    check_finite,
+    check_rho,
     zcdp_from_approx,
 )
 
@@ -59,8 +59,8 @@ def cached_calibration(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def _check_sensitivity(sensitivity: float) -> float:
-    s = _check_finite("sensitivity", sensitivity)
+def check_sensitivity(sensitivity: float) -> float:
+    s = check_finite("sensitivity", sensitivity)
     if s <= 0:
         raise BudgetError(f"sensitivity must be > 0 (finite), got {sensitivity!r}.")
     return s
@@ -83,13 +83,13 @@ def gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float = 1.0) ->
     B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical
     Calibration and Optimal Denoising", ICML 2018, Theorem 8.
     """
-    sigma = _check_finite("sigma", sigma)
+    sigma = check_finite("sigma", sigma)
     if sigma <= 0:
         raise BudgetError(f"sigma must be > 0, got {sigma!r}.")
-    eps = _check_finite("epsilon", epsilon)
+    eps = check_finite("epsilon", epsilon)
     if eps < 0:
         raise BudgetError(f"epsilon must be >= 0, got {epsilon!r}.")
-    mu = _check_sensitivity(sensitivity) / sigma  # Gaussian DP parameter
+    mu = check_sensitivity(sensitivity) / sigma  # Gaussian DP parameter
     a = mu / 2.0 - eps / mu
     b = -mu / 2.0 - eps / mu
     # delta = Phi(a) - e^eps Phi(b); the second term in log space to avoid overflow.
@@ -103,7 +103,7 @@ def gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float = 1.0) ->
 
 def gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest epsilon such that the Gaussian mechanism is (epsilon, delta)-DP (exact)."""
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     if delta == 0:
         return math.inf
     if gaussian_delta(sigma=sigma, epsilon=0.0, sensitivity=sensitivity) <= delta:
@@ -120,8 +120,8 @@ def gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float = 1.0) ->
 
 def classical_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """``sqrt(2 ln(1.25/delta)) D / epsilon`` (Dwork & Roth 2014, Thm A.1); needs epsilon < 1."""
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
     if delta == 0:
         raise BudgetError("the Gaussian mechanism needs delta > 0.")
     if eps >= 1:
@@ -129,7 +129,7 @@ def classical_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -
             f"the classical Gaussian calibration is only valid for epsilon < 1 (got {eps}); "
             "use method='analytic', which is exact for every epsilon."
         )
-    return math.sqrt(2 * math.log(1.25 / delta)) * _check_sensitivity(sensitivity) / eps
+    return math.sqrt(2 * math.log(1.25 / delta)) * check_sensitivity(sensitivity) / eps
 
 
 @cached_calibration
@@ -170,7 +170,7 @@ def calibrate_gaussian(
     Balle & Wang, ICML 2018, Thm 8 and Alg. 1 (analytic); Dwork & Roth 2014, Thm A.1 (classical);
     Bun & Steinke, TCC 2016, Prop. 1.6 (zCDP).
     """
-    D = _check_sensitivity(sensitivity)
+    D = check_sensitivity(sensitivity)
     if method == "zcdp":
         if rho is None:
             if epsilon is None or delta is None:
@@ -178,13 +178,13 @@ def calibrate_gaussian(
             rho = zcdp_from_approx(epsilon, delta)
         elif epsilon is not None or delta is not None:
             raise BudgetError("give rho= or epsilon=/delta=, not both.")
-        return D / math.sqrt(2 * _check_rho(rho))
+        return D / math.sqrt(2 * check_rho(rho))
     if rho is not None:
         raise BudgetError(f"rho= is only used by method='zcdp' (got method={method!r}).")
     if epsilon is None or delta is None:
         raise BudgetError("calibrate_gaussian needs epsilon= and delta= (delta > 0).")
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
     if delta == 0:
         raise BudgetError("the Gaussian mechanism needs delta > 0 (it is not pure DP).")
     if method == "classical":

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import LAPLACE_MECHANISM, ZCDP_GAUSSIAN
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, PureDP
@@ -30,8 +31,8 @@ __all__ = ["clip_to_box", "clip_rows_l2", "count_share", "noisy_count", "COUNT_S
 #: default share of a solve's budget spent on the opt-in noisy count (``count_clipped=True``)
 COUNT_SHARE = 0.1
 
-NOISY_COUNT_REFERENCE = ("Dwork, McSherry, Nissim & Smith 2006 (Laplace, eps-DP); Bun & Steinke "
-                         "2016, Prop 1.6 (Gaussian, rho-zCDP); a count has sensitivity 1")
+NOISY_COUNT_REFERENCE = (f"{LAPLACE_MECHANISM} (eps-DP); {ZCDP_GAUSSIAN} (rho-zCDP); a count "
+                         "has sensitivity 1")
 
 
 def clip_to_box(points: Any, lo: Any, hi: Any) -> tuple[np.ndarray, int]:

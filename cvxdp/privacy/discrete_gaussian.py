@@ -36,10 +36,10 @@ from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import (
     ZCDP,
     ApproxDP,
-    _check_delta,
-    _check_epsilon,
-    _check_finite,
-    _check_rho,
+    check_delta,
+    check_epsilon,
+    check_finite,
+    check_rho,
     zcdp_from_approx,
     zcdp_to_epsilon,
 )
@@ -243,11 +243,11 @@ def discrete_gaussian_record(*, sigma2: Fraction | float, sensitivity: float,
     z = ZCDP(_rho_of(s2, d_g))
     budget: ZCDP | ApproxDP = z
     if delta is not None:
-        delta = _check_delta(delta)
+        delta = check_delta(delta)
         if delta == 0:
             raise BudgetError("the discrete Gaussian mechanism needs delta > 0 (or rho=).")
         exact = zcdp_to_epsilon(z.rho, delta)
-        if epsilon is not None and exact > _check_epsilon(epsilon):
+        if epsilon is not None and exact > check_epsilon(epsilon):
             raise BudgetError(f"sigma2={float(s2):.6g} gives epsilon={exact:.6g} > claimed "
                               f"{epsilon:.6g} at delta={delta:.3g}.")
         budget = ApproxDP(exact if epsilon is None else epsilon, delta)
@@ -305,25 +305,25 @@ def discrete_gaussian_mechanism(
     x = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(x)):
         raise ValueError("value contains NaN or inf; the Gaussian mechanism needs finite data.")
-    D = _check_finite("sensitivity", sensitivity)
+    D = check_finite("sensitivity", sensitivity)
     if D <= 0:
         raise BudgetError(f"sensitivity must be > 0 (finite), got {sensitivity!r}.")
     size = max(int(x.size), 1)
     g = default_granularity(sensitivity=D, size=size) if granularity is None else \
-        _check_finite("granularity", granularity)
+        check_finite("granularity", granularity)
     if g <= 0:
         raise BudgetError(f"granularity must be > 0, got {granularity!r}.")
     d_g = grid_sensitivity(sensitivity=D, granularity=g, size=size)
     if rho is not None:
         if epsilon is not None or delta is not None:
             raise BudgetError("give either epsilon= and delta= or rho=, not both.")
-        s2 = _sigma2_for(_check_rho(rho), d_g)
+        s2 = _sigma2_for(check_rho(rho), d_g)
         record = discrete_gaussian_record(sigma2=s2, sensitivity=D, granularity=g, size=size)
     else:
         if epsilon is None or delta is None:
             raise BudgetError("the discrete Gaussian mechanism needs epsilon= and delta= "
                               "(delta > 0), or rho=.")
-        eps, dlt = _check_epsilon(epsilon), _check_delta(delta)
+        eps, dlt = check_epsilon(epsilon), check_delta(delta)
         if dlt == 0:
             raise BudgetError("the discrete Gaussian mechanism needs delta > 0 (or rho=).")
         target = zcdp_from_approx(eps, dlt)

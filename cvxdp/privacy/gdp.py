@@ -7,7 +7,7 @@ mu = sqrt(sum_k t_k^2) (Dong, Roth & Su 2022, Cor. 3.3).  mu-GDP is equivalent t
 
     delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu),
 
-the same curve as one Gaussian step with t = mu (paper 003, Lemma 2 / NDIS with equal
+the same curve as one Gaussian step with t = mu (Lu et al. 2024, Lemma 2 / NDIS with equal
 covariances).  This is tighter than composing in zCDP (rho = sum t_k^2 / 2) and converting: at
 T = 100 steps, (epsilon, delta) = (1, 1e-5), sensitivity 1, the GDP route needs sigma = 37.31, zCDP
 with the Canonne-Kamath-Steinke conversion 40.45 (digest 003 §6.2).
@@ -26,11 +26,12 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
+from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN, NDIS, cite
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyRecord, compose
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, _check_delta, _check_epsilon, _check_finite
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, check_delta, check_epsilon, check_finite
 from cvxdp.privacy.calibration import cached_calibration
-from cvxdp.privacy.gdp_curve import _check_mu, gdp_delta, gdp_epsilon
+from cvxdp.privacy.gdp_curve import check_mu, gdp_delta, gdp_epsilon
 from cvxdp.privacy.ndis import gaussian_loss_delta
 
 __all__ = [
@@ -46,16 +47,14 @@ __all__ = [
     "GDP_REFERENCE",
 ]
 
-GDP_REFERENCE = (
-    "Dong, Roth & Su 2022 (Gaussian DP), Thm 2.7 and Cor. 3.3; 003_b19553264cbba37e.txt Lemma 2"
-)
+GDP_REFERENCE = f"{GDP_GAUSSIAN}; {GDP_COMPOSITION}; {cite(NDIS, 'Lemma 2')}"
 
 
 @cached_calibration
 def gdp_mu(*, epsilon: float, delta: float) -> float:
     """Largest mu such that mu-GDP implies (epsilon, delta)-DP (exact, rounded down)."""
-    eps = _check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    eps = check_epsilon(epsilon)
+    delta = check_delta(delta)
     if delta == 0:
         raise BudgetError("mu-GDP with mu > 0 is never (epsilon, 0)-DP; give delta > 0.")
     f = lambda lm: math.log(max(gaussian_loss_delta(math.exp(lm), eps), 1e-320)) - math.log(delta)  # noqa: E731
@@ -72,7 +71,7 @@ def gdp_mu(*, epsilon: float, delta: float) -> float:
 
 def compose_gdp(mus: Iterable[float]) -> float:
     """mu of the (adaptive) composition of mu_k-GDP steps: ``sqrt(sum mu_k^2)`` (Cor. 3.3)."""
-    arr = np.asarray([_check_mu(m) for m in mus], dtype=float)
+    arr = np.asarray([check_mu(m) for m in mus], dtype=float)
     return float(np.sqrt(np.sum(arr**2)))
 
 
@@ -84,11 +83,11 @@ def gdp_sigma(*, epsilon: float, delta: float, steps: int = 1, sensitivity: floa
 
     References
     ----------
-    Dong, Roth & Su 2022, Cor. 3.3; digest of ``003_b19553264cbba37e.txt`` §6.2.
+    Dong, Roth & Su 2022, Cor. 3.3; Lu, Magdon-Ismail, Wei & Zikas (2024), digest §6.2.
     """
     if int(steps) != steps or steps < 1:
         raise BudgetError(f"steps must be an integer >= 1, got {steps!r}.")
-    D = _check_finite("sensitivity", sensitivity)
+    D = check_finite("sensitivity", sensitivity)
     if D <= 0:
         raise BudgetError(f"sensitivity must be > 0, got {sensitivity!r}.")
     return D * math.sqrt(int(steps)) / gdp_mu(epsilon=epsilon, delta=delta)
@@ -108,8 +107,8 @@ def gdp_record(*, sigma: float, sensitivity: float, delta: float | None = None,
     ----------
     Dong, Roth & Su 2022, Thm 2.7; Bun & Steinke 2016, Prop. 1.6.
     """
-    sigma = _check_finite("sigma", sigma)
-    D = _check_finite("sensitivity", sensitivity)
+    sigma = check_finite("sigma", sigma)
+    D = check_finite("sensitivity", sensitivity)
     if sigma <= 0 or D <= 0:
         raise BudgetError(f"sigma and sensitivity must be > 0, got {sigma!r}, {sensitivity!r}.")
     mu = D / sigma
@@ -143,7 +142,7 @@ def compose_gdp_records(records: Iterable[PrivacyRecord], *, delta: float) -> Ap
     ApproxDP
     """
     recs = list(records)
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     if not recs:
         raise BudgetError("nothing to compose: no privacy records.")
     if delta == 0:
@@ -172,7 +171,7 @@ def mahalanobis_sensitivity(shift: Any, cov: Any) -> float:
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1 with Sigma1 = Sigma2 (digest §0, §6.1).
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 with Sigma1 = Sigma2 (digest §0, §6.1).
     """
     c = np.atleast_2d(np.asarray(cov, dtype=float))
     v = np.atleast_2d(np.asarray(shift, dtype=float))
@@ -199,7 +198,7 @@ def calibrate_mahalanobis(*, epsilon: float, delta: float, shift: Any, cov: Any,
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
+    Lu et al. (2024), Theorem 1, Lemma 2, Prop. 6; Dong, Roth & Su 2022, Cor. 3.3.
     """
     t = mahalanobis_sensitivity(shift, cov)
     if t == 0:

@@ -5,7 +5,7 @@ mu-GDP is equivalent to the family of (epsilon, delta(epsilon))-DP guarantees
 
     delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)
 
-(Dong, Roth & Su 2022, Cor. 2.13; ``003_b19553264cbba37e.txt``, Lemma 2).
+(Dong, Roth & Su 2022, Cor. 2.13; Lu, Magdon-Ismail, Wei & Zikas (2024), Lemma 2).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import math
 from typing import Any
 
 from cvxdp.errors import BudgetError
-from cvxdp.privacy.budgets import _check_delta, _check_finite
-from cvxdp.privacy.ndis import _epsilon_for, gaussian_loss_delta
+from cvxdp.privacy.budgets import check_delta, check_finite
+from cvxdp.privacy.ndis import epsilon_for, gaussian_loss_delta
 
 __all__ = ["gdp_delta", "gdp_epsilon"]
 
 
-def _check_mu(mu: Any) -> float:
-    m = _check_finite("mu", mu)
+def check_mu(mu: Any) -> float:
+    m = check_finite("mu", mu)
     if m < 0:
         raise BudgetError(f"mu must be >= 0, got {mu!r}.")
     return m
@@ -32,20 +32,20 @@ def gdp_delta(*, mu: float, epsilon: float) -> float:
 
     References
     ----------
-    Dong, Roth & Su 2022, Cor. 2.13; ``003_b19553264cbba37e.txt``, Lemma 2.
+    Dong, Roth & Su 2022, Cor. 2.13; Lu, Magdon-Ismail, Wei & Zikas (2024), Lemma 2.
     """
-    eps = _check_finite("epsilon", epsilon)
+    eps = check_finite("epsilon", epsilon)
     if eps < 0:
         raise BudgetError(f"epsilon must be >= 0, got {epsilon!r}.")
-    return gaussian_loss_delta(_check_mu(mu), eps)
+    return gaussian_loss_delta(check_mu(mu), eps)
 
 
 def gdp_epsilon(*, mu: float, delta: float) -> float:
     """Smallest epsilon with ``gdp_delta(mu, epsilon) <= delta`` (inf for delta = 0, mu > 0)."""
-    m = _check_mu(mu)
-    delta = _check_delta(delta)
+    m = check_mu(mu)
+    delta = check_delta(delta)
     if m == 0:
         return 0.0
     if delta == 0:
         return math.inf
-    return _epsilon_for(lambda e: gaussian_loss_delta(m, e), delta)
+    return epsilon_for(lambda e: gaussian_loss_delta(m, e), delta)

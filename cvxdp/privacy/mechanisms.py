@@ -31,14 +31,17 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from cvxdp.citations import GAUSSIAN_MECHANISM
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, _check_epsilon, _check_finite
-from cvxdp.privacy.calibration import _check_sensitivity, calibrate_gaussian, gaussian_epsilon
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, check_epsilon, check_finite
+from cvxdp.privacy.calibration import calibrate_gaussian, check_sensitivity, gaussian_epsilon
 from cvxdp.privacy.discrete_gaussian import discrete_gaussian_mechanism
+from cvxdp.privacy.gdp import gdp_record
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
+    "gaussian_noise",
     "gaussian_record",
     "gaussian_mechanism",
     "exponential_record",
@@ -48,7 +51,7 @@ __all__ = [
     "sampler_float_limits",
 ]
 
-GAUSSIAN_REFERENCE = "Balle & Wang 2018, Thm 8 (analytic Gaussian); Bun & Steinke 2016, Prop 1.6"
+GAUSSIAN_REFERENCE = GAUSSIAN_MECHANISM
 EXPONENTIAL_REFERENCE = (
     "McSherry & Talwar 2007 (eps-DP); Cesar & Rogers 2021, Lemma 3.2 (bounded range: eps^2/8-zCDP)"
 )
@@ -71,10 +74,10 @@ def gaussian_record(
     budget is ``ApproxDP(epsilon, delta)`` when ``delta`` is given (epsilon computed exactly by the
     analytic Gaussian if omitted, and checked if given), else the zCDP bound.
     """
-    sigma = _check_finite("sigma", sigma)
+    sigma = check_finite("sigma", sigma)
     if sigma <= 0:
         raise BudgetError(f"sigma must be > 0, got {sigma!r}.")
-    D = _check_sensitivity(sensitivity)
+    D = check_sensitivity(sensitivity)
     z = ZCDP(D**2 / (2 * sigma**2))
     if delta is None:
         budget: PureDP | ApproxDP | ZCDP = z
@@ -91,6 +94,86 @@ def gaussian_record(
     return PrivacyRecord(mechanism, budget, reference, zcdp=z, count=count,
                          params={"sigma": sigma, "sensitivity": D, "gdp_mu": D / sigma,
                                  **params})
+
+
+#: What :func:`gaussian_noise` says when the budget has no Gaussian calibration.
+GAUSSIAN_NEEDS_DELTA = ("the Gaussian mechanism needs delta > 0 (or rho=); pass epsilon= and "
+                        "delta=.")
+
+
+def gaussian_noise(
+    budget: Any,
+    *,
+    sensitivity: float,
+    mechanism: str = "gaussian",
+    reference: str = GAUSSIAN_REFERENCE,
+    ledger: str = "epsilon",
+    refusal: str = GAUSSIAN_NEEDS_DELTA,
+    method: str = "analytic",
+    **params: Any,
+) -> tuple[float, PrivacyRecord]:
+    """Gaussian noise for ``budget`` and its privacy record: the one calibration every solver uses.
+
+    ``sigma = D / sqrt(2 rho)`` for a :class:`ZCDP` budget (Bun & Steinke 2016, Prop. 1.6);
+    for ``ApproxDP(epsilon, delta)`` with ``delta > 0`` the exact analytic-Gaussian sigma
+    (Balle & Wang 2018, Thm 8).  Like an OpenDP measurement, the noise and its privacy map are
+    defined once: the record states the guarantee of exactly this sigma.
+
+    Parameters
+    ----------
+    budget : ZCDP or ApproxDP
+        The step's budget.  Pure DP (or ``delta = 0``) has no Gaussian calibration.
+    sensitivity : float
+        l2 sensitivity D > 0 of the released value.
+    mechanism, reference : str
+        The record's name and citation.
+    ledger : {"epsilon", "gdp"}
+        How an (epsilon, delta) record states its budget: ``"epsilon"``
+        (:func:`gaussian_record`) keeps the budget's epsilon (checked against sigma);
+        ``"gdp"`` (:func:`cvxdp.privacy.gdp.gdp_record`) states the exact epsilon of the
+        ``D / sigma``-GDP step at delta, for ledgers composed in Gaussian DP.  zCDP budgets give
+        the zCDP record either way.
+    refusal : str
+        The :class:`~cvxdp.BudgetError` message for a budget without a Gaussian calibration
+        (the caller names its own way out).
+    method : {"analytic", "classical"}
+        Calibration for an (epsilon, delta) budget: exact (default) or the classical
+        ``sqrt(2 ln(1.25/delta)) D / epsilon`` (epsilon < 1 only; Dwork & Roth 2014, Thm A.1).
+    **params
+        Extra record parameters.
+
+    Returns
+    -------
+    sigma : float
+    record : PrivacyRecord
+
+    Raises
+    ------
+    BudgetError
+        Pure-DP budget, or ``delta = 0``.
+
+    References
+    ----------
+    Balle & Wang 2018, Thm 8; Bun & Steinke 2016, Prop. 1.6; Dong, Roth & Su 2022, Thm 2.7.
+    """
+    if ledger not in ("epsilon", "gdp"):
+        raise ValueError(f"ledger must be 'epsilon' or 'gdp', got {ledger!r}.")
+    if isinstance(budget, ZCDP):
+        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=sensitivity, method="zcdp")
+        if ledger == "gdp":
+            return sigma, gdp_record(sigma=sigma, sensitivity=sensitivity, mechanism=mechanism,
+                                     reference=reference, **params)
+        return sigma, gaussian_record(sigma=sigma, sensitivity=sensitivity, mechanism=mechanism,
+                                      reference=reference, **params)
+    if not isinstance(budget, ApproxDP) or budget.delta <= 0:
+        raise BudgetError(refusal)
+    eps, delta = budget.epsilon, budget.delta
+    sigma = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=sensitivity, method=method)
+    if ledger == "gdp":
+        return sigma, gdp_record(sigma=sigma, sensitivity=sensitivity, delta=delta,
+                                 mechanism=mechanism, reference=reference, **params)
+    return sigma, gaussian_record(sigma=sigma, sensitivity=sensitivity, epsilon=eps, delta=delta,
+                                  mechanism=mechanism, reference=reference, **params)
 
 
 def gaussian_mechanism(
@@ -155,12 +238,13 @@ def gaussian_mechanism(
     if not np.all(np.isfinite(x)):
         raise ValueError("value contains NaN or inf; the Gaussian mechanism needs finite data.")
     if rho is not None:
-        sigma = calibrate_gaussian(rho=rho, sensitivity=sensitivity, method="zcdp")
-        record = gaussian_record(sigma=sigma, sensitivity=sensitivity)
+        if epsilon is not None or delta is not None:
+            raise BudgetError("give rho= or epsilon=/delta=, not both.")
+        sigma, record = gaussian_noise(ZCDP(rho), sensitivity=sensitivity)
     else:
-        sigma = calibrate_gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
-        record = gaussian_record(sigma=sigma, sensitivity=sensitivity, epsilon=epsilon,
-                                 delta=delta)
+        if epsilon is None or delta is None:
+            raise BudgetError("gaussian_mechanism needs epsilon= and delta= (delta > 0), or rho=.")
+        sigma, record = gaussian_noise(ApproxDP(epsilon, delta), sensitivity=sensitivity)
     if accountant is not None:
         accountant.spend(record)
     gen = as_generator(rng)
@@ -170,7 +254,7 @@ def gaussian_mechanism(
 def exponential_record(*, epsilon: float, count: int = 1, **params: Any) -> PrivacyRecord:
     """Record of the exponential mechanism with parameter epsilon: epsilon-DP and
     epsilon^2/8-zCDP (bounded-range property, Cesar & Rogers 2021)."""
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     return PrivacyRecord("exponential", PureDP(eps), EXPONENTIAL_REFERENCE,
                          zcdp=ZCDP(eps**2 / 8), count=count, params=params)
 
@@ -208,7 +292,7 @@ def exponential_mechanism(
 
     References
     ----------
-    McSherry & Talwar, FOCS 2007; paper 002 (002_26bee910280b74ae.txt) Def 3.11 / Lemma 3.12;
+    McSherry & Talwar, FOCS 2007; Song, Xue & Zhang (2025) Def 3.11 / Lemma 3.12;
     Cesar & Rogers 2021 for the zCDP bound.
     """
     s = np.asarray(scores, dtype=float).ravel()
@@ -216,7 +300,7 @@ def exponential_mechanism(
         raise ValueError("exponential_mechanism needs at least one candidate.")
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or inf.")
-    D = _check_sensitivity(sensitivity)
+    D = check_sensitivity(sensitivity)
     record = exponential_record(epsilon=epsilon, sensitivity=D, candidates=int(s.size),
                                 float_delta=exponential_float_delta(candidates=int(s.size),
                                                                     epsilon=epsilon))
@@ -237,7 +321,7 @@ def gumbel_argmax(logits: np.ndarray, rng: np.random.Generator) -> int:
 def exponential_probabilities(scores: Any, *, epsilon: float, sensitivity: float) -> np.ndarray:
     """The exact selection probabilities of :func:`exponential_mechanism` (for tests/audits)."""
     s = np.asarray(scores, dtype=float).ravel()
-    logits = (_check_epsilon(epsilon) / (2.0 * _check_sensitivity(sensitivity))) * s
+    logits = (check_epsilon(epsilon) / (2.0 * check_sensitivity(sensitivity))) * s
     logits -= logits.max()
     p = np.exp(logits)
     return p / p.sum()
@@ -288,7 +372,7 @@ def exponential_float_delta(*, candidates: int, epsilon: float) -> float:
     (1 + e^eps) eta``; ``eta = candidates * gumbel_tv_per_candidate``
     (:func:`sampler_float_limits`).
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     eta = int(candidates) * _gumbel_tv_per_candidate()
     if eps + math.log(eta) >= 0.0:  # (1 + e^eps) eta >= 1: vacuous (and e^eps may overflow)
         return 1.0

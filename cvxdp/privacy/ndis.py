@@ -4,7 +4,7 @@ For N1 = N(mu1, Sigma1) and N2 = N(mu2, Sigma2) the tight hockey-stick divergenc
 
     delta_{N1,N2}(eps) = sup_S P[N1 in S] - e^eps P[N2 in S] = E_{N1}[(1 - e^{eps - L})_+],
 
-with L = ln(p1/p2) the privacy loss (paper 003, Thm 1).  After whitening by a factor of Sigma1
+with L = ln(p1/p2) the privacy loss (Lu et al. 2024, Thm 1).  After whitening by a factor of Sigma1
 and rotating, L under N1 is the quadratic form
 
     L(w) = sum_i h_i w_i^2 + g_i w_i + k,   w ~ N(0, I),   h_i = (kappa_i - 1)/2,
@@ -48,8 +48,9 @@ from typing import Any
 import numpy as np
 from scipy import integrate, optimize, special
 
+from cvxdp.citations import NDIS
 from cvxdp.errors import BudgetError, PrivacySpecError
-from cvxdp.privacy.budgets import _check_delta, _check_finite
+from cvxdp.privacy.budgets import check_delta, check_finite
 from cvxdp.privacy.rng import as_generator
 
 __all__ = [
@@ -61,7 +62,7 @@ __all__ = [
     "gaussian_loss_delta",
 ]
 
-PAPER = "003_b19553264cbba37e.txt"
+PAPER = NDIS
 _H_TOL = 1e-12  # |h_i| below this: ratio set to 1, its TV cost added (PrivacyLoss.tv_slack)
 _RANK_RTOL = 64 * np.finfo(float).eps  # times the dimension: rounding level of a unit-scale eigh
 
@@ -182,7 +183,7 @@ def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1 and its proof (App. B.1); the support rule for
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 and its proof (App. B.1); the support rule for
     singular covariances is ours (digest §2).
     """
     m1, c1 = _check_normal(mean1, cov1, "1")
@@ -331,7 +332,7 @@ def _delta_of_loss(loss: PrivacyLoss, epsilon: float, method: str = "auto") -> f
 
 
 def _check_eps(epsilon: Any) -> float:
-    eps = _check_finite("epsilon", epsilon)
+    eps = check_finite("epsilon", epsilon)
     if eps < 0:
         raise BudgetError(f"epsilon must be >= 0, got {epsilon!r}.")
     return eps
@@ -361,7 +362,7 @@ def ndis_delta(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1 (NDIS), Prop. 16 (chi-square reduction), Lemma 2
+    Lu et al. (2024), Theorem 1 (NDIS), Prop. 16 (chi-square reduction), Lemma 2
     (equal covariances).  The single Fourier integral at the saddle point is ours.
     """
     if method not in ("auto", "contour"):
@@ -375,7 +376,7 @@ def ndis_delta(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
     return out
 
 
-def _epsilon_for(delta_of: Any, delta: float) -> float:
+def epsilon_for(delta_of: Any, delta: float) -> float:
     if delta_of(0.0) <= delta:
         return 0.0
     hi = 1.0
@@ -401,16 +402,16 @@ def ndis_epsilon(*, delta: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Theorem 1, Def. 1.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1, Def. 1.
     """
-    delta = _check_delta(delta)
+    delta = check_delta(delta)
     fwd = privacy_loss(mean1=mean1, cov1=cov1, mean2=mean2, cov2=cov2)
     losses = [fwd]
     if symmetric:
         losses.append(privacy_loss(mean1=mean2, cov1=cov2, mean2=mean1, cov2=cov1))
     if any(lo.support_differs for lo in losses):
         return math.inf
-    return _epsilon_for(lambda e: max(_delta_of_loss(lo, e) for lo in losses), delta)
+    return epsilon_for(lambda e: max(_delta_of_loss(lo, e) for lo in losses), delta)
 
 
 def ndis_delta_montecarlo(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
@@ -426,7 +427,7 @@ def ndis_delta_montecarlo(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, 
 
     References
     ----------
-    ``003_b19553264cbba37e.txt``, Figure 2 and Corollary 1.
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 2 and Corollary 1.
     """
     eps = _check_eps(epsilon)
     loss = privacy_loss(mean1=mean1, cov1=cov1, mean2=mean2, cov2=cov2)

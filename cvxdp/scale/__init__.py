@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.errors import UnsupportedProblemError
+
 __all__ = ["is_dask", "as_row_blocks", "block_sum", "require_dask"]
 
 
@@ -30,7 +32,7 @@ def is_dask(x: Any) -> bool:
 def require_dask() -> Any:
     """``dask.array``, or an ImportError that says how to install it."""
     try:
-        import dask.array as da
+        import dask.array as da  # optional extra (cvxdp[dask])
     except ImportError as exc:  # pragma: no cover - a Dask array implies Dask is installed
         raise ImportError("Dask arrays need the optional extra: pip install 'cvxdp[dask]'"
                           ) from exc
@@ -43,8 +45,6 @@ def as_row_blocks(x: Any, ndim: int = 2) -> Any:
     Reads the shape only (public).  Unknown row counts (``nan`` chunks, e.g. after a filter) are
     refused: ``n`` is public in every mechanism here and must be known without reading the data.
     """
-    from cvxdp.errors import UnsupportedProblemError
-
     da = require_dask()
     if x.ndim != ndim:
         raise UnsupportedProblemError(f"expected a {ndim}-D Dask array, got shape {x.shape}.")

@@ -42,8 +42,12 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import linalg
 
+from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.estimation.masking import k_min, populous_release, populous_statistics
 from cvxdp.estimation.rows import cell_counts, clip_rows, clipped_sum, domain_rows
+from cvxdp.estimation.wrapper import EuclideanSpace, block_projector
 from cvxdp.scale import as_row_blocks, block_sum
 
 __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bounds",
@@ -54,8 +58,6 @@ __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bou
 
 def dask_samples(X: Any) -> Any:
     """``X`` as a float64 Dask array split by rows only (shape checks: public)."""
-    from cvxdp.errors import UnsupportedProblemError
-
     if X.ndim != 2 or X.shape[1] < 1:
         raise UnsupportedProblemError(f"X must be an (n, d) array of samples, got shape "
                                       f"{X.shape}.")
@@ -64,8 +66,6 @@ def dask_samples(X: Any) -> Any:
 
 def refuse_unbounded(robust: bool) -> Exception:
     """The typed error for the methods that are not chunk-wise (decided from arguments)."""
-    from cvxdp.errors import UnsupportedProblemError
-
     what = "robust=True (Algs 4-5)" if robust else "method='ashtiani-liaw' (Alg. 3)"
     return UnsupportedProblemError(
         f"{what} is not available on a Dask array: its non-private block estimators need "
@@ -74,8 +74,6 @@ def refuse_unbounded(robust: bool) -> Exception:
 
 
 def refuse_reference() -> Exception:
-    from cvxdp.errors import UnsupportedProblemError
-
     return UnsupportedProblemError(
         "reference=True needs the exact empirical estimates of X in memory; on a Dask array "
         "the private release runs without it (chunk-wise, nothing of the data is gathered).")
@@ -111,11 +109,6 @@ def clip_into_bounds(x: Any, b: Any) -> tuple[Any, int]:
 
 
 def _moment_block(block: np.ndarray, low: np.ndarray, t_clip: float) -> np.ndarray:
-    import math
-
-    from scipy import linalg
-
-
     w = linalg.solve_triangular(low, block.T, lower=True).T
     w = clip_rows(w, math.sqrt(t_clip))
     return (w.T @ w).ravel()
@@ -147,8 +140,9 @@ def dask_tiled_blocks(x: Any, counts: np.ndarray, seeds: np.ndarray, tile: int,
     module does not import that one); block b concatenates the tiles' pieces b.  The client
     holds the ``T x B`` counts and ``T`` seeds only; the blocks (all but the last column's
     unused rows) are persisted on the workers."""
+    # optional extra (cvxdp[dask]): this module is imported without it
     import dask
-    import dask.array as da
+    import dask.array as da  # optional extra (cvxdp[dask])
 
     x = x.rechunk({0: tile, 1: -1})
     d = int(x.shape[1])
@@ -162,7 +156,6 @@ def dask_tiled_blocks(x: Any, counts: np.ndarray, seeds: np.ndarray, tile: int,
 
 
 def _chunk_counts(block: np.ndarray, fn: Any, args: tuple, columns: bool) -> list:
-
     keys = fn(block, *args)
     if columns:
         return [cell_counts(keys[:, j]) for j in range(keys.shape[1])]
@@ -182,7 +175,7 @@ def _merge_counts(*parts: list) -> list:
 
 
 def _counts(x: Any, fn: Any, args: tuple, columns: bool) -> list:
-    import dask
+    import dask  # optional extra (cvxdp[dask])
 
     x = x.rechunk({1: -1})
     level = [dask.delayed(_chunk_counts)(b, fn, args, columns) for b in x.to_delayed().ravel()]
@@ -205,25 +198,18 @@ def dask_column_counts(z: Any, fn: Any, *args: Any) -> list:
 
 def dask_clipped_sum(y: Any, centre: np.ndarray, radius: float) -> np.ndarray:
     """:func:`cvxdp.estimation.rows.clipped_sum` of a Dask ``y`` (a d-vector reduce)."""
-
     y = y.rechunk({1: -1})
     return block_sum(clipped_sum, y, int(y.shape[1]), np.asarray(centre), float(radius))
 
 
 def _subspace_statistics(z: np.ndarray, k: int, tol: float) -> tuple:
-    from cvxdp.estimation.masking import _populous_statistics
-    from cvxdp.estimation.wrapper import EuclideanSpace, block_projector
-
     d = z.shape[1]
     items = np.stack([block_projector(b) for b in z[: k * d].reshape(k, d, d)])
-    return _populous_statistics(items, EuclideanSpace(r=tol))
+    return populous_statistics(items, EuclideanSpace(r=tol))
 
 
 def _point_statistics(items: np.ndarray, tol: float) -> tuple:
-    from cvxdp.estimation.masking import _populous_statistics
-    from cvxdp.estimation.wrapper import EuclideanSpace
-
-    return _populous_statistics(items, EuclideanSpace(r=tol))
+    return populous_statistics(items, EuclideanSpace(r=tol))
 
 
 def dask_subspace(z: Any, *, epsilon: float, delta: float, tol: float,
@@ -232,11 +218,7 @@ def dask_subspace(z: Any, *, epsilon: float, delta: float, tol: float,
     projectors and Alg. 1's ``(Q, mu)`` are computed in one task on a worker (``k d`` rows,
     independent of n); the release (:func:`cvxdp.estimation.masking.populous_release`) and
     the snap to a projector on the client."""
-    import dask
-
-    from cvxdp.errors import PrivacySpecError
-    from cvxdp.estimation.masking import k_min, populous_release
-    from cvxdp.estimation.wrapper import EuclideanSpace
+    import dask  # optional extra (cvxdp[dask])
 
     m, d = (int(v) for v in z.shape)
     k = k_min(epsilon / 2, delta / (4 * math.exp(epsilon / 2)))
@@ -256,10 +238,7 @@ def dask_populous_mean(items: Any, tol: float, *, epsilon: float, delta: float,
                        rng: np.random.Generator) -> Any:
     """``populous_mean(items, EuclideanSpace(r=tol))`` for the rows of a Dask ``items``: Alg. 1's
     statistics in one task on a worker (``k_min`` rows), the release on the client."""
-    import dask
-
-    from cvxdp.estimation.masking import populous_release
-    from cvxdp.estimation.wrapper import EuclideanSpace
+    import dask  # optional extra (cvxdp[dask])
 
     k, d = (int(v) for v in items.shape)
     stats = dask.delayed(_point_statistics)(items.rechunk({1: -1}), tol).compute()

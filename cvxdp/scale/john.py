@@ -33,7 +33,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import linalg
 
+from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import check_shape, chol, clip_into_domain, iterations_for
 from cvxdp.scale import as_row_blocks, block_sum, require_dask
 
@@ -96,8 +98,6 @@ def gram(A: Any, w: Any, ridge: float = 0.0) -> np.ndarray:
 
 
 def _lev_block(block: np.ndarray, L: np.ndarray) -> np.ndarray:
-    from scipy import linalg
-
     Y = linalg.solve_triangular(L, block.T, lower=True, check_finite=False)
     return np.einsum("ij,ij->j", Y, Y)
 
@@ -128,8 +128,6 @@ def _finite_block(block: np.ndarray) -> np.ndarray:
 def check_exact(A: Any) -> None:
     """:func:`cvxdp.geometry.john.exact.check_exact` on a Dask ``A`` (exact, NOT private methods):
     non-finite entries counted by a reduce; the rank from the reduced ``A'A`` (``d x d``)."""
-    from cvxdp.errors import UnsupportedProblemError
-
     if block_sum(_finite_block, A, 1)[0] > 0:
         raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")
     d = int(A.shape[1])

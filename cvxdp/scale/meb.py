@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.geometry.meb import meb_kernels as kernels
+from cvxdp.geometry.meb.box import clip_into_box
 from cvxdp.geometry.meb.goodcenter import GoodCenterResult, good_center_loop, ldp_good_center_loop
 from cvxdp.geometry.meb.meb_kernels import side_terms
 from cvxdp.scale import block_sum
@@ -44,7 +46,6 @@ def _prepare(block: np.ndarray, lo: np.ndarray, hi: np.ndarray, centre: np.ndarr
     instead of clip_into_box's five; the values are the same (clipping leaves it unchanged)."""
     if np.logical_and(block >= lo, block <= hi).all():
         return block - centre
-    from cvxdp.geometry.meb.box import clip_into_box
 
     p, _ = clip_into_box(block, lo, hi)
     p -= centre
@@ -80,16 +81,12 @@ def _apply_prepared(block, fn, lo, hi, centre, *args):
 
 
 def _clipped_block(block, lo, hi):
-    from cvxdp.geometry.meb.box import clip_into_box
-
     return np.array([clip_into_box(block, lo, hi)[1]], dtype=np.float64)
 
 
 # --- DP-MMEB: count and sum of the kept points outside B(theta, r) ------------------------------
 
 def _loops(backend: str):
-    from cvxdp.geometry.meb import meb_kernels as kernels
-
     return kernels._compiled() if backend == "numba" else kernels._NUMPY
 
 
@@ -109,8 +106,6 @@ class DaskOutsideIndex:
     so :func:`~cvxdp.geometry.meb.meb_private.dp_mmeb` accepts it unchanged."""
 
     def __init__(self, points: DaskPoints, theta0: np.ndarray, keep_radius: float) -> None:
-        from cvxdp.geometry.meb import meb_kernels as kernels
-
         self.points = points
         self.theta0 = np.asarray(theta0, dtype=float)
         self.keep_r2 = float(keep_radius) ** 2
@@ -174,7 +169,7 @@ def dask_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float, r_
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
+    Mahpud & Sheffet (2022), Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
     d = points.shape[1]
     history: list[tuple[np.ndarray, float]] = []   # the balls so far: each block recomputes
@@ -211,7 +206,7 @@ def dask_ldp_good_center(points: DaskPoints, *, center: np.ndarray, r_max: float
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
+    Mahpud & Sheffet (2022), Appendix A.1, Algorithm 7, Theorem A.4.
     """
     d = points.shape[1]
 

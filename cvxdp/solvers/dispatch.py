@@ -1,7 +1,7 @@
 """The entry point of the general cone-program path: picks the private solver of a model.
 
 :func:`solve_general` is what ``solve_private`` calls for an LP / SOCP / SDP model with a
-privacy spec (``cvxdp.api``).  ``mechanism="mwu"`` runs the noisy-oracle MWU of paper 002
+privacy spec (``cvxdp.api``).  ``mechanism="mwu"`` runs the noisy-oracle MWU of Song et al. (2025)
 (:func:`cvxdp.solvers.mwu.solve.solve_mwu`, which also hands ``ConstraintSetPrivacy`` to the
 covering path :mod:`cvxdp.solvers.covering`); ``"perturbation"`` and ``"auto"`` go to
 :func:`cvxdp.solvers.auto.solve_with_mechanism`, which runs the MWU itself when it is the
@@ -40,7 +40,7 @@ def solve_general(
     mechanism: str = "auto",
     **opts: Any,
 ) -> PrivateSolution:
-    """Solve a CVXPY LP/SOCP/SDP privately (paper 002, Sec 5.2 and App. C).
+    """Solve a CVXPY LP/SOCP/SDP privately (Song, Xue & Zhang 2025, Sec 5.2 and App. C).
 
     ``mechanism="auto"`` (the default) picks the MWU or perturbation from public quantities
     (:func:`cvxdp.solvers.auto.choose_mechanism`); ``"perturbation"`` goes to
@@ -100,7 +100,7 @@ def solve_general(
 
     References
     ----------
-    002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
+    Song, Xue & Zhang (2025): Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
     check_mechanism(mechanism)
     if mechanism != "mwu":  # input perturbation / the public choice between the two

@@ -64,8 +64,6 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
     UnsupportedProblemError
         If a direction is unbounded (the public part does not bound the variables).
     """
-    import cvxpy as cp
-
     n = A.shape[1]
     x = cp.Variable(n)
     d = cp.Parameter(n)
@@ -184,8 +182,6 @@ def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
     A second-order or PSD block is kept only when all its rows are kept (dropping constraints
     only enlarges the set, so bounds computed over it stay valid).
     """
-    import cvxpy as cp
-
     A = sp.csr_matrix(A)
     keep = np.ones(A.shape[0], dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
     cons: list[Any] = []
@@ -274,8 +270,6 @@ def _exact_solver(solver: Any) -> str | None:
 def _solve_accurately(prob: Any, solver: str | None = None) -> None:
     """``solver`` when given; else Clarabel (interior point, ~1e-8) when available, else CVXPY's
     default."""
-    import cvxpy as cp
-
     if solver is not None:
         prob.solve(solver=solver)
         return
@@ -300,8 +294,6 @@ def public_repair(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndar
     violation is at most ``tol``), ``||x_repaired - x||_2`` and the largest public violation
     of ``x``.
     """
-    import cvxpy as cp
-
     xv = cp.Variable(x.size)
     cons = canonical_constraints(xv, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
     if not cons:

@@ -45,27 +45,24 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.atoms.quad_form import QuadForm
 
-from cvxdp.errors import BudgetError
+from cvxdp.citations import GAUSSIAN_MECHANISM, POST_PROCESSING
 from cvxdp.privacy.accountant import PrivacyAccountant
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
-from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.privacy.budgets import Budget
+from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.status import status_of
 
 __all__ = ["quadform_parameters", "solve_quadform_perturbation", "QUADFORM_THEOREM"]
 
 QUADFORM_THEOREM = (
-    "input perturbation of quad_form matrices (Gaussian on the distinct entries: Balle & Wang "
-    "2018 Thm 8 / Bun & Steinke 2016 Prop 1.6) + exact solve of the model with the released "
-    "matrices (post-processing, Dwork & Roth 2014 Prop 2.1); "
-    "cvxdp/solvers/quadform_perturbation.py")
+    f"input perturbation of quad_form matrices (Gaussian on the distinct entries: "
+    f"{GAUSSIAN_MECHANISM}) + exact solve of the model with the released matrices "
+    f"({POST_PROCESSING})")
 
 
 def _walk(expr: Any, param_id: int, counts: dict[str, int], in_constraint: bool) -> None:
-    from cvxpy.atoms.quad_form import QuadForm
-
     if isinstance(expr, QuadForm) and getattr(expr.args[1], "id", None) == param_id:
         counts["quad_form"] += 1
         counts["in_constraint"] += int(in_constraint)
@@ -124,19 +121,11 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
     deltas = [float(s.sensitivity) for s in specs for _ in s.params]
     sizes = [p.shape[0] * (p.shape[0] + 1) // 2 for p in params]
     K = int(sum(sizes))
-    if isinstance(budget, ZCDP):
-        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=math.sqrt(K), method="zcdp")
-        rec = gaussian_record(sigma=sigma, sensitivity=math.sqrt(K), mechanism="input_gaussian",
-                              note="sigma per unit of declared per-entry sensitivity")
-    elif isinstance(budget, ApproxDP) and budget.delta > 0:
-        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta,
-                                   sensitivity=math.sqrt(K))
-        rec = gaussian_record(sigma=sigma, sensitivity=math.sqrt(K), epsilon=budget.epsilon,
-                              delta=budget.delta, mechanism="input_gaussian",
-                              note="sigma per unit of declared per-entry sensitivity")
-    else:
-        raise BudgetError("a private quad_form matrix is released with Gaussian noise and needs "
-                          "delta > 0 (or rho=); pass epsilon= and delta=.")
+    sigma, rec = gaussian_noise(
+        budget, sensitivity=math.sqrt(K), mechanism="input_gaussian",
+        note="sigma per unit of declared per-entry sensitivity",
+        refusal="a private quad_form matrix is released with Gaussian noise and needs delta > 0 "
+                "(or rho=); pass epsilon= and delta=.")
     acct = PrivacyAccountant(budget)
     acct.spend(rec)
     g = rng.standard_normal(K)

@@ -24,10 +24,15 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.problems.problem import SolverStats
+from cvxpy.reductions.cvx_attr2constr import CvxAttr2Constr
+from cvxpy.reductions.solution import Solution
 
 from cvxdp.errors import CvxdpError, UnsupportedProblemError
+from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
 from cvxdp.specs import as_spec_tuple
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.sensitivity import propagate
 from cvxdp.transform.support import cone_reasons, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
@@ -50,12 +55,8 @@ def build_cone(dims: ConeDims) -> Any:
 
     ``Product([Orthant(nonneg), SpinFactor(q) for q in soc..., SymmetricMatrices(r) for r in
     psd...])``; empty blocks are left out.  Returns None when K has no non-zero rows (an
-    equality-only model) or when ``cvxdp.jordan`` is not importable.
+    equality-only model).
     """
-    try:
-        from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
-    except ImportError:  # pragma: no cover - jordan is a sibling package
-        return None
     blocks: list[Any] = []
     if dims.nonneg:
         blocks.append(Orthant(dims.nonneg))
@@ -206,8 +207,6 @@ def _compile(problem: cp.Problem, private: Any) -> SymmetricConeProgram:
                                                        chain.reductions]},
     )
     if private is not None:
-        from cvxdp.transform.sensitivity import propagate
-
         scp.sensitivity = propagate(scp, private)
     return scp
 
@@ -329,12 +328,7 @@ def from_scp(
             dual.save_value(None)
     if value is not None:
         problem._value = float(value)
-    try:
-        from cvxpy.problems.problem import SolverStats
-
-        problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
-    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
-        pass
+    problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
     return problem.value
 
 
@@ -345,8 +339,6 @@ def set_no_solution(problem: cp.Problem, status: str) -> float:
     is ``+inf`` for an infeasible minimisation, ``-inf`` for an infeasible maximisation (CVXPY's
     convention).  Returns ``problem.value``.
     """
-    from cvxpy.reductions.solution import Solution
-
     if status in cp.settings.SOLUTION_PRESENT:
         raise ValueError(f"set_no_solution: {status!r} carries a solution; use from_scp.")
     maximise = isinstance(problem.objective, cp.Maximize)
@@ -359,12 +351,7 @@ def set_no_solution(problem: cp.Problem, status: str) -> float:
     problem.unpack(Solution(status, opt_val, {}, {}, {}))
     for var in problem.variables():
         var.save_value(None)
-    try:
-        from cvxpy.problems.problem import SolverStats
-
-        problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
-    except Exception:  # noqa: BLE001  pragma: no cover - cosmetic only
-        pass
+    problem._solver_stats = SolverStats.from_dict({}, "CVXDP")
     return problem.value
 
 
@@ -376,11 +363,9 @@ def _record_reduced_parameters(param_prob: Any, chain: Any) -> None:
     stored entries (sparsity), in that order (``cvx_attr2constr.lower_value``).  Every reduced
     entry is one entry of the user's matrix, so a per-entry sensitivity carries over unchanged.
     The map ``user id -> reduced Parameter`` is kept on the parametric program as
-    ``cvxdp_reduced`` (read by :func:`cvxdp.transform.sensitivity.parameter_columns`).
+    ``cvxdp_reduced`` (read by :func:`cvxdp.transform.parameters.parameter_columns`).
     Complex parameters are split into real and imaginary parts elsewhere and stay refused.
     """
-    from cvxpy.reductions.cvx_attr2constr import CvxAttr2Constr
-
     reduced: dict[int, Any] = {}
     for red in chain.reductions:
         if isinstance(red, CvxAttr2Constr):

@@ -13,6 +13,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+import scs
 
 from cvxdp.errors import CvxdpError
 from cvxdp.solution import ValidationReport
@@ -61,7 +62,7 @@ def svec_to_clarabel(r: int) -> np.ndarray:
 
 
 def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
-    import clarabel
+    import clarabel  # optional solver (not a runtime dependency; SCS is)
 
     d = scp.dims
     perm = np.arange(scp.m)
@@ -96,8 +97,6 @@ def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
 
 
 def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
-    import scs
-
     d = scp.dims
     cone = {"z": d.zero, "l": d.nonneg, "q": list(d.soc), "s": list(d.psd)}
     kw = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000, "verbose": False, **opts}

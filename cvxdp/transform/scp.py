@@ -12,12 +12,22 @@ matrices); the ``zero`` rows are equalities.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SymmetricConeProgram", "ConeDims"]
+__all__ = ["SymmetricConeProgram", "ConeDims", "ConeBlock"]
+
+
+class ConeBlock(NamedTuple):
+    """One block of K: its kind, first row, number of rows and order (``q`` for a second-order
+    cone of q rows, the matrix order ``r`` for a PSD block of ``r (r + 1) / 2`` rows, else 0)."""
+
+    kind: str  # "zero", "nonneg", "soc" or "psd"
+    start: int
+    size: int
+    order: int
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,20 @@ class ConeDims:
     def rows(self) -> int:
         return (self.zero + self.nonneg + sum(self.soc)
                 + sum(r * (r + 1) // 2 for r in self.psd))
+
+    def blocks(self) -> list[ConeBlock]:
+        """Every block of K in SCS's row order; the zero and nonneg blocks come first, also
+        when empty (size 0), then one per second-order cone and one per PSD block."""
+        out = [ConeBlock("zero", 0, self.zero, 0), ConeBlock("nonneg", self.zero, self.nonneg, 0)]
+        r0 = self.zero + self.nonneg
+        for q in self.soc:
+            out.append(ConeBlock("soc", r0, q, q))
+            r0 += q
+        for r in self.psd:
+            size = r * (r + 1) // 2
+            out.append(ConeBlock("psd", r0, size, r))
+            r0 += size
+        return out
 
 
 @dataclass

@@ -31,7 +31,7 @@ row whose coordinates are phi-coordinates.
 
 References
 ----------
-``002_26bee910280b74ae.txt``: Def 4.1 (sensitivities on an EJA), Defs C.3, C.6, C.11, B.1.
+Song, Xue & Zhang (2025): Def 4.1 (sensitivities on an EJA), Defs C.3, C.6, C.11, B.1.
 """
 
 from __future__ import annotations
@@ -41,14 +41,24 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
+from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING as SCP
 from cvxdp.errors import PrivacySpecError
 from cvxdp.specs import ConstraintSetPrivacy, as_spec_tuple
+from cvxdp.transform.parameters import (
+    full_value,
+    objective_tensor,
+    parameter_columns,
+    reduced_parameter,
+    reduced_value,
+)
 from cvxdp.transform.scp import SymmetricConeProgram
-from cvxdp.transform.support import non_dpp_terms
 
+# parameter_columns, objective_tensor, reduced_parameter, reduced_value and full_value live in
+# cvxdp.transform.parameters and stay importable from here
 __all__ = ["SensitivityBounds", "propagate", "parameter_columns", "objective_tensor",
-           "check_constraint_set_placement"]
+           "check_constraint_set_placement", "reduced_parameter", "reduced_value", "full_value"]
 
 _WHERE = {"A": "the constraint matrix A (as a coefficient of a variable)",
           "b": "a constraint's right-hand side b (a constant term)",
@@ -56,13 +66,13 @@ _WHERE = {"A": "the constraint matrix A (as a coefficient of a variable)",
           "objective": "the objective", "other": "another constraint of the model"}
 _FIX = {
     "constraint": "ConstraintPrivacy allows the parameter only as a coefficient of variables in "
-                  "constraints (paper 002, Def C.6 keeps b and c shared)",
+                  f"constraints ({SCP}, Def C.6 keeps b and c shared)",
     "scalar": "ScalarPrivacy allows the parameter only in right-hand sides (constant terms of "
-              "constraints; paper 002, Def C.3)",
-    "objective": "ObjectivePrivacy allows the parameter only in the objective (paper 002, "
+              f"constraints; {SCP}, Def C.3)",
+    "objective": f"ObjectivePrivacy allows the parameter only in the objective ({SCP}, "
                  "Def C.11)",
-    "constraint_set": "ConstraintSetPrivacy covers only the rows of its own constraint (paper "
-                      "002, Def B.1: neighbours add or remove one row; Alg. 3 and Thm B.7 keep "
+    "constraint_set": f"ConstraintSetPrivacy covers only the rows of its own constraint ({SCP}, "
+                      "Def B.1: neighbours add or remove one row; Alg. 3 and Thm B.7 keep "
                       "the objective and every other constraint public)",
 }
 _FIX_CONSTRAINT_SET = (
@@ -91,7 +101,7 @@ def check_constraint_set_placement(problem: Any, spec: ConstraintSetPrivacy) -> 
     """The placement check of ``ConstraintSetPrivacy`` on the CVXPY expressions.
 
     The parameters of the private constraint are private row data; the dense-MWU theorem
-    (paper 002, Def B.1, Alg. 3, Thm B.7) covers them only inside that constraint, with a
+    (Song et al. 2025, Def B.1, Alg. 3, Thm B.7) covers them only inside that constraint, with a
     public objective and public other constraints.  This is the check :func:`propagate` does on
     the canonical program (as for the other specs), for the covering path that reads the
     expressions directly.  It depends only on the model's structure (which parameter occurs
@@ -173,7 +183,7 @@ class SensitivityBounds:
 
     @property
     def constraint_inf(self) -> float:
-        """``Delta_inf`` of paper 002 Def C.6: ``max_i`` bound on ``||a_i - a'_i||`` in the
+        """``Delta_inf`` of Song et al. (2025) Def C.6: ``max_i`` bound on ``||a_i - a'_i||`` in the
         algebra's spectral norm, taken as ``max_i A_row_l1[i]`` (sound in any embedding of the
         variables, see the module docstring)."""
         return float(self.A_row_l1.max(initial=0.0))
@@ -206,107 +216,6 @@ class SensitivityBounds:
         return touched
 
 
-def parameter_columns(param_prob: Any, param: Any, cls: str, problem: Any = None
-                      ) -> np.ndarray:
-    """Columns of CVXPY's parameter tensors holding ``param``'s entries (Fortran order).
-
-    Raises
-    ------
-    PrivacySpecError
-        If ``param`` does not reach the cone program as itself (not in the model, entering
-        non-linearly so CVXPY evaluated it (not DPP), or replaced because of symmetric / PSD /
-        diag / sparsity attributes).
-    """
-    cols = getattr(param_prob, "param_id_to_col", {})
-    red = reduced_parameter(param_prob, param)
-    if red is not None and red.id in cols:
-        # symmetric / PSD / diag / sparse: CVXPY's reduced parameter, one user entry per column
-        start = int(cols[red.id])
-        return np.arange(start, start + int(param_prob.param_id_to_size[red.id]))
-    if param.id not in cols and any(param.attributes.get(a) for a in (
-            "symmetric", "PSD", "NSD", "diag", "sparsity", "hermitian", "complex", "imag")):
-        if any(param.attributes.get(a) for a in ("complex", "imag", "hermitian")):
-            raise PrivacySpecError(
-                f"{cls}: parameter {param.name()!r} is complex, and CVXPY splits it into real "
-                "and imaginary parts whose sensitivity cannot be traced; use two real "
-                "parameters (real and imaginary part) in the model.")
-        raise PrivacySpecError(
-            f"{cls}: CVXPY substituted the current value of parameter {param.name()!r} "
-            "instead of keeping it a parameter (the model is not DPP in it: e.g. "
-            "quad_form(w, Sigma) factors Sigma's value), so its sensitivity cannot be "
-            "propagated. Write the term with a private factor instead, e.g. "
-            "cp.sum_squares(F @ w) with F a private cp.Parameter and Sigma = F.T @ F."
-        )
-    if param.id not in cols and not cols.keys() - {-1}:
-        terms = non_dpp_terms(problem) if problem is not None else []
-        where = (f"the term(s) {'; '.join(repr(t) for t in terms)} break DPP, so CVXPY "
-                 "substituted the values of every parameter (here the private "
-                 f"{param.name()!r}, which cannot then be traced)" if terms else
-                 "the model is not DPP (problem.is_dcp(dpp=True) is False), so CVXPY "
-                 f"substituted the value of parameter {param.name()!r}")
-        raise PrivacySpecError(
-            f"{cls}: {where}. A term is not DPP when it multiplies two parameters or puts one "
-            "inside a non-linear atom: if one of them is public (e.g. a risk-aversion gamma), "
-            "declare it with public=[...] so its value is fixed; otherwise rewrite the term "
-            "so the private parameter enters affinely."
-        )
-    if param.id not in cols:
-        raise PrivacySpecError(
-            f"{cls}: parameter {param.name()!r} does not enter the compiled cone program as a "
-            "linear parameter, so its sensitivity cannot be propagated. Make sure it is used "
-            "in this model, that the model is DPP (problem.is_dcp(dpp=True); products of "
-            "parameters are not), and that the parameter has no symmetric=/PSD=/diag=/"
-            "sparsity= attribute (declare a plain cp.Parameter(shape))."
-        )
-    start = int(cols[param.id])
-    return np.arange(start, start + int(param_prob.param_id_to_size[param.id]))
-
-
-def reduced_parameter(param_prob: Any, param: Any) -> Any:
-    """CVXPY's reduced parameter standing for ``param`` (symmetric, PSD, diag, sparse), or None.
-
-    See :func:`cvxdp.transform.canon._record_reduced_parameters`.
-    """
-    return getattr(param_prob, "cvxdp_reduced", {}).get(param.id)
-
-
-def reduced_value(param: Any, value: Any = None) -> np.ndarray:
-    """The entries of ``param``'s value (or of ``value``) in the order of its tensor columns.
-
-    For a plain parameter this is ``vec_F(value)``; for one CVXPY reduces, its upper triangle /
-    diagonal / stored entries in CVXPY's own order (``cvx_attr2constr.lower_value``).
-    """
-    from cvxpy.reductions.cvx_attr2constr import lower_value
-
-    v = param.value if value is None else value
-    if getattr(param, "_has_dim_reducing_attr", False):
-        return np.asarray(lower_value(param, np.asarray(v)), dtype=float).ravel(order="F")
-    return np.asarray(v, dtype=float).ravel(order="F")
-
-
-def full_value(param: Any, reduced: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`reduced_value`: the user's matrix from its reduced entries."""
-    if not getattr(param, "_has_dim_reducing_attr", False):
-        return np.asarray(reduced, dtype=float).reshape(param.shape, order="F")
-    attrs = param.attributes
-    out = np.zeros(param.shape)
-    if attrs.get("symmetric") or attrs.get("PSD") or attrs.get("NSD"):
-        n = param.shape[-1]
-        i, j = np.triu_indices(n)
-        out[i, j] = reduced
-        out[j, i] = reduced
-    elif attrs.get("diag"):
-        out[np.diag_indices(param.shape[0])] = reduced
-    else:  # sparsity
-        out[param.sparse_idx] = reduced
-    return out
-
-
-def objective_tensor(param_prob: Any) -> Any:
-    """CVXPY's objective tensor ``T_q`` (``param_prob.q`` since CVXPY 1.6, ``.c`` before)."""
-    return param_prob.q if hasattr(param_prob, "q") else param_prob.c
-
-
 def _abs_sum(tensor: Any, cols: np.ndarray, nrows: int, ncols: int) -> sp.csc_matrix:
     sub = abs(sp.csc_matrix(tensor)[:, cols]).tocoo()
     # the tensor's rows are vec_F of an (nrows, ncols) matrix; duplicates (one per parameter
@@ -318,8 +227,6 @@ def _abs_sum(tensor: Any, cols: np.ndarray, nrows: int, ncols: int) -> sp.csc_ma
 
 def _row_offsets(scp: SymmetricConeProgram) -> dict[int, tuple[int, int, str]]:
     """canonical constraint id -> (first row, size, cone type) in SCS's order."""
-    from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
-
     inv = scp.inverse
     solver_inv = inv.inverse_data[-1]
     solver_inv = getattr(solver_inv, "inverse_data", solver_inv)
@@ -401,7 +308,7 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
         canonical data where its setting does not allow (the message names parameter, place and
         fix).  Every spec gets this placement check; for ``ConstraintSetPrivacy`` the
         parameters of the constraint may enter only that constraint's rows (not the objective,
-        its constant, or another constraint: paper 002 Def B.1 keeps them public).
+        its constant, or another constraint: Song, Xue & Zhang (2025) Def B.1 keeps them public).
     """
     specs = as_spec_tuple(private)
     if not specs:

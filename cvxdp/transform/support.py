@@ -183,5 +183,5 @@ def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:
 def _dpp(expr: Any) -> bool:
     try:
         return bool(expr.is_dcp(dpp=True))
-    except Exception:  # noqa: BLE001 - an object without DPP analysis: not the culprit
+    except (AttributeError, TypeError, NotImplementedError):  # no DPP analysis: not the culprit
         return True

@@ -99,7 +99,7 @@ def test_preconditioned_held_noise_gives_identical_fields(monkeypatch, block):
         "_release_neighbours", Path(__file__).with_name("test_release_neighbours.py"))
     rn = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rn)
-    from cvxdp.estimation import gaussians as gmod
+    from cvxdp.estimation import gaussian_pipeline as gmod  # where the steps call them
     from cvxdp.estimation.gaussian_steps import layout
 
     x, basis = rn._gauss_data(40_000, 2, 2, seed=2)

@@ -134,7 +134,7 @@ def test_privacy_report_and_determinism():
     p = a.privacy
     assert p.guarantee == "dp" and p.delta == 1e-7
     assert p.epsilon <= 0.5 * (1 + 1e-9)
-    assert "replace one" in p.neighbouring and "004" in p.theorem
+    assert "replace one" in p.neighbouring and "Ashtiani & Liaw (2022)" in p.theorem
     for eps_s, delta_s in p.details["step_budgets"].values():
         assert eps_s <= 0.5 * (1 + 1e-9) and delta_s <= 1e-7
     assert set(a.step_records) == {"subspace", "scale", "covariance", "mean"}

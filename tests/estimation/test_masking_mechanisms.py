@@ -14,10 +14,10 @@ from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.estimation.masking import (
     GaussianMask,
     MultiplicativePSDMask,
-    _populous_statistics,
     aggregation_sensitivity,
     k_min,
     populous_mean,
+    populous_statistics,
     sample_truncated_laplace,
     truncated_laplace_params,
 )
@@ -159,8 +159,8 @@ def test_aggregation_sensitivity_claims_c2_c6(space_kind):
         other = items.copy()
         i = rng.integers(k)
         other[i] = repl
-        q1, mu1 = _populous_statistics(items, space)
-        q2, mu2 = _populous_statistics(other, space)
+        q1, mu1 = populous_statistics(items, space)
+        q2, mu2 = populous_statistics(other, space)
         worst_q = max(worst_q, k * abs(q1 - q2))
         if q1 >= 0.8 and q2 >= 0.8:
             worst_mu = max(worst_mu, space.distance(mu1, mu2) * k)

@@ -11,11 +11,11 @@ from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.random_projection import ls_sigma
 from cvxdp.estimation.regression import (
     LeastSquaresPrivacy,
-    _ssp,
     least_squares,
     least_squares_from_model,
     noisy_gram,
 )
+from cvxdp.estimation.regression_mechanisms import ssp_release
 from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian, gaussian_delta
 from cvxdp.status import status_of
@@ -70,7 +70,7 @@ def test_ssp_noise_scale_and_structure():
     bound = 1.5
     sigma = calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=bound**2)
     assert gaussian_delta(sigma=sigma, epsilon=1.0, sensitivity=bound**2) <= 1e-6
-    _, record, info = _ssp(np.zeros((1, 3)), ApproxDP(1.0, 1e-6), bound,
+    _, record, info = ssp_release(np.zeros((1, 3)), ApproxDP(1.0, 1e-6), bound,
                               np.random.default_rng(0))
     assert info["sigma"] == pytest.approx(sigma, rel=1e-12)
     assert record.params["gdp_mu"] == pytest.approx(bound**2 / sigma)

@@ -19,8 +19,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-import cvxdp.estimation.gaussians as gmod
-import cvxdp.estimation.regression as rmod
+import cvxdp.estimation.gaussian_pipeline as gmod  # the steps call the mechanisms there
+import cvxdp.estimation.regression_mechanisms as rmod  # the mechanisms call the noise there
 from cvxdp.estimation.gaussian_steps import layout
 from cvxdp.estimation.gaussians import private_gaussian
 from cvxdp.estimation.regression import (

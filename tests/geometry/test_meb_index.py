@@ -114,10 +114,10 @@ def test_slow_centre_touches_a_small_fraction_of_the_points():
 
 def test_threaded_chunks_give_the_same_answer(monkeypatch):
     """Large passes run as CHUNKS row chunks on threads; force that on a small instance."""
-    from cvxdp.geometry.meb import meb_index
+    from cvxdp.geometry.meb import meb_rows  # the row passes' chunk sizes live there
 
-    monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
-    monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
+    monkeypatch.setattr(meb_rows, "PARALLEL_ROWS", 64)
+    monkeypatch.setattr(meb_rows, "POOL_ROWS", 64)
     rng = np.random.default_rng(11)
     pts = rng.normal(size=(5003, 4))
     sqn = np.einsum("ij,ij->i", pts, pts)
@@ -133,20 +133,20 @@ def test_threaded_chunks_give_the_same_answer(monkeypatch):
 
 
 def _child_query(pts, theta, r, expected, queue):
-    from cvxdp.geometry.meb import meb_index
+    from cvxdp.geometry.meb import meb_rows
 
-    meb_index.PARALLEL_ROWS = meb_index.POOL_ROWS = 64
-    queue.put(meb_index.outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, r)[0] == expected)
+    meb_rows.PARALLEL_ROWS = meb_rows.POOL_ROWS = 64
+    queue.put(meb_rows.outside_full(pts, np.einsum("ij,ij->i", pts, pts), theta, r)[0] == expected)
 
 
 def test_threaded_passes_work_in_a_forked_child(monkeypatch):
     """A process forked after the thread pool started gets a pool of its own (no hang)."""
     import multiprocessing as mp
 
-    from cvxdp.geometry.meb import meb_index
+    from cvxdp.geometry.meb import meb_rows  # the row passes' chunk sizes live there
 
-    monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
-    monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
+    monkeypatch.setattr(meb_rows, "PARALLEL_ROWS", 64)
+    monkeypatch.setattr(meb_rows, "POOL_ROWS", 64)
     pts = np.random.default_rng(12).normal(size=(4000, 3))
     theta = np.full(3, 0.1)
     expected = _brute(pts, theta, 2.0)[0]
@@ -202,11 +202,11 @@ def test_compress_rows_leaves_continuous_or_half_repeated_data_alone():
 
 @pytest.mark.parametrize("threads", [False, True])
 def test_compressed_index_matches_the_full_pass_on_grid_data(monkeypatch, threads):
-    from cvxdp.geometry.meb import meb_index
+    from cvxdp.geometry.meb import meb_rows  # the row passes' chunk sizes live there
 
     if threads:
-        monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
-        monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
+        monkeypatch.setattr(meb_rows, "PARALLEL_ROWS", 64)
+        monkeypatch.setattr(meb_rows, "POOL_ROWS", 64)
     rng = np.random.default_rng(23)
     pts = _grid_data(rng, 60_000, 5, extra=500)
     sqn = np.einsum("ij,ij->i", pts, pts)
@@ -338,11 +338,11 @@ def test_count_outside_is_the_full_pass_count(monkeypatch, threads, data):
     """Issue 24: DP-MMEB's final covering test counts without summing, by the anchor cache's
     bounds and a test of the rows between them; the count equals the full pass's at every
     centre and radius (near the anchor, far from it, on the sphere's ties of grid data)."""
-    from cvxdp.geometry.meb import meb_index
+    from cvxdp.geometry.meb import meb_rows  # the row passes' chunk sizes live there
 
     if threads:
-        monkeypatch.setattr(meb_index, "PARALLEL_ROWS", 64)
-        monkeypatch.setattr(meb_index, "POOL_ROWS", 64)
+        monkeypatch.setattr(meb_rows, "PARALLEL_ROWS", 64)
+        monkeypatch.setattr(meb_rows, "POOL_ROWS", 64)
     rng = np.random.default_rng(31)
     if data == "grid":
         pts = np.vstack([_grid_data(rng, 60_000, 5, extra=500)] * 4)[:, [0, 1, 2, 3, 4] * 4]

@@ -28,4 +28,8 @@ def test_accountant_and_gdp_do_not_import_each_other():
     import cvxdp.privacy.gdp_curve as curve
 
     assert not {"cvxdp.privacy.gdp", "cvxdp.privacy.accountant"} & _imports(curve)
-    assert accountant.gdp_epsilon is curve.gdp_epsilon is gdp.gdp_epsilon
+    # the accountant composes through cvxdp.privacy.composition, which reads the same curve
+    import cvxdp.privacy.composition as composition
+
+    assert "cvxdp.privacy.gdp" not in _imports(composition)
+    assert composition.gdp_epsilon is curve.gdp_epsilon is gdp.gdp_epsilon

@@ -43,7 +43,7 @@ def iterations_for(n: int, d: int, accuracy: float) -> int:
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Lemma 7.1.
+    Gu et al. (2024), Lemma 7.1.
     """
     return max(1, math.ceil(math.log(max(n / d, 1.0 + 1e-12)) / math.log1p(accuracy)))
 

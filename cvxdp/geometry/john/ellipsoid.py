@@ -7,7 +7,7 @@ release (:mod:`cvxdp.geometry.john.release`).
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Lemma 3.5).
+Optimization", Gu et al. (2024) (Lemma 3.5).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from scipy import special
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.john_iter import gram
 from cvxdp.scale import is_dask
+from cvxdp.scale.john import support_ratios
 
 __all__ = ["Ellipsoid", "ellipsoid_from_weights"]
 
@@ -80,7 +81,6 @@ class Ellipsoid:
 
         For a Dask ``A``: a lazy Dask array computed on the workers (its ``max`` is a reduce)."""
         if is_dask(A):
-            from cvxdp.scale.john import support_ratios
             return support_ratios(self.matrix, A)
         Y = np.linalg.solve(self.matrix, np.asarray(A, dtype=float).T)
         return np.einsum("ij,ji->i", np.asarray(A, dtype=float), Y)
@@ -95,5 +95,5 @@ class Ellipsoid:
 
 
 def ellipsoid_from_weights(A: np.ndarray, w: np.ndarray) -> Ellipsoid:
-    """``E = {x : x' A' W A x <= 1}`` (Lemma 3.5 of ``000_e485cd77aacd52a5.txt``)."""
+    """``E = {x : x' A' W A x <= 1}`` (Lemma 3.5 of Gu et al. (2024))."""
     return Ellipsoid.from_matrix(gram(A, w), weights=np.asarray(w, dtype=float))

@@ -7,7 +7,7 @@
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Def 3.2, Lemma 3.3, Lemma 3.5,
+Optimization", Gu et al. (2024) (Def 3.2, Lemma 3.3, Lemma 3.5,
 Algorithm 1).
 """
 
@@ -30,6 +30,8 @@ from cvxdp.geometry.john.john_iter import (
 )
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.john import check_exact as dask_check_exact
+from cvxdp.scale.john import dask_matrix
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["ExactJohnEllipsoid", "check_matrix", "check_exact"]
@@ -44,7 +46,6 @@ def check_matrix(A: Any) -> np.ndarray:
     stays a lazy Dask array split by rows (:func:`cvxdp.scale.john.dask_matrix`).
     """
     if is_dask(A):
-        from cvxdp.scale.john import dask_matrix
         return dask_matrix(A)
     A = np.asarray(A, dtype=float)
     check_shape(A.shape)
@@ -60,7 +61,6 @@ def check_exact(A: np.ndarray) -> None:
         A has a NaN/inf entry, or rank < d (the polytope is unbounded).
     """
     if is_dask(A):  # chunk-wise: a count and the d x d Gram matrix's rank
-        from cvxdp.scale.john import check_exact as dask_check_exact
         return dask_check_exact(A)
     if not np.all(np.isfinite(A)):
         raise UnsupportedProblemError("A contains NaN or inf; clean the data first.")

@@ -22,7 +22,7 @@ Algorithm 1), :mod:`~cvxdp.geometry.john.john_private` (the private algorithm), 
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt`` (Def 3.2, Lemma 3.3, Lemma 3.5,
+Optimization", Gu et al. (2024) (Def 3.2, Lemma 3.3, Lemma 3.5,
 Algorithm 1).
 """
 
@@ -34,6 +34,7 @@ from cvxdp.arguments import entry_point
 from cvxdp.blas_threads import small_blas
 from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
 from cvxdp.geometry.john.exact import ExactJohnEllipsoid
+from cvxdp.geometry.john.john_private import private_john
 
 __all__ = ["Ellipsoid", "JohnEllipsoidProblem", "john_ellipsoid", "ellipsoid_from_weights"]
 
@@ -47,15 +48,12 @@ class JohnEllipsoidProblem(ExactJohnEllipsoid):
     @entry_point(options=lambda: _delegate())
     def solve_private(self, **kwargs: Any) -> Any:
         """DP John ellipsoid: :func:`cvxdp.geometry.john.john_private.private_john`."""
-        from cvxdp.geometry.john.john_private import private_john
         n, d = self.data.shape
         with small_blas(n * d * d):  # T small products: one BLAS thread (cvxdp.blas_threads)
             return private_john(self, **kwargs)
 
 
 def _delegate() -> Any:
-    from cvxdp.geometry.john.john_private import private_john
-
     return private_john
 
 
@@ -82,6 +80,6 @@ def john_ellipsoid(A: Any) -> JohnEllipsoidProblem:
 
     References
     ----------
-    ``../shared/papers/000_e485cd77aacd52a5.txt``, Def 3.2 (dual program), Lemma 3.3, Lemma 3.5.
+    Gu et al. (2024), Def 3.2 (dual program), Lemma 3.3, Lemma 3.5.
     """
     return JohnEllipsoidProblem(A)

@@ -7,7 +7,7 @@ ellipsoid weights are the fixed point ``w_i = w_i h_i(w)`` (l-infinity Lewis wei
 References
 ----------
 Gu, Li, Liang, Shi, Song, Yu, "Fast John Ellipsoid Computation with Differential Privacy
-Optimization", ``../shared/papers/000_e485cd77aacd52a5.txt``: Def 3.2, Lemma 3.3 (optimality),
+Optimization", Gu et al. (2024): Def 3.2, Lemma 3.3 (optimality),
 Lemma 7.1 (telescoping), Algorithm 1 (FastApproxGeneral); Cohen, Cousins, Lee, Yang, "A near-optimal
 algorithm for approximating the John ellipsoid", COLT 2019 (the fixed-point iteration).
 """
@@ -19,16 +19,17 @@ import math
 import numpy as np
 from scipy import linalg
 
+from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import chol as _chol
 from cvxdp.geometry.john.core import iterations_for
 from cvxdp.scale import is_dask
+from cvxdp.scale import john as dask_john
 
 __all__ = ["leverage_ratios", "fixed_point_weights", "sketched_weights", "iterations_for"]
 
 def gram(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """``A' diag(w) A + ridge I`` (symmetric, d x d); chunk-wise for a Dask ``A``."""
     if is_dask(A):
-        from cvxdp.scale import john as dask_john
         return dask_john.gram(A, w, ridge)
     M = (A * w[:, None]).T @ A
     if ridge:
@@ -41,10 +42,9 @@ def leverage_ratios(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndar
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Def 3.2 / Lemma 3.3 (h_i), Thm 5.1 (f_i = w_i h_i).
+    Gu et al. (2024), Def 3.2 / Lemma 3.3 (h_i), Thm 5.1 (f_i = w_i h_i).
     """
     if is_dask(A):  # a lazy Dask array of ratios, computed on the workers
-        from cvxdp.scale import john as dask_john
         return dask_john.leverage_ratios(A, w, ridge)
     L = _chol(gram(A, w, ridge))
     Y = linalg.solve_triangular(L, A.T, lower=True, check_finite=False)
@@ -60,10 +60,9 @@ def fixed_point_weights(A: np.ndarray, accuracy: float = 0.01, iterations: int |
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Algorithm 1 without sketching/noise, Lemma 7.1.
+    Gu et al. (2024), Algorithm 1 without sketching/noise, Lemma 7.1.
     """
     if is_dask(A):  # u is then a Dask array on the workers
-        from cvxdp.scale import john as dask_john
         return dask_john.fixed_point_weights(A, accuracy, iterations)
     n, d = A.shape
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
@@ -92,10 +91,9 @@ def sketched_weights(A: np.ndarray, accuracy: float = 0.1, *, rng: np.random.Gen
 
     References
     ----------
-    ``000_e485cd77aacd52a5.txt``, Algorithm 1 (FastApproxGeneral), Def 3.10, Lemma E.6.
+    Gu et al. (2024), Algorithm 1 (FastApproxGeneral), Def 3.10, Lemma E.6.
     """
     if is_dask(A):
-        from cvxdp.errors import UnsupportedProblemError
         raise UnsupportedProblemError(
             "method='sketched' samples rows to the client; on a Dask array use "
             "method='fixed-point' (chunk-wise) or solve_private.")

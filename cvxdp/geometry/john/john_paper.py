@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
+from cvxdp.citations import JOHN_ELLIPSOID, cite
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError
 from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_iter import gram, leverage_ratios
@@ -59,7 +60,7 @@ class UnsafePrivacyWarning(UserWarning):
 def refuse_paper_preset() -> PrivacyGuaranteeError:
     """The error raised for ``preset="paper"`` without ``unsafe_paper_preset=True``."""
     return PrivacyGuaranteeError(
-        "preset='paper' (Algorithm 1 of 000_e485cd77aacd52a5.txt as printed) is not "
+        f"preset='paper' (Algorithm 1 of {JOHN_ELLIPSOID} as printed) is not "
         "differentially private: it releases A'VA without noise (an exact function of the "
         "private rows), its noise is multiplicative and truncated on shifted supports, and its "
         "sigma is computed from the data's singular values. Use the default preset (proven DP), "
@@ -69,7 +70,7 @@ def refuse_paper_preset() -> PrivacyGuaranteeError:
 
 def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, closeness: float,
                rng: np.random.Generator, reference: bool, t0: float) -> Any:
-    """Algorithm 1 of ``000_e485cd77aacd52a5.txt`` with Thm 6.7's sigma (c2 = 1): NOT private.
+    """Algorithm 1 of Gu et al. (2024) with Thm 6.7's sigma (c2 = 1): NOT private.
 
     Only reached with ``unsafe_paper_preset=True``.  The budget only sets the paper's noise
     scale; the report says ``guarantee="none"``, ``epsilon=inf``, and an
@@ -77,7 +78,7 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
 
     References
     ----------
-    ``../shared/papers/000_e485cd77aacd52a5.txt``, Algorithm 1, Def 6.5, Thm 6.7/D.7, Thm C.15.
+    Gu et al. (2024), Algorithm 1, Def 6.5, Thm 6.7/D.7, Thm C.15.
     """
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
         raise BudgetError("preset='paper' is stated for (epsilon, delta) with delta > 0.")
@@ -110,7 +111,7 @@ def paper_john(problem: JohnEllipsoidProblem, *, budget: Any, accuracy: float, c
     report = PrivacyReport(
         guarantee="none", epsilon=math.inf, delta=1.0, rho=math.inf,
         neighbouring=f"eps0-close rows, eps0={closeness:g} (no guarantee holds)",
-        theorem="000_e485cd77aacd52a5.txt Alg 1 as printed: NOT private (A'VA without noise)",
+        theorem=cite(JOHN_ELLIPSOID, "Alg 1 as printed: NOT private (A'VA without noise)"),
         details=info)
     return finish(problem, E, report, weights=v, iterations=T, t0=t0, info=info,
                   reference=reference)

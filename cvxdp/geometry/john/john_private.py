@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cvxdp.citations import ANALYTIC_GAUSSIAN, GDP_COMPOSITION, JOHN_ELLIPSOID
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.john.core import clip_into_domain, project_psd, sym_noise
 from cvxdp.geometry.john.john_args import (
@@ -79,6 +80,7 @@ from cvxdp.geometry.john.john_args import (
     total_mu,
 )
 from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
+from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
 from cvxdp.geometry.john.john_select import (
     INSCRIBED_GUARANTEE,
     Scored,
@@ -105,6 +107,7 @@ from cvxdp.privacy.clipping import count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.john import clipped_rows, map_into_domain, private_iterations
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
     from cvxdp.geometry.john.john import JohnEllipsoidProblem
@@ -112,9 +115,8 @@ if TYPE_CHECKING:  # annotations only: the problem class imports this module, no
 __all__ = ["JohnPrivateSolution", "private_john", "validate", "released", "public_domain",
            "INSCRIBED_GUARANTEE"]
 
-PAPER = "000_e485cd77aacd52a5.txt"
-GDP_REFERENCE = ("Dong, Roth & Su 2022, Cor 3.3 (adaptive Gaussian mechanisms compose to "
-                 "sqrt(sum mu_k^2)-GDP); Balle & Wang 2018, Thm 8 (mu-GDP <-> (eps, delta))")
+PAPER = JOHN_ELLIPSOID
+GDP_REFERENCE = f"{GDP_COMPOSITION}; {ANALYTIC_GAUSSIAN} (mu-GDP <-> (eps, delta))"
 #: shares of mu^2: uniform-weights Gram Q0, final Q, scale (inscribed only); the rest: iterations
 SHARE_UNIFORM, SHARE_GRAM, SHARE_SCALE = 0.05, 0.05, 0.075
 #: default share of mu^2 for the noisy clipped-row count (``count_clipped=True``)
@@ -148,7 +150,6 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
         and the count a reduce.
     """
     if is_dask(A):
-        from cvxdp.scale.john import clipped_rows, map_into_domain
         return map_into_domain(A, row_bound), clipped_rows(A, row_bound)
     return clip_into_domain(A, row_bound)
 
@@ -231,7 +232,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
 
     References
     ----------
-    ``../shared/papers/000_e485cd77aacd52a5.txt``: Algorithm 1 (Fast DP-JE), Thm 4.1, Thm 5.1/C.15
+    Gu et al. (2024): Algorithm 1 (Fast DP-JE), Thm 4.1, Thm 5.1/C.15
     (Lipschitz), Thm 6.7/D.7 (privacy), Lemma 7.1 (convergence).  See the module docstring for the
     deviations (digest gaps 3-6) and their proofs.
     """
@@ -245,7 +246,6 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     unsafe_paper_preset = flag("unsafe_paper_preset", unsafe_paper_preset)
     failure = probability("failure", failure)
     if preset == "paper":
-        from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
         if not unsafe_paper_preset:
             raise refuse_paper_preset()
         return paper_john(problem, budget=budget, accuracy=accuracy, closeness=eps0,
@@ -393,7 +393,6 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         winner, note = choose(uni, [])
     else:
         if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.scale.john)
-            from cvxdp.scale.john import private_iterations
             u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen, release=released)
         else:
             w = w_unif.copy()
@@ -441,7 +440,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         steps=T, sensitivity_h=delta_h, sigma_uniform=info["sigma_uniform"],
         **({} if T == 0 else {"sigma_h": sigma_h, "sigma_q": info["sigma_q"]}), **mus))
     report = acct.report(
-        theorem=(f"{PAPER} Alg 1 with additive Gaussian on exact leverage ratios; public "
+        theorem=(f"{PAPER}, Alg 1 with additive Gaussian on exact leverage ratios; public "
                  "sensitivity (cvxdp.geometry.john.john_sensitivity) replaces Thm 5.1's L; GDP "
                  "composition"),
         neighbouring=(f"eps0-close rows: one row moves by <= {eps0:g} in l2 (n, order public); "

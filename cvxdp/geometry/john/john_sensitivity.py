@@ -1,6 +1,6 @@
 """Public sensitivity bounds for the private John ellipsoid (our proofs; the paper's L is private).
 
-Neighbouring relation (Def 1.2 of ``000_e485cd77aacd52a5.txt`` read by rows, digest gap 1): A and A'
+Neighbouring relation (Def 1.2 of Gu et al. (2024) read by rows, digest gap 1): A and A'
 have the same n rows except one row j with ``||a_j - a'_j||_2 <= eps0``; every row has norm <= R
 (enforced by clipping rows to the ball of radius R, a 1-Lipschitz map, so clipped neighbours stay
 eps0-close).
@@ -86,7 +86,7 @@ def leverage_ratio_sensitivity(*, n: int, closeness: float, row_bound: float, we
 
     References
     ----------
-    Replaces the data-dependent Lipschitz constant L of ``000_e485cd77aacd52a5.txt`` Thm 5.1/C.15
+    Replaces the data-dependent Lipschitz constant L of Gu et al. (2024) Thm 5.1/C.15
     (digest gap 5) by a bound in public quantities only; ``docs/john.md`` (Sensitivity lemma).
     """
     eps0, R, wmin, lam = float(closeness), float(row_bound), float(weight_floor), float(eig_floor)

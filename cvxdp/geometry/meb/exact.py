@@ -9,7 +9,7 @@
 References
 ----------
 Y. Mahpud, O. Sheffet, "A Differentially Private Linear-Time fPTAS for the Minimum Enclosing Ball
-Problem", ``../shared/papers/001_a326031cb50d1cab.txt``.
+Problem", Mahpud & Sheffet (2022).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import numpy as np
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball
-from cvxdp.geometry.meb.meb_index import OutsideIndex, sq_dists
-from cvxdp.scale import is_dask
+from cvxdp.geometry.meb.meb_index import OutsideIndex
+from cvxdp.geometry.meb.meb_rows import sq_dists
+from cvxdp.scale import as_row_blocks, is_dask
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["ExactMinEnclosingBall", "exact_meb", "fptas_meb", "mmeb", "reference_ball",
@@ -42,8 +43,6 @@ def _check_shape(points: Any) -> np.ndarray:
     (:func:`cvxdp.scale.as_row_blocks`).
     """
     if is_dask(points):
-        from cvxdp.scale import as_row_blocks
-
         if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:
             raise UnsupportedProblemError(
                 f"points must be a non-empty (n, d) array, got shape {points.shape}.")
@@ -88,7 +87,7 @@ def mmeb(points: np.ndarray, gamma: float, r: float, theta0: np.ndarray, *,
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Algorithm 2, Lemma 3.2.
+    Mahpud & Sheffet (2022), Algorithm 2, Lemma 3.2.
     """
     T = int(math.ceil(4 / gamma**2 * math.log(100 / gamma**2)))
     theta = np.asarray(theta0, dtype=float).copy()
@@ -112,7 +111,7 @@ def fptas_meb(points: np.ndarray, gamma: float = 0.1) -> Ball:
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Algorithm 1, Theorem 3.1.
+    Mahpud & Sheffet (2022), Algorithm 1, Theorem 3.1.
     """
     p = _check_points(points)
     if not 0 < gamma < 1:

@@ -25,15 +25,17 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
 from cvxdp.geometry.meb.meb_kernels import side_terms
+from cvxdp.geometry.meb.meb_rows import map_rows, sq_norms
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
 
 __all__ = ["GoodCenterResult", "good_center", "good_center_loop", "ldp_good_center",
            "ldp_good_center_loop", "good_center_rounds"]
 
-_REF6 = "001_a326031cb50d1cab.txt, App. A, Alg. 6 / Thm A.1 (rho-zCDP)"
-_REF7 = "001_a326031cb50d1cab.txt, App. A.1, Alg. 7 / Thm A.4 (local rho-zCDP)"
+_REF6 = cite(MINIMUM_ENCLOSING_BALL, "App. A, Alg. 6 / Thm A.1 (rho-zCDP)")
+_REF7 = cite(MINIMUM_ENCLOSING_BALL, "App. A.1, Alg. 7 / Thm A.4 (local rho-zCDP)")
 
 
 @dataclass(frozen=True)
@@ -123,11 +125,9 @@ def _patched(points: np.ndarray, patch: Any) -> list[tuple[np.ndarray, np.ndarra
 def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int,
             piece: int = PIECE_ROWS) -> np.ndarray:
     """``sum_i part(lo_i, hi_i)`` over fixed row pieces of ``piece`` rows: the MEB index's row
-    chunks (:func:`cvxdp.geometry.meb.meb_index._map_rows`, on its thread pool; numpy releases the
+    chunks (:func:`cvxdp.geometry.meb.meb_rows.map_rows`, on its thread pool; numpy releases the
     GIL) each add their pieces in order, then the chunks are added in order.  The pieces and
     chunks depend on ``n`` only, so the result is the same on every run and machine."""
-    from cvxdp.geometry.meb.meb_index import _map_rows
-
     def chunk(lo: int, hi: int) -> np.ndarray:
         acc = np.zeros(width)
         for start in range(lo, hi, piece):
@@ -135,7 +135,7 @@ def _summed(part: Callable[[int, int], np.ndarray], n: int, width: int,
         return acc
 
     total = np.zeros(width)
-    for p in _map_rows(chunk, n):
+    for p in map_rows(chunk, n):
         total += p
     return total
 
@@ -187,10 +187,8 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A, Algorithm 6, Theorems A.1-A.2.
+    Mahpud & Sheffet (2022), Appendix A, Algorithm 6, Theorems A.1-A.2.
     """
-    from cvxdp.geometry.meb.meb_index import sq_norms
-
     n, d = points.shape
     sets = _patched(points, patch)   # [(rows, alive)]: rows still inside every ball so far
     norms = [sq_norms(points) if sqn is None else sqn]
@@ -334,7 +332,7 @@ def ldp_good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_m
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Appendix A.1, Algorithm 7, Theorem A.4.
+    Mahpud & Sheffet (2022), Appendix A.1, Algorithm 7, Theorem A.4.
     """
     n, d = points.shape
     sets = _patched(points, patch)

@@ -18,7 +18,7 @@ and :mod:`~cvxdp.geometry.meb.meb_private` (the DP pieces), :mod:`~cvxdp.geometr
 References
 ----------
 Y. Mahpud, O. Sheffet, "A Differentially Private Linear-Time fPTAS for the Minimum Enclosing Ball
-Problem", ``../shared/papers/001_a326031cb50d1cab.txt``.
+Problem", Mahpud & Sheffet (2022).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from cvxdp.geometry.meb.exact import (
     mmeb,
     reference_ball,
 )
+from cvxdp.geometry.meb.meb_solve import solve_private_meb
 
 __all__ = ["Ball", "MinEnclosingBall", "MEBPrivateSolution", "min_enclosing_ball",
            "exact_meb", "fptas_meb", "mmeb", "reference_ball"]
@@ -61,14 +62,10 @@ class MinEnclosingBall(ExactMinEnclosingBall):
 
         Afterwards the problem holds the private answer only (``status``, ``value``, ``ball``,
         ``center``, ``radius``; :class:`~cvxdp.structured.StructuredProblem`)."""
-        from cvxdp.geometry.meb.meb_solve import solve_private_meb
-
         return solve_private_meb(self, **kwargs)
 
 
 def _delegate() -> Any:
-    from cvxdp.geometry.meb.meb_solve import solve_private_meb
-
     return solve_private_meb
 
 

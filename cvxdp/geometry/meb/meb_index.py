@@ -78,27 +78,36 @@ running time, like the algorithm's early halting, depends on the data (timing is
 
 from __future__ import annotations
 
-import math
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from cvxdp.geometry.meb import meb_kernels as kernels
+from cvxdp.geometry.meb import meb_rows  # POOL_ROWS read at call time (tests lower it)
+from cvxdp.geometry.meb.meb_rows import (
+    compress_rows,
+    count_sum_since,
+    inside_mask,
+    keeps_anchor_cache,
+    map_pieces,
+    norm2,
+    outside_full,
+    row_chunks,
+    slack,
+    sq_dists,
+    sq_norms,
+    stored_rows,
+    thread_pool,
+)
 
+# The row passes live in meb_rows; their names stay importable from here.
 __all__ = ["OutsideIndex", "compress_rows", "inside_mask", "outside_full", "slack", "sq_dists",
            "sq_norms", "stored_rows"]
+
 
 #: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
 #: §6 run times are flat for values from 1 to 3).
 BUILD_COST = 2.0
-#: Passes over at least this many rows run as ``CHUNKS`` row chunks on threads.
-PARALLEL_ROWS = 1 << 18
-CHUNKS = 4
-#: A band of at least this many rows is processed piece by piece on the thread pool (pieces are
-#: fixed by the data, so this changes only the speed, never a result).
-POOL_ROWS = 1 << 15
 #: A band holds at most this share of the points (and half its parent's rows): the copies of
 #: all levels together stay below ``2 BAND_SHARE n`` rows, with 1/4 spare in their buffers.
 BAND_SHARE = 1.0 / 32
@@ -111,229 +120,6 @@ BAND_MIN_ROWS = 1 << 12
 #: queries are plain passes; then the index is tried again (the wait doubles, up to 256, while
 #: it keeps losing).
 GUARD_SHARE, GUARD_WINDOW, GUARD_WAIT = 1.0, 16, 8
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def keeps_anchor_cache(n: int, d: int) -> bool:
-    """Whether an index over ``n`` rows of ``d`` coordinates keeps the anchor cache ("Anchor
-    cache"): with the numpy loops, when its ``n`` floats are at most 1/16 of the rows' memory
-    (``d >= 16``) or at most 64 MiB (:func:`~cvxdp.geometry.meb.meb_kernels.anchor_cache_fits`;
-    1e6 x 5 private MEB 115 -> 98 ms)."""
-    return kernels.pick(n, d).name == "numpy" and kernels.anchor_cache_fits(n, d)
-
-
-def _norm2(x: np.ndarray) -> float:
-    """``np.linalg.norm`` of a 1-D float64 vector, computed as it does (``sqrt(x.dot(x))``: the
-    same number) without its dispatch, which cost ~2 us on each of ~5,000 calls per solve."""
-    return math.sqrt(float(x.dot(x)))
-
-
-def stored_rows(points: np.ndarray) -> np.ndarray:
-    """The rows every pass reads: ``points`` itself when it is C-contiguous float64 or float32
-    (float32 storage: half the memory; every product and sum is taken in float64, exactly
-    what float64 storage of the same numbers gives), else a C-contiguous float64 copy."""
-    if points.dtype == np.float32 and points.flags.c_contiguous:
-        return points
-    return np.ascontiguousarray(points, dtype=float)
-
-
-def sq_norms(points: np.ndarray) -> np.ndarray:
-    """``einsum("ij,ij->i", points, points)`` (in float64, for float32 rows too) in the fixed
-    row chunks of :func:`_map_rows` on the thread pool: each row's value is the same einsum of
-    the same row (the same number), read in parallel (~11 ms -> ~6 ms at 1e6 x 20)."""
-    out = np.empty(len(points))
-
-    def part(lo: int, hi: int) -> None:
-        np.einsum("ij,ij->i", points[lo:hi], points[lo:hi], dtype=np.float64, out=out[lo:hi])
-
-    _map_rows(part, len(points))
-    return out
-
-
-def inside_mask(points: np.ndarray, sqn: np.ndarray, center: np.ndarray,
-                radius: float) -> np.ndarray:
-    """``||x||^2 + <x, -2 c> <= radius^2 - ||c||^2`` for every row (``sqn``: the rows' squared
-    norms): the complement of :func:`outside_full`'s test, in its fixed row chunks on the
-    thread pool.  GoodCenter's masks and the kept set (``meb_private.kept_index``; the Dask
-    path's blocks) use this one test, so a row GoodCenter found inside is kept."""
-    center = np.asarray(center, dtype=float)
-    v, c = -2.0 * center, radius * radius - center @ center
-    out = np.empty(len(points), dtype=bool)
-
-    def part(lo: int, hi: int) -> None:
-        np.less_equal(kernels.side_terms(points[lo:hi], sqn[lo:hi], v), c, out=out[lo:hi])
-
-    _map_rows(part, len(points))
-    return out
-
-
-def slack(scale: float) -> float:
-    """``tau = 1e-9 S^2``: the margin every bound on squared distances keeps, for norms up to
-    ``S = scale``; far above the rounding of any way of computing ``||x - theta||^2``."""
-    return 1e-9 * scale * scale
-
-
-def sq_dists(points: np.ndarray, center: np.ndarray, chunk: int = 1 << 12) -> np.ndarray:
-    """``||p_i - center||^2`` by differences (no cancellation), in row chunks on the thread
-    pool (no ``(n, d)`` temporary at 1e8 points; each chunk's result is the same on any pool)."""
-    out = np.empty(len(points))
-
-    def part(lo: int, hi: int) -> None:
-        for i in range(lo, hi, chunk):
-            j = min(i + chunk, hi)
-            diff = points[i:j] - center
-            out[i:j] = np.einsum("ij,ij->i", diff, diff)
-
-    _map_rows(part, len(points))
-    return out
-
-
-def compress_rows(points: np.ndarray, *, sample: int = 8192,
-                  max_distinct: float = 0.125) -> tuple[np.ndarray, np.ndarray | None]:
-    """Rows with multiplicities: ``(rows, w)`` with ``sum_i w_i f(rows_i) = sum_x f(x)`` for every
-    ``f``, or ``(points, None)`` when the data do not repeat much.
-
-    Data on a small grid (categorical or rounded records; the product distribution of §6 has
-    at most ``2^d`` distinct points) are compressed to their distinct rows, so every later pass
-    costs the number of distinct rows instead of ``n``.  Detection reads a strided sample of
-    ``sample`` rows: compression runs only if it holds at most ``max_distinct`` of the sample as
-    distinct rows.  The dictionary is the sample's distinct rows; every row is matched to it by
-    a random projection and then compared to its match coordinate by coordinate, so the result is
-    exact whatever the projection; rows without an exact match are kept as they are (merged
-    among themselves when at most 2^18).  Gives up (returns ``(points, None)``) if more than 1/4
-    of the rows are unmatched.
-    """
-    n = len(points)
-    if n < 4 * sample:
-        return points, None
-    sub = points[:: n // sample][:sample]
-    # Rows with distinct projections are distinct: when the projections already have too many
-    # distinct values, so have the rows (the same decision as np.unique(sub, axis=0) below,
-    # ~0.3 ms instead of ~4 ms on 8,192 rows of 20).
-    keys = sub @ np.random.default_rng(1).standard_normal(sub.shape[1])
-    if len(np.unique(keys)) > max_distinct * len(sub):
-        return points, None
-    dictionary = np.unique(sub, axis=0)
-    if len(dictionary) > max_distinct * len(sub):
-        return points, None
-    g = np.random.default_rng(0).standard_normal(points.shape[1])
-    loops = kernels.pick(n, points.shape[1])
-    dkeys = loops.keys(dictionary, g)
-    order = np.argsort(dkeys)
-    dictionary, dkeys = dictionary[order], dkeys[order]
-    if np.any(np.diff(dkeys) == 0):      # two dictionary rows share a key: not worth untangling
-        return points, None
-    block = 1 << 18
-    # Per block: look every row up by its key, then check every coordinate of the match.
-    parts = list(_pool().map(lambda lo: loops.match(points[lo:lo + block], g, dkeys, dictionary),
-                             range(0, n, block)))
-    rest = sum(len(p[1]) for p in parts)
-    if rest > n // 4:
-        return points, None
-    w = np.sum([p[0] for p in parts], axis=0)
-    keep = w > 0
-    rows, w = dictionary[keep], w[keep]
-    if rest:
-        unmatched = np.concatenate([p[1] + lo for p, lo in zip(parts, range(0, n, block),
-                                                               strict=True)])
-        left, w_left = points[unmatched], np.ones(rest, dtype=w.dtype)
-        if rest <= 1 << 18:          # rare rows the sample missed may still repeat
-            left, w_left = np.unique(left, axis=0, return_counts=True)
-        rows = np.concatenate([rows, left])
-        w = np.concatenate([w, w_left])
-    return rows, w.astype(np.int64)
-
-
-def outside_full(pts: np.ndarray, sqn: np.ndarray, theta: np.ndarray, r: float,
-                 w: np.ndarray | None = None,
-                 loops: kernels.Loops | None = None) -> tuple[int, np.ndarray]:
-    """One pass: ``(k, sum of the rows of pts outside B(theta, r))``; ``sqn`` = row norms^2.
-
-    ``w`` (integer multiplicities of the rows, see :func:`compress_rows`) counts row ``i`` as
-    ``w[i]`` points.  ``loops``: the row loops (:mod:`~cvxdp.geometry.meb.meb_kernels`); by default
-    those :func:`~cvxdp.geometry.meb.meb_kernels.pick` chooses for ``len(pts)`` rows."""
-    loops = kernels.pick(*pts.shape) if loops is None else loops
-    # ||x - theta||^2 > r^2 as ||x||^2 - 2 <x, theta> > r^2 - ||theta||^2, with the -2 folded into
-    # the vector (exact: a power of two), so the test is bitwise the textbook one.
-    v, c = -2.0 * theta, r * r - theta @ theta
-    parts = _map_rows(lambda lo, hi: loops.count_sum(
-        pts[lo:hi], sqn[lo:hi], v, c, None if w is None else w[lo:hi]), len(sqn))
-    k = sum(p[0] for p in parts)
-    total = np.zeros(pts.shape[1])
-    for p in parts:
-        total += p[1]
-    return k, total
-
-
-def _chunks(m: int) -> list[tuple[int, int]]:
-    """The row chunks of a pass over ``m`` rows: one below ``PARALLEL_ROWS``, else ``CHUNKS``
-    equal ones.  They depend on ``m`` only, so sums combine in the same order on every machine
-    and a seed gives the same output bit for bit."""
-    if m < PARALLEL_ROWS:
-        return [(0, m)]
-    b = [m * i // CHUNKS for i in range(CHUNKS + 1)]
-    return [(b[i], b[i + 1]) for i in range(CHUNKS)]
-
-
-def _count_sum_since(state: list, i: int, pts: np.ndarray, sqn: np.ndarray,
-                     w: np.ndarray | None, v: np.ndarray, c: float) -> tuple[int, np.ndarray]:
-    """The numpy ``count_sum`` of one band piece, updated from its last evaluation.
-
-    Each row's side is decided as :func:`outside_full` decides it (``sqn + pts @ v > c``, the
-    same operations).  The count and sum of the rows outside are those of the piece's previous
-    query (``state[i]``) plus the rows that moved outside minus those that moved inside: between
-    two queries the centre moves by one small step and few rows change side, so this skips the
-    masked sum over the whole piece (a second read of every row).  The first query
-    on a piece, or one where more than 1/6 of the rows changed side, sums the piece afresh.
-    The sum differs from a fresh one only in rounding (additions in another order).
-    """
-    out = kernels.side_terms(pts, sqn, v) > c
-    wts = kernels._NO_W if w is None else w
-    last = state[i]
-    if last is None:
-        k, s = kernels._masked_count_sum(pts, out, wts)
-    else:
-        was, k, s = last
-        moved = kernels._indices(out != was)
-        if 6 * len(moved) > len(out):
-            k, s = kernels._masked_count_sum(pts, out, wts)
-        elif len(moved):
-            now = out[moved]
-            if w is None:
-                k += 2 * int(np.count_nonzero(now)) - len(moved)
-                sign = np.where(now, 1.0, -1.0)
-            else:
-                dw = np.where(now, w[moved], -w[moved])
-                k += int(dw.sum())
-                sign = dw.astype(float)
-            s = s + sign @ np.take(pts, moved, axis=0)
-    state[i] = (out, k, s)
-    return k, s
-
-
-def _map_rows(fn, m: int) -> list:
-    """``[fn(lo, hi) for each chunk]``, on the thread pool when there are several (numpy and
-    the compiled loops release the GIL)."""
-    chunks = _chunks(m)
-    if len(chunks) == 1:
-        return [fn(0, m)]
-    return list(_pool().map(lambda c: fn(*c), chunks))
-
-
-def _map_pieces(fn, level) -> list:
-    """``[fn(i) for each piece i of level]``, on the thread pool if the band is large."""
-    if len(level.pieces) == 1 or len(level) < POOL_ROWS:
-        return [fn(i) for i in range(len(level.pieces))]
-    return list(_pool().map(fn, range(len(level.pieces))))
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    # One pool per process: a child forked after the pool started would inherit a pool whose
-    # threads do not exist in it, and its work would never run.
-    if _POOL is None or _POOL[0] != os.getpid():
-        _POOL = (os.getpid(), ThreadPoolExecutor(max_workers=min(CHUNKS, os.cpu_count() or 1)))
-    return _POOL[1]
 
 
 @dataclass
@@ -397,7 +183,7 @@ class OutsideIndex:
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Algorithm 2 (line 4: ``U <- P minus B(theta^t, r)``),
+    Mahpud & Sheffet (2022), Algorithm 2 (line 4: ``U <- P minus B(theta^t, r)``),
     Algorithm 4 (the noisy count and sum over the same set), Algorithm 5 (the same per user).
     """
 
@@ -419,7 +205,7 @@ class OutsideIndex:
         self.loops = kernels.pick(*self.rows.shape)
         self._root = [(self.rows[lo:hi], self.sqn[lo:hi],
                        None if self.weights is None else self.weights[lo:hi])
-                      for lo, hi in _chunks(len(self.sqn))]
+                      for lo, hi in row_chunks(len(self.sqn))]
         self._band_buffers: dict[tuple[int, int], tuple] = {}     # (depth, piece) -> buffers
         self.min_band = int(min_band)
         self._norm = float(np.sqrt(self.sqn.max())) if len(self.sqn) else 0.0
@@ -444,7 +230,7 @@ class OutsideIndex:
             if t.shape == self.sqn.shape:
                 t += a @ a
                 self._anchor_cache = (a.tobytes(), [t[lo:hi] for lo, hi in
-                                                    _chunks(len(self.sqn))])
+                                                    row_chunks(len(self.sqn))])
         # Excluded and included rows stacked for one test per query (numpy loops, both sets).
         self._few = None
         self._few_last: tuple[bytes, int, np.ndarray] | None = None    # (mask, count, sum)
@@ -479,8 +265,8 @@ class OutsideIndex:
         lo2 = hi2 = None
         if cache is not None and all(t is not None for t in cache[1]):
             a = np.frombuffer(cache[0])
-            dist = _norm2(theta - a)
-            tau = slack(self._norm + _norm2(a) + r + dist)
+            dist = norm2(theta - a)
+            tau = slack(self._norm + norm2(a) + r + dist)
             hi2 = (r + dist) ** 2 + tau
             lo2 = (r - dist) ** 2 - tau if r > dist else -np.inf
 
@@ -503,7 +289,7 @@ class OutsideIndex:
         elif len(self._root) == 1:
             k = count(0)
         else:
-            k = sum(_pool().map(count, range(len(self._root))))
+            k = sum(thread_pool().map(count, range(len(self._root))))
         return self._excluded(k, np.zeros(self.rows.shape[1]), theta, r)[0]
 
     def _excluded(self, k: int, s: np.ndarray, theta: np.ndarray, r: float
@@ -545,7 +331,7 @@ class OutsideIndex:
             # full passes (no margin paid at the inflated step; 0.15 s of 0.54 s).
             self._step, self._last = 0.0, None
         if self._last is not None:
-            self._step = 0.8 * self._step + 0.2 * _norm2(theta - self._last)
+            self._step = 0.8 * self._step + 0.2 * norm2(theta - self._last)
         self._last = theta.copy()
         stored = max(len(self.sqn), 1)
         if self._plain > 0:     # the guard: a plain pass (same answer), no levels kept
@@ -556,7 +342,7 @@ class OutsideIndex:
         work0, built0 = self.work, self._built
         levels = self._levels
         for j in range(1, len(levels)):
-            if _norm2(theta - levels[j].anchor) > levels[j].margin:
+            if norm2(theta - levels[j].anchor) > levels[j].margin:
                 del levels[j:]
                 break
         self._deepen(theta, r)
@@ -571,10 +357,10 @@ class OutsideIndex:
         def count_sum(i: int) -> tuple[int, np.ndarray]:
             pts, sqn, w = deep.pieces[i]
             if incremental:
-                return _count_sum_since(deep.state, i, pts, sqn, w, v, c)
+                return count_sum_since(deep.state, i, pts, sqn, w, v, c)
             return self.loops.count_sum(pts, sqn, v, c, w)
 
-        for kp, sp in _map_pieces(count_sum, deep):
+        for kp, sp in map_pieces(count_sum, deep):
             k += kp
             s += sp
         self._seen += 1
@@ -676,7 +462,7 @@ class OutsideIndex:
                 out = split_piece(i, self._buffers(depth, i, grow, w is not None))
             return out
 
-        parts = _map_pieces(split, parent)
+        parts = map_pieces(split, parent)
         n_far, far_sum = parent.count, parent.total.copy()
         pieces = []
         for i, (k, s, nb) in enumerate(parts):
@@ -685,7 +471,7 @@ class OutsideIndex:
             rows, sqn, w = self._band_buffers[depth, i]
             pieces.append((rows[:nb], sqn[:nb], None if w is None else w[:nb]))
         m = sum(len(p[1]) for p in pieces)
-        if len(pieces) > 1 and m < POOL_ROWS:
+        if len(pieces) > 1 and m < meb_rows.POOL_ROWS:
             # A small band runs on one thread: one piece (rows in piece order, so the order
             # still depends on the data only) costs one call per query instead of CHUNKS.
             weighted = pieces[0][2] is not None

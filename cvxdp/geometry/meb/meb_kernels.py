@@ -232,7 +232,7 @@ def _compiled() -> Loops:
             raise ImportError("numba is not installed")
         return _state["numba"]
     try:
-        import numba
+        import numba  # optional extra (cvxdp[fast]): the compiled kernels
     except ImportError:
         _state["numba"] = None          # do not try again on every pass
         raise

@@ -57,10 +57,10 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.geometry.meb.meb_index import (
-    OutsideIndex,
-    _norm2,
+from cvxdp.geometry.meb.meb_index import OutsideIndex
+from cvxdp.geometry.meb.meb_rows import (
     inside_mask,
+    norm2,
     outside_full,
     slack,
     sq_norms,
@@ -156,7 +156,7 @@ def lemma32_iterations(gamma: float, eta: float, start: float) -> int:
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``, Lemma 3.2 (eq. 3); ``docs/meb.md``, "The step size".
+    Mahpud & Sheffet (2022), Lemma 3.2 (eq. 3); ``docs/meb.md``, "The step size".
     """
     if not 0 < eta < gamma**2:
         raise PrivacySpecError(f"the step must lie in (0, gamma^2) for Lemma 3.2's recursion, "
@@ -296,7 +296,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
 
     References
     ----------
-    Mahpud & Sheffet, ``001_a326031cb50d1cab.txt``, Algorithm 4 (curator) and Algorithm 5
+    Mahpud & Sheffet (2022), Algorithm 4 (curator) and Algorithm 5
     (local), Lemma 4.1 / Claim 5.1 (privacy), Lemma 4.3 / Lemma 5.2 (utility).
     """
     n, d = points.shape
@@ -335,7 +335,7 @@ def dp_mmeb(points: np.ndarray, *, gamma: float, r: float, theta0: np.ndarray, r
                 traj.append(theta.copy())
             if n_w < tau_upd[t]:
                 return MMEBRun(theta, its, "few_uncovered", bound, traj)
-            g = 2.0 * (schedule.keep * r0 + _norm2(theta - theta0))
+            g = 2.0 * (schedule.keep * r0 + norm2(theta - theta0))
             s = sum_out - k * theta
             theta = theta + step * (s + rng.normal(0.0, g * mult_sum[t] * amp, size=d)) / n_w
         k_fin = index.count_outside(theta, (1 + gamma) * r)

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError, warn_user
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.exact import reference_ball
 from cvxdp.geometry.meb.goodcenter import good_center, ldp_good_center, piece_rows
-from cvxdp.geometry.meb.meb_index import keeps_anchor_cache, sq_norms
 from cvxdp.geometry.meb.meb_kernels import ANCHOR_CACHE_D
 from cvxdp.geometry.meb.meb_private import (
     SCHEDULES,
@@ -32,6 +32,7 @@ from cvxdp.geometry.meb.meb_private import (
     mmeb_constants,
     radius_grid,
 )
+from cvxdp.geometry.meb.meb_rows import keeps_anchor_cache, map_rows, sq_norms
 from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord
 from cvxdp.privacy.budgets import (
     ZCDP,
@@ -46,6 +47,7 @@ from cvxdp.privacy.clipping import count_share as clip_count_share
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.scale import is_dask
+from cvxdp.scale.meb import DaskOutsideIndex, DaskPoints, dask_good_center, dask_ldp_good_center
 from cvxdp.solution import ValidationReport
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
@@ -54,8 +56,8 @@ if TYPE_CHECKING:  # annotations only: the problem class imports this module, no
 __all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into_box",
            "COUNT_SHARE"]
 
-_REF4 = "001_a326031cb50d1cab.txt, Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)"
-_REF5 = "001_a326031cb50d1cab.txt, Alg. 5, Claim 5.1 (local, sensitivity fixed)"
+_REF4 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)")
+_REF5 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 5, Claim 5.1 (local, sensitivity fixed)")
 #: Share of ``rho`` spent on the opt-in noisy count of clipped points (``count_clipped=True``).
 #: r0 from GoodCenter satisfies r_opt(P') <= r0 < 6 r_opt(P') (Thm A.2), so search [r0/6, r0].
 GOODCENTER_RATIO = 6.0
@@ -135,8 +137,6 @@ def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray,
     run on its thread pool; the rows found are the same, in order.  ``sqn``: filled with
     every row's ``einsum("ij,ij->i")`` (:func:`~cvxdp.geometry.meb.meb_index.sq_norms`'s
     numbers) while the piece is in cache, which saves the index and GoodCenter a pass."""
-    from cvxdp.geometry.meb.meb_index import _map_rows
-
     step = piece_rows(points.shape[1])     # 4,096 rows from 20 coordinates, more below
     lo_max, hi_min = float(np.max(lo)), float(np.min(hi))
 
@@ -156,7 +156,7 @@ def _bad_rows(points: np.ndarray, lo: np.ndarray, hi: np.ndarray,
             parts.append(np.flatnonzero(bad) + start)
         return parts
 
-    parts = [a for c in _map_rows(chunk, len(points)) for a in c]
+    parts = [a for c in map_rows(chunk, len(points)) for a in c]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
@@ -283,7 +283,7 @@ def solve_private_meb(
 
     References
     ----------
-    ``001_a326031cb50d1cab.txt``: Alg. 3 (binary search), Alg. 4/5 (DP-MMEB), Alg. 6/7
+    Mahpud & Sheffet (2022): Alg. 3 (binary search), Alg. 4/5 (DP-MMEB), Alg. 6/7
     (GoodCenter); Lemma 4.1, Cor. 4.2, Thm A.1 (privacy); Lemma 4.3, Cor. 4.4, Thm A.2 (utility);
     Claim 5.1, Cor. 5.3, Thm A.4 (local model).
     """
@@ -311,7 +311,6 @@ def solve_private_meb(
         # The same clipping and translation, block by block on the workers, inside every
         # reduction (cvxdp.scale.meb); the clipped count is one more reduction, run only if
         # it is released (noisily).  Nothing of the data reaches the client.
-        from cvxdp.scale.meb import DaskPoints
 
         shift = working_shift(lo, hi)
         pts = DaskPoints(pts, lo, hi, shift)
@@ -332,8 +331,6 @@ def solve_private_meb(
 
     rho_gc = init_share * rho_alg
     if on_dask:
-        from cvxdp.scale.meb import dask_good_center, dask_ldp_good_center
-
         gc_fn = dask_ldp_good_center if local else dask_good_center
     else:
         # The rows' squared norms (working_points read them with the box test) serve
@@ -354,7 +351,6 @@ def solve_private_meb(
     best_theta, best_r, best_bound = theta0, (1 + gamma) ** i_max * r0 / GOODCENTER_RATIO, 0.0
     i_lo, i_hi, calls, iters, path = 0, i_max, 0, 0, []
     if on_dask:     # one chunk-wise pass and reduce per query, same answers
-        from cvxdp.scale.meb import DaskOutsideIndex
 
         index = DaskOutsideIndex(pts, theta0, sched.keep * r0)
     else:
@@ -377,7 +373,7 @@ def solve_private_meb(
             i_lo = i_cur + 1
     if calls < B:  # the path is data dependent: the guarantee is for the worst case, B calls
         acct.spend(PrivacyRecord("reserved (unused search calls)", ZCDP(rho_call * (B - calls)),
-                                 "001_a326031cb50d1cab.txt, Cor. 4.2: B calls of rho/B",
+                                 cite(MINIMUM_ENCLOSING_BALL, "Cor. 4.2: B calls of rho/B"),
                                  params={"calls": B - calls}))
     # Back to the user's coordinates, then projected into the public box (post-processing):
     # the projection onto a convex set holding every (clipped) point moves the centre closer

@@ -1,4 +1,4 @@
-"""Covering programs under high-sensitivity constraint privacy (paper 002, Sec. 5.1, App. B).
+"""Covering programs under high-sensitivity constraint privacy (Song et al. 2025, Sec. 5.1, App. B).
 
 :mod:`~cvxdp.solvers.covering.covering` (``covering_sdp`` / ``covering_lp`` / ``covering_socp``),
 :mod:`~cvxdp.solvers.covering.covering_model` (user models with ``ConstraintSetPrivacy``),

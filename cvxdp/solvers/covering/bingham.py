@@ -1,6 +1,6 @@
 """The continuous exponential mechanism on the unit sphere: exact Bingham sampling.
 
-The private covering-SDP oracle of paper 002 (Lemma B.9) runs the exponential mechanism over
+The private covering-SDP oracle of Song et al. 2025 (Lemma B.9) runs the exponential mechanism over
 rank-one candidates ``X = OPT v v'`` with score ``Q(v) = OPT v'Mv - 1``, ``M = sum_i y_i A_i``.
 The paper discretises the sphere with a gamma-net; here the mechanism is sampled on the sphere
 itself: the density w.r.t. the uniform (surface) measure is
@@ -28,7 +28,7 @@ away from zero for every concentration.
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Lemma B.8, Lemma B.9, Thm B.10; digest 002 G6.
+Song, Xue & Zhang (2025): Lemma B.8, Lemma B.9, Thm B.10; digest 002 G6.
 J. T. Kent, A. M. Ganeiber, K. V. Mardia, "A new method to simulate the Bingham and related
 distributions in directional data analysis with applications", arXiv:1310.8110 (2013), Sec. 4.
 A. T. A. Wood, "Simulation of the von Mises Fisher distribution", Comm. Stat. Simul. Comput.
@@ -108,7 +108,7 @@ def sample_bingham(M: Any, kappa: float, *, size: int | None = None,
 
     References
     ----------
-    Kent, Ganeiber & Mardia (2013), arXiv:1310.8110, Sec. 4; paper 002 digest G6.
+    Kent, Ganeiber & Mardia (2013), arXiv:1310.8110, Sec. 4; Song, Xue & Zhang (2025) digest G6.
     """
     M = np.asarray(M, dtype=float)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
@@ -197,7 +197,7 @@ def net_exponential_sample(M: Any, kappa: float, net: np.ndarray, *,
 
     References
     ----------
-    002_26bee910280b74ae.txt, Lemma B.8, Lemma B.9.
+    Song, Xue & Zhang (2025), Lemma B.8, Lemma B.9.
     """
     gen = as_generator(rng)
     logits = bingham_log_density(net, M, kappa)
@@ -261,7 +261,7 @@ def sample_vmf(mu: Any, kappa: float, *, size: int | None = None,
 
     References
     ----------
-    Wood (1994), Comm. Stat. Simul. Comput. 23(1):157-164; paper 002 digest G7.
+    Wood (1994), Comm. Stat. Simul. Comput. 23(1):157-164; Song, Xue & Zhang (2025) digest G7.
     """
     mu = np.asarray(mu, dtype=float).ravel()
     if not np.all(np.isfinite(mu)):

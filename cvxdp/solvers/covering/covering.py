@@ -1,4 +1,4 @@
-"""Covering programs under high-sensitivity constraint privacy (paper 002, Sec. 5.1, App. B).
+"""Covering programs under high-sensitivity constraint privacy (Song et al. 2025, Sec. 5.1, App. B).
 
 ``covering_sdp(mats)`` is ``min tr X  s.t. <A_i, X> >= 1, X PSD`` (``A_i`` PSD, ``||A_i|| <= 1``)
 and ``covering_lp(A)`` is ``min 1'x  s.t. A x >= 1, x >= 0`` (entries of ``A`` in ``[0, 1]``).
@@ -15,7 +15,7 @@ defined here (this module imports nothing from it).
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Thm 5.1, Thm 5.2, Alg. 2, Alg. 3, Thm B.7,
+Song, Xue & Zhang (2025): Thm 5.1, Thm 5.2, Alg. 2, Alg. 3, Thm B.7,
 Lemma B.9, Thm B.10, Lemma B.12, Thm B.13.
 """
 
@@ -29,9 +29,9 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 
 from cvxdp.arguments import entry_point
+from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING
 from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
@@ -39,6 +39,7 @@ from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.mechanisms import exponential_float_delta, exponential_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution, ValidationReport
+from cvxdp.solvers.covering.covering_domain import DOMAIN_NOTE, check_shape, project_rows
 from cvxdp.solvers.covering.covering_instances import (  # noqa: F401  (re-exported)
     random_covering_lp,
     random_covering_sdp,
@@ -61,7 +62,7 @@ __all__ = ["covering_sdp", "covering_lp", "covering_socp", "CoveringSDP", "Cover
            "CoveringSOCP", "CoveringSolution", "project_rows", "random_covering_socp",
            "random_covering_sdp", "random_covering_lp"]
 
-THEOREM = ("002_26bee910280b74ae.txt, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
+THEOREM = (f"{SYMMETRIC_CONE_PROGRAMMING}, Alg. 3 + Thm B.7 (privacy), Lemma B.9 / Thm B.10 "
            "(covering SDP), Thm B.13 (covering SCP); exponential mechanism per round composed "
            "in zCDP (Cesar & Rogers 2021) and converted by CKS 2020")
 _TOL = 1e-9
@@ -73,109 +74,6 @@ class CoveringSolution(PrivateSolution):
 
     point: np.ndarray | None = None
     s: float | None = None
-
-
-#: rows moved by more than this are counted as projected; smaller moves are float rounding
-DOMAIN_TOL = 1e-9
-DOMAIN_NOTE = ("the guarantee and the accuracy are stated for the rows projected into the public "
-               "domain; they are the user's rows when every row obeys the bound (ask "
-               "count_clipped=True for a noisy count of projected rows)")
-
-
-def _as_float_rows(data: Any) -> np.ndarray:
-    """Rows as a float array: scipy.sparse matrices (or a sequence of them, one per row of an
-    SDP) are densified; anything numpy cannot read as numbers is a typed refusal (of the input's
-    type, a public fact -- no value is shown)."""
-    if sp.issparse(data):
-        data = data.toarray()
-    elif isinstance(data, (list, tuple)) and any(sp.issparse(d) for d in data):
-        data = [d.toarray() if sp.issparse(d) else d for d in data]
-    try:
-        return np.asarray(data, dtype=float)
-    except (TypeError, ValueError):
-        raise UnsupportedProblemError(
-            "the covering rows must be numbers: a numpy array, a scipy.sparse matrix (a list "
-            f"of them for an SDP) or nested lists of floats; got a {type(data).__name__} that "
-            "numpy cannot read as a float array.") from None
-
-
-def check_shape(kind: str, data: Any) -> np.ndarray:
-    """Check the public structure of the rows (array shape only) and return them as floats.
-
-    The number of rows ``m`` may be 0: it is private under add/remove neighbours.  Nothing
-    about the rows' values is checked here -- that would be a data-dependent refusal; values
-    outside the public domain are projected into it by :func:`project_rows`.
-    """
-    A = _as_float_rows(data)
-    # messages show the trailing (public) shape only: m counts the private rows
-    if kind == "sdp":
-        if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[1] < 1:
-            raise UnsupportedProblemError(
-                f"mats must have shape (m, r, r), got shape (m,) + {A.shape[1:]}.")
-    elif kind == "soc":
-        if A.ndim != 2 or A.shape[1] < 2:
-            raise UnsupportedProblemError(
-                f"vecs must have shape (m, n >= 2), got shape (m,) + {A.shape[1:]}.")
-    elif A.ndim != 2 or A.shape[1] < 1:
-        raise UnsupportedProblemError(f"A must have shape (m, n), got shape (m,) + {A.shape[1:]}.")
-    return A
-
-
-def project_rows(kind: str, data: np.ndarray) -> tuple[np.ndarray, int]:
-    """Project every row into the public domain the privacy proof needs.
-
-    * ``"lp"``: entries into ``[0, 1]`` (``nan -> 0``, ``+inf -> 1``, ``-inf -> 0``);
-    * ``"sdp"``: ``A_i`` symmetrised, its spectrum clipped into ``[0, 1]`` (the Frobenius
-      projection onto ``{0 <= A <= I}``); a row with a non-finite entry becomes 0;
-    * ``"soc"``: the spin-factor eigenvalues ``a_0 +- |a_bar|`` clipped into ``[0, 1]`` (the
-      Euclidean projection, the Jordan frame being orthogonal); non-finite rows become 0.
-
-    Rows whose computed entries / spectrum lie in ``[0, 1]`` are returned unchanged (bit for
-    bit); a row outside only by rounding (an eigenvalue ``-1e-17`` of a rank-deficient ``A_i``)
-    is re-assembled from its clipped spectrum and not counted.  The map acts row by
-    row, so neighbouring row sets stay neighbouring and the proof's bounds hold for the output.
-    Clipping an eigenvalue above 1 down to 1 only *strengthens* the row's constraint on the
-    cone (``A_i - P(A_i)`` is in the cone), so a point covering the projected row covers the
-    user's row; raising a negative eigenvalue (or entry) to 0 weakens it.
-
-    Returns
-    -------
-    projected : ndarray
-    count : int
-        Rows moved by more than :data:`DOMAIN_TOL`.  PRIVATE: release it only through
-        :func:`cvxdp.privacy.clipping.noisy_count` (``count_clipped=``).
-    """
-    m = data.shape[0]
-    flat = data.reshape(m, -1)
-    finite = np.all(np.isfinite(flat), axis=1)
-    with np.errstate(all="ignore"):
-        if kind == "lp":
-            out = np.clip(np.nan_to_num(data, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
-            moved = np.any(np.abs(out - data) > DOMAIN_TOL, axis=1)
-            return out, int(np.count_nonzero(moved | ~finite))
-        out = np.where(finite.reshape((m,) + (1,) * (data.ndim - 1)), data, 0.0)
-        if kind == "sdp":
-            sym = out / 2 + np.swapaxes(out, 1, 2) / 2
-            asym = np.max(np.abs(out - sym), axis=(1, 2), initial=0.0)
-            lam, V = np.linalg.eigh(sym)
-            low, high = lam[:, 0], lam[:, -1]
-            fix = (low < 0) | (high > 1) | (asym > 0)
-            if np.any(fix):
-                lc = np.clip(lam[fix], 0.0, 1.0)
-                out[fix] = np.einsum("mij,mj,mkj->mik", V[fix], lc, V[fix])
-        else:
-            nb = np.linalg.norm(out[:, 1:], axis=1)
-            low, high = out[:, 0] - nb, out[:, 0] + nb
-            fix = (low < 0) | (high > 1)
-            if np.any(fix):
-                l1, l2 = np.clip(high[fix], 0.0, 1.0), np.clip(low[fix], 0.0, 1.0)
-                u = out[fix, 1:] / np.where(nb[fix] > 0, nb[fix], 1.0)[:, None]
-                out[fix] = np.column_stack([(l1 + l2) / 2, ((l1 - l2) / 2)[:, None] * u])
-            asym = np.zeros(m)
-        bad = ~np.all(np.isfinite(out.reshape(m, -1)), axis=1)
-        out[bad] = 0.0  # overflow in the projection of a huge row: treated as non-finite
-        moved = ~finite | bad | (low < -DOMAIN_TOL) | (high > 1 + DOMAIN_TOL) | (asym > DOMAIN_TOL)
-    return out, int(np.count_nonzero(moved))
 
 
 class _Covering(StructuredProblem):
@@ -294,7 +192,7 @@ class _Covering(StructuredProblem):
 
         References
         ----------
-        002_26bee910280b74ae.txt: Alg. 3, Thm B.7, Lemma B.9, Thm B.10, Thm B.13.
+        Song, Xue & Zhang (2025): Alg. 3, Thm B.7, Lemma B.9, Thm B.10, Thm B.13.
         """
         t0 = time.perf_counter()
         budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
@@ -342,8 +240,8 @@ class _Covering(StructuredProblem):
             details.update(theorem_alpha(sched, int(m_max)))
         report = acct.report(
             theorem=THEOREM,
-            neighbouring="add/remove one whole covering constraint A_i (paper 002 Def B.1, "
-                         "both directions)", details=details)
+            neighbouring="add/remove one whole covering constraint A_i (Song, Xue & Zhang "
+                         "(2025), Def B.1, both directions)", details=details)
         # Status is a promise: optimal_inaccurate only with Lemma B.5's alpha computed (it needs
         # the public m_max) and non-vacuous (alpha < 1 relative to OPT).
         alpha_rel = details.get("alpha_rel")
@@ -398,7 +296,7 @@ class _Covering(StructuredProblem):
 
 
 class CoveringSDP(_Covering):
-    """``min tr X  s.t. <A_i, X> >= 1 (i = 1..m), X PSD`` (Sec. 5.1 / App. B.3 of paper 002).
+    """``min tr X  s.t. <A_i, X> >= 1 (i = 1..m), X PSD`` (Sec. 5.1 / App. B.3 of Song et al. 2025).
 
     Attributes
     ----------
@@ -425,7 +323,7 @@ class CoveringSDP(_Covering):
 
 class CoveringLP(_Covering):
     """``min 1'x  s.t. A x >= 1, x >= 0`` with entries of ``A`` in ``[0, 1]`` (Hsu et al. 2014;
-    the orthant case of paper 002's covering SCP, Thm B.13).
+    the orthant case of Song, Xue & Zhang (2025)'s covering SCP, Thm B.13).
 
     Attributes
     ----------
@@ -443,7 +341,7 @@ class CoveringLP(_Covering):
 
 
 class CoveringSOCP(_Covering):
-    """Covering SCP over the spin factor (paper 002, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
+    """Covering SCP over the spin factor (Song et al. 2025, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
     <a_i, x> >= 1, x in L^n`` with the algebra's ``Tr(x) = 2 x_0`` and ``<a, x> = 2 a'x``
     (digest G10), i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
 

@@ -22,12 +22,12 @@ A row with ``b_i <= 0`` holds for every ``x`` in the cone once its coefficients 
 domain, so it is dropped (a per-row map: neighbours stay neighbours).  The normalised rows
 should have entries in ``[0, 1]`` (LP) / spectrum in ``[0, 1]`` (SDP), a public domain the user
 aims at by scaling the constraint with a public constant; rows outside it are projected into it
-inside the mechanism (:func:`cvxdp.solvers.covering.covering.project_rows`), never refused, and
-their number is released only as an opt-in noisy count (``count_clipped=``).
+inside the mechanism (:func:`cvxdp.solvers.covering.covering_domain.project_rows`), never
+refused, and their number is released only as an opt-in noisy count (``count_clipped=``).
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
+Song, Xue & Zhang (2025): Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
 
     References
     ----------
-    002_26bee910280b74ae.txt, Def B.1, Alg. 3, Thm B.10, Thm B.13.
+    Song, Xue & Zhang (2025), Def B.1, Alg. 3, Thm B.10, Thm B.13.
     """
     constraint = getattr(constraint, "constraint", constraint)
     kwargs.pop("private", None)

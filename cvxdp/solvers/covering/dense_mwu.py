@@ -1,4 +1,4 @@
-"""Dense multiplicative weights over constraints (paper 002, Appendix B, Alg. 2 and Alg. 3).
+"""Dense multiplicative weights over constraints (Song et al. 2025, Appendix B, Alg. 2 and Alg. 3).
 
 The dense MWU keeps one weight per constraint ("action") and plays the Bregman (KL) projection
 of the weights onto the ``1/s``-dense distributions ``{p : sum p = 1, 0 <= p_i <= 1/s}``.  No
@@ -12,7 +12,7 @@ private when a neighbouring dataset adds or removes one whole constraint (Lemma 
 
 References
 ----------
-``../shared/papers/002_26bee910280b74ae.txt``: Def B.2, Alg. 2, Lemma B.3, Alg. 3, Lemma B.5,
+Song, Xue & Zhang (2025): Def B.2, Alg. 2, Lemma B.3, Alg. 3, Lemma B.5,
 Lemma B.6; Herbster & Warmuth 2001 (tracking the best expert, capping); Hsu, Roth, Roughgarden,
 Ullman 2014 (private LPs, dense MWU).
 """
@@ -40,7 +40,7 @@ def bregman_project_log(log_weights: Any, s: float) -> np.ndarray:
     """KL (Bregman) projection of ``exp(log_weights)`` onto the ``1/s``-dense distributions.
 
     Returns ``p_f = min(1, c F_f) / s`` with ``c >= 0`` solving ``sum_f min(1, c F_f) = s``
-    (paper 002, Def B.2).  Exact: sort once, then the number ``j`` of capped entries is the
+    (Song et al. 2025, Def B.2).  Exact: sort once, then the number ``j`` of capped entries is the
     smallest ``j`` with ``c_j w_(j) <= 1`` where ``c_j = (s - j) / sum_{i >= j} w_(i)`` over the
     weights sorted in decreasing order (Herbster & Warmuth's capping).  Everything is done in log
     space, so weights spanning thousands of orders of magnitude are handled exactly.
@@ -65,7 +65,7 @@ def bregman_project_log(log_weights: Any, s: float) -> np.ndarray:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Def B.2; Herbster & Warmuth, JMLR 2001, Sec. 5.
+    Song, Xue & Zhang (2025), Def B.2; Herbster & Warmuth, JMLR 2001, Sec. 5.
     """
     lw = np.asarray(log_weights, dtype=float).ravel()
     s = float(s)
@@ -106,13 +106,13 @@ def dense_mwu_regret(eta: float, T: int, m: float) -> float:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Lemma B.3.
+    Song, Xue & Zhang (2025), Lemma B.3.
     """
     return float(eta + math.log(max(m, 2.0)) / (eta * T))
 
 
 class DenseMWU:
-    """Algorithm 2 of paper 002: multiplicative weights played through ``Gamma_s``.
+    """Algorithm 2 of Song, Xue & Zhang (2025): multiplicative weights played through ``Gamma_s``.
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ class DenseMWU:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Alg. 2, Lemma B.3.
+    Song, Xue & Zhang (2025), Alg. 2, Lemma B.3.
     """
 
     def __init__(self, m: int, s: float, eta: float) -> None:
@@ -210,7 +210,7 @@ def scp_dense_mwu(
 
     References
     ----------
-    002_26bee910280b74ae.txt, Alg. 3, Lemma B.5, Thm B.7.
+    Song, Xue & Zhang (2025), Alg. 3, Lemma B.5, Thm B.7.
     """
     mwu = DenseMWU(m, s, eta)
     total = None

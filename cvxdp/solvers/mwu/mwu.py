@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.jordan import Product
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop import RowGaussianNoise, prepare_loop, run_loop
 from cvxdp.solvers.mwu.oracles import ExactOracle, ExponentialOracle
@@ -44,11 +45,7 @@ def _svec_index(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _jordan_product(nonneg: int, soc: tuple[int, ...], psd: tuple[int, ...]) -> Any:
-    """The same algebra as a :class:`cvxdp.jordan.Product` (None if the package is missing)."""
-    try:
-        from cvxdp.jordan import Product
-    except ImportError:  # pragma: no cover - jordan is a sibling package
-        return None
+    """The same algebra as a :class:`cvxdp.jordan.Product` (None for an empty cone)."""
     if not (nonneg or soc or psd):
         return None
     return Product.from_cone_dims(nonneg, soc, psd)

@@ -1,0 +1,262 @@
+"""The public schedule of the private covering solver: rounds T, oracle concentration, step size
+and the budget split, all functions of public values (the budget, the dimension, ``s``,
+``m_max``, ``opt``).
+
+References
+----------
+Song, Xue & Zhang (2025), Alg. 3, Lemma B.5, Thm B.7, Lemma B.9, Thm B.10.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
+from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
+from cvxdp.privacy.clipping import COUNT_SHARE, count_share
+
+__all__ = ["CoveringSchedule", "plan_schedule", "kappa_target", "split_count_budget",
+           "SCALE_FRACTION", "SCALE_GRID", "T_BUDGET_MAX", "SCALE_TILT"]
+
+#: share of the zCDP budget given to the private scaling (OPT search) when ``opt`` is unknown
+SCALE_FRACTION = 0.25
+#: size of the public geometric grid of candidate traces for the scaling step
+SCALE_GRID = 128
+#: cap on the rounds a large budget buys in the practical schedule (``s`` not given)
+T_BUDGET_MAX = 2000
+#: public tilt of the scaling step towards cheaper traces: the exponent drops by this much
+#: from the bottom to the top of the grid (data-independent, so it costs no privacy)
+SCALE_TILT = 4.0
+_PAPER_MAX_T = 200_000
+
+@dataclass(frozen=True)
+class CoveringSchedule:
+    """Public parameters of one private covering run (all data-independent).
+
+    ``s`` density (how many constraints may be violated), ``T`` rounds, ``eta`` step,
+    ``eps_round`` the per-round exponential-mechanism parameter, ``kappa`` the concentration of
+    the oracle in normalised units (``eps_round * OPT / (2 Delta_Q)``), ``eps_scale`` the
+    scaling step's parameter (0 when ``opt`` is given), ``grid`` the candidate traces,
+    ``opt_level`` the level used for the paper's losses (``None`` for the practical schedule),
+    ``paper_eps_round`` the per-round epsilon of the paper's advanced composition for the same
+    total (for comparison), ``n_dummy`` the public dummy actions.
+    """
+
+    kind: str
+    dim: int
+    schedule: str
+    s: float
+    T: int
+    eta: float
+    eps_round: float
+    kappa: float
+    sensitivity: float
+    eps_scale: float
+    grid: tuple[float, ...]
+    target: float
+    opt: float | None
+    opt_level: float | None
+    width: float
+    paper_eps_round: float | None
+    n_dummy: int
+    oracle: str
+    m_max: int | None
+    beta: float
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["grid"] = (self.grid[0], self.grid[-1], len(self.grid)) if self.grid else ()
+        return d
+
+
+def _total_rho(budget: Budget) -> float | None:
+    # shaved by 1e-10 (relative) so that float round-off never reports epsilon above the target
+    if isinstance(budget, ZCDP):
+        return budget.rho * (1 - 1e-10)
+    if isinstance(budget, ApproxDP) and budget.delta > 0:
+        # a share of delta is kept for the float samplers (FLOAT_DELTA_SHARE)
+        return zcdp_from_approx(budget.epsilon,
+                                budget.delta * (1 - FLOAT_DELTA_SHARE)) * (1 - 1e-10)
+    return None  # pure DP: basic composition
+
+
+def plan_schedule(
+    budget: Budget, *, kind: str, dim: int, s: float | None = None, T: int | None = None,
+    eta: float | None = None, opt: float | None = None,
+    opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
+    accuracy: float | None = None, m_max: int | None = None, beta: float = 0.05,
+    oracle: str = "exact_sampler",
+) -> CoveringSchedule:
+    """Choose the public parameters from the budget and public sizes only (never from data).
+
+    Practical schedule (default): per-round ``eps' = sqrt(8 rho_mwu / T)`` (zCDP of the
+    exponential mechanism; ``eps_mwu / T`` for pure DP), sensitivity ``OPT/s``, ``eta = 1/2``.
+    The oracle concentration ``kappa = eps' s / 2`` is aimed at ``kappa* = 2 r`` (SDP: sphere
+    error about ``(r-1)/(2 kappa) ~ 1/4``) or ``4 log(2n)`` (LP).  Without ``s``: ``T = T_min``
+    (``max(8, r)`` for the SDP -- few rounds keep ``eps'`` large, measured best in
+    ``benchmarks/bench_covering.py`` -- and ``max(20, 2n)`` for the LP, whose answer needs many
+    columns) and ``s`` is the smallest value reaching ``kappa*``.  With ``s`` given: the largest
+    ``T`` keeping ``kappa >= 2 kappa*``, within ``[T_min, 10 T_min]`` (more rounds average more
+    rank-one candidates once each is accurate).
+    Paper schedule: ``T = ceil(36 rho_w^2 log(m_max) / alpha^2)``, ``eta = sqrt(log(m_max)/T)``,
+    ``eps' = eps/sqrt(8 T log(1/delta))``, sensitivity ``3 OPT/s``, width
+    ``rho_w = max(1, 3 OPT - 1)`` (Alg. 3, Thm B.7, Lemma B.9, digest G3/G9).
+
+    Raises
+    ------
+    PrivacySpecError, BudgetError, PrivacyGuaranteeError
+        Missing public bounds, a budget the schedule cannot use, or an infeasible schedule.
+    """
+    if schedule not in ("practical", "paper"):
+        raise PrivacySpecError(f"schedule must be 'practical' or 'paper', got {schedule!r}.")
+    lo, hi = (1.0, 2.0 * dim) if opt_bounds is None else map(float, opt_bounds)
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+        raise PrivacySpecError(f"opt_bounds must be public numbers 0 < lo < hi, got {opt_bounds}.")
+    if opt is not None and not (math.isfinite(float(opt)) and float(opt) > 0):
+        raise PrivacySpecError(f"opt= must be a public number > 0, got {opt!r}.")
+    if not 0 < beta < 1:
+        raise PrivacySpecError(f"beta must be in (0, 1), got {beta!r}.")
+    if m_max is not None and int(m_max) < 1:
+        raise PrivacySpecError(f"m_max must be a public integer >= 1, got {m_max!r}.")
+    if s is not None and not (math.isfinite(float(s)) and float(s) >= 1):
+        raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
+    rho_tot = _total_rho(budget)
+    scale = opt is None
+    if schedule == "practical":
+        if accuracy is not None:
+            raise PrivacySpecError(
+                "accuracy= sets alpha of schedule='paper' (T = 36 rho^2 log m / alpha^2); the "
+                "default schedule is set by s= (how many constraints may fail) and the budget. "
+                "Drop accuracy= or pass schedule='paper'.")
+        eta_given = eta is not None
+        eta = 0.5 if eta is None else float(eta)
+        sdim = dim - 1 if kind == "soc" else dim  # sphere of candidates: S^{r-1} / S^{n-2}
+        k_star = kappa_target(kind, dim)
+        t_min = max(8, sdim) if kind != "lp" else max(20, 2 * dim)
+        if rho_tot is None:
+            eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
+            eps_scale = budget.epsilon * SCALE_FRACTION if scale else 0.0
+            # kappa = eps_mwu s / (2 T)
+            t_fit = (eps_mwu * s / (4 * k_star)) if s is not None else 0.0
+        else:
+            rho_mwu = rho_tot * ((1 - SCALE_FRACTION) if scale else 1.0)
+            eps_scale = math.sqrt(8 * (rho_tot - rho_mwu)) if scale else 0.0
+            # kappa = s sqrt(2 rho_mwu / T)
+            t_fit = (2 * rho_mwu * s**2 / (2 * k_star) ** 2) if s is not None else 0.0
+        budget_rounds = False
+        if T is None and s is None:
+            # the budget buys rounds: the most rounds that still reach
+            # kappa* at the smallest density s = 1, between T_min and T_BUDGET_MAX
+            t_fit1 = (eps_mwu / (4 * k_star) if rho_tot is None
+                      else 2 * rho_mwu / (2 * k_star) ** 2)
+            T = int(min(max(t_min, math.floor(t_fit1)), max(t_min, T_BUDGET_MAX)))
+            budget_rounds = T > t_min
+        elif T is None:
+            T = int(min(max(t_min, math.floor(t_fit)), 10 * t_min))
+        T = int(T)
+        if T < 1:
+            raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
+        if budget_rounds and not eta_given:
+            # the regret eta + log|F| / (eta T) of Lemma B.3 falls with T only if eta does:
+            # eta ~ 1/sqrt(T), 1/2 at T_min
+            eta = 0.5 * math.sqrt(t_min / T)
+        eps_round = eps_mwu / T if rho_tot is None else math.sqrt(8 * rho_mwu / T)
+        if s is None:
+            s = math.ceil(2 * k_star / eps_round)
+        sens_factor, level, width = 1.0, None, 1.0
+        paper_eps = (budget.epsilon / math.sqrt(8 * T * math.log(1 / budget.delta))
+                     if isinstance(budget, ApproxDP) and budget.delta > 0 else None)
+    else:
+        if not (isinstance(budget, ApproxDP) and budget.delta > 0):
+            raise BudgetError("schedule='paper' uses advanced composition (Lemma 3.13) and needs "
+                              "epsilon= and delta= > 0; use the default schedule otherwise.")
+        if m_max is None or s is None:
+            raise PrivacySpecError(
+                "schedule='paper' needs public s= (density) and m_max= (an upper bound on the "
+                "number of constraints: T and eta use log m).")
+        level = float(opt) if opt is not None else hi
+        width = max(1.0, 3.0 * level - 1.0)
+        alpha = 0.5 if accuracy is None else float(accuracy)
+        if not 0 < alpha <= 3 * width:
+            raise PrivacyGuaranteeError(f"accuracy must be in (0, 3 rho_w] = (0, {3*width:g}].")
+        logm = math.log(max(int(m_max), 2))
+        T = math.ceil(36 * width**2 * logm / alpha**2)
+        if T > _PAPER_MAX_T:
+            raise PrivacyGuaranteeError(
+                f"the paper's schedule needs T = 36 rho^2 log(m)/alpha^2 = {T} rounds (width "
+                f"rho = {width:g}, alpha = {alpha:g}); more than {_PAPER_MAX_T}. Raise "
+                "accuracy=, lower opt_bounds, or use the default schedule='practical'.")
+        eta = math.sqrt(logm / T)
+        eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
+        eps_round = eps_mwu / math.sqrt(8 * T * math.log(1 / budget.delta))
+        paper_eps = eps_round
+        rest = rho_tot - T * eps_round**2 / 8
+        eps_scale = math.sqrt(8 * rest) if scale else 0.0
+        sens_factor = 3.0
+    s = float(s)
+    if not s >= 1:
+        raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
+    if not 0 < eta <= 0.5:
+        raise PrivacySpecError(f"eta must be in (0, 1/2] (Lemma B.3), got {eta!r}.")
+    if T < 1:
+        raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
+    sensitivity = sens_factor / s  # in units of OPT
+    kappa = eps_round / (2 * sensitivity)
+    grid = tuple(np.geomspace(lo, hi, SCALE_GRID)) if scale else ()
+    return CoveringSchedule(
+        kind=kind, dim=int(dim), schedule=schedule, s=s, T=int(T), eta=float(eta),
+        eps_round=float(eps_round), kappa=float(kappa), sensitivity=sensitivity,
+        eps_scale=float(eps_scale), grid=grid, target=s, opt=None if opt is None else float(opt),
+        opt_level=level, width=width, paper_eps_round=paper_eps, n_dummy=int(math.ceil(s)),
+        oracle=oracle, m_max=None if m_max is None else int(m_max), beta=float(beta))
+
+
+def kappa_target(kind: str, dim: int) -> float:
+    """Oracle concentration the practical schedule aims at (see :func:`plan_schedule`)."""
+    return 2.0 * (dim - 1 if kind == "soc" else dim) if kind != "lp" else 4.0 * math.log(2 * dim)
+
+
+def split_count_budget(budget: Budget, count_clipped: bool | float, schedule: str
+                       ) -> tuple[Budget, dict[str, float] | None]:
+    """Split the budget between the solver and the opt-in noisy count of projected rows.
+
+    ``count_clipped`` is ``False`` (no count: the solver gets everything), ``True`` (share
+    :data:`COUNT_SHARE`) or a share in ``(0, 1)``.  zCDP and ``(eps, delta > 0)`` targets are
+    split in rho (the count is a Gaussian, ``rho_count = share * rho``; the solver gets a
+    :class:`ZCDP` budget of the rest), pure targets in epsilon (Laplace count).  The shares add
+    up to the target, so the composed guarantee stays within it.
+
+    Returns
+    -------
+    solver_budget : Budget
+    count_budget : dict or None
+        Keyword ``epsilon=`` or ``rho=`` for :func:`cvxdp.privacy.clipping.noisy_count`.
+
+    Raises
+    ------
+    PrivacySpecError
+        A share outside ``(0, 1)``, or the count with ``schedule="paper"`` (whose constants use
+        the whole ``(eps, delta)`` target).
+    """
+    share = count_share(count_clipped, default=COUNT_SHARE)
+    if share == 0.0:
+        return budget, None
+    if schedule == "paper":
+        raise PrivacySpecError("count_clipped= is available with the default "
+                               "schedule='practical' (the paper's schedule spends the whole "
+                               "(epsilon, delta) target by advanced composition).")
+    if isinstance(budget, ZCDP):
+        rho = budget.rho
+    elif isinstance(budget, ApproxDP) and budget.delta > 0:
+        rho = zcdp_from_approx(budget.epsilon, budget.delta)
+    else:
+        eps = budget.epsilon
+        rest = ApproxDP(eps * (1 - share), 0.0) if isinstance(budget, ApproxDP) else PureDP(
+            eps * (1 - share))
+        return rest, {"epsilon": eps * share}
+    return ZCDP(rho * (1 - share)), {"rho": rho * share}
