@@ -42,8 +42,7 @@ BROAD_EXCEPT_ALLOWED = {
 
 #: Files whose paper-file citations are being replaced by the helper that owns them (the MWU
 #: solver takes citations.SCP_* when it lands).
-FILE_CITATIONS_PENDING = {"solvers/mwu/private_scp.py", "solvers/mwu/mwu_form.py",
-                          "solvers/mwu/solve.py", "solvers/mwu/mwu.py", "solvers/mwu/oracles.py"}
+FILE_CITATIONS_PENDING: set[str] = set()
 
 
 def _rel(path: Path) -> str:

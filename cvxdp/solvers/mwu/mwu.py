@@ -14,7 +14,7 @@ G10).  Everything algebraic goes through an algebra object with ``rank``, ``dim`
 
 References
 ----------
-002_26bee910280b74ae.txt, Algorithm 4 (SCMWU), Definition A.4, Theorem A.5 (regret),
+Song, Xue & Zhang (2025), Algorithm 4 (SCMWU), Definition A.4, Theorem A.5 (regret),
 Algorithm 5 and Theorem C.2 (feasibility with a dual oracle), Algorithm 1 (noisy losses).
 """
 
@@ -276,7 +276,9 @@ def scmwu(
 
     References
     ----------
-    002_26bee910280b74ae.txt: Algorithm 4 (cumulative-loss SCMWU, Def A.4), Algorithm 5 /
+    Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with
+    Applications to Private Symmetric Cone Programming":
+    Algorithm 4 (cumulative-loss SCMWU, Def A.4), Algorithm 5 /
     Theorem C.2, Algorithm 1 (noisy losses, Theorem C.9).
     """
     G = sp.csr_matrix(G)

@@ -25,7 +25,7 @@ Violations of the MWU form are ``R * rho`` times those of the normalised rows, s
 
 References
 ----------
-002_26bee910280b74ae.txt, Appendix C (trace normalisation), Def 3.7; digest 002 §8 G2, G3, G10,
+Song, Xue & Zhang (2025), Appendix C (trace normalisation), Def 3.7; digest 002 §8 G2, G3, G10,
 G11.
 """
 
@@ -167,7 +167,7 @@ def build_mwu_form(
 
     References
     ----------
-    002_26bee910280b74ae.txt, Appendix C (normalisation to distributions), Algorithm 5
+    Song, Xue & Zhang (2025), Appendix C (normalisation to distributions), Algorithm 5
     (width rho); digest 002 §8 G2, G3, G11.
     """
     A = sp.csr_matrix(A, dtype=float)

@@ -55,7 +55,7 @@ def exact_oracle() -> Callable[[np.ndarray, np.random.Generator], int]:
 
     References
     ----------
-    002_26bee910280b74ae.txt, Def C.1 and the exact-oracle case in the proof of Theorem C.2.
+    Song, Xue & Zhang (2025), Def C.1 and the exact-oracle case in the proof of Theorem C.2.
     """
     return ExactOracle()
 
@@ -80,7 +80,7 @@ def exponential_oracle(*, epsilon: float, sensitivity: float
 
     References
     ----------
-    002_26bee910280b74ae.txt, Lemma C.4 (scalar privacy) and Lemma C.8 (constraint privacy);
+    Song, Xue & Zhang (2025), Lemma C.4 (scalar privacy) and Lemma C.8 (constraint privacy);
     McSherry & Talwar 2007; Cesar & Rogers 2021 (zCDP of the exponential mechanism).
     """
     if not (epsilon > 0 and math.isfinite(epsilon)):

@@ -23,6 +23,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.citations import (
+    EJA_GAUSSIAN,
+    SCP_CONSTRAINT_PRIVACY,
+    SCP_OBJECTIVE_PRIVACY,
+    SCP_SCALAR_PRIVACY,
+    ZCDP_GAUSSIAN,
+)
 from cvxdp.errors import (
     BudgetError,
     InfeasibleProblemError,
@@ -64,8 +71,8 @@ USEFUL_ALPHA = 0.25  # below this (normalised) the proven schedule is used by "a
 #: wall-clock-free safety cap on T is this over the work of one round (see iteration_cap)
 ROUND_WORK_CAP = 2**26
 _SAFETY = 1.0 - 1e-10  # spend a hair less than the budget (floating point)
-ALG1 = "002_26bee910280b74ae.txt Alg 1, Thm C.7 (privacy), Thm C.9 (utility)"
-THM_C5 = "002_26bee910280b74ae.txt Alg 5, Thm C.2, Lemma C.4, Thm C.5"
+ALG1 = SCP_CONSTRAINT_PRIVACY
+THM_C5 = SCP_SCALAR_PRIVACY
 
 
 def total_rho(budget: Budget) -> float | None:
@@ -392,8 +399,8 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     if setting_eff == "constraint":
         accountant.spend(gaussian_record(sigma=sch.sigma_unit, sensitivity=1.0, count=sch.T,
                                          mechanism="eja_gaussian",
-                                         reference="002_26bee910280b74ae.txt Lemma 4.2, "
-                                                   "Cor 4.4; Bun & Steinke 2016 Prop 1.6",
+                                         reference=EJA_GAUSSIAN + "; Cor 4.4; "
+                                                   + ZCDP_GAUSSIAN,
                                          note="sigma per unit of each row's l2 sensitivity"))
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
@@ -432,7 +439,9 @@ def constraint_private_mwu(form: MWUForm, budget: Budget, **kw: Any
 
     References
     ----------
-    002_26bee910280b74ae.txt: Algorithm 1, Theorems C.7 and C.9, Lemma C.8, Lemma 4.2.
+    Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with
+    Applications to Private Symmetric Cone Programming":
+    Algorithm 1, Theorems C.7 and C.9, Lemma C.8, Lemma 4.2.
     """
     return _run("constraint", form, budget, **kw)
 
@@ -446,12 +455,14 @@ def scalar_private_mwu(form: MWUForm, budget: Budget, **kw: Any
 
     References
     ----------
-    002_26bee910280b74ae.txt: Algorithm 5, Theorem C.2, Lemma C.4, Theorem C.5.
+    Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with
+    Applications to Private Symmetric Cone Programming":
+    Algorithm 5, Theorem C.2, Lemma C.4, Theorem C.5.
     """
     return _run("scalar", form, budget, **kw)
 
 
-THM_C12 = "002_26bee910280b74ae.txt Thm C.12 (objective privacy), Lemma 4.2 / Cor 4.4"
+THM_C12 = SCP_OBJECTIVE_PRIVACY
 
 
 def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random.Generator,
@@ -478,7 +489,9 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
 
     References
     ----------
-    002_26bee910280b74ae.txt: Definition C.11, Theorem C.12, Corollary 4.4; digest 002 §7, G8.
+    Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with
+    Applications to Private Symmetric Cone Programming":
+    Definition C.11, Theorem C.12, Corollary 4.4.
     """
     if isinstance(budget, PureDP):
         raise BudgetError("objective privacy uses the Gaussian mechanism and needs delta > 0 "

@@ -75,7 +75,9 @@ def solve_mwu(
 
     References
     ----------
-    002_26bee910280b74ae.txt: Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
+    Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with
+    Applications to Private Symmetric Cone Programming":
+    Algorithm 1, Algorithm 5, Theorems C.2, C.5, C.7, C.9, C.12.
     """
     t0 = time.perf_counter()
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
@@ -111,8 +113,10 @@ def solve_mwu(
     solver = public_part._exact_solver(opts.pop("solver", None))
     if "objective" in settings and len(settings) > 1:
         raise PrivacySpecError(
-            "ObjectivePrivacy cannot be combined with ConstraintPrivacy/ScalarPrivacy in one "
-            "solve (paper 002 treats them separately); declare one setting.")
+            "mechanism='mwu' cannot combine ObjectivePrivacy with ConstraintPrivacy/"
+            "ScalarPrivacy in one solve (Song, Xue & Zhang (2025) treat the settings "
+            "separately); declare one setting, or use mechanism='perturbation', which releases "
+            "all of them in one Gaussian or Laplace release.")
 
     scp = to_scp(problem, private=specs)
     sb = scp.sensitivity
