@@ -27,7 +27,7 @@ from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget
 from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.laplace import laplace_epsilon, laplace_norm_bound, laplace_record
-from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.privacy.mechanisms import gaussian_noise
 
 if TYPE_CHECKING:  # pragma: no cover
     from cvxdp.solvers.perturbation.entries import PrivateEntries
@@ -124,28 +124,22 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
                              note="scale per unit of declared per-entry sensitivity")
         B, B_op, nuc = _bounds(plan, math.log(1 / beta), "laplace")
         return NoisePlan(noise, scale, B, None, rec, beta, nuc, B_op)
-    if isinstance(budget, ZCDP):
-        if noise == "truncated":
-            raise BudgetError(
-                "noise='truncated' gives (epsilon, delta)-DP only (its support moves with the "
-                "data, so it has no zCDP bound); pass epsilon= and delta=, or noise='gaussian'.")
-        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=D, method="zcdp")
-        rec = gaussian_record(sigma=sigma, sensitivity=D, mechanism="input_gaussian",
-                              note="sigma per unit of declared per-entry sensitivity")
+    if isinstance(budget, ZCDP) and noise == "truncated":
+        raise BudgetError(
+            "noise='truncated' gives (epsilon, delta)-DP only (its support moves with the "
+            "data, so it has no zCDP bound); pass epsilon= and delta=, or noise='gaussian'.")
+    refusal = (f"noise={noise!r} needs delta > 0 (or rho=); under a pure-DP budget "
+               "perturbation runs with noise='laplace' (or pass epsilon= and delta=).")
+    if noise == "gaussian" or isinstance(budget, ZCDP):
+        # the one Gaussian calibration (privacy.mechanisms.gaussian_noise)
+        sigma, rec = gaussian_noise(budget, sensitivity=D, mechanism="input_gaussian",
+                                    refusal=refusal,
+                                    note="sigma per unit of declared per-entry sensitivity")
         B, B_op, nuc = _bounds(plan, math.log(1 / beta))
         return NoisePlan(noise, sigma, B, None, rec, beta, nuc, B_op)
     if not isinstance(budget, ApproxDP) or budget.delta <= 0:
-        raise BudgetError(
-            f"noise={noise!r} needs delta > 0 (or rho=); under a pure-DP budget perturbation "
-            "runs with noise='laplace' (or pass epsilon= and delta=).")
+        raise BudgetError(refusal)
     eps, delta = budget.epsilon, budget.delta
-    if noise == "gaussian":
-        sigma = calibrate_gaussian(epsilon=eps, delta=delta, sensitivity=D)
-        rec = gaussian_record(sigma=sigma, sensitivity=D, epsilon=eps, delta=delta,
-                              mechanism="input_gaussian",
-                              note="sigma per unit of declared per-entry sensitivity")
-        B, B_op, nuc = _bounds(plan, math.log(1 / beta))
-        return NoisePlan(noise, sigma, B, None, rec, beta, nuc, B_op)
     if noise != "truncated":
         raise ValueError(f"noise must be one of {NOISES}, got {noise!r}.")
     d_g = delta / 2
