@@ -102,8 +102,8 @@ def dask_dataset(path: str, chunk: int, persist: bool):
 def chunk_cpu_seconds(path: str, rows: int, d: int, repeat: int = 5) -> float:
     """CPU seconds of one MEB query on one block of ``rows`` rows, in this process (best of
     ``repeat``; CPU time, so it does not count waiting for a shared machine's cores)."""
+    from cvxdp.dask_backend.meb import _apply_prepared, _outside_block
     from cvxdp.geometry.meb import meb_kernels
-    from cvxdp.scale.meb import _apply_prepared, _outside_block
 
     block = np.array(np.load(path, mmap_mode="r")[:rows, :d])
     lo, hi, z = -np.ones(d), np.ones(d), np.zeros(d)
@@ -122,8 +122,8 @@ def run_john_gaussian(X, res: dict, epsilon: float, delta: float, je_accuracy: f
     (``bounds=(-1, 1)``) over the same Dask array; fills ``res`` (times, reduce rounds, client
     peak RSS)."""
     import cvxdp
-    import cvxdp.scale.gaussians as sg
-    import cvxdp.scale.john as sj
+    import cvxdp.dask_backend.gaussians as sg
+    import cvxdp.dask_backend.john as sj
 
     d = X.shape[1]
     for mod, key in ((sj, "je"), (sg, "gauss")):
@@ -163,7 +163,7 @@ def run(n: int, d: int, workers: int, chunk: int, directory: str, accuracy: floa
     import distributed
 
     import cvxdp
-    from cvxdp.scale.meb import DaskOutsideIndex, DaskPoints
+    from cvxdp.dask_backend.meb import DaskOutsideIndex, DaskPoints
 
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, "data.npy")
@@ -209,7 +209,7 @@ def run(n: int, d: int, workers: int, chunk: int, directory: str, accuracy: floa
         if not meb:
             res["array_mib"] = nbytes / 2**20
             return res
-        import cvxdp.scale.meb as smeb
+        import cvxdp.dask_backend.meb as smeb
         rounds = {"n": 0}
         orig = smeb.DaskPoints.reduce
 

@@ -1,5 +1,5 @@
-"""Imports among cvxdp's modules run one way.  The Dask implementations (``cvxdp.scale``) sit on
-one side of every import: the estimators call them for a Dask array, and they build on numpy
+"""Imports among cvxdp's modules run one way.  The Dask implementations (``cvxdp.dask_backend``)
+sit on one side of every import: the estimators call them for a Dask array, and they build on numpy
 cores that never call back (issue 24: ``geometry/meb/box.py``, ``geometry/john/core.py``,
 ``estimation/rows.py``).
 
@@ -96,11 +96,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 def test_no_import_cycle_runs_through_the_dask_path():
     graph = _graph(_modules())
     # the graph is read: the estimators reach their Dask implementations and back to the cores
-    assert "cvxdp.scale.gaussians" in graph["cvxdp.estimation.gaussian_learner"]
-    assert "cvxdp.estimation.rows" in graph["cvxdp.scale.gaussians"]
-    assert "cvxdp.scale.regression" in graph["cvxdp.estimation.random_projection"]
-    assert "cvxdp.scale.john" in graph["cvxdp.geometry.john.john_private"]
-    through = [sorted(c) for c in _cycles(graph) if any(m.startswith("cvxdp.scale") for m in c)]
+    assert "cvxdp.dask_backend.gaussians" in graph["cvxdp.estimation.gaussian_learner"]
+    assert "cvxdp.estimation.rows" in graph["cvxdp.dask_backend.gaussians"]
+    assert "cvxdp.dask_backend.regression" in graph["cvxdp.estimation.random_projection"]
+    assert "cvxdp.dask_backend.john" in graph["cvxdp.geometry.john.john_private"]
+    through = [sorted(c) for c in _cycles(graph)
+               if any(m.startswith("cvxdp.dask_backend") for m in c)]
     assert through == []
 
 

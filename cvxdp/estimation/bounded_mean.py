@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import linalg, stats
 
+from cvxdp.dask_backend.gaussians import dask_clipped_sum
 from cvxdp.estimation.gaussian_steps import (
     MEAN_COARSE_SHARE,
     MEAN_RADIUS_SLACK,
@@ -53,7 +54,6 @@ from cvxdp.estimation.gaussian_steps import (
 )
 from cvxdp.estimation.rows import clipped_sum
 from cvxdp.privacy.gdp import gdp_mu
-from cvxdp.scale.gaussians import dask_clipped_sum
 
 __all__ = ["mean_plan", "knorm_noise", "mean_share", "one_shot_share", "laplace_share",
            "scale_share",

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.gaussians import clip_into_bounds, pair_moment
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.bounded_mean import (
     MEAN_SHARE,
@@ -57,8 +59,6 @@ from cvxdp.privacy.budgets import PureDP
 from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
 from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
-from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import clip_into_bounds, pair_moment
 
 __all__ = ["Box", "Ball", "as_bounds", "bounded_release", "bounded_error", "MEAN_SHARE"]
 

@@ -12,6 +12,13 @@ from typing import Any
 import numpy as np
 
 from cvxdp.arguments import entry_point
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.gaussians import (
+    dask_samples,
+    map_into_domain,
+    refuse_reference,
+    refuse_unbounded,
+)
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.estimation.gaussian_bounded import as_bounds, bounded_release, bounded_requirement
 from cvxdp.estimation.gaussian_pipeline import GaussianSampleWarning, robust_steps, standard_steps
@@ -32,13 +39,6 @@ from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.rng import as_generator
 from cvxdp.progress import budget_text, verbose_run
-from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import (
-    dask_samples,
-    map_into_domain,
-    refuse_reference,
-    refuse_unbounded,
-)
 
 __all__ = ["private_gaussian", "required_n", "auto_method", "public_domain", "check_samples",
            "check_finite_samples", "ENTRY_BOUND", "GAUSSIAN_EPSILON_MAX", "METHODS",
@@ -61,7 +61,7 @@ def check_samples(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
     if budget.delta <= 0:
         raise BudgetError("private_gaussian needs delta > 0: pure DP is impossible for "
                           "unbounded Gaussians (Ashtiani & Liaw §1); pass e.g. delta=1e-6.")
-    if is_dask(x):  # stays on the workers (cvxdp.scale.gaussians)
+    if is_dask(x):  # stays on the workers (cvxdp.dask_backend.gaussians)
         return dask_samples(x)
     arr = np.asarray(x, dtype=float)
     if arr.ndim != 2 or arr.shape[1] < 1:

@@ -16,6 +16,7 @@ import numpy as np
 from scipy import linalg
 
 from cvxdp.citations import ZCDP_GAUSSIAN
+from cvxdp.dask_backend.gaussians import dask_cell_counts, dask_clipped_sum, dask_column_counts
 from cvxdp.estimation.masking import PAPER
 from cvxdp.estimation.rows import cell_counts, clipped_sum
 from cvxdp.estimation.rows import clip_rows as _clip_rows
@@ -23,7 +24,6 @@ from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx
 from cvxdp.privacy.gdp import gdp_mu
 from cvxdp.privacy.mechanisms import gaussian_record
-from cvxdp.scale.gaussians import dask_cell_counts, dask_clipped_sum, dask_column_counts
 
 __all__ = [
     "stability_histogram_mode",
@@ -84,7 +84,7 @@ def histogram_mode(cells: np.ndarray, counts: np.ndarray, *, flat: bool, epsilon
                    ) -> tuple[np.ndarray | None, PrivacyRecord]:
     """The mechanism of :func:`stability_histogram_mode` on exact counts already reduced
     (:func:`cell_counts`, or its chunk-wise sum on a Dask array,
-    :func:`cvxdp.scale.gaussians.dask_cell_counts`): the noise is drawn here, once, in the
+    :func:`cvxdp.dask_backend.gaussians.dask_cell_counts`): the noise is drawn here, once, in the
     order of the sorted cells, so the release does not depend on where the counts were made."""
     noisy = counts + rng.laplace(0.0, 2.0 / epsilon, size=counts.shape)
     thresh = 1.0 + 2.0 * math.log(2.0 / delta) / epsilon
@@ -222,8 +222,8 @@ def coinpress_covariance(
     to the final one.  Privacy holds for any
     ``upper``: only the radii depend on it, and it is public.  ``moment(L, T)``, if given,
     computes ``w^T w`` (``z`` whitened by ``L`` and clipped at ``sqrt(T)``) instead, e.g.
-    chunk-wise on a Dask array (:mod:`cvxdp.scale.gaussians`); ``z`` is then only read for its
-    shape.  ``final=False`` runs the ``iterations`` coarse rounds only, with rho split evenly
+    chunk-wise on a Dask array (:mod:`cvxdp.dask_backend.gaussians`); ``z`` is then only read for
+    its shape.  ``final=False`` runs the ``iterations`` coarse rounds only, with rho split evenly
     over them, and returns the bound they reach (a later call with ``iterations=0`` from that
     bound runs the final round with its own rho).
 

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.gaussians import dask_populous_mean, dask_subspace, pair_moment
 from cvxdp.estimation.gaussian_steps import (
     clipped_mean,
     coarse_schedule,
@@ -36,8 +38,6 @@ from cvxdp.estimation.wrapper import EuclideanSpace, private_preconditioner, pri
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.privacy.calibration import calibrate_gaussian
-from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import dask_populous_mean, dask_subspace, pair_moment
 
 __all__ = ["GaussianSampleWarning", "pairs", "standard_steps", "robust_steps"]
 

@@ -44,8 +44,8 @@ for every input; accuracy is about the mapped sample.  The number of mapped reco
 ``count_clipped=`` releases it as a noisy count charged to the same budget.
 
 On a ``dask.array.Array`` the same pipeline (methods ``"practical"`` and ``"preconditioned"``)
-runs chunk-wise (:mod:`cvxdp.scale.gaussians`): the permutation of the row indices is drawn on
-the client as here and applied by Dask on the workers, every step reads its block through
+runs chunk-wise (:mod:`cvxdp.dask_backend.gaussians`): the permutation of the row indices is drawn
+on the client as here and applied by Dask on the workers, every step reads its block through
 reductions (histogram counts, clipped sums, second moments, Alg. 1's statistics) and the noise
 is drawn here in the same order, so the blocks, the sensitivities and the noise are the numpy
 path's and the release equals it up to the order of additions.

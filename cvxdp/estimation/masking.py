@@ -309,7 +309,7 @@ def populous_release(stats: tuple[float, Any], k: int, space: Any, example: Any,
                      constant: str = "proof") -> PopulousMeanResult:
     """Alg. 1's release (steps 5-10) from its statistics ``(Q, mu)``: the truncated-Laplace test
     of ``Q``, then the mask on ``mu``, with the budget split, sensitivity and record of
-    :func:`populous_mean` (which computes the statistics itself; ``cvxdp.scale.gaussians``
+    :func:`populous_mean` (which computes the statistics itself; ``cvxdp.dask_backend.gaussians``
     computes them on a worker).
 
     References

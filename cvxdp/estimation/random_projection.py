@@ -26,6 +26,8 @@ from scipy import optimize, stats
 
 from cvxdp.arguments import entry_point
 from cvxdp.citations import NDIS
+from cvxdp.dask_backend import as_row_blocks, is_dask
+from cvxdp.dask_backend.regression import dask_sketch
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.estimation.rows import check_bound, public_domain_rows
 from cvxdp.privacy.accountant import PrivacyRecord, PrivacyReport
@@ -34,8 +36,6 @@ from cvxdp.privacy.calibration import cached_calibration
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
 from cvxdp.privacy.ndis import ndis_delta
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import as_row_blocks, is_dask
-from cvxdp.scale.regression import dask_sketch
 
 __all__ = [
     "rp_delta",
@@ -196,7 +196,7 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
         One row per person; rows are mapped into the public domain (:func:`clip_rows`: a row
         with a NaN / inf entry becomes 0, a longer row is clipped to ``row_bound``).  A Dask
         array is sketched block by block on the workers (``G`` drawn there from per-block
-        streams, :func:`cvxdp.scale.regression.dask_sketch`): same law, other draws.
+        streams, :func:`cvxdp.dask_backend.regression.dask_sketch`): same law, other draws.
     epsilon, delta : float
         delta > 0.
     r : int
@@ -235,7 +235,7 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     gen = as_generator(rng)
     if on_dask:
         # D^T G chunk-wise on the workers (rows mapped per block, G_b from per-block streams);
-        # the noise N on the client (cvxdp.scale.regression.dask_sketch)
+        # the noise N on the client (cvxdp.dask_backend.regression.dask_sketch)
 
         sketch = dask_sketch(as_row_blocks(data), row_bound, r, gen)
         return sketch + sigma * gen.standard_normal(sketch.shape), record

@@ -37,6 +37,8 @@ from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
 from cvxdp.arguments import entry_point
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.regression import gram_and_count, mapped_count, stacked_rows
 from cvxdp.errors import (
     BudgetError,
     PrivacySpecError,
@@ -64,8 +66,6 @@ from cvxdp.estimation.regression_mechanisms import (
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, resolve_budget
 from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
-from cvxdp.scale.regression import gram_and_count, mapped_count, stacked_rows
 from cvxdp.solution import PrivateSolution, ValidationReport
 from cvxdp.status import status_of
 from cvxdp.structured import StructuredProblem
@@ -265,7 +265,7 @@ class LeastSquaresProblem(StructuredProblem):
         gen = as_generator(rng)
         start = time.perf_counter()
         # rows outside the public domain are mapped into it (record by record), never refused;
-        # on Dask block by block on the workers, reduced to the Gram matrix (cvxdp.scale)
+        # on Dask block by block on the workers, reduced to the Gram matrix (cvxdp.dask_backend)
         exact_gram = None
         if on_dask:
             data = self._dask_rows

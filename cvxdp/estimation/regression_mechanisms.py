@@ -65,7 +65,8 @@ def noisy_gram(data: np.ndarray, sigma: float, gen: np.random.Generator) -> np.n
 def noisy_gram_of(gram: np.ndarray, sigma: float, gen: np.random.Generator) -> np.ndarray:
     """:func:`noisy_gram` from the exact Gram matrix ``gram = data^T data`` (the same noise
     draws): the Dask path computes ``gram`` chunk-wise on the workers
-    (:func:`cvxdp.scale.regression.gram_and_count`) and adds the noise here, on the client."""
+    (:func:`cvxdp.dask_backend.regression.gram_and_count`) and adds the noise here, on the
+    client."""
     m = gram.shape[0]
     z = gen.standard_normal((m, m))
     return gram + sigma * (z + z.T) / 2.0

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.scale import is_dask
-from cvxdp.scale.gaussians import dask_tiled_blocks
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.gaussians import dask_tiled_blocks
 
 __all__ = ["TILE", "tile_plan", "split_tile", "permuted_blocks"]
 

@@ -1,6 +1,6 @@
 """Per-row maps into public domains and exact per-row reductions, shared by the numpy estimators
-(:mod:`cvxdp.estimation`) and their Dask implementations (:mod:`cvxdp.scale.gaussians`,
-:mod:`cvxdp.scale.regression`).
+(:mod:`cvxdp.estimation`) and their Dask implementations (:mod:`cvxdp.dask_backend.gaussians`,
+:mod:`cvxdp.dask_backend.regression`).
 
 Nothing here dispatches to Dask, so the Dask modules depend on :mod:`cvxdp.estimation` through this
 module (and the mechanisms of ``masking`` / ``wrapper``) without an import circle

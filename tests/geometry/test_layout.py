@@ -129,19 +129,19 @@ def test_no_import_cycle_among_geometry_modules():
 
 def test_no_import_cycle_between_geometry_and_its_dask_path():
     """Issue 24 item 5: the geometry solvers call their Dask implementations
-    (``cvxdp.scale.meb``, ``cvxdp.scale.john``), which build on the numpy core
+    (``cvxdp.dask_backend.meb``, ``cvxdp.dask_backend.john``), which build on the numpy core
     (``meb.box``, ``meb.goodcenter``, ``meb.meb_kernels``, ``john.core``) and never on a module
-    that calls back into ``cvxdp.scale``: the joint graph has no cycle."""
-    import cvxdp.scale
+    that calls back into ``cvxdp.dask_backend``: the joint graph has no cycle."""
+    import cvxdp.dask_backend
 
     sources = module_sources()
-    sources.update(module_sources(Path(cvxdp.scale.__file__).parent, "cvxdp.scale"))
-    packages = frozenset({PACKAGE, f"{PACKAGE}.meb", f"{PACKAGE}.john", "cvxdp.scale"})
+    sources.update(module_sources(Path(cvxdp.dask_backend.__file__).parent, "cvxdp.dask_backend"))
+    packages = frozenset({PACKAGE, f"{PACKAGE}.meb", f"{PACKAGE}.john", "cvxdp.dask_backend"})
     graph = import_graph(sources, packages)
     # the graph is read: both directions are there
-    assert "cvxdp.scale.meb" in graph[f"{PACKAGE}.meb.meb_solve"]
-    assert f"{PACKAGE}.john.core" in graph["cvxdp.scale.john"]
-    assert f"{PACKAGE}.meb.box" in graph["cvxdp.scale.meb"]
+    assert "cvxdp.dask_backend.meb" in graph[f"{PACKAGE}.meb.meb_solve"]
+    assert f"{PACKAGE}.john.core" in graph["cvxdp.dask_backend.john"]
+    assert f"{PACKAGE}.meb.box" in graph["cvxdp.dask_backend.meb"]
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
 
 

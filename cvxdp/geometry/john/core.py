@@ -1,7 +1,7 @@
 """The numpy core of the John ellipsoid that the Dask path shares: shape checks, the public row
 domain, the Cholesky factor and the iteration count.
 
-Nothing here dispatches to Dask, so :mod:`cvxdp.scale.john` (the chunk-wise implementations,
+Nothing here dispatches to Dask, so :mod:`cvxdp.dask_backend.john` (the chunk-wise implementations,
 which the modules of :mod:`cvxdp.geometry.john` call for a Dask ``A``) depends on this package
 through this module only: no import circle between ``geometry`` and ``scale``
 (``tests/test_import_cycles.py``).

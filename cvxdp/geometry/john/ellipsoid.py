@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.john import support_ratios
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.john_iter import gram
-from cvxdp.scale import is_dask
-from cvxdp.scale.john import support_ratios
 
 __all__ = ["Ellipsoid", "ellipsoid_from_weights"]
 

@@ -20,6 +20,9 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.john import check_exact as dask_check_exact
+from cvxdp.dask_backend.john import dask_matrix
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import check_shape
 from cvxdp.geometry.john.ellipsoid import Ellipsoid, ellipsoid_from_weights
@@ -29,9 +32,6 @@ from cvxdp.geometry.john.john_iter import (
     sketched_weights,
 )
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
-from cvxdp.scale.john import check_exact as dask_check_exact
-from cvxdp.scale.john import dask_matrix
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["ExactJohnEllipsoid", "check_matrix", "check_exact"]
@@ -43,7 +43,7 @@ def check_matrix(A: Any) -> np.ndarray:
     Nothing about the values is checked here: the same problem object feeds the private path,
     where a refusal decided by the data would leak (rows out of the domain are clipped there).
     The exact (non-private) methods check the values with :func:`check_exact`.  A Dask array
-    stays a lazy Dask array split by rows (:func:`cvxdp.scale.john.dask_matrix`).
+    stays a lazy Dask array split by rows (:func:`cvxdp.dask_backend.john.dask_matrix`).
     """
     if is_dask(A):
         return dask_matrix(A)

@@ -19,11 +19,11 @@ import math
 import numpy as np
 from scipy import linalg
 
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend import john as dask_john
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import chol as _chol
 from cvxdp.geometry.john.core import iterations_for
-from cvxdp.scale import is_dask
-from cvxdp.scale import john as dask_john
 
 __all__ = ["leverage_ratios", "fixed_point_weights", "sketched_weights", "iterations_for"]
 

@@ -70,6 +70,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cvxdp.citations import ANALYTIC_GAUSSIAN, GDP_COMPOSITION, JOHN_ELLIPSOID
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.john import clipped_rows, map_into_domain, private_iterations
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.geometry.john.core import clip_into_domain, project_psd, sym_noise
 from cvxdp.geometry.john.john_args import (
@@ -106,8 +108,6 @@ from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.clipping import count_share, noisy_count
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
-from cvxdp.scale.john import clipped_rows, map_into_domain, private_iterations
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
     from cvxdp.geometry.john.john import JohnEllipsoidProblem
@@ -392,7 +392,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
             "uniform-weights release."))
         winner, note = choose(uni, [])
     else:
-        if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.scale.john)
+        if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.dask_backend.john)
             u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen, release=released)
         else:
             w = w_unif.copy()

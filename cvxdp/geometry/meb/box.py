@@ -1,8 +1,8 @@
 """The public box of the private MEB: clipping points into it and the working translation.
 
 Shared by the numpy path (:mod:`cvxdp.geometry.meb.meb_solve`) and the Dask blocks
-(:mod:`cvxdp.scale.meb`); it imports nothing that dispatches to Dask, so ``cvxdp.scale.meb``
-depends on this package without an import circle.
+(:mod:`cvxdp.dask_backend.meb`); it imports nothing that dispatches to Dask, so
+``cvxdp.dask_backend.meb`` depends on this package without an import circle.
 """
 
 from __future__ import annotations

@@ -21,11 +21,11 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.dask_backend import as_row_blocks, is_dask
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.geometry.meb.ball import Ball
 from cvxdp.geometry.meb.meb_index import OutsideIndex
 from cvxdp.geometry.meb.meb_rows import sq_dists
-from cvxdp.scale import as_row_blocks, is_dask
 from cvxdp.structured import StructuredProblem
 
 __all__ = ["ExactMinEnclosingBall", "exact_meb", "fptas_meb", "mmeb", "reference_ball",
@@ -40,7 +40,7 @@ def _check_shape(points: Any) -> np.ndarray:
     No copy when ``points`` is already a float64 array, or a float32 one (float32 storage: the
     private path reads it as it is and computes in float64; the exact solves convert it).  A
     ``dask.array.Array`` stays a (lazy) Dask array, split by rows only
-    (:func:`cvxdp.scale.as_row_blocks`).
+    (:func:`cvxdp.dask_backend.as_row_blocks`).
     """
     if is_dask(points):
         if points.ndim != 2 or points.shape[0] < 1 or points.shape[1] < 1:

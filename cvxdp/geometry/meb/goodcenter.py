@@ -289,7 +289,7 @@ def good_center_loop(shape: tuple[int, int], sum_at: Callable[[np.ndarray, float
     """Alg. 6's rounds (noise, threshold, halving) over two private queries, whatever holds the
     data: ``sum_at(theta, r)``, the sum of ``p - theta`` over the rows inside every ball so far
     (this one included), and ``far_at(mu, r)``, how many of those lie farther than ``r/2`` from
-    ``mu``.  :func:`good_center` answers them on a numpy array, ``cvxdp.scale.meb`` on a Dask
+    ``mu``.  :func:`good_center` answers them on a numpy array, ``cvxdp.dask_backend.meb`` on a Dask
     array; the noise is drawn here, in the same order for both.
     """
     n, d = shape

@@ -17,6 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
+from cvxdp.dask_backend import is_dask
+from cvxdp.dask_backend.meb import (
+    DaskOutsideIndex,
+    DaskPoints,
+    dask_good_center,
+    dask_ldp_good_center,
+)
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError, warn_user
 from cvxdp.geometry.meb.ball import Ball, MEBPrivateSolution
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
@@ -46,8 +53,6 @@ from cvxdp.privacy.clipping import COUNT_SHARE, noisy_count
 from cvxdp.privacy.clipping import count_share as clip_count_share
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
-from cvxdp.scale import is_dask
-from cvxdp.scale.meb import DaskOutsideIndex, DaskPoints, dask_good_center, dask_ldp_good_center
 from cvxdp.solution import ValidationReport
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
@@ -309,7 +314,7 @@ def solve_private_meb(
             "array validate on a sample (or on .compute()d points if they fit).")
     if on_dask:
         # The same clipping and translation, block by block on the workers, inside every
-        # reduction (cvxdp.scale.meb); the clipped count is one more reduction, run only if
+        # reduction (cvxdp.dask_backend.meb); the clipped count is one more reduction, run only if
         # it is released (noisily).  Nothing of the data reaches the client.
 
         shift = working_shift(lo, hi)

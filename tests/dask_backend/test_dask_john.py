@@ -79,7 +79,7 @@ def test_dask_john_refuses_what_needs_memory(dask_client):
 def test_dask_private_john_noise_on_the_workers(dask_client, monkeypatch):
     """Above CLIENT_NOISE_ROWS the iteration's noise is drawn per block on the workers: the
     numpy path's law, not its values; reproducible with the same seed and a valid ellipsoid."""
-    import cvxdp.scale.john as sj
+    import cvxdp.dask_backend.john as sj
 
     monkeypatch.setattr(sj, "CLIENT_NOISE_ROWS", 0)
     A = _data()

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.dask_backend import as_row_blocks, block_sum, require_dask
 from cvxdp.estimation.rows import public_domain_rows
-from cvxdp.scale import as_row_blocks, block_sum, require_dask
 
 __all__ = ["stacked_rows", "gram_and_count", "mapped_count", "dask_sketch"]
 

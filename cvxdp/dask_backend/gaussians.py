@@ -44,11 +44,11 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
+from cvxdp.dask_backend import as_row_blocks, block_sum
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.masking import k_min, populous_release, populous_statistics
 from cvxdp.estimation.rows import cell_counts, clip_rows, clipped_sum, domain_rows
 from cvxdp.estimation.wrapper import EuclideanSpace, block_projector
-from cvxdp.scale import as_row_blocks, block_sum
 
 __all__ = ["dask_samples", "refuse_unbounded", "map_into_domain", "clip_into_bounds",
            "dask_tiled_blocks",

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 from scipy import linalg
 
+from cvxdp.dask_backend import as_row_blocks, block_sum, require_dask
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import check_shape, chol, clip_into_domain, iterations_for
-from cvxdp.scale import as_row_blocks, block_sum, require_dask
 
 #: Above this many rows the iteration's noise is drawn on the workers (same law, other draws):
 #: at 1e7 rows the client-drawn noise (80 MB per iteration, shipped inside the task graph) held

@@ -1,7 +1,8 @@
 """The private minimum enclosing ball's statistics on a Dask array (chunk-wise, then reduced).
 
 Every data access of the private pipeline (:func:`cvxdp.geometry.meb.meb_solve.solve_private_meb`)
-is one of four sums over rows; here each is a :func:`cvxdp.scale.block_sum` over the row blocks:
+is one of four sums over rows; here each is a :func:`cvxdp.dask_backend.block_sum` over the row
+blocks:
 
 * the number of points clipped into the public box (only for ``count_clipped=``);
 * GoodCenter (Alg. 6 / 7): per round the sum of ``x - theta^t`` over ``P^t`` (or of the
@@ -30,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.dask_backend import block_sum
 from cvxdp.geometry.meb import meb_kernels as kernels
 from cvxdp.geometry.meb.box import clip_into_box
 from cvxdp.geometry.meb.goodcenter import GoodCenterResult, good_center_loop, ldp_good_center_loop
 from cvxdp.geometry.meb.meb_kernels import side_terms
-from cvxdp.scale import block_sum
 
 __all__ = ["DaskPoints", "DaskOutsideIndex", "dask_good_center", "dask_ldp_good_center"]
 

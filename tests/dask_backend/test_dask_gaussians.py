@@ -89,8 +89,8 @@ def test_dask_gaussian_refuses_what_needs_memory(dask_client):
 def test_chunk_histograms_sum_to_the_numpy_histogram_with_an_empty_chunk():
     """The per-chunk cell counts merged (as on the workers) are the numpy path's histogram,
     cells in the same order, also when a chunk has no rows (a slice can make one)."""
+    from cvxdp.dask_backend.gaussians import _chunk_counts, _merge_counts
     from cvxdp.estimation.gaussian_steps import cell_counts, log_cells, mean_cells
-    from cvxdp.scale.gaussians import _chunk_counts, _merge_counts
 
     a = np.random.default_rng(0).standard_normal((60, 3)) * [1.0, 10.0, 1e3]
     a[5, 1] = np.nan

@@ -11,7 +11,7 @@ def test_core_runs_without_dask():
         for m in ("dask", "dask.array", "distributed"):
             sys.modules[m] = None          # import dask -> ImportError
         import numpy as np, cvxdp
-        import cvxdp.scale, cvxdp.scale.meb, cvxdp.scale.regression
+        import cvxdp.dask_backend, cvxdp.dask_backend.meb, cvxdp.dask_backend.regression
         X = np.random.default_rng(0).uniform(-1, 1, (2000, 2))
         b = cvxdp.min_enclosing_ball(X).solve_private(rho=1.0, bounds=(-1, 1), rng=0).ball
         c = cvxdp.least_squares(X, X[:, 0], row_bound=2.0).solve_private(rho=1.0, rng=0).coef

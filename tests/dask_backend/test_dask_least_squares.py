@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.dask_backend.regression import dask_sketch, gram_and_count, stacked_rows
 from cvxdp.errors import UnsupportedProblemError
-from cvxdp.scale.regression import dask_sketch, gram_and_count, stacked_rows
 
 da = pytest.importorskip("dask.array")
 
