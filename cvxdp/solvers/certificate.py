@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.solvers.perturbation.plan import psd_diagonal_rows, unit_norms
+from cvxdp.solvers.perturbation.plan import gather, psd_diagonal_rows, unit_norms
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["unit_reach", "UnitReach", "reached_coordinates", "violation_bounds",
@@ -83,7 +83,7 @@ def _gershgorin(plan: object) -> sp.csr_matrix:
     n1 = plan.E_all.shape[1]
     reps = plan.class_rep
     lens = np.diff(plan.E_ptr)[reps]
-    src = _gather(plan.E_ptr, reps)
+    src = gather(plan.E_ptr, reps)
     E = sp.csr_matrix(plan.E_all[src]).tocoo()
     owner = np.repeat(np.arange(reps.size), lens)[E.row]
     big = sp.csr_matrix((E.data, (E.row, owner * n1 + E.col)),
@@ -92,14 +92,6 @@ def _gershgorin(plan: object) -> sp.csr_matrix:
     d = np.asarray(abs(G).sum(axis=1)).ravel()
     nz = np.flatnonzero(d)
     return sp.csr_matrix((d[nz], (nz // n1, nz % n1)), shape=(reps.size, n1))
-
-
-def _gather(ptr: np.ndarray, which: np.ndarray) -> np.ndarray:
-    lens = np.diff(ptr)[which]
-    if lens.sum() == 0:
-        return np.zeros(0, dtype=np.int64)
-    base = np.repeat(ptr[which] - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens)
-    return base + np.arange(int(lens.sum()))
 
 
 def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
@@ -168,7 +160,7 @@ def violation_bounds(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     v[orth] = np.maximum(0.0, t[orth] - s_t[first[orth]])
     soc = np.flatnonzero(kinds == "soc")
     if soc.size:
-        rows = plan.row_idx[_gather(plan.row_ptr, soc)]
+        rows = plan.row_idx[gather(plan.row_ptr, soc)]
         owner = np.repeat(np.arange(soc.size), np.diff(plan.row_ptr)[soc])
         tail = rows != first[soc][owner]
         sq = np.bincount(owner[tail], weights=s_t[rows[tail]] ** 2, minlength=soc.size)
@@ -238,7 +230,7 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     # rows of the units without a bound are dropped: zeroed, with a slack the cone contains
     drop = np.zeros(m, dtype=bool)
     drop_units = np.flatnonzero(~ub & (kinds != "zero"))
-    drop_rows = plan.row_idx[_gather(plan.row_ptr, drop_units)]
+    drop_rows = plan.row_idx[gather(plan.row_ptr, drop_units)]
     drop[drop_rows] = True
     A0 = sp.diags((~drop).astype(float)) @ sp.csr_matrix(A_t).astype(float)
     b = np.asarray(b_t, dtype=float).copy()

@@ -238,20 +238,24 @@ def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarr
     return GH, Z
 
 
+def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
+                                           np.ndarray, np.ndarray, np.ndarray]:
+    """The block size and the loop's state: cumulative loss ``y``, ``sum_t x^t``, the chosen
+    counts, the block's iterates ``X`` (row 0: the current one), scores ``s``, picks ``P``."""
+    B = block_size(d, T)
+    X = np.empty((B + 1, d.k))
+    X[0] = d.x0
+    return (B, np.zeros(d.k), np.zeros(d.k), np.zeros(d.m, dtype=np.int64), X,
+            np.empty(d.m), np.empty(B, dtype=np.int64))
+
+
 def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
               verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Run ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts)``."""
     T = int(iterations)
-    k, m = d.k, d.m
+    m = d.m
     normexp = numpy_normexp(d, algebra)
-    B = block_size(d, T)
-    y = np.zeros(k)
-    xsum = np.zeros(k)
-    chosen = np.zeros(m, dtype=np.int64)
-    X = np.empty((B + 1, k))
-    X[0] = d.x0
-    s = np.empty(m)
-    P = np.empty(B, dtype=np.int64)
+    B, y, xsum, chosen, X, s, P = _buffers(d, T)
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
     dense, noisy = d.dense, d.noisy
@@ -293,15 +297,8 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
     """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
     block = compiled_block()
     T = int(iterations)
-    k, m = d.k, d.m
-    B = block_size(d, T)
-    y = np.zeros(k)
-    xsum = np.zeros(k)
-    chosen = np.zeros(m, dtype=np.int64)
-    X = np.empty((B + 1, k))
-    X[0] = d.x0
-    s = np.empty(m)
-    P = np.empty(B, dtype=np.int64)
+    m = d.m
+    B, y, xsum, chosen, X, s, P = _buffers(d, T)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)

@@ -33,7 +33,7 @@ def segments(ptr: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
 
 
-def _gather(ptr: np.ndarray, which: np.ndarray) -> np.ndarray:
+def gather(ptr: np.ndarray, which: np.ndarray) -> np.ndarray:
     """Concatenated element indices of the segments ``which`` (in that order)."""
     lens = np.diff(ptr)[which]
     if lens.sum() == 0:
@@ -170,7 +170,7 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
     unit_of_row = unit_of_block[block_of_row] if m else np.zeros(0, dtype=np.int64)
     kinds = kind[tb] if N else np.zeros(0, dtype=str)
     row_ptr = np.concatenate([[0], np.cumsum(size[tb])]).astype(np.int64)
-    row_idx = _gather(np.concatenate([start, [m]]), tb) if N else np.zeros(0, np.int64)
+    row_idx = gather(np.concatenate([start, [m]]), tb) if N else np.zeros(0, np.int64)
     hit_unit = unit_of_row[hit_rows]
     hit_ptr = np.searchsorted(hit_unit, np.arange(N + 1)).astype(np.int64)
     u = unit_of_row[i]
@@ -250,7 +250,7 @@ def _operator_forms(E_all: sp.csr_matrix, E_ptr: np.ndarray, keys: np.ndarray, K
             op[t] = float(spla.svds(M, k=1, return_singular_vectors=False)[0]) * (1 + 1e-9)
     keep = np.ones(N, dtype=bool)
     keep[swap] = False
-    kept_rows = _gather(E_ptr, np.flatnonzero(keep))
+    kept_rows = gather(E_ptr, np.flatnonzero(keep))
     unit_of = np.concatenate([segments(E_ptr)[kept_rows], swap])
     new = sp.csr_matrix((op, (np.arange(swap.size), np.full(swap.size, n))),
                         shape=(swap.size, n + 1))
@@ -294,13 +294,13 @@ def _classes(E_all: sp.csr_matrix, E_ptr: np.ndarray) -> tuple[np.ndarray, np.nd
     other = np.flatnonzero(rep != np.arange(N))
     bad = np.zeros(N, dtype=bool)
     if other.size:
-        a = _gather(data_ptr, other)
-        b = _gather(data_ptr, rep[other])
+        a = gather(data_ptr, other)
+        b = gather(data_ptr, rep[other])
         owner = np.repeat(other, nnz[other])
         diff = (E.indices[a] != E.indices[b]) | (E.data[a] != E.data[b])
         bad[owner[diff]] = True
-        ra = _gather(E_ptr, other)
-        rb = _gather(E_ptr, rep[other])
+        ra = gather(E_ptr, other)
+        rb = gather(E_ptr, rep[other])
         rowner = np.repeat(other, rows[other])
         bad[rowner[np.diff(E.indptr)[ra] != np.diff(E.indptr)[rb]]] = True
     rep[bad] = np.flatnonzero(bad)
