@@ -185,7 +185,7 @@ def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
     A = sp.csr_matrix(A)
     keep = np.ones(A.shape[0], dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
     cons: list[Any] = []
-    for kind, r0, nr, order in _row_blocks(dims):
+    for kind, r0, nr, order in dims.blocks():
         if nr == 0:
             continue
         rows = np.arange(r0, r0 + nr)
@@ -216,23 +216,6 @@ def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
             Xm = cp.reshape(M.tocsr() @ s, (order, order), order="F")
             cons.append(cp.PSD((Xm + Xm.T) / 2))
     return cons
-
-
-def _row_blocks(dims: Any) -> list[tuple[str, int, int, int]]:
-    """(kind, first row, n rows, order) for every block of K in SCS order."""
-    out = []
-    r0 = dims.zero
-    out.append(("zero", 0, dims.zero, 0))
-    out.append(("nonneg", r0, dims.nonneg, 0))
-    r0 += dims.nonneg
-    for q in dims.soc:
-        out.append(("soc", r0, q, q))
-        r0 += q
-    for r in dims.psd:
-        k = r * (r + 1) // 2
-        out.append(("psd", r0, k, r))
-        r0 += k
-    return out
 
 
 def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from cvxdp.solvers import public_part
 from cvxdp.transform.scp import ConeBlock, ConeDims
 
 DIMS = [ConeDims(), ConeDims(zero=2), ConeDims(nonneg=3, soc=(3, 4)),
@@ -23,10 +22,3 @@ def test_blocks_tile_the_rows(dims):
     blocks = dims.blocks()
     assert [b.start for b in blocks[1:]] == [b.start + b.size for b in blocks[:-1]]
     assert blocks[-1].start + blocks[-1].size == dims.rows
-
-
-@pytest.mark.parametrize("dims", DIMS)
-def test_the_solvers_block_walks_are_this_one(dims):
-    """Until the two solvers call ``dims.blocks()`` themselves, their copies must agree."""
-    assert public_part._row_blocks(dims) == [tuple(b) for b in dims.blocks()]
-

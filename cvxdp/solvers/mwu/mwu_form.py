@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
-from cvxdp.solvers.public_part import _row_blocks, public_bounds, public_feasibility
+from cvxdp.solvers.public_part import public_bounds, public_feasibility
 
 __all__ = ["MWUForm", "build_mwu_form"]
 
@@ -177,7 +177,7 @@ def build_mwu_form(
     dA = sp.csr_matrix((nrows, n)) if dA is None else sp.csr_matrix(abs(sp.csr_matrix(dA)))
     db = np.zeros(nrows) if db is None else np.abs(np.asarray(db, dtype=float))
     row_private = (np.asarray(dA.sum(axis=1)).ravel() > 0) | (db > 0)
-    blocks = _row_blocks(dims)
+    blocks = dims.blocks()
 
     claimed = np.full(n, -1)  # column -> z coordinate it is claimed by
     var_rows = np.zeros(nrows, dtype=bool)

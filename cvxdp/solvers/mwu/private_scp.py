@@ -39,14 +39,13 @@ from cvxdp.errors import (
 from cvxdp.privacy.accountant import (
     FLOAT_DELTA_SHARE,
     PrivacyAccountant,
-    PrivacyRecord,
     PrivacyReport,
 )
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
-from cvxdp.privacy.calibration import calibrate_gaussian
 from cvxdp.privacy.mechanisms import (
     exponential_float_delta,
     exponential_record,
+    gaussian_noise,
     gaussian_record,
 )
 from cvxdp.solvers.mwu.loop import RowGaussianNoise
@@ -517,18 +516,11 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     noise_offset = sb.offset > 0 and w_off is None
     d_off = float(sb.offset) if noise_offset else 0.0
     D2 = float(np.sqrt(np.sum(dc**2) + d_off**2))
-    if isinstance(budget, ZCDP):
-        sigma = calibrate_gaussian(rho=budget.rho, sensitivity=D2, method="zcdp")
-        rec = gaussian_record(sigma=sigma, sensitivity=D2, mechanism="eja_gaussian",
-                              reference=THM_C12)
-        eps = dl = None
-    else:
-        sigma = calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=D2)
-        # sigma is the exact analytic-Gaussian calibration for (epsilon, delta) (Balle & Wang)
-        rec = PrivacyRecord("eja_gaussian", ApproxDP(budget.epsilon, budget.delta), THM_C12,
-                            zcdp=ZCDP(D2**2 / (2 * sigma**2)),
-                            params={"sigma": sigma, "sensitivity": D2, "calibration": "analytic"})
-        eps, dl = budget.epsilon, budget.delta
+    # the one Gaussian calibration and record (privacy.mechanisms.gaussian_noise): the exact
+    # analytic Gaussian for (epsilon, delta) (Balle & Wang 2018), D / sqrt(2 rho) for zCDP
+    sigma, rec = gaussian_noise(budget, sensitivity=D2, mechanism="eja_gaussian",
+                                reference=THM_C12)
+    eps, dl = (None, None) if isinstance(budget, ZCDP) else (budget.epsilon, budget.delta)
     c_noisy = np.asarray(scp.c, dtype=float).copy()
     z = rng.normal(0.0, sigma, size=supp.size + int(noise_offset))
     c_noisy[supp] += z[:supp.size]
