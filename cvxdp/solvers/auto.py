@@ -4,7 +4,7 @@
 user asks for a mechanism other than the noisy-oracle MWU; perturbation's solve itself is
 :func:`cvxdp.solvers.perturbation.certified.solve_perturbation`.  Under ``ObjectivePrivacy`` the
 constraints are public, so perturbation is plain objective perturbation, which the general path
-already runs (:func:`cvxdp.solvers.mwu.private_scp.objective_private_solve`, Thm C.12 of Song,
+already runs (:func:`cvxdp.solvers.mwu.objective_release.objective_private_solve`, Thm C.12 of Song,
 Xue & Zhang 2025); it is reused, not duplicated.
 
 ``"auto"`` chooses from PUBLIC quantities only -- the model's structure, the declared
@@ -17,7 +17,7 @@ sensitivities, sizes, the budget, ``beta`` and the public constraints (never a p
    -> ``"mwu"``.
 4. Otherwise each mechanism's error of a constraint row is predicted before any noise, in the
    canonical program's units: the MWU's theorem's violation bound ``alpha`` minimised over the
-   number of rounds (:func:`cvxdp.solvers.mwu.private_scp.plan_schedule`, for the per-run budget
+   number of rounds (:func:`cvxdp.solvers.mwu.schedule.plan_schedule`, for the per-run budget
    of its objective search, ``0.9 rho / 6``, when the model has an objective), whether or not
    the theorem's conditions hold at that value; and the counterpart's largest tightening
    ``max_u B_u sigma_u (R max_j ||E_u[:, j]||_2 + ||E_u[:, n]||_2)`` with the noise family
@@ -45,7 +45,7 @@ from cvxdp.privacy.budgets import ZCDP, Budget, resolve_budget
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
-from cvxdp.solvers.mwu.private_scp import plan_schedule, row_sensitivities, total_rho
+from cvxdp.solvers.mwu.schedule import plan_schedule, row_sensitivities, total_rho
 from cvxdp.solvers.mwu.solve import _OPTS, solve_mwu
 from cvxdp.solvers.perturbation import (
     NOISES,

@@ -140,7 +140,7 @@ def solve_mwu(
                                                        solver=solver)
     if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return public_part._infeasible(problem, scp, public_status, neighbouring, t0)
-    # no cap of ours beyond the size cap of private_scp.iteration_cap: the schedule's T is the
+    # no cap of ours beyond the size cap of schedule.iteration_cap: the schedule's T is the
     # theorem's for the requested accuracy and the budget (docs/mwu.md)
     max_iter = int(max_iterations) if max_iterations is not None else 2**62
     if max_iter < 1:

@@ -1,0 +1,224 @@
+"""Objective privacy for general models: perturb ``c`` once and solve the perturbed program.
+
+:func:`objective_private_solve` (Thm C.12 of Song, Xue & Zhang (2025), "Differential Privacy
+for Euclidean Jordan Algebra with Applications to Private Symmetric Cone Programming"): the
+private objective is released once with Gaussian noise (the one calibration,
+:func:`cvxdp.privacy.mechanisms.gaussian_noise`) and the perturbed program is solved exactly
+inside a public ball (a convex replacement of the paper's sphere).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.citations import (
+    SCP_OBJECTIVE_PRIVACY,
+)
+from cvxdp.errors import (
+    BudgetError,
+    InfeasibleProblemError,
+    PrivacySpecError,
+)
+from cvxdp.privacy.accountant import (
+    PrivacyReport,
+)
+from cvxdp.privacy.budgets import ZCDP, Budget, PureDP
+from cvxdp.privacy.mechanisms import (
+    gaussian_noise,
+)
+from cvxdp.solvers.public_part import public_bounds
+from cvxdp.transform.epigraph import epigraph_bounds
+from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
+
+__all__ = ["objective_private_solve"]
+
+THM_C12 = SCP_OBJECTIVE_PRIVACY
+
+
+def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random.Generator,
+                            beta: float, norm_bound: float | None, neighbouring: str
+                            ) -> tuple[np.ndarray, PrivacyReport, dict[str, Any]]:
+    """Objective privacy: release ``c~ = c + z`` once, then solve exactly (post-processing).
+
+    The canonical objective ``c`` lives on the cone program's variables ``x in R^n`` (the
+    orthant algebra with the identity isometry), so the EJA Gaussian mechanism is the vector
+    Gaussian on the coordinates of ``c`` that can change (l2 sensitivity ``||dc||_2``), calibrated
+    exactly (analytic Gaussian for (epsilon, delta), ``D / sqrt(2 rho)`` for zCDP).  The perturbed
+    program ``min c~'x  s.t. A x + s = b, s in K, ||x_S||_2 <= R`` uses the convex ball of a
+    public radius R instead of the paper's unit sphere (which is not convex), and only on the
+    coordinates ``S`` the noise touches (``z`` is supported on ``S``): the proof of Thm C.12
+    only needs ``c'x~ - c'x* = z'(x* - x~) + (c~'x~ - c~'x*) <= ||z|| (||x*_S|| + ||x~_S||)``
+    with the original optimum inside the ball, so with probability ``1 - beta`` the answer is
+    exactly feasible and its objective is within ``2 R ||z||_2 <= 2 R sigma (sqrt(k) +
+    sqrt(2 ln(1/beta)))`` of the optimum (``k`` = number of private coordinates).  R is
+    ``norm_bound`` or computed from the (public) constraints.  CVXPY's epigraph variables (of
+    ``quad_form``, ``sum_squares``, norms) are not in ``S``, so they need no bound.  When the
+    public constraints do not bound ``x_S`` (and no ``norm_bound`` is given) the perturbed
+    program is solved without the ball -- still private (post-processing) and exactly feasible
+    -- but no sub-optimality bound holds: ``alpha_guaranteed`` is None.
+
+    References
+    ----------
+    Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with
+    Applications to Private Symmetric Cone Programming":
+    Definition C.11, Theorem C.12, Corollary 4.4.
+    """
+    if isinstance(budget, PureDP):
+        raise BudgetError("objective privacy uses the Gaussian mechanism and needs delta > 0 "
+                          "(or rho=); pass epsilon= and delta=.")
+    dc = np.abs(np.asarray(sb.c, dtype=float))
+    supp = np.flatnonzero(dc > 0)
+    if supp.size == 0:
+        raise PrivacySpecError("the private parameter does not enter the objective's "
+                               "coefficients; nothing to protect with ObjectivePrivacy.")
+    n = scp.n
+    R: float | None
+    if norm_bound is None:
+        # only the coordinates the noise touches need a bound (see the docstring); CVXPY's
+        # epigraph variables (of quad_form, sum_squares, norms) carry no private coefficient
+        R, src = _private_coordinate_radius(scp, supp)
+    else:
+        R, src = float(norm_bound), "user"
+    # The objective's constant term moves with c when the private parameter sits in it
+    # (``c @ (x - 0.3)``).  The released value must come from released quantities only: take the
+    # offset as a public linear function of the noisy c when the model makes it one, else noise
+    # it jointly with c (one more coordinate of the Gaussian mechanism).
+    w_off = _offset_from_c(scp, sb) if sb.offset > 0 else None
+    noise_offset = sb.offset > 0 and w_off is None
+    d_off = float(sb.offset) if noise_offset else 0.0
+    D2 = float(np.sqrt(np.sum(dc**2) + d_off**2))
+    # the one Gaussian calibration and record (privacy.mechanisms.gaussian_noise): the exact
+    # analytic Gaussian for (epsilon, delta) (Balle & Wang 2018), D / sqrt(2 rho) for zCDP
+    sigma, rec = gaussian_noise(budget, sensitivity=D2, mechanism="eja_gaussian",
+                                reference=THM_C12)
+    eps, dl = (None, None) if isinstance(budget, ZCDP) else (budget.epsilon, budget.delta)
+    c_noisy = np.asarray(scp.c, dtype=float).copy()
+    z = rng.normal(0.0, sigma, size=supp.size + int(noise_offset))
+    c_noisy[supp] += z[:supp.size]
+    if sb.offset == 0:  # public constant term
+        offset_noisy, offset_source = float(scp.offset), "public"
+    elif noise_offset:
+        offset_noisy, offset_source = float(scp.offset) + float(z[-1]), "noised"
+    else:  # offset = w . c + public constant, hence offset + w . z is a function of c~
+        offset_noisy = float(scp.offset) + float(w_off[supp] @ z[:supp.size])
+        offset_source = "derived from the noisy c"
+    # append the SOC block (R, x_S) after the existing SOC blocks (SCS order)
+    d = scp.dims
+    if R is not None:
+        at = d.zero + d.nonneg + sum(d.soc)
+        sel = sp.csr_matrix((np.ones(supp.size), (np.arange(supp.size), supp)),
+                            shape=(supp.size, n))
+        ball_A = sp.vstack([sp.csr_matrix((1, n)), -sel])
+        A2 = sp.vstack([scp.A[:at], ball_A, scp.A[at:]], format="csc")
+        b2 = np.concatenate([scp.b[:at], [R], np.zeros(supp.size), scp.b[at:]])
+        dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*d.soc, supp.size + 1), psd=d.psd)
+    else:
+        A2, b2, dims2 = scp.A, scp.b, d
+    sol = solve_exact(SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=offset_noisy,
+                                           dims=dims2, cone=None, sign=scp.sign))
+    if sol.x is None:
+        hint = ("that norm_bound= contains a solution" if R is not None else
+                "that the variables the private objective multiplies are bounded by public "
+                "constraints (or pass norm_bound=, a public bound on their Euclidean norm)")
+        raise InfeasibleProblemError(
+            f"the perturbed program is {sol.status} (the constraints are public here, and the "
+            f"noisy objective is released, so this is public): check that the model is "
+            f"feasible and {hint}.")
+    k = supp.size
+    alpha = (None if R is None else
+             2 * R * sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta))))
+    details: dict[str, Any] = {"setting": "objective", "sigma": sigma, "l2_sensitivity": D2,
+                               "noised_coordinates": int(k) + int(noise_offset),
+                               "offset_source": offset_source, "norm_bound": R,
+                               "norm_bound_source": src, "alpha_guaranteed": alpha,
+                               "beta": beta}
+    if eps is not None and R is not None:
+        r = n
+        sig_p = float(dc.max()) * math.sqrt(2 * r * math.log(1.25 / dl)) / eps
+        details.update(paper_sigma=sig_p, sigma_ratio_paper_over_cvxdp=sig_p / sigma,
+                       alpha_paper=2 * R * sig_p * (math.sqrt(n) + math.sqrt(
+                           2 * math.log(1 / beta))))
+    report = PrivacyReport(guarantee="dp", epsilon=eps, delta=dl, rho=rec.zcdp.rho,
+                           neighbouring=neighbouring, theorem=THM_C12, records=(rec,),
+                           details=details)
+    value = scp.sign * float(c_noisy @ sol.x + offset_noisy)
+    info = {"method": "objective_perturbation", "setting": "objective",
+            "alpha_guaranteed": alpha, "value": value,
+            "noisy_objective": {"c": c_noisy, "offset": offset_noisy,
+                                "offset_source": offset_source}}
+    return np.asarray(sol.x), report, info
+
+
+def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None, str]:
+    """Public bound R on ``||x_S||_2`` at some optimal point, and where it came from.
+
+    Per-coordinate bounds over the (public) constraints; a coordinate they leave unbounded
+    that is an epigraph variable (``w_i * norm(x - p_i)``: ``t_i >= ||x - p_i||``) is bounded
+    by the largest value its cone's rows take over the other variables' bounds
+    (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight).
+    """
+    n = scp.n
+    eye = np.eye(n)
+    no_private = np.zeros(scp.m, dtype=bool)
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, [eye[j] for j in supp],
+                             allow_unbounded=True)
+    lo[supp], hi[supp] = l_s, h_s
+    src = "constraints"
+    if not (np.all(np.isfinite(lo[supp])) and np.all(np.isfinite(hi[supp]))):
+        # bound the variables the unbounded epigraph cones read, then the epigraph variables
+        d = scp.dims
+        soc_start = d.zero + d.nonneg
+        A = sp.csr_matrix(scp.A)
+        need = set()
+        r0 = soc_start
+        for q in d.soc:
+            head_cols = A.indices[A.indptr[r0]:A.indptr[r0 + 1]]
+            if np.isin(head_cols, supp[~np.isfinite(hi[supp])]).any():
+                rest = A[r0 + 1:r0 + q]
+                need.update(int(j) for j in np.unique(rest.indices))
+            r0 += q
+        need -= set(int(j) for j in supp)
+        need_idx = np.array(sorted(need), dtype=int)
+        if need_idx.size:
+            l_n, h_n = public_bounds(scp.A, scp.b, scp.dims, no_private,
+                                     [eye[j] for j in need_idx], allow_unbounded=True)
+            lo[need_idx], hi[need_idx] = l_n, h_n
+        hi = epigraph_bounds(scp.A, scp.b, d.soc, soc_start, lo, hi,
+                             np.ones(scp.m, dtype=bool))
+        src = "constraints and epigraph bounds"
+    big = np.maximum(np.abs(lo[supp]), np.abs(hi[supp]))
+    if not np.all(np.isfinite(big)):
+        return None, "none (the public constraints do not bound the private coordinates)"
+    return float(np.sqrt(np.sum(big**2))) * (1 + 1e-9), src
+
+
+def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
+    """``w`` with ``offset = w . c + (public)`` for every value of the private parameters, or None.
+
+    CVXPY's objective tensor gives ``c = T_c theta + ...`` and ``offset = t_o . theta + ...`` on
+    the private parameters' entries ``theta``; when ``t_o = T_c' w`` the constant term is a
+    public linear function of ``c`` (e.g. ``c @ (x - 0.3)``: ``offset = -0.3 sum(c)``).  The
+    tensors hold the model's structure and public constants only, so the test is public.
+    """
+    pp = scp.meta.get("param_prob")
+    if pp is None:
+        return None
+    cols = np.concatenate([parameter_columns(pp, p, "ObjectivePrivacy")
+                           for spec in sb.specs for p in spec.params])
+    Tq = sp.csr_matrix(objective_tensor(pp))
+    n = scp.n
+    if n * cols.size > 4_000_000:  # too large for a dense solve: noise the offset instead
+        return None
+    Tc = Tq[:n][:, cols].toarray()
+    to = Tq[n][:, cols].toarray().ravel()
+    w, *_ = np.linalg.lstsq(Tc.T, to, rcond=None)
+    if np.max(np.abs(Tc.T @ w - to)) > 1e-9 * max(1.0, float(np.max(np.abs(to)))):
+        return None
+    return w
