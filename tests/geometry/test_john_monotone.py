@@ -13,8 +13,7 @@ import pytest
 
 from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid
 from cvxdp.geometry.john.john_iter import fixed_point_weights
-
-from .test_john_uniform_floor import clustered, fitted_ratio, gaussian_rows, reference
+from tests.geometry.john_data import clustered, fitted_ratio, gaussian_rows, reference
 
 EPSILONS = (0.3, 1.0, 10.0, 100.0, 1e4)
 #: the mean of two seeds may fall by this much between consecutive epsilons (seed noise)

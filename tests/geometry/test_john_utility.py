@@ -13,39 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid
-from cvxdp.geometry.john.john_iter import fixed_point_weights
-
-
-def clustered(n, d, seed=0, frac=0.9, spread=0.05):
-    """``frac`` of the rows near +-e1, the rest uniform on the unit sphere, all of norm < 1."""
-    g = np.random.default_rng(seed)
-    k = int(round(frac * n))
-    C = np.zeros((k, d))
-    C[:, 0] = g.choice([-1.0, 1.0], k)
-    C += spread * g.standard_normal((k, d)) / math.sqrt(d)
-    S = g.standard_normal((n - k, d))
-    S /= np.linalg.norm(S, axis=1)[:, None]
-    A = np.vstack([C, S])[g.permutation(n)]
-    return A * np.minimum(1.0, 0.999 / np.linalg.norm(A, axis=1))[:, None]
-
-
-def anisotropic(n, d, seed=0, cond=10.0):
-    """Gaussian rows with axis scales geomspace(1, 1/cond), / the 99% row-norm quantile, clipped."""
-    g = np.random.default_rng(seed)
-    A = g.standard_normal((n, d)) * np.geomspace(1, 1 / cond, d)
-    A /= np.quantile(np.linalg.norm(A, axis=1), 0.99)
-    return A * np.minimum(1.0, 0.999 / np.linalg.norm(A, axis=1))[:, None]
+from cvxdp.geometry.john.john import john_ellipsoid
+from tests.geometry.john_data import anisotropic, clustered, reference
 
 
 def _ratio(F, A, E):
     return F.scaled(1 / math.sqrt(F.support_ratios(A).max())).volume_ratio(E)
-
-
-def _bench(A):
-    n, d = A.shape
-    E = ellipsoid_from_weights(A, fixed_point_weights(A, accuracy=3e-2)[0])
-    return E, _ratio(ellipsoid_from_weights(A, np.full(n, d / n)), A, E)
 
 
 KW = dict(delta=1e-6, closeness=2e-6, row_bound=1.0)
@@ -54,7 +27,7 @@ KW = dict(delta=1e-6, closeness=2e-6, row_bound=1.0)
 @pytest.fixture(scope="module")
 def clustered_bench():
     A = clustered(3000, 5)
-    return (A, *_bench(A))
+    return (A, *reference(A))
 
 
 def test_private_beats_uniform_weights_on_the_clustered_polytope_at_epsilon_1(clustered_bench):
@@ -68,7 +41,7 @@ def test_private_beats_uniform_weights_on_the_clustered_polytope_at_epsilon_1(cl
 @pytest.mark.parametrize("make", [clustered, anisotropic])
 def test_never_below_uniform_weights_and_increasing_in_epsilon(make):
     A = make(2000, 4, seed=1)
-    E, uniform = _bench(A)
+    E, uniform = reference(A)
     prob = john_ellipsoid(A)
     means = []
     for eps in (0.1, 1.0, 10.0):
@@ -81,7 +54,7 @@ def test_never_below_uniform_weights_and_increasing_in_epsilon(make):
 
 def test_no_iteration_returns_uniform_weights_with_a_note_decided_from_public_numbers():
     A = anisotropic(2000, 4, seed=2)
-    E, uniform = _bench(A)
+    E, uniform = reference(A)
     prob = john_ellipsoid(A)
     sol = prob.solve_private(epsilon=1.0, rng=0, **{**KW, "closeness": 1e-2})
     # the uniform weights' noise at the first share would cost more than the iterate can gain:
@@ -105,7 +78,7 @@ def test_no_iteration_returns_uniform_weights_with_a_note_decided_from_public_nu
 
 def test_selection_returns_uniform_weights_when_no_candidate_is_certainly_better():
     A = anisotropic(2000, 4, seed=2)
-    E, uniform = _bench(A)
+    E, uniform = reference(A)
     sol = john_ellipsoid(A).solve_private(epsilon=1.0, rng=0, **{**KW, "closeness": 1e-5})
     assert sol.iterations > 0 and sol.info["selected"] == "uniform"  # ran, then lost
     vols = sol.info["fitted_log_volumes"]
