@@ -4,20 +4,13 @@ the metric said 0.115 while the user's objective was 2e-5 above the optimum (rel
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse
 
 import cvxdp
+from tests.models.trend import trend_filtering
 
 
 def test_relative_gap_metric_is_in_the_users_terms():
-    rng = np.random.default_rng(9)
-    y0 = 7.1568 + np.cumsum(rng.normal(0, 0.01, 300))
-    n = y0.size
-    e = np.ones((1, n))
-    D = scipy.sparse.diags_array([e, -2 * e, e], offsets=range(3), shape=(n - 2, n))
-    y = cp.Parameter(n, name="y", value=y0)
-    x = cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - x) + 50 * cp.norm(D @ x, 1)))
+    prob, y, y0, D, x = trend_filtering(300)
     sol = prob.solve_private(epsilon=1e4, delta=1e-6, rng=0, reference=True,
                              private=cvxdp.ScalarPrivacy(y, sensitivity=0.01))
     by_hand = 0.5 * np.sum((y0 - x.value) ** 2) + 50 * np.abs(D @ x.value).sum()

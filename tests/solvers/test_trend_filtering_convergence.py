@@ -8,20 +8,13 @@ noise that falls like 1 / epsilon.
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse
 
 import cvxdp
+from tests.models.trend import trend_filtering
 
 
 def _trend_filtering():
-    rng = np.random.default_rng(9)
-    y0 = 7.1568 + np.cumsum(rng.normal(0, 0.01, 2000))
-    n = y0.size
-    e = np.ones((1, n))
-    D = scipy.sparse.diags_array([e, -2 * e, e], offsets=range(3), shape=(n - 2, n))
-    y = cp.Parameter(n, name="y", value=y0)
-    x = cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(y - x) + 50 * cp.norm(D @ x, 1)))
+    prob, y, y0, D, x = trend_filtering(2000)
     spec = cvxdp.ScalarPrivacy(y, sensitivity=0.01 * np.mean(np.abs(y0)))
     return prob, spec, y0, D, x
 
