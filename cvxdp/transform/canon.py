@@ -211,6 +211,28 @@ def _compile(problem: cp.Problem, private: Any) -> SymmetricConeProgram:
     return scp
 
 
+def _invert(inv: ScpInverse, scp: SymmetricConeProgram, x: np.ndarray, status: str,
+            canon_value: float) -> Any:
+    """CVXPY's ``Solution`` of the user's problem at the cone point ``x``.
+
+    The point enters the chain where the solver would: SCS's own ``invert`` turns a raw SCS
+    result into a cvxpy Solution (this keeps every reduction's expectations, e.g. CVXPY < 1.7
+    needs a dual value for every canonical constraint; they are zeros here and the callers keep
+    none of them), then every reduction's ``invert`` runs in reverse order.
+    """
+    info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
+            "setup_time": 0.0, "setupTime": 0.0, "pobj": canon_value}
+    raw = {"x": x, "y": np.zeros(scp.m), "s": scp.b - scp.A @ x, "info": info}
+    solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
+    solution.status = status
+    solution.opt_val = canon_value
+    solution.attr = {}
+    for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
+                               reversed(inv.inverse_data[:-1]), strict=True):
+        solution = reduction.invert(solution, data)
+    return solution
+
+
 def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarray
                     ) -> dict[str, np.ndarray | None]:
     """The user's variables' values at the cone-program point ``x``, by name, WITHOUT writing
@@ -227,15 +249,7 @@ def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarra
     x = np.asarray(x, dtype=float).ravel()
     if x.shape != (scp.n,) or not np.all(np.isfinite(x)):
         raise ValueError(f"released_values: x must be a finite array of shape ({scp.n},).")
-    info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
-            "setup_time": 0.0, "setupTime": 0.0, "pobj": 0.0}
-    raw = {"x": x, "y": np.zeros(scp.m), "s": scp.b - scp.A @ x, "info": info}
-    solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
-    solution.status = cp.OPTIMAL_INACCURATE
-    solution.attr = {}
-    for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
-                               reversed(inv.inverse_data[:-1]), strict=True):
-        solution = reduction.invert(solution, data)
+    solution = _invert(inv, scp, x, cp.OPTIMAL_INACCURATE, 0.0)
     out: dict[str, np.ndarray | None] = {}
     for var in problem.variables():
         val = solution.primal_vars.get(var.id)
@@ -309,19 +323,7 @@ def from_scp(
     # canonical (minimised) objective handed to CVXPY's chain: the released value if given,
     # else c'x + offset (public data here)
     canon_value = scp.sign * float(value) if value is not None else float(scp.c @ x + scp.offset)
-    # Enter the chain where the solver would: SCS's own `invert` turns a raw SCS result into a
-    # cvxpy Solution (this keeps every reduction's expectations, e.g. CVXPY < 1.7 needs a dual
-    # value for every canonical constraint; they are zeros here and cleared below).
-    info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
-            "setup_time": 0.0, "setupTime": 0.0, "pobj": canon_value}
-    raw = {"x": x, "y": np.zeros(scp.m), "s": scp.b - scp.A @ x, "info": info}
-    solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
-    solution.status = status
-    solution.opt_val = canon_value
-    solution.attr = {}
-    for reduction, data in zip(reversed(inv.chain.reductions[:-1]),
-                               reversed(inv.inverse_data[:-1]), strict=True):
-        solution = reduction.invert(solution, data)
+    solution = _invert(inv, scp, x, status, canon_value)
     problem.unpack(solution)
     for con in problem.constraints:  # no duals are computed: do not leave the zeros behind
         for dual in con.dual_variables:
