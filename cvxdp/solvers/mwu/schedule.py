@@ -250,7 +250,7 @@ def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure
     budget as 1/T per round and the noise adds up as sqrt(T)); the iterate's "inverse
     temperature" ``Lambda = eta T`` should stay below ``1 / nu``.  We take
     ``Lambda = clip(1/nu, 1, 100)``, ``T = clip(Lambda / 2, 3, max_iterations)`` and
-    ``eta = Lambda / T`` (a calibration measured on seeded LPs, see docs/solvers.md).  Privacy is
+    ``eta = Lambda / T`` (an empirical choice on seeded LPs, not derived: docs/mwu.md).  Privacy is
     unaffected (it never depends on T or eta); only the utility bound is not the theorem's.
     """
     budget_rho = rho if rho is not None else eps_pure**2 / 2
