@@ -37,7 +37,6 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 
 from cvxdp.arguments import check_options
 from cvxdp.errors import BudgetError, CvxdpError, PrivacySpecError, UnsupportedProblemError
@@ -49,12 +48,12 @@ from cvxdp.solvers.mwu.schedule import plan_schedule, row_sensitivities, total_r
 from cvxdp.solvers.mwu.solve import _OPTS, solve_mwu
 from cvxdp.solvers.perturbation import (
     NOISES,
-    choose_noise,
-    noise_plan,
-    private_entries,
-    robust_plan,
 )
-from cvxdp.solvers.perturbation.certified import DEFAULT_BETA, solve_perturbation
+from cvxdp.solvers.perturbation.certified import (
+    DEFAULT_BETA,
+    prepare_perturbation,
+    solve_perturbation,
+)
 from cvxdp.solvers.perturbation.plan import segments
 from cvxdp.solvers.public_part import _exact_solver, simple_box
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
@@ -163,13 +162,13 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
             sol.info["auto"] = {"rule": "private matrices only inside quad_form (not DPP): "
                                         "perturbation at the model level"}
         return sol
-    chosen, why = mechanism, None
+    chosen, why, setup = mechanism, None, None
     mwu_set = sorted(k for k in _given(opts) if k in _MWU_ONLY)
     if mechanism == "auto" and mwu_set:
         # options only the MWU takes (accuracy=, target=, ...) say which mechanism is meant
         chosen, why = "mwu", {"rule": f"options of the MWU given: {mwu_set}"}
     elif mechanism == "auto":
-        chosen, why = choose_mechanism(problem, specs, budget, noise=noise, opts=opts)
+        chosen, why, setup = _choose(problem, specs, budget, noise=noise, opts=opts)
     objective_only = {s.setting for s in specs} == {"objective"}
     if chosen == "mwu" or objective_only:
         mwu_opts = {k: v for k, v in opts.items() if k != "solver" or v is not None}
@@ -207,7 +206,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     sol = solve_perturbation(problem, specs, budget, noise=noise,
                              beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
                              reference=reference, solver=opts.get("solver"),
-                             accuracy=opts.get("accuracy"))
+                             accuracy=opts.get("accuracy"), setup=setup)
     if why is not None:
         sol.info["auto"] = why
     return sol
@@ -222,47 +221,51 @@ def choose_mechanism(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
     -------
     (name, why) : ("mwu" | "perturbation", dict with ``rule`` and both predictions)
     """
+    name, why, _ = _choose(problem, specs, budget, noise=noise, opts=opts)
+    return name, why
+
+
+def _choose(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *, noise: str,
+            opts: dict[str, Any] | None) -> tuple[str, dict[str, Any], Any]:
+    """:func:`choose_mechanism` and perturbation's public half
+    (:class:`~cvxdp.solvers.perturbation.certified.PerturbationSetup`, None when it was not
+    built), which the solve then reuses."""
     opts = dict(opts or {})
     settings = {s.setting for s in specs}
     if "constraint_set" in settings:
-        return "mwu", {"rule": "ConstraintSetPrivacy: rows added/removed (dense MWU)"}
+        return "mwu", {"rule": "ConstraintSetPrivacy: rows added/removed (dense MWU)"}, None
     if settings == {"objective"}:
         return "perturbation", {"rule": "ObjectivePrivacy: objective perturbation (the same "
-                                        "algorithm under both names)"}
+                                        "algorithm under both names)"}, None
     if "objective" in settings:
         return "perturbation", {"rule": "private data in the objective and the constraints: "
                                         "one release of all of them (the MWU keeps the "
-                                        "paper's separation of the settings)"}
+                                        "paper's separation of the settings)"}, None
     scp = to_scp(problem, private=specs)
     beta = float(opts.get("beta", _DEFAULT_BETA))
     try:
-        entries = private_entries(scp, specs)
-        plan = robust_plan(scp, entries)
-        family = noise
-        if noise == "auto":
-            family, _ = choose_noise(budget, entries, plan, beta)
-        npl = noise_plan(budget, family, entries, plan, beta)
+        setup = prepare_perturbation(scp, specs, budget, noise=noise, beta=beta)
     except (PrivacySpecError, BudgetError) as err:
-        return "mwu", {"rule": "perturbation not applicable: " + str(err)}
+        return "mwu", {"rule": "perturbation not applicable: " + str(err)}, None
     alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
-    tight = _largest_tightening(scp, plan, npl, R or 0.0)
+    tight = _largest_tightening(scp, setup.plan, setup.npl, R or 0.0)
     why: dict[str, Any] = {
-        "predicted": {"perturbation": {"tightening": tight, "noise": family},
+        "predicted": {"perturbation": {"tightening": tight, "noise": setup.noise},
                       "mwu": {"violation": alpha_mwu, "proven": proven}},
         "alpha_mwu": alpha_mwu, "tightening_perturbation": tight, "trace_bound": R}
     if R is None:
         why["rule"] = "the MWU form has no public trace bound"
-        return "perturbation", why
+        return "perturbation", why, setup
     if alpha_mwu is None:
         why["rule"] = "the MWU's schedule has no accuracy bound at this budget"
-        return "perturbation", why
+        return "perturbation", why, setup
     if tight <= alpha_mwu:
         why["rule"] = ("perturbation's largest tightening <= the MWU's a-priori violation "
                        "bound (its theorem's, at its best T)")
-        return "perturbation", why
+        return "perturbation", why, setup
     why["rule"] = ("the MWU's a-priori violation bound (its theorem's, at its best T) < "
                    "perturbation's largest tightening")
-    return "mwu", why
+    return "mwu", why, setup
 
 
 def _largest_tightening(scp: Any, plan: Any, npl: Any, R: float) -> float:
@@ -290,13 +293,10 @@ def _largest_tightening(scp: Any, plan: Any, npl: Any, R: float) -> float:
         if math.isfinite(big):
             x2 = min(R, math.sqrt(R * big))
             absE = abs(plan.E_all[:, :n]).tocsr()
-            seg = segments(plan.E_ptr)
-            col_sum = np.asarray((sp.csr_matrix(
-                (np.ones(seg.size), (seg, np.arange(seg.size))),
-                shape=(plan.N, seg.size)) @ absE).max(axis=1).toarray()).ravel()
+            col_sum = np.asarray((plan.unit_sum() @ absE).max(axis=1).toarray()).ravel()
             row_sum = np.asarray(absE.sum(axis=1)).ravel()
             row_max = np.zeros(plan.N)
-            np.maximum.at(row_max, seg, row_sum)
+            np.maximum.at(row_max, segments(plan.E_ptr), row_sum)
             reach = np.minimum(by_l1, np.sqrt(col_sum * row_max) * x2)
     factor = np.array([math.sqrt(min(shape)) if (npl.nuclear is not None and npl.nuclear[u])
                        else 1.0 for u, shape in enumerate(plan.matrix)])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
@@ -40,17 +41,53 @@ from cvxdp.status import status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 
-__all__ = ["solve_perturbation", "DEFAULT_BETA"]
+__all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup", "DEFAULT_BETA"]
 
 #: failure probability of the Gaussian / Laplace noise event (the certificate's)
 DEFAULT_BETA = 1e-3
 
 
+@dataclass(frozen=True)
+class PerturbationSetup:
+    """Everything perturbation decides from public quantities before any noise: the private
+    entries, the counterpart's units (:class:`~cvxdp.solvers.perturbation.plan.RobustPlan`),
+    the private objective's map (None when the objective is public), the noise family (and
+    why, under ``noise="auto"``) and its calibration.  Built once: ``mechanism="auto"``
+    predicts from it and the solve reuses it."""
+
+    entries: Any
+    plan: Any
+    E_c: Any
+    noise: str
+    noise_why: dict | None
+    npl: Any
+
+
+def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, noise: str,
+                         beta: float) -> PerturbationSetup:
+    """The public half of perturbation (:class:`PerturbationSetup`); raises the typed
+    refusals (``PrivacySpecError`` for a private equality it cannot bound, ``BudgetError``)
+    before any budget is spent."""
+    entries = private_entries(scp, specs)
+    plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
+    E_c = objective_map(scp, entries) if scp.sensitivity.objective_private else None
+    noise_why = None
+    if noise == "auto":
+        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
+    return PerturbationSetup(entries, plan, E_c, noise, noise_why,
+                             noise_plan(budget, noise, entries, plan, beta))
+
+
 def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
                         noise: str, beta: float, rng: np.random.Generator, reference: bool,
-                        solver: str | None, accuracy: float | None = None
-                        ) -> PrivateSolution:
-    """Perturbation, its certificate and its status (module doc; certificate.py)."""
+                        solver: str | None, accuracy: float | None = None,
+                        setup: PerturbationSetup | None = None) -> PrivateSolution:
+    """Perturbation, its certificate and its status (module doc; certificate.py).
+
+    ``setup`` is the public half when the caller built it already (``mechanism="auto"``
+    does, to predict); it must come from the same model, specs, budget, ``noise`` and
+    ``beta``.
+    """
 
     t0 = time.perf_counter()
     if not 0 < beta < 1:
@@ -58,14 +95,11 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     scp = to_scp(problem, private=specs)
     sb = scp.sensitivity
     neighbouring = "; ".join(s.describe() for s in specs)
-    entries = private_entries(scp, specs)
-    plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
+    if setup is None:
+        setup = prepare_perturbation(scp, specs, budget, noise=noise, beta=beta)
+    entries, plan, E_c, npl = setup.entries, setup.plan, setup.E_c, setup.npl
+    noise, noise_why = setup.noise, setup.noise_why
     objective_private = sb.objective_private
-    E_c = objective_map(scp, entries) if objective_private else None
-    noise_why = None
-    if noise == "auto":
-        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
-    npl = noise_plan(budget, noise, entries, plan, beta)
     row_private = np.zeros(scp.m, dtype=bool)
     row_private[sb.private_rows()] = True
     public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)

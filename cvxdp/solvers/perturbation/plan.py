@@ -122,12 +122,16 @@ class RobustPlan:
         hit[segments(self.hit_ptr)[self.hit_idx == first]] = True
         return hit
 
+    def unit_sum(self) -> sp.csr_matrix:
+        """``(N, rows of E_all)``: sums the stacked maps' rows unit by unit (``S @ M`` reduces
+        any row-wise quantity of ``E_all`` to one row per unit)."""
+        rows = self.E_all.shape[0]
+        return sp.csr_matrix((np.ones(rows), (segments(self.E_ptr), np.arange(rows))),
+                             shape=(self.N, rows))
+
     def column_norms(self) -> sp.csr_matrix:
         """``(N, n + 1)``: the Euclidean norm of each column of each ``E_u``."""
-        S = sp.csr_matrix((np.ones(self.E_all.shape[0]),
-                           (segments(self.E_ptr), np.arange(self.E_all.shape[0]))),
-                          shape=(self.N, self.E_all.shape[0]))
-        out = sp.csr_matrix(S @ self.E_all.multiply(self.E_all))
+        out = sp.csr_matrix(self.unit_sum() @ self.E_all.multiply(self.E_all))
         out.data = np.sqrt(out.data)
         return out
 
@@ -139,15 +143,20 @@ def unit_norms(plan: RobustPlan, xs: np.ndarray) -> np.ndarray:
 
 
 def _blocks(dims: ConeDims) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(start, size, kind) of every block: one per zero / nonneg row, one per cone block."""
-    r0 = dims.zero + dims.nonneg
-    soc = np.asarray(dims.soc, dtype=np.int64)
-    psd = np.asarray([r * (r + 1) // 2 for r in dims.psd], dtype=np.int64)
-    size = np.concatenate([np.ones(r0, dtype=np.int64), soc, psd])
-    start = np.concatenate([[0], np.cumsum(size)[:-1]]).astype(np.int64)
-    kind = np.array(["zero"] * dims.zero + ["nonneg"] * dims.nonneg + ["soc"] * soc.size
-                    + ["psd"] * psd.size, dtype=object).astype(str)
-    return start, size, kind
+    """(start, size, kind) of every unit-sized block: one per zero / nonneg row (each row of
+    those cones is its own unit), one per cone block (:meth:`ConeDims.blocks`)."""
+    start, size, kind = [], [], []
+    for blk in dims.blocks():
+        if blk.kind in ("zero", "nonneg"):
+            start.append(blk.start + np.arange(blk.size, dtype=np.int64))
+            size.append(np.ones(blk.size, dtype=np.int64))
+            kind.append(np.full(blk.size, blk.kind))
+        else:
+            start.append(np.array([blk.start], dtype=np.int64))
+            size.append(np.array([blk.size], dtype=np.int64))
+            kind.append(np.array([blk.kind]))
+    return (np.concatenate(start), np.concatenate(size),
+            np.concatenate(kind).astype(str))
 
 
 def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPlan:
