@@ -51,6 +51,12 @@ class Certificate:
         beta``, or 1 for bounded noise.
     how : str
         One line naming the bound's construction and where its proof is written.
+    excluded_rows : int
+        How many constraints ``violation_bound`` may leave out (0: it covers every row).  Under
+        add/remove-one-row privacy (``ConstraintSetPrivacy``) no private answer can promise every
+        row -- a row present in one neighbour and absent in the other would be revealed -- so
+        the covering theorem bounds all rows but fewer than ``s`` (Song, Xue & Zhang 2025,
+        Lemma B.5).
     """
 
     objective_upper: float
@@ -61,12 +67,13 @@ class Certificate:
     equality_violation_bound: float | None
     probability: float
     how: str
+    excluded_rows: int = 0
 
     @classmethod
     def from_bounds(cls, *, objective_upper: float, optimum_lower: float,
                     violation_bound: float, equality_violation_bound: float | None,
-                    probability: float, how: str, gap_bound: float | None = None
-                    ) -> Certificate:
+                    probability: float, how: str, gap_bound: float | None = None,
+                    excluded_rows: int = 0) -> Certificate:
         """Build a certificate from its two objective bounds (the gaps are derived); a
         theorem's direct bound on the sub-optimality (``gap_bound``) is used when smaller."""
         up, lo = float(objective_upper), float(optimum_lower)
@@ -82,15 +89,16 @@ class Certificate:
                    relative_gap_bound=rel, violation_bound=float(violation_bound),
                    equality_violation_bound=(None if equality_violation_bound is None
                                              else float(equality_violation_bound)),
-                   probability=float(probability), how=how)
+                   probability=float(probability), how=how, excluded_rows=int(excluded_rows))
 
     def meets(self, accuracy: float) -> bool:
         """True when the certified relative gap and violation are both ``<= accuracy``."""
         return self.relative_gap_bound <= accuracy and self.violation_bound <= accuracy
 
     def __str__(self) -> str:
+        rows = (f" on all but {self.excluded_rows} constraints" if self.excluded_rows else "")
         return (f"relative gap <= {self.relative_gap_bound:.3g} (gap <= {self.gap_bound:.3g}), "
-                f"violation <= {self.violation_bound:.3g}, with probability >= "
+                f"violation <= {self.violation_bound:.3g}{rows}, with probability >= "
                 f"{self.probability:g} ({self.how})")
 
 

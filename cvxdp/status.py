@@ -12,6 +12,8 @@ a model whose PUBLIC part is infeasible, decided before any budget is spent.
 
 from __future__ import annotations
 
+import math
+
 import cvxpy as cp
 
 from cvxdp.solution import Certificate
@@ -47,10 +49,14 @@ def status_of(certificate: Certificate | None, accuracy: float | None = None
     if certificate.meets(acc):
         return cp.OPTIMAL_INACCURATE, None
     parts = []
-    if certificate.relative_gap_bound > acc:
+    if not math.isfinite(certificate.relative_gap_bound):
+        parts.append("no bound on the sub-optimality is proven")
+    elif certificate.relative_gap_bound > acc:
         parts.append(f"the certified relative gap is {certificate.relative_gap_bound:.3g}")
     if certificate.violation_bound > acc:
-        parts.append(f"the certified violation of the true constraints is "
+        rows = (f" (on all but {certificate.excluded_rows} of them)"
+                if certificate.excluded_rows else "")
+        parts.append(f"the certified violation of the true constraints{rows} is "
                      f"{certificate.violation_bound:.3g}")
     return cp.USER_LIMIT, (
         f"{' and '.join(parts)} (> accuracy {acc:g}, with probability >= "
