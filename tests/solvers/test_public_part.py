@@ -1,0 +1,50 @@
+"""The public part's box: entries of a public PSD block are bounded in closed form from the
+block's largest trace (one solve), and that box contains the exact per-coordinate one."""
+
+import cvxpy as cp
+import numpy as np
+
+import cvxdp
+from cvxdp.solvers.public_part import coordinate_box, psd_implied_box, public_bounds
+from cvxdp.transform import to_scp
+
+
+def _sdp(r, extra_public=False, seed=0):
+    rng = np.random.default_rng(seed)
+    G = rng.normal(size=(r, r))
+    A = cp.Parameter((r, r), symmetric=True, name="A", value=(G + G.T) / (2 * r))
+    X = cp.Variable((r, r), PSD=True)
+    cons = [cp.trace(X) <= r, cp.trace(A @ X) <= 1]
+    if extra_public:
+        cons += [X[0, 0] <= 0.5, X[1, 0] >= -0.1]
+    prob = cp.Problem(cp.Maximize(cp.trace(np.eye(r) @ X)), cons)
+    return to_scp(prob, private=(cvxdp.ConstraintPrivacy(A, sensitivity=1e-3),))
+
+
+def _exact_and_implied(scp):
+    rp = np.zeros(scp.m, dtype=bool)
+    rp[scp.sensitivity.private_rows()] = True
+    lo, hi = public_bounds(scp.A, scp.b, scp.dims, rp, list(np.eye(scp.n)))
+    return (lo, hi), psd_implied_box(scp, rp)
+
+
+def test_the_trace_gives_the_exact_box_of_a_trace_bounded_psd_block():
+    (lo, hi), (ilo, ihi) = _exact_and_implied(_sdp(4))
+    # diagonal entries in [0, 4], off-diagonal (svec: sqrt 2 X_kl) in [-2 sqrt 2, 2 sqrt 2] after
+    # CVXPY's scaling -- the closed form is exact here
+    np.testing.assert_allclose(ilo, lo, atol=1e-6)
+    np.testing.assert_allclose(ihi, hi, atol=1e-6)
+
+
+def test_the_implied_box_contains_the_exact_one_with_more_public_rows():
+    (lo, hi), (ilo, ihi) = _exact_and_implied(_sdp(4, extra_public=True))
+    assert np.all(ilo <= lo + 1e-7) and np.all(ihi >= hi - 1e-7)
+    assert np.any(ihi > hi + 0.1)  # X[0, 0] <= 0.5 is tighter than the trace's 4
+
+
+def test_coordinate_box_uses_it_and_solves_the_rest():
+    scp = _sdp(3)
+    lo, hi = coordinate_box(scp, np.arange(scp.n))
+    (elo, ehi), _ = _exact_and_implied(scp)
+    np.testing.assert_allclose(lo, elo, atol=1e-6)
+    np.testing.assert_allclose(hi, ehi, atol=1e-6)
