@@ -49,11 +49,16 @@ def check_finite(name: str, value: float) -> float:
     return v
 
 
+def check_positive(name: str, value: float) -> float:
+    """``value`` as a finite float > 0, else a ``BudgetError`` naming ``name``."""
+    v = check_finite(name, value)
+    if v <= 0:
+        raise BudgetError(f"{name} must be > 0 (finite), got {value!r}.")
+    return v
+
+
 def check_epsilon(epsilon: float, name: str = "epsilon") -> float:
-    e = check_finite(name, epsilon)
-    if e <= 0:
-        raise BudgetError(f"{name} must be > 0 (finite), got {epsilon!r}.")
-    return e
+    return check_positive(name, epsilon)
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
@@ -66,10 +71,7 @@ def check_delta(delta: float, name: str = "delta") -> float:
 
 
 def check_rho(rho: float) -> float:
-    r = check_finite("rho", rho)
-    if r <= 0:
-        raise BudgetError(f"rho must be > 0 (finite), got {rho!r}.")
-    return r
+    return check_positive("rho", rho)
 
 
 def _deprecated_call(budget: Any) -> Any:

@@ -28,6 +28,7 @@ from cvxdp.privacy.budgets import (
     check_delta,
     check_epsilon,
     check_finite,
+    check_positive,
     check_rho,
     zcdp_from_approx,
 )
@@ -60,10 +61,7 @@ def cached_calibration(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def check_sensitivity(sensitivity: float) -> float:
-    s = check_finite("sensitivity", sensitivity)
-    if s <= 0:
-        raise BudgetError(f"sensitivity must be > 0 (finite), got {sensitivity!r}.")
-    return s
+    return check_positive("sensitivity", sensitivity)
 
 
 def gaussian_delta(*, sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
