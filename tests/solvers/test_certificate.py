@@ -127,3 +127,37 @@ def test_private_data_in_objective_and_constraints_is_one_release_with_a_certifi
             assert -f <= cert.objective_upper + 1e-9 and -opt >= cert.optimum_lower - 1e-9
             assert (sol.status, sol.status_reason) == status_of(cert)
     assert sol.status == "optimal_inaccurate"  # epsilon 1e6: certified within 1e-2
+
+
+def _quantile_regression():
+    """Quantile (pinball) regression written as CVXPY users write it: the private responses
+    ``y`` enter the fit term's rows AND, through the linear part ``(tau - 1/2) (y - X w)``, the
+    objective's constant term."""
+    rng = np.random.default_rng(5)
+    m, n, tau = 50, 3, 0.7
+    X = rng.normal(size=(m, n))
+    y = cp.Parameter(m, name="y", value=X @ rng.normal(size=n) + rng.normal(size=m))
+    w = cp.Variable(n, name="w")
+    r = y - X @ w
+    prob = cp.Problem(cp.Minimize(cp.sum(0.5 * cp.abs(r) + (tau - 0.5) * r)),
+                      [cp.norm(w, "inf") <= 5])
+    return prob, y
+
+
+def test_one_parameter_in_a_fit_term_and_the_objective_constant_is_one_release():
+    # reproducer: ScalarPrivacy(y) was refused ("enters the objective's constant term") and no
+    # other spec could express it, so the model could not be solved at all
+    prob, y = _quantile_regression()
+    exact = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
+    spec = cvxdp.ScalarPrivacy(y, sensitivity=0.01)
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
+    assert sol.info["mechanism"] == "perturbation"
+    assert sol.status == "optimal_inaccurate"
+    assert abs(float(prob.objective.value) - exact) / max(1.0, abs(exact)) < 1e-2
+    # the reported value is post-processing of the one release: the noisy y, not the true one
+    assert len(sol.privacy.records) == 1
+    assert prob.objective.value - exact <= sol.certificate.gap_bound + 1e-9 * max(1, abs(exact))
+    # the MWU keeps the paper's separation (Def C.3: b private, objective public) and names
+    # the mechanism that can run this model
+    with pytest.raises(cvxdp.PrivacySpecError, match="mechanism='perturbation'"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, private=spec, mechanism="mwu")
