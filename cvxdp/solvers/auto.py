@@ -247,6 +247,10 @@ def _choose(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *, nois
         setup = prepare_perturbation(scp, specs, budget, noise=noise, beta=beta)
     except (PrivacySpecError, BudgetError) as err:
         return "mwu", {"rule": "perturbation not applicable: " + str(err)}, None
+    if scp.sensitivity.objective_private:
+        return "perturbation", {"rule": "the private parameters enter the objective too: one "
+                                        "release of all their placements (the MWU keeps the "
+                                        "paper's separation of the settings)"}, setup
     alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
     tight = _largest_tightening(scp, setup.plan, setup.npl, R or 0.0)
     why: dict[str, Any] = {

@@ -75,6 +75,13 @@ _FIX = {
                       "Def B.1: neighbours add or remove one row; Alg. 3 and Thm B.7 keep "
                       "the objective and every other constraint public)",
 }
+#: where a constraint-side parameter (ConstraintPrivacy / ScalarPrivacy) may ALSO appear: the
+#: objective (a fit term ``r = y - X w`` puts the same ``y`` in a cone's rows and, through its
+#: linear part, in ``c`` / the constant).  Perturbation releases every entry once and reads all
+#: placements from that release; the MWU keeps the paper's separation of the settings and
+#: refuses such a model, naming perturbation (``solvers/mwu/solve.py``).
+_OBJECTIVE_TOO = ("c", "offset")
+
 _FIX_CONSTRAINT_SET = (
     "Rewrite the model so the private rows appear only in the private constraint: build the "
     "objective and the other constraints from public data (e.g. a public cost vector, not one "
@@ -341,10 +348,16 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
             q *= spec.sensitivity
             parts = {"A": Ab[:, :n], "b": np.asarray(Ab[:, n].toarray()).ravel(),
                      "c": q[:n], "offset": q[n]}
-            for where, val in parts.items():
-                present = (val.nnz > 0) if sp.issparse(val) else bool(np.any(val > 0))
-                if present and where not in spec.allowed and not (
-                        where == "offset" and "c" in spec.allowed):
+            present = {where: (val.nnz > 0) if sp.issparse(val) else bool(np.any(val > 0))
+                       for where, val in parts.items()}
+            # the objective is a second place only: a parameter in no place its setting names
+            # is refused (the spec says where the data is; the message names the right one)
+            also = spec.setting in ("constraint", "scalar") and any(
+                present[w] for w in spec.allowed)
+            for where in parts:
+                if present[where] and where not in spec.allowed and not (
+                        where == "offset" and "c" in spec.allowed) and not (
+                        also and where in _OBJECTIVE_TOO):
                     raise _placement_error(spec, param, where)
             A = A + parts["A"]
             b += parts["b"]

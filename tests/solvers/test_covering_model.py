@@ -113,8 +113,13 @@ def test_private_rows_in_the_objective_are_refused_like_constraint_privacy():
     ConstraintPrivacy but accepted under ConstraintSetPrivacy, whose release then carried
     sum(A)/m exactly (value - trace) and rescaled the point by private column sums."""
     prob, con, A = _private_objective_model()
-    with pytest.raises(PrivacySpecError, match="enters the objective"):
-        prob.solve_private(epsilon=4.0, delta=1e-6, rng=0,
+    # under ConstraintPrivacy the same A in the objective is a second placement of entries
+    # released once by perturbation; the MWU keeps the paper's settings apart and refuses it
+    sol = prob.solve_private(epsilon=4.0, delta=1e-6, rng=0,
+                             private=cvxdp.ConstraintPrivacy(A, sensitivity=0.1))
+    assert sol.info["mechanism"] == "perturbation" and len(sol.privacy.records) == 1
+    with pytest.raises(PrivacySpecError, match="also enter the objective"):
+        prob.solve_private(epsilon=4.0, delta=1e-6, rng=0, mechanism="mwu",
                            private=cvxdp.ConstraintPrivacy(A, sensitivity=0.1))
     with pytest.raises(PrivacySpecError, match="ConstraintSetPrivacy.*enters the objective"):
         prob.solve_private(epsilon=4.0, delta=1e-6, rng=0,

@@ -120,6 +120,14 @@ def solve_mwu(
 
     scp = to_scp(problem, private=specs)
     sb = scp.sensitivity
+    if sb.objective_private and "objective" not in settings:
+        names = ", ".join(sorted({p.name() for s in specs for p in s.params}))
+        raise PrivacySpecError(
+            f"mechanism='mwu': the private parameter(s) {names} also enter the objective (e.g. "
+            "through the linear part of a fit term y - X @ w), but the MWU keeps the settings "
+            "of Song, Xue & Zhang (2025) apart: private constraint data with a public "
+            "objective (Def C.3 / C.6). Use mechanism='perturbation' (or the default 'auto'), "
+            "which releases every entry once and reads all its placements from that release.")
     neighbouring = "; ".join(s.describe() for s in specs)
     # Feasibility of the public part depends on public data only: decide it exactly before any
     # budget is spent.
