@@ -23,6 +23,8 @@ from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu import _svec_index
+from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
            "canonical_constraints"]
@@ -55,8 +57,9 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
                   allow_unbounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.
 
-    A parametric (DPP) CVXPY problem is compiled once and re-solved for every direction.
-    With ``allow_unbounded`` an unbounded direction gives ``-inf`` / ``inf`` instead of an error.
+    The public rows are one cone program (:func:`public_program`), solved directly by the
+    exact solver for every direction (no CVXPY compile per solve).  With ``allow_unbounded``
+    an unbounded direction gives ``-inf`` / ``inf`` instead of an error.
 
     Raises
     ------
@@ -65,29 +68,22 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
     UnsupportedProblemError
         If a direction is unbounded (the public part does not bound the variables).
     """
-    n = A.shape[1]
-    x = cp.Variable(n)
-    d = cp.Parameter(n)
-    cons = canonical_constraints(x, A, b, dims, keep=~row_private)
-    prob = cp.Problem(cp.Maximize(d @ x), cons)
+    prog = public_program(A, b, dims, ~np.asarray(row_private, dtype=bool))
     lo, hi = np.zeros(len(directions)), np.zeros(len(directions))
     for i, vec in enumerate(directions):
         for sgn, out in ((1.0, hi), (-1.0, lo)):
-            d.value = sgn * vec
-            try:
-                _solve_accurately(prob)
-                status, value = prob.status, prob.value
-            except cp.error.SolverError:  # both solvers fail on some unbounded programs
-                status, value = "unbounded_inaccurate", None  # no bound proven
-            if status in ("infeasible", "infeasible_inaccurate"):
+            prog.c = -sgn * np.asarray(vec, dtype=float)  # maximise sgn d'x
+            res, pad = _bound_solve(prog)
+            status = res.status
+            value = None if pad is None else -float(res.value)
+            if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
                 raise InfeasibleProblemError(
                     "the constraints that carry no private data are infeasible; fix the model "
                     "(the private solver needs a feasible public part).")
-            if (status in ("unbounded", "unbounded_inaccurate") or value is None) \
-                    and allow_unbounded:
-                out[i] = sgn * np.inf
+            if value is None and allow_unbounded:
+                out[i] = sgn * np.inf  # unbounded, or no bound proven
                 continue
-            if status in ("unbounded", "unbounded_inaccurate") or value is None:
+            if value is None:
                 raise UnsupportedProblemError(
                     "the public constraints do not bound the variables, so no public trace "
                     "bound exists: the MWU (mechanism='mwu') needs one for every variable of "
@@ -97,8 +93,58 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
                     "(perturbation needs no such bound), add public bounds on your variables "
                     "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
                     "(a public bound on the sum of |variables| and cone-slack traces).")
-            out[i] = sgn * float(value)
+            # outward by the solver's tolerance, so the box contains the set it bounds
+            out[i] = sgn * value + sgn * pad * (1.0 + abs(value))
     return lo, hi
+
+
+def _bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
+    """One bound solve and the relative margin its value is trusted to (None: no bound).
+
+    Clarabel solved (tolerance 1e-8: margin 1e-8) or almost solved (its reduced tolerance
+    5e-5: margin 1e-4); when it fails, SCS, whose value counts only when solved.  An inaccurate
+    SCS answer on an unbounded direction is a finite number far from any bound, so it is no
+    bound; neither is a solver error.
+    """
+    res = solve_exact(prog, solver="CLARABEL")
+    if res.status == cp.OPTIMAL:
+        return res, 1e-8
+    if res.status == cp.OPTIMAL_INACCURATE:
+        return res, 1e-4
+    if res.status in (cp.INFEASIBLE, cp.UNBOUNDED):
+        return res, None
+    res = solve_exact(prog, solver="SCS")
+    return res, (1e-6 if res.status == cp.OPTIMAL else None)
+
+
+def public_program(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
+                   ) -> SymmetricConeProgram:
+    """The cone program of the rows in ``keep`` (objective 0; set ``c`` before solving).
+
+    As :func:`canonical_constraints`: a second-order or PSD block is kept only when all its rows
+    are kept (dropping constraints only enlarges the set, so bounds over it stay valid).
+    """
+    A = sp.csr_matrix(A)
+    keep = np.asarray(keep, dtype=bool)
+    rows, counts = [], {"zero": 0, "nonneg": 0}
+    soc, psd = [], []
+    for kind, r0, nr, order in dims.blocks():
+        blk = np.arange(r0, r0 + nr)
+        if kind in ("zero", "nonneg"):
+            blk = blk[keep[blk]]
+            counts[kind] = blk.size
+        elif nr == 0 or not keep[blk].all():
+            continue
+        elif kind == "soc":
+            soc.append(nr)
+        else:
+            psd.append(order)
+        rows.append(blk)
+    rows = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    return SymmetricConeProgram(
+        A=sp.csc_matrix(A[rows]), b=np.asarray(b, dtype=float)[rows], c=np.zeros(A.shape[1]),
+        offset=0.0, dims=ConeDims(zero=counts["zero"], nonneg=counts["nonneg"], soc=tuple(soc),
+                                  psd=tuple(psd)), cone=None)
 
 
 def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = False
