@@ -120,8 +120,9 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
         dims2 = ConeDims(zero=d.zero, nonneg=d.nonneg, soc=(*d.soc, supp.size + 1), psd=d.psd)
     else:
         A2, b2, dims2 = scp.A, scp.b, d
-    sol = solve_exact(SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=offset_noisy,
-                                           dims=dims2, cone=None, sign=scp.sign))
+    perturbed = SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=offset_noisy, dims=dims2,
+                                     cone=None, sign=scp.sign)
+    sol = solve_exact(perturbed)
     if sol.x is None:
         hint = ("that norm_bound= contains a solution" if R is not None else
                 "that the variables the private objective multiplies are bounded by public "
@@ -151,7 +152,9 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     info = {"method": "objective_perturbation", "setting": "objective",
             "alpha_guaranteed": alpha, "value": value,
             "noisy_objective": {"c": c_noisy, "offset": offset_noisy,
-                                "offset_source": offset_source}}
+                                "offset_source": offset_source},
+            # public set and released data for the certificate (popped by the caller)
+            "_perturbed": (perturbed, supp, R)}
     return np.asarray(sol.x), report, info
 
 

@@ -1,0 +1,164 @@
+"""A sharper sub-optimality bound for objective perturbation, from the released point.
+
+Objective perturbation (Thm C.12 of Song, Xue & Zhang (2025), "Differential Privacy for
+Euclidean Jordan Algebra with Applications to Private Symmetric Cone Programming") releases
+``c~ = c + z`` and the exact minimiser ``x~`` of ``c~'x`` over the public set ``X`` (the model's
+constraints and the public ball ``||x_S|| <= R``).  On the noise event ``||z_S||_2 <= t`` its
+bound is first order: ``c'x~ - OPT <= 2 R t``.  The gap is, exactly,
+
+    ``c'x~ - OPT = max_{x in X} [ z'(x - x~) - c~'(x - x~) ] <= max_{x in X} phi(x)``,
+    ``phi(x) = t ||x_S - x~_S|| - delta(x)``,  ``delta(x) = c~'(x - x~) >= 0``,
+
+and ``phi`` is small wherever the released objective grows fast away from ``x~`` (a strongly
+convex objective, a unique LP vertex).  :func:`sharp_objective_gap` bounds ``max phi`` from the
+released data and public constraints only (post-processing: no budget):
+
+* ``L(d) = {x in X : c~'x <= c~'x~ + d}`` grows with ``d``; per private coordinate ``j`` and
+  side, ``s_j(d) = max_{x in L(d)} +-(x_j - x~_j)`` is concave and nondecreasing in ``d`` (the
+  value of a convex program in the right-hand side of one constraint) -- two exact solves per
+  coordinate and level.  With ``e_j(d) = max(s_j^+, s_j^-)``, every ``x`` with ``delta(x) <= d``
+  has ``||x_S - x~_S|| <= ||e(d)||``.
+* Levels ``d_i = 2 R t 4^-i`` are solved top-down.  Above ``d_0 = 2 R t`` no point has
+  ``phi > 0`` (``||x_S - x~_S|| <= 2R`` in the ball).  On ``[d_{i+1}, d_i]`` the extents are at
+  most ``e(d_i)`` (monotone) and, by concavity, at most ``s(d_{i+1}) + Lambda (d - d_{i+1})``
+  with ``Lambda`` the secant slope of ``[d_{i+2}, d_{i+1}]`` (at least the slope at
+  ``d_{i+1}``); the interval is cut into geometric pieces ``[u, v]`` and ``phi <= t ||e(v)|| -
+  u`` on each.  Below the last level, ``phi <= t ||e(d_L)||``.  The largest of these is the
+  bound; the search stops when nothing below a level can exceed what is already found.
+
+A strongly convex objective (``s_j(d) ~ sqrt(d / mu)``) gives a bound of order ``k t^2 / mu``,
+second order in the noise; an LP whose optimal vertex stays optimal for every ``c`` within ``t``
+of ``c~`` gives a bound near 0.  Solver values are used with their tolerance pushed the safe way
+(the extents up, the lower level's extents down for the slopes).  Proof: ``docs/certificates.md``,
+"Objective perturbation".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.solvers.public_part import _bound_solve
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+
+__all__ = ["sharp_objective_gap"]
+
+#: levels ``d_i = 2 R t 4^-i`` (i = 0, 1, ...); at most this many below the top one
+_LEVELS = 8
+#: pieces each interval between two levels is cut into for the bound (no solves)
+_PIECES = 16
+
+
+def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.ndarray,
+                        supp: np.ndarray, R: float, t: float) -> float:
+    """An upper bound on ``c'x~ - OPT`` on the event ``||z_S|| <= t`` (module doc).
+
+    Parameters
+    ----------
+    prog : SymmetricConeProgram
+        The public set ``X`` (rows and cones; its ``c`` is ignored), the ball included.
+    c_noisy : ndarray
+        The released objective ``c~``.
+    x : ndarray
+        The released minimiser ``x~`` of ``c~'x`` over ``X``.
+    supp : ndarray of int
+        The coordinates the noise touches (``S``).
+    R, t : float
+        The public ball's radius and the noise norm bound (``2 R t`` is Thm C.12's bound).
+
+    Returns
+    -------
+    float
+        The bound; ``2 R t`` when the levels give no better one.
+    """
+    first = 2.0 * R * t
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    base = float(c_noisy @ x)
+    tol = 1e-8 * (1.0 + abs(base))  # the released solve's optimality tolerance
+    # X with one more row: c~'x <= base + d (a nonneg row after the existing ones)
+    d = prog.dims
+    at = d.zero + d.nonneg
+    A = sp.vstack([prog.A[:at], sp.csr_matrix(c_noisy.reshape(1, -1)), prog.A[at:]],
+                  format="csc")
+    b0 = np.concatenate([prog.b[:at], [base], prog.b[at:]])
+    level_prog = SymmetricConeProgram(
+        A=A, b=b0, c=np.zeros(n), offset=0.0,
+        dims=ConeDims(zero=d.zero, nonneg=d.nonneg + 1, soc=d.soc, psd=d.psd), cone=None)
+
+    def extents(level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        level_prog.b = b0.copy()
+        level_prog.b[at] = base + level + tol
+        return _extents(level_prog, x, supp)
+
+    # phi <= 0 above the top level (||x_S - x~_S|| <= 2 R); the levels below it are solved
+    # top-down, and each interval [d_{i+1}, d_i] is bounded once the slope below d_{i+1} is
+    # known; the search stops when nothing below a level can exceed the bound so far
+    levels: list[tuple[float, np.ndarray, np.ndarray]] = []
+    worst = 0.0
+    for i in range(_LEVELS + 1):
+        level = first * 4.0 ** (-i)
+        ext = extents(level)
+        if ext is None:
+            return first
+        levels.append((level, ext[0], ext[1]))
+        if i >= 2:  # the interval [d_{i-1}, d_{i-2}], with the slope of [d_i, d_{i-1}]
+            worst = max(worst, _interval(t, levels[-3], levels[-2], levels[-1]))
+        if i >= 1 and t * _norm_max(levels[-2][1]) - level <= worst \
+                and t * _norm_max(ext[0]) <= worst:
+            return min(first, worst + tol)  # [d_i, d_{i-1}] and [0, d_i] cannot exceed it
+    d_last, up_last, _ = levels[-1]
+    worst = max(worst, t * _norm_max(levels[-2][1]) - d_last, t * _norm_max(up_last))
+    return min(first, worst + tol)
+
+
+def _norm_max(up: np.ndarray) -> float:
+    """``||e||_2`` with ``e_j`` the larger of the two sides' extents."""
+    return float(np.linalg.norm(np.max(up, axis=0)))
+
+
+def _interval(t: float, above: tuple, lower: tuple, below: tuple) -> float:
+    """Bound on ``phi`` for ``c~'(x - x~)`` in ``[d_lower, d_above]`` (module doc).
+
+    On it the extents are at most those at ``d_above`` (monotone) and, by concavity, at most
+    ``up_lower + slope (d - d_lower)`` with the secant slope of ``[d_below, d_lower]`` (the
+    lower level's solved extents up, the level below's down: a slope at least the true one).
+    The interval is cut into geometric pieces ``[u, v]``; on each ``phi <= t ||e(v)|| - u``.
+    """
+    d_a, up_a, _ = above
+    d_l, up_l, _ = lower
+    d_b, _, low_b = below
+    slope = (up_l - low_b) / (d_l - d_b)  # per side
+    cap = np.max(up_a, axis=0)
+    cuts = np.geomspace(d_l, d_a, _PIECES + 1)
+    out = -np.inf
+    for u, v in zip(cuts[:-1], cuts[1:], strict=True):
+        e = np.minimum(cap, np.max(up_l + slope * (v - d_l), axis=0))
+        out = max(out, t * float(np.linalg.norm(e)) - u)
+    return out
+
+
+def _extents(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per side (rows: +, -) and private coordinate: an upper and a lower bound on
+    ``max_{x' in prog} +-(x'_j - x_j)``, clipped at 0 (``x`` is in the set); None when a
+    solve gives no bound."""
+    up = np.zeros((2, supp.size))
+    low = np.zeros((2, supp.size))
+    for col, j in enumerate(supp):
+        for side, sgn in enumerate((1.0, -1.0)):
+            c = np.zeros(x.size)
+            c[j] = -sgn  # maximise sgn x_j
+            prog.c = c
+            res, pad = _bound_solve(prog)
+            if pad is None:
+                return None
+            v = -float(res.value) - sgn * float(x[j])
+            margin = pad * (1.0 + abs(float(res.value)))
+            up[side, col] = max(v + margin, 0.0)
+            low[side, col] = max(v - margin, 0.0)
+    if not math.isfinite(float(up.max(initial=0.0))):
+        return None
+    return up, low
