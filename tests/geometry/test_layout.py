@@ -19,8 +19,8 @@ import cvxdp.geometry
 ROOT = Path(cvxdp.geometry.__file__).parent
 PACKAGE = "cvxdp.geometry"
 
-MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
-       "meb_rows", "meb_solve"]
+MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_inputs", "meb_kernels",
+       "meb_levels", "meb_private", "meb_rows", "meb_solve"]
 JOHN = ["core", "ellipsoid", "exact", "john", "john_args", "john_iter", "john_paper",
         "john_private", "john_select", "john_sensitivity", "release"]
 
