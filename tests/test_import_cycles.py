@@ -3,55 +3,17 @@ sit on one side of every import: the estimators call them for a Dask array, and 
 cores that never call back (issue 24: ``geometry/meb/box.py``, ``geometry/john/core.py``,
 ``estimation/rows.py``).
 
-Every ``import`` of a ``cvxdp`` module is read with ``ast``, inside functions too (a deferred
-import is still a dependency, the usual way to hide a circle), except under ``if TYPE_CHECKING:``.
+The graph is ``tests/import_graph.py``'s: every ``import`` of a ``cvxdp`` module, read with
+``ast``, inside functions too (a deferred import is still a dependency, the usual way to hide a
+circle), except under ``if TYPE_CHECKING:``.
 """
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-import cvxdp
-
-ROOT = Path(cvxdp.__file__).parent
+from tests.import_graph import import_graph, package_graph
 
 
-def _modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = ("cvxdp", *path.relative_to(ROOT).with_suffix("").parts)
-        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return out
-
-
-def _graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    def resolve(name: str) -> str | None:
-        while name and name not in modules:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    graph: dict[str, set[str]] = {m: set() for m in modules}
-    for name, path in modules.items():
-        stack: list[ast.AST] = [ast.parse(path.read_text())]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                stack.extend(node.orelse)
-                continue
-            targets = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                targets = [f"{node.module}.{a.name}" for a in node.names]
-            for t in targets:
-                if t.startswith("cvxdp") and (m := resolve(t)) and m != name:
-                    graph[name].add(m)
-            stack.extend(ast.iter_child_nodes(node))
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+def _cycles(graph) -> list[set[str]]:
     """The strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -94,7 +56,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_no_import_cycle_runs_through_the_dask_path():
-    graph = _graph(_modules())
+    graph = package_graph()
     # the graph is read: the estimators reach their Dask implementations and back to the cores
     assert "cvxdp.dask_backend.gaussians" in graph["cvxdp.estimation.gaussian_learner"]
     assert "cvxdp.estimation.rows" in graph["cvxdp.dask_backend.gaussians"]
@@ -110,18 +72,19 @@ def test_no_import_cycle_anywhere_in_the_package():
     dispatches to them), and ``required_n(method="bounded")`` is answered in ``gaussians`` (the
     bounded estimator builds on ``gaussian_steps``, not back): no module imports itself
     through others."""
-    assert [sorted(c) for c in _cycles(_graph(_modules()))] == []
+    assert [sorted(c) for c in _cycles(package_graph())] == []
 
 
-def test_the_check_finds_a_deferred_circle(tmp_path):
+def test_the_check_finds_a_deferred_circle():
     """Positive control: an import inside a function closes a cycle; one under
     ``TYPE_CHECKING`` does not."""
-    (tmp_path / "a.py").write_text("import cvxdp.b\n")
-    (tmp_path / "b.py").write_text("def f():\n    from cvxdp.a import g\n")
-    (tmp_path / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                   "    from cvxdp.a import g\nimport cvxdp.b\n")
-    modules = {f"cvxdp.{m}": tmp_path / f"{m}.py" for m in "abc"}
-    graph = _graph(modules)
+    sources = {
+        "cvxdp.a": "import cvxdp.b\n",
+        "cvxdp.b": "def f():\n    from cvxdp.a import g\n",
+        "cvxdp.c": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                    "    from cvxdp.a import g\nimport cvxdp.b\n"),
+    }
+    graph = import_graph(sources)
     assert graph == {"cvxdp.a": {"cvxdp.b"}, "cvxdp.b": {"cvxdp.a"}, "cvxdp.c": {"cvxdp.b"}}
     assert _cycles(graph) == [{"cvxdp.a", "cvxdp.b"}]
     assert _cycles({"a": {"b"}, "b": set()}) == []

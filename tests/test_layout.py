@@ -1,24 +1,36 @@
-"""Layout of ``cvxdp.solvers`` (issue 22 item 8): two families in two subpackages, no import circle.
+"""Layout of the package, its tests and its map.
 
-The import graph is read from the source with ``ast``: every ``import`` / ``from ... import`` of a
-``cvxdp.solvers`` module counts, at module level or inside a function (a lazy import is still a
-dependency, and the circles this layout removes were lazy ones), except under
-``if TYPE_CHECKING:`` (never executed).  Every module of ``cvxdp`` must also import.
+* ``cvxdp.solvers``: two families in two subpackages, no import circle (the import graph of
+  ``tests/import_graph.py``: lazy imports count, the circles this layout removes were lazy ones).
+  Every module of ``cvxdp`` must also import.
+* The tests mirror the package: every subpackage ``cvxdp/X`` has its folder ``tests/X``, every
+  test folder is a subpackage's (or holds shared helpers and no tests), and a test named after a
+  subpackage (``test_<sub>_*.py``) lives in that subpackage's folder.
+* ``docs/layout.md`` (the code map) names every module of ``cvxdp`` and only modules that exist.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
 import pytest
 
 import cvxdp
+from tests.import_graph import find_cycle, import_graph, package_graph
 
 ROOT = Path(cvxdp.__file__).parent
 SOLVERS = ROOT / "solvers"
+TESTS = Path(__file__).parent
+CODE_MAP = ROOT.parent / "docs" / "layout.md"
+
+#: Test folders that mirror no subpackage: shared helpers (CVXPY model builders), no tests.
+HELPER_FOLDERS = {"models"}
+#: Subpackages whose tests still sit in the parent's folder under a ``test_<sub>_`` prefix.  An
+#: entry is removed when its folder is made (the check below fails while both exist).
+NOT_YET_MIRRORED = {"geometry/john", "solvers/mwu"}
 
 MWU = {"mwu", "mwu_form", "private_scp", "oracles", "solve", "loop", "loop_exp", "loop_numba",
        "schedule", "objective_release"}
@@ -28,88 +40,20 @@ OLD = ["general", "mwu_form", "private_scp", "oracles", "dense_mwu", "bingham",
        "covering_model", "covering_private", "covering_instances"]
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.AST, package: str) -> set[str]:
-    """Dotted names of the modules (or module attributes) imported anywhere in ``tree``."""
-    out: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            out.add(mod)
-            out.update(f"{mod}.{a.name}" for a in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return out
-
-
 def solver_import_graph() -> dict[str, set[str]]:
     """``module -> cvxdp.solvers modules it imports`` over every module of cvxdp.solvers."""
-    files = {_module_name(p): p for p in SOLVERS.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in files.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        deps = {d for d in _imports(ast.parse(path.read_text()), package) if d in files}
-        graph[name] = deps - {name}
-    return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import circle of ``graph`` (as a list of modules), or None."""
-    colour: dict[str, int] = {}
-    stack: list[str] = []
-
-    def dfs(u: str) -> list[str] | None:
-        colour[u] = 1
-        stack.append(u)
-        for v in sorted(graph.get(u, ())):
-            if colour.get(v) == 1:
-                return stack[stack.index(v):] + [v]
-            if colour.get(v) is None:
-                found = dfs(v)
-                if found:
-                    return found
-        stack.pop()
-        colour[u] = 2
-        return None
-
-    for u in sorted(graph):
-        if colour.get(u) is None:
-            found = dfs(u)
-            if found:
-                return found
-    return None
+    graph = package_graph()
+    return {name: {d for d in deps if d.startswith("cvxdp.solvers")}
+            for name, deps in graph.items() if name.startswith("cvxdp.solvers")}
 
 
 def test_the_cycle_finder_finds_a_lazy_circle():
     src = "def f():\n    from cvxdp.solvers.b import g\n"
-    deps = _imports(ast.parse(src), "cvxdp.solvers")
-    assert "cvxdp.solvers.b" in deps
+    sources = {"cvxdp.solvers.a": src, "cvxdp.solvers.b": ""}
+    assert import_graph(sources)["cvxdp.solvers.a"] == {"cvxdp.solvers.b"}
     tc = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from cvxdp.solvers.b import g\n"
-    assert "cvxdp.solvers.b" not in _imports(ast.parse(tc), "cvxdp.solvers")
+    sources["cvxdp.solvers.a"] = tc
+    assert import_graph(sources)["cvxdp.solvers.a"] == set()
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycle(graph) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
@@ -148,3 +92,89 @@ def test_every_module_imports(name):
         if err.name is None or err.name.startswith("cvxdp"):
             raise
         pytest.skip(f"optional dependency missing: {err.name}")
+
+
+def _subpackages(root: Path) -> set[str]:
+    """``a/b`` of every package under ``root`` (a folder with an ``__init__.py``)."""
+    return {p.parent.relative_to(root).as_posix() for p in root.rglob("__init__.py")
+            if p.parent != root and "__pycache__" not in p.parts}
+
+
+def _test_folders(tests: Path) -> set[str]:
+    """``a/b`` of every folder under ``tests`` that holds a Python file."""
+    return {p.parent.relative_to(tests).as_posix() for p in tests.rglob("*.py")
+            if p.parent != tests and "__pycache__" not in p.parts}
+
+
+def mirror_problems(root: Path, tests: Path, helpers: set[str] = frozenset(),
+                    pending: set[str] = frozenset()) -> list[str]:
+    """What breaks the rule "tests mirror the package" (empty when it holds)."""
+    packages, folders = _subpackages(root), _test_folders(tests)
+    out = []
+    for folder in sorted(folders - packages):
+        top = folder.split("/")[0]
+        if top not in helpers:
+            out.append(f"tests/{folder}/ mirrors no subpackage of {root.name}/")
+        elif any(tests.joinpath(folder).glob("test_*.py")):
+            out.append(f"tests/{folder}/ holds shared helpers only, but has test modules")
+    for package in sorted(packages - folders - set(pending)):
+        out.append(f"{root.name}/{package}/ has no test folder tests/{package}/")
+    for package in sorted(set(pending) & folders):
+        out.append(f"tests/{package}/ exists: drop {package!r} from the pending list")
+    for package in sorted(packages):
+        parent, _, sub = package.rpartition("/")
+        if package in pending:
+            continue
+        where = tests / parent if parent else tests
+        for stray in sorted(where.glob(f"test_{sub}_*.py")) + sorted(where.glob(f"test_{sub}.py")):
+            out.append(f"{stray.relative_to(tests.parent).as_posix()} belongs in tests/{package}/")
+    return out
+
+
+def test_the_mirror_check_finds_a_misplaced_layout(tmp_path):
+    pkg, tests = tmp_path / "pkg", tmp_path / "tests"
+    for folder in ("", "a", "a/b", "c"):
+        (pkg / folder).mkdir(parents=True, exist_ok=True)
+        (pkg / folder / "__init__.py").write_text("")
+    for path in ("a/test_x.py", "a/test_b_y.py", "zzz/test_z.py", "helpers/test_h.py"):
+        (tests / path).parent.mkdir(parents=True, exist_ok=True)
+        (tests / path).write_text("")
+    problems = mirror_problems(pkg, tests, helpers={"helpers"})
+    assert problems == [
+        "tests/helpers/ holds shared helpers only, but has test modules",
+        "tests/zzz/ mirrors no subpackage of pkg/",
+        "pkg/a/b/ has no test folder tests/a/b/",
+        "pkg/c/ has no test folder tests/c/",
+        "tests/a/test_b_y.py belongs in tests/a/b/",
+    ]
+    # pending: the subpackage's tests still use the prefix in the parent's folder
+    assert "tests/a/test_b_y.py belongs in tests/a/b/" not in mirror_problems(
+        pkg, tests, helpers={"helpers"}, pending={"a/b"})
+    (tests / "a" / "b").mkdir()
+    (tests / "a" / "b" / "test_y.py").write_text("")
+    assert "tests/a/b/ exists: drop 'a/b' from the pending list" in mirror_problems(
+        pkg, tests, helpers={"helpers"}, pending={"a/b"})
+
+
+def test_tests_mirror_the_package():
+    assert {"geometry/meb", "solvers/covering", "estimation"} <= _test_folders(TESTS)
+    assert mirror_problems(ROOT, TESTS, HELPER_FOLDERS, NOT_YET_MIRRORED) == []
+
+
+def _modules_in_map() -> set[str]:
+    return set(re.findall(r"`(cvxdp/[A-Za-z0-9_/]+\.py)`", CODE_MAP.read_text()))
+
+
+def test_the_code_map_names_every_module():
+    named = _modules_in_map()
+    modules = {p.relative_to(ROOT.parent).as_posix() for p in ROOT.rglob("*.py")
+               if p.name != "__init__.py" and "__pycache__" not in p.parts}
+    assert "cvxdp/geometry/meb/meb_levels.py" in modules
+    assert sorted(modules - named) == [], "add these modules to docs/layout.md"
+    assert sorted(named - modules) == [], "docs/layout.md names modules that do not exist"
+
+
+def test_the_code_map_has_a_section_per_subpackage():
+    text = CODE_MAP.read_text()
+    sections = set(re.findall(r"^## `cvxdp/([A-Za-z0-9_/]*)`", text, flags=re.M))
+    assert sections == {f"{p}/" for p in _subpackages(ROOT)} | {""}

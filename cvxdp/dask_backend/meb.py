@@ -13,7 +13,7 @@ blocks:
 Each block is clipped into the public box and translated by the public shift exactly as the
 numpy path does it (:func:`cvxdp.geometry.meb.meb_solve.clip_into_box`, then ``- shift``, the box
 centre when the box does not contain the origin, else zero:
-:func:`cvxdp.geometry.meb.meb_solve.working_shift`), and
+:func:`cvxdp.geometry.meb.box.working_shift`), and
 each row's membership test is the same floating-point expression, so every exact count equals
 the numpy path's and every sum differs only by the order of additions.  The noise is drawn on the
 client from the same generator in the same order, so with the same seed the released ball equals

@@ -1,103 +1,29 @@
 """Layout of ``cvxdp.geometry``: two subpackages, and imports among its modules run one way.
 
-Every ``import`` / ``from ... import`` of a ``cvxdp.geometry`` module is read with ``ast``, at
-module level and inside functions and methods (a deferred import is still a dependency, the usual
-way to hide a circle), except those under ``if TYPE_CHECKING:`` (never executed; annotations
-only).  The graph of these edges must have no cycle.
+The graph is ``tests/import_graph.py``'s: every ``import`` / ``from ... import`` of a
+``cvxdp.geometry`` module, read with ``ast`` at module level and inside functions and methods (a
+deferred import is still a dependency, the usual way to hide a circle), except those under
+``if TYPE_CHECKING:`` (never executed; annotations only).  It must have no cycle.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 from pathlib import Path
 
 import pytest
 
+import cvxdp.dask_backend
 import cvxdp.geometry
+from tests.import_graph import find_cycle, import_graph, module_sources
 
 ROOT = Path(cvxdp.geometry.__file__).parent
 PACKAGE = "cvxdp.geometry"
 
-MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_kernels", "meb_private",
-       "meb_rows", "meb_solve"]
+MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_inputs", "meb_kernels",
+       "meb_levels", "meb_private", "meb_rows", "meb_solve"]
 JOHN = ["core", "ellipsoid", "exact", "john", "john_args", "john_iter", "john_paper",
         "john_private", "john_select", "john_sensitivity", "release"]
-
-
-def module_sources(root: Path = ROOT, package: str = PACKAGE) -> dict[str, str]:
-    """``{dotted module name: source}`` of every module under ``root`` (``cvxdp/geometry``)."""
-    out = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join((package, *parts))] = path.read_text()
-    return out
-
-
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.AST):
-    """Import nodes anywhere in ``tree`` except under ``if TYPE_CHECKING:``."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _type_checking_only(node):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def import_graph(sources: dict[str, str], packages: frozenset[str] = frozenset()
-                 ) -> dict[str, set[str]]:
-    """Edges ``module -> imported module`` among the modules of ``sources`` (``packages``: the
-    names that are packages, for relative imports)."""
-    graph: dict[str, set[str]] = {name: set() for name in sources}
-    for name, src in sources.items():
-        for node in _imports(ast.parse(src)):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            else:
-                base = node.module or ""
-                if node.level:  # relative: resolve against the importing module's package
-                    parts = name.split(".") + ([""] if name in packages else [])
-                    base = ".".join([*parts[: -node.level], *([base] if base else [])])
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in sources else base
-                           for alias in node.names]
-            for target in targets:
-                if target in sources and target != name:
-                    graph[name].add(target)
-    return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One cycle of ``graph`` as a list of nodes (first == last), or None."""
-    colour = dict.fromkeys(graph, 0)   # 0 new, 1 on the stack, 2 done
-    path: list[str] = []
-
-    def visit(u: str) -> list[str] | None:
-        colour[u] = 1
-        path.append(u)
-        for v in sorted(graph[u]):
-            if colour[v] == 1:
-                return path[path.index(v):] + [v]
-            if colour[v] == 0 and (found := visit(v)):
-                return found
-        colour[u] = 2
-        path.pop()
-        return None
-
-    for node in sorted(graph):
-        if colour[node] == 0 and (found := visit(node)):
-            return found
-    return None
 
 
 @pytest.mark.parametrize("family, modules", [("meb", MEB), ("john", JOHN)])
@@ -116,7 +42,7 @@ def test_no_module_is_left_at_the_old_flat_paths():
 
 
 def test_no_import_cycle_among_geometry_modules():
-    sources = module_sources()
+    sources = module_sources(ROOT, PACKAGE)
     packages = frozenset(n for n in sources if (ROOT / Path(*n.split(".")[2:]) / "__init__.py")
                          .exists())
     assert packages == {PACKAGE, f"{PACKAGE}.meb", f"{PACKAGE}.john"}
@@ -132,9 +58,7 @@ def test_no_import_cycle_between_geometry_and_its_dask_path():
     (``cvxdp.dask_backend.meb``, ``cvxdp.dask_backend.john``), which build on the numpy core
     (``meb.box``, ``meb.goodcenter``, ``meb.meb_kernels``, ``john.core``) and never on a module
     that calls back into ``cvxdp.dask_backend``: the joint graph has no cycle."""
-    import cvxdp.dask_backend
-
-    sources = module_sources()
+    sources = module_sources(ROOT, PACKAGE)
     sources.update(module_sources(Path(cvxdp.dask_backend.__file__).parent, "cvxdp.dask_backend"))
     packages = frozenset({PACKAGE, f"{PACKAGE}.meb", f"{PACKAGE}.john", "cvxdp.dask_backend"})
     graph = import_graph(sources, packages)

@@ -31,7 +31,7 @@ def clip_into_box(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[n
 
 
 def working_shift(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The public translation of :func:`~cvxdp.geometry.meb.meb_solve.working_points`: the box
+    """The public translation of :func:`~cvxdp.geometry.meb.meb_inputs.working_points`: the box
     centre when the box does not contain the origin, else zero."""
     centre = (lo + hi) / 2
     return np.zeros_like(centre) if np.all(np.abs(centre) <= (hi - lo) / 2) else centre

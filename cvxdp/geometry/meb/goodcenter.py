@@ -160,7 +160,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     beta : float
         Failure probability used in the threshold ``X``.
     rng : numpy.random.Generator
-    patch : cvxdp.geometry.meb.meb_solve.Patch, optional
+    patch : cvxdp.geometry.meb.meb_inputs.Patch, optional
         Rows of ``points`` to leave out and their clipped images to add (finite): the pass
         reads ``points`` without copying it.
     sqn : (n,) array, optional
@@ -182,7 +182,7 @@ def good_center(points: np.ndarray, *, center: np.ndarray, r_max: float, r_min: 
     (~26 ms -> ~12 ms per pass at 1e6 x 20; the differences ``x - theta`` cost a
     write and two more reads).  ``sum (x - theta)`` over a set is evaluated as
     ``sum x - k theta``: the same number up to rounding (coordinates are translated by a public
-    centre, ``meb_solve.working_points``, so both are sums of ``O(R_max)`` terms), and the
+    centre, ``meb_inputs.working_points``, so both are sums of ``O(R_max)`` terms), and the
     sensitivity argument (each term has norm ``<= r_cur``) is about the exact value.
 
     References

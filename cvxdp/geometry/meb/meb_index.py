@@ -29,7 +29,8 @@ distances of a strided sample of 8,192 parent rows; ``M`` is at least four recen
 most half the parent's margin, the band holds at most half the parent's rows (so the copies of
 all levels together stay below ``n`` rows; each depth's buffers, reused at every rebuild, have
 at most 1/4 spare), and a level that would cost more than testing the parent's band is not
-built.
+built (the margin's choice and the split of the parent's band:
+:mod:`~cvxdp.geometry.meb.meb_levels`).
 
 Every bound is applied to squared distances with a slack ``tau = 1e-9 S^2`` (``S`` bounds every
 norm involved), far above the rounding error of either side, so the side of every point agrees
@@ -78,12 +79,10 @@ running time, like the algorithm's early halting, depends on the data (timing is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from cvxdp.geometry.meb import meb_kernels as kernels
-from cvxdp.geometry.meb import meb_rows  # POOL_ROWS read at call time (tests lower it)
+from cvxdp.geometry.meb.meb_levels import BUILD_COST, BandBuffers, Level, choose_margin, split_level
 from cvxdp.geometry.meb.meb_rows import (
     compress_rows,
     count_sum_since,
@@ -105,14 +104,6 @@ __all__ = ["OutsideIndex", "compress_rows", "inside_mask", "outside_full", "slac
            "sq_norms", "stored_rows"]
 
 
-#: Cost of building a level, per row of its parent, in units of testing one row (measured 1.4-2;
-#: §6 run times are flat for values from 1 to 3).
-BUILD_COST = 2.0
-#: A band holds at most this share of the points (and half its parent's rows): the copies of
-#: all levels together stay below ``2 BAND_SHARE n`` rows, with 1/4 spare in their buffers.
-BAND_SHARE = 1.0 / 32
-#: ... or at most this many rows, whichever is larger (small data have no memory problem).
-BAND_MIN_ROWS = 1 << 12
 #: The read-share guard: when the index's cost per query (rows of bands evaluated plus
 #: BUILD_COST per row read by builds, a moving average over ~GUARD_WINDOW queries, so that a
 #: build is spread over the queries it serves) exceeds GUARD_SHARE of the stored rows, a plain
@@ -120,25 +111,6 @@ BAND_MIN_ROWS = 1 << 12
 #: queries are plain passes; then the index is tried again (the wait doubles, up to 256, while
 #: it keeps losing).
 GUARD_SHARE, GUARD_WINDOW, GUARD_WAIT = 1.0, 16, 8
-
-
-@dataclass
-class _Level:
-    anchor: np.ndarray
-    margin: float
-    # The band as row pieces (pts, sqn, w), processed in parallel: the root's are the fixed
-    # chunks of the data, and a level's piece i is drawn from its parent's piece i, so the
-    # pieces and every sum's order depend on the data only.  w: multiplicities (None: all 1).
-    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]
-    count: int                 # outside points left out of this and every shallower band
-    total: np.ndarray          # their sum
-    # Per piece, the last evaluation (numpy loops): (outside mask, count, sum) of the piece's
-    # rows outside the ball at the last query, which the next query updates by the rows that
-    # changed side ("Incremental evaluation" in the module docstring).
-    state: list | None = None
-
-    def __len__(self) -> int:
-        return sum(len(p[1]) for p in self.pieces)
 
 
 class OutsideIndex:
@@ -206,11 +178,11 @@ class OutsideIndex:
         self._root = [(self.rows[lo:hi], self.sqn[lo:hi],
                        None if self.weights is None else self.weights[lo:hi])
                       for lo, hi in row_chunks(len(self.sqn))]
-        self._band_buffers: dict[tuple[int, int], tuple] = {}     # (depth, piece) -> buffers
+        self._buffers = BandBuffers(self.rows.shape[1], self.rows.dtype)
         self.min_band = int(min_band)
         self._norm = float(np.sqrt(self.sqn.max())) if len(self.sqn) else 0.0
         self._r: float | None = None
-        self._levels: list[_Level] = []
+        self._levels: list[Level] = []
         self._step = 0.0          # moving average of ||theta^{t+1} - theta^t||
         self._last: np.ndarray | None = None
         self._cooldown = (0, 0)  # (depth, iterations): no new level at >= depth meanwhile
@@ -324,7 +296,7 @@ class OutsideIndex:
         if r != self._r:
             self._r = r
             d = self.rows.shape[1]
-            self._levels = [_Level(theta.copy(), np.inf, self._root, 0, np.zeros(d))]
+            self._levels = [Level(theta.copy(), np.inf, self._root, 0, np.zeros(d))]
             self._cooldown = (0, 0)
             # A new radius is a new DP-MMEB call, which restarts at theta0: the jump back is
             # not a step of the walk, and counting it made the next call's first ~10 queries
@@ -396,103 +368,22 @@ class OutsideIndex:
             self._backoff = 4
             levels.append(child)
 
-    def _build(self, parent: _Level, theta: np.ndarray, r: float) -> _Level | None:
-        """The level anchored at ``theta`` under ``parent``, or ``None`` if it would not pay.
-
-        The margin ``M`` minimises the per-iteration cost of the child, ``BUILD_COST m s / M``
-        (a build reads the parent's ``m`` rows and lasts about ``M / s`` iterations at the recent
-        step ``s``) plus its band size, read off a sample of the distances; ``M`` is at least four
-        steps and at most half the parent's margin.  Before any step is seen, the band is about
-        1/8 of the parent's.
-        """
+    def _build(self, parent: Level, theta: np.ndarray, r: float) -> Level | None:
+        """The level anchored at ``theta`` under ``parent``, or ``None`` if it would not pay
+        (:func:`~cvxdp.geometry.meb.meb_levels.choose_margin` picks the margin,
+        :func:`~cvxdp.geometry.meb.meb_levels.split_level` splits the parent's band); the
+        first root build keeps its values in the anchor cache."""
         a = theta.copy()
-        v, aa = -2.0 * a, a @ a
-        stride = max(1, len(parent) // 8192)
-        d2 = np.concatenate([np.einsum("ij,j->i", pts[::stride], v) + sqn[::stride] + aa
-                             for pts, sqn, _ in parent.pieces])
-        dev = np.sort(np.abs(np.sqrt(np.maximum(d2, 0.0)) - r))
-        frac = np.arange(1, len(dev) + 1) / len(dev)           # band share at margin dev[i]
-        lo, hi = 4.0 * self._step, min(parent.margin / 2, 2.0 * r)
-        # A band holds at most half of its parent's rows and BAND_SHARE of the points, so all
-        # bands together copy at most 2 BAND_SHARE n rows (the 1.5x memory limit).
-        cap = min(0.5, max(BAND_SHARE * self._n, BAND_MIN_ROWS) / max(len(parent), 1))
-        ok = (dev >= lo) & (dev <= hi) & (dev > 0) & (frac <= cap)
-        if not ok.any():
+        chosen = choose_margin(parent, a, r, self._step, self._n)
+        if chosen is None:
             return None
-        if self._step > 0:
-            cost = np.where(ok, BUILD_COST * self._step / np.where(ok, dev, 1.0) + frac, np.inf)
-            i = int(np.argmin(cost))
-            if cost[i] >= 1.0:          # evaluating the parent's band is no dearer
-                return None
-        else:
-            i = int(np.flatnonzero(ok)[np.argmin(np.abs(frac[ok] - 0.125))])
-        margin = float(dev[i])
-        scale = self._norm + float(np.linalg.norm(a)) + r + margin
-        tau = slack(scale)
-        hi2 = (r + margin) ** 2 + tau
-        lo2 = (r - margin) ** 2 - tau if r > margin else -np.inf
-        depth = len(self._levels)
-        share = float(frac[i])          # the band's share of the parent, from the sample
-
+        margin, share = chosen
         cache = None
         if parent.pieces is self._root and self._cache_anchor:
             if self._anchor_cache is None:      # the first root build: keep its values
                 self._anchor_cache = (a.tobytes(), [None] * len(parent.pieces))
             if self._anchor_cache[0] == a.tobytes():
                 cache = self._anchor_cache[1]
-
-        def split_piece(i: int, buf: tuple) -> tuple[int, np.ndarray, int]:
-            pts, sqn, w = parent.pieces[i]
-            if cache is None:
-                return self.loops.split(pts, sqn, v, aa, lo2, hi2, w, buf)
-            if cache[i] is None:
-                cache[i] = kernels.anchor_values_np(pts, sqn, v, aa)
-            rows, rsqn, rw = buf
-            k, s, nb = kernels.split_given_np(cache[i], pts, sqn, lo2, hi2,
-                                              kernels._NO_W if w is None else w, rows, rsqn,
-                                              kernels._NO_W if rw is None else rw)
-            return int(k), s, int(nb)
-
-        def split(i: int) -> tuple[int, np.ndarray, int]:
-            sqn, w = parent.pieces[i][1:]
-            guess = int(1.25 * share * len(sqn)) + 1024     # buffers sized by the sample
-            out = split_piece(i, self._buffers(depth, i, min(guess, len(sqn)), w is not None))
-            if out[2] > len(self._band_buffers[depth, i][1]):    # short: grow, split again
-                grow = min(out[2] + out[2] // 4 + 1, len(sqn))
-                out = split_piece(i, self._buffers(depth, i, grow, w is not None))
-            return out
-
-        parts = map_pieces(split, parent)
-        n_far, far_sum = parent.count, parent.total.copy()
-        pieces = []
-        for i, (k, s, nb) in enumerate(parts):
-            n_far += k
-            far_sum += s
-            rows, sqn, w = self._band_buffers[depth, i]
-            pieces.append((rows[:nb], sqn[:nb], None if w is None else w[:nb]))
-        m = sum(len(p[1]) for p in pieces)
-        if len(pieces) > 1 and m < meb_rows.POOL_ROWS:
-            # A small band runs on one thread: one piece (rows in piece order, so the order
-            # still depends on the data only) costs one call per query instead of CHUNKS.
-            weighted = pieces[0][2] is not None
-            rows, sqn, w = self._buffers(depth, -1, m + m // 4, weighted)
-            np.concatenate([p[0] for p in pieces], out=rows[:m])
-            np.concatenate([p[1] for p in pieces], out=sqn[:m])
-            if weighted:
-                np.concatenate([p[2] for p in pieces], out=w[:m])
-            pieces = [(rows[:m], sqn[:m], None if w is None else w[:m])]
-        return _Level(a, margin, pieces, n_far, far_sum)
-
-    def _buffers(self, depth: int, piece: int, size: int, weighted: bool) -> tuple:
-        """Buffers of at least ``size`` rows for piece ``piece`` of the band at ``depth`` (the
-        caller's ``size`` has its spare already).  A band is rebuilt many times; reusing its
-        memory avoids writing to fresh pages each time.  Only the level being built at
-        ``depth`` uses them (the one it replaces is gone)."""
-        buf = self._band_buffers.get((depth, piece))
-        if buf is None or len(buf[1]) < size:
-            self._band_buffers.pop((depth, piece), None)    # free the short one first
-            cap = size
-            buf = (np.empty((cap, self.rows.shape[1]), dtype=self.rows.dtype), np.empty(cap),
-                   np.empty(cap, dtype=np.int64) if weighted else None)
-            self._band_buffers[depth, piece] = buf
-        return buf
+        return split_level(parent, a, r, margin, share, norm=self._norm,
+                           depth=len(self._levels), loops=self.loops, buffers=self._buffers,
+                           cache=cache)

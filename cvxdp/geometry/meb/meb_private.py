@@ -216,7 +216,7 @@ def kept_index(points: np.ndarray, theta0: np.ndarray, keep_radius: float, *,
     Build it once per private search and pass it to every :func:`dp_mmeb` call with the same
     ``theta0`` and ``schedule.keep * r0`` (its ``key`` records them; a mismatch is refused).
     ``compress``: store repeated rows once (see :class:`OutsideIndex`; same answers).
-    ``patch`` (:class:`cvxdp.geometry.meb.meb_solve.Patch`): rows of ``points`` replaced by their
+    ``patch`` (:class:`cvxdp.geometry.meb.meb_inputs.Patch`): rows of ``points`` replaced by their
     clipped images.  A few dropped or patched rows are subtracted from every answer (and the
     kept images added) instead of copying the kept rows (no copy of the data).
     ``all_within``: the caller has tested every row (with ``patch``: every row but the patched

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cvxdp.geometry.meb import goodcenter
-from cvxdp.geometry.meb.meb_solve import Patch
+from cvxdp.geometry.meb.meb_inputs import Patch
 
 
 def _two_reads(points, patch, **kw):
@@ -150,7 +150,7 @@ def test_working_points_squared_norms(case):
     sq_norms' numbers bit for bit for the rows every reader uses (with a patch, the user's
     rows; with a shift or a clipped copy, the translated rows)."""
     from cvxdp.geometry.meb.meb_index import sq_norms
-    from cvxdp.geometry.meb.meb_solve import working_points
+    from cvxdp.geometry.meb.meb_inputs import working_points
 
     rng = np.random.default_rng(5)
     pts = rng.uniform(-4, 4, (30000, 7))

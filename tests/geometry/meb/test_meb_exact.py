@@ -101,7 +101,7 @@ def test_single_point_and_duplicates():
 ])
 def test_bad_points_rejected(bad, match):
     """A bad shape is refused by the builder; NaN only by the exact solve (the builder does
-    not read values: the private path clips them, tests/geometry/test_meb_domain.py)."""
+    not read values: the private path clips them, tests/geometry/meb/test_meb_domain.py)."""
     with pytest.raises(UnsupportedProblemError, match=match):
         min_enclosing_ball(bad).solve()
 
