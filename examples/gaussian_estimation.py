@@ -1,4 +1,5 @@
-"""Mean and covariance of private lab measurements with no a-priori bounds (paper 004).
+"""Mean and covariance of private lab measurements with no a-priori bounds
+(Ashtiani & Liaw 2022, "Private and polynomial time algorithms for learning Gaussians and beyond").
 
 Five lab values per patient, on wildly different scales (means around 1e3, variances from 1 to
 1e3). Classical DP estimators need a box around the mean and a range for the covariance; this one

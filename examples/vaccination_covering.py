@@ -2,8 +2,8 @@
 
 Each row is one household (private): a_ij in [0, 1] is how well clinic j serves it. We want the
 cheapest clinic capacities x >= 0 with A x >= 1 for (almost) every household. Neighbours: one
-household added or removed (its whole row) -- the dense MWU of paper 002 App. B hides it, at the
-price of leaving up to s rows under-covered.
+household added or removed (its whole row) -- the dense MWU of Song, Xue & Zhang (2025) App. B
+hides it, at the price of leaving up to s rows under-covered.
 
 Run:  python examples/vaccination_covering.py [--quick]
 """
