@@ -202,6 +202,50 @@ def max_entropy_like_socp():
     ), cvxdp.ScalarPrivacy(p, 0.01)
 
 
+@model
+def kalman_smoothing():
+    # a private noisy track (each entry an average position report), public smoothness weight
+    n = 60
+    y = cp.Parameter(n, value=np.cumsum(rng.normal(0, 0.1, n)) + rng.normal(0, 0.3, n))
+    x = cp.Variable(n)
+    return cp.Problem(cp.Minimize(cp.sum_squares(x - y) + 20 * cp.sum_squares(cp.diff(x)))), \
+        cvxdp.ScalarPrivacy(y, 0.01)
+
+
+@model
+def optimal_advertising():
+    # private click rates in a concave revenue (cp.minimum), public budgets and traffic
+    R = cp.Parameter((5, 8), value=rng.uniform(0.1, 1, (5, 8)))
+    D = cp.Variable((5, 8), nonneg=True)
+    revenue = cp.minimum(cp.sum(cp.multiply(R, D), axis=1), rng.uniform(1, 3, 5))
+    return cp.Problem(cp.Maximize(cp.sum(revenue)),
+                      [cp.sum(D, axis=0) <= rng.uniform(1, 2, 8), D <= 1]), \
+        cvxdp.ConstraintPrivacy(R, 1e-3)
+
+
+@model
+def quantile_regression():
+    # the pinball loss written with its linear part: y in a fit term's rows and the objective
+    X = rng.normal(size=(50, 3))
+    y = cp.Parameter(50, value=X @ rng.normal(size=3) + rng.normal(size=50))
+    w = cp.Variable(3)
+    r = y - X @ w
+    return cp.Problem(cp.Minimize(cp.sum(0.5 * cp.abs(r) + 0.2 * r)),
+                      [cp.norm(w, "inf") <= 5]), cvxdp.ScalarPrivacy(y, 0.01)
+
+
+@model
+def lmi_stability():
+    # a private system matrix in a Lyapunov LMI (P >> I, A'P + PA << -I)
+    n = 3
+    A0 = rng.normal(size=(n, n))
+    A = cp.Parameter((n, n), value=A0 - 2 * np.eye(n) * np.abs(np.linalg.eigvals(A0)).max())
+    P = cp.Variable((n, n), symmetric=True)
+    return cp.Problem(cp.Minimize(cp.trace(P)), [P >> np.eye(n), A.T @ P + P @ A << -np.eye(n),
+                                                 cp.trace(P) <= 100]), \
+        cvxdp.ConstraintPrivacy(A, 1e-3)
+
+
 UNSUPPORTED = {"logistic"}  # the exponential cone: a typed refusal is the right answer
 
 
