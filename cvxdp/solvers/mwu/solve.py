@@ -41,12 +41,13 @@ from cvxdp.solvers.mwu.private_scp import (
     total_rho,
 )
 from cvxdp.specs import as_spec_tuple
-from cvxdp.status import status_of
+from cvxdp.status import DEFAULT_ACCURACY, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
+MAX_SEARCH_STEPS = 24  # bisection steps: range / 2^23 is below any accuracy in practice
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
 
@@ -188,7 +189,11 @@ def solve_mwu(
         # When the theorem's alpha holds, every row -- public ones included -- is within alpha
         # and the point is released as the theorem covers it; otherwise (no accuracy promised)
         # the public rows are repaired.
+        # (A bound beyond the judged accuracy promises nothing useful: repair then too.)
         alpha_ok = det.get("alpha_guaranteed")
+        judged = float(accuracy) if accuracy is not None else DEFAULT_ACCURACY
+        if alpha_ok is not None and alpha_ok > judged:
+            alpha_ok = None
         x, moved, pub_viol = public_part.public_repair(
             scp.A, scp.b, scp.dims, row_private, x, solver=solver,
             tol=1e-7 if alpha_ok is None else max(1e-7, float(alpha_ok)))
@@ -315,15 +320,18 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     """Private bisection over the objective value (digest 002 §8 G1, option (c)).
 
     Run 0 solves feasibility (objective row at the public upper end of the range) and is the
-    fallback answer; runs 1..S-1 bisect ``tau``.  Every run is followed by a noisy test of its
-    largest normalised violation ``v`` (Gaussian, sensitivity = the score sensitivity, since
-    the average iterate is a distribution).  A target counts as reached when ``v <= alpha +
-    z sigma``: ``alpha`` the requested accuracy (the schedule is planned for it), else the
-    theorem's violation bound for that run, else 0.05 (normalised units); ``z = sqrt(2 ln(2S /
-    beta))`` so that all ``S`` test noises stay
-    within ``z sigma`` w.p. ``1 - beta`` -- a reachable target (``tau >= OPT``) whose run meets
-    its theorem is then accepted, and an accepted point's true violation is at most ``v + z
-    sigma`` (released as ``violation_bound``).  The decision never compares two noisy runs.
+    fallback answer; runs 1..S-1 bisect ``tau``, S from :func:`search_steps` (the last bracket
+    within half the judged accuracy) unless ``search_steps=`` is given.  Every run is followed
+    by a noisy test of its largest normalised violation ``v`` (Gaussian, sensitivity = the
+    score sensitivity, since the average iterate is a distribution), the objective row weighted
+    ``2 objective_width / rho`` (its violation in the constraints' units, at half the level: the
+    gap is the bracket's error plus this row's violation).  A target counts as reached when
+    ``v <= a + z sigma``, ``a`` the accuracy the answer is judged against (``accuracy=``, else
+    the status's default 1e-2; normalised by ``R rho``) and ``z = sqrt(2 ln(2S / beta))`` so
+    that all ``S`` test noises stay within ``z sigma`` w.p. ``1 - beta``: an accepted point's
+    true violation is at most ``v + z sigma`` (released as ``violation_bound``), and when a
+    run's theorem gives ``alpha <= a`` a rejected target is below the optimum (it raises the
+    certified ``optimum_lower``).  The decision never compares two noisy runs.
     Accounting: every run and every test is a record of the accountant (the report lists them);
     the zCDP budget is split evenly: ``(1 - q) rho / S`` per run and ``q rho / S`` per test.
     """
@@ -333,9 +341,9 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         det["objective"] = ("not optimised: a pure-DP budget cannot pay for the noisy tests of "
                             "the search (pass target= or delta > 0)")
         return res, det
-    S = int(opts.get("search_steps", 6))
+    S_user = opts.get("search_steps")
     q = float(opts.get("search_share", 0.1))
-    if S < 1 or not 0 < q < 1:
+    if (S_user is not None and int(S_user) < 1) or not 0 < q < 1:
         raise PrivacyGuaranteeError("search_steps must be >= 1 and 0 < search_share < 1.")
     row_private = (np.asarray(scp.sensitivity.A.sum(axis=1)).ravel() > 0) | (
         scp.sensitivity.b > 0)
@@ -352,18 +360,26 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     except CvxdpError:  # the public part does not bound c'x: fall back to the trace bound
         w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
         lo, hi = form.c_z_shift - w, form.c_z_shift + w
+    # The accuracy the answer is judged against: the requested one, else the status's default.
+    acc = kw["accuracy"]
+    judged = float(acc) if acc is not None else DEFAULT_ACCURACY
+    # Enough steps to bracket the optimum to within the judged accuracy (search_steps()).
+    S = int(S_user) if S_user is not None else search_steps(hi - lo, judged)
     # Fewer steps when a test would be pure noise: each test's noise must stay below half the
     # acceptance margin, else the search degenerates to feasibility (reported in details).
-    acc = kw["accuracy"]
+    # (Judged against 0.05 normalised without accuracy=, as before: a coarser search still
+    # beats a feasibility answer; its tests then accept at the level they can resolve.)
     score = row_sensitivities(form.with_target(hi)).score
-    margin = acc / (form.R * form.rho) if acc is not None else 0.05
-    while S > 1 and score / math.sqrt(2 * rho * q / S) > margin / 2:
+    margin = judged / (form.R * form.rho)
+    coarse = margin if acc is not None else max(margin, 0.05)
+    while S > 1 and score / math.sqrt(2 * rho * q / S) > coarse / 2:
         S -= 1
     run_budget = ZCDP(rho * (1 - q) / S) if S > 1 else ZCDP(rho)
     test_rho = rho * q / S
     # every test's noise stays within z sigma together, with probability >= 1 - beta
     z = math.sqrt(2 * math.log(2 * max(S, 1) / float(kw["beta"])))
     scale = form.R * form.rho
+    w_obj = 2.0 * float(form.info.get("objective_width") or form.rho) / form.rho
     best = None
     bound = None
     runs = []
@@ -384,7 +400,12 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         sig = sens.score / math.sqrt(2 * test_rho)
         acct.spend(gaussian_record(sigma=sig, sensitivity=sens.score, mechanism="gaussian",
                                    note="noisy feasibility test of the objective search"))
-        v = float(np.max(f.G @ res.x - f.h)) + gen.normal(0.0, sig)
+        # the objective row in the constraints' units (R objective_width against R rho), at
+        # half the level: the gap is the bracket's error (<= half the accuracy, search_steps)
+        # plus this row's violation; the row is public, so the test's sensitivity is unchanged
+        viol = f.G @ res.x - f.h
+        viol[-1] *= w_obj
+        v = float(np.max(viol)) + gen.normal(0.0, sig)
         # Accept tau when the noisy violation is within what a reachable target gives: the
         # theorem's alpha for this run (the requested accuracy when the theorem is vacuous)
         # plus the test noise's bound z sigma -- never a comparison with another noisy run.
@@ -392,9 +413,11 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         # v + z sigma: a bound computed from the released test value only.
         alpha_n = None if det.get("alpha_guaranteed") is None else \
             det["alpha_guaranteed"] / scale
-        # the requested accuracy when given (the schedule is planned for it), else the
-        # theorem's alpha for this run, else the default margin
-        level = margin if acc is not None or alpha_n is None else alpha_n
+        # Accept at the judged accuracy (the schedule is planned for it): an accepted point's
+        # violation is then within it up to the test noise.  (Accepting at the run's theorem
+        # alpha when it is larger released points 4-9x outside the accuracy: docs/mwu.md.)
+        # (never below twice the test's noise: a finer level would be decided by the noise)
+        level = max(margin, 2.0 * sig)
         thr = level + z * sig
         ok = v <= thr
         if s == 0:
@@ -404,7 +427,9 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
             hi = tau
         else:
             lo = tau
-            if alpha_n is not None and acc is None:
+            if alpha_n is not None and alpha_n * max(1.0, w_obj) <= level:
+                # a reachable target's run is within alpha_n <= level and passes its test (on
+                # the runs' and tests' events): a rejected target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok})
     res, det = best
@@ -420,6 +445,22 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
                search_share=q, total_iterations=len(runs) * det["T"],
                rho_per_run=rho * (1 - q) / S, rho_per_test=test_rho)
     return res, det
+
+
+def search_steps(width: float, accuracy: float) -> int:
+    """Runs of the objective search: the feasibility run plus enough bisection steps that the
+    last bracket, ``width / 2^(S - 1)``, is at most half the judged ``accuracy``.
+
+    ``width`` is the public range of the objective (canonical units) and ``accuracy`` the
+    absolute accuracy the answer is judged against (the relative gap divides by
+    ``max(1, |f*|) >= 1``, so an absolute gap of ``accuracy`` suffices); the other half of the
+    accuracy is left to the runs' own error.  At least 6 (the earlier fixed count), at most
+    :data:`MAX_SEARCH_STEPS`.
+    """
+    if not (math.isfinite(width) and width > 0):
+        return 6
+    steps = 1 + math.ceil(math.log2(2.0 * width / accuracy))
+    return int(min(MAX_SEARCH_STEPS, max(6, steps)))
 
 
 def trace_set_only(form: Any) -> bool:
