@@ -145,7 +145,7 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
-                rng=rng, loss_scale=sch.loss_scale if setting_eff == "constraint" else 1.0,
+                rng=rng, loss_scale=sch.loss_scale,
                 noise=noise,
                 verbose=verbose)
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)

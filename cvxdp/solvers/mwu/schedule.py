@@ -26,7 +26,8 @@ from cvxdp.privacy.accountant import (
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 
-__all__ = ["Schedule", "RowSens", "row_sensitivities", "plan_schedule", "total_rho",
+__all__ = ["Schedule", "RowSens", "row_sensitivities", "loss_half_range", "plan_schedule",
+           "total_rho",
            "paper_alpha", "iteration_cap", "ROUND_WORK_CAP", "average_excess"]
 
 PRACTICAL_ETA = 0.5  # step size of the practical schedule (T = Lambda / eta)
@@ -58,6 +59,7 @@ class RowSens:
     support: sp.csr_matrix  # where each row can change, in dual coordinates (phi-scaled)
     score: float        # sensitivity of the oracle's scores <a_i, x> - h_i
     kmax: int           # largest support size
+    half_range: float = 1.0  # public bound on (lambda_max - lambda_min)(a_i) / 2 over the rows
 
 
 def row_sensitivities(form: MWUForm) -> RowSens:
@@ -87,7 +89,57 @@ def row_sensitivities(form: MWUForm) -> RowSens:
         dinf = np.sqrt(np.asarray(blk.max(axis=1).todense()).ravel())
     score = float(np.max(dinf + form.dh)) if form.m else 0.0
     kmax = int(np.max(np.diff(dphi.indptr))) if form.m else 0
-    return RowSens(d2=d2, dinf=dinf, support=dphi, score=score, kmax=kmax)
+    return RowSens(d2=d2, dinf=dinf, support=dphi, score=score, kmax=kmax,
+                   half_range=loss_half_range(form))
+
+
+def loss_half_range(form: MWUForm) -> float:
+    """Public bound ``s`` on half the spectral range ``(lambda_max - lambda_min)(a_i) / 2`` of
+    every row: the loss may be shifted by ``c e`` to ``||a_i - c e||_inf <= s`` (docs/mwu.md).
+
+    A row with private coefficients is only known to have ``||a_i||_inf <= 1`` (the width
+    normalisation), so its half-range is bounded by 1; a public row's spectrum is computed (the
+    union of its blocks' spectra, an untouched block contributing the eigenvalue 0).  Nothing
+    here reads private data.
+    """
+    alg = form.algebra
+    if form.m == 0:
+        return 1.0
+    priv = np.diff(sp.csr_matrix(form.dG).indptr) > 0
+    if priv.all():
+        return 1.0
+    el = sp.csr_matrix(form.G.multiply(1.0 / alg.gram[None, :]))
+    pub = np.flatnonzero(~priv)
+    lo = np.full(pub.size, np.inf)
+    hi = np.full(pub.size, -np.inf)
+    n0 = alg.nonneg
+    if n0:
+        orth = el[pub][:, :n0].tocsr()
+        cnt = np.diff(orth.indptr)
+        mx = np.full(pub.size, -np.inf)
+        mn = np.full(pub.size, np.inf)
+        nz = cnt > 0
+        if nz.any():
+            mx[nz] = orth[nz].max(axis=1).toarray().ravel()
+            mn[nz] = orth[nz].min(axis=1).toarray().ravel()
+        # a coordinate the row does not touch is an eigenvalue 0 (max/min above include the
+        # implicit zeros of rows with fewer than n0 entries)
+        lo, hi = np.minimum(lo, mn), np.maximum(hi, mx)
+        full = cnt == n0
+        lo[~full] = np.minimum(lo[~full], 0.0)
+        hi[~full] = np.maximum(hi[~full], 0.0)
+    if alg.soc or alg.psd:
+        rest = el[pub][:, n0:].tocsr()
+        for j in range(pub.size):
+            if rest.indptr[j + 1] == rest.indptr[j]:
+                lo[j], hi[j] = min(lo[j], 0.0), max(hi[j], 0.0)
+                continue
+            row = np.zeros(alg.dim)
+            row[n0:] = rest[j].toarray().ravel()
+            lam = alg.eigenvalues(row)[n0:]
+            lo[j], hi[j] = min(lo[j], float(lam.min())), max(hi[j], float(lam.max()))
+    half = float(np.max((hi - lo) / 2.0)) if pub.size else 0.0
+    return float(min(1.0, max(half, 1.0 if priv.any() else 0.0, 1e-12)))
 
 
 @dataclass
@@ -140,11 +192,12 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
         eta = np.minimum(1.0, np.sqrt(lr / T))
     reg = eta + lr / (eta * T)
     lm = math.log(max(m, 1))
+    s = sens.half_range
     if setting == "scalar":
         e0 = np.sqrt(8.0 * rho / T) if rho is not None else eps_pure / T
         e0 = e0 * np.ones_like(f)
         eo = 2.0 * sens.score / e0 * (lm + average_excess(T, beta))
-        return reg + eo, eo, np.zeros_like(eo), e0, np.zeros_like(eo), eta <= 1
+        return s * reg + eo, eo, np.zeros_like(eo), e0, np.zeros_like(eo), eta <= 1
     rr = rho / T
     e0 = np.sqrt(8.0 * f * rr)
     c = 1.0 / np.sqrt(2.0 * (1.0 - f) * rr)
@@ -152,7 +205,7 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     sigma = c * float(np.max(sens.d2))
     ez = sigma * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(2.0 * np.log(3.0 * T / beta)))
     noise_avg = 2.0 * sigma * np.sqrt(2.0 * math.log(3.0 / beta) / T)
-    alpha = (1.0 + ez) * reg + noise_avg + eo
+    alpha = (s + ez) * reg + noise_avg + eo
     return alpha, eo, ez, e0, c, eta <= 1
 
 
@@ -238,7 +291,7 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
                     epsilon_oracle=float(e0b[i]), sigma_unit=float(cb[i]),
                     alpha=float(alpha[i]), valid=bool(valid[i]), oracle_error=float(eo[i]),
                     noise_bound=float(ez[i]),
-                    loss_scale=1.0 / (1.0 + float(ez[i])))
+                    loss_scale=1.0 / (sens.half_range + float(ez[i])))
 
 
 def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure: float,
@@ -265,7 +318,8 @@ def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure
         e0 = math.sqrt(8.0 * f * rho / T)
         c = 1.0 / math.sqrt(2.0 * (1.0 - f) * rho / T) if setting == "constraint" else 0.0
     return Schedule(T=T, eta=lam / T, split=f, epsilon_oracle=e0, sigma_unit=c,
-                    alpha=alpha_min, valid=False, oracle_error=math.nan, noise_bound=math.nan)
+                    alpha=alpha_min, valid=False, oracle_error=math.nan, noise_bound=math.nan,
+                    loss_scale=0.5 if setting == "constraint" else 1.0)
 
 
 def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon: float,
