@@ -36,6 +36,7 @@ Gaussian mechanism).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -134,6 +135,8 @@ class LoopData:
     psd_rows: np.ndarray      # svec coordinate -> (row, col) of the block, and its scale
     psd_cols: np.ndarray
     psd_scale: np.ndarray
+    ada: bool = False         # AdaHedge step (orthant algebras only; see adaptive_round)
+    log_r: float = 0.0        # ln of the rank (AdaHedge's eta = ln r / Delta)
 
 
 def _use_dense(m: int, k: int, nnz: int) -> bool:
@@ -142,9 +145,13 @@ def _use_dense(m: int, k: int, nnz: int) -> bool:
 
 
 def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, scale: float,
-                 gumbel: bool, noise: RowGaussianNoise | None) -> LoopData:
+                 gumbel: bool, noise: RowGaussianNoise | None,
+                 adaptive: bool = False) -> LoopData:
     """Precompute the loop's arrays (see :class:`LoopData`); ``scale`` multiplies the scores
-    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle)."""
+    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle);
+    ``adaptive`` runs AdaHedge's step (orthant algebras only, :func:`adaptive_round`)."""
+    if adaptive and (algebra.soc or algebra.psd):
+        raise ValueError("the adaptive (AdaHedge) step is for orthant algebras only.")
     G = sp.csr_matrix(G, dtype=float)
     G.sort_indices()
     m, k = G.shape
@@ -185,7 +192,7 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
         x0=algebra.identity() / algebra.rank, n0=int(algebra.nonneg),
         soc_off=np.asarray(algebra._soc_off, dtype=np.int64),
         soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd),
-        **_psd_layout(algebra))
+        **_psd_layout(algebra), ada=bool(adaptive), log_r=math.log(max(algebra.rank, 2)))
 
 
 def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
@@ -259,6 +266,8 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
     dense, noisy = d.dense, d.noisy
+    state = np.zeros(1)  # AdaHedge's cumulative mixability gap Delta
+    lv = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
@@ -271,6 +280,9 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
             s += GH[j]
             p = int(s.argmax())
             P[j] = p
+            if d.ada:
+                adaptive_round(d, p, x, Z[j], y, lv, state, X[j + 1])
+                continue
             if dense:
                 y += Yd[p]
             else:
@@ -292,6 +304,51 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     return xsum, chosen
 
 
+def adaptive_round(d: LoopData, p: int, x: np.ndarray, z: np.ndarray, y: np.ndarray,
+                   lv: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """One AdaHedge round on an orthant algebra: the loss ``lv`` (row ``p`` plus its noise),
+    the mixability gap ``delta = <lv, x> - m`` added to ``Delta = state[0]``, ``y += lv``, and
+    the next iterate ``exp(-eta (y - min y))`` normalised, ``eta = ln r / Delta`` (the uniform
+    distribution on ``argmin y`` while ``Delta = 0``).  ``x`` was played with ``eta`` from the
+    previous ``Delta``; the mix loss is ``m = -(1/eta) ln sum_c x_c exp(-eta lv_c)`` (the
+    smallest loss on the support of ``x`` when ``eta`` is infinite).  The compiled kernel does
+    the same arithmetic in the same order.
+
+    References
+    ----------
+    de Rooij, van Erven, Gruenwald & Koolen (2014), "Follow the Leader If You Can, Hedge If You
+    Must", JMLR 15 (AdaHedge); docs/mwu.md for the bound used.
+    """
+    lv[:] = 0.0
+    if d.dense:
+        lv += d.Yd[p]
+    else:
+        lo, hi = d.Yptr[p], d.Yptr[p + 1]
+        lv[d.Yidx[lo:hi]] += d.Yval[lo:hi]
+    if d.noisy:
+        lo, hi = d.Nptr[p], d.Nptr[p + 1]
+        lv[d.Nidx[lo:hi]] += d.Nval[lo:hi] * z[:hi - lo]
+    delta = state[0]
+    hl = float(np.dot(lv, x))
+    if delta > 0.0:
+        eta = d.log_r / delta
+        mn = lv.min()
+        ml = mn - math.log(float(np.dot(x, np.exp(eta * (mn - lv))))) / eta
+    else:
+        ml = float(lv[x > 0.0].min())
+    state[0] = delta + max(hl - ml, 0.0)
+    y += lv
+    if state[0] > 0.0:
+        eta = d.log_r / state[0]
+        np.subtract(y.min(), y, out=out)
+        out *= eta
+        np.exp(out, out=out)
+        out /= out.sum()
+    else:
+        out[:] = y == y.min()
+        out /= out.sum()
+
+
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
               verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
@@ -299,12 +356,15 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
     T = int(iterations)
     m = d.m
     B, y, xsum, chosen, X, s, P = _buffers(d, T)
+    state = np.zeros(1)
+    lv = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
         block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
               d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
-              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s)
+              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s, d.ada, d.log_r,
+              state, lv)
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]

@@ -31,7 +31,7 @@ __all__ = ["compiled_block"]
 
 def _block(nb, X, y, P, GH, Z, dense, Gd, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval, noisy,
            Nptr, Nidx, Nval, n0, soc_off, soc_size, psd_off, psd_r, psd_ptr, psd_rows, psd_cols,
-           psd_scale, s):  # pragma: no cover - compiled
+           psd_scale, s, ada, log_r, state, lv):  # pragma: no cover - compiled
     m = s.shape[0]
     k = y.shape[0]
     nsoc = soc_off.shape[0]
@@ -63,6 +63,57 @@ def _block(nb, X, y, P, GH, Z, dense, Gd, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval
                 best = v
                 p = i
         P[j] = p
+        if ada:
+            # AdaHedge round (orthant only): loop.adaptive_round, the same order
+            for c in range(k):
+                lv[c] = 0.0
+            if dense:
+                for c in range(k):
+                    lv[c] += Yd[p, c]
+            else:
+                for q in range(Yptr[p], Yptr[p + 1]):
+                    lv[Yidx[q]] += Yval[q]
+            if noisy:
+                lo = Nptr[p]
+                for q in range(lo, Nptr[p + 1]):
+                    lv[Nidx[q]] += Nval[q] * Z[j, q - lo]
+            delta = state[0]
+            hl = np.dot(lv, x)
+            if delta > 0.0:
+                eta = log_r / delta
+                mn = np.inf
+                for c in range(k):
+                    if lv[c] < mn:
+                        mn = lv[c]
+                acc = 0.0
+                for c in range(k):
+                    acc += x[c] * math.exp(eta * (mn - lv[c]))
+                ml = mn - math.log(acc) / eta
+            else:
+                ml = np.inf
+                for c in range(k):
+                    if x[c] > 0.0 and lv[c] < ml:
+                        ml = lv[c]
+            state[0] = delta + max(hl - ml, 0.0)
+            ymin = np.inf
+            for c in range(k):
+                y[c] += lv[c]
+                if y[c] < ymin:
+                    ymin = y[c]
+            out = X[j + 1]
+            total = 0.0
+            if state[0] > 0.0:
+                eta = log_r / state[0]
+                for c in range(k):
+                    out[c] = math.exp((ymin - y[c]) * eta)
+                    total += out[c]
+            else:
+                for c in range(k):
+                    out[c] = 1.0 if y[c] == ymin else 0.0
+                    total += out[c]
+            for c in range(k):
+                out[c] /= total
+            continue
         # the chosen row's loss, then its noise, into the exponent
         if dense:
             for c in range(k):

@@ -235,6 +235,7 @@ def scmwu(
     noise: Noise | None = None,
     verbose: bool = False,
     backend: str = "auto",
+    adaptive: bool = False,
 ) -> MWUResult:
     """Run SCMWU with a dual oracle (Alg 5), optionally with noisy losses (Alg 1).
 
@@ -269,6 +270,11 @@ def scmwu(
         ``numba`` extra, compiled (``"auto"`` compiles long runs; both give the same numbers for
         the same generator; algebras with more than 8 PSD blocks stay in numpy).  Any other
         oracle or noise callable, or ``"python"``, runs the round-at-a-time loop below.
+    adaptive : bool
+        AdaHedge's step ``eta_t = ln r / Delta_{t-1}`` (``Delta`` the cumulative mixability
+        gap) instead of the fixed ``eta`` (orthant algebras, batched backends only; ``eta``
+        is then ignored: the iterates do not depend on the loss's scale).  Regret at most
+        ``S sqrt(T ln r) + 2 S`` for losses of range ``S`` (docs/mwu.md).
 
     Returns
     -------
@@ -288,10 +294,14 @@ def scmwu(
     batched = (isinstance(oracle, ExactOracle | ExponentialOracle)
                and (noise is None or isinstance(noise, RowGaussianNoise))
                and isinstance(algebra, BlockAlgebra))
+    if adaptive and (backend == "python" or not batched):
+        raise ValueError("adaptive=True needs a batched backend (the oracles of "
+                         "cvxdp.solvers.mwu.oracles, RowGaussianNoise, a BlockAlgebra).")
     if backend != "python" and batched:
         d = prepare_loop(G, h, algebra, step=step,
                          scale=oracle.scale if isinstance(oracle, ExponentialOracle) else 1.0,
-                         gumbel=isinstance(oracle, ExponentialOracle), noise=noise)
+                         gumbel=isinstance(oracle, ExponentialOracle), noise=noise,
+                         adaptive=adaptive)
         xsum, chosen, used = run_loop(d, int(iterations), rng, algebra, backend=backend,
                                       verbose=verbose)
         T = max(int(iterations), 1)

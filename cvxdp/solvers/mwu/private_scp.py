@@ -127,8 +127,11 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     target = DEFAULT_ACCURACY if accuracy is None and schedule != "paper" else accuracy
     acc_n = None if target is None else target / (form.R * form.rho)
     cap = iteration_cap(form)
+    # AdaHedge's step on orthant algebras (its regret bound is for commuting losses)
+    orthant = not (form.algebra.soc or form.algebra.psd)
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
-                        schedule=schedule, max_iterations=min(int(max_iterations), cap))
+                        schedule=schedule, max_iterations=min(int(max_iterations), cap),
+                        adaptive=orthant)
     rho = total_rho(budget)
     accountant.spend(exponential_record(
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
@@ -147,9 +150,10 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
                 rng=rng, loss_scale=sch.loss_scale,
                 noise=noise,
-                verbose=verbose)
+                verbose=verbose, adaptive=sch.adaptive)
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
     det["iteration_cap"] = cap
+    det["step"] = "AdaHedge (eta_t = ln r / Delta_t)" if sch.adaptive else "fixed eta"
     det["backend"] = res.info.get("backend")
     scale = form.R * form.rho
     det["alpha_guaranteed"] = sch.alpha * scale if sch.valid else None

@@ -156,6 +156,7 @@ class Schedule:
     oracle_error: float
     noise_bound: float
     loss_scale: float = 0.5  # the loss is loss_scale * (a_p + z): 1 / (1 + noise_bound)
+    adaptive: bool = False  # AdaHedge's step instead of eta (orthant algebras)
 
 
 def average_excess(T: np.ndarray, beta: float) -> np.ndarray:
@@ -168,7 +169,8 @@ def average_excess(T: np.ndarray, beta: float) -> np.ndarray:
 
 
 def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps_pure: float,
-           sens: RowSens, m: int, r: int, beta: float, eta: np.ndarray | None = None):
+           sens: RowSens, m: int, r: int, beta: float, eta: np.ndarray | None = None,
+           adaptive: bool = False):
     """Utility bound of the theorems as a function of (T, split) (broadcast arrays).
 
     The proofs of Thms C.2 / C.9 add the oracle's error and the noise's inner products over the
@@ -188,9 +190,14 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     three events at ``beta/3`` each; scalar privacy: ``alpha = reg + E_o`` (one event).
     """
     lr = math.log(max(r, 2))
-    if eta is None:
-        eta = np.minimum(1.0, np.sqrt(lr / T))
-    reg = eta + lr / (eta * T)
+    if adaptive:
+        # AdaHedge on losses in [-1, 1] (range 2): regret <= 2 sqrt(T ln r) + 4 (docs/mwu.md)
+        reg = 2.0 * np.sqrt(lr / T) + 4.0 / T
+        eta = np.zeros_like(reg)  # no step condition
+    else:
+        if eta is None:
+            eta = np.minimum(1.0, np.sqrt(lr / T))
+        reg = eta + lr / (eta * T)
     lm = math.log(max(m, 1))
     s = sens.half_range
     if setting == "scalar":
@@ -225,8 +232,8 @@ def iteration_cap(form: MWUForm) -> int:
 
 
 def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
-                  accuracy: float | None, beta: float, schedule: str, max_iterations: int
-                  ) -> Schedule:
+                  accuracy: float | None, beta: float, schedule: str, max_iterations: int,
+                  adaptive: bool = False) -> Schedule:
     """Choose T, eta and the per-round split for ``setting`` ("constraint" or "scalar").
 
     ``schedule="paper"``: T and eta of Alg 1 (``T = 144 ln r / alpha^2``, ``eta = alpha/12``) or
@@ -241,6 +248,8 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     the regret-optimal ``eta = sqrt(ln r / T)`` (Thm A.5: ``eta + ln r / (eta T)`` is smallest
     there, ``2 sqrt(ln r / T)``; the paper's ``alpha / 12`` is this at its own T up to the
     constant).  ``max_iterations`` is the caller's cap, at most :func:`iteration_cap` (docs/mwu.md).
+    ``adaptive`` (auto schedule, orthant algebras): the step is AdaHedge's and the regret term
+    its worst case ``2 sqrt(ln r / T) + 4 / T`` (:func:`_bound`).
     """
     rho = total_rho(budget)
     eps_pure = budget.epsilon if isinstance(budget, PureDP) else 0.0
@@ -264,8 +273,9 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
         eta = None
     else:
         raise PrivacyGuaranteeError(f"schedule must be 'auto' or 'paper', got {schedule!r}.")
+    adaptive = adaptive and schedule == "auto"
     alpha, eo, ez, e0, c, valid = _bound(setting, T, f, rho=rho, eps_pure=eps_pure, sens=sens,
-                                         m=m, r=r, beta=beta, eta=eta)
+                                         m=m, r=r, beta=beta, eta=eta, adaptive=adaptive)
     alpha, eo, ez = np.broadcast_arrays(alpha, eo, ez)
     valid = np.broadcast_to(valid, alpha.shape)
     Tb = np.broadcast_to(T, alpha.shape)
@@ -291,7 +301,7 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
                     epsilon_oracle=float(e0b[i]), sigma_unit=float(cb[i]),
                     alpha=float(alpha[i]), valid=bool(valid[i]), oracle_error=float(eo[i]),
                     noise_bound=float(ez[i]),
-                    loss_scale=1.0 / (sens.half_range + float(ez[i])))
+                    loss_scale=1.0 / (sens.half_range + float(ez[i])), adaptive=adaptive)
 
 
 def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure: float,
