@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -256,9 +256,14 @@ def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarr
             np.empty(d.m), np.empty(B, dtype=np.int64))
 
 
+Checkpoint = Callable[[int, int, np.ndarray], bool]
+
+
 def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
-              verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Run ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts)``."""
+              verbose: bool = False, checkpoint: Checkpoint | None = None
+              ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Run up to ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts, rounds
+    run)``.  After each block ``checkpoint(rounds so far, T, sum_t x^t)`` may end the run."""
     T = int(iterations)
     m = d.m
     normexp = numpy_normexp(d, algebra)
@@ -301,7 +306,9 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
-    return xsum, chosen
+        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum):
+            return xsum, chosen, t0 + nb
+    return xsum, chosen, T
 
 
 def adaptive_round(d: LoopData, p: int, x: np.ndarray, z: np.ndarray, y: np.ndarray,
@@ -350,7 +357,8 @@ def adaptive_round(d: LoopData, p: int, x: np.ndarray, z: np.ndarray, y: np.ndar
 
 
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
-              verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
+              verbose: bool = False, checkpoint: Checkpoint | None = None
+              ) -> tuple[np.ndarray, np.ndarray, int]:
     """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
     block = compiled_block()
     T = int(iterations)
@@ -368,7 +376,9 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
-    return xsum, chosen
+        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum):
+            return xsum, chosen, t0 + nb
+    return xsum, chosen, T
 
 
 def numba_available() -> bool:
@@ -403,11 +413,15 @@ def choose_backend(backend: str, d: LoopData, iterations: int) -> str:
 
 
 def run_loop(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
-             backend: str = "auto", verbose: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
-    """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used)``."""
+             backend: str = "auto", verbose: bool = False,
+             checkpoint: Checkpoint | None = None) -> tuple[np.ndarray, np.ndarray, str, int]:
+    """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used, rounds
+    run)``; ``checkpoint`` (see :func:`run_numpy`) may end it after a block."""
     used = choose_backend(backend, d, iterations)
     if used == "numba":
-        xsum, chosen = run_numba(d, iterations, rng, verbose=verbose)
+        xsum, chosen, done = run_numba(d, iterations, rng, verbose=verbose,
+                                       checkpoint=checkpoint)
     else:
-        xsum, chosen = run_numpy(d, iterations, rng, algebra, verbose=verbose)
-    return xsum, chosen, used
+        xsum, chosen, done = run_numpy(d, iterations, rng, algebra, verbose=verbose,
+                                       checkpoint=checkpoint)
+    return xsum, chosen, used, done

@@ -236,6 +236,7 @@ def scmwu(
     verbose: bool = False,
     backend: str = "auto",
     adaptive: bool = False,
+    checkpoint: Callable[[int, int, np.ndarray], bool] | None = None,
 ) -> MWUResult:
     """Run SCMWU with a dual oracle (Alg 5), optionally with noisy losses (Alg 1).
 
@@ -275,6 +276,9 @@ def scmwu(
         gap) instead of the fixed ``eta`` (orthant algebras, batched backends only; ``eta``
         is then ignored: the iterates do not depend on the loss's scale).  Regret at most
         ``S sqrt(T ln r) + 2 S`` for losses of range ``S`` (docs/mwu.md).
+    checkpoint : callable ``(t, T, sum_{s<=t} x^s) -> bool``, optional
+        Called after each block of rounds (batched backends); returning True ends the run
+        there, and the result is the average of the ``t`` iterates so far.
 
     Returns
     -------
@@ -294,18 +298,18 @@ def scmwu(
     batched = (isinstance(oracle, ExactOracle | ExponentialOracle)
                and (noise is None or isinstance(noise, RowGaussianNoise))
                and isinstance(algebra, BlockAlgebra))
-    if adaptive and (backend == "python" or not batched):
-        raise ValueError("adaptive=True needs a batched backend (the oracles of "
+    if (adaptive or checkpoint is not None) and (backend == "python" or not batched):
+        raise ValueError("adaptive= and checkpoint= need a batched backend (the oracles of "
                          "cvxdp.solvers.mwu.oracles, RowGaussianNoise, a BlockAlgebra).")
     if backend != "python" and batched:
         d = prepare_loop(G, h, algebra, step=step,
                          scale=oracle.scale if isinstance(oracle, ExponentialOracle) else 1.0,
                          gumbel=isinstance(oracle, ExponentialOracle), noise=noise,
                          adaptive=adaptive)
-        xsum, chosen, used = run_loop(d, int(iterations), rng, algebra, backend=backend,
-                                      verbose=verbose)
-        T = max(int(iterations), 1)
-        return MWUResult(x=xsum / T, iterations=int(iterations), chosen=chosen,
+        xsum, chosen, used, done = run_loop(d, int(iterations), rng, algebra, backend=backend,
+                                            verbose=verbose, checkpoint=checkpoint)
+        T = max(int(done), 1)
+        return MWUResult(x=xsum / T, iterations=int(done), chosen=chosen,
                          info={"backend": used})
     if backend not in ("auto", "python"):
         raise ValueError(f"backend={backend!r} needs the oracles of cvxdp.solvers.mwu.oracles, "

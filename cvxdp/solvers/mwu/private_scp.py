@@ -113,7 +113,8 @@ def _details(setting: str, sch: Schedule, sens: RowSens, form: MWUForm, budget: 
 
 def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None, beta: float,
          schedule: str, max_iterations: int, rng: np.random.Generator, verbose: bool,
-         accountant: PrivacyAccountant) -> tuple[MWUResult, dict[str, Any]]:
+         accountant: PrivacyAccountant, checkpoint: Any = None
+         ) -> tuple[MWUResult, dict[str, Any]]:
     sens = row_sensitivities(form)
     if setting == "constraint" and not np.any(sens.d2 > 0):
         setting_eff = "scalar" if sens.score > 0 else "none"
@@ -150,13 +151,17 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
                 rng=rng, loss_scale=sch.loss_scale,
                 noise=noise,
-                verbose=verbose, adaptive=sch.adaptive)
+                verbose=verbose, adaptive=sch.adaptive, checkpoint=checkpoint)
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
     det["iteration_cap"] = cap
+    det["rounds_run"] = res.iterations  # < T when a checkpoint ended the run (records: T)
     det["step"] = "AdaHedge (eta_t = ln r / Delta_t)" if sch.adaptive else "fixed eta"
     det["backend"] = res.info.get("backend")
     scale = form.R * form.rho
-    det["alpha_guaranteed"] = sch.alpha * scale if sch.valid else None
+    # the theorem is about the average of the T planned rounds; a run a checkpoint ended early
+    # is certified by that checkpoint's released test only
+    det["alpha_guaranteed"] = sch.alpha * scale if sch.valid and res.iterations == sch.T \
+        else None
     det["alpha_bound_at_schedule"] = sch.alpha * scale
     det["theorem_conditions_hold"] = sch.valid
     if isinstance(budget, ApproxDP) and budget.delta > 0:

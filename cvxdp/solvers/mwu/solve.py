@@ -47,6 +47,7 @@ from cvxdp.transform.reference import validate
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
+CHECKPOINTS = 3  # tests before the end of a run: after T/64, T/16, T/4 rounds
 MAX_SEARCH_STEPS = 24  # bisection steps: range / 2^23 is below any accuracy in practice
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
@@ -375,9 +376,13 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     while S > 1 and score / math.sqrt(2 * rho * q / S) > coarse / 2:
         S -= 1
     run_budget = ZCDP(rho * (1 - q) / S) if S > 1 else ZCDP(rho)
-    test_rho = rho * q / S
+    # Each run's test budget pays for C tests: at checkpoints T/64, T/16, T/4 and at T (the run
+    # stops at the first accepted one), when C = 4 tests still resolve the margin; else one.
+    C = CHECKPOINTS + 1 if S > 1 and score / math.sqrt(
+        2 * rho * q / (S * (CHECKPOINTS + 1))) <= coarse / 2 else 1
+    test_rho = rho * q / (S * C)
     # every test's noise stays within z sigma together, with probability >= 1 - beta
-    z = math.sqrt(2 * math.log(2 * max(S, 1) / float(kw["beta"])))
+    z = math.sqrt(2 * math.log(2 * max(S * C, 1) / float(kw["beta"])))
     scale = form.R * form.rho
     w_obj = 2.0 * float(form.info.get("objective_width") or form.rho) / form.rho
     best = None
@@ -390,35 +395,45 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         tau = hi if s == 0 else 0.5 * (lo + hi)
         f = form.with_target(tau)
         label = "feasibility run" if s == 0 else f"objective search {s}/{S - 1}"
+        sens = row_sensitivities(f)
+        sig = sens.score / math.sqrt(2 * test_rho)
+        if S > 1:
+            # the run's C tests, recorded whether or not a checkpoint ends the run early
+            acct.spend(gaussian_record(sigma=sig, sensitivity=sens.score, mechanism="gaussian",
+                                       count=C,
+                                       note="noisy feasibility tests of the objective search"))
+
+        def noisy_violation(x: np.ndarray, f: Any = f, sig: float = sig) -> float:
+            # the objective row in the constraints' units (R objective_width against R rho),
+            # at half the level: the gap is the bracket's error (<= half the accuracy,
+            # search_steps) plus this row's violation; the row is public, so the test's
+            # sensitivity is unchanged
+            viol = f.G @ x - f.h
+            viol[-1] *= w_obj
+            return float(np.max(viol)) + gen.normal(0.0, sig)
+
+        # Accept when the released value proves the margin (v + z sigma <= margin) if the
+        # test resolves it (margin >= 2 z sigma); else at the level the test can resolve,
+        # max(margin, 2 sigma) + z sigma (the point is then not certified within the margin).
+        # ``level``: the largest true violation that surely passes (it backs optimum_lower).
+        thr = margin - z * sig if margin >= 2 * z * sig else max(margin, 2 * sig) + z * sig
+        level = thr - z * sig
+        stop = _Checkpoints(C, thr, noisy_violation)
         with progress.phase(label):
-            res, det = _run(setting, f, run_budget, rng=gen, accountant=acct, **kw)
+            res, det = _run(setting, f, run_budget, rng=gen, accountant=acct,
+                            checkpoint=stop if C > 1 else None, **kw)
         if S == 1:
             best = (res, det)
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
             break
-        sens = row_sensitivities(f)
-        sig = sens.score / math.sqrt(2 * test_rho)
-        acct.spend(gaussian_record(sigma=sig, sensitivity=sens.score, mechanism="gaussian",
-                                   note="noisy feasibility test of the objective search"))
-        # the objective row in the constraints' units (R objective_width against R rho), at
-        # half the level: the gap is the bracket's error (<= half the accuracy, search_steps)
-        # plus this row's violation; the row is public, so the test's sensitivity is unchanged
-        viol = f.G @ res.x - f.h
-        viol[-1] *= w_obj
-        v = float(np.max(viol)) + gen.normal(0.0, sig)
-        # Accept tau when the noisy violation is within what a reachable target gives: the
-        # theorem's alpha for this run (the requested accuracy when the theorem is vacuous)
-        # plus the test noise's bound z sigma -- never a comparison with another noisy run.
-        # An accepted point's true violation (objective row included) is then at most
-        # v + z sigma: a bound computed from the released test value only.
+        v = stop.value if stop.value is not None else noisy_violation(res.x)
+        # Never a comparison with another noisy run.  An accepted point's true violation
+        # (objective row included) is at most v + z sigma: a bound computed from the released
+        # test value only.
         alpha_n = None if det.get("alpha_guaranteed") is None else \
             det["alpha_guaranteed"] / scale
-        # Accept at the judged accuracy (the schedule is planned for it): an accepted point's
-        # violation is then within it up to the test noise.  (Accepting at the run's theorem
-        # alpha when it is larger released points 4-9x outside the accuracy: docs/mwu.md.)
-        # (never below twice the test's noise: a finer level would be decided by the noise)
-        level = max(margin, 2.0 * sig)
-        thr = level + z * sig
+        # Accept at the judged accuracy (thr above), not at the run's theorem alpha when that
+        # is larger (which released points 4-9x outside the accuracy: docs/mwu.md).
         ok = v <= thr
         if s == 0:
             best, bound = (res, det), v + z * sig  # the feasibility run is the fallback
@@ -431,7 +446,8 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
                 # a reachable target's run is within alpha_n <= level and passes its test (on
                 # the runs' and tests' events): a rejected target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
-        runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok})
+        runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok,
+                     "rounds": res.iterations})
     res, det = best
     det = dict(det)
     if bound is not None:
@@ -442,9 +458,36 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     det.update(objective="private bisection" if S > 1 else
                "not optimised: budget too small for an informative search (pass target=)",
                search_runs=runs, search_steps=S,
-               search_share=q, total_iterations=len(runs) * det["T"],
-               rho_per_run=rho * (1 - q) / S, rho_per_test=test_rho)
+               search_share=q, search_tests_per_run=C,
+               total_iterations=int(sum(r.get("rounds", det["T"]) for r in runs)),
+               rho_per_run=rho * (1 - q) / S, rho_per_test=rho * q / S)
     return res, det
+
+
+class _Checkpoints:
+    """The run's checkpoint (see :func:`cvxdp.solvers.mwu.mwu.scmwu`): at the first block
+    past ``T / 64``, ``T / 16`` and ``T / 4`` it releases a noisy violation of the average so
+    far and ends the run when it is within the acceptance threshold (``value`` keeps it).
+    Which tests are made depends on released values only; all ``C`` are budgeted."""
+
+    def __init__(self, C: int, threshold: float, test: Any) -> None:
+        self.left = C - 1
+        self.threshold = threshold
+        self.test = test
+        self.value: float | None = None
+
+    def __call__(self, t: int, T: int, xsum: np.ndarray) -> bool:
+        if self.left <= 0:
+            return False
+        nxt = T // 4 ** self.left
+        if t < nxt:
+            return False
+        self.left -= 1
+        v = self.test(xsum / t)
+        if v <= self.threshold:
+            self.value = v
+            return True
+        return False
 
 
 def search_steps(width: float, accuracy: float) -> int:

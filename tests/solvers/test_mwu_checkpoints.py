@@ -1,0 +1,63 @@
+"""Checkpoints of the MWU run (docs/mwu.md, "The objective search"): a run a checkpoint ends
+after t rounds is the run of t rounds (same draws, same average), and the search's early-ended
+runs carry no theorem bound (their certificate is the released test)."""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cvxdp
+from cvxdp.solvers.mwu.mwu import BlockAlgebra, scmwu
+from cvxdp.solvers.mwu.oracles import exponential_oracle
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_a_run_ended_at_a_checkpoint_is_the_shorter_run(backend, adaptive):
+    if backend == "numba":
+        pytest.importorskip("numba")
+    rng = np.random.default_rng(0)
+    G = sp.csr_matrix(rng.uniform(-1, 1, (30, 8)))
+    h = np.full(30, 0.05)
+    calls = []
+
+    def stop(t, T, xsum):
+        calls.append((t, T, float(xsum.sum())))
+        return t >= 8192
+
+    kw = dict(eta=0.05, oracle=exponential_oracle(epsilon=50.0, sensitivity=0.01),
+              backend=backend, adaptive=adaptive)
+    a = scmwu(G, h, BlockAlgebra(8), iterations=20000, rng=np.random.default_rng(1),
+              checkpoint=stop, **kw)
+    b = scmwu(G, h, BlockAlgebra(8), iterations=8192, rng=np.random.default_rng(1), **kw)
+    assert a.iterations == 8192 and [c[0] for c in calls] == [4096, 8192]
+    assert all(T == 20000 for _, T, _ in calls)
+    assert calls[-1][2] == pytest.approx(8192.0)  # the sum of 8192 distributions
+    np.testing.assert_array_equal(a.chosen, b.chosen)
+    np.testing.assert_allclose(a.x, b.x, rtol=0, atol=1e-15)
+
+
+def test_search_runs_ended_early_carry_no_theorem_bound():
+    rng = np.random.default_rng(4)
+    A = cp.Parameter((10, 5), name="A", value=rng.uniform(0, 1, (10, 5)))
+    x = cp.Variable(5)
+    prob = cp.Problem(cp.Maximize(rng.uniform(0.5, 1.5, 5) @ x), [A @ x <= 1, x >= 0, x <= 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, mechanism="mwu",
+                                 private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    det = sol.privacy.details
+    runs = det["search_runs"]
+    assert det["search_tests_per_run"] == 4
+    early = [r for r in runs if r["rounds"] < det["T"]]
+    assert early and all(r["reached"] for r in early)  # only acceptances end a run early
+    assert det["total_iterations"] == sum(r["rounds"] for r in runs)
+    if det["rounds_run"] < det["T"]:  # the released run ended early
+        assert sol.info["alpha_guaranteed"] is None
+    # the budget is the one asked for, whatever the checkpoints did
+    assert sol.privacy.epsilon == pytest.approx(1e6, rel=1e-6)
