@@ -19,6 +19,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from cvxdp import progress
 from cvxdp.arguments import COMMON_OPTIONS, check_options
@@ -183,7 +184,8 @@ def solve_mwu(
             res, det = _run(setting, form, budget, rng=gen, accountant=acct, **kw)
             det["objective"] = "none (feasibility)"
         else:
-            res, det = _search(setting, form, scp, budget, acct, gen, kw, opts)
+            res, det = _search(setting, form, scp, budget, acct, gen, kw, opts,
+                               row_private=row_private, solver=solver)
         x = form.to_scp_point(res.x)
         # the public constraints (equalities included) hold in the released point: project
         # onto them (post-processing of the private point, no budget)
@@ -193,8 +195,8 @@ def solve_mwu(
         # (A bound beyond the judged accuracy promises nothing useful: repair then too.)
         alpha_ok = det.get("alpha_guaranteed")
         judged = float(accuracy) if accuracy is not None else DEFAULT_ACCURACY
-        if alpha_ok is not None and alpha_ok > judged:
-            alpha_ok = None
+        if alpha_ok is not None and (alpha_ok > judged or det.get("tested_after_repair")):
+            alpha_ok = None  # (a point tested after its repair is released repaired)
         x, moved, pub_viol = public_part.public_repair(
             scp.A, scp.b, scp.dims, row_private, x, solver=solver,
             tol=1e-7 if alpha_ok is None else max(1e-7, float(alpha_ok)))
@@ -204,7 +206,8 @@ def solve_mwu(
                 # the theorem's bound is about the MWU's point, not the projected one
                 det["alpha_guaranteed_before_repair"] = det["alpha_guaranteed"]
                 det["alpha_guaranteed"] = None
-            det.pop("violation_bound", None)
+            if not det.get("tested_after_repair"):
+                det.pop("violation_bound", None)  # the test was of the unrepaired point
         iterations = int(det.get("total_iterations", det["T"]))
         theorem = ALG1 if det["setting"] == "constraint" else THM_C5
         optimised = not str(det["objective"]).startswith("not optimised")
@@ -317,7 +320,8 @@ class AccuracyNotGuaranteedWarning(UserWarning):
     """The private solve's theorem does not bound the accuracy at the settings used."""
 
 
-def _search(setting, form, scp, budget, acct, gen, kw, opts):
+def _search(setting, form, scp, budget, acct, gen, kw, opts, *, row_private=None,
+            solver=None):
     """Private bisection over the objective value (digest 002 §8 G1, option (c)).
 
     Run 0 solves feasibility (objective row at the public upper end of the range) and is the
@@ -385,6 +389,8 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     z = math.sqrt(2 * math.log(2 * max(S * C, 1) / float(kw["beta"])))
     scale = form.R * form.rho
     w_obj = 2.0 * float(form.info.get("objective_width") or form.rho) / form.rho
+    repaired = None if row_private is None or S == 1 else _repaired_test(
+        form, scp, row_private, solver)
     best = None
     bound = None
     runs = []
@@ -397,28 +403,38 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
         label = "feasibility run" if s == 0 else f"objective search {s}/{S - 1}"
         sens = row_sensitivities(f)
         sig = sens.score / math.sqrt(2 * test_rho)
-        if S > 1:
+        if S > 1 and repaired is None:
             # the run's C tests, recorded whether or not a checkpoint ends the run early
             acct.spend(gaussian_record(sigma=sig, sensitivity=sens.score, mechanism="gaussian",
                                        count=C,
                                        note="noisy feasibility tests of the objective search"))
 
-        def noisy_violation(x: np.ndarray, f: Any = f, sig: float = sig) -> float:
+        def noisy_test(x: np.ndarray, f: Any = f, sig: float = sig, tau: float = tau
+                       ) -> tuple[float, float, float]:
+            """(released value v, acceptance threshold, violation bound v + z sigma)."""
+            if repaired is not None:
+                # the released point is the public repair of x: test that point, in canonical
+                # units, with its own sensitivity (a public function of released data), each
+                # test at the budget test_rho
+                v, sens_c = repaired(x, tau)
+                sig_c = max(sens_c, 1e-300) / math.sqrt(2 * test_rho)
+                acct.spend(gaussian_record(
+                    sigma=sig_c, sensitivity=sens_c, mechanism="gaussian",
+                    note="noisy feasibility test of the objective search (repaired point)"))
+                v += gen.normal(0.0, sig_c)
+                return v, _threshold(judged, sig_c, z), v + z * sig_c
             # the objective row in the constraints' units (R objective_width against R rho),
             # at half the level: the gap is the bracket's error (<= half the accuracy,
             # search_steps) plus this row's violation; the row is public, so the test's
             # sensitivity is unchanged
             viol = f.G @ x - f.h
             viol[-1] *= w_obj
-            return float(np.max(viol)) + gen.normal(0.0, sig)
+            v = float(np.max(viol)) + gen.normal(0.0, sig)
+            return v, _threshold(margin, sig, z), (v + z * sig) * scale
 
-        # Accept when the released value proves the margin (v + z sigma <= margin) if the
-        # test resolves it (margin >= 2 z sigma); else at the level the test can resolve,
-        # max(margin, 2 sigma) + z sigma (the point is then not certified within the margin).
-        # ``level``: the largest true violation that surely passes (it backs optimum_lower).
-        thr = margin - z * sig if margin >= 2 * z * sig else max(margin, 2 * sig) + z * sig
-        level = thr - z * sig
-        stop = _Checkpoints(C, thr, noisy_violation)
+        # ``level``: the largest true violation that surely passes (it backs optimum_lower)
+        level = _threshold(margin, sig, z) - z * sig
+        stop = _Checkpoints(C, noisy_test)
         with progress.phase(label):
             res, det = _run(setting, f, run_budget, rng=gen, accountant=acct,
                             checkpoint=stop if C > 1 else None, **kw)
@@ -426,23 +442,24 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
             best = (res, det)
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
             break
-        v = stop.value if stop.value is not None else noisy_violation(res.x)
+        v, thr, vb = stop.value if stop.value is not None else noisy_test(res.x)
         # Never a comparison with another noisy run.  An accepted point's true violation
         # (objective row included) is at most v + z sigma: a bound computed from the released
         # test value only.
         alpha_n = None if det.get("alpha_guaranteed") is None else \
             det["alpha_guaranteed"] / scale
-        # Accept at the judged accuracy (thr above), not at the run's theorem alpha when that
+        # Accept at the judged accuracy (_threshold), not at the run's theorem alpha when that
         # is larger (which released points 4-9x outside the accuracy: docs/mwu.md).
         ok = v <= thr
         if s == 0:
-            best, bound = (res, det), v + z * sig  # the feasibility run is the fallback
+            best, bound = (res, det), vb  # the feasibility run is the fallback
         elif ok:
-            best, bound = (res, det), v + z * sig
+            best, bound = (res, det), vb
             hi = tau
         else:
             lo = tau
-            if alpha_n is not None and alpha_n * max(1.0, w_obj) <= level:
+            if (repaired is None and alpha_n is not None
+                    and alpha_n * max(1.0, w_obj) <= level):
                 # a reachable target's run is within alpha_n <= level and passes its test (on
                 # the runs' and tests' events): a rejected target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
@@ -452,7 +469,8 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
     det = dict(det)
     if bound is not None:
         # w.p. >= 1 - beta over the tests' noise (canonical units, the objective row included)
-        det["violation_bound"] = max(bound, 0.0) * scale
+        det["violation_bound"] = max(bound, 0.0)
+        det["tested_after_repair"] = repaired is not None
     det["optimum_lower"] = optimum_lower  # canonical c'x (offset not included)
     det["search_events"] = S + 1  # the runs' theorems and the tests' noise: a union bound
     det.update(objective="private bisection" if S > 1 else
@@ -466,28 +484,65 @@ def _search(setting, form, scp, budget, acct, gen, kw, opts):
 
 class _Checkpoints:
     """The run's checkpoint (see :func:`cvxdp.solvers.mwu.mwu.scmwu`): at the first block
-    past ``T / 64``, ``T / 16`` and ``T / 4`` it releases a noisy violation of the average so
-    far and ends the run when it is within the acceptance threshold (``value`` keeps it).
-    Which tests are made depends on released values only; all ``C`` are budgeted."""
+    past ``T / 64``, ``T / 16`` and ``T / 4`` it makes the run's noisy test of the average so
+    far and ends the run when the test accepts (``value`` keeps the test's result).  Which
+    tests are made depends on released values only."""
 
-    def __init__(self, C: int, threshold: float, test: Any) -> None:
+    def __init__(self, C: int, test: Any) -> None:
         self.left = C - 1
-        self.threshold = threshold
         self.test = test
-        self.value: float | None = None
+        self.value: tuple[float, float, float] | None = None
 
     def __call__(self, t: int, T: int, xsum: np.ndarray) -> bool:
-        if self.left <= 0:
-            return False
-        nxt = T // 4 ** self.left
-        if t < nxt:
+        if self.left <= 0 or t < T // 4 ** self.left:
             return False
         self.left -= 1
-        v = self.test(xsum / t)
-        if v <= self.threshold:
-            self.value = v
+        out = self.test(xsum / t)
+        if out[0] <= out[1]:
+            self.value = out
             return True
         return False
+
+
+def _threshold(margin: float, sig: float, z: float) -> float:
+    """Acceptance threshold of a test with noise ``sig``: the released value must prove the
+    margin (``v + z sig <= margin``) when the test resolves it (``margin >= 2 z sig``); else
+    the level the test can resolve, ``max(margin, 2 sig) + z sig`` (not certified within it)."""
+    return margin - z * sig if margin >= 2 * z * sig else max(margin, 2 * sig) + z * sig
+
+
+def _repaired_test(form: Any, scp: Any, row_private: np.ndarray, solver: Any) -> Any:
+    """``measure(z, tau) -> (violation, sensitivity)`` of the public repair of the MWU point
+    ``z`` (canonical units: the private rows' violation and twice the objective's excess over
+    ``tau``), or None when the repair cannot move the point (no public row is left among the
+    MWU's rows) or a private row is not an LP row.
+
+    The released point is the repair of the run's average (:func:`public_part.public_repair`,
+    public data only), which moves the private rows; testing the repaired point makes the
+    test's bound hold for what is released.  The sensitivity of row ``i`` at ``x`` is
+    ``dA_i . |x| + db_i`` (entrywise bounds), a public function of the released point.
+    """
+    d = scp.dims
+    priv = np.flatnonzero(row_private)
+    public_mwu_rows = ((np.diff(sp.csr_matrix(form.dG).indptr) == 0) & (form.dh == 0)
+                       & (form.kinds != "target"))
+    if priv.size == 0 or np.any(priv >= d.zero + d.nonneg) or not public_mwu_rows.any():
+        return None
+    A = sp.csr_matrix(scp.A)[priv]
+    b = np.asarray(scp.b, dtype=float)[priv]
+    dA = abs(sp.csr_matrix(scp.sensitivity.A))[priv]
+    db = np.asarray(scp.sensitivity.b, dtype=float)[priv]
+    eq = priv < d.zero
+
+    def measure(z: np.ndarray, tau: float) -> tuple[float, float]:
+        x, _, _ = public_part.public_repair(scp.A, scp.b, scp.dims, row_private,
+                                            form.to_scp_point(z), solver=solver, tol=1e-7)
+        r = A @ x - b
+        r = np.where(eq, np.abs(r), r)
+        v = max(float(np.max(r)), 2.0 * (float(scp.c @ x) - tau))
+        return v, float(np.max(dA @ np.abs(x) + db))
+
+    return measure
 
 
 def search_steps(width: float, accuracy: float) -> int:
