@@ -149,9 +149,7 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
                  adaptive: bool = False) -> LoopData:
     """Precompute the loop's arrays (see :class:`LoopData`); ``scale`` multiplies the scores
     (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle);
-    ``adaptive`` runs AdaHedge's step (orthant algebras only, :func:`adaptive_round`)."""
-    if adaptive and (algebra.soc or algebra.psd):
-        raise ValueError("the adaptive (AdaHedge) step is for orthant algebras only.")
+    ``adaptive`` runs AdaHedge's step (:func:`adaptive_round`, :func:`adaptive_round_general`)."""
     G = sp.csr_matrix(G, dtype=float)
     G.sort_indices()
     m, k = G.shape
@@ -271,8 +269,10 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
     dense, noisy = d.dense, d.noisy
-    state = np.zeros(1)  # AdaHedge's cumulative mixability gap Delta
+    state = _ada_state(d)  # AdaHedge's cumulative mixability gap Delta
     lv = np.zeros(d.k)
+    ys = np.zeros(d.k)
+    orthant = not len(d.soc_off) and not len(d.psd_off)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
@@ -285,8 +285,12 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
             s += GH[j]
             p = int(s.argmax())
             P[j] = p
-            if d.ada:
+            if d.ada and orthant:
                 adaptive_round(d, p, x, Z[j], y, lv, state, X[j + 1])
+                continue
+            if d.ada:
+                adaptive_round_general(d, p, x, Z[j], y, lv, state, ys)
+                normexp(ys, X[j + 1])
                 continue
             if dense:
                 y += Yd[p]
@@ -356,6 +360,69 @@ def adaptive_round(d: LoopData, p: int, x: np.ndarray, z: np.ndarray, y: np.ndar
         out /= out.sum()
 
 
+#: Delta_0 on algebras with cone blocks (Delta_t > 0 keeps eta finite; the regret bound grows by
+#: 2 Delta_0, docs/mwu.md); the orthant path plays the leader exactly while Delta = 0
+ADA_DELTA0 = 1e-12
+
+
+def _ada_state(d: LoopData) -> np.ndarray:
+    orthant = not len(d.soc_off) and not len(d.psd_off)
+    return np.array([0.0 if orthant else ADA_DELTA0])
+
+
+def adaptive_round_general(d: LoopData, p: int, x: np.ndarray, z: np.ndarray, y: np.ndarray,
+                           lv: np.ndarray, state: np.ndarray, ys: np.ndarray) -> None:
+    """One AdaHedge round on a product with spin-factor or PSD blocks, with the gap
+    ``delta~ = <lv, x> + (1/eta) ln sum_j p_j exp(-eta mu_j)`` (``mu_j`` the spectrum of the
+    loss ``lv``, ``p_j = <q_j, x>`` the iterate's weight on its Jordan frame): Golden-Thompson
+    makes it at least the mixability gap, and it keeps Hoeffding's ``eta S^2 / 8`` and ``S``
+    bounds, so AdaHedge's regret bound holds with it (docs/mwu.md).  Writes ``ys = eta y``
+    (``eta = ln r / Delta``) for the caller's exponential; the compiled kernel does the same.
+    """
+    lv[:] = 0.0
+    if d.dense:
+        lv += d.Yd[p]
+    else:
+        lo, hi = d.Yptr[p], d.Yptr[p + 1]
+        lv[d.Yidx[lo:hi]] += d.Yval[lo:hi]
+    if d.noisy:
+        lo, hi = d.Nptr[p], d.Nptr[p + 1]
+        lv[d.Nidx[lo:hi]] += d.Nval[lo:hi] * z[:hi - lo]
+    delta = float(state[0])
+    eta = d.log_r / delta
+    n0 = d.n0
+    hl = float(np.dot(lv[:n0], x[:n0]))
+    mu, pw = [lv[:n0]], [x[:n0]]
+    for o, q in zip(d.soc_off, d.soc_size, strict=True):
+        a, xb = lv[o:o + q], x[o:o + q]
+        hl += 2.0 * float(np.dot(a, xb))
+        nn = math.sqrt(float(np.dot(a[1:], a[1:])))
+        dot = float(np.dot(a[1:], xb[1:])) / nn if nn > 0 else 0.0
+        mu.append(np.array([a[0] + nn, a[0] - nn]))
+        pw.append(np.array([xb[0] + dot, xb[0] - dot]))
+    for b, (o, r) in enumerate(zip(d.psd_off, d.psd_r, strict=True)):
+        lo, hi = d.psd_ptr[b], d.psd_ptr[b + 1]
+        rows, cols, sc = d.psd_rows[lo:hi], d.psd_cols[lo:hi], d.psd_scale[lo:hi]
+        sl = slice(int(o), int(o) + int(hi - lo))
+        hl += float(np.dot(lv[sl], x[sl]))
+        M = np.zeros((r, r))
+        XM = np.zeros((r, r))
+        M[rows, cols] = lv[sl] / sc
+        M[cols, rows] = lv[sl] / sc
+        XM[rows, cols] = x[sl] / sc
+        XM[cols, rows] = x[sl] / sc
+        w, U = np.linalg.eigh(M)
+        mu.append(w)
+        pw.append(np.einsum("aj,ab,bj->j", U, XM, U))
+    muv, pwv = np.concatenate(mu), np.concatenate(pw)
+    mn = float(muv.min())
+    acc = float(np.dot(pwv, np.exp(eta * (mn - muv))))
+    ml = mn - math.log(max(acc, 1e-300)) / eta
+    state[0] = delta + max(hl - ml, 0.0)
+    y += lv
+    np.multiply(d.log_r / state[0], y, out=ys)
+
+
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
               ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -364,15 +431,16 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
     T = int(iterations)
     m = d.m
     B, y, xsum, chosen, X, s, P = _buffers(d, T)
-    state = np.zeros(1)
+    state = _ada_state(d)
     lv = np.zeros(d.k)
+    ys = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
         block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
               d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
               d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s, d.ada, d.log_r,
-              state, lv)
+              state, lv, ys)
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]

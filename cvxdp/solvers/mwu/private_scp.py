@@ -128,11 +128,10 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     target = DEFAULT_ACCURACY if accuracy is None and schedule != "paper" else accuracy
     acc_n = None if target is None else target / (form.R * form.rho)
     cap = iteration_cap(form)
-    # AdaHedge's step on orthant algebras (its regret bound is for commuting losses)
-    orthant = not (form.algebra.soc or form.algebra.psd)
+    # AdaHedge's step (docs/mwu.md: its regret bound, Golden-Thompson on cone blocks)
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
                         schedule=schedule, max_iterations=min(int(max_iterations), cap),
-                        adaptive=orthant)
+                        adaptive=True)
     rho = total_rho(budget)
     accountant.spend(exponential_record(
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,

@@ -24,6 +24,7 @@ from cvxdp.privacy.accountant import (
     FLOAT_DELTA_SHARE,
 )
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
+from cvxdp.solvers.mwu.loop import ADA_DELTA0
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 
 __all__ = ["Schedule", "RowSens", "row_sensitivities", "loss_half_range", "plan_schedule",
@@ -191,8 +192,9 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     """
     lr = math.log(max(r, 2))
     if adaptive:
-        # AdaHedge on losses in [-1, 1] (range 2): regret <= 2 sqrt(T ln r) + 4 (docs/mwu.md)
-        reg = 2.0 * np.sqrt(lr / T) + 4.0 / T
+        # AdaHedge on losses in [-1, 1] (range 2): regret <= 2 sqrt(T ln r) + 4 + 2 Delta_0
+        # (docs/mwu.md)
+        reg = 2.0 * np.sqrt(lr / T) + (4.0 + 2.0 * ADA_DELTA0) / T
         eta = np.zeros_like(reg)  # no step condition
     else:
         if eta is None:
@@ -248,8 +250,8 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     the regret-optimal ``eta = sqrt(ln r / T)`` (Thm A.5: ``eta + ln r / (eta T)`` is smallest
     there, ``2 sqrt(ln r / T)``; the paper's ``alpha / 12`` is this at its own T up to the
     constant).  ``max_iterations`` is the caller's cap, at most :func:`iteration_cap` (docs/mwu.md).
-    ``adaptive`` (auto schedule, orthant algebras): the step is AdaHedge's and the regret term
-    its worst case ``2 sqrt(ln r / T) + 4 / T`` (:func:`_bound`).
+    ``adaptive`` (auto schedule): the step is AdaHedge's and the regret term its worst case
+    ``2 sqrt(ln r / T) + (4 + 2 Delta_0) / T`` (:func:`_bound`).
     """
     rho = total_rho(budget)
     eps_pure = budget.epsilon if isinstance(budget, PureDP) else 0.0
