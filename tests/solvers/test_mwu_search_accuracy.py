@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import cvxdp
-from cvxdp.solvers.mwu.solve import MAX_SEARCH_STEPS, search_steps
+from cvxdp.solvers.mwu.objective_search import MAX_SEARCH_STEPS, search_steps
 from cvxdp.status import DEFAULT_ACCURACY
 
 

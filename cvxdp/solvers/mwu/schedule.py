@@ -24,7 +24,7 @@ from cvxdp.privacy.accountant import (
     FLOAT_DELTA_SHARE,
 )
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
-from cvxdp.solvers.mwu.loop import ADA_DELTA0
+from cvxdp.solvers.mwu.loop_adaptive import ADA_DELTA0
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 
 __all__ = ["Schedule", "RowSens", "row_sensitivities", "loss_half_range", "plan_schedule",
