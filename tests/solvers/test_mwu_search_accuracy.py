@@ -41,6 +41,11 @@ def test_huge_budget_lands_within_the_default_accuracy(seed):
     # the certificate's violation bound holds and is about the judged accuracy
     assert val.max_violation <= sol.certificate.violation_bound + 1e-9
     assert sol.certificate.violation_bound <= 1.5 * DEFAULT_ACCURACY
+    # the certificate's events: the tests' noise (one) and each run whose theorem raised the
+    # lower bound -- not one per run (with 12 runs that was 1 - 13 * 0.05 = 0.35)
+    k = sol.privacy.details["search_events"] - 1
+    assert sol.certificate.probability == pytest.approx(1 - 0.05 * (1 + k))
+    assert k <= len(sol.privacy.details["search_runs"]) and sol.certificate.probability >= 0.5
 
 
 def test_search_steps_bracket_to_half_the_accuracy():

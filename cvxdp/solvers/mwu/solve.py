@@ -281,7 +281,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
     scalar privacy: the public objective at the released point, exactly; the optimum is at
     least the public lower bound of the search, raised to every target a test rejected while
     its run met its theorem; the violation is at most the search's released test bound (or
-    the theorem's ``alpha``).  Those events hold together w.p. ``>= 1 - (S + 1) beta``.
+    the theorem's ``alpha``).  Those events hold together w.p. ``>= 1 - (1 + k) beta``, ``k``
+    the runs whose theorem raised the lower bound (the tests' noise is one event).
     """
     if "objective" in settings:
         alpha = info.get("alpha_guaranteed")
