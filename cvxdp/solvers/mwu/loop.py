@@ -255,14 +255,15 @@ def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarr
             np.empty(d.m), np.empty(B, dtype=np.int64))
 
 
-Checkpoint = Callable[[int, int, np.ndarray], bool]
+Checkpoint = Callable[[int, int, np.ndarray, float], bool]
 
 
 def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
-              ) -> tuple[np.ndarray, np.ndarray, int]:
+              ) -> tuple[np.ndarray, np.ndarray, int, float]:
     """Run up to ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts, rounds
-    run)``.  After each block ``checkpoint(rounds so far, T, sum_t x^t)`` may end the run."""
+    run, AdaHedge's Delta)``.  After each block ``checkpoint(rounds so far, T, sum_t x^t,
+    Delta)`` may end the run."""
     T = int(iterations)
     m = d.m
     normexp = numpy_normexp(d, algebra)
@@ -311,14 +312,14 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
-        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum):
-            return xsum, chosen, t0 + nb
-    return xsum, chosen, T
+        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
+            return xsum, chosen, t0 + nb, float(state[0])
+    return xsum, chosen, T, float(state[0])
 
 
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
-              ) -> tuple[np.ndarray, np.ndarray, int]:
+              ) -> tuple[np.ndarray, np.ndarray, int, float]:
     """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
     block = compiled_block()
     T = int(iterations)
@@ -337,9 +338,9 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
-        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum):
-            return xsum, chosen, t0 + nb
-    return xsum, chosen, T
+        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
+            return xsum, chosen, t0 + nb, float(state[0])
+    return xsum, chosen, T, float(state[0])
 
 
 def numba_available() -> bool:
@@ -375,14 +376,14 @@ def choose_backend(backend: str, d: LoopData, iterations: int) -> str:
 
 def run_loop(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
              backend: str = "auto", verbose: bool = False,
-             checkpoint: Checkpoint | None = None) -> tuple[np.ndarray, np.ndarray, str, int]:
+             checkpoint: Checkpoint | None = None
+             ) -> tuple[np.ndarray, np.ndarray, str, int, float]:
     """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used, rounds
-    run)``; ``checkpoint`` (see :func:`run_numpy`) may end it after a block."""
+    run, AdaHedge's Delta)``; ``checkpoint`` (see :func:`run_numpy`) may end it early."""
     used = choose_backend(backend, d, iterations)
     if used == "numba":
-        xsum, chosen, done = run_numba(d, iterations, rng, verbose=verbose,
-                                       checkpoint=checkpoint)
+        out = run_numba(d, iterations, rng, verbose=verbose, checkpoint=checkpoint)
     else:
-        xsum, chosen, done = run_numpy(d, iterations, rng, algebra, verbose=verbose,
-                                       checkpoint=checkpoint)
-    return xsum, chosen, used, done
+        out = run_numpy(d, iterations, rng, algebra, verbose=verbose, checkpoint=checkpoint)
+    xsum, chosen, done, delta = out
+    return xsum, chosen, used, done, delta

@@ -236,7 +236,7 @@ def scmwu(
     verbose: bool = False,
     backend: str = "auto",
     adaptive: bool = False,
-    checkpoint: Callable[[int, int, np.ndarray], bool] | None = None,
+    checkpoint: Callable[[int, int, np.ndarray, float], bool] | None = None,
 ) -> MWUResult:
     """Run SCMWU with a dual oracle (Alg 5), optionally with noisy losses (Alg 1).
 
@@ -276,9 +276,10 @@ def scmwu(
         gap) instead of the fixed ``eta`` (orthant algebras, batched backends only; ``eta``
         is then ignored: the iterates do not depend on the loss's scale).  Regret at most
         ``S sqrt(T ln r) + 2 S`` for losses of range ``S`` (docs/mwu.md).
-    checkpoint : callable ``(t, T, sum_{s<=t} x^s) -> bool``, optional
-        Called after each block of rounds (batched backends); returning True ends the run
-        there, and the result is the average of the ``t`` iterates so far.
+    checkpoint : callable ``(t, T, sum_{s<=t} x^s, Delta_t) -> bool``, optional
+        Called after each block of rounds (batched backends; ``Delta_t`` AdaHedge's cumulative
+        gap, 0 with the fixed step); returning True ends the run there, and the result is the
+        average of the ``t`` iterates so far (``info["delta"]``: Delta at the end).
 
     Returns
     -------
@@ -306,11 +307,13 @@ def scmwu(
                          scale=oracle.scale if isinstance(oracle, ExponentialOracle) else 1.0,
                          gumbel=isinstance(oracle, ExponentialOracle), noise=noise,
                          adaptive=adaptive)
-        xsum, chosen, used, done = run_loop(d, int(iterations), rng, algebra, backend=backend,
-                                            verbose=verbose, checkpoint=checkpoint)
+        xsum, chosen, used, done, delta = run_loop(d, int(iterations), rng, algebra,
+                                                   backend=backend, verbose=verbose,
+                                                   checkpoint=checkpoint)
         T = max(int(done), 1)
         return MWUResult(x=xsum / T, iterations=int(done), chosen=chosen,
-                         info={"backend": used})
+                         info={"backend": used, "delta": delta if adaptive else None,
+                               "step": step})
     if backend not in ("auto", "python"):
         raise ValueError(f"backend={backend!r} needs the oracles of cvxdp.solvers.mwu.oracles, "
                          "RowGaussianNoise (or no noise) and a BlockAlgebra; use 'python'.")

@@ -95,13 +95,16 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
     # stops at the first accepted one), when C = 4 tests still resolve the margin; else one.
     C = CHECKPOINTS + 1 if S > 1 and score / math.sqrt(
         2 * rho * q / (S * (CHECKPOINTS + 1))) <= coarse / 2 else 1
-    test_rho = rho * q / (S * C)
-    # every test's noise stays within z sigma together, with probability >= 1 - beta
-    z = math.sqrt(2 * math.log(2 * max(S * C, 1) / float(kw["beta"])))
     scale = form.R * form.rho
     w_obj = 2.0 * float(form.info.get("objective_width") or form.rho) / form.rho
     repaired = None if row_private is None or S == 1 else _repaired_test(
         form, scp, row_private, solver)
+    # with the repaired point tested, a rejected test may be followed by a test of the
+    # unrepaired average (what the posterior bound is about): two tests per checkpoint
+    per = 2 if repaired is not None else 1
+    test_rho = rho * q / (S * C * per)
+    # every test's noise stays within z sigma together, with probability >= 1 - beta
+    z = math.sqrt(2 * math.log(2 * max(S * C * per, 1) / float(kw["beta"])))
     best = None
     bound = None
     runs = []
@@ -121,6 +124,15 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                                        count=C,
                                        note="noisy feasibility tests of the objective search"))
 
+        def plain_violation(x: np.ndarray, f: Any = f) -> float:
+            # the objective row in the constraints' units (R objective_width against R rho),
+            # at half the level: the gap is the bracket's error (<= half the accuracy,
+            # search_steps) plus this row's violation; the row is public, so the test's
+            # sensitivity is unchanged
+            viol = f.G @ x - f.h
+            viol[-1] *= w_obj
+            return float(np.max(viol))
+
         def noisy_test(x: np.ndarray, f: Any = f, sig: float = sig, tau: float = tau
                        ) -> tuple[float, float, float]:
             """(released value v, acceptance threshold, violation bound v + z sigma)."""
@@ -135,18 +147,36 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                     note="noisy feasibility test of the objective search (repaired point)"))
                 v += gen.normal(0.0, sig_c)
                 return v, _threshold(judged, sig_c, z), v + z * sig_c
-            # the objective row in the constraints' units (R objective_width against R rho),
-            # at half the level: the gap is the bracket's error (<= half the accuracy,
-            # search_steps) plus this row's violation; the row is public, so the test's
-            # sensitivity is unchanged
-            viol = f.G @ x - f.h
-            viol[-1] *= w_obj
-            v = float(np.max(viol)) + gen.normal(0.0, sig)
+            v = plain_violation(x) + gen.normal(0.0, sig)
             return v, _threshold(margin, sig, z), (v + z * sig) * scale
 
         # ``level``: the largest true violation that surely passes (it backs optimum_lower)
         level = _threshold(margin, sig, z) - z * sig
-        stop = _Checkpoints(C, noisy_test)
+
+        def decide(x: np.ndarray, t: int, delta: float | None, posterior: Any,
+                   noisy_test: Any = noisy_test, sig: float = sig,
+                   plain_violation: Any = plain_violation, score_s: float = sens.score
+                   ) -> tuple:
+            """(verdict, v, threshold, bound): "accept" when the test accepts; "certified"
+            when the released value exceeds what a reachable target's run can show after t
+            rounds (AdaHedge's posterior bound, ``posterior_alpha``), so the target is below
+            the optimum (one more event of the certificate); else None."""
+            v, thr, vb = noisy_test(x)
+            if v <= thr:
+                return "accept", v, thr, vb
+            if posterior is not None and delta is not None:
+                a_t = posterior(t, delta, float(kw["beta"]) / (2 * C))
+                v2 = v
+                if repaired is not None:  # the posterior is about the unrepaired average
+                    acct.spend(gaussian_record(
+                        sigma=sig, sensitivity=score_s, mechanism="gaussian",
+                        note="noisy violation of the unrepaired average (objective search)"))
+                    v2 = plain_violation(x) + gen.normal(0.0, sig)
+                if v2 - z * sig > a_t * max(1.0, w_obj):
+                    return "certified", v, thr, vb
+            return None, v, thr, vb
+
+        stop = _Checkpoints(C, decide)
         with progress.phase(label):
             res, det = _run(setting, f, run_budget, rng=gen, accountant=acct,
                             checkpoint=stop if C > 1 else None, **kw)
@@ -154,7 +184,13 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
             best = (res, det)
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
             break
-        v, thr, vb = stop.value if stop.value is not None else noisy_test(res.x)
+        if stop.value is not None:
+            verdict, v, thr, vb = stop.value
+        else:
+            post = res.info.get("posterior")
+            verdict, v, thr, vb = decide(
+                res.x, res.iterations, res.info.get("delta"),
+                None if post is None else (lambda t, dl, b, post=post: post(b)))
         # Never a comparison with another noisy run.  An accepted point's true violation
         # (objective row included) is at most v + z sigma: a bound computed from the released
         # test value only.
@@ -162,7 +198,7 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
             det["alpha_guaranteed"] / scale
         # Accept at the judged accuracy (_threshold), not at the run's theorem alpha when that
         # is larger (which released points 4-9x outside the accuracy: docs/mwu.md).
-        ok = v <= thr
+        ok = verdict == "accept"
         if s == 0:
             best, bound = (res, det), vb  # the feasibility run is the fallback
         elif ok:
@@ -170,14 +206,14 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
             hi = tau
         else:
             lo = tau
-            if (repaired is None and alpha_n is not None
-                    and alpha_n * max(1.0, w_obj) <= level):
-                # a reachable target's run is within alpha_n <= level and passes its test (on
-                # the runs' and tests' events): a rejected target is below the optimum
+            if verdict == "certified" or (repaired is None and alpha_n is not None
+                                          and alpha_n * max(1.0, w_obj) <= level):
+                # a reachable target's run would have passed (its posterior or a-priori
+                # theorem, on the runs' and tests' events): the target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
                 theorem_events += 1
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok,
-                     "rounds": res.iterations})
+                     "certified_below": verdict == "certified", "rounds": res.iterations})
     res, det = best
     det = dict(det)
     if bound is not None:
@@ -201,20 +237,26 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
 class _Checkpoints:
     """The run's checkpoint (see :func:`cvxdp.solvers.mwu.mwu.scmwu`): at the first block
     past ``T / 64``, ``T / 16`` and ``T / 4`` it makes the run's noisy test of the average so
-    far and ends the run when the test accepts (``value`` keeps the test's result).  Which
-    tests are made depends on released values only."""
+    far and ends the run when the test decides (accepts, or certifies the target below the
+    optimum; ``value`` keeps the decision).  Which tests are made depends on released values
+    only.  :func:`cvxdp.solvers.mwu.private_scp._run` hands it AdaHedge's posterior bound
+    (``plan``)."""
 
-    def __init__(self, C: int, test: Any) -> None:
+    def __init__(self, C: int, decide: Any) -> None:
         self.left = C - 1
-        self.test = test
-        self.value: tuple[float, float, float] | None = None
+        self.decide = decide
+        self.posterior: Any = None
+        self.value: tuple | None = None
 
-    def __call__(self, t: int, T: int, xsum: np.ndarray) -> bool:
+    def plan(self, posterior: Any) -> None:
+        self.posterior = posterior
+
+    def __call__(self, t: int, T: int, xsum: np.ndarray, delta: float) -> bool:
         if self.left <= 0 or t < T // 4 ** self.left:
             return False
         self.left -= 1
-        out = self.test(xsum / t)
-        if out[0] <= out[1]:
+        out = self.decide(xsum / t, t, delta, self.posterior)
+        if out[0] is not None:
             self.value = out
             return True
         return False

@@ -57,6 +57,7 @@ from cvxdp.solvers.mwu.schedule import (
     iteration_cap,
     paper_alpha,
     plan_schedule,
+    posterior_alpha,
     row_sensitivities,
     total_rho,
 )
@@ -147,6 +148,11 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
                                          note="sigma per unit of each row's l2 sensitivity"))
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
+    step = sch.eta * sch.loss_scale
+    if checkpoint is not None and hasattr(checkpoint, "plan") and sch.adaptive:
+        # the checkpoints may certify an unreachable target from AdaHedge's posterior bound
+        checkpoint.plan(lambda t, delta, b: posterior_alpha(sch, sens, form.m, t, delta, step,
+                                                            b))
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
                 rng=rng, loss_scale=sch.loss_scale,
                 noise=noise,
@@ -154,6 +160,10 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
     det["iteration_cap"] = cap
     det["rounds_run"] = res.iterations  # < T when a checkpoint ended the run (records: T)
+    det["adahedge_delta"] = res.info.get("delta")
+    if sch.adaptive and res.info.get("delta") is not None:  # for the search (not released)
+        res.info["posterior"] = (lambda b, t=res.iterations, dl=res.info["delta"]:
+                                 posterior_alpha(sch, sens, form.m, t, dl, step, b))
     det["step"] = "AdaHedge (eta_t = ln r / Delta_t)" if sch.adaptive else "fixed eta"
     det["backend"] = res.info.get("backend")
     scale = form.R * form.rho

@@ -28,6 +28,7 @@ from cvxdp.solvers.mwu.loop_adaptive import ADA_DELTA0
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 
 __all__ = ["Schedule", "RowSens", "row_sensitivities", "loss_half_range", "plan_schedule",
+           "posterior_alpha",
            "total_rho",
            "paper_alpha", "iteration_cap", "ROUND_WORK_CAP", "average_excess"]
 
@@ -216,6 +217,28 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     noise_avg = 2.0 * sigma * np.sqrt(2.0 * math.log(3.0 / beta) / T)
     alpha = (s + ez) * reg + noise_avg + eo
     return alpha, eo, ez, e0, c, eta <= 1
+
+
+def posterior_alpha(sch: Schedule, sens: RowSens, m: int, t: int, delta: float, step: float,
+                    beta: float) -> float:
+    """Violation bound (normalised) on the average of the first ``t`` AdaHedge rounds when
+    the target is reachable, from the run's released data: ``2 Delta_t / (step t) + N_t +
+    E_o,t``, each of the two averaged terms at ``beta / 2`` (docs/mwu.md, "Posterior").
+
+    AdaHedge's regret after ``t`` rounds is at most ``Delta_t + ln r / eta_t <= 2 Delta_t``
+    whatever the losses (de Rooij et al. 2014); the loop's losses are ``step (a_p + z)``, so
+    Thm C.2's argument gives ``<a_i, x_t> - h_i <= 2 Delta_t / (step t) + N_t + E_o,t`` for
+    every row when some feasible ``y`` exists, with the noise average ``N_t`` and the
+    oracle's average miss ``E_o,t`` of :func:`_bound`.  ``Delta_t`` is a function of released
+    losses and public iterates.
+    """
+    reg = 2.0 * delta / (step * t)
+    e0 = sch.epsilon_oracle
+    eo = 0.0 if not math.isfinite(e0) or e0 <= 0 else float(
+        2.0 * sens.score / e0 * (math.log(max(m, 1)) + average_excess(np.array(t), beta / 2)))
+    sigma = sch.sigma_unit * float(np.max(sens.d2)) if sch.sigma_unit else 0.0
+    noise = 2.0 * sigma * math.sqrt(2.0 * math.log(2.0 / beta) / t)
+    return reg + noise + eo
 
 
 def iteration_cap(form: MWUForm) -> int:
