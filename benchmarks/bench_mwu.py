@@ -159,25 +159,28 @@ def _floor_rows(quick: bool) -> list[dict]:
         T = (4000 if quick else 20000) if m < 100 else (2000 if quick else 8000)
         Ad = np.ascontiguousarray(A.value)
 
-        def run(backend, iters, form=form, sch=sch, sens=sens):
+        def run(backend, iters, form=form, sch=sch, sens=sens, adaptive=False):
             t0 = time.perf_counter()
             scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=iters,
                   oracle=exponential_oracle(epsilon=sch.epsilon_oracle,
                                             sensitivity=sens.score),
                   rng=np.random.default_rng(0), loss_scale=0.5,
                   noise=_noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale),
-                  backend=backend)
+                  backend=backend, adaptive=adaptive)
             return (time.perf_counter() - t0) / iters
 
         f_np = min(_floor_numpy(Ad, T) for _ in range(3))
         f_nb = _floor_numba(Ad, T)
         t_py = run("python", max(T // 5, 200))
         t_np = min(run("numpy", T) for _ in range(3))
-        t_nb = None
+        t_nb = t_ada = None
         if f_nb is not None:
             run("numba", 10)  # compile (or load the cached kernel) once
             f_nb = min(f_nb, *(_floor_numba(Ad, T) for _ in range(2)))
             t_nb = min(run("numba", T) for _ in range(3))
+            # the AdaHedge step the solve path runs on orthant algebras (docs/mwu.md)
+            run("numba", 10, adaptive=True)
+            t_ada = min(run("numba", T, adaptive=True) for _ in range(3))
         # the mechanisms' own random numbers (numpy's Gumbel and normal samplers, the ones
         # the privacy records account for), drawn a block at a time as the loop does
         g = np.random.default_rng(1)
@@ -194,7 +197,8 @@ def _floor_rows(quick: bool) -> list[dict]:
                      "python/floor": t_py / f_np, "numpy/floor": t_np / f_np,
                      "numba/numba_floor": None if t_nb is None else t_nb / f_nb,
                      "numba/(numba_floor+draws)": None if t_nb is None else
-                     t_nb / (f_nb + draws)})
+                     t_nb / (f_nb + draws),
+                     "numba_adahedge_us": None if t_ada is None else us * t_ada})
     return rows
 
 

@@ -36,8 +36,9 @@ Gaussian mechanism).
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -46,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.progress import progress_bar
+from cvxdp.solvers.mwu.loop_adaptive import ada_state, adaptive_round, adaptive_round_general
 from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
 from cvxdp.solvers.mwu.loop_numba import compiled_block
 
@@ -134,6 +136,8 @@ class LoopData:
     psd_rows: np.ndarray      # svec coordinate -> (row, col) of the block, and its scale
     psd_cols: np.ndarray
     psd_scale: np.ndarray
+    ada: bool = False         # AdaHedge step (orthant algebras only; see adaptive_round)
+    log_r: float = 0.0        # ln of the rank (AdaHedge's eta = ln r / Delta)
 
 
 def _use_dense(m: int, k: int, nnz: int) -> bool:
@@ -142,9 +146,11 @@ def _use_dense(m: int, k: int, nnz: int) -> bool:
 
 
 def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, scale: float,
-                 gumbel: bool, noise: RowGaussianNoise | None) -> LoopData:
+                 gumbel: bool, noise: RowGaussianNoise | None,
+                 adaptive: bool = False) -> LoopData:
     """Precompute the loop's arrays (see :class:`LoopData`); ``scale`` multiplies the scores
-    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle)."""
+    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle);
+    ``adaptive`` runs AdaHedge's step (:func:`adaptive_round`, :func:`adaptive_round_general`)."""
     G = sp.csr_matrix(G, dtype=float)
     G.sort_indices()
     m, k = G.shape
@@ -185,7 +191,7 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
         x0=algebra.identity() / algebra.rank, n0=int(algebra.nonneg),
         soc_off=np.asarray(algebra._soc_off, dtype=np.int64),
         soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd),
-        **_psd_layout(algebra))
+        **_psd_layout(algebra), ada=bool(adaptive), log_r=math.log(max(algebra.rank, 2)))
 
 
 def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
@@ -249,9 +255,15 @@ def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarr
             np.empty(d.m), np.empty(B, dtype=np.int64))
 
 
+Checkpoint = Callable[[int, int, np.ndarray, float], bool]
+
+
 def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
-              verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Run ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts)``."""
+              verbose: bool = False, checkpoint: Checkpoint | None = None
+              ) -> tuple[np.ndarray, np.ndarray, int, float]:
+    """Run up to ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts, rounds
+    run, AdaHedge's Delta)``.  After each block ``checkpoint(rounds so far, T, sum_t x^t,
+    Delta)`` may end the run."""
     T = int(iterations)
     m = d.m
     normexp = numpy_normexp(d, algebra)
@@ -259,6 +271,10 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
     dense, noisy = d.dense, d.noisy
+    state = ada_state(d)  # AdaHedge's cumulative mixability gap Delta
+    lv = np.zeros(d.k)
+    ys = np.zeros(d.k)
+    orthant = not len(d.soc_off) and not len(d.psd_off)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
@@ -271,6 +287,13 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
             s += GH[j]
             p = int(s.argmax())
             P[j] = p
+            if d.ada and orthant:
+                adaptive_round(d, p, x, Z[j], y, lv, state, X[j + 1])
+                continue
+            if d.ada:
+                adaptive_round_general(d, p, x, Z[j], y, lv, state, ys)
+                normexp(ys, X[j + 1])
+                continue
             if dense:
                 y += Yd[p]
             else:
@@ -289,26 +312,35 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
-    return xsum, chosen
+        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
+            return xsum, chosen, t0 + nb, float(state[0])
+    return xsum, chosen, T, float(state[0])
 
 
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
-              verbose: bool = False) -> tuple[np.ndarray, np.ndarray]:
+              verbose: bool = False, checkpoint: Checkpoint | None = None
+              ) -> tuple[np.ndarray, np.ndarray, int, float]:
     """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
     block = compiled_block()
     T = int(iterations)
     m = d.m
     B, y, xsum, chosen, X, s, P = _buffers(d, T)
+    state = ada_state(d)
+    lv = np.zeros(d.k)
+    ys = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         GH, Z = draw_block(d, nb, rng)
         block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
               d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
-              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s)
+              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s, d.ada, d.log_r,
+              state, lv, ys)
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
-    return xsum, chosen
+        if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
+            return xsum, chosen, t0 + nb, float(state[0])
+    return xsum, chosen, T, float(state[0])
 
 
 def numba_available() -> bool:
@@ -343,11 +375,15 @@ def choose_backend(backend: str, d: LoopData, iterations: int) -> str:
 
 
 def run_loop(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
-             backend: str = "auto", verbose: bool = False) -> tuple[np.ndarray, np.ndarray, str]:
-    """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used)``."""
+             backend: str = "auto", verbose: bool = False,
+             checkpoint: Checkpoint | None = None
+             ) -> tuple[np.ndarray, np.ndarray, str, int, float]:
+    """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used, rounds
+    run, AdaHedge's Delta)``; ``checkpoint`` (see :func:`run_numpy`) may end it early."""
     used = choose_backend(backend, d, iterations)
     if used == "numba":
-        xsum, chosen = run_numba(d, iterations, rng, verbose=verbose)
+        out = run_numba(d, iterations, rng, verbose=verbose, checkpoint=checkpoint)
     else:
-        xsum, chosen = run_numpy(d, iterations, rng, algebra, verbose=verbose)
-    return xsum, chosen, used
+        out = run_numpy(d, iterations, rng, algebra, verbose=verbose, checkpoint=checkpoint)
+    xsum, chosen, done, delta = out
+    return xsum, chosen, used, done, delta

@@ -235,6 +235,8 @@ def scmwu(
     noise: Noise | None = None,
     verbose: bool = False,
     backend: str = "auto",
+    adaptive: bool = False,
+    checkpoint: Callable[[int, int, np.ndarray, float], bool] | None = None,
 ) -> MWUResult:
     """Run SCMWU with a dual oracle (Alg 5), optionally with noisy losses (Alg 1).
 
@@ -269,6 +271,15 @@ def scmwu(
         ``numba`` extra, compiled (``"auto"`` compiles long runs; both give the same numbers for
         the same generator; algebras with more than 8 PSD blocks stay in numpy).  Any other
         oracle or noise callable, or ``"python"``, runs the round-at-a-time loop below.
+    adaptive : bool
+        AdaHedge's step ``eta_t = ln r / Delta_{t-1}`` (``Delta`` the cumulative mixability
+        gap) instead of the fixed ``eta`` (orthant algebras, batched backends only; ``eta``
+        is then ignored: the iterates do not depend on the loss's scale).  Regret at most
+        ``S sqrt(T ln r) + 2 S`` for losses of range ``S`` (docs/mwu.md).
+    checkpoint : callable ``(t, T, sum_{s<=t} x^s, Delta_t) -> bool``, optional
+        Called after each block of rounds (batched backends; ``Delta_t`` AdaHedge's cumulative
+        gap, 0 with the fixed step); returning True ends the run there, and the result is the
+        average of the ``t`` iterates so far (``info["delta"]``: Delta at the end).
 
     Returns
     -------
@@ -288,15 +299,21 @@ def scmwu(
     batched = (isinstance(oracle, ExactOracle | ExponentialOracle)
                and (noise is None or isinstance(noise, RowGaussianNoise))
                and isinstance(algebra, BlockAlgebra))
+    if (adaptive or checkpoint is not None) and (backend == "python" or not batched):
+        raise ValueError("adaptive= and checkpoint= need a batched backend (the oracles of "
+                         "cvxdp.solvers.mwu.oracles, RowGaussianNoise, a BlockAlgebra).")
     if backend != "python" and batched:
         d = prepare_loop(G, h, algebra, step=step,
                          scale=oracle.scale if isinstance(oracle, ExponentialOracle) else 1.0,
-                         gumbel=isinstance(oracle, ExponentialOracle), noise=noise)
-        xsum, chosen, used = run_loop(d, int(iterations), rng, algebra, backend=backend,
-                                      verbose=verbose)
-        T = max(int(iterations), 1)
-        return MWUResult(x=xsum / T, iterations=int(iterations), chosen=chosen,
-                         info={"backend": used})
+                         gumbel=isinstance(oracle, ExponentialOracle), noise=noise,
+                         adaptive=adaptive)
+        xsum, chosen, used, done, delta = run_loop(d, int(iterations), rng, algebra,
+                                                   backend=backend, verbose=verbose,
+                                                   checkpoint=checkpoint)
+        T = max(int(done), 1)
+        return MWUResult(x=xsum / T, iterations=int(done), chosen=chosen,
+                         info={"backend": used, "delta": delta if adaptive else None,
+                               "step": step})
     if backend not in ("auto", "python"):
         raise ValueError(f"backend={backend!r} needs the oracles of cvxdp.solvers.mwu.oracles, "
                          "RowGaussianNoise (or no noise) and a BlockAlgebra; use 'python'.")

@@ -57,6 +57,7 @@ from cvxdp.solvers.mwu.schedule import (
     iteration_cap,
     paper_alpha,
     plan_schedule,
+    posterior_alpha,
     row_sensitivities,
     total_rho,
 )
@@ -113,7 +114,8 @@ def _details(setting: str, sch: Schedule, sens: RowSens, form: MWUForm, budget: 
 
 def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None, beta: float,
          schedule: str, max_iterations: int, rng: np.random.Generator, verbose: bool,
-         accountant: PrivacyAccountant) -> tuple[MWUResult, dict[str, Any]]:
+         accountant: PrivacyAccountant, checkpoint: Any = None
+         ) -> tuple[MWUResult, dict[str, Any]]:
     sens = row_sensitivities(form)
     if setting == "constraint" and not np.any(sens.d2 > 0):
         setting_eff = "scalar" if sens.score > 0 else "none"
@@ -127,8 +129,10 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     target = DEFAULT_ACCURACY if accuracy is None and schedule != "paper" else accuracy
     acc_n = None if target is None else target / (form.R * form.rho)
     cap = iteration_cap(form)
+    # AdaHedge's step (docs/mwu.md: its regret bound, Golden-Thompson on cone blocks)
     sch = plan_schedule(setting_eff, form, sens, budget, accuracy=acc_n, beta=beta,
-                        schedule=schedule, max_iterations=min(int(max_iterations), cap))
+                        schedule=schedule, max_iterations=min(int(max_iterations), cap),
+                        adaptive=True)
     rho = total_rho(budget)
     accountant.spend(exponential_record(
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
@@ -144,15 +148,29 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
                                          note="sigma per unit of each row's l2 sensitivity"))
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
+    step = sch.eta * sch.loss_scale
+    if checkpoint is not None and hasattr(checkpoint, "plan") and sch.adaptive:
+        # the checkpoints may certify an unreachable target from AdaHedge's posterior bound
+        checkpoint.plan(lambda t, delta, b: posterior_alpha(sch, sens, form.m, t, delta, step,
+                                                            b))
     res = scmwu(form.G, form.h, form.algebra, eta=sch.eta, iterations=sch.T, oracle=oracle,
-                rng=rng, loss_scale=sch.loss_scale if setting_eff == "constraint" else 1.0,
+                rng=rng, loss_scale=sch.loss_scale,
                 noise=noise,
-                verbose=verbose)
+                verbose=verbose, adaptive=sch.adaptive, checkpoint=checkpoint)
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
     det["iteration_cap"] = cap
+    det["rounds_run"] = res.iterations  # < T when a checkpoint ended the run (records: T)
+    det["adahedge_delta"] = res.info.get("delta")
+    if sch.adaptive and res.info.get("delta") is not None:  # for the search (not released)
+        res.info["posterior"] = (lambda b, t=res.iterations, dl=res.info["delta"]:
+                                 posterior_alpha(sch, sens, form.m, t, dl, step, b))
+    det["step"] = "AdaHedge (eta_t = ln r / Delta_t)" if sch.adaptive else "fixed eta"
     det["backend"] = res.info.get("backend")
     scale = form.R * form.rho
-    det["alpha_guaranteed"] = sch.alpha * scale if sch.valid else None
+    # the theorem is about the average of the T planned rounds; a run a checkpoint ended early
+    # is certified by that checkpoint's released test only
+    det["alpha_guaranteed"] = sch.alpha * scale if sch.valid and res.iterations == sch.T \
+        else None
     det["alpha_bound_at_schedule"] = sch.alpha * scale
     det["theorem_conditions_hold"] = sch.valid
     if isinstance(budget, ApproxDP) and budget.delta > 0:

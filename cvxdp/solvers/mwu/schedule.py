@@ -24,9 +24,12 @@ from cvxdp.privacy.accountant import (
     FLOAT_DELTA_SHARE,
 )
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
+from cvxdp.solvers.mwu.loop_adaptive import ADA_DELTA0
 from cvxdp.solvers.mwu.mwu_form import MWUForm
 
-__all__ = ["Schedule", "RowSens", "row_sensitivities", "plan_schedule", "total_rho",
+__all__ = ["Schedule", "RowSens", "row_sensitivities", "loss_half_range", "plan_schedule",
+           "posterior_alpha",
+           "total_rho",
            "paper_alpha", "iteration_cap", "ROUND_WORK_CAP", "average_excess"]
 
 PRACTICAL_ETA = 0.5  # step size of the practical schedule (T = Lambda / eta)
@@ -58,6 +61,7 @@ class RowSens:
     support: sp.csr_matrix  # where each row can change, in dual coordinates (phi-scaled)
     score: float        # sensitivity of the oracle's scores <a_i, x> - h_i
     kmax: int           # largest support size
+    half_range: float = 1.0  # public bound on (lambda_max - lambda_min)(a_i) / 2 over the rows
 
 
 def row_sensitivities(form: MWUForm) -> RowSens:
@@ -87,7 +91,57 @@ def row_sensitivities(form: MWUForm) -> RowSens:
         dinf = np.sqrt(np.asarray(blk.max(axis=1).todense()).ravel())
     score = float(np.max(dinf + form.dh)) if form.m else 0.0
     kmax = int(np.max(np.diff(dphi.indptr))) if form.m else 0
-    return RowSens(d2=d2, dinf=dinf, support=dphi, score=score, kmax=kmax)
+    return RowSens(d2=d2, dinf=dinf, support=dphi, score=score, kmax=kmax,
+                   half_range=loss_half_range(form))
+
+
+def loss_half_range(form: MWUForm) -> float:
+    """Public bound ``s`` on half the spectral range ``(lambda_max - lambda_min)(a_i) / 2`` of
+    every row: the loss may be shifted by ``c e`` to ``||a_i - c e||_inf <= s`` (docs/mwu.md).
+
+    A row with private coefficients is only known to have ``||a_i||_inf <= 1`` (the width
+    normalisation), so its half-range is bounded by 1; a public row's spectrum is computed (the
+    union of its blocks' spectra, an untouched block contributing the eigenvalue 0).  Nothing
+    here reads private data.
+    """
+    alg = form.algebra
+    if form.m == 0:
+        return 1.0
+    priv = np.diff(sp.csr_matrix(form.dG).indptr) > 0
+    if priv.all():
+        return 1.0
+    el = sp.csr_matrix(form.G.multiply(1.0 / alg.gram[None, :]))
+    pub = np.flatnonzero(~priv)
+    lo = np.full(pub.size, np.inf)
+    hi = np.full(pub.size, -np.inf)
+    n0 = alg.nonneg
+    if n0:
+        orth = el[pub][:, :n0].tocsr()
+        cnt = np.diff(orth.indptr)
+        mx = np.full(pub.size, -np.inf)
+        mn = np.full(pub.size, np.inf)
+        nz = cnt > 0
+        if nz.any():
+            mx[nz] = orth[nz].max(axis=1).toarray().ravel()
+            mn[nz] = orth[nz].min(axis=1).toarray().ravel()
+        # a coordinate the row does not touch is an eigenvalue 0 (max/min above include the
+        # implicit zeros of rows with fewer than n0 entries)
+        lo, hi = np.minimum(lo, mn), np.maximum(hi, mx)
+        full = cnt == n0
+        lo[~full] = np.minimum(lo[~full], 0.0)
+        hi[~full] = np.maximum(hi[~full], 0.0)
+    if alg.soc or alg.psd:
+        rest = el[pub][:, n0:].tocsr()
+        for j in range(pub.size):
+            if rest.indptr[j + 1] == rest.indptr[j]:
+                lo[j], hi[j] = min(lo[j], 0.0), max(hi[j], 0.0)
+                continue
+            row = np.zeros(alg.dim)
+            row[n0:] = rest[j].toarray().ravel()
+            lam = alg.eigenvalues(row)[n0:]
+            lo[j], hi[j] = min(lo[j], float(lam.min())), max(hi[j], float(lam.max()))
+    half = float(np.max((hi - lo) / 2.0)) if pub.size else 0.0
+    return float(min(1.0, max(half, 1.0 if priv.any() else 0.0, 1e-12)))
 
 
 @dataclass
@@ -104,6 +158,7 @@ class Schedule:
     oracle_error: float
     noise_bound: float
     loss_scale: float = 0.5  # the loss is loss_scale * (a_p + z): 1 / (1 + noise_bound)
+    adaptive: bool = False  # AdaHedge's step instead of eta (orthant algebras)
 
 
 def average_excess(T: np.ndarray, beta: float) -> np.ndarray:
@@ -116,7 +171,8 @@ def average_excess(T: np.ndarray, beta: float) -> np.ndarray:
 
 
 def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps_pure: float,
-           sens: RowSens, m: int, r: int, beta: float, eta: np.ndarray | None = None):
+           sens: RowSens, m: int, r: int, beta: float, eta: np.ndarray | None = None,
+           adaptive: bool = False):
     """Utility bound of the theorems as a function of (T, split) (broadcast arrays).
 
     The proofs of Thms C.2 / C.9 add the oracle's error and the noise's inner products over the
@@ -136,15 +192,22 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     three events at ``beta/3`` each; scalar privacy: ``alpha = reg + E_o`` (one event).
     """
     lr = math.log(max(r, 2))
-    if eta is None:
-        eta = np.minimum(1.0, np.sqrt(lr / T))
-    reg = eta + lr / (eta * T)
+    if adaptive:
+        # AdaHedge on losses in [-1, 1] (range 2): regret <= 2 sqrt(T ln r) + 4 + 2 Delta_0
+        # (docs/mwu.md)
+        reg = 2.0 * np.sqrt(lr / T) + (4.0 + 2.0 * ADA_DELTA0) / T
+        eta = np.zeros_like(reg)  # no step condition
+    else:
+        if eta is None:
+            eta = np.minimum(1.0, np.sqrt(lr / T))
+        reg = eta + lr / (eta * T)
     lm = math.log(max(m, 1))
+    s = sens.half_range
     if setting == "scalar":
         e0 = np.sqrt(8.0 * rho / T) if rho is not None else eps_pure / T
         e0 = e0 * np.ones_like(f)
         eo = 2.0 * sens.score / e0 * (lm + average_excess(T, beta))
-        return reg + eo, eo, np.zeros_like(eo), e0, np.zeros_like(eo), eta <= 1
+        return s * reg + eo, eo, np.zeros_like(eo), e0, np.zeros_like(eo), eta <= 1
     rr = rho / T
     e0 = np.sqrt(8.0 * f * rr)
     c = 1.0 / np.sqrt(2.0 * (1.0 - f) * rr)
@@ -152,8 +215,30 @@ def _bound(setting: str, T: np.ndarray, f: np.ndarray, *, rho: float | None, eps
     sigma = c * float(np.max(sens.d2))
     ez = sigma * (math.sqrt(max(sens.kmax, 1)) + np.sqrt(2.0 * np.log(3.0 * T / beta)))
     noise_avg = 2.0 * sigma * np.sqrt(2.0 * math.log(3.0 / beta) / T)
-    alpha = (1.0 + ez) * reg + noise_avg + eo
+    alpha = (s + ez) * reg + noise_avg + eo
     return alpha, eo, ez, e0, c, eta <= 1
+
+
+def posterior_alpha(sch: Schedule, sens: RowSens, m: int, t: int, delta: float, step: float,
+                    beta: float) -> float:
+    """Violation bound (normalised) on the average of the first ``t`` AdaHedge rounds when
+    the target is reachable, from the run's released data: ``2 Delta_t / (step t) + N_t +
+    E_o,t``, each of the two averaged terms at ``beta / 2`` (docs/mwu.md, "Posterior").
+
+    AdaHedge's regret after ``t`` rounds is at most ``Delta_t + ln r / eta_t <= 2 Delta_t``
+    whatever the losses (de Rooij et al. 2014); the loop's losses are ``step (a_p + z)``, so
+    Thm C.2's argument gives ``<a_i, x_t> - h_i <= 2 Delta_t / (step t) + N_t + E_o,t`` for
+    every row when some feasible ``y`` exists, with the noise average ``N_t`` and the
+    oracle's average miss ``E_o,t`` of :func:`_bound`.  ``Delta_t`` is a function of released
+    losses and public iterates.
+    """
+    reg = 2.0 * delta / (step * t)
+    e0 = sch.epsilon_oracle
+    eo = 0.0 if not math.isfinite(e0) or e0 <= 0 else float(
+        2.0 * sens.score / e0 * (math.log(max(m, 1)) + average_excess(np.array(t), beta / 2)))
+    sigma = sch.sigma_unit * float(np.max(sens.d2)) if sch.sigma_unit else 0.0
+    noise = 2.0 * sigma * math.sqrt(2.0 * math.log(2.0 / beta) / t)
+    return reg + noise + eo
 
 
 def iteration_cap(form: MWUForm) -> int:
@@ -172,8 +257,8 @@ def iteration_cap(form: MWUForm) -> int:
 
 
 def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
-                  accuracy: float | None, beta: float, schedule: str, max_iterations: int
-                  ) -> Schedule:
+                  accuracy: float | None, beta: float, schedule: str, max_iterations: int,
+                  adaptive: bool = False) -> Schedule:
     """Choose T, eta and the per-round split for ``setting`` ("constraint" or "scalar").
 
     ``schedule="paper"``: T and eta of Alg 1 (``T = 144 ln r / alpha^2``, ``eta = alpha/12``) or
@@ -188,6 +273,8 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
     the regret-optimal ``eta = sqrt(ln r / T)`` (Thm A.5: ``eta + ln r / (eta T)`` is smallest
     there, ``2 sqrt(ln r / T)``; the paper's ``alpha / 12`` is this at its own T up to the
     constant).  ``max_iterations`` is the caller's cap, at most :func:`iteration_cap` (docs/mwu.md).
+    ``adaptive`` (auto schedule): the step is AdaHedge's and the regret term its worst case
+    ``2 sqrt(ln r / T) + (4 + 2 Delta_0) / T`` (:func:`_bound`).
     """
     rho = total_rho(budget)
     eps_pure = budget.epsilon if isinstance(budget, PureDP) else 0.0
@@ -211,8 +298,9 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
         eta = None
     else:
         raise PrivacyGuaranteeError(f"schedule must be 'auto' or 'paper', got {schedule!r}.")
+    adaptive = adaptive and schedule == "auto"
     alpha, eo, ez, e0, c, valid = _bound(setting, T, f, rho=rho, eps_pure=eps_pure, sens=sens,
-                                         m=m, r=r, beta=beta, eta=eta)
+                                         m=m, r=r, beta=beta, eta=eta, adaptive=adaptive)
     alpha, eo, ez = np.broadcast_arrays(alpha, eo, ez)
     valid = np.broadcast_to(valid, alpha.shape)
     Tb = np.broadcast_to(T, alpha.shape)
@@ -238,7 +326,7 @@ def plan_schedule(setting: str, form: MWUForm, sens: RowSens, budget: Budget, *,
                     epsilon_oracle=float(e0b[i]), sigma_unit=float(cb[i]),
                     alpha=float(alpha[i]), valid=bool(valid[i]), oracle_error=float(eo[i]),
                     noise_bound=float(ez[i]),
-                    loss_scale=1.0 / (1.0 + float(ez[i])))
+                    loss_scale=1.0 / (sens.half_range + float(ez[i])), adaptive=adaptive)
 
 
 def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure: float,
@@ -265,7 +353,8 @@ def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure
         e0 = math.sqrt(8.0 * f * rho / T)
         c = 1.0 / math.sqrt(2.0 * (1.0 - f) * rho / T) if setting == "constraint" else 0.0
     return Schedule(T=T, eta=lam / T, split=f, epsilon_oracle=e0, sigma_unit=c,
-                    alpha=alpha_min, valid=False, oracle_error=math.nan, noise_bound=math.nan)
+                    alpha=alpha_min, valid=False, oracle_error=math.nan, noise_bound=math.nan,
+                    loss_scale=0.5 if setting == "constraint" else 1.0)
 
 
 def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon: float,

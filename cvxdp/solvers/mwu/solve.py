@@ -20,25 +20,22 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp import progress
 from cvxdp.arguments import COMMON_OPTIONS, check_options
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError, warn_user
 from cvxdp.privacy.accountant import PrivacyAccountant
-from cvxdp.privacy.budgets import ZCDP, resolve_budget
-from cvxdp.privacy.mechanisms import gaussian_record
+from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers import public_part
 from cvxdp.solvers.covering.covering_model import solve_covering_private
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
+from cvxdp.solvers.mwu.objective_search import objective_search, trace_set_only
 from cvxdp.solvers.mwu.private_scp import (
     ALG1,
     THM_C5,
     _run,
     objective_private_solve,
-    row_sensitivities,
-    total_rho,
 )
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
 from cvxdp.specs import as_spec_tuple
@@ -204,14 +201,19 @@ def solve_mwu(
             res, det = _run(setting, form, budget, rng=gen, accountant=acct, **kw)
             det["objective"] = "none (feasibility)"
         else:
-            res, det = _search(setting, form, scp, budget, acct, gen, kw, opts)
+            res, det = objective_search(setting, form, scp, budget, acct, gen, kw, opts,
+                                        row_private=row_private, solver=solver)
         x = form.to_scp_point(res.x)
         # the public constraints (equalities included) hold in the released point: project
         # onto them (post-processing of the private point, no budget)
         # When the theorem's alpha holds, every row -- public ones included -- is within alpha
         # and the point is released as the theorem covers it; otherwise (no accuracy promised)
         # the public rows are repaired.
+        # (A bound beyond the judged accuracy promises nothing useful: repair then too.)
         alpha_ok = det.get("alpha_guaranteed")
+        judged = float(accuracy) if accuracy is not None else DEFAULT_ACCURACY
+        if alpha_ok is not None and (alpha_ok > judged or det.get("tested_after_repair")):
+            alpha_ok = None  # (a point tested after its repair is released repaired)
         x, moved, pub_viol = public_part.public_repair(
             scp.A, scp.b, scp.dims, row_private, x, solver=solver,
             tol=1e-7 if alpha_ok is None else max(1e-7, float(alpha_ok)))
@@ -221,7 +223,8 @@ def solve_mwu(
                 # the theorem's bound is about the MWU's point, not the projected one
                 det["alpha_guaranteed_before_repair"] = det["alpha_guaranteed"]
                 det["alpha_guaranteed"] = None
-            det.pop("violation_bound", None)
+            if not det.get("tested_after_repair"):
+                det.pop("violation_bound", None)  # the test was of the unrepaired point
         iterations = int(det.get("total_iterations", det["T"]))
         theorem = ALG1 if det["setting"] == "constraint" else THM_C5
         optimised = not str(det["objective"]).startswith("not optimised")
@@ -301,7 +304,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
     scalar privacy: the public objective at the released point, exactly; the optimum is at
     least the public lower bound of the search, raised to every target a test rejected while
     its run met its theorem; the violation is at most the search's released test bound (or
-    the theorem's ``alpha``).  Those events hold together w.p. ``>= 1 - (S + 1) beta``.
+    the theorem's ``alpha``).  Those events hold together w.p. ``>= 1 - (1 + k) beta``, ``k``
+    the runs whose theorem raised the lower bound (the tests' noise is one event).
     """
     if "objective" in settings:
         alpha = info.get("alpha_guaranteed")
@@ -336,123 +340,3 @@ class ObjectiveNotOptimisedWarning(UserWarning):
 
 class AccuracyNotGuaranteedWarning(UserWarning):
     """The private solve's theorem does not bound the accuracy at the settings used."""
-
-
-def _search(setting, form, scp, budget, acct, gen, kw, opts):
-    """Private bisection over the objective value (digest 002 §8 G1, option (c)).
-
-    Run 0 solves feasibility (objective row at the public upper end of the range) and is the
-    fallback answer; runs 1..S-1 bisect ``tau``.  Every run is followed by a noisy test of its
-    largest normalised violation ``v`` (Gaussian, sensitivity = the score sensitivity, since
-    the average iterate is a distribution).  A target counts as reached when ``v <= alpha +
-    z sigma``: ``alpha`` the requested accuracy (the schedule is planned for it), else the
-    theorem's violation bound for that run, else 0.05 (normalised units); ``z = sqrt(2 ln(2S /
-    beta))`` so that all ``S`` test noises stay
-    within ``z sigma`` w.p. ``1 - beta`` -- a reachable target (``tau >= OPT``) whose run meets
-    its theorem is then accepted, and an accepted point's true violation is at most ``v + z
-    sigma`` (released as ``violation_bound``).  The decision never compares two noisy runs.
-    Accounting: every run and every test is a record of the accountant (the report lists them);
-    the zCDP budget is split evenly: ``(1 - q) rho / S`` per run and ``q rho / S`` per test.
-    """
-    rho = total_rho(budget)
-    if rho is None:  # pure DP: no Gaussian tests; solve feasibility and say so
-        res, det = _run(setting, form, budget, rng=gen, accountant=acct, **kw)
-        det["objective"] = ("not optimised: a pure-DP budget cannot pay for the noisy tests of "
-                            "the search (pass target= or delta > 0)")
-        return res, det
-    S = int(opts.get("search_steps", 6))
-    q = float(opts.get("search_share", 0.1))
-    if S < 1 or not 0 < q < 1:
-        raise PrivacyGuaranteeError("search_steps must be >= 1 and 0 < search_share < 1.")
-    row_private = (np.asarray(scp.sensitivity.A.sum(axis=1)).ravel() > 0) | (
-        scp.sensitivity.b > 0)
-    try:
-        if trace_set_only(form):
-            # the public set is {z in K, tr z = R}: the range of c'x is R times the extreme
-            # eigenvalues of c_z (EJA spectrum; eigvalsh per block), no conic solve
-            lam = form.algebra.eigenvalues(form.c_z / form.algebra.gram)
-            lo = form.c_z_shift + form.R * float(lam.min())
-            hi = form.c_z_shift + form.R * float(lam.max())
-        else:
-            lo, hi = public_part.public_bounds(scp.A, scp.b, scp.dims, row_private, [scp.c])
-            lo, hi = float(lo[0]), float(hi[0])
-    except CvxdpError:  # the public part does not bound c'x: fall back to the trace bound
-        w = form.algebra.norm_inf(form.c_z / form.algebra.gram) * form.R
-        lo, hi = form.c_z_shift - w, form.c_z_shift + w
-    # Fewer steps when a test would be pure noise: each test's noise must stay below half the
-    # acceptance margin, else the search degenerates to feasibility (reported in details).
-    acc = kw["accuracy"]
-    score = row_sensitivities(form.with_target(hi)).score
-    margin = acc / (form.R * form.rho) if acc is not None else 0.05
-    while S > 1 and score / math.sqrt(2 * rho * q / S) > margin / 2:
-        S -= 1
-    run_budget = ZCDP(rho * (1 - q) / S) if S > 1 else ZCDP(rho)
-    test_rho = rho * q / S
-    # every test's noise stays within z sigma together, with probability >= 1 - beta
-    z = math.sqrt(2 * math.log(2 * max(S, 1) / float(kw["beta"])))
-    scale = form.R * form.rho
-    best = None
-    bound = None
-    runs = []
-    # OPT >= lo over the public set; a target the test rejects while its run meets its theorem
-    # (level = the theorem's alpha) is below OPT on the runs' and tests' events
-    optimum_lower = lo
-    for s in range(S):
-        tau = hi if s == 0 else 0.5 * (lo + hi)
-        f = form.with_target(tau)
-        label = "feasibility run" if s == 0 else f"objective search {s}/{S - 1}"
-        with progress.phase(label):
-            res, det = _run(setting, f, run_budget, rng=gen, accountant=acct, **kw)
-        if S == 1:
-            best = (res, det)
-            runs.append({"tau": tau, "noisy_violation": None, "reached": None})
-            break
-        sens = row_sensitivities(f)
-        sig = sens.score / math.sqrt(2 * test_rho)
-        acct.spend(gaussian_record(sigma=sig, sensitivity=sens.score, mechanism="gaussian",
-                                   note="noisy feasibility test of the objective search"))
-        v = float(np.max(f.G @ res.x - f.h)) + gen.normal(0.0, sig)
-        # Accept tau when the noisy violation is within what a reachable target gives: the
-        # theorem's alpha for this run (the requested accuracy when the theorem is vacuous)
-        # plus the test noise's bound z sigma -- never a comparison with another noisy run.
-        # An accepted point's true violation (objective row included) is then at most
-        # v + z sigma: a bound computed from the released test value only.
-        alpha_n = None if det.get("alpha_guaranteed") is None else \
-            det["alpha_guaranteed"] / scale
-        # the requested accuracy when given (the schedule is planned for it), else the
-        # theorem's alpha for this run, else the default margin
-        level = margin if acc is not None or alpha_n is None else alpha_n
-        thr = level + z * sig
-        ok = v <= thr
-        if s == 0:
-            best, bound = (res, det), v + z * sig  # the feasibility run is the fallback
-        elif ok:
-            best, bound = (res, det), v + z * sig
-            hi = tau
-        else:
-            lo = tau
-            if alpha_n is not None and acc is None:
-                optimum_lower = max(optimum_lower, tau)
-        runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok})
-    res, det = best
-    det = dict(det)
-    if bound is not None:
-        # w.p. >= 1 - beta over the tests' noise (canonical units, the objective row included)
-        det["violation_bound"] = max(bound, 0.0) * scale
-    det["optimum_lower"] = optimum_lower  # canonical c'x (offset not included)
-    det["search_events"] = S + 1  # the runs' theorems and the tests' noise: a union bound
-    det.update(objective="private bisection" if S > 1 else
-               "not optimised: budget too small for an informative search (pass target=)",
-               search_runs=runs, search_steps=S,
-               search_share=q, total_iterations=len(runs) * det["T"],
-               rho_per_run=rho * (1 - q) / S, rho_per_test=test_rho)
-    return res, det
-
-
-def trace_set_only(form: Any) -> bool:
-    """True when the MWU form's public part is exactly ``{z in K, tr z = R}``: the trace is a
-    public equality (``R`` exact) and every row left in ``G`` carries private data."""
-    return (form.info.get("w_coord") is None and form.R >= 0
-            and int(form.info.get("private_rows", -1)) == int(form.G.shape[0]))
-
-
