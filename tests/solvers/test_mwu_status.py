@@ -5,6 +5,8 @@
   ``optimal_inaccurate``: it is ``user_limit``, with a warning and an ``info`` entry.
 """
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -50,3 +52,27 @@ def test_feasibility_only_answer_is_not_called_optimal(budget):
     assert sol.status == "user_limit" and prob.status == "user_limit"
     assert sol.info["objective_optimised"] is False
     assert "not optimised" in sol.info["status_reason"]
+
+
+def test_no_theorem_bound_when_the_private_rows_width_is_assumed():
+    # reproducer: without width=, rows with private data are assumed to have spectral norm <= 1
+    # (the paper's normalisation); here they are up to 3, so the losses leave [-1, 1] and the
+    # MWU theorem's alpha (and every lower bound on the optimum it backs) rests on a premise
+    # that public data cannot check: it must not be claimed
+    rng = np.random.default_rng(3)
+    A = cp.Parameter((12, 4), name="A", value=rng.uniform(0.0, 3.0, (12, 4)))
+    x = cp.Variable(4, name="x")
+    prob = cp.Problem(cp.Maximize(np.ones(4) @ x), [A @ x <= 1, x >= 0, x <= 1])
+    spec = cvxdp.ConstraintPrivacy(A, sensitivity=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, mechanism="mwu",
+                                 private=spec, target=0.3)
+    assert sol.privacy.details["theorem_conditions_hold"] is False
+    assert sol.info["alpha_guaranteed"] is None
+    # with a public width the theorem applies again
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, mechanism="mwu",
+                                 private=spec, target=0.3, width=3.0)
+    assert sol.privacy.details["theorem_conditions_hold"] is True
