@@ -37,7 +37,8 @@ def test_no_success_status_when_the_theorem_bound_does_not_hold():
 
 def test_success_status_with_the_bound_when_the_theorem_holds():
     prob, A = _lp()
-    sol = prob.solve_private(mechanism="mwu",
+    # width=1: the public bound on the private rows the theorem rests on (entries in [0, 1])
+    sol = prob.solve_private(mechanism="mwu", width=1.0,
                              epsilon=1e4, delta=1e-6, rng=7, reference=True, accuracy=0.3,
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
     assert (sol.status, sol.status_reason) == status_of(sol.certificate, 0.3)

@@ -67,8 +67,9 @@ def test_huge_epsilon_converges_to_a_feasible_point(kind):
         prob, Ps = _sdp()
         spec = cvxdp.ConstraintPrivacy(Ps, sensitivity=0.01)
     acc = 0.05
-    sol = solve_general(prob, mechanism="mwu",
-                              epsilon=HUGE, delta=1e-6, private=spec, accuracy=acc, rng=0,
+    # width=1: the public bound on the private rows (entries in [-1, 1], unit spectral norm)
+    sol = solve_general(prob, mechanism="mwu", width=1.0,
+                        epsilon=HUGE, delta=1e-6, private=spec, accuracy=acc, rng=0,
                         reference=True, max_iterations=3000)
     # the status is the certificate's at the requested accuracy, and the certificate holds:
     # the true (canonical) violation is within its bound; no objective, so no gap

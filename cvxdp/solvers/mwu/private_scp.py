@@ -149,7 +149,12 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
         noise = _noise_fn(sens, sch.sigma_unit, form.algebra.phi_scale)
     oracle = exponential_oracle(epsilon=sch.epsilon_oracle, sensitivity=sens.score)
     step = sch.eta * sch.loss_scale
-    if checkpoint is not None and hasattr(checkpoint, "plan") and sch.adaptive:
+    # The theorem (and AdaHedge's posterior bound) needs every loss in [-1, 1]: rows of norm
+    # <= the width after normalisation.  Without a public width= the private rows' width is
+    # only assumed (max(1, the public rows' width)): privacy does not depend on it, but no
+    # accuracy bound resting on it is claimed.
+    width_known = form.info.get("width_private_rows") != "assumed"
+    if checkpoint is not None and hasattr(checkpoint, "plan") and sch.adaptive and width_known:
         # the checkpoints may certify an unreachable target from AdaHedge's posterior bound
         checkpoint.plan(lambda t, delta, b: posterior_alpha(sch, sens, form.m, t, delta, step,
                                                             b))
@@ -161,7 +166,7 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     det["iteration_cap"] = cap
     det["rounds_run"] = res.iterations  # < T when a checkpoint ended the run (records: T)
     det["adahedge_delta"] = res.info.get("delta")
-    if sch.adaptive and res.info.get("delta") is not None:  # for the search (not released)
+    if sch.adaptive and width_known and res.info.get("delta") is not None:  # for the search
         res.info["posterior"] = (lambda b, t=res.iterations, dl=res.info["delta"]:
                                  posterior_alpha(sch, sens, form.m, t, dl, step, b))
     det["step"] = "AdaHedge (eta_t = ln r / Delta_t)" if sch.adaptive else "fixed eta"
@@ -169,10 +174,11 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     scale = form.R * form.rho
     # the theorem is about the average of the T planned rounds; a run a checkpoint ended early
     # is certified by that checkpoint's released test only
-    det["alpha_guaranteed"] = sch.alpha * scale if sch.valid and res.iterations == sch.T \
-        else None
+    valid = bool(sch.valid and width_known)
+    det["alpha_guaranteed"] = sch.alpha * scale if valid and res.iterations == sch.T else None
     det["alpha_bound_at_schedule"] = sch.alpha * scale
-    det["theorem_conditions_hold"] = sch.valid
+    det["theorem_conditions_hold"] = valid
+    det["width_private_rows"] = form.info.get("width_private_rows", "none private")
     if isinstance(budget, ApproxDP) and budget.delta > 0:
         det["alpha_paper"] = paper_alpha(setting_eff, sens=sens, m=form.m,
                                          r=form.algebra.rank, k=form.algebra.dim,
