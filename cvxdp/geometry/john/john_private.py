@@ -81,7 +81,7 @@ from cvxdp.geometry.john.john_args import (
     ridge_argument,
     total_mu,
 )
-from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
+from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios, uniform_weights
 from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
 from cvxdp.geometry.john.john_select import (
     INSCRIBED_GUARANTEE,
@@ -276,7 +276,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
     # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives; the
     # candidate is the release shifted by its noise's typical norm (john_select.noise_ridge)
-    w_unif = np.full(n, d / n)
+    w_unif = uniform_weights(A)  # on the workers for a Dask A
     delta_0 = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n)
     mu_0 = mu * math.sqrt(SHARE_UNIFORM)
     G0 = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_0))
