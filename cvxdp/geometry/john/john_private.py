@@ -89,10 +89,10 @@ from cvxdp.geometry.john.john_select import (
     balanced_ridge,
     choose,
     gain_bound,
-    noise_ridge,
     predicted_loss,
     release_winner,
     score,
+    shifted_gram,
     split,
     uniform_share,
     z_level,
@@ -275,12 +275,12 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
     # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
     # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives; the
-    # candidate is the release shifted by its noise's typical norm (john_select.noise_ridge)
+    # candidate is the release shifted by its noise's typical size (john_select.noise_shift)
     w_unif = uniform_weights(A)  # on the workers for a Dask A
     delta_0 = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n)
     mu_0 = mu * math.sqrt(SHARE_UNIFORM)
     G0 = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_0))
-    eigs = _eigs(project_psd(G0, R, noise_ridge(d, delta_0 / mu_0)), R)  # public
+    eigs = _eigs(shifted_gram(G0, R, delta_0 / mu_0)[0], R)  # public
 
     def sensitivity_h(lam: float) -> float:
         return leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
@@ -305,7 +305,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
         G0 = (mu_0 ** 2 * G0 + mu_b ** 2 * G0b) / (mu_0 ** 2 + mu_b ** 2)
         mu_0 = mu * math.sqrt(share_0)
-    Q0 = project_psd(G0, R, noise_ridge(d, delta_0 / mu_0))
+    Q0, shifts = shifted_gram(G0, R, delta_0 / mu_0)
     eigs = _eigs(Q0, R)
     q0 = float(eigs[0])
     share_h = free - share_0
@@ -331,7 +331,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                             "scale_estimate": q0, "sensitivity_h": delta_h, "mu": mu,
                             "row_bound": R, "gain_bound": gain, "predicted_loss": predicted,
                             "uniform_margin": margin, "share_uniform": share_0,
-                            "noise_shift": noise_ridge(d, delta_0 / mu_0)}
+                            "noise_shift": (float(shifts.min()), float(shifts.max()))}
     mus = {"mu_uniform": mu_0, "mu_scale": mu_s}
     candidates = None
     if T < 1 or share_h <= 0:
@@ -378,14 +378,15 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
         G0 = (mu_0 ** 2 * G0 + mu_b ** 2 * G0b) / (mu_0 ** 2 + mu_b ** 2)
         mu_0 = math.hypot(mu_0, mu_b)
-        Q0 = project_psd(G0, R, noise_ridge(d, delta_0 / mu_0))
+        Q0, shifts = shifted_gram(G0, R, delta_0 / mu_0)
         if inscribed:
             uni = score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_s2, z=z, gen=gen,
                         release=released)
         else:  # the scale is not used: only the matrix changes
             uni = Scored("uniform", Q0, w_unif, G0, math.nan, math.nan, z)
         mus.update(mu_uniform=mu_0, mu_scale=math.hypot(mu_s, mu_s2))
-        info.update(iterations=0, noise_shift=noise_ridge(d, delta_0 / mu_0), fallback=(
+        info.update(iterations=0, noise_shift=(float(shifts.min()), float(shifts.max())),
+                    fallback=(
             "uniform weights w = d/n: the released scale of the uniform-weights ellipsoid is too "
             f"noisy for any candidate to be certainly better (margin {margin:.3g} >= largest "
             f"possible gain {gain:.3g} per dimension); the iterations' budget went to the "
