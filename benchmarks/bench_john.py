@@ -357,7 +357,7 @@ def sweep_table(rows: list[dict]) -> str:
     head = ("| family | configs | min | 5% | median | 95% | max | share < -0.01 | floor < -0.01 "
             "| one run < -0.01 where floor >= -0.01 | 5-seed mean < -0.01 there "
             "| 20-seed mean < -0.01 there "
-            "| private < floor - 0.01 | private / uniform / unshifted / ball chosen |")
+            "| private < floor - 0.01 | private / uniform / unshifted / floored / ball chosen |")
     out = [head, "|" + "---|" * 14]
     for fam in (*FAMILIES, "all"):
         rs = [r for r in rows if fam in ("all", r["family"])]
@@ -371,7 +371,8 @@ def sweep_table(rows: list[dict]) -> str:
         twenty = sum(r["private_mean"] - r["uniform"] < -0.01 for r in ok)
         under = float(np.mean([r["private"] < r["floor"] - 0.01 for r in rs]))
         chosen = "/".join(str(sum(r["selected"] == c for r in rs))
-                          for c in ("private", "uniform", "uniform-unshifted", "ball"))
+                          for c in ("private", "uniform", "uniform-unshifted",
+                                    "uniform-floored", "ball"))
         out.append(f"| {fam} | {len(rs)} | " + " | ".join(f"{v:+.3f}" for v in q)
                    + f" | {below:.3f} | {floor:.3f} | {one} of {len(ok)} | {five} of {len(ok)}"
                    f" | {twenty} of {len(ok)}"

@@ -81,28 +81,39 @@ def combine(G_a: np.ndarray, mu_a: float, G_b: np.ndarray, mu_b: float
 
 
 def without_iteration(run: Run, uni: Scored, G0: np.ndarray, Q0: np.ndarray, *, gain: float,
-                      extra: float) -> tuple[Scored, str | None, tuple, float]:
+                      extra: float, floor: float) -> tuple[Scored, str | None, tuple, float]:
     """Candidates when the iteration is not run (D2's share, or ``T < 1``).
 
     The budget of the iterate's Gram matrix and scale (``extra``) goes to a second release of
     the uniform weights' scale (inverse-variance mean), to the ball's scale and to the scale of
-    the unshifted ``Q0`` (a second uniform candidate, docs/john.md D0; only when its relative
-    noise at the whole extra share is below the largest possible gain, the rule of D3), split
-    by :func:`~cvxdp.geometry.john.john_select.split`.  Returns the winner, the note of the
-    selection, the candidates and the GDP parameter of all scale releases.
+    a second uniform candidate (docs/john.md D0), split by
+    :func:`~cvxdp.geometry.john.john_select.split`: the unshifted ``Q0``, or, when its scale
+    cannot be released usefully (relative noise at the whole extra share not below the largest
+    possible gain, the rule of D3: its sensitivity ``eps0 / sqrt(lambda_min)`` grows without
+    bound as a released eigenvalue nears zero), ``Q0`` with its eigenvalues floored at
+    ``floor`` (the floor of D0's shift, the reach of the noise in the weakest directions), by
+    the same rule.  Returns the winner, the note of the selection, the candidates and the GDP
+    parameter of all scale releases.
     """
     d, eps0, R, z = run.d, run.eps0, run.R, run.z
-    Q0u = project_psd(G0, R)
     s_ref = max(uni.scale, 1.0)
     q0 = float(released_eigs(Q0, R)[0])
-    c_raw = support_sensitivity(closeness=eps0, min_eig=float(released_eigs(Q0u, R)[0])) / s_ref
+
+    def usable(Q: np.ndarray) -> float | None:
+        c = support_sensitivity(closeness=eps0, min_eig=float(released_eigs(Q, R)[0])) / s_ref
+        return c if z * c / extra < 1 and -math.log1p(-z * c / extra) < gain else None
+
+    second, name = project_psd(G0, R), "uniform-unshifted"
+    c_second = usable(second)
+    if c_second is None:
+        lam, V = np.linalg.eigh((G0 + G0.T) / 2)
+        second, name = (V * np.maximum(lam, floor)) @ V.T, "uniform-floored"
+        c_second = usable(second)
     coef = [support_sensitivity(closeness=eps0, min_eig=q0) / s_ref, eps0 / R]
-    use_raw = z * c_raw / extra < 1 and -math.log1p(-z * c_raw / extra) < gain
-    mu_u2, mu_b2, *mu_r = split(coef + ([c_raw] if use_raw else []), extra)
+    mu_u2, mu_b2, *mu_r = split(coef + ([c_second] if c_second is not None else []), extra)
     uni = uni.combined(run.score("uniform", Q0, run.w_unif, G0, mu_u2), run.mu_s, mu_u2)
     ball = run.score("ball", np.eye(d), None, None, math.hypot(run.mu_s, mu_b2))
-    raw = ([run.score("uniform-unshifted", Q0u, run.w_unif, G0, mu_r[0])] if use_raw
-           else [])
+    raw = ([run.score(name, second, run.w_unif, G0, mu_r[0])] if c_second is not None else [])
     winner, note = choose([uni, *raw], [ball])
     return winner, note, (uni, *raw, ball), math.sqrt(2 * run.mu_s ** 2 + extra ** 2)
 
