@@ -230,8 +230,11 @@ FAMILIES = ("isotropic", "anisotropic", "clustered", "heavy-tailed", "outliers")
 SWEEP_MAX_ND2 = 3_000_000
 #: draws of the whole-budget uniform release averaged into the floor
 FLOOR_DRAWS = 8
-#: mechanism seeds of the private solve where one run is > 0.01 below uniform above the floor
-RERUN_SEEDS = 5
+#: mechanism seeds of the private solve where one run is > 0.01 below uniform above the floor:
+#: the mean of the first 5 (the earlier measure; its standard error, 0.003-0.005 for the per-seed
+#: sd 0.007-0.011 measured there, is a third to a half of the 0.01 tolerance) and of all 20
+#: (standard error 0.0015-0.0025, a fifth of the tolerance)
+RERUN_SEEDS = 20
 
 
 def sweep_matrix(family: str, n: int, d: int, g: np.random.Generator) -> tuple[np.ndarray, str]:
@@ -273,7 +276,7 @@ def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: 
     of any answer built on uniform weights.  One draw from ``g``, and the mean with
     ``FLOOR_DRAWS - 1`` more from ``more`` when given (the floor's own single-draw noise)."""
     from cvxdp.geometry.john.core import project_psd
-    from cvxdp.geometry.john.john_select import noise_ridge
+    from cvxdp.geometry.john.john_select import shifted_gram
     from cvxdp.geometry.john.john_sensitivity import gram_sensitivity
     from cvxdp.privacy.calibration import calibrate_gaussian
 
@@ -285,9 +288,10 @@ def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: 
     out = []
     for gen in [g] + [more] * ((FLOOR_DRAWS - 1) if more is not None else 0):
         G = gen.standard_normal((d, d)) * sigma
-        out.append(max(shrunk_ratio(Ellipsoid.from_matrix(project_psd(Q0 + (G + G.T) / 2,
-                                                                      row_bound, t)), A, E)
-                       for t in (0.0, noise_ridge(d, sigma))))
+        released = Q0 + (G + G.T) / 2
+        out.append(max(shrunk_ratio(Ellipsoid.from_matrix(M), A, E)
+                       for M in (project_psd(released, row_bound),
+                                 shifted_gram(released, row_bound, sigma)[0])))
     return float(np.mean(out))
 
 
@@ -322,14 +326,16 @@ def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
         private = shrunk_ratio(sol.ellipsoid, A, E)
         floor = uniform_floor(A, E, epsilon=epsilon, delta=1e-6, closeness=eps0,
                               row_bound=factor, g=g, more=np.random.default_rng([seed, i]))
-        mean = private
+        mean = mean5 = private
         if private < uniform - 0.01 <= floor:  # one run below: its mean over more seeds
-            mean = float(np.mean([private] + [
+            runs = [private] + [
                 shrunk_ratio(john_ellipsoid(A).solve_private(rng=rs + k, **kw).ellipsoid, A, E)
-                for k in range(1, RERUN_SEEDS)]))
+                for k in range(1, RERUN_SEEDS)]
+            mean5, mean = float(np.mean(runs[:5])), float(np.mean(runs))
         rows.append({"family": family, "data": what, "n": n, "d": d, "eps0": eps0,
                      "epsilon": epsilon, "R": factor, "uniform": uniform, "private": private,
-                     "private_mean": mean, "floor": floor, "diff": private - uniform,
+                     "private_mean5": mean5, "private_mean": mean, "floor": floor,
+                     "diff": private - uniform,
                      "selected": sol.info["selected"], "iterations": sol.iterations,
                      "share0": sol.info["share_uniform"], "branch": _branch(sol.info),
                      "time_s": t})
@@ -350,8 +356,9 @@ def sweep_table(rows: list[dict]) -> str:
     """Per family: quantiles of private - uniform, shares below uniform and below the floor."""
     head = ("| family | configs | min | 5% | median | 95% | max | share < -0.01 | floor < -0.01 "
             "| one run < -0.01 where floor >= -0.01 | 5-seed mean < -0.01 there "
-            "| private < floor - 0.01 | private / uniform / unshifted / ball chosen |")
-    out = [head, "|" + "---|" * 13]
+            "| 20-seed mean < -0.01 there "
+            "| private < floor - 0.01 | private / uniform / unshifted / floored / ball chosen |")
+    out = [head, "|" + "---|" * 14]
     for fam in (*FAMILIES, "all"):
         rs = [r for r in rows if fam in ("all", r["family"])]
         x = np.array([r["diff"] for r in rs])
@@ -360,12 +367,15 @@ def sweep_table(rows: list[dict]) -> str:
         floor = float(np.mean([r["floor"] - r["uniform"] < -0.01 for r in rs]))
         ok = [r for r in rs if r["floor"] - r["uniform"] >= -0.01]
         one = sum(r["diff"] < -0.01 for r in ok)
-        five = sum(r["private_mean"] - r["uniform"] < -0.01 for r in ok)
+        five = sum(r["private_mean5"] - r["uniform"] < -0.01 for r in ok)
+        twenty = sum(r["private_mean"] - r["uniform"] < -0.01 for r in ok)
         under = float(np.mean([r["private"] < r["floor"] - 0.01 for r in rs]))
         chosen = "/".join(str(sum(r["selected"] == c for r in rs))
-                          for c in ("private", "uniform", "uniform-unshifted", "ball"))
+                          for c in ("private", "uniform", "uniform-unshifted",
+                                    "uniform-floored", "ball"))
         out.append(f"| {fam} | {len(rs)} | " + " | ".join(f"{v:+.3f}" for v in q)
                    + f" | {below:.3f} | {floor:.3f} | {one} of {len(ok)} | {five} of {len(ok)}"
+                   f" | {twenty} of {len(ok)}"
                    f" | {under:.3f} | {chosen} |")
     return "\n".join(out)
 

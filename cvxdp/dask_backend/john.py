@@ -45,7 +45,8 @@ from cvxdp.geometry.john.core import check_shape, chol, clip_into_domain, iterat
 CLIENT_NOISE_ROWS = 1_000_000
 
 __all__ = ["dask_matrix", "map_into_domain", "clipped_rows", "gram", "leverage_ratios",
-           "support_ratios", "check_exact", "fixed_point_weights", "private_iterations"]
+           "support_ratios", "check_exact", "fixed_point_weights", "private_iterations",
+           "uniform_weights"]
 
 
 def dask_matrix(A: Any) -> Any:
@@ -138,7 +139,9 @@ def check_exact(A: Any) -> None:
             "{x : |A x| <= 1} is unbounded and has no John ellipsoid; drop redundant columns.")
 
 
-def _uniform(A: Any) -> Any:
+def uniform_weights(A: Any) -> Any:
+    """The uniform weights ``d/n`` as a Dask array with ``A``'s row blocks, built on the
+    workers (nothing of size ``n`` is made on the client)."""
     da = require_dask()
     n, d = (int(s) for s in A.shape)
     return da.full((n,), d / n, chunks=(A.chunks[0],), dtype=np.float64)
@@ -150,7 +153,7 @@ def fixed_point_weights(A: Any, accuracy: float = 0.01, iterations: int | None =
     Gram reduce and a row-wise map; ``w`` and the running sum persisted on the workers."""
     n, d = (int(s) for s in A.shape)
     T = iterations if iterations is not None else iterations_for(n, d, accuracy)
-    w = _uniform(A).persist()
+    w = uniform_weights(A).persist()
     total = None
     for _ in range(T):
         total = (w if total is None else total + w).persist()
@@ -180,7 +183,7 @@ def private_iterations(A: Any, T: int, ridge: float, sigma_h: float, w_min: floa
     """
     da = require_dask()
     n = int(A.shape[0])
-    w = _uniform(A).persist()
+    w = uniform_weights(A).persist()
     total = None
     on_workers = n > CLIENT_NOISE_ROWS
     entropy = [int(v) for v in gen.integers(0, 2**32, size=4)] if on_workers else None

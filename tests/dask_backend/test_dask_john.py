@@ -94,3 +94,26 @@ def test_dask_private_john_noise_on_the_workers(dask_client, monkeypatch):
     # the released weights v (sum 3) scale with the released ellipsoid E / k: v k^2
     assert np.linalg.eigvalsh(b1.ellipsoid.matrix)[0] > 0
     assert w1.sum() == pytest.approx(3.0 / b1.info["scale"] ** 2)
+
+
+@pytest.mark.parametrize("closeness, epsilon", [(1e-2, 1.0), (1e-4, 5.0), (1e-5, 5.0)])
+def test_dask_release_of_uniform_weights_equals_numpy_and_stays_on_the_workers(dask_client,
+                                                                               closeness,
+                                                                               epsilon):
+    """Anisotropic rows: the uniform-weights ellipsoid is released (without iteration, or kept
+    by the selection after 14 iterations).  The Dask path builds the weights ``d/n`` on the
+    workers and returns them lazily (a Dask array, never n numbers on the client); computed,
+    they, the matrix, the value and the scale equal the numpy path's with the same seed."""
+    A = np.random.default_rng(7).standard_normal((900, 4)) * [1.0, 0.5, 0.1, 0.02]
+    A /= np.linalg.norm(A, axis=1).max()
+    kw = dict(epsilon=epsilon, delta=1e-6, closeness=closeness, row_bound=1.0, rng=3,
+              accuracy=0.5)
+    a = cvxdp.john_ellipsoid(A).solve_private(**kw)
+    b = cvxdp.john_ellipsoid(da.from_array(A, chunks=(250, 4)).persist()).solve_private(**kw)
+    assert a.info["selected"] == b.info["selected"]
+    assert a.info["selected"].startswith("uniform")
+    assert hasattr(b.primal["weights"], "dask")       # lazy: computed on the workers
+    np.testing.assert_allclose(np.asarray(b.primal["weights"]), a.primal["weights"], rtol=1e-9)
+    np.testing.assert_allclose(b.ellipsoid.matrix, a.ellipsoid.matrix, rtol=1e-9, atol=1e-12)
+    assert b.value == pytest.approx(a.value, rel=1e-9)
+    assert b.info["scale"] == pytest.approx(a.info["scale"], rel=1e-9)

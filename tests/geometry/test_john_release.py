@@ -120,13 +120,14 @@ def test_every_released_field_is_a_function_of_the_noisy_outputs(monkeypatch, ca
     s1, s2, outputs = _replayed(monkeypatch, A, B, **BASE, **kw)
     # Q0 (and its top-up when its derived share exceeds the first 5%) and its scale; then either
     # the T noisy leverage vectors, Q and the scales of the private and ball candidates; or (no
-    # iteration) a second scale of Q0, the ball's scale (and the unshifted Q0's); or (Q0's scale
-    # too noisy) another release of Q0 and, when inscribed, its scale; the count
+    # iteration) a second scale of Q0, the ball's scale (and the unshifted or floored Q0's); or
+    # (Q0's scale too noisy) another release of Q0 and, when inscribed, its scale; the count
     first = 2 + (s1.info["share_uniform"] > 0.05)
     if s1.iterations:
         rest = s1.iterations + 3
-    elif s1.info["fallback"].startswith("no iteration"):  # + the unshifted Q0's, when used
-        rest = 2 + ("uniform-unshifted" in s1.info["fitted_log_volumes"])
+    elif s1.info["fallback"].startswith("no iteration"):  # + a second uniform one, when used
+        rest = 2 + any(k in s1.info["fitted_log_volumes"]
+                       for k in ("uniform-unshifted", "uniform-floored"))
     else:
         rest = 1 + ("inscribed" in kw)
     assert outputs == first + rest + ("count_clipped" in kw)
@@ -165,3 +166,20 @@ def test_the_check_catches_a_release_of_exact_data_the_unsafe_paper_preset(monke
     assert outputs == 0  # nothing passes through a mechanism: A'VA is released exactly
     bad = _differences(_fields(s1), _fields(s2))
     assert "E.matrix" in bad and "primal.weights" in bad
+
+
+def test_the_floored_uniform_candidate_is_a_function_of_the_noisy_outputs(monkeypatch):
+    # A spread spectrum under heavy noise: the unshifted release's smallest eigenvalue is near
+    # zero, so its scale cannot be released usefully and the second uniform candidate is the
+    # release floored at D0's floor; whether it is used and which candidate wins depend on the
+    # releases only (the neighbour replays them and releases the same solution)
+    g = np.random.default_rng(0)
+    A = g.standard_normal((600, 12)) * np.geomspace(1, 1 / 723, 12)
+    A /= np.linalg.norm(A, axis=1).max()
+    kw = dict(epsilon=12.05, delta=1e-6, closeness=4.745e-3, row_bound=3.07)
+    B = _neighbour(A, 7, kw["closeness"], A[7])
+    s1, s2, outputs = _replayed(monkeypatch, A, B, **kw)
+    assert "uniform-floored" in s1.info["fitted_log_volumes"]
+    assert "uniform-unshifted" not in s1.info["fitted_log_volumes"]
+    assert outputs == 2 + (s1.info["share_uniform"] > 0.05) + 3
+    assert _differences(_fields(s1), _fields(s2)) == []

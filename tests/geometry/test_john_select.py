@@ -12,6 +12,7 @@ from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid
 from cvxdp.geometry.john.john_iter import gram, leverage_ratios
 from cvxdp.geometry.john.john_select import (
     gain_bound,
+    noise_shift,
     noise_term,
     ridge_bias,
     split,
@@ -93,3 +94,25 @@ def test_the_whole_budget_is_spent_in_every_branch(closeness):
     mu = math.sqrt(sum(v * v for k, v in rec.items() if k.startswith("mu_")))
     assert mu == pytest.approx(1 / calibrate_gaussian(epsilon=1.0, delta=1e-6), rel=1e-9)
     assert sol.privacy.epsilon == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("d", [2, 10, 40])
+def test_noise_shift_of_a_round_spectrum_is_the_semicircle_edge(d):
+    # equal eigenvalues: the cheapest B with a typical-norm-1 B^{-1/2} Z B^{-1/2} is b I with
+    # 2 sqrt((d + 1) sigma^2 / (2 b^2)) = 1 (d - 1 off-diagonal entries of variance
+    # sigma^2/2 and one diagonal of sigma^2 per row), i.e. b = sqrt(2 (d + 1)) sigma
+    b = noise_shift(np.full(d, 3.0), 0.01, 1e-12)
+    np.testing.assert_allclose(b, math.sqrt(2 * (d + 1)) * 0.01, rtol=1e-9)
+
+
+def test_noise_shift_never_costs_more_than_the_isotropic_shift():
+    g = np.random.default_rng(4)
+    for _ in range(50):
+        d = int(g.integers(2, 40))
+        eigs = np.exp(g.uniform(-12, 1, d))
+        sigma = float(np.exp(g.uniform(-10, -2)))
+        b = noise_shift(eigs, sigma, 1e-12)
+        iso = math.sqrt(2 * (d + 1)) * sigma
+        assert np.mean(np.log1p(b / eigs)) <= np.mean(np.log1p(iso / eigs)) + 1e-12
+        # the condition it is derived from: b_min >= 2 sigma^2 (sum 1/b + 1/b_min)
+        assert b.min() >= 2 * sigma ** 2 * (np.sum(1 / b) + 1 / b.min()) * (1 - 1e-9)

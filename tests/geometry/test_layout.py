@@ -23,7 +23,8 @@ PACKAGE = "cvxdp.geometry"
 MEB = ["ball", "box", "exact", "goodcenter", "meb", "meb_index", "meb_inputs", "meb_kernels",
        "meb_levels", "meb_private", "meb_rows", "meb_solve"]
 JOHN = ["core", "ellipsoid", "exact", "john", "john_args", "john_iter", "john_paper",
-        "john_private", "john_select", "john_sensitivity", "release"]
+        "john_private", "john_select", "john_sensitivity", "private_iterate", "release",
+        "uniform_release"]
 
 
 @pytest.mark.parametrize("family, modules", [("meb", MEB), ("john", JOHN)])

@@ -25,7 +25,18 @@ from cvxdp.errors import UnsupportedProblemError
 from cvxdp.geometry.john.core import chol as _chol
 from cvxdp.geometry.john.core import iterations_for
 
-__all__ = ["leverage_ratios", "fixed_point_weights", "sketched_weights", "iterations_for"]
+__all__ = ["leverage_ratios", "fixed_point_weights", "sketched_weights", "iterations_for",
+           "uniform_weights"]
+
+
+def uniform_weights(A: np.ndarray) -> np.ndarray:
+    """``w = d/n`` for every row; for a Dask ``A`` a Dask array made on the workers with its row
+    blocks (the client never holds ``n`` numbers)."""
+    if is_dask(A):
+        return dask_john.uniform_weights(A)
+    n, d = A.shape
+    return np.full(n, d / n)
+
 
 def gram(A: np.ndarray, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """``A' diag(w) A + ridge I`` (symmetric, d x d); chunk-wise for a Dask ``A``."""

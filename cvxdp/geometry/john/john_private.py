@@ -71,9 +71,9 @@ import numpy as np
 
 from cvxdp.citations import ANALYTIC_GAUSSIAN, GDP_COMPOSITION, JOHN_ELLIPSOID
 from cvxdp.dask_backend import is_dask
-from cvxdp.dask_backend.john import clipped_rows, map_into_domain, private_iterations
+from cvxdp.dask_backend.john import clipped_rows, map_into_domain
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
-from cvxdp.geometry.john.core import clip_into_domain, project_psd, sym_noise
+from cvxdp.geometry.john.core import clip_into_domain
 from cvxdp.geometry.john.john_args import (
     flag,
     positive,
@@ -81,28 +81,29 @@ from cvxdp.geometry.john.john_args import (
     ridge_argument,
     total_mu,
 )
-from cvxdp.geometry.john.john_iter import gram, iterations_for, leverage_ratios
+from cvxdp.geometry.john.john_iter import iterations_for, uniform_weights
 from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
 from cvxdp.geometry.john.john_select import (
     INSCRIBED_GUARANTEE,
-    Scored,
     balanced_ridge,
     choose,
     gain_bound,
-    noise_ridge,
     predicted_loss,
     release_winner,
-    score,
-    split,
+    shifted_gram,
     uniform_share,
     z_level,
 )
-from cvxdp.geometry.john.john_sensitivity import (
-    gram_sensitivity,
-    leverage_ratio_sensitivity,
-    support_sensitivity,
-)
+from cvxdp.geometry.john.john_sensitivity import gram_sensitivity, leverage_ratio_sensitivity
+from cvxdp.geometry.john.private_iterate import iterate
 from cvxdp.geometry.john.release import JohnPrivateSolution, finish, validate
+from cvxdp.geometry.john.uniform_release import (
+    Run,
+    combine,
+    released_eigs,
+    uniform_only,
+    without_iteration,
+)
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.clipping import count_share, noisy_count
@@ -152,11 +153,6 @@ def public_domain(A: np.ndarray, row_bound: float) -> tuple[np.ndarray, int]:
     if is_dask(A):
         return map_into_domain(A, row_bound), clipped_rows(A, row_bound)
     return clip_into_domain(A, row_bound)
-
-
-def _eigs(Q: np.ndarray, R: float) -> np.ndarray:
-    """Eigenvalues of a released matrix, floored at ``1e-9 R^2`` (public)."""
-    return np.maximum(np.linalg.eigvalsh(Q), 1e-9 * R * R)
 
 
 def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
@@ -273,14 +269,16 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     Tq = max(T, 1)
     # -- the data are read from here on; nothing below raises on their values ------------------
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
+    run = Run(A=A, gen=gen, release=released, eps0=eps0, R=R, mu=mu, mu_s=mu_s, z=z,
+              w_unif=uniform_weights(A),  # on the workers for a Dask A
+              delta_0=gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n))
+    delta_0 = run.delta_0
     # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
     # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives; the
-    # candidate is the release shifted by its noise's typical norm (john_select.noise_ridge)
-    w_unif = np.full(n, d / n)
-    delta_0 = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n)
+    # candidate is the release shifted by its noise's typical size (john_select.noise_shift)
     mu_0 = mu * math.sqrt(SHARE_UNIFORM)
-    G0 = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_0))
-    eigs = _eigs(project_psd(G0, R, noise_ridge(d, delta_0 / mu_0)), R)  # public
+    G0 = run.gram_release(mu_0)
+    eigs = released_eigs(shifted_gram(G0, R, delta_0 / mu_0)[0], R)  # public
 
     def sensitivity_h(lam: float) -> float:
         return leverage_ratio_sensitivity(n=n, closeness=eps0, row_bound=R, weight_floor=w_min,
@@ -302,16 +300,13 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         gap_max=0.5 * math.log(n), gram_share=SHARE_GRAM)
     if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
         mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)
-        G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
-        G0 = (mu_0 ** 2 * G0 + mu_b ** 2 * G0b) / (mu_0 ** 2 + mu_b ** 2)
+        G0, _ = combine(G0, mu_0, run.gram_release(mu_b), mu_b)
         mu_0 = mu * math.sqrt(share_0)
-    Q0 = project_psd(G0, R, noise_ridge(d, delta_0 / mu_0))
-    eigs = _eigs(Q0, R)
-    q0 = float(eigs[0])
+    Q0, shifts = shifted_gram(G0, R, delta_0 / mu_0)
+    eigs = released_eigs(Q0, R)
     share_h = free - share_0
     mu_h = mu * math.sqrt(max(share_h, 0.0) / Tq)
-    uni = score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
-                release=released)
+    uni = run.score("uniform", Q0, run.w_unif, G0, mu_s)
     # the fitted uniform-weights ellipsoid E(Q0) / s0 (inside P) stands in for the John
     # ellipsoid: its matrix s0^2 Q0 has eigenvalues s0^2 q_j
     fitted_eigs = eigs * max(uni.scale, 1.0) ** 2
@@ -322,102 +317,47 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     else:  # the whole free share went to Q0: no iteration
         lam_ridge, predicted, delta_h, sigma_h = user_ridge, math.inf, None, None
     # whether to iterate: public numbers and releases only (docs/john.md, "Decisions")
-    s0_upper = uni.scale + z * uni.sigma
-    gain = gain_bound(d, s0_upper)
+    gain = gain_bound(d, uni.scale + z * uni.sigma)
     margin = uni.relative_noise(z)
     info: dict[str, Any] = {"method": "private-leverage", "preset": "default",
                             "weight_floor": w_min, "ridge": lam_ridge, "eig_floor": lam_ridge,
                             "ridge_source": "auto" if user_ridge is None else "user",
-                            "scale_estimate": q0, "sensitivity_h": delta_h, "mu": mu,
-                            "row_bound": R, "gain_bound": gain, "predicted_loss": predicted,
-                            "uniform_margin": margin, "share_uniform": share_0,
-                            "noise_shift": noise_ridge(d, delta_0 / mu_0)}
+                            "scale_estimate": float(eigs[0]), "sensitivity_h": delta_h,
+                            "mu": mu, "row_bound": R, "gain_bound": gain,
+                            "predicted_loss": predicted, "uniform_margin": margin,
+                            "share_uniform": share_0,
+                            "noise_shift": (float(shifts.min()), float(shifts.max()))}
     mus = {"mu_uniform": mu_0, "mu_scale": mu_s}
     candidates = None
-    if T < 1 or share_h <= 0:
-        # no iteration: the shares of Q and of the iterate's scale go to a second release of
-        # the uniform weights' scale (inverse-variance mean), to the unshifted Q0's (a second
-        # uniform candidate, docs/john.md D0; only if its noise at the whole extra share is
-        # below the largest gain, D3) and to the ball's, split by john_select.split
+    if T < 1 or share_h <= 0:  # no iteration (uniform_release.without_iteration)
         asked, T = T < 1, 0
-        extra = mu * math.sqrt(SHARE_GRAM + SHARE_SCALE)
-        Q0u = project_psd(G0, R)
-        s_ref = max(uni.scale, 1.0)
-        c_raw = support_sensitivity(closeness=eps0, min_eig=float(_eigs(Q0u, R)[0])) / s_ref
-        coef = [support_sensitivity(closeness=eps0, min_eig=q0) / s_ref, eps0 / R]
-        use_raw = z * c_raw / extra < 1 and -math.log1p(-z * c_raw / extra) < gain
-        mu_u2, mu_b2, *mu_r = split(coef + ([c_raw] if use_raw else []), extra)
-        uni = uni.combined(score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_u2, z=z,
-                                 gen=gen, release=released), mu_s, mu_u2)
-        ball = score(A, "ball", np.eye(d), None, None, eps0=eps0,
-                     mu_s=math.hypot(mu_s, mu_b2), z=z, gen=gen, release=released)
-        raw = [score(A, "uniform-unshifted", Q0u, w_unif, G0, eps0=eps0, mu_s=mu_r[0], z=z,
-                     gen=gen, release=released)] if use_raw else []
-        mus.update(mu_scale=math.sqrt(2 * mu_s ** 2 + extra ** 2))
+        winner, note, candidates, mu_scales = without_iteration(
+            run, uni, G0, Q0, gain=gain, extra=mu * math.sqrt(SHARE_GRAM + SHARE_SCALE),
+            floor=float(shifts.min()))
+        mus.update(mu_scale=mu_scales)
         info.update(iterations=0, fallback=(
             "no iteration: " + ("iterations=0" if asked else
                                 "the uniform weights' noise would cost more than the iterate "
                                 "can gain (minimax regret over their gap to the John "
                                 "ellipsoid, john_select.uniform_share)")
             + "; the iterations' budget went to the uniform-weights release."))
-        winner, note = choose([uni, *raw], [ball])
-        candidates = (uni, *raw, ball)
-    elif margin >= gain:
+    elif margin >= gain:  # D3: no candidate can win (uniform_release.uniform_only)
         T = 0
-        # the unspent budget goes to another release of Q0 (combined with the first by
-        # inverse-variance weights: one Gaussian release at mu_0^2 + mu_b^2) and, when
-        # inscribed, to a new scale release for the combined matrix, split to minimise the sum
-        # of their losses (john_select.split)
-        rest = mu * math.sqrt(1 - share_0 - SHARE_SCALE - share_c)
-        if inscribed:
-            c_gram = math.sqrt(2 * d) * delta_0 / q0
-            c_scale = support_sensitivity(closeness=eps0, min_eig=q0) / max(uni.scale, 1.0)
-            mu_b, mu_s2 = split([c_gram, c_scale], rest)
-        else:
-            mu_b, mu_s2 = rest, 0.0
-        G0b = released(gram(A, w_unif) + sym_noise(gen, d, delta_0 / mu_b))
-        G0 = (mu_0 ** 2 * G0 + mu_b ** 2 * G0b) / (mu_0 ** 2 + mu_b ** 2)
-        mu_0 = math.hypot(mu_0, mu_b)
-        Q0 = project_psd(G0, R, noise_ridge(d, delta_0 / mu_0))
-        if inscribed:
-            uni = score(A, "uniform", Q0, w_unif, G0, eps0=eps0, mu_s=mu_s2, z=z, gen=gen,
-                        release=released)
-        else:  # the scale is not used: only the matrix changes
-            uni = Scored("uniform", Q0, w_unif, G0, math.nan, math.nan, z)
+        uni, mu_0, mu_s2, shifts = uniform_only(
+            run, uni, G0, mu_0, rest=mu * math.sqrt(1 - share_0 - SHARE_SCALE - share_c),
+            inscribed=inscribed)
         mus.update(mu_uniform=mu_0, mu_scale=math.hypot(mu_s, mu_s2))
-        info.update(iterations=0, noise_shift=noise_ridge(d, delta_0 / mu_0), fallback=(
+        info.update(iterations=0, noise_shift=(float(shifts.min()), float(shifts.max())),
+                    fallback=(
             "uniform weights w = d/n: the released scale of the uniform-weights ellipsoid is too "
             f"noisy for any candidate to be certainly better (margin {margin:.3g} >= largest "
             f"possible gain {gain:.3g} per dimension); the iterations' budget went to the "
             "uniform-weights release."))
         winner, note = choose(uni, [])
-    else:
-        if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.dask_backend.john)
-            u = private_iterations(A, T, lam_ridge, sigma_h, w_min, gen, release=released)
-        else:
-            w = w_unif.copy()
-            total = np.zeros(n)
-            for _ in range(T):
-                total += w
-                h_noisy = released(leverage_ratios(A, w, lam_ridge)
-                                   + sigma_h * gen.standard_normal(n))
-                w = np.clip(w * np.maximum(h_noisy, 0.0), w_min, 1.0)
-            u = total / T
-        v = d * u / float(u.sum())
-        delta_q = gram_sensitivity(closeness=eps0, row_bound=R, max_weight=float(v.max()))
-        sigma_q = delta_q / (mu * math.sqrt(SHARE_GRAM))
-        # the iteration's matrix is A'UA + ridge I (h_i(u) <= 1 + xi is about it): the ridge is
-        # added back, scaled like v (post-processing of public numbers)
-        ridge_back = lam_ridge * d / float(u.sum())
-        G = released(gram(A, v) + sym_noise(gen, d, sigma_q))
-        Q = project_psd(G, R, ridge_back)
-        pri = score(A, "private", Q, v, G, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
-                    release=released)
-        info.update(iterations=T, sigma_h=sigma_h, sigma_q=sigma_q, sensitivity_q=delta_q,
-                    ridge_added=ridge_back, fallback=None)
-        # the ball {||x|| <= 1/s}: the iteration's limit as the ridge grows, no weights
-        ball = score(A, "ball", np.eye(d), None, None, eps0=eps0, mu_s=mu_s, z=z, gen=gen,
-                     release=released)
+    else:  # the private iteration (private_iterate.iterate)
+        pri, ball, fields = iterate(run, T=T, ridge=lam_ridge, sigma_h=sigma_h, w_min=w_min,
+                                    mu_gram=mu * math.sqrt(SHARE_GRAM))
+        info.update(fields)
         mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM),
                    mu_scale=mu_s * math.sqrt(3))
         winner, note = choose(uni, [pri, ball])

@@ -27,13 +27,15 @@ from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_sensitivity import support_sensitivity
 
 __all__ = ["noise_term", "ridge_bias", "predicted_loss", "balanced_ridge", "gain_bound", "split",
-           "noise_ridge", "uniform_share", "Scored", "score", "choose", "release_winner",
-           "z_level", "TINY", "INSCRIBED_GUARANTEE"]
+           "noise_shift", "shifted_gram", "uniform_share", "Scored", "score", "choose",
+           "release_winner", "z_level", "TINY", "INSCRIBED_GUARANTEE"]
 
 #: smallest scale used in a logarithm (a released scale may be <= 0)
 TINY = 1e-12
 #: ridges per decade of the grid on which the loss model is minimised
 GRID_PER_DECADE = 20
+#: points per decade of the grid on which :func:`noise_shift` searches its multiplier
+SHIFTS_PER_DECADE = 8
 #: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
 INSCRIBED_GUARANTEE = (
     "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
@@ -122,20 +124,63 @@ def split(coefficients: list[float], total: float) -> list[float]:
     return [float(x) for x in total * c / math.sqrt(float(np.sum(c * c)))]
 
 
-def noise_ridge(d: int, sigma: float) -> float:
-    """``sqrt(2d) sigma``: the shift added to a released Gram matrix ``G + Z`` (``Z`` symmetric
-    Gaussian, entry sd ``sigma``, off-diagonal ``sigma^2/2``; :func:`cvxdp.geometry.john.core
-    .sym_noise`), the edge of its semicircle spectrum, i.e. the typical ``||Z||``.
+def noise_shift(eigs: np.ndarray, sigma: float, floor: float) -> np.ndarray:
+    """Shifts ``b_j`` of the eigenvalues ``g_j`` of a released Gram matrix ``G = Q0 + Z`` (``Z``
+    symmetric Gaussian, entry sd ``sigma``, off-diagonal ``sigma^2/2``; :func:`cvxdp.geometry
+    .john.core.sym_noise`): the cheapest spectral shift ``B`` (in ``G``'s eigenbasis) with
+    ``G + B >= Q0`` on the noise's typical event.
 
-    Why (``docs/john.md``, D0): on the event ``-bI <= Z <= bI`` the released ``M = G + Z + tI``
-    lies between ``G + (t - b) I`` and ``G + (t + b) I``, so its fitted log volume loses at most
-    ``(1/2d) sum_j log(1 + (t + b)/g_j)`` (volume) plus, when ``t < b``,
-    ``-1/2 log(1 - (b - t)/g_min)`` (the scale may grow by the inverse root of the smallest
-    relative eigenvalue); the first term grows with ``t`` more slowly than the second falls, so
-    the bound is smallest at ``t = b``.  ``b`` is the typical norm, not a high-probability one:
-    the unshifted ``G + Z`` is kept as a candidate too and the private selection compares them.
+    Why (``docs/john.md``, D0): ``M = G + B >= Q0`` iff ``B + Z >= 0``; then no row's leverage
+    ratio grows, so the fitted log volume loses only the volume of the shift,
+    ``(1/2d) sum_j log(1 + b_j/g_j)`` per dimension (the released eigenvalues stand in for
+    ``Q0``'s).  ``B + Z >= 0`` iff ``||B^{-1/2} Z B^{-1/2}||`` (its negative part) is at most 1;
+    that matrix has independent entries of variances ``sigma^2/(2 b_j b_k)`` (diagonal
+    ``sigma^2/b_j^2``), and its typical norm is twice the largest row's root summed variance
+    (Bandeira & van Handel 2016, the leading term; the semicircle edge ``sqrt(2(d+1)) sigma / b``
+    when ``B = bI``).  The condition is ``b_min >= 2 sigma^2 (sum_k 1/b_k + 1/b_min)``.
+    Minimising the volume cost under it: for a fixed ``S = sum_k 1/b_k`` Lagrange gives
+    ``b_k^2 = lam (g_k + b_k)`` above the floor ``beta = b_min``, so
+    ``b_k = max(beta, (lam + sqrt(lam^2 + 4 lam g_k))/2)`` with ``beta`` the root of the
+    condition; ``lam`` is searched on a log grid (``lam = 0`` is the isotropic shift
+    ``sqrt(2(d+1)) sigma``, the previous rule, so the cost never exceeds it).  Large
+    eigenvalues take shifts of order ``sqrt(lam g_k)``, small relative to them, and the noise
+    that reaches the weak directions through them needs a smaller floor ``beta``: on a spread
+    spectrum the long axes are inflated far less than by the isotropic shift.  Every input is
+    public.
     """
-    return math.sqrt(2 * d) * sigma
+    g = np.maximum(np.asarray(eigs, dtype=float), floor)
+    d = g.size
+    if not sigma > 0:
+        return np.zeros(d)
+
+    def floor_for(base: np.ndarray) -> float:
+        lo, hi = math.sqrt(2.0) * sigma, math.sqrt(2.0 * (d + 1)) * sigma
+        for _ in range(50):  # the condition's left side minus right side increases with beta
+            mid = 0.5 * (lo + hi)
+            if mid >= 2 * sigma * sigma * (float(np.sum(1.0 / np.maximum(mid, base))) + 1 / mid):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    lo, hi = 1e-6 * sigma, 1e6 * max(sigma, float(g.max()))
+    best, shifts = math.inf, np.zeros(d)
+    for lam in [0.0, *np.geomspace(lo, hi, int(SHIFTS_PER_DECADE * math.log10(hi / lo)) + 2)]:
+        base = 0.5 * (lam + np.sqrt(lam * lam + 4 * lam * g))
+        b = np.maximum(floor_for(base), base)
+        cost = float(np.mean(np.log1p(b / g)))
+        if cost < best:
+            best, shifts = cost, b
+    return shifts
+
+
+def shifted_gram(G: np.ndarray, R: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """``G + B`` (:func:`noise_shift`) with its eigenvalues floored at ``max(1e-9 R^2, 1e-12)``,
+    and the shifts ``b_j`` (ascending eigenvalues of ``G``); post-processing of a release."""
+    lam, V = np.linalg.eigh((G + G.T) / 2)
+    low = max(1e-9 * R * R, 1e-12)
+    b = noise_shift(lam, sigma, low)
+    return (V * np.maximum(lam + b, low)) @ V.T, b
 
 
 def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
@@ -246,7 +291,7 @@ def choose(uniform: Scored | list[Scored], others: list[Scored]) -> tuple[Scored
     bound beats the uniform candidate's upper bound; the uniform candidate when none does.
 
     ``uniform`` may be several releases of the uniform weights (the Gram matrix shifted by its
-    noise's typical norm and unshifted, :func:`noise_ridge`).  Between them no guarantee is
+    noise's typical size and unshifted, :func:`noise_shift`).  Between them no guarantee is
     needed (both are uniform weights), so the rule minimises the largest expected regret: the
     one with the larger released fitted volume, among those whose scale's lower confidence bound
     is positive (else the larger lower bound).  With per-dimension noise ``sigma`` of the
