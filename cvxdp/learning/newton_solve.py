@@ -169,13 +169,16 @@ def simple_structure(model: RowModel) -> SimpleStructure | None:
         elif isinstance(lhs, Pnorm) and lhs.p == 2 or isinstance(lhs, quad_over_lin) and \
                 lhs.args[1].is_constant() and np.allclose(lhs.args[1].value, 1.0):
             radius = r if isinstance(lhs, Pnorm) else math.sqrt(max(r, 0.0))
+            if not radius > 0:      # a point or nothing: left to CVXPY
+                return None
             idx = np.arange(d)[sl]
             if ball is not None and not np.array_equal(ball[0], idx):
                 return None
             ball = (idx, min(radius, ball[1]) if ball is not None else radius)
         else:
             return None
-    if np.any(lo > hi) or (ball is not None and np.any(boxed[ball[0]])):
+    # equal bounds (a fixed coordinate) or crossed ones (infeasible) are left to CVXPY
+    if np.any(lo >= hi) or (ball is not None and np.any(boxed[ball[0]])):
         return None
     return SimpleStructure(q, lo, hi, ball)
 

@@ -168,7 +168,8 @@ def test_structure_reads_boxes_balls_and_attributes():
 
 
 @pytest.mark.parametrize("what", ["norm1 regulariser", "ball and box", "equality",
-                                  "simplex", "linear regulariser"])
+                                  "simplex", "linear regulariser", "fixed box",
+                                  "zero ball", "bounds on a slice"])
 def test_other_public_parts_keep_the_cvxpy_path(what):
     cons, reg = (lambda w: []), None
     if what == "norm1 regulariser":
@@ -179,6 +180,12 @@ def test_other_public_parts_keep_the_cvxpy_path(what):
         cons = lambda w: [w[0] == 0.1]  # noqa: E731
     elif what == "simplex":
         cons = lambda w: [w >= 0, cp.sum(w) == 1]  # noqa: E731
+    elif what == "fixed box":
+        cons = lambda w: [w <= 0.0, w >= 0.0]  # noqa: E731
+    elif what == "zero ball":
+        cons = lambda w: [cp.norm(w, 2) <= 0.0]  # noqa: E731
+    elif what == "bounds on a slice":
+        cons = lambda w: [w[:2] <= 0.5]  # noqa: E731
     else:
         reg = lambda w: 0.1 * cp.sum_squares(w) + np.ones(D) @ w  # noqa: E731
     assert _structure(cons, reg) is None
