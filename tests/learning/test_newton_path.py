@@ -196,3 +196,28 @@ def test_refusals_are_unchanged_by_the_newton_path():
     prob, spec = _model("squared", "none")
     with pytest.raises(UnsupportedProblemError, match="norm-ball or box"):
         prob.solve_private(epsilon=1.0, private=spec, mechanism="objective")
+
+
+def test_a_numerical_failure_inside_newton_raises_nothing(monkeypatch):
+    # whether a factorisation fails depends on the private rows: the mechanism must neither
+    # raise nor warn, and falls back to the CVXPY solve (the same release as path="cvxpy")
+    import warnings
+
+    import cvxdp.learning.newton_solve as ns
+
+    prob, spec = _model("logistic", "none")
+    model = detect(prob, spec)
+    budget = PureDP(1.0)
+    plan = op.plan_objective_perturbation(model, budget, theta_bound(model), beta=1e-3)
+    X, y, _ = _clip(model)
+    ref = op.objective_perturbation(model, plan, budget, X, y, as_generator(2), path="cvxpy")
+
+    def broken(*a, **k):
+        warnings.warn("singular", RuntimeWarning, stacklevel=1)
+        raise np.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(ns.linalg, "solve", broken)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = op.objective_perturbation(model, plan, budget, X, y, as_generator(2))
+    assert np.array_equal(got[0], ref[0]) and got[2] == ref[2]
