@@ -40,6 +40,7 @@ applications", Comput. Stat. 10 (1995) (the box subproblem, ``scipy.optimize.lsq
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import cvxpy as cp
@@ -216,33 +217,10 @@ def _subproblem(S: SimpleStructure, H: np.ndarray, c: np.ndarray) -> np.ndarray:
     return at(hi_nu)
 
 
-def newton_solve(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
-                 label_bound: float, Delta: float, b: np.ndarray, m: float, target_gap: float
-                 ) -> tuple[np.ndarray, float] | None:
-    """The minimiser of ``phi`` (module docstring) over F with a certified gap.
-
-    Parameters
-    ----------
-    S : SimpleStructure
-    loss : RowLoss
-        The smooth (possibly smoothed) per-row loss.
-    Xt : ndarray (n, d)
-        The clipped rows (with the intercept's column).
-    y : ndarray (n,)
-        The clipped labels (zeros without labels).
-    label_bound : float
-        The public ``B`` (``|y_i| <= B``): the curvature bound ``beta`` is read at it.
-    Delta : float
-    b : ndarray (d,)
-    m : float
-        Public strong convexity of phi (``Delta + mu``), > 0.
-    target_gap : float
-        The certified ``phi(theta+) - phi*`` to reach.
-
-    Returns
-    -------
-    (theta+, certified gap) or None
-    """
+def _newton(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
+            label_bound: float, Delta: float, b: np.ndarray, m: float, target_gap: float
+            ) -> tuple[np.ndarray, float] | None:
+    """:func:`newton_solve` without its guard."""
     diag = S.q + Delta
     curv = loss.smoothness(label_bound)
     gram = Xt.T @ Xt
@@ -278,3 +256,42 @@ def newton_solve(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarra
             s *= 0.5
         th, f, g, p = cand, fc, gc, pc
     return None
+
+
+def newton_solve(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
+                 label_bound: float, Delta: float, b: np.ndarray, m: float, target_gap: float
+                 ) -> tuple[np.ndarray, float] | None:
+    """The minimiser of ``phi`` (module docstring) over F with a certified gap.
+
+    Parameters
+    ----------
+    S : SimpleStructure
+    loss : RowLoss
+        The smooth (possibly smoothed) per-row loss.
+    Xt : ndarray (n, d)
+        The clipped rows (with the intercept's column).
+    y : ndarray (n,)
+        The clipped labels (zeros without labels).
+    label_bound : float
+        The public ``B`` (``|y_i| <= B``): the curvature bound ``beta`` is read at it.
+    Delta : float
+    b : ndarray (d,)
+    m : float
+        Public strong convexity of phi (``Delta + mu``), > 0.
+    target_gap : float
+        The certified ``phi(theta+) - phi*`` to reach.
+
+    Returns
+    -------
+    (theta+, certified gap) or None
+    """
+    # inside a mechanism: a numerical failure (a factorisation, a non-finite value) depends
+    # on the private rows, so it neither raises nor warns -- None, and the caller solves with
+    # CVXPY
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return _newton(S, loss, Xt, y, label_bound=label_bound, Delta=Delta, b=b, m=m,
+                           target_gap=target_gap)
+        except (np.linalg.LinAlgError, ValueError, ArithmeticError):
+            return None
