@@ -17,10 +17,11 @@ Lee, Sun & Saunders 2014).  :func:`simple_structure` decides from the model's st
 (public) whether this applies; otherwise the mechanism solves with CVXPY as before.
 
 Certificate (checked on every iterate, in floating point): with ``L`` a bound on the Lipschitz
-constant of ``grad phi`` (``L = beta lambda_max(X~'X~) + max(q) + Delta``, ``beta`` the loss's
-public curvature bound), ``t = 1/L``, ``theta+ = Pi_F(theta - t grad phi(theta))`` (exact
-projection) and ``G = (theta - theta+)/t``, the prox-gradient inequality with strong convexity
-(Beck 2017, Thm 10.16 with ``m``) gives
+constant of ``grad phi`` (``L = beta n R~^2 + max(q) + Delta >= beta lambda_max(X~'X~) + max(q)
++ Delta``, ``beta`` the loss's public curvature bound, ``R~`` the row bound: public), ``t =
+1/L``, ``theta+ = Pi_F(theta - t grad phi(theta))`` (exact projection) and ``G = (theta -
+theta+)/t``, the prox-gradient inequality with strong convexity (Beck 2017, Thm 10.16 with
+``m``) gives
 
     phi(theta+) - phi* <= ||G||^2 (1/m - t) / 2 <= ||G||^2 / (2 m),
     ||theta+ - theta~|| <= ||G|| / m      (theta~ the exact minimiser),
@@ -218,15 +219,13 @@ def _subproblem(S: SimpleStructure, H: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def _newton(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
-            label_bound: float, Delta: float, b: np.ndarray, m: float, target_gap: float
-            ) -> tuple[np.ndarray, float] | None:
+            feature_bound: float, label_bound: float, Delta: float, b: np.ndarray, m: float,
+            target_gap: float) -> tuple[np.ndarray, float] | None:
     """:func:`newton_solve` without its guard."""
     diag = S.q + Delta
-    curv = loss.smoothness(label_bound)
-    gram = Xt.T @ Xt
-    L = curv * float(np.linalg.eigvalsh(gram)[-1]) + float(np.max(diag))
-    L *= 1.0 + 1e-12
-    t = 1.0 / L
+    # lambda_max(X~'X~) <= trace(X~'X~) = sum_i ||x~_i||^2 <= n R~^2 (rows clipped): public
+    L = loss.smoothness(label_bound) * Xt.shape[0] * feature_bound**2 + float(np.max(diag))
+    t = 1.0 / (L * (1.0 + 1e-12))
 
     def value_grad(th: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         p = Xt @ th
@@ -259,8 +258,8 @@ def _newton(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
 
 
 def newton_solve(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
-                 label_bound: float, Delta: float, b: np.ndarray, m: float, target_gap: float
-                 ) -> tuple[np.ndarray, float] | None:
+                 feature_bound: float, label_bound: float, Delta: float, b: np.ndarray,
+                 m: float, target_gap: float) -> tuple[np.ndarray, float] | None:
     """The minimiser of ``phi`` (module docstring) over F with a certified gap.
 
     Parameters
@@ -272,8 +271,9 @@ def newton_solve(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarra
         The clipped rows (with the intercept's column).
     y : ndarray (n,)
         The clipped labels (zeros without labels).
-    label_bound : float
-        The public ``B`` (``|y_i| <= B``): the curvature bound ``beta`` is read at it.
+    feature_bound, label_bound : float
+        The public ``R~`` (``||x~_i|| <= R~``) and ``B`` (``|y_i| <= B``): ``L`` is read at
+        them.
     Delta : float
     b : ndarray (d,)
     m : float
@@ -291,7 +291,8 @@ def newton_solve(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarra
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            return _newton(S, loss, Xt, y, label_bound=label_bound, Delta=Delta, b=b, m=m,
+            return _newton(S, loss, Xt, y, feature_bound=feature_bound,
+                           label_bound=label_bound, Delta=Delta, b=b, m=m,
                            target_gap=target_gap)
         except (np.linalg.LinAlgError, ValueError, ArithmeticError):
             return None

@@ -1,8 +1,11 @@
 """Objective perturbation for row-level models (Chaudhuri et al. 2011; Kifer et al. 2012).
 
 Released: ``theta^ = argmin_{theta in F} sum_i l_h(p_i, y_i) + R(theta) + Delta/2 ||theta||^2
-+ b' theta`` -- one CVXPY solve on the clipped rows, ``l_h`` the loss with its kinks publicly
-smoothed (:meth:`cvxdp.learning.loss.RowLoss.smoothed`).
++ b' theta`` on the clipped rows, ``l_h`` the loss with its kinks publicly smoothed
+(:meth:`cvxdp.learning.loss.RowLoss.smoothed`): by the certified projected Newton method of
+:mod:`cvxdp.learning.newton_solve` when the public part is a ridge with boxes or one l2 ball
+(decided from the structure; the bound then includes what its certified tolerance can cost,
+:func:`_with_newton`), else by one CVXPY solve.
 
 Privacy: :mod:`cvxdp.privacy.objective_perturbation` computes Delta and the noise from the
 loss's public constants on F -- one row's gradient norm ``zeta = L R~`` and its rank-one
@@ -291,6 +294,7 @@ def objective_perturbation(model: RowModel, plan: ObjPertPlan, budget: Any, X: n
         Xt = X if model.v is None else np.column_stack([X, np.full(X.shape[0], model.sign_v)])
         found = newton_solve(plan.structure, plan.loss, Xt,
                              np.zeros(X.shape[0]) if y is None else y,
+                             feature_bound=model.feature_bound,
                              label_bound=model.label_bound, Delta=plan.Delta, b=b,
                              m=plan.Delta + model.mu, target_gap=plan.solve_gap)
         value = None if found is None else found[0]
