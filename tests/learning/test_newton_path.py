@@ -27,6 +27,7 @@ from cvxdp.learning.newton_solve import simple_structure
 from cvxdp.learning.solve import _clip
 from cvxdp.privacy.budgets import ApproxDP, PureDP
 from cvxdp.privacy.rng import as_generator
+from tests.learning.gallery import GALLERY, data
 
 N, D = 300, 4
 
@@ -221,3 +222,22 @@ def test_a_numerical_failure_inside_newton_raises_nothing(monkeypatch):
         warnings.simplefilter("error")
         got = op.objective_perturbation(model, plan, budget, X, y, as_generator(2))
     assert np.array_equal(got[0], ref[0]) and got[2] == ref[2]
+
+
+@pytest.mark.parametrize("name", ["logistic_ridge", "ridge", "squared_hinge_censored"])
+def test_newton_certifies_the_tiny_targets_of_a_huge_epsilon(name, monkeypatch):
+    # at epsilon 1e6 the target gap is ~1e-21: the step must be formed without cancellation
+    # (th + step, then minus th, loses it), else Newton stalls and falls back to CVXPY
+    prob, spec = GALLERY[name](*data())
+    model = detect(prob, spec)
+    budget = ApproxDP(0.95e6, 1e-6)
+    plan = op.plan_objective_perturbation(model, budget, theta_bound(model), beta=1e-3)
+    assert plan.structure is not None and plan.solve_gap < 1e-15
+    X, y, _ = _clip(model)
+
+    def no_cvxpy(*a, **k):
+        raise AssertionError("the Newton path fell back to CVXPY")
+
+    monkeypatch.setattr(op, "solve_on_rows", no_cvxpy)
+    for seed in range(3):
+        op.objective_perturbation(model, plan, budget, X, y, as_generator(seed))
