@@ -185,33 +185,38 @@ def simple_structure(model: RowModel) -> SimpleStructure | None:
     return SimpleStructure(q, lo, hi, ball)
 
 
-def _subproblem(S: SimpleStructure, H: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """``argmin_{theta in F} 1/2 theta' H theta - c' theta`` (H positive definite)."""
-    if S.ball is None and not (np.isfinite(S.lo).any() or np.isfinite(S.hi).any()):
-        return linalg.solve(H, c, assume_a="pos")
-    if S.ball is None:      # boxes: 1/2 ||U theta - U^-T c||^2, H = U'U
+def _subproblem(S: SimpleStructure, H: np.ndarray, g: np.ndarray, th: np.ndarray
+                ) -> np.ndarray:
+    """The Newton step ``argmin_{th + step in F} g' step + 1/2 step' H step`` (H positive
+    definite), in the step itself: near the minimiser the step is far smaller than ``th``, and
+    forming ``th + step`` first would lose it to rounding."""
+    free = S.ball is None and not (np.isfinite(S.lo).any() or np.isfinite(S.hi).any())
+    if free:
+        return -linalg.solve(H, g, assume_a="pos")
+    if S.ball is None:      # boxes: 1/2 ||U step + U^-T g||^2, H = U'U
         U = linalg.cholesky(H)
-        rhs = linalg.solve_triangular(U, c, trans="T")
-        res = optimize.lsq_linear(U, rhs, bounds=(S.lo, S.hi), method="bvls", tol=1e-14)
+        rhs = -linalg.solve_triangular(U, g, trans="T")
+        res = optimize.lsq_linear(U, rhs, bounds=(S.lo - th, S.hi - th), method="bvls",
+                                  tol=1e-14)
         return res.x
-    idx, r = S.ball          # one ball, other coordinates free: theta(nu) = (H + nu D)^-1 c
-    Dg = np.zeros(len(c))
+    idx, r = S.ball     # one ball, others free: step(nu) = -(H + nu D)^-1 (g + nu D th)
+    Dg = np.zeros(len(g))
     Dg[idx] = 1.0
 
     def at(nu: float) -> np.ndarray:
-        return linalg.solve(H + nu * np.diag(Dg), c, assume_a="pos")
+        return -linalg.solve(H + nu * np.diag(Dg), g + nu * Dg * th, assume_a="pos")
 
-    th = at(0.0)
-    if np.linalg.norm(th[idx]) <= r:
-        return th
+    step = at(0.0)
+    if np.linalg.norm(th[idx] + step[idx]) <= r:
+        return step
     lo_nu, hi_nu = 0.0, max(1.0, float(np.max(np.abs(np.diag(H)))))
-    while np.linalg.norm(at(hi_nu)[idx]) > r:      # ||theta_B(nu)|| decreases in nu
+    while np.linalg.norm(th[idx] + at(hi_nu)[idx]) > r:   # decreases in nu
         hi_nu *= 4.0
     for _ in range(200):
         mid = 0.5 * (lo_nu + hi_nu)
         if mid in (lo_nu, hi_nu):
             break
-        if np.linalg.norm(at(mid)[idx]) > r:
+        if np.linalg.norm(th[idx] + at(mid)[idx]) > r:
             lo_nu = mid
         else:
             hi_nu = mid
@@ -242,7 +247,7 @@ def _newton(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
             return plus, gap
         H = Xt.T @ (Xt * loss.curvature(p, y)[:, None]) + np.diag(diag)
         H = 0.5 * (H + H.T)
-        step = _subproblem(S, H, H @ th - g) - th
+        step = _subproblem(S, H, g, th)
         slope = float(g @ step)
         if not slope < 0:     # no descent direction left in floating point
             return None
