@@ -249,8 +249,12 @@ def _newton(S: SimpleStructure, loss: RowLoss, Xt: np.ndarray, y: np.ndarray, *,
         H = 0.5 * (H + H.T)
         step = _subproblem(S, H, g, th)
         slope = float(g @ step)
-        if not slope < 0:     # no descent direction left in floating point
-            return None
+        # |slope| at rounding level: the local regime, the full step (the line search takes it)
+        if not (slope < 0 or abs(slope) <= 1e-14 * max(1.0, abs(f))):
+            # not a descent direction in floating point (an active constraint's normal part
+            # outweighs the slope): the prox-gradient step, a descent step by the theory
+            step = plus - th
+            slope = float(g @ step)
         s = 1.0
         while True:
             cand = th + s * step
