@@ -12,8 +12,10 @@ simple shape -- every regulariser term ``c * sum_squares(var)`` (giving ``q``) o
 found here without a conic solve over ``n`` rows: Newton steps ``theta^ = argmin_{theta in F}
 g'(theta - theta_k) + 1/2 (theta - theta_k)' H (theta - theta_k)`` (a ``d``-dimensional
 problem: exact for no constraint, by bounded-variable least squares for boxes, by a
-one-multiplier search for a ball), with an Armijo backtracking line search (proximal Newton,
-Lee, Sun & Saunders 2014).  :func:`simple_structure` decides from the model's structure only
+one-multiplier search for a ball; solved for the step ``theta^ - theta_k`` itself, which
+rounding would lose in ``theta^``), with an Armijo backtracking line search, and the
+prox-gradient step where rounding leaves the Newton step no descent (proximal Newton, Lee, Sun
+& Saunders 2014).  :func:`simple_structure` decides from the model's structure only
 (public) whether this applies; otherwise the mechanism solves with CVXPY as before.
 
 Certificate (checked on every iterate, in floating point): with ``L`` a bound on the Lipschitz
