@@ -15,16 +15,17 @@ scaled into the unit ball, no intercept (``fit_intercept=False``), replace-one n
 Reported: excess empirical risk ``F(w) - F*`` on the training rows (F* by an exact solve),
 test accuracy (logistic) or test MSE (linear) on 10,000 fresh rows, and wall time; median
 over the seeds (10 by default: the excess risk of one release moves by a factor 3 between
-seeds, as the squared norm of a Gamma(d) noise vector does).  cvxdp releases no objective
-value here (``value_share=0``: all the budget on the model, as diffprivlib).
+seeds, as the squared norm of a Gamma(d) noise vector does) -- one seed at n = 1e6
+(``--large-seeds``; the ``seeds`` column says which).  cvxdp releases no objective value here
+(``value_share=0``: all the budget on the model, as diffprivlib).
 
-Sizes: n in 1e3 .. 1e6; cvxdp's logistic model is one exponential-cone solve per release
-(about 36 s at n = 1e5 on this machine; the reference is L-BFGS), so
-``--quick`` caps logistic at n = 1e4; the full grid runs it to 1e5.  Linear regression runs to
-1e6 in both (its squared loss is solved through ``X'X``).
+Sizes: n in 1e3 .. 1e6 for both tasks (``--quick``: 1e3 and 1e4).  cvxdp solves the perturbed
+logistic objective by its certified projected Newton method (the model's public part is a
+ridge and no constraint; ``cvxdp.learning.newton_solve``), the squared loss through ``X'X``.
 
 diffprivlib is NOT a dependency of cvxdp: ``pip install 'cvxdp[peers]'``.
-Usage: ``python benchmarks/bench_erm_peers.py [--quick] [--seeds 10] [--tasks logistic]``;
+Usage: ``python benchmarks/bench_erm_peers.py [--quick] [--seeds 10] [--large-seeds 1]
+[--tasks logistic] [--sizes 1e3,1e4]``;
 ``--mechanism-check --sizes 1e5 --seeds 30`` averages many seeds at large n with the perturbed
 objective solved by L-BFGS (:func:`mechanism_check`).
 """
@@ -104,8 +105,8 @@ def _diffprivlib_logistic():
 
 def exact_logistic(X, y, lam, linear=None):
     """The exact minimiser of ``mean logistic + lam/2 ||w||^2 (+ linear' w)`` by L-BFGS on the
-    smooth objective (gradient norm to 1e-12): the reference, faster than the conic solve at
-    large n."""
+    smooth objective (gradient norm to 1e-12): the reference, independent of cvxdp's own
+    solvers."""
     c = np.zeros(X.shape[1]) if linear is None else linear
 
     def f(w):
@@ -173,10 +174,10 @@ def run_linear(n, eps, seed):
 
 def mechanism_check(n, eps, seed):
     """cvxdp's objective perturbation with its own plan and noise draw (the same generator
-    calls as ``solve_private``), its perturbed objective solved by L-BFGS instead of the conic
-    solver -- the mechanism's utility without the conic solve's time, to average many seeds
-    at large n -- against diffprivlib's own fit.  The conic solve of the same perturbed
-    objective agrees to four digits where both were run (n = 1e5)."""
+    calls as ``solve_private``), its perturbed objective solved by an independent L-BFGS --
+    the mechanism's utility without any of cvxdp's solvers, to average many seeds at large n
+    -- against diffprivlib's own fit.  The conic solve of the same perturbed objective agreed
+    to four digits where both were run (n = 1e5)."""
     (X, y), _ = logistic_data(n, seed)
     lam = 1.0 / n
     best = logistic_risk(X, y, exact_logistic(X, y, lam), lam)
@@ -203,6 +204,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--large-seeds", type=int, default=1,
+                    help="seeds at n >= 1e6 (one release there takes seconds per method)")
     ap.add_argument("--tasks", default="logistic,linear",
                     help="comma-separated subset of logistic,linear")
     ap.add_argument("--sizes", default=None, help="comma-separated n, instead of the grid")
@@ -225,8 +228,8 @@ def main() -> None:
         print(f"\nlogistic regression, mechanism check, {args.seeds} seeds")
         print(format_table(rows, list(rows[0])))
         return
-    sizes = {"logistic": (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000),
-             "linear": (1_000, 10_000, 100_000, 1_000_000)}
+    grid = (1_000, 10_000) if args.quick else (1_000, 10_000, 100_000, 1_000_000)
+    sizes = {"logistic": grid, "linear": grid}
     if args.sizes:
         sizes = {k: tuple(int(float(v)) for v in args.sizes.split(",")) for k in sizes}
     for task, fn, metric in (("logistic", run_logistic, "test acc"),
@@ -235,18 +238,20 @@ def main() -> None:
             continue
         rows = []
         for n in sizes[task]:
+            seeds = args.large_seeds if n >= 1_000_000 else args.seeds
             for eps in EPSILONS:
-                res = [fn(n, eps, s) for s in range(args.seeds)]
+                res = [fn(n, eps, s) for s in range(seeds)]
                 med = {k: np.median([r[k] for r in res], axis=0) for k in res[0]}
                 c, p = med["cvxdp"], med["diffprivlib"]
-                rows.append({"n": n, "epsilon": eps, "excess cvxdp": float(c[0]),
+                rows.append({"n": n, "epsilon": eps, "seeds": seeds,
+                             "excess cvxdp": float(c[0]),
                              "excess diffprivlib": float(p[0]), f"{metric} cvxdp": float(c[1]),
                              f"{metric} diffprivlib": float(p[1]),
                              "time cvxdp (s)": float(c[2]),
                              "time diffprivlib (s)": float(p[2]),
                              "excess ratio dpl/cvxdp": float(p[0] / max(c[0], 1e-12))})
                 print(f"  {task} n={n} eps={eps}: done", flush=True)
-        print(f"\n{task} regression, d = {D}, median of {args.seeds} seeds (pure DP)")
+        print(f"\n{task} regression, d = {D}, median over the seeds (pure DP)")
         print(format_table(rows, list(rows[0])))
 
 

@@ -108,6 +108,21 @@ def _dphi(kind: str, u: np.ndarray, M: float) -> np.ndarray:
     return np.ones_like(u)
 
 
+def _ddphi(kind: str, u: np.ndarray, M: float) -> np.ndarray:
+    """``phi''(u)`` of a smooth kind (the generalised one at the kinks of ``sqpos`` and
+    ``huber``'s ends: 2 on the closed side)."""
+    if kind == "square":
+        return np.full_like(u, 2.0)
+    if kind == "sqpos":
+        return 2.0 * (u >= 0.0)
+    if kind == "huber":
+        return 2.0 * (np.abs(u) <= M)
+    if kind == "logistic":
+        s = 0.5 * (1.0 + np.tanh(u / 2.0))
+        return s * (1.0 - s)
+    return np.zeros_like(u)  # lin
+
+
 class RowLoss:
     """The per-row loss ``l(p, y) = sum_k c_k phi_k(u_k)`` (module docstring)."""
 
@@ -234,6 +249,17 @@ class RowLoss:
             else:
                 a = pc.args[0]
                 out += pc.coef * _dphi(pc.kind, self._u(a, p, y), pc.M) * (a[P] + a[YP] * y)
+        return out
+
+    def curvature(self, p: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``d^2 l / dp^2`` at every row (a smooth loss: no ``abs`` or ``max`` piece)."""
+        out = np.zeros_like(p)
+        for pc in self.pieces:
+            if pc.kind in ("abs", "max"):
+                raise ValueError("curvature of a kink: smooth the loss first")
+            a = pc.args[0]
+            s = a[P] + a[YP] * y
+            out += pc.coef * _ddphi(pc.kind, self._u(a, p, y), pc.M) * s * s
         return out
 
     # -- the CVXPY expression of sum_i l(p_i, y_i) -----------------------------------------

@@ -1,8 +1,11 @@
 """Objective perturbation for row-level models (Chaudhuri et al. 2011; Kifer et al. 2012).
 
 Released: ``theta^ = argmin_{theta in F} sum_i l_h(p_i, y_i) + R(theta) + Delta/2 ||theta||^2
-+ b' theta`` -- one CVXPY solve on the clipped rows, ``l_h`` the loss with its kinks publicly
-smoothed (:meth:`cvxdp.learning.loss.RowLoss.smoothed`).
++ b' theta`` on the clipped rows, ``l_h`` the loss with its kinks publicly smoothed
+(:meth:`cvxdp.learning.loss.RowLoss.smoothed`): by the certified projected Newton method of
+:mod:`cvxdp.learning.newton_solve` when the public part is a ridge with boxes or one l2 ball
+(decided from the structure; the bound then includes what its certified tolerance can cost,
+:func:`_with_newton`), else by one CVXPY solve.
 
 Privacy: :mod:`cvxdp.privacy.objective_perturbation` computes Delta and the noise from the
 loss's public constants on F -- one row's gradient norm ``zeta = L R~`` and its rank-one
@@ -38,7 +41,7 @@ Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cvxpy as cp
@@ -53,6 +56,7 @@ from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
 from cvxdp.learning.domain import solve_on_rows, theta
 from cvxdp.learning.loss import RowLoss
+from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
 from cvxdp.privacy.objective_perturbation import (
@@ -86,12 +90,18 @@ class ObjPertPlan:
     gamma_scale: float | None   # pure DP: ||b|| ~ Gamma(d, gamma_scale)
     bound: float            # excess-risk bound (inf when W is)
     calibration: ObjPertCalibration   # cvxdp.privacy.objective_perturbation
+    structure: SimpleStructure | None = None   # the Newton path's public part (None: CVXPY)
+    solve_gap: float | None = None       # certified phi(theta^) - phi* the Newton path reaches
+    solve_distance: float | None = None  # its bound on ||theta^ - exact minimiser||
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
                 "epsilon_noise": self.eps2, "lipschitz_zeta": self.zeta,
                 "hessian_lambda": self.lam, "noise_sigma": self.sigma,
-                "noise_gamma_scale": self.gamma_scale}
+                "noise_gamma_scale": self.gamma_scale,
+                "perturbed_solve": ("cvxpy" if self.structure is None else
+                                    "projected Newton (certified gap)"),
+                "solve_gap_target": self.solve_gap, "solve_distance_bound": self.solve_distance}
 
 
 def _b_quantile(plan_sigma: float | None, gamma_scale: float | None, d: int,
@@ -132,9 +142,47 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     W_star = min(W, minimiser_bound(model))
     plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    if all(not math.isfinite(p.bound) for p in plans):
-        return plans[0]
-    return min(plans, key=lambda p: p.bound)
+    best = plans[0] if all(not math.isfinite(p.bound) for p in plans) else min(
+        plans, key=lambda p: p.bound)
+    return _with_newton(model, best, W, W_star, beta)
+
+
+#: share of the stated excess-risk bound the Newton path's certified tolerance may add
+SOLVE_SHARE = 1e-6
+#: the certified gap without a finite bound, relative to ``max(1, n sup_y l(0, y))``
+SOLVE_GAP_UNBOUNDED = 1e-12
+
+
+def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
+                 beta: float) -> ObjPertPlan:
+    """The plan with the Newton path's public target when the model's public part has its
+    shape (:func:`cvxdp.learning.newton_solve.simple_structure`), the bound raised by what
+    the tolerance can cost (docs/learning.md, 'Solving the perturbed problem').
+
+    With ``theta~`` the exact minimiser, ``theta^`` the certified one (``phi(theta^) -
+    phi(theta~) <= g``, ``||theta^ - theta~|| <= r = sqrt(2 g / m)``, ``m = Delta + mu``):
+    ``F_h(theta^) - F_h(theta~) <= g + (Delta W~ + ||b||_beta + Delta r / 2) r``, ``W~ =
+    min(W, W* + (Delta W* + ||b||_beta) / m)`` a bound on ``||theta~||``.  ``g`` is the
+    largest gap for which that is at most ``SOLVE_SHARE`` times the bound (a quadratic in r).
+    """
+    S = simple_structure(model)
+    m = plan.Delta + model.mu
+    if S is None or not m > 0:
+        return plan
+    bnorm = _b_quantile(plan.sigma, plan.gamma_scale, model.dim, beta)
+    Wt = min(W, W_star + (plan.Delta * W_star + bnorm) / m)
+    if not (math.isfinite(plan.bound) and math.isfinite(Wt)):
+        gap = SOLVE_GAP_UNBOUNDED * max(1.0, model.n * plan.loss.value_bound(
+            0.0, model.label_bound))
+        return replace(plan, structure=S, solve_gap=gap, solve_distance=math.sqrt(2 * gap / m))
+    tau = SOLVE_SHARE * plan.bound
+    A = plan.Delta * Wt + bnorm
+    # (m + Delta)/2 r^2 + A r = tau, the stable root
+    r = 2 * tau / (A + math.sqrt(A * A + 2 * (m + plan.Delta) * tau))
+    gap = m * r * r / 2
+    cost = gap + (A + plan.Delta * r / 2) * r
+    return replace(plan, structure=S, solve_gap=gap, solve_distance=r,
+                   bound=plan.bound + cost)
 
 
 def minimiser_bound(model: RowModel) -> float:
@@ -227,9 +275,13 @@ def smooth_error(loss: RowLoss, h: float | None) -> float:
 
 def objective_perturbation(model: RowModel, plan: ObjPertPlan, budget: Any, X: np.ndarray,
                            y: np.ndarray | None, gen: np.random.Generator, *,
-                           solver: str | None = None
+                           solver: str | None = None, path: str = "auto"
                            ) -> tuple[np.ndarray, PrivacyRecord, dict[str, Any]]:
-    """Draw ``b``, solve the perturbed model once; returns (theta^, record, info)."""
+    """Draw ``b``, solve the perturbed model once; returns (theta^, record, info).
+
+    ``path="auto"`` solves by the certified Newton method when the plan has its structure
+    (public), else -- and when it does not certify within its steps -- by CVXPY;
+    ``path="cvxpy"`` always by CVXPY (the reference the tests compare with)."""
     d = model.dim
     if plan.sigma is not None:
         b = gen.normal(0.0, plan.sigma, size=d)
@@ -237,8 +289,18 @@ def objective_perturbation(model: RowModel, plan: ObjPertPlan, budget: Any, X: n
         direction = gen.standard_normal(d)
         direction /= np.linalg.norm(direction)
         b = gen.gamma(d, plan.gamma_scale) * direction
-    value, status = solve_on_rows(model, plan.loss, X, y, quadratic=plan.Delta, linear=b,
-                                  solver=solver)
+    value = None
+    if plan.structure is not None and path == "auto":
+        Xt = X if model.v is None else np.column_stack([X, np.full(X.shape[0], model.sign_v)])
+        found = newton_solve(plan.structure, plan.loss, Xt,
+                             np.zeros(X.shape[0]) if y is None else y,
+                             feature_bound=model.feature_bound,
+                             label_bound=model.label_bound, Delta=plan.Delta, b=b,
+                             m=plan.Delta + model.mu, target_gap=plan.solve_gap)
+        value = None if found is None else found[0]
+    if value is None:   # not reported: whether Newton certified depends on the data
+        value, status = solve_on_rows(model, plan.loss, X, y, quadratic=plan.Delta, linear=b,
+                                      solver=solver)
+        del status  # a solver failure is not reported: it would depend on the data
     record = plan.calibration.record({k: v for k, v in plan.info().items() if v is not None})
-    del status  # a solver failure is not reported: it would depend on the data
     return value, record, plan.info()
