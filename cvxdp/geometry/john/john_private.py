@@ -46,7 +46,7 @@ public numbers and earlier releases, derived in ``docs/john.md`` "Decisions" and
 
 Every noisy output of a mechanism passes through :func:`released` (the identity); everything the
 solution carries (value, weights, ellipsoid, info, report) is computed from those outputs and
-public numbers only, which ``tests/geometry/test_john_release.py`` checks by replaying them on a
+public numbers only, which ``tests/geometry/john/test_john_release.py`` checks by replaying them on a
 neighbouring dataset.
 
 Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a public bound

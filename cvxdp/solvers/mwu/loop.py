@@ -24,7 +24,7 @@ loss row, noise, exponential, normalisation), with no Python objects built; the 
 backend (:mod:`cvxdp.solvers.mwu.loop_numba`, orthant, second-order-cone and PSD blocks,
 optional ``numba`` extra) runs the whole block in machine code on the same draws.  Both compute the
 same numbers (scores with the same BLAS / CSR mat-vec; the exponentials agree to the last bit
-or two, see ``tests/solvers/test_mwu_loop.py``).
+or two, see ``tests/solvers/mwu/test_mwu_loop.py``).
 
 References
 ----------

@@ -14,7 +14,7 @@ import pytest
 
 from cvxdp.geometry.john.john import john_ellipsoid
 
-DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "john.md"
+DOCS = pathlib.Path(__file__).resolve().parents[3] / "docs" / "john.md"
 
 
 @pytest.fixture(scope="module")
