@@ -46,8 +46,8 @@ public numbers and earlier releases, derived in ``docs/john.md`` "Decisions" and
 
 Every noisy output of a mechanism passes through :func:`released` (the identity); everything the
 solution carries (value, weights, ellipsoid, info, report) is computed from those outputs and
-public numbers only, which ``tests/geometry/john/test_john_release.py`` checks by replaying them on a
-neighbouring dataset.
+public numbers only, which ``tests/geometry/john/test_john_release.py`` checks by replaying
+them on a neighbouring dataset.
 
 Accounting: every release is a Gaussian mechanism whose l2 sensitivity is a public bound
 (:mod:`cvxdp.geometry.john.john_sensitivity`; 1 for the count); their adaptive composition is

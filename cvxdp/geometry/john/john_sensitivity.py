@@ -9,8 +9,8 @@ Mechanism step: given PUBLIC weights ``w in [w_min, 1]^n`` (a function of earlie
 release ``h_i = a_i' M^{-1} a_i`` with ``M = A' W A + ridge I`` for all i, plus Gaussian noise.
 
 Bound (Lemma S, proved in :func:`leverage_ratio_sensitivity` and in ``docs/john.md``; tightness
-checked by an adversarial search in ``tests/geometry/john/test_john_sensitivity.py``): with ``lam`` a
-public lower bound on ``lambda_min(M)`` and every weight in ``[w_min, w_max]``::
+checked by an adversarial search in ``tests/geometry/john/test_john_sensitivity.py``): with
+``lam`` a public lower bound on ``lambda_min(M)`` and every weight in ``[w_min, w_max]``::
 
     ||h(A) - h(A')||_2 <= (R eps0 / lam) (sqrt(w_max / w_min) + 2).
 
