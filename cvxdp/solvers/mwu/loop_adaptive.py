@@ -23,6 +23,19 @@ import numpy as np
 __all__ = ["adaptive_round", "adaptive_round_general", "ada_state", "ADA_DELTA0"]
 
 
+def round_loss(d: Any, p: int, z: np.ndarray, lv: np.ndarray) -> None:
+    """``lv`` = the chosen row ``p``'s loss plus its noise ``z`` (the round's loss vector)."""
+    lv[:] = 0.0
+    if d.dense:
+        lv += d.Yd[p]
+    else:
+        lo, hi = d.Yptr[p], d.Yptr[p + 1]
+        lv[d.Yidx[lo:hi]] += d.Yval[lo:hi]
+    if d.noisy:
+        lo, hi = d.Nptr[p], d.Nptr[p + 1]
+        lv[d.Nidx[lo:hi]] += d.Nval[lo:hi] * z[:hi - lo]
+
+
 def adaptive_round(d: Any, p: int, x: np.ndarray, z: np.ndarray, y: np.ndarray,
                    lv: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """One AdaHedge round on an orthant algebra: the loss ``lv`` (row ``p`` plus its noise),
@@ -38,15 +51,7 @@ def adaptive_round(d: Any, p: int, x: np.ndarray, z: np.ndarray, y: np.ndarray,
     de Rooij, van Erven, Gruenwald & Koolen (2014), "Follow the Leader If You Can, Hedge If You
     Must", JMLR 15 (AdaHedge); docs/mwu.md for the bound used.
     """
-    lv[:] = 0.0
-    if d.dense:
-        lv += d.Yd[p]
-    else:
-        lo, hi = d.Yptr[p], d.Yptr[p + 1]
-        lv[d.Yidx[lo:hi]] += d.Yval[lo:hi]
-    if d.noisy:
-        lo, hi = d.Nptr[p], d.Nptr[p + 1]
-        lv[d.Nidx[lo:hi]] += d.Nval[lo:hi] * z[:hi - lo]
+    round_loss(d, p, z, lv)
     delta = state[0]
     hl = float(np.dot(lv, x))
     if delta > 0.0:
@@ -87,15 +92,7 @@ def adaptive_round_general(d: Any, p: int, x: np.ndarray, z: np.ndarray, y: np.n
     bounds, so AdaHedge's regret bound holds with it (docs/mwu.md).  Writes ``ys = eta y``
     (``eta = ln r / Delta``) for the caller's exponential; the compiled kernel does the same.
     """
-    lv[:] = 0.0
-    if d.dense:
-        lv += d.Yd[p]
-    else:
-        lo, hi = d.Yptr[p], d.Yptr[p + 1]
-        lv[d.Yidx[lo:hi]] += d.Yval[lo:hi]
-    if d.noisy:
-        lo, hi = d.Nptr[p], d.Nptr[p + 1]
-        lv[d.Nidx[lo:hi]] += d.Nval[lo:hi] * z[:hi - lo]
+    round_loss(d, p, z, lv)
     delta = float(state[0])
     eta = d.log_r / delta
     n0 = d.n0
