@@ -40,7 +40,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.solvers.public_part import _bound_solve
+from cvxdp.solvers.public_part import bound_solve
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["sharp_objective_gap"]
@@ -152,7 +152,7 @@ def _extents(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
             c = np.zeros(x.size)
             c[j] = -sgn  # maximise sgn x_j
             prog.c = c
-            res, pad = _bound_solve(prog)
+            res, pad = bound_solve(prog)
             if pad is None:
                 return None
             v = -float(res.value) - sgn * float(x[j])

@@ -27,7 +27,7 @@ from cvxdp.transform.reference import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
-           "canonical_constraints"]
+           "bound_solve", "public_program", "canonical_constraints"]
 
 
 def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
@@ -54,12 +54,14 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
 
 
 def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
-                  allow_unbounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                  allow_unbounded: bool = False, upper_only: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.
 
     The public rows are one cone program (:func:`public_program`), solved directly by the
     exact solver for every direction (no CVXPY compile per solve).  With ``allow_unbounded``
-    an unbounded direction gives ``-inf`` / ``inf`` instead of an error.
+    an unbounded direction gives ``-inf`` / ``inf`` instead of an error; with ``upper_only``
+    only the maxima are solved (the minima are ``-inf``).
 
     Raises
     ------
@@ -70,10 +72,13 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
     """
     prog = public_program(A, b, dims, ~np.asarray(row_private, dtype=bool))
     lo, hi = np.zeros(len(directions)), np.zeros(len(directions))
+    if upper_only:
+        lo[:] = -np.inf
+    sides = ((1.0, hi),) if upper_only else ((1.0, hi), (-1.0, lo))
     for i, vec in enumerate(directions):
-        for sgn, out in ((1.0, hi), (-1.0, lo)):
+        for sgn, out in sides:
             prog.c = -sgn * np.asarray(vec, dtype=float)  # maximise sgn d'x
-            res, pad = _bound_solve(prog)
+            res, pad = bound_solve(prog)
             status = res.status
             value = None if pad is None else -float(res.value)
             if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
@@ -98,7 +103,7 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
     return lo, hi
 
 
-def _bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
+def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
     """One bound solve and the relative margin its value is trusted to (None: no bound).
 
     Clarabel solved (tolerance 1e-8: margin 1e-8) or almost solved (its reduced tolerance
@@ -197,6 +202,7 @@ def psd_implied_box(scp: Any, row_private: np.ndarray) -> tuple[np.ndarray, np.n
     n = scp.n
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
     A = sp.csr_matrix(scp.A)
+    blocks, directions = [], []
     for blk in scp.dims.blocks():
         if blk.kind != "psd" or blk.order < 2 or row_private[blk.start:blk.start + blk.size].any():
             continue
@@ -204,15 +210,19 @@ def psd_implied_box(scp: Any, row_private: np.ndarray) -> tuple[np.ndarray, np.n
         sub = A[rows]
         if np.any(np.diff(sub.indptr) != 1):
             continue  # an entry mixes coordinates: no closed form
-        r_i, c_i, scale = _svec_index(blk.order)
-        diag = r_i == c_i
+        diag = np.equal(*_svec_index(blk.order)[:2])
+        blocks.append((blk, rows, sub, diag))
         # tr S = sum_k b_kk - (sum_k A_kk) x
-        direction = -np.asarray(sub[diag].sum(axis=0)).ravel()
-        _, t_hi = public_bounds(scp.A, scp.b, scp.dims, row_private, [direction],
-                                allow_unbounded=True)
-        T = float(scp.b[rows[diag]].sum() + t_hi[0])
+        directions.append(-np.asarray(sub[diag].sum(axis=0)).ravel())
+    if not blocks:
+        return lo, hi
+    _, t_hi = public_bounds(scp.A, scp.b, scp.dims, row_private, directions,
+                            allow_unbounded=True, upper_only=True)
+    for (blk, rows, sub, diag), top in zip(blocks, t_hi, strict=True):
+        T = float(scp.b[rows[diag]].sum() + top)
         if not np.isfinite(T):
             continue
+        scale = _svec_index(blk.order)[2]
         s_lo = np.where(diag, 0.0, -scale * T / 2)
         s_hi = np.where(diag, T, scale * T / 2)
         a, j = sub.data, sub.indices
