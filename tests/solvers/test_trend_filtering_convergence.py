@@ -31,3 +31,19 @@ def test_trend_filtering_converges_at_large_epsilon():
     assert true_gap <= 0.02                             # 0.12 with the Gaussian
     assert sol.info["noise"] == "laplace"
     assert sol.info["noise_choice"]["laplace"] < sol.info["noise_choice"]["gaussian"]
+
+
+def test_trend_filtering_certified_within_accuracy_at_large_epsilon():
+    """Reproducer: at epsilon = 1e6 the answer was 2e-5 off but its certificate (0.024, the
+    robust counterpart's first-order slack test) missed accuracy 1e-2, so the status was
+    user_limit. The private data sit only in the least-squares fit term: the noisy objective's
+    minimiser has a second-order certificate (lam ||J e||^2)."""
+    prob, spec, y0, D, x = _trend_filtering()
+    exact = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
+    true_value = 0.5 * np.sum((y0 - x.value) ** 2) + 50 * np.abs(D @ x.value).sum()
+    cert = sol.certificate
+    assert true_value - exact <= cert.gap_bound
+    assert cert.optimum_lower <= exact <= cert.objective_upper
+    assert cert.relative_gap_bound <= 1e-3
+    assert sol.status == cp.OPTIMAL_INACCURATE
