@@ -41,7 +41,7 @@ from cvxdp.solvers.perturbation.plan import gather, psd_diagonal_rows, unit_norm
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["unit_reach", "UnitReach", "reached_coordinates", "violation_bounds",
-           "loosened_program"]
+           "public_violation", "loosened_program"]
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,14 @@ def violation_bounds(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     worst_eq = float(v[zero].max()) if zero.any() else None
     worst = max(worst, _public_violation(scp.dims, s_pub, in_unit))
     return worst, worst_eq
+
+
+def public_violation(scp: SymmetricConeProgram, plan: object, x: np.ndarray) -> float:
+    """Largest violation at ``x`` of every row and block that holds no private data (exact:
+    public data); the counterpart's units (whole blocks holding private data) are skipped."""
+    in_unit = np.zeros(scp.m, dtype=bool)
+    in_unit[plan.row_idx] = True
+    return _public_violation(scp.dims, scp.b - scp.A @ np.asarray(x, dtype=float), in_unit)
 
 
 def _public_violation(dims: ConeDims, s: np.ndarray, in_unit: np.ndarray) -> float:

@@ -10,6 +10,7 @@ Everything after the noise is post-processing of the release and public data.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from cvxdp.privacy.budgets import Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.certificate import (
     loosened_program,
+    public_violation,
     reached_coordinates,
     unit_reach,
     violation_bounds,
@@ -31,6 +33,12 @@ from cvxdp.solvers.perturbation.entries import (
     objective_map,
     private_entries,
     released_user_values,
+)
+from cvxdp.solvers.perturbation.fit_term import (
+    FitTerm,
+    detect_fit_term,
+    fit_bounds,
+    fit_noise_norm,
 )
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
 from cvxdp.solvers.perturbation.plan import robust_plan
@@ -61,6 +69,7 @@ class PerturbationSetup:
     noise: str
     noise_why: dict | None
     npl: Any
+    fit: FitTerm | None = None
 
 
 def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, noise: str,
@@ -74,8 +83,15 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
     noise_why = None
     if noise == "auto":
         noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
+    fit = None
+    inverse = getattr(scp, "inverse", None)
+    plain = not entries.tensor_ids or all(
+        t == p.id for p, t in zip(entries.params, entries.tensor_ids, strict=True))
+    problem = getattr(inverse, "problem", None)
+    if plain and problem is not None:
+        fit = detect_fit_term(problem, tuple(entries.params))
     return PerturbationSetup(entries, plan, E_c, noise, noise_why,
-                             noise_plan(budget, noise, entries, plan, beta))
+                             noise_plan(budget, noise, entries, plan, beta), fit)
 
 
 def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
@@ -155,6 +171,10 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                                solve_time=time.perf_counter() - t0,
                                primal={v.name(): None for v in problem.variables()},
                                info=info, status_reason=reason)
+    if setup.fit is not None:
+        fitted = _fit_release(problem, scp, setup, released, A_t, b_t, out, solver)
+        if fitted is not None:
+            return _finish(problem, scp, fitted, report, info, npl, reference, t0, accuracy)
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
     released_value = float(released.c @ x + released.offset)  # with the released data
     slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
@@ -228,3 +248,56 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
     anywhere = scale_c * float(cols[:-1][hit] @ xmax + cols[-1]) \
         if np.all(np.isfinite(xmax)) else math.inf
     return at_x, anywhere, beta_c
+
+
+def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, released: Any,
+                 A_t: Any, b_t: np.ndarray, out: dict, solver: str | None) -> dict | None:
+    """The least-squares-fit pattern (:mod:`cvxdp.solvers.perturbation.fit_term`): release the
+    exact minimiser of the noisy objective over the public constraints and certify it with the
+    second-order bound.  None when the noisy program has no optimal point (the robust
+    counterpart's answer stands).  Post-processing of the release and public data only."""
+    noisy_prog = dataclasses.replace(released, A=A_t, b=b_t)
+    sol = solve_exact_tight(noisy_prog, solver)
+    if sol.status != cp.OPTIMAL or sol.x is None:
+        return None
+    x = np.asarray(sol.x)[:scp.n]
+    npl, entries = setup.npl, setup.entries
+    beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
+    V = fit_noise_norm(setup.fit, entries.delta * npl.sigma_unit, beta,
+                       "laplace" if setup.noise == "laplace" else "gaussian")
+    if setup.noise == "truncated":
+        # the Gaussian conditioned on the truncation event (mass >= 1 - q): the norm's tail
+        # probability grows by at most 1 / (1 - q)
+        beta = min(1.0, beta / (1.0 - float(npl.q)))
+    h = float(noisy_prog.c @ x + noisy_prog.offset)
+    eps_h = 1e-8 * (1.0 + abs(h))  # Clarabel's relative duality gap 1e-10 (_solve_tight)
+    primal = released_values(problem, scp, x)
+    noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
+    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h, eps_h, V)
+    # no constraint holds private data: the released point's violation is public and exact
+    viol = public_violation(scp, setup.plan, x)
+    cert = Certificate.from_bounds(
+        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
+        equality_violation_bound=None, probability=1.0 - beta, gap_bound=gap,
+        how=("perturbation, least-squares fit to private targets: the noisy objective's exact "
+             f"minimiser, sub-optimality <= lam ||J e||^2 on the noise norm's event (beta = "
+             f"{beta:g})"))
+    return {"x": x, "primal": primal, "cert": cert, "value": h, "V": V}
+
+
+def _finish(problem: cp.Problem, scp: Any, fitted: dict, report: Any, info: dict, npl: Any,
+            reference: bool, t0: float, accuracy: float | None) -> PrivateSolution:
+    """The solution of :func:`_fit_release`'s point, its certificate and status."""
+    cert = fitted["cert"]
+    status, reason = status_of(cert, accuracy)
+    info.update({"point": "noisy objective's minimiser (least-squares fit pattern)",
+                 "fit_noise_norm_bound": fitted["V"], "guarantee": str(cert),
+                 "equality_violation_bound": None})
+    if reason:
+        info["status_reason"] = reason
+    x = fitted["x"]
+    return PrivateSolution(status=status, value=scp.sign * fitted["value"], privacy=report,
+                           validation=validate(scp, x) if reference else None,
+                           iterations=None, solve_time=time.perf_counter() - t0,
+                           primal=fitted["primal"], info=info, certificate=cert,
+                           status_reason=reason)
