@@ -263,8 +263,11 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     x = np.asarray(sol.x)[:scp.n]
     npl, entries = setup.npl, setup.entries
     beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
-    V = fit_noise_norm(setup.fit, entries.delta * npl.sigma_unit, beta,
-                       "laplace" if setup.noise == "laplace" else "gaussian")
+    family = "laplace" if setup.noise == "laplace" else "gaussian"
+    sig = entries.delta * npl.sigma_unit
+    # two norm events (the full and the projected noise), half of beta each
+    V = fit_noise_norm(setup.fit, sig, beta / 2, family)
+    V_range = fit_noise_norm(setup.fit, sig, beta / 2, family, projected=True)
     if setup.noise == "truncated":
         # the Gaussian conditioned on the truncation event (mass >= 1 - q): the norm's tail
         # probability grows by at most 1 / (1 - q)
@@ -273,7 +276,7 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     eps_h = 1e-8 * (1.0 + abs(h))  # Clarabel's relative duality gap 1e-10 (_solve_tight)
     primal = released_values(problem, scp, x)
     noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
-    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h, eps_h, V)
+    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h, eps_h, V, V_range)
     # no constraint holds private data: the released point's violation is public and exact
     viol = public_violation(scp, setup.plan, x)
     cert = Certificate.from_bounds(

@@ -15,15 +15,17 @@ public constraints -- no tightening is needed, since no constraint holds private
 * ``h(x) >= h(x^) + lam ||r(x) - r(x^)||^2`` for every feasible ``x`` (the quadratic part is
   exact, the rest is convex and ``x^`` minimises ``h``: first-order optimality);
 * so, with ``D = r(x*) - r(x^)`` and ``eps_h`` the solver's optimality margin,
-  ``f(x^) - f(x*) <= eps_h - lam ||D||^2 + 2 lam v'D <= eps_h + lam ||v||^2``.
+  ``f(x^) - f(x*) <= eps_h - lam ||D||^2 + 2 lam v'D <= eps_h + lam ||P v||^2``, ``P`` the
+  projection on the range of ``da/dx`` (where ``D`` lies).
 
-On the event ``||J e|| <= V = sqrt(tr S) + ||J diag(sigma)||_2 sqrt(2 ln(1/beta))`` (``S = J
-diag(sigma^2) J'``; Gaussian concentration of the ``||J diag(sigma)||_2``-Lipschitz norm, with
-``E||J e|| <= sqrt(tr S)``; probability ``>= 1 - beta``) the sub-optimality is at most
-``eps_h + lam V^2``: second order in the noise, where the robust counterpart's slack test is
-first order in it.  The objective's bounds follow: ``f(x^) <= h(x^) + 2 lam V ||r(x^)|| +
-lam V^2`` and ``f(x*) >= h(x^) - eps_h - 2 lam V ||r(x^)|| - lam V^2`` (the same expansion at
-``x^`` and the gap bound).  Every quantity is public or released.
+On the event ``||P J e|| <= V_P`` (for a matrix ``M``: ``||M e|| <= sqrt(tr S) +
+||M diag(sigma)||_2 sqrt(2 ln(1/beta))``, ``S = M diag(sigma^2) M'``; Gaussian concentration of
+the ``||M diag(sigma)||_2``-Lipschitz norm, with ``E||M e|| <= sqrt(tr S)``) the sub-optimality
+is at most ``eps_h + lam V_P^2``: second order in the noise, where the robust counterpart's
+slack test is first order in it.  The objective's bounds follow on the event ``||J e|| <= V``
+too: ``f(x^) <= h(x^) + 2 lam V ||r(x^)|| + lam V^2`` and ``f(x*) >= h(x^) - eps_h - 2 lam V
+||r(x^)|| - gap`` (the same expansion at ``x^`` and the gap bound); each event is given half of
+``beta``.  Every quantity is public or released.
 
 References
 ----------
@@ -54,11 +56,14 @@ class FitTerm:
 
     ``residual`` is a copy of ``a`` whose leaves are fresh variables (``x_copies``, one per user
     variable, by name) and fresh variables for the private parameters (``y_copies``, in the
-    order of the noise vector); ``J`` is ``da/dy`` (sparse, ``size(a) x K``).
+    order of the noise vector); ``J`` is ``da/dy`` (sparse, ``size(a) x K``) and ``J_range``
+    its projection on the range of the variable part (:func:`_range_part`; ``J`` itself when
+    that range is not smaller).
     """
 
     lam: float
     J: sp.csr_matrix
+    J_range: sp.csr_matrix
     residual: Any
     x_copies: dict[str, cp.Variable]
     y_copies: tuple[cp.Variable, ...]
@@ -143,16 +148,40 @@ def detect_fit_term(problem: cp.Problem, params: tuple[Any, ...]) -> FitTerm | N
         if g is None:
             return None
         blocks.append(sp.csr_matrix(g).T)
+    xs = [sp.csr_matrix(grad[v]).T for v in x_copies.values() if grad.get(v) is not None]
     for v in [*x_copies.values(), *y_copies]:
         v.value = None
     J = sp.csr_matrix(sp.hstack(blocks))
-    return FitTerm(lam=float(lam), J=J, residual=residual, x_copies=x_copies,
-                   y_copies=y_copies)
+    return FitTerm(lam=float(lam), J=J, J_range=_range_part(J, xs), residual=residual,
+                   x_copies=x_copies, y_copies=y_copies)
 
 
-def fit_noise_norm(fit: FitTerm, sigma: np.ndarray, beta: float, noise: str = "gaussian"
-                   ) -> float:
-    """``V``: ``||J e|| <= V`` with probability ``>= 1 - beta`` (module doc).
+#: largest dense size (rows x columns) of the fit's variable part for the range projection
+RANGE_DENSE_MAX = 4_000_000
+
+
+def _range_part(J: sp.csr_matrix, xs: list[sp.csr_matrix]) -> sp.csr_matrix:
+    """``Q' J`` with ``Q`` an orthonormal basis of a space containing the range of the fit's
+    variable part ``J_x = da/dx``, when ``J_x`` has fewer columns than rows (else ``J``).
+
+    ``D = r(x*) - r(x^) = J_x (x* - x^)`` lies in that range, so only ``P v`` (``P = Q Q'``)
+    enters the bound: ``max_D -lam ||D||^2 + 2 lam v'D = lam ||P v||^2`` and ``||P J e|| =
+    ||Q' J e||``.  ``Q`` is every left singular vector of ``J_x`` (no rank cut-off, so no
+    numerical tolerance can drop a direction of the range)."""
+    if not xs:
+        return J
+    Jx = sp.hstack(xs)
+    rows, cols = Jx.shape
+    if cols >= rows or rows * cols > RANGE_DENSE_MAX:
+        return J
+    U = np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
+    return sp.csr_matrix(U.T @ J.toarray())
+
+
+def fit_noise_norm(fit: FitTerm, sigma: np.ndarray, beta: float, noise: str = "gaussian",
+                   projected: bool = False) -> float:
+    """``V``: ``||J e|| <= V`` with probability ``>= 1 - beta`` (module doc); with
+    ``projected``, for ``J_range`` instead of ``J``.
 
     Gaussian ``e ~ N(0, diag(sigma^2))``: ``sqrt(tr S) + ||J diag(sigma)||_2 sqrt(2 ln(1/beta))``
     with ``||J diag(sigma)||_2`` bounded by ``sqrt(||.||_1 ||.||_inf)``.  Laplace ``e_j = sigma_j
@@ -162,9 +191,10 @@ def fit_noise_norm(fit: FitTerm, sigma: np.ndarray, beta: float, noise: str = "g
     ``||J diag(sigma)||_2 ||g||_2`` with ``||g||_2`` bounded as commented below.
     """
     sigma = np.asarray(sigma, dtype=float)
-    spec = _spectral_bound(sp.csr_matrix(fit.J @ sp.diags(sigma)))
+    J = fit.J_range if projected else fit.J
+    spec = _spectral_bound(sp.csr_matrix(J @ sp.diags(sigma)))
     if noise == "laplace":
-        w = np.sqrt(np.asarray(fit.J.multiply(fit.J).sum(axis=0)).ravel()) * sigma
+        w = np.sqrt(np.asarray(J.multiply(J).sum(axis=0)).ravel()) * sigma
         w = w[w > 0]
         if not w.size:
             return 0.0
@@ -180,24 +210,30 @@ def fit_noise_norm(fit: FitTerm, sigma: np.ndarray, beta: float, noise: str = "g
         lb = math.log(2.0 / beta)
         g2 = 2.0 * K + math.sqrt(2.0 * 24.0 * K * lb) + 2.0 / 3.0 * L**2 * lb
         return float(min(triangle, spec * math.sqrt(g2)))
-    M = sp.csr_matrix(fit.J @ sp.diags(sigma))
+    M = sp.csr_matrix(J @ sp.diags(sigma))
     trace = float(M.multiply(M).sum())
     return math.sqrt(trace) + spec * math.sqrt(2.0 * math.log(1.0 / beta))
 
 
 def _spectral_bound(M: sp.csr_matrix) -> float:
-    """``||M||_2 <= sqrt(||M||_1 ||M||_inf)`` (Hoelder)."""
+    """``||M||_2``: exact (dense SVD, rounded up by 1e-12 relative) when ``M`` is small, else
+    ``sqrt(||M||_1 ||M||_inf)`` (Hoelder)."""
     absM = abs(M)
     norm1 = float(np.asarray(absM.sum(axis=0)).max(initial=0.0))
     norm_inf = float(np.asarray(absM.sum(axis=1)).max(initial=0.0))
-    return math.sqrt(norm1 * norm_inf)
+    holder = math.sqrt(norm1 * norm_inf)
+    if M.shape[0] * M.shape[1] <= RANGE_DENSE_MAX and min(M.shape) <= 500:
+        return min(holder, float(np.linalg.norm(M.toarray(), 2)) * (1.0 + 1e-12))
+    return holder
 
 
 def fit_bounds(fit: FitTerm, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...],
-               h_value: float, eps_h: float, V: float) -> tuple[float, float, float]:
+               h_value: float, eps_h: float, V: float, V_range: float
+               ) -> tuple[float, float, float]:
     """``(upper on f(x^), lower on f(x*), gap bound)`` of the module doc, from the released
-    point's variable values ``primal`` (by name), the released ``y~`` and the noisy objective's
-    value ``h(x^)`` with its optimality margin ``eps_h``."""
+    point's variable values ``primal`` (by name), the released ``y~``, the noisy objective's
+    value ``h(x^)`` with its optimality margin ``eps_h``, and the bounds ``V`` on ``||J e||``
+    and ``V_range`` on its projection ``||J_range e||``."""
     for name, v in fit.x_copies.items():
         v.value = None if primal.get(name) is None else np.asarray(primal[name], dtype=float)
     for y, val in zip(fit.y_copies, noisy_y, strict=True):
@@ -206,6 +242,6 @@ def fit_bounds(fit: FitTerm, primal: dict[str, Any], noisy_y: tuple[np.ndarray, 
     for v in [*fit.x_copies.values(), *fit.y_copies]:
         v.value = None
     r_norm = float(np.linalg.norm(np.asarray(r, dtype=float)))
-    gap = eps_h + fit.lam * V**2
+    gap = eps_h + fit.lam * V_range**2
     cross = 2.0 * fit.lam * V * r_norm
-    return h_value + cross + fit.lam * V**2, h_value - eps_h - cross - fit.lam * V**2, gap
+    return h_value + cross + fit.lam * V**2, h_value - eps_h - cross - gap, gap

@@ -102,3 +102,20 @@ def test_sharper_than_the_slack_test_and_second_order():
         gaps.append(sol.certificate.gap_bound)
     assert gaps[0] / gaps[1] >= 20
     assert math.isfinite(gaps[1])
+
+
+def test_projection_on_the_fits_range():
+    """NNLS with 5 unknowns and 20 private targets: only the noise's projection on the 5-dim
+    range of the fit enters the gap bound (J_range is 5 x 20, Q'Q = I): its bound is
+    sigma (sqrt(5) + sqrt(2 ln(1/beta))) against sigma (sqrt(20) + sqrt(2 ln(1/beta)))."""
+    prob, b, A, _ = _nnls(0)
+    fit = detect_fit_term(prob, (b,))
+    assert fit.J_range.shape == (5, 20)
+    Q = fit.J_range.toarray()  # J = -I here, so J_range = -Q'
+    np.testing.assert_allclose(Q @ Q.T, np.eye(5), atol=1e-12)
+    sigma = np.full(20, 0.1)
+    full = fit_noise_norm(fit, sigma, 0.01)
+    proj = fit_noise_norm(fit, sigma, 0.01, projected=True)
+    tail = math.sqrt(2 * math.log(100))
+    assert proj == pytest.approx(0.1 * (math.sqrt(5) + tail), rel=1e-9)
+    assert full == pytest.approx(0.1 * (math.sqrt(20) + tail), rel=1e-9)
