@@ -34,12 +34,7 @@ from cvxdp.solvers.perturbation.entries import (
     private_entries,
     released_user_values,
 )
-from cvxdp.solvers.perturbation.fit_term import (
-    FitTerm,
-    detect_fit_term,
-    fit_bounds,
-    fit_noise_norm,
-)
+from cvxdp.solvers.perturbation.fit_term import FitModel, detect_fit_terms, fit_bounds
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
 from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
@@ -69,7 +64,7 @@ class PerturbationSetup:
     noise: str
     noise_why: dict | None
     npl: Any
-    fit: FitTerm | None = None
+    fit: FitModel | None = None
 
 
 def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, noise: str,
@@ -89,7 +84,7 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
         t == p.id for p, t in zip(entries.params, entries.tensor_ids, strict=True))
     problem = getattr(inverse, "problem", None)
     if plain and problem is not None:
-        fit = detect_fit_term(problem, tuple(entries.params))
+        fit = detect_fit_terms(problem, tuple(entries.params))
     return PerturbationSetup(entries, plan, E_c, noise, noise_why,
                              noise_plan(budget, noise, entries, plan, beta), fit)
 
@@ -252,9 +247,9 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
 
 def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, released: Any,
                  A_t: Any, b_t: np.ndarray, out: dict, solver: str | None) -> dict | None:
-    """The least-squares-fit pattern (:mod:`cvxdp.solvers.perturbation.fit_term`): release the
+    """Fit terms with private targets (:mod:`cvxdp.solvers.perturbation.fit_term`): release the
     exact minimiser of the noisy objective over the public constraints and certify it with the
-    second-order bound.  None when the noisy program has no optimal point (the robust
+    module's bound.  None when the noisy program has no optimal point (the robust
     counterpart's answer stands).  Post-processing of the release and public data only."""
     noisy_prog = dataclasses.replace(released, A=A_t, b=b_t)
     sol = solve_exact_tight(noisy_prog, solver)
@@ -263,29 +258,23 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     x = np.asarray(sol.x)[:scp.n]
     npl, entries = setup.npl, setup.entries
     beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
-    family = "laplace" if setup.noise == "laplace" else "gaussian"
-    sig = entries.delta * npl.sigma_unit
-    # two norm events (the full and the projected noise), half of beta each
-    V = fit_noise_norm(setup.fit, sig, beta / 2, family)
-    V_range = fit_noise_norm(setup.fit, sig, beta / 2, family, projected=True)
-    if setup.noise == "truncated":
-        # the Gaussian conditioned on the truncation event (mass >= 1 - q): the norm's tail
-        # probability grows by at most 1 / (1 - q)
-        beta = min(1.0, beta / (1.0 - float(npl.q)))
     h = float(noisy_prog.c @ x + noisy_prog.offset)
     eps_h = 1e-8 * (1.0 + abs(h))  # Clarabel's relative duality gap 1e-10 (_solve_tight)
     primal = released_values(problem, scp, x)
     noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
-    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h, eps_h, V, V_range)
+    family = "laplace" if setup.noise == "laplace" else "gaussian"
+    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h, eps_h,
+                                   entries.delta * npl.sigma_unit, beta, family)
     # no constraint holds private data: the released point's violation is public and exact
     viol = public_violation(scp, setup.plan, x)
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower, violation_bound=viol,
         equality_violation_bound=None, probability=1.0 - beta, gap_bound=gap,
-        how=("perturbation, least-squares fit to private targets: the noisy objective's exact "
-             f"minimiser, sub-optimality <= lam ||J e||^2 on the noise norm's event (beta = "
-             f"{beta:g})"))
-    return {"x": x, "primal": primal, "cert": cert, "value": h, "V": V}
+        how=("perturbation, fit terms with private targets: the noisy objective's exact "
+             "minimiser; sub-optimality <= lam ||P J e||^2 per squared term and 2 lam L N(J e) "
+             f"per Lipschitz term, on the noise norms' events (beta = {beta:g})"))
+    return {"x": x, "primal": primal, "cert": cert, "value": h,
+            "terms": [t.kind for t in setup.fit.terms]}
 
 
 def _finish(problem: cp.Problem, scp: Any, fitted: dict, report: Any, info: dict, npl: Any,
@@ -293,8 +282,8 @@ def _finish(problem: cp.Problem, scp: Any, fitted: dict, report: Any, info: dict
     """The solution of :func:`_fit_release`'s point, its certificate and status."""
     cert = fitted["cert"]
     status, reason = status_of(cert, accuracy)
-    info.update({"point": "noisy objective's minimiser (least-squares fit pattern)",
-                 "fit_noise_norm_bound": fitted["V"], "guarantee": str(cert),
+    info.update({"point": "noisy objective's minimiser (fit terms with private targets)",
+                 "fit_terms": fitted["terms"], "guarantee": str(cert),
                  "equality_violation_bound": None})
     if reason:
         info["status_reason"] = reason

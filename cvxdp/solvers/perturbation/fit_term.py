@@ -1,38 +1,47 @@
-"""A least-squares fit to private targets: the sharp certificate of perturbation's answer.
+"""Fit terms with private targets: the certificate of perturbation's noisy minimiser.
 
-The pattern: every private parameter appears only in ONE additive term of a minimised objective,
-``lam * sum_squares(a(x, y))`` with ``a`` affine jointly in the variables ``x`` and the private
-``y`` (``y`` enters with a public coefficient ``J = da/dy``), everything else public (the other
-terms and every constraint).  Kalman smoothing, trend filtering, ridge / non-negative / constrained
-least squares with a private response are written this way.
+The pattern: the private parameters appear in no constraint, only in additive terms of a
+minimised objective, each term one of
 
-Perturbation releases ``y~ = y + e`` (Gaussian, ``e_j ~ N(0, sigma_j^2)``) and the released point
-is ``x^``, the exact minimiser of the noisy objective ``h`` (``y`` replaced by ``y~``) over the
-public constraints -- no tightening is needed, since no constraint holds private data.  With
-``f`` the true objective, ``r(x) = a(x, y~)`` and ``v = J e``:
+* **square**: ``lam * sum_squares(a)`` (or ``lam * norm(a, 2)**2``);
+* **Lipschitz**: ``lam * phi(a)`` with ``phi`` convex and ``L``-Lipschitz in a norm ``N``:
+  ``norm1`` / ``sum(abs)`` / ``sum(pos)`` / ``sum(maximum(a, c))`` (``N = l1``, ``L = 1``),
+  ``sum(huber(a, M))`` (``l1``, ``L = 2M``), ``norm(a, 2)``, ``norm(a, "fro")``, ``norm_inf``,
+  ``lambda_max`` (``N = l2``, ``L = 1``: the operator norm is at most the Frobenius norm);
+* **affine**: a scalar affine term (e.g. ``(tau - 0.5) * sum(y - X @ w)`` of a quantile loss);
 
-* ``f(x) = h(x) - 2 lam v'r(x) + lam ||v||^2`` (expand ``||r(x) - v||^2``);
-* ``h(x) >= h(x^) + lam ||r(x) - r(x^)||^2`` for every feasible ``x`` (the quadratic part is
-  exact, the rest is convex and ``x^`` minimises ``h``: first-order optimality);
-* so, with ``D = r(x*) - r(x^)`` and ``eps_h`` the solver's optimality margin,
-  ``f(x^) - f(x*) <= eps_h - lam ||D||^2 + 2 lam v'D <= eps_h + lam ||P v||^2``, ``P`` the
-  projection on the range of ``da/dx`` (where ``D`` lies).
+where ``a`` is affine jointly in the variables ``x`` and the private ``y`` (so ``y`` enters with
+a public coefficient ``J = da/dy``) and ``lam > 0`` is public.  Every other term and every
+constraint is public.  Least squares, LAD, quantile, Huber and l2 regression, Kalman smoothing,
+trend filtering, facility location and nearest-matrix problems with private targets are
+written this way.
 
-On the event ``||P J e|| <= V_P`` (for a matrix ``M``: ``||M e|| <= sqrt(tr S) +
-||M diag(sigma)||_2 sqrt(2 ln(1/beta))``, ``S = M diag(sigma^2) M'``; Gaussian concentration of
-the ``||M diag(sigma)||_2``-Lipschitz norm, with ``E||M e|| <= sqrt(tr S)``) the sub-optimality
-is at most ``eps_h + lam V_P^2``: second order in the noise, where the robust counterpart's
-slack test is first order in it.  The objective's bounds follow on the event ``||J e|| <= V``
-too: ``f(x^) <= h(x^) + 2 lam V ||r(x^)|| + lam V^2`` and ``f(x*) >= h(x^) - eps_h - 2 lam V
-||r(x^)|| - gap`` (the same expansion at ``x^`` and the gap bound); each event is given half of
-``beta``.  Every quantity is public or released.
+Perturbation releases ``y~ = y + e`` and the released point is ``x^``, the exact minimiser of
+the noisy objective ``h`` (``y`` replaced by ``y~``) over the public constraints: no tightening
+is needed, since no constraint holds private data.  With ``f`` the true objective, ``f - h =
+sum_k Delta_k`` over the private terms, and ``f(x^) - f(x*) <= eps_h + Delta(x^) - Delta(x*) +
+[h(x^) - eps_h - h(x*)]`` (``eps_h``: the solver's optimality margin):
+
+* square, ``r(x) = a(x, y~)``, ``v = J e``: ``Delta(x) = -2 lam v'r(x) + lam ||v||^2``, and the
+  term makes ``h`` strongly convex along ``r``: ``h(x*) >= h(x^) + lam ||D||^2``, ``D = r(x*) -
+  r(x^)`` (the quadratic part is exact; the rest is convex and ``x^`` minimises ``h``).  So its
+  share of the gap is ``max_D 2 lam v'D - lam ||D||^2 = lam ||P v||^2``, ``P`` the projection on
+  the range of ``da/dx`` (where ``D`` lies): second order in the noise;
+* Lipschitz: ``|Delta(x)| <= lam L N(J e)`` for every ``x``: share ``2 lam L N(J e)``;
+* affine: ``Delta`` is the constant ``J e``: share 0.
+
+So ``gap <= eps_h + sum_sq lam ||P J e||^2 + sum_Lip 2 lam L N(J e)``, and the objective's
+bounds are ``f(x^) <= h(x^) + sum_k sup|Delta_k(x^)|`` and ``f(x*) >= h(x^) - eps_h - sum_k
+sup|Delta_k(x^)| - gap``.  The norms of ``J e`` are bounded on events of total probability
+``beta`` (:func:`noise_norm`).  Every quantity is public or released.
 
 References
 ----------
-The expansion is the textbook analysis of least squares with a perturbed response (e.g. Boyd &
-Vandenberghe 2004, "Convex Optimization", Sec. 6.1 and 9.1.2 on strong convexity); the norm's
-tail is the Gaussian concentration inequality (Boucheron, Lugosi & Massart 2013,
-"Concentration Inequalities", Thm 5.6).
+The expansion is the textbook analysis of least squares with a perturbed response (Boyd &
+Vandenberghe 2004, "Convex Optimization", Sec. 6.1 and 9.1.2 on strong convexity); the norms'
+tails are the Gaussian concentration inequality (Boucheron, Lugosi & Massart 2013,
+"Concentration Inequalities", Thm 5.6), Chernoff's bound and Bernstein's inequality (ibid.,
+Sec. 2.2 and 2.8).
 """
 
 from __future__ import annotations
@@ -44,74 +53,139 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.atoms.affine.add_expr import AddExpression
 from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
+from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.elementwise.abs import abs as cp_abs
+from cvxpy.atoms.elementwise.huber import huber
+from cvxpy.atoms.elementwise.maximum import maximum
+from cvxpy.atoms.elementwise.power import Power
+from cvxpy.atoms.lambda_max import lambda_max
+from cvxpy.atoms.norm1 import norm1
+from cvxpy.atoms.norm_inf import norm_inf
+from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
-__all__ = ["FitTerm", "detect_fit_term", "fit_noise_norm", "fit_bounds"]
+__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "noise_norm", "norm_sum_bound",
+           "fit_bounds"]
+
+#: largest dense size (rows x columns) for the range projection and exact spectral norms
+RANGE_DENSE_MAX = 4_000_000
 
 
 @dataclass(frozen=True)
 class FitTerm:
-    """The fit term ``lam * sum_squares(a)`` of the pattern (module doc), public structure only.
+    """One private term (module doc): ``kind`` ``"square"``, ``"l1"``, ``"l2"`` (Lipschitz in
+    that norm, constant ``lip``) or ``"affine"``; ``lam`` its public weight; ``J`` = ``da/dy``
+    (sparse, ``size(a) x K``, columns in the order of the noise vector); ``J_range`` its
+    projection on the range of ``da/dx`` (square terms; ``J`` when that range is not smaller);
+    ``residual`` a copy of ``a`` on fresh leaves (square terms, to evaluate ``r(x^)``)."""
 
-    ``residual`` is a copy of ``a`` whose leaves are fresh variables (``x_copies``, one per user
-    variable, by name) and fresh variables for the private parameters (``y_copies``, in the
-    order of the noise vector); ``J`` is ``da/dy`` (sparse, ``size(a) x K``) and ``J_range``
-    its projection on the range of the variable part (:func:`_range_part`; ``J`` itself when
-    that range is not smaller).
-    """
-
+    kind: str
     lam: float
+    lip: float
     J: sp.csr_matrix
-    J_range: sp.csr_matrix
-    residual: Any
+    J_range: sp.csr_matrix | None = None
+    residual: Any = None
+
+
+@dataclass(frozen=True)
+class FitModel:
+    """The private terms of a model with the pattern, and the fresh leaves their copies use
+    (``x_copies`` by user variable name, ``y_copies`` per private parameter)."""
+
+    terms: tuple[FitTerm, ...]
     x_copies: dict[str, cp.Variable]
     y_copies: tuple[cp.Variable, ...]
 
 
 def _terms(expr: Any) -> list[Any]:
-    """The additive terms of ``expr`` (nested sums flattened)."""
-    if isinstance(expr, cp.atoms.affine.add_expr.AddExpression):
+    """The additive terms of ``expr``: sums flattened, ``sum(a + b)`` split into ``sum(a) +
+    sum(b)`` (full sums only)."""
+    if isinstance(expr, AddExpression):
         return [t for a in expr.args for t in _terms(a)]
+    if isinstance(expr, Sum) and expr.axis is None and isinstance(expr.args[0], AddExpression):
+        return [t for a in expr.args[0].args for t in _terms(cp.sum(a))]
     return [expr]
 
 
-def _scaled_square(term: Any) -> tuple[float, Any] | None:
-    """``(lam, a)`` when ``term`` is ``lam * sum_squares(a)`` with a public scalar ``lam > 0``
-    (products and quotients by positive constants peeled), else None."""
+def _public_scalar(e: Any) -> float | None:
+    """The value of a public constant that is one number (a scalar, or one promoted to an
+    array: every entry equal), else None."""
+    if e.is_constant() and not e.parameters():
+        v = np.asarray(e.value, dtype=float).ravel()
+        if v.size and np.all(v == v[0]):
+            return float(v[0])
+    return None
+
+
+def _peel(term: Any) -> tuple[float, Any] | None:
+    """``(lam, inner)`` with products and quotients by public scalars ``> 0`` peeled (also
+    inside a full ``sum``); None for a non-positive weight."""
     lam = 1.0
     while True:
         if isinstance(term, (multiply, MulExpression)) and len(term.args) == 2:
-            const = [a for a in term.args if a.is_constant() and not a.parameters()]
-            other = [a for a in term.args if not (a.is_constant() and not a.parameters())]
-            if len(const) != 1 or len(other) != 1 or const[0].size != 1:
-                return None
-            k = float(np.asarray(const[0].value).ravel()[0])
-            if not k > 0:
-                return None
-            lam, term = lam * k, other[0]
-        elif isinstance(term, DivExpression):
-            den = term.args[1]
-            if not (den.is_constant() and not den.parameters() and den.size == 1):
-                return None
-            k = float(np.asarray(den.value).ravel()[0])
-            if not k > 0:
-                return None
-            lam, term = lam / k, term.args[0]
+            ks = [_public_scalar(a) for a in term.args]
+            if ks[0] is not None and ks[1] is None:
+                k, term = ks[0], term.args[1]
+            elif ks[1] is not None and ks[0] is None:
+                k, term = ks[1], term.args[0]
+            else:
+                return lam, term
+        elif isinstance(term, DivExpression) and _public_scalar(term.args[1]) is not None:
+            k, term = 1.0 / _public_scalar(term.args[1]), term.args[0]
+        elif (isinstance(term, Sum) and term.axis is None
+              and isinstance(term.args[0], (multiply, MulExpression, DivExpression))):
+            inner = _peel(term.args[0])
+            if inner is None or inner[1] is term.args[0]:
+                return lam, term
+            k, term = inner[0], cp.sum(inner[1])
         else:
-            break
-    if not isinstance(term, quad_over_lin):
-        return None
-    den = term.args[1]
-    if not (den.is_constant() and not den.parameters()):
-        return None
-    k = float(np.asarray(den.value).ravel()[0])
-    if not k > 0:
-        return None
-    return lam / k, term.args[0]
+            return lam, term
+        if not k > 0:
+            return None
+        lam *= k
 
 
-def detect_fit_term(problem: cp.Problem, params: tuple[Any, ...]) -> FitTerm | None:
+def _classify(term: Any) -> tuple[str, float, float, Any] | None:
+    """``(kind, lam, lip, a)`` of a private term (module doc), or None."""
+    if term.is_affine():
+        return ("affine", 1.0, 1.0, term) if term.size == 1 else None
+    peeled = _peel(term)
+    if peeled is None:
+        return None
+    lam, t = peeled
+    if isinstance(t, quad_over_lin) and _public_scalar(t.args[1]) is not None:
+        k = _public_scalar(t.args[1])
+        return ("square", lam / k, 0.0, t.args[0]) if k > 0 else None
+    if (isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0
+            and isinstance(t.args[0], Pnorm)
+            and float(t.args[0].p) == 2.0 and t.args[0].axis is None):
+        return "square", lam, 0.0, t.args[0].args[0]
+    if isinstance(t, norm1) and t.axis is None:
+        return "l1", lam, 1.0, t.args[0]
+    if isinstance(t, (norm_inf, lambda_max)) and getattr(t, "axis", None) is None:
+        return "l2", lam, 1.0, t.args[0]
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) >= 2.0:
+        return "l2", lam, 1.0, t.args[0]
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 1.0:
+        return "l1", lam, 1.0, t.args[0]
+    if isinstance(t, Sum) and t.axis is None:
+        e = t.args[0]
+        if isinstance(e, cp_abs):
+            return "l1", lam, 1.0, e.args[0]
+        if isinstance(e, huber) and _public_scalar(e.M) is not None:
+            return "l1", lam, 2.0 * _public_scalar(e.M), e.args[0]
+        if isinstance(e, maximum) and len(e.args) == 2:
+            pub = [a.is_constant() and not a.parameters() for a in e.args]
+            if sum(pub) == 1:
+                return "l1", lam, 1.0, e.args[pub.index(False)]
+    if isinstance(t, cp_abs) and t.size == 1:
+        return "l1", lam, 1.0, t.args[0]
+    return None
+
+
+def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel | None:
     """The pattern of the module doc, from the model's structure only (never a private value).
 
     ``params`` are the private parameters in the order of the noise vector (plain parameters:
@@ -123,54 +197,55 @@ def detect_fit_term(problem: cp.Problem, params: tuple[Any, ...]) -> FitTerm | N
     ids = {p.id for p in params}
     if any(ids & {p.id for p in c.parameters()} for c in problem.constraints):
         return None
-    hits = [t for t in _terms(problem.objective.expr) if ids & {p.id for p in t.parameters()}]
-    if len(hits) != 1 or {p.id for p in hits[0].parameters()} & ids != ids:
+    found = []
+    for term in _terms(problem.objective.expr):
+        if ids & {p.id for p in term.parameters()}:
+            c = _classify(term)
+            if c is None:
+                return None
+            found.append(c)
+    if not found:
         return None
-    found = _scaled_square(hits[0])
-    if found is None:
-        return None
-    lam, a = found
     x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
     y_copies = tuple(cp.Variable(p.shape) for p in params)
-    mapping = {v.id: x_copies[v.name()] for v in problem.variables()}
-    mapping.update({p.id: y for p, y in zip(params, y_copies, strict=True)})
-    by_obj = {id(leaf): mapping[leaf.id] for leaf in [*problem.variables(), *params]}
-    residual = a.tree_copy(by_obj)
-    if not residual.is_affine() or {p.id for p in residual.parameters()} & ids:
-        return None
-    # J = da/dy: the gradient of an affine expression, at any point (zeros here)
-    for v in [*x_copies.values(), *y_copies]:
-        v.value = np.zeros(v.shape)
-    grad = residual.grad
-    blocks = []
-    for y in y_copies:
-        g = grad.get(y)
-        if g is None:
+    by_obj = {id(v): x_copies[v.name()] for v in problem.variables()}
+    by_obj.update({id(p): y for p, y in zip(params, y_copies, strict=True)})
+    terms = []
+    for kind, lam, lip, a in found:
+        copy = a.tree_copy(by_obj)
+        if not copy.is_affine() or ids & {p.id for p in copy.parameters()}:
             return None
-        blocks.append(sp.csr_matrix(g).T)
-    xs = [sp.csr_matrix(grad[v]).T for v in x_copies.values() if grad.get(v) is not None]
-    for v in [*x_copies.values(), *y_copies]:
+        J, Jx = _jacobians(copy, x_copies, y_copies)
+        square = kind == "square"
+        terms.append(FitTerm(kind=kind, lam=float(lam), lip=float(lip), J=J,
+                             J_range=_range_part(J, Jx) if square else None,
+                             residual=copy if square else None))
+    return FitModel(tuple(terms), x_copies, y_copies)
+
+
+def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
+               ) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
+    """``(da/dy, da/dx)`` of an affine expression (its gradient at any point: zeros here)."""
+    leaves = [*x_copies.values(), *y_copies]
+    for v in leaves:
+        v.value = np.zeros(v.shape)
+    grad = expr.grad
+    for v in leaves:
         v.value = None
-    J = sp.csr_matrix(sp.hstack(blocks))
-    return FitTerm(lam=float(lam), J=J, J_range=_range_part(J, xs), residual=residual,
-                   x_copies=x_copies, y_copies=y_copies)
+    rows = int(expr.size)
+    ys = [sp.csr_matrix(grad[y]).T if grad.get(y) is not None else
+          sp.csr_matrix((rows, int(y.size))) for y in y_copies]
+    xs = [sp.csr_matrix(grad[v]).T for v in x_copies.values() if grad.get(v) is not None]
+    return sp.csr_matrix(sp.hstack(ys)), (sp.csr_matrix(sp.hstack(xs)) if xs else None)
 
 
-#: largest dense size (rows x columns) of the fit's variable part for the range projection
-RANGE_DENSE_MAX = 4_000_000
-
-
-def _range_part(J: sp.csr_matrix, xs: list[sp.csr_matrix]) -> sp.csr_matrix:
-    """``Q' J`` with ``Q`` an orthonormal basis of a space containing the range of the fit's
-    variable part ``J_x = da/dx``, when ``J_x`` has fewer columns than rows (else ``J``).
-
-    ``D = r(x*) - r(x^) = J_x (x* - x^)`` lies in that range, so only ``P v`` (``P = Q Q'``)
-    enters the bound: ``max_D -lam ||D||^2 + 2 lam v'D = lam ||P v||^2`` and ``||P J e|| =
-    ||Q' J e||``.  ``Q`` is every left singular vector of ``J_x`` (no rank cut-off, so no
-    numerical tolerance can drop a direction of the range)."""
-    if not xs:
-        return J
-    Jx = sp.hstack(xs)
+def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None) -> sp.csr_matrix:
+    """``Q' J`` with ``Q`` an orthonormal basis of a space containing the range of ``J_x =
+    da/dx``, when ``J_x`` has fewer columns than rows (else ``J``): ``D = J_x (x* - x^)`` lies
+    in that range, so only ``P v`` enters (``||P J e|| = ||Q' J e||``).  ``Q`` is every left
+    singular vector of ``J_x`` (no rank cut-off, so no numerical tolerance drops a direction)."""
+    if Jx is None:
+        return sp.csr_matrix((0, J.shape[1]))
     rows, cols = Jx.shape
     if cols >= rows or rows * cols > RANGE_DENSE_MAX:
         return J
@@ -178,70 +253,158 @@ def _range_part(J: sp.csr_matrix, xs: list[sp.csr_matrix]) -> sp.csr_matrix:
     return sp.csr_matrix(U.T @ J.toarray())
 
 
-def fit_noise_norm(fit: FitTerm, sigma: np.ndarray, beta: float, noise: str = "gaussian",
-                   projected: bool = False) -> float:
-    """``V``: ``||J e|| <= V`` with probability ``>= 1 - beta`` (module doc); with
-    ``projected``, for ``J_range`` instead of ``J``.
+def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
+               noise: str = "gaussian") -> float:
+    """``V`` with ``N(J e) <= V`` with probability ``>= 1 - beta``; ``N`` is ``"l2"``,
+    ``"l1"`` or ``"abs"`` (a single row, two-sided); ``e_j = sigma_j g_j``.
 
-    Gaussian ``e ~ N(0, diag(sigma^2))``: ``sqrt(tr S) + ||J diag(sigma)||_2 sqrt(2 ln(1/beta))``
-    with ``||J diag(sigma)||_2`` bounded by ``sqrt(||.||_1 ||.||_inf)``.  Laplace ``e_j = sigma_j
-    g_j``, ``g_j`` standard Laplace: the smaller of ``sum_j w_j |g_j|`` (triangle inequality,
-    ``w_j = sigma_j ||J_j||``; a weighted sum of independent Exp(1) variables, bounded by its
-    Chernoff bound ``min_t (ln(1/beta) - sum_j ln(1 - t w_j)) / t``, ``0 < t < 1/max w``) and
-    ``||J diag(sigma)||_2 ||g||_2`` with ``||g||_2`` bounded as commented below.
+    Gaussian ``g``: with ``M = J diag(sigma)``, ``N(M g) <= E N(M g) + Lip sqrt(2 ln(1/beta))``
+    (Gaussian concentration): l2 ``E <= ||M||_F``, ``Lip = ||M||_2``; l1 ``E = sqrt(2/pi)
+    sum_i ||M_i||`` (rows), ``Lip <= sqrt(rows) ||M||_2``; a single row ``|m'g| <= ||m||
+    sqrt(2 ln(2/beta))``.  Laplace ``g``: ``N(J e) <= sum_j w_j |g_j|`` (triangle inequality,
+    ``w_j = sigma_j N(J_j)``), a weighted sum of independent Exp(1) variables
+    (:func:`_exp_sum_bound`), or the Gaussian bound given the scale mixture's variances
+    (commented in the code), whichever is smaller (chosen from public values: its own event
+    holds).
     """
     sigma = np.asarray(sigma, dtype=float)
-    J = fit.J_range if projected else fit.J
-    spec = _spectral_bound(sp.csr_matrix(J @ sp.diags(sigma)))
-    if noise == "laplace":
-        w = np.sqrt(np.asarray(J.multiply(J).sum(axis=0)).ravel()) * sigma
-        w = w[w > 0]
-        if not w.size:
-            return 0.0
-        ts = np.geomspace(1e-6, 1.0 - 1e-9, 400) / float(w.max())
-        triangle = min((math.log(1.0 / beta) - float(np.sum(np.log1p(-t * w)))) / t
-                       for t in ts)
-        # ||J e|| <= ||J diag(sigma)||_2 ||g||_2: every |g_j| <= L = ln(2K/beta) (union bound,
-        # beta/2), then Bernstein on sum_j min(g_j^2, L^2) (mean <= 2, variance <= E g^4 = 24,
-        # range L^2; beta/2).  The smaller of the two bounds is chosen from public values, so
-        # its own event is the one that holds.
-        K = int(sigma.size)
-        L = math.log(2.0 * K / beta)
-        lb = math.log(2.0 / beta)
-        g2 = 2.0 * K + math.sqrt(2.0 * 24.0 * K * lb) + 2.0 / 3.0 * L**2 * lb
-        return float(min(triangle, spec * math.sqrt(g2)))
     M = sp.csr_matrix(J @ sp.diags(sigma))
-    trace = float(M.multiply(M).sum())
-    return math.sqrt(trace) + spec * math.sqrt(2.0 * math.log(1.0 / beta))
+    if M.shape[0] == 0 or M.nnz == 0:
+        return 0.0
+    spec = _spectral_bound(M)
+    if noise == "laplace":
+        if norm == "l1":
+            w = np.asarray(abs(M).sum(axis=0)).ravel()
+        else:
+            w = np.sqrt(np.asarray(M.multiply(M).sum(axis=0)).ravel())
+        best = _exp_sum_bound(w, beta)
+        K = int(sigma.size)
+        rows = M.shape[0] if norm == "l1" else 1
+        # the Laplace as a Gaussian scale mixture, g_j = sqrt(2 W_j) Z_j with W_j ~ Exp(1):
+        # given W, M g is Gaussian with E N <= sqrt(2/pi)^[l1] sqrt(rows sum_j 2 W_j ||M_j||^2)
+        # (Cauchy-Schwarz over rows for l1) and Lipschitz constant <= sqrt(rows)^[l1] ||M||_2
+        # sqrt(2 max W); three events of beta/3: the Exp(1) sum (Chernoff), max W <= ln(3K/beta)
+        # (union bound), the conditional Gaussian tail
+        c = np.asarray(M.multiply(M).sum(axis=0)).ravel()
+        mean = math.sqrt(rows * 2.0 * _exp_sum_bound(c, beta / 3.0))
+        if norm == "l1":
+            mean *= math.sqrt(2.0 / math.pi)
+        lip = math.sqrt(rows) * spec * math.sqrt(2.0 * math.log(3.0 * K / beta))
+        best = min(best, mean + lip * math.sqrt(2.0 * math.log(3.0 / beta)))
+        return float(best)
+    if norm == "abs":
+        return spec * math.sqrt(2.0 * math.log(2.0 / beta))
+    tail = math.sqrt(2.0 * math.log(1.0 / beta))
+    if norm == "l1":
+        rows = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+        return float(math.sqrt(2.0 / math.pi) * rows.sum() + math.sqrt(M.shape[0]) * spec * tail)
+    return math.sqrt(float(M.multiply(M).sum())) + spec * tail
+
+
+def _exp_sum_bound(w: np.ndarray, beta: float) -> float:
+    """``sum_j w_j X_j <= B`` with probability ``>= 1 - beta`` for independent ``X_j ~ Exp(1)``
+    and ``w >= 0`` (Chernoff: ``min_t (ln(1/beta) - sum_j ln(1 - t w_j)) / t`` over ``0 < t <
+    1/max w``, on a geometric grid of ``t``: any ``t`` gives a valid bound)."""
+    w = np.asarray(w, dtype=float)
+    w = w[w > 0]
+    if not w.size:
+        return 0.0
+    ts = np.geomspace(1e-6, 1.0 - 1e-9, 400) / float(w.max())
+    return float(min((math.log(1.0 / beta) - float(np.sum(np.log1p(-t * w)))) / t for t in ts))
 
 
 def _spectral_bound(M: sp.csr_matrix) -> float:
-    """``||M||_2``: exact (dense SVD, rounded up by 1e-12 relative) when ``M`` is small, else
-    ``sqrt(||M||_1 ||M||_inf)`` (Hoelder)."""
+    """``||M||_2``: exact (dense SVD, rounded up by 1e-12 relative) when ``M`` is small, and
+    never above ``sqrt(||M||_1 ||M||_inf)`` (Hoelder)."""
     absM = abs(M)
-    norm1 = float(np.asarray(absM.sum(axis=0)).max(initial=0.0))
-    norm_inf = float(np.asarray(absM.sum(axis=1)).max(initial=0.0))
-    holder = math.sqrt(norm1 * norm_inf)
+    norm1_ = float(np.asarray(absM.sum(axis=0)).max(initial=0.0))
+    norm_inf_ = float(np.asarray(absM.sum(axis=1)).max(initial=0.0))
+    holder = math.sqrt(norm1_ * norm_inf_)
     if M.shape[0] * M.shape[1] <= RANGE_DENSE_MAX and min(M.shape) <= 500:
         return min(holder, float(np.linalg.norm(M.toarray(), 2)) * (1.0 + 1e-12))
     return holder
 
 
-def fit_bounds(fit: FitTerm, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...],
-               h_value: float, eps_h: float, V: float, V_range: float
+def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...],
+               h_value: float, eps_h: float, sigma: np.ndarray, beta: float, noise: str
                ) -> tuple[float, float, float]:
     """``(upper on f(x^), lower on f(x*), gap bound)`` of the module doc, from the released
     point's variable values ``primal`` (by name), the released ``y~``, the noisy objective's
-    value ``h(x^)`` with its optimality margin ``eps_h``, and the bounds ``V`` on ``||J e||``
-    and ``V_range`` on its projection ``||J_range e||``."""
-    for name, v in fit.x_copies.items():
+    value ``h(x^)`` with its optimality margin ``eps_h``, and the noise scales ``sigma``.
+
+    The Lipschitz terms' ``sum_k lam_k L_k N_k(J_k e)`` is bounded as one function of the noise
+    (:func:`norm_sum_bound`), and so are the affine terms' ``sum |J e|``; each square term
+    has two events (``||J e||`` and its projection).  The events share ``beta`` equally."""
+    squares = [t for t in model.terms if t.kind == "square"]
+    lips = [(t.lam * t.lip, t.kind, t.J) for t in model.terms if t.kind in ("l1", "l2")]
+    affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
+    b = beta / (2 * len(squares) + bool(lips) + bool(affs))
+    gap, sup = eps_h, 0.0
+    for t in squares:
+        V = noise_norm(t.J, sigma, b, "l2", noise)
+        Vp = noise_norm(t.J_range, sigma, b, "l2", noise)
+        r = _residual(model, t, primal, noisy_y)
+        gap += t.lam * Vp**2
+        sup += 2.0 * t.lam * V * r + t.lam * V**2
+    if lips:
+        B = norm_sum_bound(lips, sigma, b, noise)
+        gap += 2.0 * B
+        sup += B
+    if affs:
+        sup += norm_sum_bound(affs, sigma, b, noise)
+    return h_value + sup, h_value - eps_h - sup - gap, gap
+
+
+def norm_sum_bound(parts: list[tuple[float, str, sp.csr_matrix]], sigma: np.ndarray,
+                   beta: float, noise: str) -> float:
+    """``B`` with ``F(e) = sum_k w_k N_k(J_k e) <= B`` with probability ``>= 1 - beta``
+    (``parts``: ``(w_k >= 0, N_k in {"l1", "l2", "abs"}, J_k)``), the smallest of bounds
+    chosen from public values (so its own event is the one that holds).
+
+    Gaussian: ``F`` is convex with ``E F <= sum_k w_k E N_k`` (l2: ``||M_k||_F``; l1 and abs:
+    ``sqrt(2/pi) sum_rows ||M_k,i||``; ``M_k = J_k diag(sigma)``) and Lipschitz constant at most
+    ``min(sum_k a_k ||M_k||_2, ||a|| ||[M_1; M_2; ...]||_2)`` (Cauchy-Schwarz), ``a_k = w_k
+    sqrt(rows_k)`` for l1 and ``w_k`` otherwise: ``B = E F + Lip sqrt(2 ln(1/beta))``.
+    Laplace: the triangle inequality ``F <= sum_j c_j |g_j|``, ``c_j = sigma_j sum_k w_k
+    N_k(J_k,j)`` (:func:`_exp_sum_bound`), or the sum of the terms' own bounds
+    (:func:`noise_norm`) at ``beta / #terms`` each.
+    """
+    sigma = np.asarray(sigma, dtype=float)
+    if noise == "laplace":
+        c = np.zeros(sigma.size)
+        for w, norm, J in parts:
+            A = abs(J) if norm in ("l1", "abs") else None
+            cols = (np.asarray(A.sum(axis=0)).ravel() if A is not None else
+                    np.sqrt(np.asarray(J.multiply(J).sum(axis=0)).ravel()))
+            c += w * cols
+        per_term = sum(w * noise_norm(J, sigma, beta / len(parts), "l2" if n == "l2" else "l1",
+                                      noise) for w, n, J in parts)
+        return float(min(_exp_sum_bound(c * sigma, beta), per_term))
+    mean, crude, a2, Ms = 0.0, 0.0, 0.0, []
+    for w, norm, J in parts:
+        M = sp.csr_matrix(J @ sp.diags(sigma))
+        Ms.append(M)
+        if norm == "l2":
+            mean += w * math.sqrt(float(M.multiply(M).sum()))
+            a = w
+        else:
+            rows = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+            mean += w * math.sqrt(2.0 / math.pi) * float(rows.sum())
+            a = w * (math.sqrt(M.shape[0]) if norm == "l1" else 1.0)
+        crude += a * _spectral_bound(M)
+        a2 += a * a
+    joint = math.sqrt(a2) * _spectral_bound(sp.csr_matrix(sp.vstack(Ms)))
+    return mean + min(crude, joint) * math.sqrt(2.0 * math.log(1.0 / beta))
+
+
+def _residual(model: FitModel, term: FitTerm, primal: dict[str, Any],
+              noisy_y: tuple[np.ndarray, ...]) -> float:
+    """``||r(x^)||`` of a square term: its residual at the released point and data."""
+    for name, v in model.x_copies.items():
         v.value = None if primal.get(name) is None else np.asarray(primal[name], dtype=float)
-    for y, val in zip(fit.y_copies, noisy_y, strict=True):
+    for y, val in zip(model.y_copies, noisy_y, strict=True):
         y.value = np.asarray(val, dtype=float)
-    r = fit.residual.value
-    for v in [*fit.x_copies.values(), *fit.y_copies]:
+    r = term.residual.value
+    for v in [*model.x_copies.values(), *model.y_copies]:
         v.value = None
-    r_norm = float(np.linalg.norm(np.asarray(r, dtype=float)))
-    gap = eps_h + fit.lam * V_range**2
-    cross = 2.0 * fit.lam * V * r_norm
-    return h_value + cross + fit.lam * V**2, h_value - eps_h - cross - gap, gap
+    return math.inf if r is None else float(np.linalg.norm(np.asarray(r, dtype=float)))
