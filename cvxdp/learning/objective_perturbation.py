@@ -55,10 +55,12 @@ from scipy import stats
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
 from cvxdp.learning.domain import solve_on_rows, theta
+from cvxdp.learning.joint_calibration import has_slope_curvature_profile, joint_calibration
 from cvxdp.learning.loss import RowLoss
 from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
+from cvxdp.status import DEFAULT_ACCURACY
 from cvxdp.privacy.objective_perturbation import (
     OBJPERT_REFERENCE,
     ObjPertCalibration,
@@ -112,7 +114,7 @@ def _b_quantile(plan_sigma: float | None, gamma_scale: float | None, d: int,
 
 
 def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
-                                beta: float) -> ObjPertPlan:
+                                beta: float, accuracy: float | None = None) -> ObjPertPlan:
     """Public constants of the mechanism (module docstring); raises when it does not apply."""
     if isinstance(budget, ZCDP):
         raise BudgetError("objective perturbation is (epsilon, delta)-DP, not zCDP: give "
@@ -142,9 +144,56 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     W_star = min(W, minimiser_bound(model))
     plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    best = plans[0] if all(not math.isfinite(p.bound) for p in plans) else min(
-        plans, key=lambda p: p.bound)
+    best = choose_split(plans, W_star, model.dim,
+                        DEFAULT_ACCURACY if accuracy is None else accuracy)
     return _with_newton(model, best, W, W_star, beta)
+
+
+def noise_second_moment(plan: ObjPertPlan, d: int) -> float:
+    """``E ||b||^2``: ``d sigma^2`` (Gaussian), ``d (d + 1) scale^2`` (norm Gamma(d, scale))."""
+    if plan.sigma is not None:
+        return d * plan.sigma ** 2
+    return d * (d + 1) * plan.gamma_scale ** 2
+
+
+def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int) -> list[float]:
+    """Each plan's worst ratio, over ``||theta*|| in [0, W*]``, of its expected excess in the
+    curved regime, ``(Delta^2 ||theta*||^2 + E||b||^2) / (2 h)``, to the smallest over the
+    plans (``inf`` when ``W*`` is).  In ``u = ||theta*||^2`` each is a line, so the ratio to
+    their lower envelope is largest at ``u = 0``, ``u = W*^2`` or where two lines cross."""
+    if not math.isfinite(W_star):
+        return [math.inf] * len(plans)
+    A = [p.Delta ** 2 for p in plans]
+    C = [noise_second_moment(p, d) for p in plans]
+    U = W_star ** 2
+    us = {0.0, U}
+    for i in range(len(plans)):
+        for j in range(i):
+            if A[i] != A[j]:
+                u = (C[j] - C[i]) / (A[i] - A[j])
+                if 0 < u < U:
+                    us.add(u)
+    env = {u: min(a * u + c for a, c in zip(A, C)) for u in us}
+    return [max((a * u + c) / env[u] for u in us) for a, c in zip(A, C)]
+
+
+def choose_split(plans: list[ObjPertPlan], W_star: float, d: int,
+                 accuracy: float) -> ObjPertPlan:
+    """The split of epsilon (public; docs/learning.md, 'The split of epsilon').
+
+    The plan of smallest proven bound when that bound meets ``accuracy`` (the status is then
+    ``optimal_inaccurate``, as the bound promises); otherwise -- the status is ``user_limit``
+    at every split -- the plan of smallest :func:`curved_regret`, the expected excess when
+    the data's curvature dominates the ridge, with ``||theta*||`` known only to be at most
+    ``W*``; the plan of smallest bound when no ``W*`` is finite; the first plan when no bound
+    is."""
+    if all(not math.isfinite(p.bound) for p in plans):
+        return plans[0]
+    by_bound = min(plans, key=lambda p: p.bound)
+    if by_bound.bound <= accuracy or not math.isfinite(W_star):
+        return by_bound
+    regret = curved_regret(plans, W_star, d)
+    return plans[min(range(len(plans)), key=lambda i: (regret[i], plans[i].bound))]
 
 
 #: share of the stated excess-risk bound the Newton path's certified tolerance may add
@@ -251,6 +300,12 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
     cal = calibrate_objective_perturbation(
         epsilon=eps, delta=delta, epsilon_jacobian=eps1, hessian_bound=lam,
         strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
+    if has_slope_curvature_profile(smooth) and lam > 0:
+        # the same ridge, the noise from the joint (tighter, proven) analysis
+        cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta, hessian_bound=lam,
+                                strong_convexity=mu, gradient_bound=zeta,
+                                neighbours=model.spec.neighbours)
+        eps2 = cal.eps_noise
     Delta, G, k, sigma, gamma_scale = cal.Delta, cal.sensitivity, cal.span, cal.sigma, \
         cal.gamma_scale
     bnorm = _b_quantile(sigma, gamma_scale, d, beta)
