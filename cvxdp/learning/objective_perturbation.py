@@ -60,12 +60,12 @@ from cvxdp.learning.loss import RowLoss
 from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
 from cvxdp.privacy.accountant import PrivacyRecord
 from cvxdp.privacy.budgets import ZCDP
-from cvxdp.status import DEFAULT_ACCURACY
 from cvxdp.privacy.objective_perturbation import (
     OBJPERT_REFERENCE,
     ObjPertCalibration,
     calibrate_objective_perturbation,
 )
+from cvxdp.status import DEFAULT_ACCURACY
 
 __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
            "objective_perturbation"]
@@ -173,8 +173,8 @@ def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int) -> list[float
                 u = (C[j] - C[i]) / (A[i] - A[j])
                 if 0 < u < U:
                     us.add(u)
-    env = {u: min(a * u + c for a, c in zip(A, C)) for u in us}
-    return [max((a * u + c) / env[u] for u in us) for a, c in zip(A, C)]
+    env = {u: min(a * u + c for a, c in zip(A, C, strict=True)) for u in us}
+    return [max((a * u + c) / env[u] for u in us) for a, c in zip(A, C, strict=True)]
 
 
 def choose_split(plans: list[ObjPertPlan], W_star: float, d: int,
