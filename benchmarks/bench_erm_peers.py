@@ -222,15 +222,18 @@ def main() -> None:
     ap.add_argument("--tasks", default="logistic,linear",
                     help="comma-separated subset of logistic,linear")
     ap.add_argument("--sizes", default=None, help="comma-separated n, instead of the grid")
+    ap.add_argument("--epsilons", default=None, help="comma-separated epsilons (default 0.1,1,10)")
     ap.add_argument("--mechanism-check", action="store_true",
                     help="logistic only: mean excess over the seeds of cvxdp's mechanism "
                          "(perturbed objective solved by L-BFGS) vs diffprivlib")
     args = ap.parse_args()
+    epsilons = (tuple(float(v) for v in args.epsilons.split(",")) if args.epsilons
+                else EPSILONS)
     if args.mechanism_check:
         rows = []
         for n in (tuple(int(float(v)) for v in args.sizes.split(",")) if args.sizes
                   else (100_000,)):
-            for eps in EPSILONS:
+            for eps in epsilons:
                 r = np.array([mechanism_check(n, eps, s) for s in
                                range(args.seed_offset, args.seed_offset + args.seeds)])
                 se = r.std(axis=0, ddof=1) / np.sqrt(len(r))
@@ -253,7 +256,7 @@ def main() -> None:
         rows = []
         for n in sizes[task]:
             seeds = args.large_seeds if n >= 1_000_000 else args.seeds
-            for eps in EPSILONS:
+            for eps in epsilons:
                 res = [fn(n, eps, s) for s in range(args.seed_offset, args.seed_offset + seeds)]
                 med = {k: np.median([r[k] for r in res], axis=0) for k in res[0]}
                 c, p = med["cvxdp"], med["diffprivlib"]

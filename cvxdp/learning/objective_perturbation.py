@@ -144,7 +144,7 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     W_star = min(W, minimiser_bound(model))
     plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    best = choose_split(plans, W_star, model.dim,
+    best = choose_split(plans, W_star, model.dim, model.n, model.mu,
                         DEFAULT_ACCURACY if accuracy is None else accuracy)
     return _with_newton(model, best, W, W_star, beta)
 
@@ -156,15 +156,25 @@ def noise_second_moment(plan: ObjPertPlan, d: int) -> float:
     return d * (d + 1) * plan.gamma_scale ** 2
 
 
-def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int) -> list[float]:
+def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int, n: int,
+                  mu: float) -> list[float]:
     """Each plan's worst ratio, over ``||theta*|| in [0, W*]``, of its expected excess in the
-    curved regime, ``(Delta^2 ||theta*||^2 + E||b||^2) / (2 h)``, to the smallest over the
-    plans (``inf`` when ``W*`` is).  In ``u = ||theta*||^2`` each is a line, so the ratio to
-    their lower envelope is largest at ``u = 0``, ``u = W*^2`` or where two lines cross."""
+    quadratic model to the smallest over the plans (``inf`` when ``W*`` is).
+
+    The model (docs/learning.md, 'The split of epsilon'): ``theta^ - theta* = -(H + Delta
+    I)^-1 (Delta theta* + b)``, ``b`` isotropic, ``H = h I`` with ``h = mu + n lambda / d``
+    -- the largest mean eigenvalue the data's Hessian can have (its trace is at most ``d mu
+    + n lambda``) -- so ``E[F(theta^) - F*] = h (Delta^2 ||theta*||^2 + E||b||^2) / (2 (h +
+    Delta)^2)``.  In ``u = ||theta*||^2`` each is a line, so the ratio to their lower
+    envelope is largest at ``u = 0``, ``u = W*^2`` or where two lines cross."""
     if not math.isfinite(W_star):
         return [math.inf] * len(plans)
-    A = [p.Delta ** 2 for p in plans]
-    C = [noise_second_moment(p, d) for p in plans]
+    A, C = [], []
+    for p in plans:
+        h = mu + n * p.lam / d
+        f = h / (h + p.Delta) ** 2
+        A.append(f * p.Delta ** 2)
+        C.append(f * noise_second_moment(p, d))
     U = W_star ** 2
     us = {0.0, U}
     for i in range(len(plans)):
@@ -177,22 +187,22 @@ def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int) -> list[float
     return [max((a * u + c) / env[u] for u in us) for a, c in zip(A, C, strict=True)]
 
 
-def choose_split(plans: list[ObjPertPlan], W_star: float, d: int,
+def choose_split(plans: list[ObjPertPlan], W_star: float, d: int, n: int, mu: float,
                  accuracy: float) -> ObjPertPlan:
     """The split of epsilon (public; docs/learning.md, 'The split of epsilon').
 
     The plan of smallest proven bound when that bound meets ``accuracy`` (the status is then
     ``optimal_inaccurate``, as the bound promises); otherwise -- the status is ``user_limit``
-    at every split -- the plan of smallest :func:`curved_regret`, the expected excess when
-    the data's curvature dominates the ridge, with ``||theta*||`` known only to be at most
-    ``W*``; the plan of smallest bound when no ``W*`` is finite; the first plan when no bound
-    is."""
+    at every split -- the plan of smallest :func:`curved_regret` (the expected excess in the
+    quadratic model at the largest mean curvature the data can have, ``||theta*||`` known
+    only to be at most ``W*``); the plan of smallest bound when no ``W*`` is finite; the first
+    plan when no bound is."""
     if all(not math.isfinite(p.bound) for p in plans):
         return plans[0]
     by_bound = min(plans, key=lambda p: p.bound)
     if by_bound.bound <= accuracy or not math.isfinite(W_star):
         return by_bound
-    regret = curved_regret(plans, W_star, d)
+    regret = curved_regret(plans, W_star, d, n, mu)
     return plans[min(range(len(plans)), key=lambda i: (regret[i], plans[i].bound))]
 
 

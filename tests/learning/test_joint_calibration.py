@@ -99,30 +99,37 @@ def test_profile_holds_for_logistic_only():
 
 
 def _plan(Delta, scale, bound):
-    return ObjPertPlan(loss=None, h=None, eps1=0.0, eps2=0.0, Delta=Delta, zeta=1.0, lam=0.25,
+    return ObjPertPlan(loss=None, h=None, eps1=0.0, eps2=0.0, Delta=Delta, zeta=1.0, lam=2.5e-4,
                        G=2.0, k=2, sigma=None, gamma_scale=scale, bound=bound,
                        calibration=None)
 
 
+#: the benchmark's logistic model at n = 1000 (mean scale): mu = 1/n, lambda = 1/(4n), d = 10
+N, MU, D = 1000, 1e-3, 10
+
+
 def test_curved_regret_matches_a_dense_grid():
-    d, Ws = 10, 1177.4
-    plans = [_plan(D, s, 1.0) for D, s in
-             [(23.9, 22.2), (11.4, 25.0), (7.2, 28.6), (3.9, 30.8), (0.0, 40.0), (1.4, 33.3)]]
-    got = curved_regret(plans, Ws, d)
+    Ws = 37.2
+    plans = [_plan(D_ / N, s / N, 1.0) for D_, s in
+             [(248.9, 20.0), (23.9, 22.2), (11.4, 25.0), (7.2, 28.6), (3.9, 30.8), (0.0, 40.0)]]
+    got = curved_regret(plans, Ws, D, N, MU)
+    # independent: E excess = h (Delta^2 u + d (d + 1) scale^2) / (2 (h + Delta)^2) on a grid
+    h = MU + N * 2.5e-4 / D
     u = np.concatenate([[0.0], np.geomspace(1e-8, Ws**2, 400_001)])
-    A = np.array([p.Delta ** 2 for p in plans])[:, None]
-    C = np.array([d * (d + 1) * p.gamma_scale ** 2 for p in plans])[:, None]
-    ex = A * u + C
+    Dl = np.array([p.Delta for p in plans])[:, None]
+    S2 = np.array([D * (D + 1) * p.gamma_scale ** 2 for p in plans])[:, None]
+    ex = h * (Dl**2 * u + S2) / (2 * (h + Dl) ** 2)
     want = (ex / ex.min(axis=0)).max(axis=1)
     assert got == pytest.approx(want, rel=1e-4)
-    assert max(got) >= min(got) >= 1.0
+    assert max(got) > min(got) >= 1.0
 
 
 def test_split_rule_keeps_the_smallest_bound_when_it_certifies():
-    plans = [_plan(23.9, 22.2, 0.004), _plan(3.9, 30.8, 0.009), _plan(0.0, 40.0, 0.05)]
-    assert choose_split(plans, 1177.4, 10, accuracy=1e-2) is plans[0]
-    # not certified at 1e-3: the curved-regime regret decides
-    regret = curved_regret(plans, 1177.4, 10)
-    chosen = choose_split(plans, 1177.4, 10, accuracy=1e-3)
+    plans = [_plan(23.9 / N, 22.2 / N, 0.004), _plan(3.9 / N, 30.8 / N, 0.009),
+             _plan(0.0, 40.0 / N, 0.05)]
+    assert choose_split(plans, 37.2, D, N, MU, accuracy=1e-2) is plans[0]
+    # not certified at 1e-3: the quadratic model's regret decides
+    regret = curved_regret(plans, 37.2, D, N, MU)
+    chosen = choose_split(plans, 37.2, D, N, MU, accuracy=1e-3)
     assert chosen is plans[int(np.argmin(regret))]
-    assert choose_split(plans, math.inf, 10, accuracy=1e-3) is plans[0]
+    assert choose_split(plans, math.inf, D, N, MU, accuracy=1e-3) is plans[0]
