@@ -26,16 +26,21 @@ the exact minimiser ``||theta*||`` (:func:`minimiser_bound`; ``W* <= W``):
 the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the second from
 its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
 theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
-minimises the first bound's terms in h.  The split of epsilon (public): the candidates are
-Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0) --
-and the shares :data:`SPLITS`; the one of smallest proven bound is taken (the first when no
-bound is finite).
+minimises the first bound's terms in h.  For one logistic piece the noise at a given ``Delta``
+comes from the joint Jacobian-noise analysis (:mod:`cvxdp.learning.joint_calibration`), never
+more than the separate one.  The split of epsilon (public; :func:`choose_split`): the candidates
+are Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0)
+-- and the shares :data:`SPLITS`; the one of smallest proven bound when that bound meets the
+requested accuracy, else the one of smallest regret in the quadratic model's expected excess
+(:func:`curved_regret`; the status is ``user_limit`` at every candidate then, and reports the
+chosen candidate's bound).
 
 References
 ----------
 K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially Private Empirical Risk
 Minimization", JMLR 12 (2011), Alg. 2 and Thm 9.  D. Kifer, A. Smith, A. Thakurta, "Private
-Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, Alg. 1, Thm 2.
+Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, Alg. 1, Thm 2
+(the privacy of every candidate; the joint analysis refines its proof, docs/learning.md step 3).
 """
 
 from __future__ import annotations
@@ -95,6 +100,7 @@ class ObjPertPlan:
     structure: SimpleStructure | None = None   # the Newton path's public part (None: CVXPY)
     solve_gap: float | None = None       # certified phi(theta^) - phi* the Newton path reaches
     solve_distance: float | None = None  # its bound on ||theta^ - exact minimiser||
+    joint: bool = False     # noise from the joint Jacobian-noise analysis (logistic loss)
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
@@ -103,7 +109,9 @@ class ObjPertPlan:
                 "noise_gamma_scale": self.gamma_scale,
                 "perturbed_solve": ("cvxpy" if self.structure is None else
                                     "projected Newton (certified gap)"),
-                "solve_gap_target": self.solve_gap, "solve_distance_bound": self.solve_distance}
+                "solve_gap_target": self.solve_gap, "solve_distance_bound": self.solve_distance,
+                "noise_analysis": ("joint Jacobian-noise (docs/learning.md, step 3)"
+                                   if self.joint else "separate (Kifer et al. 2012, Thm 2)")}
 
 
 def _b_quantile(plan_sigma: float | None, gamma_scale: float | None, d: int,
@@ -310,7 +318,8 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
     cal = calibrate_objective_perturbation(
         epsilon=eps, delta=delta, epsilon_jacobian=eps1, hessian_bound=lam,
         strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
-    if has_slope_curvature_profile(smooth) and lam > 0:
+    joint = has_slope_curvature_profile(smooth) and lam > 0
+    if joint:
         # the same ridge, the noise from the joint (tighter, proven) analysis
         cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta, hessian_bound=lam,
                                 strong_convexity=mu, gradient_bound=zeta,
@@ -326,7 +335,7 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
     if math.isfinite(W_star) and 2 * Delta + mu > 0:   # strong convexity of the perturbed
         bound = min(bound, err_h + (Delta * W_star + bnorm) ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
-                       bound, cal)
+                       bound, cal, joint=joint)
 
 
 def _inv_expm1(x: float) -> float:
