@@ -170,17 +170,17 @@ def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int, n: int,
     quadratic model to the smallest over the plans (``inf`` when ``W*`` is).
 
     The model (docs/learning.md, 'The split of epsilon'): ``theta^ - theta* = -(H + Delta
-    I)^-1 (Delta theta* + b)``, ``b`` isotropic, ``H = h I`` with ``h = mu + n lambda / d``
+    I)^-1 (Delta theta* + b)``, ``b`` isotropic, ``H = g I`` with ``g = mu + n lambda / d``
     -- the largest mean eigenvalue the data's Hessian can have (its trace is at most ``d mu
-    + n lambda``) -- so ``E[F(theta^) - F*] = h (Delta^2 ||theta*||^2 + E||b||^2) / (2 (h +
+    + n lambda``) -- so ``E[F(theta^) - F*] = g (Delta^2 ||theta*||^2 + E||b||^2) / (2 (g +
     Delta)^2)``.  In ``u = ||theta*||^2`` each is a line, so the ratio to their lower
     envelope is largest at ``u = 0``, ``u = W*^2`` or where two lines cross."""
     if not math.isfinite(W_star):
         return [math.inf] * len(plans)
     A, C = [], []
     for p in plans:
-        h = mu + n * p.lam / d
-        f = h / (h + p.Delta) ** 2
+        g = mu + n * p.lam / d
+        f = g / (g + p.Delta) ** 2
         A.append(f * p.Delta ** 2)
         C.append(f * noise_second_moment(p, d))
     U = W_star ** 2
