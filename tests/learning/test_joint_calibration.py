@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import math
 
+import cvxpy as cp
 import numpy as np
 import pytest
 from scipy import stats
 
+import cvxdp
+from cvxdp.learning.detect import detect
+from cvxdp.learning.domain import theta_bound
 from cvxdp.learning.joint_calibration import has_slope_curvature_profile, joint_calibration
 from cvxdp.learning.loss import Piece, RowLoss
-from cvxdp.learning.objective_perturbation import ObjPertPlan, choose_split, curved_regret
+from cvxdp.learning.objective_perturbation import (
+    ObjPertPlan,
+    choose_split,
+    curved_regret,
+    plan_objective_perturbation,
+)
+from cvxdp.privacy.budgets import ApproxDP, PureDP
 from cvxdp.privacy.objective_perturbation import calibrate_objective_perturbation
 
 
@@ -133,3 +143,35 @@ def test_split_rule_keeps_the_smallest_bound_when_it_certifies():
     chosen = choose_split(plans, 37.2, D, N, MU, accuracy=1e-3)
     assert chosen is plans[int(np.argmin(regret))]
     assert choose_split(plans, math.inf, D, N, MU, accuracy=1e-3) is plans[0]
+
+
+
+def _bench_model(n, loss):
+    rng = np.random.default_rng(0)
+    Xp = cp.Parameter((n, D), value=rng.normal(size=(n, D)) / np.sqrt(D) / 2)
+    yp = cp.Parameter(n, value=np.sign(rng.normal(size=n)))
+    w = cp.Variable(D)
+    if loss == "logistic":
+        prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / n
+                                      + 1 / (2 * n) * cp.sum_squares(w)))
+    else:
+        prob = cp.Problem(cp.Minimize(cp.sum_squares(Xp @ w - yp) / n), [cp.norm(w, 2) <= 2])
+    return detect(prob, cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
+
+
+@pytest.mark.parametrize("budget", [PureDP(0.1), PureDP(10.0), ApproxDP(1.0, 1e-6)])
+def test_planner_uses_the_joint_noise_for_logistic_only(budget):
+    logistic = _bench_model(200, "logistic")
+    plan = plan_objective_perturbation(logistic, budget, theta_bound(logistic), beta=1e-3)
+    assert plan.joint and plan.info()["noise_analysis"].startswith("joint")
+    assert plan.calibration.budget == budget          # the record spends exactly the call's
+    sep = calibrate_objective_perturbation(
+        epsilon=budget.epsilon, delta=getattr(budget, "delta", 0.0),
+        epsilon_jacobian=plan.eps1, hessian_bound=plan.lam,
+        strong_convexity=logistic.mu, gradient_bound=plan.zeta, neighbours="replace")
+    assert plan.Delta == pytest.approx(sep.Delta, rel=1e-12)
+    noise = plan.gamma_scale if plan.sigma is None else plan.sigma
+    assert noise < (sep.gamma_scale if sep.sigma is None else sep.sigma)
+    linear = _bench_model(200, "linear")
+    plan = plan_objective_perturbation(linear, budget, theta_bound(linear), beta=1e-3)
+    assert not plan.joint and plan.eps1 + plan.eps2 == pytest.approx(budget.epsilon)
