@@ -26,16 +26,21 @@ the exact minimiser ``||theta*||`` (:func:`minimiser_bound`; ``W* <= W``):
 the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the second from
 its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
 theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
-minimises the first bound's terms in h.  The split of epsilon (public): the candidates are
-Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0) --
-and the shares :data:`SPLITS`; the one of smallest proven bound is taken (the first when no
-bound is finite).
+minimises the first bound's terms in h.  For one logistic piece the noise at a given ``Delta``
+comes from the joint Jacobian-noise analysis (:mod:`cvxdp.learning.joint_calibration`), never
+more than the separate one.  The split of epsilon (public; :func:`choose_split`): the candidates
+are Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0)
+-- and the shares :data:`SPLITS`; the one of smallest proven bound when that bound meets the
+requested accuracy, else the one of smallest regret in the quadratic model's expected excess
+(:func:`curved_regret`; the status is ``user_limit`` at every candidate then, and reports the
+chosen candidate's bound).
 
 References
 ----------
 K. Chaudhuri, C. Monteleoni, A. D. Sarwate, "Differentially Private Empirical Risk
 Minimization", JMLR 12 (2011), Alg. 2 and Thm 9.  D. Kifer, A. Smith, A. Thakurta, "Private
-Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, Alg. 1, Thm 2.
+Convex Empirical Risk Minimization and High-dimensional Regression", COLT 2012, Alg. 1, Thm 2
+(the privacy of every candidate; the joint analysis refines its proof, docs/learning.md step 3).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from scipy import stats
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
 from cvxdp.learning.domain import solve_on_rows, theta
+from cvxdp.learning.joint_calibration import has_slope_curvature_profile, joint_calibration
 from cvxdp.learning.loss import RowLoss
 from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
 from cvxdp.privacy.accountant import PrivacyRecord
@@ -64,6 +70,7 @@ from cvxdp.privacy.objective_perturbation import (
     ObjPertCalibration,
     calibrate_objective_perturbation,
 )
+from cvxdp.status import DEFAULT_ACCURACY
 
 __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
            "objective_perturbation"]
@@ -93,6 +100,7 @@ class ObjPertPlan:
     structure: SimpleStructure | None = None   # the Newton path's public part (None: CVXPY)
     solve_gap: float | None = None       # certified phi(theta^) - phi* the Newton path reaches
     solve_distance: float | None = None  # its bound on ||theta^ - exact minimiser||
+    joint: bool = False     # noise from the joint Jacobian-noise analysis (logistic loss)
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
@@ -101,7 +109,9 @@ class ObjPertPlan:
                 "noise_gamma_scale": self.gamma_scale,
                 "perturbed_solve": ("cvxpy" if self.structure is None else
                                     "projected Newton (certified gap)"),
-                "solve_gap_target": self.solve_gap, "solve_distance_bound": self.solve_distance}
+                "solve_gap_target": self.solve_gap, "solve_distance_bound": self.solve_distance,
+                "noise_analysis": ("joint Jacobian-noise (docs/learning.md, step 3)"
+                                   if self.joint else "separate (Kifer et al. 2012, Thm 2)")}
 
 
 def _b_quantile(plan_sigma: float | None, gamma_scale: float | None, d: int,
@@ -112,7 +122,7 @@ def _b_quantile(plan_sigma: float | None, gamma_scale: float | None, d: int,
 
 
 def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
-                                beta: float) -> ObjPertPlan:
+                                beta: float, accuracy: float | None = None) -> ObjPertPlan:
     """Public constants of the mechanism (module docstring); raises when it does not apply."""
     if isinstance(budget, ZCDP):
         raise BudgetError("objective perturbation is (epsilon, delta)-DP, not zCDP: give "
@@ -142,9 +152,66 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     W_star = min(W, minimiser_bound(model))
     plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
              for eps1 in _splits(model, loss, eps, B, R)]
-    best = plans[0] if all(not math.isfinite(p.bound) for p in plans) else min(
-        plans, key=lambda p: p.bound)
+    best = choose_split(plans, W_star, model.dim, model.n, model.mu,
+                        DEFAULT_ACCURACY if accuracy is None else accuracy)
     return _with_newton(model, best, W, W_star, beta)
+
+
+def noise_second_moment(plan: ObjPertPlan, d: int) -> float:
+    """``E ||b||^2``: ``d sigma^2`` (Gaussian), ``d (d + 1) scale^2`` (norm Gamma(d, scale))."""
+    if plan.sigma is not None:
+        return d * plan.sigma ** 2
+    return d * (d + 1) * plan.gamma_scale ** 2
+
+
+def curved_regret(plans: list[ObjPertPlan], W_star: float, d: int, n: int,
+                  mu: float) -> list[float]:
+    """Each plan's worst ratio, over ``||theta*|| in [0, W*]``, of its expected excess in the
+    quadratic model to the smallest over the plans (``inf`` when ``W*`` is).
+
+    The model (docs/learning.md, 'The split of epsilon'): ``theta^ - theta* = -(H + Delta
+    I)^-1 (Delta theta* + b)``, ``b`` isotropic, ``H = g I`` with ``g = mu + n lambda / d``
+    -- the largest mean eigenvalue the data's Hessian can have (its trace is at most ``d mu
+    + n lambda``) -- so ``E[F(theta^) - F*] = g (Delta^2 ||theta*||^2 + E||b||^2) / (2 (g +
+    Delta)^2)``.  In ``u = ||theta*||^2`` each is a line, so the ratio to their lower
+    envelope is largest at ``u = 0``, ``u = W*^2`` or where two lines cross."""
+    if not math.isfinite(W_star):
+        return [math.inf] * len(plans)
+    A, C = [], []
+    for p in plans:
+        g = mu + n * p.lam / d
+        f = g / (g + p.Delta) ** 2
+        A.append(f * p.Delta ** 2)
+        C.append(f * noise_second_moment(p, d))
+    U = W_star ** 2
+    us = {0.0, U}
+    for i in range(len(plans)):
+        for j in range(i):
+            if A[i] != A[j]:
+                u = (C[j] - C[i]) / (A[i] - A[j])
+                if 0 < u < U:
+                    us.add(u)
+    env = {u: min(a * u + c for a, c in zip(A, C, strict=True)) for u in us}
+    return [max((a * u + c) / env[u] for u in us) for a, c in zip(A, C, strict=True)]
+
+
+def choose_split(plans: list[ObjPertPlan], W_star: float, d: int, n: int, mu: float,
+                 accuracy: float) -> ObjPertPlan:
+    """The split of epsilon (public; docs/learning.md, 'The split of epsilon').
+
+    The plan of smallest proven bound when that bound meets ``accuracy`` (the status is then
+    ``optimal_inaccurate``, as the bound promises); otherwise -- the status is ``user_limit``
+    at every split -- the plan of smallest :func:`curved_regret` (the expected excess in the
+    quadratic model at the largest mean curvature the data can have, ``||theta*||`` known
+    only to be at most ``W*``); the plan of smallest bound when no ``W*`` is finite; the first
+    plan when no bound is."""
+    if all(not math.isfinite(p.bound) for p in plans):
+        return plans[0]
+    by_bound = min(plans, key=lambda p: p.bound)
+    if by_bound.bound <= accuracy or not math.isfinite(W_star):
+        return by_bound
+    regret = curved_regret(plans, W_star, d, n, mu)
+    return plans[min(range(len(plans)), key=lambda i: (regret[i], plans[i].bound))]
 
 
 #: share of the stated excess-risk bound the Newton path's certified tolerance may add
@@ -251,6 +318,13 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
     cal = calibrate_objective_perturbation(
         epsilon=eps, delta=delta, epsilon_jacobian=eps1, hessian_bound=lam,
         strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
+    joint = has_slope_curvature_profile(smooth) and lam > 0
+    if joint:
+        # the same ridge, the noise from the joint (tighter, proven) analysis
+        cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta, hessian_bound=lam,
+                                strong_convexity=mu, gradient_bound=zeta,
+                                neighbours=model.spec.neighbours)
+        eps2 = cal.eps_noise
     Delta, G, k, sigma, gamma_scale = cal.Delta, cal.sensitivity, cal.span, cal.sigma, \
         cal.gamma_scale
     bnorm = _b_quantile(sigma, gamma_scale, d, beta)
@@ -261,7 +335,7 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
     if math.isfinite(W_star) and 2 * Delta + mu > 0:   # strong convexity of the perturbed
         bound = min(bound, err_h + (Delta * W_star + bnorm) ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
-                       bound, cal)
+                       bound, cal, joint=joint)
 
 
 def _inv_expm1(x: float) -> float:

@@ -113,8 +113,9 @@ def _clip(model: RowModel) -> tuple[np.ndarray, np.ndarray | None, int]:
 
 
 def _plans(model: RowModel, budget: Any, W: float, beta: float, steps: int,
-           mechanism: str) -> tuple[str, Any, dict[str, Any]]:
-    planners = {"objective": lambda: plan_objective_perturbation(model, budget, W, beta=beta),
+           mechanism: str, accuracy: float | None) -> tuple[str, Any, dict[str, Any]]:
+    planners = {"objective": lambda: plan_objective_perturbation(model, budget, W, beta=beta,
+                                                                 accuracy=accuracy),
                 "output": lambda: plan_output_perturbation(model, budget, W, beta=beta),
                 "gradient": lambda: plan_noisy_gradient(model, budget, W, beta=beta,
                                                         steps=steps)}
@@ -203,7 +204,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
             "box constraint on w), so its sum has no sensitivity; nothing was spent on it")
     mech_budget, value_budget = _split(total, value_share + c_share)
     # value and count shares divide the split-off part in proportion
-    name, plan, auto = _plans(model, mech_budget, W, beta, steps, mechanism)
+    name, plan, auto = _plans(model, mech_budget, W, beta, steps, mechanism, accuracy)
     forget_solution(problem)
     gen = as_generator(rng)
     X, y, clipped = _clip(model)   # ---- private from here on ----
