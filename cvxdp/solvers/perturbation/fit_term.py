@@ -23,10 +23,11 @@ sum_k Delta_k`` over the private terms, and ``f(x^) - f(x*) <= eps_h + Delta(x^)
 [h(x^) - eps_h - h(x*)]`` (``eps_h``: the solver's optimality margin):
 
 * square, ``r(x) = a(x, y~)``, ``v = J e``: ``Delta(x) = -2 lam v'r(x) + lam ||v||^2``, and the
-  term makes ``h`` strongly convex along ``r``: ``h(x*) >= h(x^) + lam ||D||^2``, ``D = r(x*) -
-  r(x^)`` (the quadratic part is exact; the rest is convex and ``x^`` minimises ``h``).  So its
-  share of the gap is ``max_D 2 lam v'D - lam ||D||^2 = lam ||P v||^2``, ``P`` the projection on
-  the range of ``da/dx`` (where ``D`` lies): second order in the noise;
+  term makes ``h`` strongly convex along ``r``: ``h(x*) >= h(x_e) + lam ||D||^2``, ``D = r(x*) -
+  r(x_e)``, ``x_e`` the exact minimiser (the quadratic part is exact; the rest is convex).  So
+  its share of the gap is ``max_D 2 lam v'D - lam ||D||^2 = lam ||P v||^2``, ``P`` the
+  projection on the range of ``da/dx`` (where ``D`` lies): second order in the noise; the
+  solver's point ``x^`` adds ``2 lam ||P v|| ||r(x^) - r(x_e)|| <= 2 ||P v|| sqrt(lam eps_h)``;
 * Lipschitz: ``|Delta(x)| <= lam L N(J e)`` for every ``x``: share ``2 lam L N(J e)``;
 * affine: ``Delta`` is the constant ``J e``: share 0.
 
@@ -97,6 +98,8 @@ class FitModel:
     terms: tuple[FitTerm, ...]
     x_copies: dict[str, cp.Variable]
     y_copies: tuple[cp.Variable, ...]
+    #: the objective is exactly one Euclidean norm ``lam ||a||`` (:func:`_single_norm_gap`)
+    single_norm: bool = False
 
 
 def _terms(expr: Any) -> list[Any]:
@@ -166,7 +169,9 @@ def _classify(term: Any) -> tuple[str, float, float, Any] | None:
         return "l1", lam, 1.0, t.args[0]
     if isinstance(t, (norm_inf, lambda_max)) and getattr(t, "axis", None) is None:
         return "l2", lam, 1.0, t.args[0]
-    if isinstance(t, Pnorm) and t.axis is None and float(t.p) >= 2.0:
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 2.0:
+        return "euclid", lam, 1.0, t.args[0]
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) > 2.0:
         return "l2", lam, 1.0, t.args[0]
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 1.0:
         return "l1", lam, 1.0, t.args[0]
@@ -198,7 +203,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
     if any(ids & {p.id for p in c.parameters()} for c in problem.constraints):
         return None
     found = []
-    for term in _terms(problem.objective.expr):
+    every = _terms(problem.objective.expr)
+    for term in every:
         if ids & {p.id for p in term.parameters()}:
             c = _classify(term)
             if c is None:
@@ -217,10 +223,13 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             return None
         J, Jx = _jacobians(copy, x_copies, y_copies)
         square = kind == "square"
-        terms.append(FitTerm(kind=kind, lam=float(lam), lip=float(lip), J=J,
-                             J_range=_range_part(J, Jx) if square else None,
+        single = kind == "euclid" and len(every) == 1
+        terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),
+                             lip=float(lip), J=J,
+                             J_range=_range_part(J, Jx) if square or single else None,
                              residual=copy if square else None))
-    return FitModel(tuple(terms), x_copies, y_copies)
+    return FitModel(tuple(terms), x_copies, y_copies,
+                    single_norm=len(every) == 1 and found[0][0] == "euclid")
 
 
 def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
@@ -338,21 +347,44 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     squares = [t for t in model.terms if t.kind == "square"]
     lips = [(t.lam * t.lip, t.kind, t.J) for t in model.terms if t.kind in ("l1", "l2")]
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
-    b = beta / (2 * len(squares) + bool(lips) + bool(affs))
+    b = beta / (2 * len(squares) + bool(lips) + bool(affs) + model.single_norm)
     gap, sup = eps_h, 0.0
     for t in squares:
         V = noise_norm(t.J, sigma, b, "l2", noise)
         Vp = noise_norm(t.J_range, sigma, b, "l2", noise)
         r = _residual(model, t, primal, noisy_y)
-        gap += t.lam * Vp**2
+        # lam ||P v||^2, plus 2 lam ||P v|| ||r(x^) - r(x_e)|| for the solver's point x^
+        # against the exact minimiser x_e: ||r(x^) - r(x_e)||^2 <= eps_h / lam (strong
+        # convexity along r)
+        gap += t.lam * Vp**2 + 2.0 * Vp * math.sqrt(t.lam * eps_h)
         sup += 2.0 * t.lam * V * r + t.lam * V**2
     if lips:
         B = norm_sum_bound(lips, sigma, b, noise)
-        gap += 2.0 * B
+        if model.single_norm:
+            Vp = noise_norm(model.terms[0].J_range, sigma, b, "l2", noise)
+            gap += min(2.0 * B, _single_norm_gap(model.terms[0].lam, h_value, eps_h, B, Vp))
+        else:
+            gap += 2.0 * B
         sup += B
     if affs:
         sup += norm_sum_bound(affs, sigma, b, noise)
     return h_value + sup, h_value - eps_h - sup - gap, gap
+
+
+def _single_norm_gap(lam: float, h_value: float, eps_h: float, B: float, Vp: float) -> float:
+    """The gap when the objective is exactly ``f = lam ||a||`` (Euclidean): ``x^`` also
+    minimises ``h^2``, a square term of weight ``lam^2``, so ``f(x^)^2 - f(x*)^2 <= c = e2 +
+    lam^2 ||P J e||^2 + 2 lam ||P J e|| sqrt(e2)`` (the square case, with ``h^2``'s margin ``e2 =
+    2 h(x^) eps_h >= (h + min h) eps_h``),
+    and with ``g = f(x^) - f(x*) >= 0``: ``g (2 f(x^) - g) <= c``, so ``g <= A - sqrt(A^2 -
+    c)`` for any ``A <= f(x^)`` with ``A^2 >= c`` (the root is decreasing in ``A``); ``A =
+    h(x^) - B`` (``|f - h| <= lam ||J e|| <= B``).  ``inf`` when ``A^2 < c``."""
+    eps2 = 2.0 * h_value * eps_h
+    c = eps2 + (lam * Vp) ** 2 + 2.0 * lam * Vp * math.sqrt(eps2)
+    A = h_value - B
+    if A <= 0 or A * A < c:
+        return math.inf
+    return c / (A + math.sqrt(A * A - c))  # = A - sqrt(A^2 - c), without cancellation
 
 
 def norm_sum_bound(parts: list[tuple[float, str, sp.csr_matrix]], sigma: np.ndarray,
