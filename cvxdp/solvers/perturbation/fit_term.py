@@ -67,6 +67,13 @@ from cvxpy.atoms.norm_inf import norm_inf
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 
+from cvxdp.solvers.perturbation.fit_bilinear import (
+    bilinear_share,
+    design_noise_norm,
+    is_bilinear,
+    second_derivatives,
+)
+
 __all__ = ["FitTerm", "FitModel", "detect_fit_terms", "noise_norm", "norm_sum_bound",
            "fit_bounds"]
 
@@ -88,6 +95,10 @@ class FitTerm:
     J: sp.csr_matrix
     J_range: sp.csr_matrix | None = None
     residual: Any = None
+    #: bilinear square terms (:mod:`cvxdp.solvers.perturbation.fit_bilinear`): the second
+    #: derivatives ``d^2 a / dy_k dx_j`` and the variables (by name) they run over
+    B: np.ndarray | None = None
+    x_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,8 @@ class FitModel:
     y_copies: tuple[cp.Variable, ...]
     #: the objective is exactly one Euclidean norm ``lam ||a||`` (:func:`_single_norm_gap`)
     single_norm: bool = False
+    #: the user's (public) constraints on the copies' variables
+    constraints: tuple[Any, ...] = ()
 
 
 def _terms(expr: Any) -> list[Any]:
@@ -219,8 +232,19 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
     terms = []
     for kind, lam, lip, a in found:
         copy = a.tree_copy(by_obj)
-        if not copy.is_affine() or ids & {p.id for p in copy.parameters()}:
+        if ids & {p.id for p in copy.parameters()}:
             return None
+        if not copy.is_affine():
+            if kind != "square" or not is_bilinear(a, problem, params):
+                return None
+            derivs = second_derivatives(copy, x_copies, y_copies)
+            if derivs is None:
+                return None
+            J0, B, names = derivs
+            terms.append(FitTerm(kind="bilinear", lam=float(lam), lip=0.0,
+                                 J=sp.csr_matrix(J0), residual=copy, B=B,
+                                 x_names=tuple(names)))
+            continue
         J, Jx = _jacobians(copy, x_copies, y_copies)
         square = kind == "square"
         single = kind == "euclid" and len(every) == 1
@@ -228,8 +252,10 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                              lip=float(lip), J=J,
                              J_range=_range_part(J, Jx) if square or single else None,
                              residual=copy if square else None))
+    var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     return FitModel(tuple(terms), x_copies, y_copies,
-                    single_norm=len(every) == 1 and found[0][0] == "euclid")
+                    single_norm=len(every) == 1 and found[0][0] == "euclid",
+                    constraints=tuple(c.tree_copy(var_only) for c in problem.constraints))
 
 
 def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
@@ -345,10 +371,21 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     (:func:`norm_sum_bound`), and so are the affine terms' ``sum |J e|``; each square term
     has two events (``||J e||`` and its projection).  The events share ``beta`` equally."""
     squares = [t for t in model.terms if t.kind == "square"]
+    bilinear = [t for t in model.terms if t.kind == "bilinear"]
     lips = [(t.lam * t.lip, t.kind, t.J) for t in model.terms if t.kind in ("l1", "l2")]
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
-    b = beta / (2 * len(squares) + bool(lips) + bool(affs) + model.single_norm)
+    b = beta / (2 * len(squares) + 2 * len(bilinear) + bool(lips) + bool(affs)
+                + model.single_norm)
     gap, sup = eps_h, 0.0
+    for t in bilinear:
+        R, x_norm = _design_at(model, t, primal, noisy_y)
+        share, s_t = bilinear_share(
+            t.lam, V0=noise_norm(t.J, sigma, b, "l2", noise),
+            omega=design_noise_norm(t.B, sigma, b, noise), R=R, x_norm=x_norm,
+            r_norm=_residual(model, t, primal, noisy_y), eps_h=eps_h,
+            t_max=lambda t=t: _box_diameter(model, t.x_names))
+        gap += share
+        sup += s_t
     for t in squares:
         V = noise_norm(t.J, sigma, b, "l2", noise)
         Vp = noise_norm(t.J_range, sigma, b, "l2", noise)
@@ -427,6 +464,49 @@ def norm_sum_bound(parts: list[tuple[float, str, sp.csr_matrix]], sigma: np.ndar
         a2 += a * a
     joint = math.sqrt(a2) * _spectral_bound(sp.csr_matrix(sp.vstack(Ms)))
     return mean + min(crude, joint) * math.sqrt(2.0 * math.log(1.0 / beta))
+
+
+def _design_at(model: FitModel, term: FitTerm, primal: dict[str, Any],
+               noisy_y: tuple[np.ndarray, ...]) -> tuple[np.ndarray, float]:
+    """``(R, ||x^||)``: ``dr/dx`` of a bilinear term at the released point and data, over the
+    term's variables, and the norm of those variables' released values."""
+    for name, v in model.x_copies.items():
+        v.value = np.zeros(v.shape) if primal.get(name) is None else np.asarray(
+            primal[name], dtype=float)
+    for y, val in zip(model.y_copies, noisy_y, strict=True):
+        y.value = np.asarray(val, dtype=float)
+    try:
+        g = term.residual.grad
+        R = np.hstack([np.asarray(g[model.x_copies[n]].todense()).T for n in term.x_names])
+        xs = np.concatenate([np.ravel(model.x_copies[n].value, order="F")
+                             for n in term.x_names])
+    finally:
+        for v in [*model.x_copies.values(), *model.y_copies]:
+            v.value = None
+    return R, float(np.linalg.norm(xs))
+
+
+def _box_diameter(model: FitModel, names: tuple[str, ...]) -> float:
+    """``||hi - lo||`` of the box of the named variables over the user's (public) constraints:
+    two exact solves per entry (at most 50 entries; ``inf`` beyond, or when unbounded)."""
+    vs = [model.x_copies[n] for n in names]
+    if sum(int(v.size) for v in vs) > 50 or not model.constraints:
+        return math.inf
+    total = 0.0
+    for v in vs:
+        for j in range(int(v.size)):
+            xj = cp.vec(v, order="F")[j]
+            ends = []
+            for sense in (cp.Minimize, cp.Maximize):
+                p = cp.Problem(sense(xj), list(model.constraints))
+                p.solve(solver=cp.CLARABEL)
+                if p.status != cp.OPTIMAL:
+                    return math.inf
+                ends.append(float(p.value))
+            total += (ends[1] - ends[0] + 2e-8 * (1.0 + abs(ends[0]) + abs(ends[1]))) ** 2
+    for v in vs:
+        v.value = None
+    return math.sqrt(total)
 
 
 def _residual(model: FitModel, term: FitTerm, primal: dict[str, Any],

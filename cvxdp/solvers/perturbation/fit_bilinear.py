@@ -1,0 +1,150 @@
+"""A squared fit with a private design matrix: ``lam * sum_squares(a(x, y))``, ``a`` bilinear.
+
+The square terms of :mod:`cvxdp.solvers.perturbation.fit_term` with ``a`` affine in the
+variables ``x`` for fixed private ``y`` and affine in ``y`` for fixed ``x`` (``F @ w`` and
+``A @ x - b`` with private ``F``, ``A``, ``b``).  The released noise enters as ``v(x) = J(x) e``,
+affine in ``x``: ``v(x) = v(x_e) + W (x - x_e)`` with ``W = sum_k e_k B_k``, ``B_k = d^2 a /
+dy_k dx`` (public).  With ``r(x) = a(x, y~)``, ``R = dr/dx`` (released), the true residual's
+``T = R - W``, ``x_e`` the exact minimiser of the noisy objective ``h``, ``d = x* - x_e``, ``v0
+= v(x_e)``, ``r0 = r(x_e)``:
+
+    f(x_e) - f(x*) <= lam ||v0||^2 + 2 lam (W d)'r0 - lam ||T d - v0||^2
+
+(expand ``Delta(x) = lam ||r - v||^2 - lam ||r||^2`` at ``x*`` around ``x_e``, use ``h(x*) >= h(x_e)
++ lam ||R d||^2`` and complete the square in ``R d``).  With ``||W|| <= omega``, ``s = sigma_min(R)
+- omega`` (so ``||T d|| >= s ||d||``), ``a = ||v0||``, ``c = omega ||r0||`` and ``t = ||d|| <=
+t_max`` (the public set's box, when known), the right side is at most ``lam (a^2 + max_t [2 c t
+- (s t - a)_+^2])``: ``lam (a + c/s)^2`` when ``s > 0`` and the maximiser ``a/s + c/s^2`` is
+within ``t_max``.  Second order in the noise when ``s > 0``, first order (``2 lam c t_max``)
+otherwise.  The solver's point ``x^`` against ``x_e``: ``||R (x^ - x_e)||^2 <= eps_h / lam``, so
+``||x^ - x_e|| <= delta_1 = sqrt(eps_h / lam) / sigma_min(R)``, and ``f(x^) - f(x_e) <= eps_h +
+|Delta(x^) - Delta(x_e)|``, bounded through the same quantities.
+
+``omega``: the matrix Gaussian series ``sum_k g_k sigma_k B_k`` has ``P(||.|| >= t) <= (d_1 + d_2)
+exp(-t^2 / (2 v))``, ``v = max(||sum_k sigma_k^2 B_k B_k'||, ||sum_k sigma_k^2 B_k' B_k||)``
+(Tropp 2012, "User-friendly tail bounds for sums of random matrices", Thm 4.1.1); for the
+Laplace (``E g^p <= p!``), the sub-exponential matrix Bernstein inequality (ibid., Thm 6.2) on
+the dilations: ``P(||.|| >= t) <= (d_1 + d_2) exp(-t^2 / (2 (2 v + R t)))``, ``R = max_k
+||sigma_k B_k||``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+
+__all__ = ["is_bilinear", "second_derivatives", "design_noise_norm", "bilinear_share",
+           "BILINEAR_DENSE_MAX"]
+
+#: largest dense tensor (rows x private entries x variable entries) of the second derivatives
+BILINEAR_DENSE_MAX = 4_000_000
+
+
+def is_bilinear(a: Any, problem: cp.Problem, params: tuple[Any, ...]) -> bool:
+    """``a`` is affine in the variables for fixed private parameters and affine in the private
+    parameters for fixed variables (each checked by DCP on a copy whose other side are
+    parameters); structure only."""
+    y_par = {id(p): cp.Parameter(p.shape) for p in params}
+    x_par = {id(v): cp.Parameter(v.shape) for v in problem.variables()}
+    y_var = {id(p): cp.Variable(p.shape) for p in params}
+    return bool(a.tree_copy(y_par).is_affine() and a.tree_copy({**x_par, **y_var}).is_affine())
+
+
+def second_derivatives(copy: Any, x_copies: dict[str, cp.Variable],
+                       y_copies: tuple[cp.Variable, ...]) -> tuple[np.ndarray, np.ndarray,
+                                                                   list[str]] | None:
+    """``(J0, B, names)``: ``J0 = da/dy`` at ``x = 0`` (rows x K) and ``B[:, k, j] = d^2 a / dy_k
+    dx_j`` (rows x K x n) over the entries of the variables ``a`` holds (``names``, in order);
+    gradients of the bilinear copy at ``x = 0`` and at each unit vector.  None above
+    :data:`BILINEAR_DENSE_MAX`."""
+    leaves = [*x_copies.values(), *y_copies]
+    for v in leaves:
+        v.value = np.zeros(v.shape)
+    try:
+        base = copy.grad
+        names = [n for n, v in x_copies.items() if base.get(v) is not None]
+        rows = int(copy.size)
+        K = sum(int(y.size) for y in y_copies)
+        n = sum(int(x_copies[nm].size) for nm in names)
+        if rows * K * max(n, 1) > BILINEAR_DENSE_MAX:
+            return None
+
+        def jac(g: dict) -> np.ndarray:
+            return np.hstack([np.asarray(g[y].todense()).T if g.get(y) is not None
+                              else np.zeros((rows, int(y.size))) for y in y_copies])
+
+        J0 = jac(base)
+        B = np.zeros((rows, K, n))
+        col = 0
+        for nm in names:
+            v = x_copies[nm]
+            for j in range(int(v.size)):
+                e = np.zeros(int(v.size))
+                e[j] = 1.0
+                v.value = e.reshape(v.shape, order="F")
+                B[:, :, col] = jac(copy.grad) - J0
+                col += 1
+            v.value = np.zeros(v.shape)
+        return J0, B, names
+    finally:
+        for v in leaves:
+            v.value = None
+
+
+def design_noise_norm(B: np.ndarray, sigma: np.ndarray, beta: float, noise: str) -> float:
+    """``omega`` with ``||sum_k e_k B_k||_2 <= omega`` with probability ``>= 1 - beta`` (module
+    doc: Tropp's matrix Gaussian series; the matrix Bernstein bound for the Laplace)."""
+    rows, K, n = B.shape
+    sigma = np.asarray(sigma, dtype=float)
+    s2 = sigma**2
+    S1 = np.einsum("ikj,lkj,k->il", B, B, s2)
+    S2 = np.einsum("ikj,ikl,k->jl", B, B, s2)
+    v = max(float(np.linalg.norm(S1, 2)), float(np.linalg.norm(S2, 2)))
+    L = math.log((rows + n) / beta)
+    if noise == "laplace":
+        # E g^p <= p! for the standard Laplace: the sub-exponential matrix Bernstein bound with
+        # A_k^2 = 2 H_k^2 (H_k the dilation of sigma_k B_k), R = max_k ||sigma_k B_k||
+        # (Frobenius, an upper bound): t^2 = 2 L (2 v + R t)
+        R = float(np.max(sigma * np.sqrt(np.einsum("ikj,ikj->k", B, B))))
+        return R * L + math.sqrt((R * L) ** 2 + 4.0 * L * v)
+    return math.sqrt(2.0 * v * L)
+
+
+def bilinear_share(lam: float, *, V0: float, omega: float, R: np.ndarray, x_norm: float,
+                   r_norm: float, eps_h: float, t_max: Any) -> tuple[float, float]:
+    """``(gap share, sup |Delta(x^)|)`` of one bilinear square term (module doc).
+
+    ``V0`` bounds ``||J(0) e||``, ``omega`` the noise matrix's norm, ``R`` is ``dr/dx`` at the
+    released point and data, ``x_norm`` and ``r_norm`` are ``||x^||`` (the term's variables) and
+    ``||r(x^)||``; ``t_max()`` bounds ``||x* - x_e||`` (``inf`` when unknown; called only when
+    needed, it may solve).
+    """
+    smin = float(np.linalg.svd(R, compute_uv=False).min()) if R.shape[0] >= R.shape[1] else 0.0
+    if smin <= 0:
+        return math.inf, math.inf
+    d1 = math.sqrt(eps_h / lam) / smin           # ||x^ - x_e||
+    vx = V0 + omega * x_norm                     # ||v(x^)||
+    v0 = vx + omega * d1                         # ||v(x_e)||
+    r0 = r_norm + math.sqrt(eps_h / lam)         # ||r(x_e)||
+    c = omega * r0
+    s = smin - omega
+    # max over 0 <= t <= t_max of 2 c t - (s t - v0)_+^2
+    if s > 0:
+        t_star = v0 / s + c / s**2
+        t = min(t_star, t_max()) if t_star > 0 else 0.0
+        best = 2.0 * c * t - max(s * t - v0, 0.0) ** 2
+    else:
+        tm = t_max()
+        if not math.isfinite(tm):
+            return math.inf, math.inf
+        best = 2.0 * c * tm
+    part2 = lam * (v0**2 + best)
+    # f(x^) - f(x_e) <= eps_h + |Delta(x^) - Delta(x_e)|, Delta = -2 lam v'r + lam ||v||^2:
+    # ||v(x^) - v0|| <= omega d1, ||r(x^) - r0|| <= sqrt(eps_h / lam)
+    dv, dr = omega * d1, math.sqrt(eps_h / lam)
+    part1 = eps_h + lam * (2.0 * (dv * r0 + vx * dr) + dv * (vx + v0))
+    sup = 2.0 * lam * vx * r_norm + lam * vx**2
+    return part1 + part2, sup
