@@ -6,8 +6,10 @@ minimised objective, each term one of
 * **square**: ``lam * sum_squares(a)`` (or ``lam * norm(a, 2)**2``);
 * **Lipschitz**: ``lam * phi(a)`` with ``phi`` convex and ``L``-Lipschitz in a norm ``N``:
   ``norm1`` / ``sum(abs)`` / ``sum(pos)`` / ``sum(maximum(a, c))`` (``N = l1``, ``L = 1``),
-  ``sum(huber(a, M))`` (``l1``, ``L = 2M``), ``norm(a, 2)``, ``norm(a, "fro")``, ``norm_inf``,
-  ``lambda_max`` (``N = l2``, ``L = 1``: the operator norm is at most the Frobenius norm);
+  ``sum(huber(a, M))`` (``l1``, ``L = 2M``), each also with public weights ``w >= 0``
+  (``sum(multiply(w, abs(a)))``: ``N`` is the l1 norm of ``diag(w) J e``); ``norm(a, 2)``,
+  ``norm(a, "fro")``, ``norm_inf``, ``lambda_max`` (``N = l2``, ``L = 1``: the operator norm is
+  at most the Frobenius norm);
 * **affine**: a scalar affine term (e.g. ``(tau - 0.5) * sum(y - X @ w)`` of a quantile loss);
 
 where ``a`` is affine jointly in the variables ``x`` and the private ``y`` (so ``y`` enters with
@@ -115,12 +117,17 @@ class FitModel:
     constraints: tuple[Any, ...] = ()
 
 
+def _full_sum(e: Any) -> bool:
+    """A ``sum`` over every entry (no axis, or an axis that leaves one number)."""
+    return isinstance(e, Sum) and (e.axis is None or e.size == 1)
+
+
 def _terms(expr: Any) -> list[Any]:
     """The additive terms of ``expr``: sums flattened, ``sum(a + b)`` split into ``sum(a) +
     sum(b)`` (full sums only)."""
     if isinstance(expr, AddExpression):
         return [t for a in expr.args for t in _terms(a)]
-    if isinstance(expr, Sum) and expr.axis is None and isinstance(expr.args[0], AddExpression):
+    if _full_sum(expr) and isinstance(expr.args[0], AddExpression):
         return [t for a in expr.args[0].args for t in _terms(cp.sum(a))]
     return [expr]
 
@@ -150,7 +157,7 @@ def _peel(term: Any) -> tuple[float, Any] | None:
                 return lam, term
         elif isinstance(term, DivExpression) and _public_scalar(term.args[1]) is not None:
             k, term = 1.0 / _public_scalar(term.args[1]), term.args[0]
-        elif (isinstance(term, Sum) and term.axis is None
+        elif (_full_sum(term)
               and isinstance(term.args[0], (multiply, MulExpression, DivExpression))):
             inner = _peel(term.args[0])
             if inner is None or inner[1] is term.args[0]:
@@ -163,8 +170,9 @@ def _peel(term: Any) -> tuple[float, Any] | None:
         lam *= k
 
 
-def _classify(term: Any) -> tuple[str, float, float, Any] | None:
-    """``(kind, lam, lip, a)`` of a private term (module doc), or None."""
+def _classify(term: Any) -> tuple | None:
+    """``(kind, lam, lip, a)`` of a private term (module doc), with a fifth entry (row weights
+    of ``J``) for a weighted sum, or None."""
     if term.is_affine():
         return ("affine", 1.0, 1.0, term) if term.size == 1 else None
     peeled = _peel(term)
@@ -188,18 +196,37 @@ def _classify(term: Any) -> tuple[str, float, float, Any] | None:
         return "l2", lam, 1.0, t.args[0]
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 1.0:
         return "l1", lam, 1.0, t.args[0]
-    if isinstance(t, Sum) and t.axis is None:
-        e = t.args[0]
-        if isinstance(e, cp_abs):
-            return "l1", lam, 1.0, e.args[0]
-        if isinstance(e, huber) and _public_scalar(e.M) is not None:
-            return "l1", lam, 2.0 * _public_scalar(e.M), e.args[0]
-        if isinstance(e, maximum) and len(e.args) == 2:
+    if _full_sum(t):
+        e, weights = t.args[0], None
+        if isinstance(e, multiply) and len(e.args) == 2:
+            # sum(w * psi(a)) with a public weight array w >= 0: an l1 term on diag(w) J
             pub = [a.is_constant() and not a.parameters() for a in e.args]
-            if sum(pub) == 1:
-                return "l1", lam, 1.0, e.args[pub.index(False)]
+            if sum(pub) != 1:
+                return None
+            w = np.asarray(e.args[pub.index(True)].value, dtype=float)
+            if not np.all(w >= 0):
+                return None
+            e = e.args[pub.index(False)]
+            weights = np.broadcast_to(w, e.shape).ravel(order="F")
+        found = _elementwise_lipschitz(e)
+        if found is not None:
+            return "l1", lam, found[0], found[1], weights
     if isinstance(t, cp_abs) and t.size == 1:
         return "l1", lam, 1.0, t.args[0]
+    return None
+
+
+def _elementwise_lipschitz(e: Any) -> tuple[float, Any] | None:
+    """``(L, a)`` for ``e = psi(a)`` elementwise with ``psi`` L-Lipschitz (``abs``, ``huber``,
+    ``maximum`` with a public side), else None."""
+    if isinstance(e, cp_abs):
+        return 1.0, e.args[0]
+    if isinstance(e, huber) and _public_scalar(e.M) is not None:
+        return 2.0 * _public_scalar(e.M), e.args[0]
+    if isinstance(e, maximum) and len(e.args) == 2:
+        pub = [a.is_constant() and not a.parameters() for a in e.args]
+        if sum(pub) == 1:
+            return 1.0, e.args[pub.index(False)]
     return None
 
 
@@ -222,7 +249,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             c = _classify(term)
             if c is None:
                 return None
-            found.append(c)
+            found.append(c if len(c) == 5 else (*c, None))
     if not found:
         return None
     x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
@@ -230,7 +257,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
     by_obj = {id(v): x_copies[v.name()] for v in problem.variables()}
     by_obj.update({id(p): y for p, y in zip(params, y_copies, strict=True)})
     terms = []
-    for kind, lam, lip, a in found:
+    for kind, lam, lip, a, weights in found:
         copy = a.tree_copy(by_obj)
         if ids & {p.id for p in copy.parameters()}:
             return None
@@ -246,6 +273,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                                  x_names=tuple(names)))
             continue
         J, Jx = _jacobians(copy, x_copies, y_copies)
+        if weights is not None:
+            J = sp.csr_matrix(sp.diags(weights) @ J)
         square = kind == "square"
         single = kind == "euclid" and len(every) == 1
         terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),

@@ -50,6 +50,14 @@ def test_detects_lipschitz_and_affine_terms():
                for t in model.terms]
         assert [(k, pytest.approx(lam)) for k, lam, _ in got] == [
             (k, pytest.approx(lam)) for k, lam, _ in want]
+    weighted = detect_fit_terms(cp.Problem(cp.Minimize(
+        cp.sum(cp.multiply(np.arange(1.0, 7.0), cp.abs(x - y))))), (y,)).terms[0]
+    assert weighted.kind == "l1"
+    np.testing.assert_allclose(weighted.J.toarray(), -np.diag(np.arange(1.0, 7.0)))
+    assert detect_fit_terms(cp.Problem(cp.Minimize(cp.sum(cp.abs(x - y), axis=0))),
+                            (y,)).terms[0].kind == "l1"
+    assert detect_fit_terms(cp.Problem(cp.Minimize(
+        cp.sum(cp.multiply(np.arange(-1.0, 5.0), cp.abs(x - y))))), (y,)) is None
     huber_term = detect_fit_terms(cp.Problem(cp.Minimize(cp.sum(cp.huber(x - y, 0.5)))),
                                   (y,)).terms[0]
     assert huber_term.lip == pytest.approx(1.0)  # 2 M
