@@ -190,11 +190,20 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # two post-processings of the same release, each with its own certificate: the
         # better-certified point is released (a choice made from released values only); the
         # chosen certificate fails only on the union of the two events
+        # chosen certificate fails only on the union of the two events; on it the loosened
+        # counterpart's optimum bounds the TRUE optimum below whichever point is released
         both = fitted["cert"].probability + cert.probability - 1.0
+        fc = fitted["cert"]
+        fitted["cert"] = Certificate.from_bounds(
+            objective_upper=fc.objective_upper,
+            optimum_lower=max(fc.optimum_lower, cert.optimum_lower),
+            violation_bound=fc.violation_bound, equality_violation_bound=None,
+            probability=both, gap_bound=fc.gap_bound,
+            how=fc.how + "; the optimum's lower bound is the larger of its own and the loosened "
+            "counterpart's")
+        cert = dataclasses.replace(cert, probability=both)
         info["point_candidates"] = {"noisy objective's minimiser": str(fitted["cert"]),
                                     "tightened counterpart": str(cert)}
-        fitted["cert"] = dataclasses.replace(fitted["cert"], probability=both)
-        cert = dataclasses.replace(cert, probability=both)
         if _score(fitted["cert"]) <= _score(cert):
             return _finish(problem, scp, fitted, report, info, npl, reference, t0, accuracy)
     status, reason = status_of(cert, accuracy)
