@@ -331,10 +331,11 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     candidates = None
     if T < 1 or share_h <= 0:  # no iteration (uniform_release.without_iteration)
         asked, T = T < 1, 0
-        winner, note, candidates, mu_scales = without_iteration(
+        winner, note, candidates, mu_scales, fields = without_iteration(
             run, uni, G0, Q0, gain=gain, extra=mu * math.sqrt(SHARE_GRAM + SHARE_SCALE),
             floor=float(shifts.min()))
         mus.update(mu_scale=mu_scales)
+        info.update(fields)
         info.update(iterations=0, fallback=(
             "no iteration: " + ("iterations=0" if asked else
                                 "the uniform weights' noise would cost more than the iterate "

@@ -26,7 +26,8 @@ import math
 from cvxdp.errors import PrivacySpecError
 
 __all__ = ["leverage_ratio_sensitivity", "lemma_s_coefficient", "rank_two_bound",
-           "gram_sensitivity", "support_sensitivity", "paper_lipschitz"]
+           "gram_sensitivity", "support_sensitivity", "tail_depth_sensitivity",
+           "paper_lipschitz"]
 
 
 def leverage_ratio_sensitivity(*, n: int, closeness: float, row_bound: float, weight_floor: float,
@@ -150,6 +151,25 @@ def support_sensitivity(*, closeness: float, min_eig: float) -> float:
     A max of functions each ``||Q^{-1/2}||``-Lipschitz in its own row, one row moving.
     """
     return float(closeness) / math.sqrt(float(min_eig))
+
+
+def tail_depth_sensitivity(*, closeness: float, min_eig: float, threshold: float,
+                           cap: float) -> float:
+    """Sensitivity of the tail depth ``S = sum_i min(cap, (log ||Q^{-1/2} a_i|| - log t)_+)``
+    for public ``Q`` and ``t``: ``min(cap, eps0 / (t sqrt(lambda_min(Q))))``.
+
+    Proof.  One row moves, so only its term changes.  The term lies in ``[0, cap]``: it moves by
+    at most ``cap``.  It is ``psi(log max(x, t))`` with ``psi(y) = min(cap, y - log t)``
+    1-Lipschitz and ``x = ||Q^{-1/2} a||``; ``log max(x, t)`` is ``1/t``-Lipschitz in ``x``
+    (constant below ``t``, derivative ``1/x <= 1/t`` above), and ``x`` is
+    ``||Q^{-1/2}|| = lambda_min(Q)^{-1/2}``-Lipschitz in the row, which moves by at most
+    ``eps0``.  No property of the other rows is used, so the bound holds for every ``A``.
+    """
+    t, cap = float(threshold), float(cap)
+    if not (t > 0 and cap > 0 and float(min_eig) > 0):
+        raise PrivacySpecError(
+            f"need threshold > 0, cap > 0, min_eig > 0; got {t!r}, {cap!r}, {min_eig!r}.")
+    return min(cap, float(closeness) / (t * math.sqrt(float(min_eig))))
 
 
 def paper_lipschitz(*, n: int, closeness: float, sigma_max: float, sigma_min_w: float,

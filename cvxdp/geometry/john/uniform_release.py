@@ -23,11 +23,14 @@ from typing import Any
 import numpy as np
 
 from cvxdp.geometry.john.core import project_psd, sym_noise
+from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_iter import gram
 from cvxdp.geometry.john.john_select import Scored, choose, score, shifted_gram, split
-from cvxdp.geometry.john.john_sensitivity import support_sensitivity
+from cvxdp.geometry.john.john_sensitivity import support_sensitivity, tail_depth_sensitivity
+from cvxdp.privacy.noisy_max import noisy_argmax, noisy_scores, vector_sensitivity
 
-__all__ = ["Run", "released_eigs", "combine", "without_iteration", "uniform_only"]
+__all__ = ["Run", "released_eigs", "combine", "tail_levels", "tail_depths", "without_iteration",
+           "uniform_only"]
 
 
 @dataclass(frozen=True)
@@ -80,22 +83,62 @@ def combine(G_a: np.ndarray, mu_a: float, G_b: np.ndarray, mu_b: float
     return G, math.hypot(mu_a, mu_b)
 
 
+def tail_levels(Qs: list[np.ndarray], G: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    """Thresholds ``t_j`` and the cap of the tail depths of uniform-weights candidates (public).
+
+    Candidate ``j`` scaled so that row ``i`` touches has per-dimension log volume
+    ``f_ij = l_j - log r_ij`` (``l_j = log vol(E_j) / d``, ``r_ij = ||Q_j^{-1/2} c_i||``); its
+    fitted volume is ``min_i f_ij``.  All candidates are compared at one level ``v``: row ``i``
+    lies below it for candidate ``j`` iff ``r_ij > t_j = exp(l_j - v)``.  ``v = max_j (l_j -
+    log m_j)`` with ``m_j = sqrt(tr(Q_j^{-1} G) / d)`` the root mean ratio under the released
+    uniform-weights Gram matrix ``G`` (``sum_i (d/n) r_ij^2 = tr(Q_j^{-1} G)``): the largest
+    ratio is at least the mean one, so ``l_j - log m_j`` bounds ``min_i f_ij`` from above and
+    every candidate's binding rows lie below ``v``.  ``sum_i r_ij^2 = n m_j^2`` bounds the
+    largest ratio by ``sqrt(n) m_j``: no row lies deeper than ``1/2 log n`` below the level of
+    its own candidate, which is the cap.
+    """
+    d = G.shape[0]
+    ell = np.array([Ellipsoid.from_matrix(Q).log_volume / d for Q in Qs])
+    m = np.array([math.sqrt(max(float(np.trace(np.linalg.solve(Q, G))) / d, 1e-300))
+                  for Q in Qs])
+    v = float(np.max(ell - np.log(m)))
+    return np.exp(ell - v), 0.5 * math.log(n)
+
+
+def tail_depths(A: Any, Qs: list[np.ndarray], thresholds: np.ndarray, cap: float) -> np.ndarray:
+    """``S_j = sum_i min(cap, (log r_ij - log t_j)_+)``: how far, summed over rows, candidate
+    ``j`` scaled to the common level must shrink (each row's share capped).  PRIVATE: released
+    only through :func:`cvxdp.privacy.noisy_max.noisy_scores` (sensitivity:
+    :func:`~cvxdp.geometry.john.john_sensitivity.tail_depth_sensitivity`)."""
+    out = []
+    for Q, t in zip(Qs, thresholds, strict=True):
+        r2 = Ellipsoid.from_matrix(Q).support_ratios(A)  # lazy on the workers for a Dask A
+        depth = 0.5 * np.log(np.maximum(r2, 1e-300)) - math.log(t)
+        out.append(float(np.minimum(cap, np.maximum(depth, 0.0)).sum()))
+    return np.array(out)
+
+
 def without_iteration(run: Run, uni: Scored, G0: np.ndarray, Q0: np.ndarray, *, gain: float,
-                      extra: float, floor: float) -> tuple[Scored, str | None, tuple, float]:
+                      extra: float, floor: float
+                      ) -> tuple[Scored, str | None, tuple, float, dict[str, Any]]:
     """Candidates when the iteration is not run (D2's share, or ``T < 1``).
 
     The budget of the iterate's Gram matrix and scale (``extra``) goes to a second release of
-    the uniform weights' scale (inverse-variance mean), to the ball's scale and to the scale of
-    a second uniform candidate (docs/john.md D0), split by
-    :func:`~cvxdp.geometry.john.john_select.split`: the unshifted ``Q0``, or, when its scale
-    cannot be released usefully (relative noise at the whole extra share not below the largest
-    possible gain, the rule of D3: its sensitivity ``eps0 / sqrt(lambda_min)`` grows without
-    bound as a released eigenvalue nears zero), ``Q0`` with its eigenvalues floored at
-    ``floor`` (the floor of D0's shift, the reach of the noise in the weakest directions), by
-    the same rule.  Returns the winner, the note of the selection, the candidates and the GDP
-    parameter of all scale releases.
+    the uniform weights' scale (inverse-variance mean), to the ball's scale, to the scale of
+    a second uniform candidate (docs/john.md D0) and to the selection between the two uniform
+    candidates (D6), split by :func:`~cvxdp.geometry.john.john_select.split`.  The second
+    candidate is the unshifted ``Q0``, or, when its scale cannot be released usefully (relative
+    noise at the whole extra share not below the largest possible gain, the rule of D3: its
+    sensitivity ``eps0 / sqrt(lambda_min)`` grows without bound as a released eigenvalue nears
+    zero), ``Q0`` with its eigenvalues floored at ``floor`` (the floor of D0's shift, the reach
+    of the noise in the weakest directions), by the same rule.  Which uniform candidate is kept
+    is decided by report-noisy-max on their tail depths (:func:`tail_depths`, D6); the ball
+    must then beat it with certainty (D4).  Returns the winner, the note of the selection, the
+    candidates, the GDP parameter of all scale and selection releases, and the selection's
+    fields of ``info``.
     """
     d, eps0, R, z = run.d, run.eps0, run.R, run.z
+    n = int(run.A.shape[0])
     s_ref = max(uni.scale, 1.0)
     q0 = float(released_eigs(Q0, R)[0])
 
@@ -110,12 +153,34 @@ def without_iteration(run: Run, uni: Scored, G0: np.ndarray, Q0: np.ndarray, *, 
         second, name = (V * np.maximum(lam, floor)) @ V.T, "uniform-floored"
         c_second = usable(second)
     coef = [support_sensitivity(closeness=eps0, min_eig=q0) / s_ref, eps0 / R]
-    mu_u2, mu_b2, *mu_r = split(coef + ([c_second] if c_second is not None else []), extra)
+    fields: dict[str, Any] = {}
+    if c_second is None:
+        mu_u2, mu_b2 = split(coef, extra)
+    else:
+        Qs = [Q0, second]
+        t, cap = tail_levels(Qs, G0, n)
+        per = [tail_depth_sensitivity(closeness=eps0, min_eig=float(released_eigs(Q, R)[0]),
+                                      threshold=float(tj), cap=cap)
+               for Q, tj in zip(Qs, t, strict=True)]
+        delta_s = vector_sensitivity(per)
+        # D6: the selection's loss is its noise in per-dimension log volume when one row
+        # carries the score (the worst case), delta_s / mu_sel, like a scale's
+        mu_u2, mu_b2, mu_2, mu_sel = split(coef + [c_second, delta_s], extra)
     uni = uni.combined(run.score("uniform", Q0, run.w_unif, G0, mu_u2), run.mu_s, mu_u2)
     ball = run.score("ball", np.eye(d), None, None, math.hypot(run.mu_s, mu_b2))
-    raw = ([run.score(name, second, run.w_unif, G0, mu_r[0])] if c_second is not None else [])
-    winner, note = choose([uni, *raw], [ball])
-    return winner, note, (uni, *raw, ball), math.sqrt(2 * run.mu_s ** 2 + extra ** 2)
+    uniforms = [uni]
+    if c_second is not None:
+        other = run.score(name, second, run.w_unif, G0, mu_2)
+        noisy, sigma = noisy_scores(tail_depths(run.A, Qs, t, cap), sensitivity=delta_s,
+                                    mu=mu_sel, rng=run.gen)
+        noisy = run.release(noisy)
+        uniforms.append(other)
+        fields = {"tail_depths": {c.name: float(x) for c, x in zip(uniforms, noisy, strict=True)},
+                  "sigma_tail_depth": sigma, "mu_select": mu_sel}
+        uni = uniforms[noisy_argmax(-np.asarray(noisy))]  # the shallower tail
+    winner, note = choose(uni, [ball])
+    return (winner, note, (*uniforms, ball), math.sqrt(2 * run.mu_s ** 2 + extra ** 2),
+            fields)
 
 
 def uniform_only(run: Run, uni: Scored, G0: np.ndarray, mu_0: float, *, rest: float,
