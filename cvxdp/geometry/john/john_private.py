@@ -271,7 +271,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
     run = Run(A=A, gen=gen, release=released, eps0=eps0, R=R, mu=mu, mu_s=mu_s, z=z,
               w_unif=uniform_weights(A),  # on the workers for a Dask A
-              delta_0=gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n))
+              delta_0=gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n),
+              failure=failure)
     delta_0 = run.delta_0
     # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
     # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives; the

@@ -25,12 +25,16 @@ import numpy as np
 from cvxdp.geometry.john.core import project_psd, sym_noise
 from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_iter import gram
-from cvxdp.geometry.john.john_select import Scored, choose, score, shifted_gram, split
-from cvxdp.geometry.john.john_sensitivity import support_sensitivity, tail_depth_sensitivity
-from cvxdp.privacy.noisy_max import noisy_argmax, noisy_scores, vector_sensitivity
+from cvxdp.geometry.john.john_select import Scored, choose, score, shifted_gram, split, z_level
+from cvxdp.geometry.john.john_sensitivity import depth_profile_sensitivity, support_sensitivity
+from cvxdp.privacy.noisy_max import noisy_scores, vector_sensitivity
 
-__all__ = ["Run", "released_eigs", "combine", "tail_levels", "tail_depths", "without_iteration",
-           "uniform_only"]
+#: band width of the depth profiles, per dimension of log volume: the resolution at which two
+#: uniform-weights candidates are told apart (the issue's tolerance of 0.01 per dimension)
+BAND = 0.01
+
+__all__ = ["Run", "released_eigs", "combine", "tail_levels", "depth_profile", "deepest_band",
+           "without_iteration", "uniform_only"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,8 @@ class Run:
     ``A`` are the rows in the public domain (numpy or Dask), ``release`` the identity through
     which every noisy output passes (``john_private.released``), ``w_unif`` the weights ``d/n``
     (on the workers for a Dask ``A``), ``delta_0`` the sensitivity of ``Q0``, ``mu`` the whole
-    budget's GDP parameter and ``mu_s`` one scale's, ``z`` the confidence level of the scales.
+    budget's GDP parameter and ``mu_s`` one scale's, ``z`` the confidence level of the scales,
+    ``failure`` the probability the confidence bounds may fail.
     """
 
     A: Any
@@ -53,6 +58,7 @@ class Run:
     z: float
     w_unif: Any
     delta_0: float
+    failure: float = 1e-3
 
     @property
     def d(self) -> int:
@@ -84,38 +90,53 @@ def combine(G_a: np.ndarray, mu_a: float, G_b: np.ndarray, mu_b: float
 
 
 def tail_levels(Qs: list[np.ndarray], G: np.ndarray, n: int) -> tuple[np.ndarray, float]:
-    """Thresholds ``t_j`` and the cap of the tail depths of uniform-weights candidates (public).
+    """Thresholds ``t_j`` and the depth range of the profiles of uniform-weights candidates
+    (public).
 
     Candidate ``j`` scaled so that row ``i`` touches has per-dimension log volume
     ``f_ij = l_j - log r_ij`` (``l_j = log vol(E_j) / d``, ``r_ij = ||Q_j^{-1/2} c_i||``); its
-    fitted volume is ``min_i f_ij``.  All candidates are compared at one level ``v``: row ``i``
-    lies below it for candidate ``j`` iff ``r_ij > t_j = exp(l_j - v)``.  ``v = max_j (l_j -
-    log m_j)`` with ``m_j = sqrt(tr(Q_j^{-1} G) / d)`` the root mean ratio under the released
-    uniform-weights Gram matrix ``G`` (``sum_i (d/n) r_ij^2 = tr(Q_j^{-1} G)``): the largest
-    ratio is at least the mean one, so ``l_j - log m_j`` bounds ``min_i f_ij`` from above and
-    every candidate's binding rows lie below ``v``.  ``sum_i r_ij^2 = n m_j^2`` bounds the
-    largest ratio by ``sqrt(n) m_j``: no row lies deeper than ``1/2 log n`` below the level of
-    its own candidate, which is the cap.
+    fitted volume is ``min_i f_ij``.  All candidates are measured from one level ``v``: row
+    ``i`` lies ``x_ij = v - f_ij = log(r_ij / t_j)`` below it, ``t_j = exp(l_j - v)``.
+    ``v = max_j (l_j - log m_j)`` with ``m_j = sqrt(tr(Q_j^{-1} G) / d)`` the root mean ratio
+    under the released uniform-weights Gram matrix ``G`` (``sum_i (d/n) r_ij^2 = tr(Q_j^{-1}
+    G)``): the largest ratio is at least the mean one, so every candidate's fitted volume lies
+    below ``v``.  ``sum_i r_ij^2 = n m_j^2`` bounds the largest ratio by ``sqrt(n) m_j``, so
+    every binding row lies at most ``1/2 log n + v - (l_j - log m_j)`` below ``v``: the range.
     """
     d = G.shape[0]
     ell = np.array([Ellipsoid.from_matrix(Q).log_volume / d for Q in Qs])
     m = np.array([math.sqrt(max(float(np.trace(np.linalg.solve(Q, G))) / d, 1e-300))
                   for Q in Qs])
-    v = float(np.max(ell - np.log(m)))
-    return np.exp(ell - v), 0.5 * math.log(n)
+    top = ell - np.log(m)
+    v = float(np.max(top))
+    return np.exp(ell - v), 0.5 * math.log(n) + float(v - np.min(top))
 
 
-def tail_depths(A: Any, Qs: list[np.ndarray], thresholds: np.ndarray, cap: float) -> np.ndarray:
-    """``S_j = sum_i min(cap, (log r_ij - log t_j)_+)``: how far, summed over rows, candidate
-    ``j`` scaled to the common level must shrink (each row's share capped).  PRIVATE: released
-    only through :func:`cvxdp.privacy.noisy_max.noisy_scores` (sensitivity:
-    :func:`~cvxdp.geometry.john.john_sensitivity.tail_depth_sensitivity`)."""
-    out = []
-    for Q, t in zip(Qs, thresholds, strict=True):
+def depth_profile(A: Any, Qs: list[np.ndarray], thresholds: np.ndarray, depth: float,
+                  width: float) -> np.ndarray:
+    """``P_jk = sum_i clip(x_ij / width - k, 0, 1)``, ``k = 0 .. K - 1``, ``K = ceil(depth /
+    width)``: about the number of rows lying more than ``k width`` below the common level for
+    candidate ``j`` (``x_ij = log(r_ij / t_j)``, :func:`tail_levels`), each row's share
+    spread over the bands it crosses.  PRIVATE: released only through
+    :func:`cvxdp.privacy.noisy_max.noisy_scores` (sensitivity:
+    :func:`~cvxdp.geometry.john.john_sensitivity.depth_profile_sensitivity`)."""
+    K = int(math.ceil(depth / width))
+    out = np.zeros((len(Qs), K))
+    for j, (Q, t) in enumerate(zip(Qs, thresholds, strict=True)):
         r2 = Ellipsoid.from_matrix(Q).support_ratios(A)  # lazy on the workers for a Dask A
-        depth = 0.5 * np.log(np.maximum(r2, 1e-300)) - math.log(t)
-        out.append(float(np.minimum(cap, np.maximum(depth, 0.0)).sum()))
-    return np.array(out)
+        y = np.minimum(np.maximum((0.5 * np.log(np.maximum(r2, 1e-300)) - math.log(t))
+                                  / width, 0.0), K)
+        for k in range(K):
+            out[j, k] = float(np.minimum(np.maximum(y - k, 0.0), 1.0).sum())
+    return out
+
+
+def deepest_band(noisy: np.ndarray, present: float) -> np.ndarray:
+    """Per candidate, the deepest band whose noisy count exceeds ``present`` (-1: none):
+    the band of its binding rows, seen through the noise (post-processing)."""
+    hit = noisy > present
+    K = noisy.shape[1]
+    return np.where(hit.any(axis=1), K - 1 - np.argmax(hit[:, ::-1], axis=1), -1)
 
 
 def without_iteration(run: Run, uni: Scored, G0: np.ndarray, Q0: np.ndarray, *, gain: float,
@@ -158,26 +179,34 @@ def without_iteration(run: Run, uni: Scored, G0: np.ndarray, Q0: np.ndarray, *, 
         mu_u2, mu_b2 = split(coef, extra)
     else:
         Qs = [Q0, second]
-        t, cap = tail_levels(Qs, G0, n)
-        per = [tail_depth_sensitivity(closeness=eps0, min_eig=float(released_eigs(Q, R)[0]),
-                                      threshold=float(tj), cap=cap)
+        t, depth = tail_levels(Qs, G0, n)
+        per = [depth_profile_sensitivity(closeness=eps0, min_eig=float(released_eigs(Q, R)[0]),
+                                         threshold=float(tj), depth=depth, width=BAND)
                for Q, tj in zip(Qs, t, strict=True)]
-        delta_s = vector_sensitivity(per)
-        # D6: the selection's loss is its noise in per-dimension log volume when one row
-        # carries the score (the worst case), delta_s / mu_sel, like a scale's
-        mu_u2, mu_b2, mu_2, mu_sel = split(coef + [c_second, delta_s], extra)
+        delta_p = vector_sensitivity(per)
+        # D6: the selection's loss model, like a scale's: its noise in per-dimension log volume
+        # when one row carries the profile, BAND delta_p / mu_sel
+        mu_u2, mu_b2, mu_2, mu_sel = split(coef + [c_second, BAND * delta_p], extra)
     uni = uni.combined(run.score("uniform", Q0, run.w_unif, G0, mu_u2), run.mu_s, mu_u2)
     ball = run.score("ball", np.eye(d), None, None, math.hypot(run.mu_s, mu_b2))
     uniforms = [uni]
     if c_second is not None:
-        other = run.score(name, second, run.w_unif, G0, mu_2)
-        noisy, sigma = noisy_scores(tail_depths(run.A, Qs, t, cap), sensitivity=delta_s,
-                                    mu=mu_sel, rng=run.gen)
-        noisy = run.release(noisy)
-        uniforms.append(other)
-        fields = {"tail_depths": {c.name: float(x) for c, x in zip(uniforms, noisy, strict=True)},
-                  "sigma_tail_depth": sigma, "mu_select": mu_sel}
-        uni = uniforms[noisy_argmax(-np.asarray(noisy))]  # the shallower tail
+        uniforms.append(run.score(name, second, run.w_unif, G0, mu_2))
+        profile = depth_profile(run.A, Qs, t, depth, BAND)
+        noisy, sigma = noisy_scores(profile, sensitivity=delta_p, mu=mu_sel, rng=run.gen)
+        noisy = run.release(noisy).reshape(profile.shape)
+        # a band holds a row when its noisy count exceeds the noise's union bound over bands
+        present = z_level(run.failure, noisy.size) * sigma
+        deepest = deepest_band(noisy, present)
+        # the shallowest binding band wins; a tie goes to the smaller count in that band
+        k = int(deepest.min())
+        tie = np.flatnonzero(deepest == k)
+        pick = int(tie[np.argmin(noisy[tie, max(k, 0)])])
+        fields = {"deepest_band": {c.name: int(b) for c, b in zip(uniforms, deepest,
+                                                                   strict=True)},
+                  "band_width": BAND, "sigma_profile": sigma, "mu_select": mu_sel,
+                  "profile_present": present}
+        uni = uniforms[pick]
     winner, note = choose(uni, [ball])
     return (winner, note, (*uniforms, ball), math.sqrt(2 * run.mu_s ** 2 + extra ** 2),
             fields)

@@ -121,7 +121,7 @@ def test_every_released_field_is_a_function_of_the_noisy_outputs(monkeypatch, ca
     # Q0 (and its top-up when its derived share exceeds the first 5%) and its scale; then either
     # the T noisy leverage vectors, Q and the scales of the private and ball candidates; or (no
     # iteration) a second scale of Q0, the ball's scale (and the unshifted or floored Q0's, with
-    # the noisy tail depths that choose between the two uniform candidates); or
+    # the noisy depth profiles that choose between the two uniform candidates); or
     # (Q0's scale too noisy) another release of Q0 and, when inscribed, its scale; the count
     first = 2 + (s1.info["share_uniform"] > 0.05)
     if s1.iterations:
@@ -184,5 +184,5 @@ def test_the_floored_uniform_candidate_is_a_function_of_the_noisy_outputs(monkey
     assert "uniform-unshifted" not in s1.info["fitted_log_volumes"]
     # Q0 and its scale; the second scale of Q0, the ball's, the floored one's, the tail depths
     assert outputs == 2 + (s1.info["share_uniform"] > 0.05) + 4
-    assert set(s1.info["tail_depths"]) == {"uniform", "uniform-floored"}
+    assert set(s1.info["deepest_band"]) == {"uniform", "uniform-floored"}
     assert _differences(_fields(s1), _fields(s2)) == []
