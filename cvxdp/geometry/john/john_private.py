@@ -271,8 +271,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     A, n_clipped = public_domain(problem.data, R)  # n_clipped is private
     run = Run(A=A, gen=gen, release=released, eps0=eps0, R=R, mu=mu, mu_s=mu_s, z=z,
               w_unif=uniform_weights(A),  # on the workers for a Dask A
-              delta_0=gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n),
-              failure=failure)
+              delta_0=gram_sensitivity(closeness=eps0, row_bound=R, max_weight=d / n))
     delta_0 = run.delta_0
     # Q0: the uniform-weights Gram matrix (the fallback and the data's scale), first at the
     # share SHARE_UNIFORM, then topped up to the share john_select.uniform_share derives; the
@@ -332,11 +331,10 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     candidates = None
     if T < 1 or share_h <= 0:  # no iteration (uniform_release.without_iteration)
         asked, T = T < 1, 0
-        winner, note, candidates, mu_scales, fields = without_iteration(
+        winner, note, candidates, mu_scales = without_iteration(
             run, uni, G0, Q0, gain=gain, extra=mu * math.sqrt(SHARE_GRAM + SHARE_SCALE),
             floor=float(shifts.min()))
         mus.update(mu_scale=mu_scales)
-        info.update(fields)
         info.update(iterations=0, fallback=(
             "no iteration: " + ("iterations=0" if asked else
                                 "the uniform weights' noise would cost more than the iterate "

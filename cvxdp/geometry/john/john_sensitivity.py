@@ -26,8 +26,7 @@ import math
 from cvxdp.errors import PrivacySpecError
 
 __all__ = ["leverage_ratio_sensitivity", "lemma_s_coefficient", "rank_two_bound",
-           "gram_sensitivity", "support_sensitivity", "depth_profile_sensitivity",
-           "paper_lipschitz"]
+           "gram_sensitivity", "support_sensitivity", "paper_lipschitz"]
 
 
 def leverage_ratio_sensitivity(*, n: int, closeness: float, row_bound: float, weight_floor: float,
@@ -151,32 +150,6 @@ def support_sensitivity(*, closeness: float, min_eig: float) -> float:
     A max of functions each ``||Q^{-1/2}||``-Lipschitz in its own row, one row moving.
     """
     return float(closeness) / math.sqrt(float(min_eig))
-
-
-def depth_profile_sensitivity(*, closeness: float, min_eig: float, threshold: float,
-                              depth: float, width: float) -> float:
-    """l2 sensitivity of the depth profile ``P_k = sum_i clip(x_i / width - k, 0, 1)``,
-    ``k = 0 .. ceil(depth/width) - 1``, ``x_i = log(||Q^{-1/2} a_i|| / t)``, for public ``Q``,
-    ``t``: ``sqrt(min(depth', L) / width)`` with ``L = eps0 / (t sqrt(lambda_min(Q)))`` and
-    ``depth' = width ceil(depth / width)``.
-
-    Proof.  One row moves, so only its terms change.  As a function of ``y = clip(x / width, 0,
-    K)`` its term in band ``k`` is ``clip(y - k, 0, 1)``: the vector of its terms has l1 norm
-    ``y`` and each entry moves by at most 1 when ``y`` moves, so the change has l1 norm
-    ``|y - y'|`` and squared l2 norm at most ``max |change| * l1 <= |y - y'|``.
-    ``|y - y'| <= K = depth' / width`` (the clip), and ``y = clip(log max(r, t) - log t, ...)
-    / width`` with ``log max(r, t)`` ``1/t``-Lipschitz in ``r`` and ``r = ||Q^{-1/2} a||``
-    ``lambda_min(Q)^{-1/2}``-Lipschitz in the row, which moves by at most ``eps0``: ``|y - y'|
-    <= L / width``.  No property of the other rows is used.
-    """
-    t, w = float(threshold), float(width)
-    if not (t > 0 and w > 0 and float(depth) > 0 and float(min_eig) > 0):
-        raise PrivacySpecError(
-            f"need threshold, depth, width, min_eig > 0; got {t!r}, {depth!r}, {w!r}, "
-            f"{min_eig!r}.")
-    bands = math.ceil(float(depth) / w)
-    lip = float(closeness) / (t * math.sqrt(float(min_eig)))
-    return math.sqrt(min(bands * w, lip) / w)
 
 
 def paper_lipschitz(*, n: int, closeness: float, sigma_max: float, sigma_min_w: float,
