@@ -250,7 +250,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             if c is None:
                 return None
             found.append(c if len(c) == 5 else (*c, None))
-    if not found:
+    names = [v.name() for v in problem.variables()]
+    if not found or len(set(names)) != len(names):  # the copies are keyed by name
         return None
     x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
     y_copies = tuple(cp.Variable(p.shape) for p in params)

@@ -67,6 +67,8 @@ def test_detects_lipschitz_and_affine_terms():
     lambda y, x: cp.Problem(cp.Minimize(cp.sum_squares(x - y)), [x <= y]),       # y in a row
     lambda y, x: cp.Problem(cp.Minimize(cp.sum_squares(x - y) + y @ x)),         # two terms
     lambda y, x: cp.Problem(cp.Minimize(cp.exp(cp.sum(x - y)))),                 # not known
+    lambda y, x: cp.Problem(cp.Minimize(cp.sum_squares(x - y)                    # two "x"
+                                        + cp.sum_squares(cp.Variable(6, name=x.name())))),
     lambda y, x: cp.Problem(cp.Minimize(-1 * cp.norm1(x - y))),                  # concave
     lambda y, x: cp.Problem(cp.Maximize(-cp.sum_squares(x - y))),                # maximise
     lambda y, x: cp.Problem(cp.Minimize(cp.norm1(cp.multiply(y, x) - 1))),   # y times x, l1
