@@ -158,11 +158,14 @@ def test_readme_quickstart_numbers():
     pts = np.random.default_rng(1).uniform(-3, 3, (50000, 2))
     sol = cvxdp.min_enclosing_ball(pts).solve_private(epsilon=1.0, delta=1e-6, bounds=(-10, 10),
                                                       rng=0, reference=True)
-    m = re.search(r"validation\.uncovered\)\s+# ([\d.]+) ([\d.]+) (\d+)", text)
+    m = re.search(r"sol\.ball\.radius\)\s+# (\w+) ([\d.]+)", text)
+    assert m, "README: the ball's printed status and radius are gone"
+    assert sol.status == m.group(1)
+    assert sol.ball.radius == pytest.approx(float(m.group(2)), rel=0.03)
+    m = re.search(r"validation\.uncovered\)\s+# ([\d.]+) (\d+)", text)
     assert m, "README: the ball's printed numbers are gone"
-    assert sol.ball.radius == pytest.approx(float(m.group(1)), rel=0.03)
-    assert sol.validation.radius_ratio == pytest.approx(float(m.group(2)), rel=0.03)
-    assert abs(sol.validation.uncovered - int(m.group(3))) <= 2
+    assert sol.validation.radius_ratio == pytest.approx(float(m.group(1)), rel=0.03)
+    assert abs(sol.validation.uncovered - int(m.group(2))) <= 2
 
 
 @pytest.mark.slow
@@ -330,3 +333,22 @@ def test_gaussians_page_first_block():
     assert sol.samples_required.total == pytest.approx(needed, rel=0.05)
     method = re.search(r"sol\.info\[\"method\"\]\s+# '(\w+)'", text)
     assert method and sol.info["method"] == method.group(1)
+
+
+def test_readme_estimator_block():
+    """The README's PrivateLinearRegression block: the printed coefficients, intercept and
+    status."""
+    from cvxdp.estimators import PrivateLinearRegression
+
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"reg\.intercept_\)\s+# \[([^\]]+)\] ([\d.]+)", text)
+    assert m, "README: the estimator's printed coefficients are gone"
+    status = re.search(r"print\(reg\.status_\)\s+# (\w+)", text)
+    assert status, "README: the estimator's printed status is gone"
+    X = np.random.default_rng(0).uniform(-1, 1, (50_000, 3))
+    y = X @ [1.0, -0.5, 0.25] + 2.0
+    reg = PrivateLinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(0, 4),
+                                  random_state=0).fit(X, y)
+    np.testing.assert_allclose(reg.coef_, [float(v) for v in m.group(1).split()], atol=1.5e-3)
+    assert reg.intercept_ == pytest.approx(float(m.group(2)), abs=1.5e-3)
+    assert reg.status_ == status.group(1) == reg.result_.status

@@ -73,6 +73,9 @@ class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
     ----------
     coef_ : (n_features,) ndarray
     intercept_ : float
+    status_ : str
+        The fit's status (``"optimal_inaccurate"`` only when its certified relative gap meets
+        the default accuracy; docs/regression.md).
     privacy_ : cvxdp.PrivacyReport
         The guarantee of the last fit.
     result_ : cvxdp.PrivateSolution
@@ -174,6 +177,7 @@ class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
         self.coef_ = theta[:d].copy()
         self.intercept_ = (float(theta[d] * c + my - self.coef_ @ mx) if self.fit_intercept
                            else 0.0)
+        self.status_ = sol.status
         self.privacy_ = sol.privacy
         self.result_ = sol
         return self
