@@ -192,16 +192,23 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # chosen certificate fails only on the union of the two events
         # chosen certificate fails only on the union of the two events; on it the loosened
         # counterpart's optimum bounds the TRUE optimum below whichever point is released
-        both = fitted["cert"].probability + cert.probability - 1.0
+        # the counterpart's point gets the fit bound too (it meets the public constraints):
+        # on the union of the events every bound holds at once, so each point keeps the best
         fc = fitted["cert"]
+        both = fc.probability + cert.probability - 1.0
+        tc, _ = fitted["certify"](x)
+        low = max(fc.optimum_lower, tc.optimum_lower, cert.optimum_lower)
         fitted["cert"] = Certificate.from_bounds(
-            objective_upper=fc.objective_upper,
-            optimum_lower=max(fc.optimum_lower, cert.optimum_lower),
+            objective_upper=fc.objective_upper, optimum_lower=low,
             violation_bound=fc.violation_bound, equality_violation_bound=None,
             probability=both, gap_bound=fc.gap_bound,
-            how=fc.how + "; the optimum's lower bound is the larger of its own and the loosened "
-            "counterpart's")
-        cert = dataclasses.replace(cert, probability=both)
+            how=fc.how + "; the optimum's lower bound is the largest of the candidates'")
+        cert = Certificate.from_bounds(
+            objective_upper=min(cert.objective_upper, tc.objective_upper), optimum_lower=low,
+            violation_bound=min(cert.violation_bound, tc.violation_bound),
+            equality_violation_bound=cert.equality_violation_bound, probability=both,
+            gap_bound=min(cert.gap_bound, tc.gap_bound),
+            how=cert.how + "; and the fit terms' bound at this point (the smaller of each)")
         info["point_candidates"] = {"noisy objective's minimiser": str(fitted["cert"]),
                                     "tightened counterpart": str(cert)}
         if _score(fitted["cert"]) <= _score(cert):
@@ -266,34 +273,48 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
 
 def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, released: Any,
                  A_t: Any, b_t: np.ndarray, out: dict, solver: str | None) -> dict | None:
-    """Fit terms with private targets (:mod:`cvxdp.solvers.perturbation.fit_term`): release the
-    exact minimiser of the noisy objective over the public constraints and certify it with the
-    module's bound.  None when the noisy program has no optimal point (the robust
-    counterpart's answer stands).  Post-processing of the release and public data only."""
+    """Fit terms with private targets (:mod:`cvxdp.solvers.perturbation.fit_term`): the exact
+    minimiser of the noisy objective over the public constraints, certified by the module's
+    bound; and :func:`_fit_certify` for other points.  None when the noisy program has no
+    optimal point (the robust counterpart's answer stands).  Post-processing of the release
+    and public data only."""
     noisy_prog = dataclasses.replace(released, A=A_t, b=b_t)
     sol = solve_exact_tight(noisy_prog, solver)
     if sol.status != cp.OPTIMAL or sol.x is None:
         return None
     x = np.asarray(sol.x)[:scp.n]
+    h = float(noisy_prog.c @ x + noisy_prog.offset)
+    # Clarabel's relative duality gap 1e-10 (_solve_tight): the minimum is >= h - 1e-8 (1+|h|)
+    h_min = h - 1e-8 * (1.0 + abs(h))
+    noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in setup.entries.params)
+
+    def certify(point: np.ndarray) -> tuple[Certificate, dict]:
+        return _fit_certify(problem, scp, setup, point, noisy_y, h_min)
+
+    cert, primal = certify(x)
+    return {"x": x, "primal": primal, "cert": cert, "value": h, "certify": certify,
+            "terms": [t.kind for t in setup.fit.terms]}
+
+
+def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.ndarray,
+                 noisy_y: tuple[np.ndarray, ...], h_min: float) -> tuple[Certificate, dict]:
+    """The fit-term certificate of a point ``x`` feasible for the public constraints, and its
+    variable values by name."""
     npl, entries = setup.npl, setup.entries
     beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
-    h = float(noisy_prog.c @ x + noisy_prog.offset)
-    eps_h = 1e-8 * (1.0 + abs(h))  # Clarabel's relative duality gap 1e-10 (_solve_tight)
     primal = released_values(problem, scp, x)
-    noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
     family = "laplace" if setup.noise == "laplace" else "gaussian"
-    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h, eps_h,
+    upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h_min,
                                    entries.delta * npl.sigma_unit, beta, family)
-    # no constraint holds private data: the released point's violation is public and exact
+    # no constraint holds private data: the point's violation is public and exact
     viol = public_violation(scp, setup.plan, x)
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower, violation_bound=viol,
         equality_violation_bound=None, probability=1.0 - beta, gap_bound=gap,
-        how=("perturbation, fit terms with private targets: the noisy objective's exact "
-             "minimiser; sub-optimality <= lam ||P J e||^2 per squared term and 2 lam L N(J e) "
+        how=("perturbation, fit terms with private targets: sub-optimality <= the point's "
+             "excess in the noisy objective + lam ||P J e||^2 per squared term + 2 lam L N(J e) "
              f"per Lipschitz term, on the noise norms' events (beta = {beta:g})"))
-    return {"x": x, "primal": primal, "cert": cert, "value": h,
-            "terms": [t.kind for t in setup.fit.terms]}
+    return cert, primal
 
 
 def _score(cert: Certificate) -> float:

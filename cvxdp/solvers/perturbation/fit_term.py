@@ -115,6 +115,8 @@ class FitModel:
     single_norm: bool = False
     #: the user's (public) constraints on the copies' variables
     constraints: tuple[Any, ...] = ()
+    #: the objective on the copies (the noisy objective ``h`` once ``y_copies`` hold ``y~``)
+    objective: Any = None
 
 
 def _full_sum(e: Any) -> bool:
@@ -285,7 +287,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
-                    constraints=tuple(c.tree_copy(var_only) for c in problem.constraints))
+                    constraints=tuple(c.tree_copy(var_only) for c in problem.constraints),
+                    objective=problem.objective.expr.tree_copy(by_obj))
 
 
 def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
@@ -391,51 +394,71 @@ def _spectral_bound(M: sp.csr_matrix) -> float:
 
 
 def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...],
-               h_value: float, eps_h: float, sigma: np.ndarray, beta: float, noise: str
+               h_min: float, sigma: np.ndarray, beta: float, noise: str
                ) -> tuple[float, float, float]:
-    """``(upper on f(x^), lower on f(x*), gap bound)`` of the module doc, from the released
-    point's variable values ``primal`` (by name), the released ``y~``, the noisy objective's
-    value ``h(x^)`` with its optimality margin ``eps_h``, and the noise scales ``sigma``.
+    """``(upper on f(x), lower on f(x*), gap bound of x)`` of the module doc at a point ``x``
+    feasible for the public constraints (its variable values ``primal``, by name), from the
+    released ``y~``, a lower bound ``h_min`` on the noisy objective's minimum (the solver's
+    optimum less its margin) and the noise scales ``sigma``.
 
-    The Lipschitz terms' ``sum_k lam_k L_k N_k(J_k e)`` is bounded as one function of the noise
-    (:func:`norm_sum_bound`), and so are the affine terms' ``sum |J e|``; each square term
-    has two events (``||J e||`` and its projection).  The events share ``beta`` equally."""
+    ``delta = h(x) - h_min`` (``h(x)`` evaluated exactly) plays the solver's margin ``eps_h``
+    of the module doc for any point: it bounds ``h(x) - h(x_e)``.  The Lipschitz terms' ``sum_k
+    lam_k L_k N_k(J_k e)`` is bounded as one function of the noise (:func:`norm_sum_bound`), and
+    so are the affine terms' ``sum |J e|``; each square term has two events (``||J e||`` and its
+    projection).  The events share ``beta`` equally."""
+    h_pt = _noisy_objective(model, primal, noisy_y)
+    delta = max(h_pt - h_min, 0.0)
     squares = [t for t in model.terms if t.kind == "square"]
     bilinear = [t for t in model.terms if t.kind == "bilinear"]
     lips = [(t.lam * t.lip, t.kind, t.J) for t in model.terms if t.kind in ("l1", "l2")]
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
     b = beta / (2 * len(squares) + 2 * len(bilinear) + bool(lips) + bool(affs)
                 + model.single_norm)
-    gap, sup = eps_h, 0.0
+    gap, sup = delta, 0.0
     for t in bilinear:
         R, x_norm = _design_at(model, t, primal, noisy_y)
         share, s_t = bilinear_share(
             t.lam, V0=noise_norm(t.J, sigma, b, "l2", noise),
             omega=design_noise_norm(t.B, sigma, b, noise), R=R, x_norm=x_norm,
-            r_norm=_residual(model, t, primal, noisy_y), eps_h=eps_h,
+            r_norm=_residual(model, t, primal, noisy_y), eps_h=delta,
             t_max=lambda t=t: _box_diameter(model, t.x_names))
-        gap += share
+        gap += share - delta       # bilinear_share counts f(x) - f(x_e)'s delta itself
         sup += s_t
     for t in squares:
         V = noise_norm(t.J, sigma, b, "l2", noise)
         Vp = noise_norm(t.J_range, sigma, b, "l2", noise)
         r = _residual(model, t, primal, noisy_y)
-        # lam ||P v||^2, plus 2 lam ||P v|| ||r(x^) - r(x_e)|| for the solver's point x^
-        # against the exact minimiser x_e: ||r(x^) - r(x_e)||^2 <= eps_h / lam (strong
-        # convexity along r)
-        gap += t.lam * Vp**2 + 2.0 * Vp * math.sqrt(t.lam * eps_h)
+        # lam ||P v||^2, plus 2 lam ||P v|| ||r(x) - r(x_e)|| for the point x against the
+        # exact minimiser x_e: ||r(x) - r(x_e)||^2 <= delta / lam (strong convexity along r)
+        gap += t.lam * Vp**2 + 2.0 * Vp * math.sqrt(t.lam * delta)
         sup += 2.0 * t.lam * V * r + t.lam * V**2
     if lips:
         B = norm_sum_bound(lips, sigma, b, noise)
         if model.single_norm:
             Vp = noise_norm(model.terms[0].J_range, sigma, b, "l2", noise)
-            gap += min(2.0 * B, _single_norm_gap(model.terms[0].lam, h_value, eps_h, B, Vp))
+            gap += min(2.0 * B, _single_norm_gap(model.terms[0].lam, h_pt, delta, B, Vp))
         else:
             gap += 2.0 * B
         sup += B
     if affs:
         sup += norm_sum_bound(affs, sigma, b, noise)
-    return h_value + sup, h_value - eps_h - sup - gap, gap
+    return h_pt + sup, h_pt - sup - gap, gap
+
+
+def _noisy_objective(model: FitModel, primal: dict[str, Any],
+                     noisy_y: tuple[np.ndarray, ...]) -> float:
+    """``h(x)``: the objective at the point's variable values with the released ``y~``."""
+    for name, v in model.x_copies.items():
+        v.value = np.zeros(v.shape) if primal.get(name) is None else np.asarray(
+            primal[name], dtype=float)
+    for y, val in zip(model.y_copies, noisy_y, strict=True):
+        y.value = np.asarray(val, dtype=float)
+    try:
+        value = model.objective.value
+    finally:
+        for v in [*model.x_copies.values(), *model.y_copies]:
+            v.value = None
+    return math.inf if value is None else float(value)
 
 
 def _single_norm_gap(lam: float, h_value: float, eps_h: float, B: float, Vp: float) -> float:
