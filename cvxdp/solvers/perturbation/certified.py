@@ -203,12 +203,19 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             violation_bound=fc.violation_bound, equality_violation_bound=None,
             probability=both, gap_bound=fc.gap_bound,
             how=fc.how + "; the optimum's lower bound is the largest of the candidates'")
+        # the private rows are the objective's own epigraph: the counterpart's bounds are on
+        # the user's objective only where its point meets them, i.e. the tightened point on
+        # the noise event; the loosened one's are dropped.  The violation is the user's
+        # constraints', public and exact (tc's).
+        keep = not from_loosened
         cert = Certificate.from_bounds(
-            objective_upper=min(cert.objective_upper, tc.objective_upper), optimum_lower=low,
-            violation_bound=min(cert.violation_bound, tc.violation_bound),
-            equality_violation_bound=cert.equality_violation_bound, probability=both,
-            gap_bound=min(cert.gap_bound, tc.gap_bound),
-            how=cert.how + "; and the fit terms' bound at this point (the smaller of each)")
+            objective_upper=min(cert.objective_upper, tc.objective_upper) if keep
+            else tc.objective_upper,
+            optimum_lower=low, violation_bound=tc.violation_bound,
+            equality_violation_bound=None, probability=both,
+            gap_bound=min(cert.gap_bound, tc.gap_bound) if keep else tc.gap_bound,
+            how=(cert.how + "; and the fit terms' bound at this point (the smaller of each)"
+                 if keep else tc.how))
         info["point_candidates"] = {"noisy objective's minimiser": str(fitted["cert"]),
                                     "tightened counterpart": str(cert)}
         if _score(fitted["cert"]) <= _score(cert):
