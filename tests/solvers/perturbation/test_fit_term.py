@@ -222,3 +222,24 @@ def test_a_single_euclidean_norm_is_certified_through_its_square():
     assert g == pytest.approx(1.5 - math.sqrt(1.5**2 - 0.09))
     assert g * (2 * 1.5 - g) == pytest.approx(0.09)
     assert _single_norm_gap(1.0, 0.2, 0.0, 0.5, 0.3) == math.inf
+
+
+def test_a_counterpart_point_tightened_at_a_fallback_level_is_not_over_certified():
+    """Reproducer: sum(huber(x - y)) at epsilon 1 released the counterpart's point, tightened
+    at a weaker fallback level, and took its canonical bounds (gap 1e-8) for the user's
+    objective while its epigraph rows were not met: optimal_inaccurate with a true gap of
+    0.61. Every certificate must hold against the exact solve."""
+    rng = np.random.default_rng(0)
+    y = cp.Parameter(10, name="y", value=rng.normal(size=10))
+    x = cp.Variable(10, nonneg=True)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.huber(x - y, 1), axis=0)))
+    y0 = y.value.copy()
+    exact = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
+    for eps in (1e6, 1.0):
+        sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=0,
+                                 private=cvxdp.ScalarPrivacy(y, 1e-2))
+        true_value = float(np.sum(np.where(np.abs(x.value - y0) <= 1, (x.value - y0) ** 2,
+                                           2 * np.abs(x.value - y0) - 1)))
+        assert true_value - exact <= sol.certificate.gap_bound + 1e-9
+        if sol.status == cp.OPTIMAL_INACCURATE:
+            assert (true_value - exact) / max(1.0, abs(exact)) <= 1e-2
