@@ -48,6 +48,10 @@ __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup", "D
 
 #: failure probability of the Gaussian / Laplace noise event (the certificate's)
 DEFAULT_BETA = 1e-3
+#: largest certified violation of the objective's epigraph rows (canonical units) read as the
+#: exact solver's feasibility tolerance (Clarabel at 1e-10, _solve_tight): below it the
+#: counterpart's objective bounds count for the user's objective
+EPIGRAPH_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -204,10 +208,11 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             probability=both, gap_bound=fc.gap_bound,
             how=fc.how + "; the optimum's lower bound is the largest of the candidates'")
         # the private rows are the objective's own epigraph: the counterpart's bounds are on
-        # the user's objective only where its point meets them, i.e. the tightened point on
-        # the noise event; the loosened one's are dropped.  The violation is the user's
-        # constraints', public and exact (tc's).
-        keep = not from_loosened
+        # the user's objective only where its point meets them on the event, i.e. where its
+        # certified violation is the solver's tolerance (not the loosened point, nor one
+        # tightened at a weaker fallback level).  The violation is the user's constraints',
+        # public and exact (tc's).
+        keep = not from_loosened and cert.violation_bound <= EPIGRAPH_TOLERANCE
         cert = Certificate.from_bounds(
             objective_upper=min(cert.objective_upper, tc.objective_upper) if keep
             else tc.objective_upper,
