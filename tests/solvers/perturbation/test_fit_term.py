@@ -243,3 +243,45 @@ def test_a_counterpart_point_tightened_at_a_fallback_level_is_not_over_certified
         assert true_value - exact <= sol.certificate.gap_bound + 1e-9
         if sol.status == cp.OPTIMAL_INACCURATE:
             assert (true_value - exact) / max(1.0, abs(exact)) <= 1e-2
+
+
+def _shapes():
+    """Fit models of several shapes (matrix variables, symmetric and PSD, a public parameter,
+    a private design matrix, weights, Huber)."""
+    rng = np.random.default_rng(0)
+    C = cp.Parameter((4, 4), name="C", value=np.eye(4) + 0.1 * rng.normal(size=(4, 4)))
+    X = cp.Variable((4, 4), PSD=True, name="X")
+    S = cp.Variable((4, 4), symmetric=True, name="S")
+    y = cp.Parameter(10, name="y", value=rng.normal(size=10))
+    x = cp.Variable(10, nonneg=True, name="x")
+    P = cp.Parameter((10, 10), name="P", value=np.eye(10))
+    B = cp.Parameter((6, 3), name="B", value=rng.normal(size=(6, 3)))
+    Z = cp.Variable((3, 2), name="Z")
+    T = rng.normal(size=(6, 2))
+    return [
+        (cp.Problem(cp.Minimize(cp.sum_squares(X - C)), [cp.trace(X) == 4]),
+         cvxdp.ScalarPrivacy(C, 1e-2), {}),
+        (cp.Problem(cp.Minimize(cp.norm(S - C, "fro")), [cp.diag(S) == 1]),
+         cvxdp.ScalarPrivacy(C, 1e-2), {}),
+        (cp.Problem(cp.Minimize(cp.sum_squares(P @ x - y) + cp.sum_squares(2 * x - y))),
+         cvxdp.ScalarPrivacy(y, 1e-2), {"public": [P]}),
+        (cp.Problem(cp.Minimize(cp.sum_squares(B @ Z - T)), [cp.abs(Z) <= 2]),
+         cvxdp.ConstraintPrivacy(B, 1e-2), {}),
+        (cp.Problem(cp.Minimize(cp.sum(cp.multiply(np.arange(1, 11), cp.abs(x - y))))),
+         cvxdp.ScalarPrivacy(y, 1e-2), {}),
+    ]
+
+
+@pytest.mark.parametrize("eps", [1e6, 10.0, 1.0])
+def test_every_shape_is_certified_validly(eps):
+    """On each shape, the certificate holds against the exact solve (the true gap within the
+    certified gap), and a success status means a true relative gap within accuracy."""
+    for prob, spec, kw in _shapes():
+        sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=0, reference=True,
+                                 private=spec, **kw)
+        gap = sol.validation.objective_gap
+        ref = sol.validation.reference_value
+        assert gap <= sol.certificate.gap_bound + 1e-7 * (1 + abs(ref))
+        assert sol.validation.max_violation <= 1e-6
+        if sol.status == cp.OPTIMAL_INACCURATE:
+            assert gap / max(1.0, abs(ref)) <= 1e-2
