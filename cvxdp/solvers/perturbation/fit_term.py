@@ -50,7 +50,7 @@ Sec. 2.2 and 2.8).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import cvxpy as cp
@@ -117,6 +117,8 @@ class FitModel:
     constraints: tuple[Any, ...] = ()
     #: the objective on the copies (the noisy objective ``h`` once ``y_copies`` hold ``y~``)
     objective: Any = None
+    #: public values computed on first use (the box diameters of :func:`_box_diameter`)
+    cache: dict = field(default_factory=dict)
 
 
 def _full_sum(e: Any) -> bool:
@@ -542,6 +544,13 @@ def _design_at(model: FitModel, term: FitTerm, primal: dict[str, Any],
 def _box_diameter(model: FitModel, names: tuple[str, ...]) -> float:
     """``||hi - lo||`` of the box of the named variables over the user's (public) constraints:
     two exact solves per entry (at most 50 entries; ``inf`` beyond, or when unbounded)."""
+    if names in model.cache:
+        return model.cache[names]
+    model.cache[names] = _box_diameter_solve(model, names)
+    return model.cache[names]
+
+
+def _box_diameter_solve(model: FitModel, names: tuple[str, ...]) -> float:
     vs = [model.x_copies[n] for n in names]
     if sum(int(v.size) for v in vs) > 50 or not model.constraints:
         return math.inf
