@@ -50,6 +50,8 @@ Sec. 2.2 and 2.8).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -447,19 +449,28 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     return h_pt + sup, h_pt - sup - gap, gap
 
 
-def _noisy_objective(model: FitModel, primal: dict[str, Any],
-                     noisy_y: tuple[np.ndarray, ...]) -> float:
-    """``h(x)``: the objective at the point's variable values with the released ``y~``."""
+@contextmanager
+def _at_point(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...]
+              ) -> Iterator[None]:
+    """The copies' leaves hold the point's variable values (zeros for a variable without one)
+    and the released ``y~`` inside the block, nothing after it."""
     for name, v in model.x_copies.items():
         v.value = np.zeros(v.shape) if primal.get(name) is None else np.asarray(
             primal[name], dtype=float)
     for y, val in zip(model.y_copies, noisy_y, strict=True):
         y.value = np.asarray(val, dtype=float)
     try:
-        value = model.objective.value
+        yield
     finally:
         for v in [*model.x_copies.values(), *model.y_copies]:
             v.value = None
+
+
+def _noisy_objective(model: FitModel, primal: dict[str, Any],
+                     noisy_y: tuple[np.ndarray, ...]) -> float:
+    """``h(x)``: the objective at the point's variable values with the released ``y~``."""
+    with _at_point(model, primal, noisy_y):
+        value = model.objective.value
     return math.inf if value is None else float(value)
 
 
@@ -525,19 +536,11 @@ def _design_at(model: FitModel, term: FitTerm, primal: dict[str, Any],
                noisy_y: tuple[np.ndarray, ...]) -> tuple[np.ndarray, float]:
     """``(R, ||x^||)``: ``dr/dx`` of a bilinear term at the released point and data, over the
     term's variables, and the norm of those variables' released values."""
-    for name, v in model.x_copies.items():
-        v.value = np.zeros(v.shape) if primal.get(name) is None else np.asarray(
-            primal[name], dtype=float)
-    for y, val in zip(model.y_copies, noisy_y, strict=True):
-        y.value = np.asarray(val, dtype=float)
-    try:
+    with _at_point(model, primal, noisy_y):
         g = term.residual.grad
         R = np.hstack([np.asarray(g[model.x_copies[n]].todense()).T for n in term.x_names])
         xs = np.concatenate([np.ravel(model.x_copies[n].value, order="F")
                              for n in term.x_names])
-    finally:
-        for v in [*model.x_copies.values(), *model.y_copies]:
-            v.value = None
     return R, float(np.linalg.norm(xs))
 
 
@@ -574,11 +577,6 @@ def _box_diameter_solve(model: FitModel, names: tuple[str, ...]) -> float:
 def _residual(model: FitModel, term: FitTerm, primal: dict[str, Any],
               noisy_y: tuple[np.ndarray, ...]) -> float:
     """``||r(x^)||`` of a square term: its residual at the released point and data."""
-    for name, v in model.x_copies.items():
-        v.value = None if primal.get(name) is None else np.asarray(primal[name], dtype=float)
-    for y, val in zip(model.y_copies, noisy_y, strict=True):
-        y.value = np.asarray(val, dtype=float)
-    r = term.residual.value
-    for v in [*model.x_copies.values(), *model.y_copies]:
-        v.value = None
+    with _at_point(model, primal, noisy_y):
+        r = term.residual.value
     return math.inf if r is None else float(np.linalg.norm(np.asarray(r, dtype=float)))
