@@ -190,14 +190,14 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
              "counterpart's optimum, on the noise event of " +
              ("the truncated noise (surely)" if noise == "truncated"
               else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
+    primal = None
     if fitted is not None:
-        # two post-processings of the same release, each with its own certificate: the
-        # better-certified point is released (a choice made from released values only); the
-        # chosen certificate fails only on the union of the two events
-        # chosen certificate fails only on the union of the two events; on it the loosened
+        # two post-processings of the same release, each certified: the better-certified
+        # point is released (a choice made from released values only).  The chosen
+        # certificate fails only on the union of the two events, on which every bound holds
+        # at once: the counterpart's point also gets the fit bound (it meets the public
+        # constraints), each point keeps the best of its bounds, and the loosened
         # counterpart's optimum bounds the TRUE optimum below whichever point is released
-        # the counterpart's point gets the fit bound too (it meets the public constraints):
-        # on the union of the events every bound holds at once, so each point keeps the best
         fc = fitted["cert"]
         both = fc.probability + cert.probability - 1.0
         tc, _ = fitted["certify"](x)
@@ -224,9 +224,12 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         info["point_candidates"] = {"noisy objective's minimiser": str(fitted["cert"]),
                                     "tightened counterpart": str(cert)}
         if _score(fitted["cert"]) <= _score(cert):
-            return _finish(problem, scp, fitted, report, info, npl, reference, t0, accuracy)
+            x, cert, primal = fitted["x"], fitted["cert"], fitted["primal"]
+            released_value, viol_eq, from_loosened = fitted["value"], None, False
+            info.update({"point": "noisy objective's minimiser (fit terms with private "
+                                  "targets)", "fit_terms": fitted["terms"]})
     status, reason = status_of(cert, accuracy)
-    if objective_private:
+    if objective_private and primal is None:
         info["objective_tail_beta"] = beta_c
     if from_loosened:
         reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
@@ -241,7 +244,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     # it is public); the variables' values by name -- write_back is the one write
     value = scp.sign * released_value
     validation = validate(scp, x) if reference else None
-    primal = released_values(problem, scp, x)
+    if primal is None:
+        primal = released_values(problem, scp, x)
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert, status_reason=reason)
@@ -333,21 +337,3 @@ def _score(cert: Certificate) -> float:
     """How far a certificate is from proving an answer: the larger of its relative gap and
     violation bounds (the two quantities ``status_of`` compares with ``accuracy``)."""
     return max(cert.relative_gap_bound, cert.violation_bound)
-
-
-def _finish(problem: cp.Problem, scp: Any, fitted: dict, report: Any, info: dict, npl: Any,
-            reference: bool, t0: float, accuracy: float | None) -> PrivateSolution:
-    """The solution of :func:`_fit_release`'s point, its certificate and status."""
-    cert = fitted["cert"]
-    status, reason = status_of(cert, accuracy)
-    info.update({"point": "noisy objective's minimiser (fit terms with private targets)",
-                 "fit_terms": fitted["terms"], "guarantee": str(cert),
-                 "equality_violation_bound": None})
-    if reason:
-        info["status_reason"] = reason
-    x = fitted["x"]
-    return PrivateSolution(status=status, value=scp.sign * fitted["value"], privacy=report,
-                           validation=validate(scp, x) if reference else None,
-                           iterations=None, solve_time=time.perf_counter() - t0,
-                           primal=fitted["primal"], info=info, certificate=cert,
-                           status_reason=reason)
