@@ -176,32 +176,32 @@ def _peel(term: Any) -> tuple[float, Any] | None:
         lam *= k
 
 
-def _classify(term: Any) -> tuple | None:
-    """``(kind, lam, lip, a)`` of a private term (module doc), with a fifth entry (row weights
-    of ``J``) for a weighted sum, or None."""
+def _classify(term: Any) -> tuple[str, float, float, Any, np.ndarray | None] | None:
+    """``(kind, lam, lip, a, weights)`` of a private term (module doc), ``weights`` the rows'
+    weights of ``J`` for a weighted sum (else None), or None."""
     if term.is_affine():
-        return ("affine", 1.0, 1.0, term) if term.size == 1 else None
+        return ("affine", 1.0, 1.0, term, None) if term.size == 1 else None
     peeled = _peel(term)
     if peeled is None:
         return None
     lam, t = peeled
     if isinstance(t, quad_over_lin) and _public_scalar(t.args[1]) is not None:
         k = _public_scalar(t.args[1])
-        return ("square", lam / k, 0.0, t.args[0]) if k > 0 else None
+        return ("square", lam / k, 0.0, t.args[0], None) if k > 0 else None
     if (isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0
             and isinstance(t.args[0], Pnorm)
             and float(t.args[0].p) == 2.0 and t.args[0].axis is None):
-        return "square", lam, 0.0, t.args[0].args[0]
+        return "square", lam, 0.0, t.args[0].args[0], None
     if isinstance(t, norm1) and t.axis is None:
-        return "l1", lam, 1.0, t.args[0]
+        return "l1", lam, 1.0, t.args[0], None
     if isinstance(t, (norm_inf, lambda_max)) and getattr(t, "axis", None) is None:
-        return "l2", lam, 1.0, t.args[0]
+        return "l2", lam, 1.0, t.args[0], None
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 2.0:
-        return "euclid", lam, 1.0, t.args[0]
+        return "euclid", lam, 1.0, t.args[0], None
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) > 2.0:
-        return "l2", lam, 1.0, t.args[0]
+        return "l2", lam, 1.0, t.args[0], None
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 1.0:
-        return "l1", lam, 1.0, t.args[0]
+        return "l1", lam, 1.0, t.args[0], None
     if _full_sum(t):
         e, weights = t.args[0], None
         if isinstance(e, multiply) and len(e.args) == 2:
@@ -218,7 +218,7 @@ def _classify(term: Any) -> tuple | None:
         if found is not None:
             return "l1", lam, found[0], found[1], weights
     if isinstance(t, cp_abs) and t.size == 1:
-        return "l1", lam, 1.0, t.args[0]
+        return "l1", lam, 1.0, t.args[0], None
     return None
 
 
@@ -255,7 +255,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             c = _classify(term)
             if c is None:
                 return None
-            found.append(c if len(c) == 5 else (*c, None))
+            found.append(c)
     names = [v.name() for v in problem.variables()]
     if not found or len(set(names)) != len(names):  # the copies are keyed by name
         return None
@@ -555,22 +555,27 @@ def _box_diameter(model: FitModel, names: tuple[str, ...]) -> float:
 
 def _box_diameter_solve(model: FitModel, names: tuple[str, ...]) -> float:
     vs = [model.x_copies[n] for n in names]
-    if sum(int(v.size) for v in vs) > 50 or not model.constraints:
+    size = sum(int(v.size) for v in vs)
+    if size > 50 or not model.constraints:
         return math.inf
+    # one parametrised program (compiled once: DPP), re-solved for +-e_j: min and max of x_j
+    c = cp.Parameter(size)
+    prob = cp.Problem(cp.Minimize(c @ cp.hstack([cp.vec(v, order="F") for v in vs])),
+                      list(model.constraints))
     total = 0.0
-    for v in vs:
-        for j in range(int(v.size)):
-            xj = cp.vec(v, order="F")[j]
+    try:
+        for j in range(size):
             ends = []
-            for sense in (cp.Minimize, cp.Maximize):
-                p = cp.Problem(sense(xj), list(model.constraints))
-                p.solve(solver=cp.CLARABEL)
-                if p.status != cp.OPTIMAL:
+            for sign in (1.0, -1.0):
+                c.value = sign * np.eye(size)[j]
+                prob.solve(solver=cp.CLARABEL)
+                if prob.status != cp.OPTIMAL:
                     return math.inf
-                ends.append(float(p.value))
+                ends.append(sign * float(prob.value))
             total += (ends[1] - ends[0] + 2e-8 * (1.0 + abs(ends[0]) + abs(ends[1]))) ** 2
-    for v in vs:
-        v.value = None
+    finally:
+        for v in model.x_copies.values():
+            v.value = None
     return math.sqrt(total)
 
 
