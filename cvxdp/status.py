@@ -18,11 +18,18 @@ import cvxpy as cp
 
 from cvxdp.solution import Certificate
 
-__all__ = ["DEFAULT_ACCURACY", "status_of"]
+__all__ = ["DEFAULT_ACCURACY", "DEFAULT_BETA", "status_of"]
 
 #: the accuracy a certificate must show for ``optimal_inaccurate`` when the user gives none:
 #: a relative gap (to ``max(1, |OPT|)``) and a violation of at most 1%
 DEFAULT_ACCURACY = 1e-2
+
+#: the probability with which a certificate may fail, when the user gives no ``beta=``: one
+#: value for every mechanism, so that two mechanisms' certificates (and ``auto``'s predictions
+#: of them) make the same promise.  1e-3: a pipeline that runs a thousand private solves
+#: expects at most about one certificate that does not hold (docs/certificates.md, "The
+#: certificate's probability").
+DEFAULT_BETA = 1e-3
 
 
 def status_of(certificate: Certificate | None, accuracy: float | None = None

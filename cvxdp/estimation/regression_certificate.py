@@ -40,15 +40,13 @@ import math
 import numpy as np
 
 from cvxdp.solution import Certificate
+from cvxdp.status import DEFAULT_BETA
 
-__all__ = ["ssp_certificate", "SSP_CERTIFICATE_BETA"]
-
-#: failure probability of the certificate's noise event
-SSP_CERTIFICATE_BETA = 1e-3
+__all__ = ["ssp_certificate"]
 
 
 def ssp_certificate(gram: np.ndarray, coef: np.ndarray, sigma: float,
-                    beta: float = SSP_CERTIFICATE_BETA, constrained: bool = False
+                    beta: float = DEFAULT_BETA, constrained: bool = False
                     ) -> Certificate:
     """Certificate of ``coef`` from the released noisy Gram matrix ``gram`` (module doc);
     ``constrained``: ``coef`` was fitted under public constraints (the sharper gap bound, which

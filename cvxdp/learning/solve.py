@@ -57,7 +57,7 @@ from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
 from cvxdp.specs import RowPrivacy
-from cvxdp.status import status_of
+from cvxdp.status import DEFAULT_BETA, status_of
 from cvxdp.structured import forget_solution, hold_private
 
 __all__ = ["solve_rows", "explain_rows", "row_spec", "MECHANISMS", "VALUE_SHARE"]
@@ -67,7 +67,6 @@ THEOREMS = {"objective": OBJPERT_REFERENCE, "output": OUTPUT_REFERENCE,
             "gradient": GRADIENT_REFERENCE}
 #: default share of the budget spent on releasing the objective value (problem.value)
 VALUE_SHARE = 0.05
-DEFAULT_BETA = 1e-3
 
 
 def row_spec(private: Any) -> RowPrivacy | None:

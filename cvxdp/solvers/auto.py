@@ -50,7 +50,6 @@ from cvxdp.solvers.perturbation import (
     NOISES,
 )
 from cvxdp.solvers.perturbation.certified import (
-    DEFAULT_BETA,
     prepare_perturbation,
     solve_perturbation,
 )
@@ -58,13 +57,13 @@ from cvxdp.solvers.perturbation.plan import segments
 from cvxdp.solvers.public_part import _exact_solver, simple_box
 from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
+from cvxdp.status import DEFAULT_BETA
 from cvxdp.transform import to_scp
 
 __all__ = ["solve_with_mechanism", "choose_mechanism", "check_mechanism", "MECHANISMS"]
 
 MECHANISMS = ("mwu", "perturbation", "auto")
 _PERTURBATION_OPTS = {"noise", "beta", "solver", "accuracy"}
-_DEFAULT_BETA = DEFAULT_BETA
 _MWU_DEFAULTS = {"accuracy": None, "verbose": False, "max_iterations": None,
                  "trace_bound": None, "target": None}
 #: options only the MWU (or the covering path) takes: given to "auto", they choose the MWU
@@ -156,7 +155,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
                 f"which takes {sorted(_PERTURBATION_OPTS)} with noise='gaussian'; got "
                 f"{sorted(bad) or 'noise=' + repr(noise)}.")
         sol = solve_quadform_perturbation(
-            problem, specs, budget, beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
+            problem, specs, budget, beta=float(opts.get("beta", DEFAULT_BETA)), rng=gen,
             reference=reference, solver=opts.get("solver"), accuracy=opts.get("accuracy"))
         if mechanism == "auto":
             sol.info["auto"] = {"rule": "private matrices only inside quad_form (not DPP): "
@@ -204,7 +203,7 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
                         f"mechanism='perturbation', which takes {sorted(_PERTURBATION_OPTS)}; "
                         "pass mechanism='mwu' (or 'auto', which then takes the MWU).")
     sol = solve_perturbation(problem, specs, budget, noise=noise,
-                             beta=float(opts.get("beta", _DEFAULT_BETA)), rng=gen,
+                             beta=float(opts.get("beta", DEFAULT_BETA)), rng=gen,
                              reference=reference, solver=opts.get("solver"),
                              accuracy=opts.get("accuracy"), setup=setup)
     if why is not None:
@@ -242,7 +241,7 @@ def _choose(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *, nois
                                         "one release of all of them (the MWU keeps the "
                                         "paper's separation of the settings)"}, None
     scp = to_scp(problem, private=specs)
-    beta = float(opts.get("beta", _DEFAULT_BETA))
+    beta = float(opts.get("beta", DEFAULT_BETA))
     try:
         setup = prepare_perturbation(scp, specs, budget, noise=noise, beta=beta)
     except (PrivacySpecError, BudgetError) as err:
@@ -334,7 +333,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
         run_budget = ZCDP(rho * 0.9 / 6)  # the private search's per-run share (mwu/solve.py)
     try:
         sch = plan_schedule(setting, form, sens, run_budget, accuracy=None,
-                            beta=float(opts.get("beta", 0.05)), schedule="auto",
+                            beta=float(opts.get("beta", DEFAULT_BETA)), schedule="auto",
                             max_iterations=int(opts.get("max_iterations") or 20000))
     except CvxdpError:  # the schedule's typed refusal: no bound to compare
         return None, float(form.R), False

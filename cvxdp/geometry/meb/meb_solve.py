@@ -57,6 +57,7 @@ from cvxdp.privacy.clipping import count_share as clip_count_share
 from cvxdp.privacy.neighbours import ReplaceOne
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import ValidationReport
+from cvxdp.status import DEFAULT_BETA
 
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
     from cvxdp.geometry.meb.meb import MinEnclosingBall
@@ -76,7 +77,7 @@ def solve_private_meb(
     rho: float | None = None, accuracy: float = 0.2, bounds: Any = None,
     rng: None | int | np.random.Generator = None, reference: bool = False,
     model: str = "central", schedule: str | MEBSchedule = "practical",
-    adaptive: bool | None = None, beta: float = 1e-3, r_min: float | None = None,
+    adaptive: bool | None = None, beta: float = DEFAULT_BETA, r_min: float | None = None,
     init_share: float = 0.25, count_clipped: bool | float = False, step: str | None = None,
 ) -> MEBPrivateSolution:
     """Differentially private minimum enclosing ball (bicriteria: radius and few uncovered).

@@ -39,7 +39,7 @@ from cvxdp.solvers.mwu.private_scp import (
 )
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
 from cvxdp.specs import as_spec_tuple
-from cvxdp.status import DEFAULT_ACCURACY, status_of
+from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 
@@ -154,7 +154,7 @@ def solve_mwu(
     max_iter = int(max_iterations) if max_iterations is not None else 2**62
     if max_iter < 1:
         raise PrivacyGuaranteeError("max_iterations must be >= 1.")
-    beta = float(opts.get("beta", 0.05))
+    beta = float(opts.get("beta", DEFAULT_BETA))
     if not 0 < beta < 1:
         raise PrivacyGuaranteeError(f"beta must be in (0, 1), got {beta!r}.")
 

@@ -40,14 +40,12 @@ from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
 from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
 from cvxdp.solvers.public_part import _infeasible, coordinate_box, public_feasibility
-from cvxdp.status import status_of
+from cvxdp.status import DEFAULT_BETA, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 
-__all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup", "DEFAULT_BETA"]
+__all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
 
-#: failure probability of the Gaussian / Laplace noise event (the certificate's)
-DEFAULT_BETA = 1e-3
 #: largest certified violation of the objective's epigraph rows (canonical units) read as the
 #: exact solver's feasibility tolerance (Clarabel at 1e-10, _solve_tight): below it the
 #: counterpart's objective bounds count for the user's objective
