@@ -260,10 +260,11 @@ Checkpoint = Callable[[int, int, np.ndarray, float], bool]
 
 def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
-              ) -> tuple[np.ndarray, np.ndarray, int, float]:
+              ) -> tuple[np.ndarray, np.ndarray, int, float, np.ndarray]:
     """Run up to ``iterations`` rounds with numpy; returns ``(sum_t x^t, chosen counts, rounds
-    run, AdaHedge's Delta)``.  After each block ``checkpoint(rounds so far, T, sum_t x^t,
-    Delta)`` may end the run."""
+    run, AdaHedge's Delta, y)``, ``y`` the cumulative loss in the exponent's coordinates (the
+    chosen rows and their noise, ``step / gram`` times the dual coordinates).  After each block
+    ``checkpoint(rounds so far, T, sum_t x^t, Delta)`` may end the run."""
     T = int(iterations)
     m = d.m
     normexp = numpy_normexp(d, algebra)
@@ -313,13 +314,13 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
         if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
-            return xsum, chosen, t0 + nb, float(state[0])
-    return xsum, chosen, T, float(state[0])
+            return xsum, chosen, t0 + nb, float(state[0]), y
+    return xsum, chosen, T, float(state[0]), y
 
 
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
-              ) -> tuple[np.ndarray, np.ndarray, int, float]:
+              ) -> tuple[np.ndarray, np.ndarray, int, float, np.ndarray]:
     """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
     block = compiled_block()
     T = int(iterations)
@@ -339,8 +340,8 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]
         if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
-            return xsum, chosen, t0 + nb, float(state[0])
-    return xsum, chosen, T, float(state[0])
+            return xsum, chosen, t0 + nb, float(state[0]), y
+    return xsum, chosen, T, float(state[0]), y
 
 
 def numba_available() -> bool:
@@ -377,13 +378,14 @@ def choose_backend(backend: str, d: LoopData, iterations: int) -> str:
 def run_loop(d: LoopData, iterations: int, rng: np.random.Generator, algebra: Any, *,
              backend: str = "auto", verbose: bool = False,
              checkpoint: Checkpoint | None = None
-             ) -> tuple[np.ndarray, np.ndarray, str, int, float]:
+             ) -> tuple[np.ndarray, np.ndarray, str, int, float, np.ndarray]:
     """Run the loop on the chosen backend: ``(sum_t x^t, chosen counts, backend used, rounds
-    run, AdaHedge's Delta)``; ``checkpoint`` (see :func:`run_numpy`) may end it early."""
+    run, AdaHedge's Delta, cumulative loss y)`` (see :func:`run_numpy`); ``checkpoint`` may end
+    it early."""
     used = choose_backend(backend, d, iterations)
     if used == "numba":
         out = run_numba(d, iterations, rng, verbose=verbose, checkpoint=checkpoint)
     else:
         out = run_numpy(d, iterations, rng, algebra, verbose=verbose, checkpoint=checkpoint)
-    xsum, chosen, done, delta = out
-    return xsum, chosen, used, done, delta
+    xsum, chosen, done, delta, y = out
+    return xsum, chosen, used, done, delta, y

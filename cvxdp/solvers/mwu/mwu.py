@@ -210,6 +210,9 @@ class MWUResult:
     chosen : ndarray of int
         How often each constraint was returned by the oracle.
     info : dict
+        ``backend``, ``step``, AdaHedge's ``delta`` and ``loss_sum``: ``sum_t (a_{p_t} +
+        z_t)`` in dual coordinates, the rows the oracle chose plus their noise (released; the
+        dual bound of :mod:`cvxdp.solvers.mwu.dual_bound` reads it).
     """
 
     x: np.ndarray
@@ -307,13 +310,13 @@ def scmwu(
                          scale=oracle.scale if isinstance(oracle, ExponentialOracle) else 1.0,
                          gumbel=isinstance(oracle, ExponentialOracle), noise=noise,
                          adaptive=adaptive)
-        xsum, chosen, used, done, delta = run_loop(d, int(iterations), rng, algebra,
+        xsum, chosen, used, done, delta, y = run_loop(d, int(iterations), rng, algebra,
                                                    backend=backend, verbose=verbose,
                                                    checkpoint=checkpoint)
         T = max(int(done), 1)
         return MWUResult(x=xsum / T, iterations=int(done), chosen=chosen,
                          info={"backend": used, "delta": delta if adaptive else None,
-                               "step": step})
+                               "step": step, "loss_sum": y * algebra.gram / step})
     if backend not in ("auto", "python"):
         raise ValueError(f"backend={backend!r} needs the oracles of cvxdp.solvers.mwu.oracles, "
                          "RowGaussianNoise (or no noise) and a BlockAlgebra; use 'python'.")
@@ -337,4 +340,4 @@ def scmwu(
         x = algebra.normalized_exp(Lg * inv_gram)
     T = max(int(iterations), 1)
     return MWUResult(x=xsum / T, iterations=int(iterations), chosen=chosen,
-                     info={"backend": "python"})
+                     info={"backend": "python", "loss_sum": Lg / step})

@@ -21,6 +21,7 @@ from cvxdp.errors import CvxdpError, PrivacyGuaranteeError
 from cvxdp.privacy.budgets import ZCDP
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.solvers import public_part
+from cvxdp.solvers.mwu.dual_bound import averaged_loss_lower, rhs_sensitivity
 from cvxdp.solvers.mwu.private_scp import _run, row_sensitivities, total_rho
 from cvxdp.status import DEFAULT_ACCURACY
 
@@ -102,7 +103,11 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
     # with the repaired point tested, a rejected test may be followed by a test of the
     # unrepaired average (what the posterior bound is about): two tests per checkpoint
     per = 2 if repaired is not None else 1
-    test_rho = rho * q / (S * C * per)
+    # with private right-hand sides, a rejected run may release y'h (its averaged loss's
+    # right-hand side, infeasibility.py) at one test's budget: S more tests' worth
+    rhs_release = S > 1 and bool(np.any(np.asarray(form.dh) > 0))
+    test_rho = rho * q / (S * (C * per + rhs_release))
+    z_rhs = math.sqrt(2 * math.log(2 * S / float(kw["beta"])))
     # every test's noise stays within z sigma together, with probability >= 1 - beta
     z = math.sqrt(2 * math.log(2 * max(S * C * per, 1) / float(kw["beta"])))
     best = None
@@ -112,6 +117,9 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
     # (level = the theorem's alpha) is below OPT on the runs' and tests' events
     optimum_lower = lo
     theorem_events = 0
+    # every run's averaged loss bounds the optimum from below (dual_bound.py): one event of
+    # probability beta shared by the S runs (their noise and right-hand-side releases)
+    loss_certified = False
     for s in range(S):
         tau = hi if s == 0 else 0.5 * (lo + hi)
         f = form.with_target(tau)
@@ -212,8 +220,14 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                 # theorem, on the runs' and tests' events): the target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
                 theorem_events += 1
+        if S > 1:
+            dual = _dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen)
+            if dual is not None and dual > optimum_lower:
+                optimum_lower = dual
+                loss_certified = True
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok,
-                     "certified_below": verdict == "certified", "rounds": res.iterations})
+                     "certified_below": verdict == "certified",
+                     "rounds": res.iterations})
     res, det = best
     det = dict(det)
     if bound is not None:
@@ -221,10 +235,11 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
         det["violation_bound"] = max(bound, 0.0)
         det["tested_after_repair"] = repaired is not None
     det["optimum_lower"] = optimum_lower  # canonical c'x (offset not included)
-    # The certificate's events: the tests' noise (one event: z covers every test) and the
-    # theorem of each run whose rejection raised the lower bound (a union bound); with one
-    # run, its theorem alone
-    det["search_events"] = 1 + theorem_events
+    # The certificate's events: the tests' noise (one event: z covers every test), the
+    # theorem of each run whose rejection raised the lower bound (a union bound; with one
+    # run, its theorem alone) and, when a run's averaged loss raised it, the averaged noise
+    # of all runs (one event)
+    det["search_events"] = 1 + theorem_events + loss_certified
     det.update(objective="private bisection" if S > 1 else
                "not optimised: budget too small for an informative search (pass target=)",
                search_runs=runs, search_steps=S,
@@ -232,6 +247,32 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                total_iterations=int(sum(r.get("rounds", det["T"]) for r in runs)),
                rho_per_run=rho * (1 - q) / S, rho_per_test=rho * q / S)
     return res, det
+
+
+def _dual_lower(f: Any, tau: float, res: Any, rhs_release: bool, test_rho: float,
+                z_rhs: float, S: int, kw: dict, acct: Any, gen: np.random.Generator
+                ) -> float | None:
+    """The run's lower bound on the optimum from its averaged loss
+    (:func:`~cvxdp.solvers.mwu.dual_bound.averaged_loss_lower`), its noise bound at ``beta /
+    (2 S)``; with private right-hand sides among the chosen rows, ``y'h`` is released first
+    (Gaussian, sensitivity ``sum_i y_i dh_i`` with ``y`` released, at one test's budget) and
+    bounded above on an event of ``beta / (2 S)``."""
+    if res.info.get("loss_sum") is None:
+        return None
+    upper = None
+    sens_h = rhs_sensitivity(f, res.chosen)
+    if sens_h > 0:
+        if not rhs_release:
+            return None
+        sig_h = sens_h / math.sqrt(2 * test_rho)
+        acct.spend(gaussian_record(
+            sigma=sig_h, sensitivity=sens_h, mechanism="gaussian",
+            note="right-hand side of a run's averaged loss (objective search)"))
+        y_h = float(res.chosen @ np.asarray(f.h, dtype=float)) / float(res.chosen.sum())
+        upper = y_h + gen.normal(0.0, sig_h) + z_rhs * sig_h
+    return averaged_loss_lower(f, tau, res.chosen, res.info["loss_sum"], res.iterations,
+                               res.info.get("row_noise"), float(kw["beta"]) / (2 * S),
+                               rhs_upper=upper)
 
 
 class _Checkpoints:

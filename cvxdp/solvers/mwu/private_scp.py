@@ -162,6 +162,7 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
                 rng=rng, loss_scale=sch.loss_scale,
                 noise=noise,
                 verbose=verbose, adaptive=sch.adaptive, checkpoint=checkpoint)
+    res.info["row_noise"] = noise  # the averaged-loss certificate bounds its average
     det = _details(setting_eff, sch, sens, form, budget, rho, beta)
     det["iteration_cap"] = cap
     det["rounds_run"] = res.iterations  # < T when a checkpoint ended the run (records: T)

@@ -303,9 +303,10 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
     the sub-optimality is at most the theorem's ``alpha`` w.p. ``1 - beta``.  Constraint and
     scalar privacy: the public objective at the released point, exactly; the optimum is at
     least the public lower bound of the search, raised to every target a test rejected while
-    its run met its theorem; the violation is at most the search's released test bound (or
-    the theorem's ``alpha``).  Those events hold together w.p. ``>= 1 - (1 + k) beta``, ``k``
-    the runs whose theorem raised the lower bound (the tests' noise is one event).
+    its run met its theorem and to every run's dual bound (:mod:`cvxdp.solvers.mwu.dual_bound`);
+    the violation is at most the search's released test bound (or the theorem's ``alpha``).
+    Those events hold together w.p. ``>= 1 - (1 + k + d) beta``, ``k`` the runs whose theorem
+    raised the lower bound, ``d`` one when a dual bound did (the tests' noise is one event).
     """
     if "objective" in settings:
         alpha = info.get("alpha_guaranteed")
@@ -330,8 +331,9 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
         optimum_lower=-math.inf if lower is None else float(lower) + scp.offset,
         violation_bound=math.inf if viol is None else float(viol),
         equality_violation_bound=None, probability=max(0.0, 1.0 - events * beta),
-        how="noisy-oracle MWU: its theorem's alpha or the search's released test bound, and "
-            "the targets its theorem-backed tests rejected")
+        how="noisy-oracle MWU: its theorem's alpha or the search's released test bound; the "
+            "optimum bounded by the targets its theorem-backed tests rejected and by its runs' "
+            "averaged losses (weak duality)")
 
 
 class ObjectiveNotOptimisedWarning(UserWarning):
