@@ -7,7 +7,9 @@ TRUE constraints both at most the requested ``accuracy``.  Otherwise the answer 
 ``user_limit`` and a reason that quotes the certified numbers.  (CVXPY reads ``user_limit`` as "a
 limit the user set was reached"; in cvxdp the limit is the privacy budget: the answer is the
 best the budget allows, and its certificate says how good it is.)  ``infeasible`` is reserved for
-a model whose PUBLIC part is infeasible, decided before any budget is spent.
+a model whose PUBLIC part is infeasible, decided before any budget is spent;
+``infeasible_inaccurate`` for one a certificate proves infeasible for the true data (with its
+probability: perturbation's loosened counterpart, a superset of the true feasible set, is empty).
 """
 
 from __future__ import annotations

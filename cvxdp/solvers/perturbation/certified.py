@@ -155,6 +155,22 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     }
     if noise_why is not None:
         info["noise_choice"] = noise_why
+    if x is None and loose.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        # the loosened counterpart contains the TRUE feasible set on the noise event: its
+        # being empty proves the model infeasible for the true data with that probability
+        # (post-processing of the release; the public part alone is feasible)
+        sure = "surely" if noise == "truncated" else f"with probability >= {probability:.4g}"
+        reason = ("the model is infeasible for the true private data, " + sure + ": the "
+                  "loosened counterpart, which contains the true feasible set on the noise "
+                  "event, is empty (docs/certificates.md); the constraints without private "
+                  "data are feasible. (Post-processing of the noisy release; the budget was "
+                  "spent.)")
+        info["status_reason"] = reason
+        value = -np.inf if isinstance(problem.objective, cp.Maximize) else np.inf
+        return PrivateSolution(status=cp.INFEASIBLE_INACCURATE, value=value, privacy=report,
+                               solve_time=time.perf_counter() - t0,
+                               primal={v.name(): None for v in problem.variables()},
+                               info=info, status_reason=reason)
     if x is None:
         # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
         # released; the public part is feasible, so the status is not "infeasible"
