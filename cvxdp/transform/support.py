@@ -32,6 +32,10 @@ _EXP_HINT = {
     "log": "maximise cp.geo_mean(...) instead of a sum of logs (same maximiser, SOC form)",
     "entr": "entropy has no symmetric-cone form; use a quadratic or linear surrogate",
     "log_sum_exp": "replace by cp.max(...) (an LP form) if an approximation is acceptable",
+    "logistic": "a loss summed over the rows of a data matrix (logistic regression) is a "
+                "learning model: make X and y cp.Parameters and pass cvxdp.RowPrivacy(X, y, "
+                "row_bound=..., label_bound=...), one person per row; the learning path "
+                "solves it, exponential cone included (docs/learning.md)",
 }
 
 

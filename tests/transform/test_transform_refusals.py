@@ -45,6 +45,16 @@ def test_log_det_suggests_john_ellipsoid_and_log_suggests_geo_mean():
         to_scp(prob)
 
 
+def test_logistic_loss_points_to_the_learning_path():
+    # a logistic regression written as CVXPY's examples write it, refused by the general path:
+    # the message names the path that solves it (RowPrivacy), not only a rewrite
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    w = cp.Variable(3)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(X @ w)) - np.ones(20) @ (X @ w)))
+    with pytest.raises(UnsupportedProblemError, match=r"logistic.*cvxdp\.RowPrivacy\(X, y"):
+        to_scp(prob)
+
+
 def test_power_cone_constraint_is_refused():
     y = cp.Variable(3)
     prob = cp.Problem(cp.Maximize(y[2]), [cp.constraints.PowCone3D(y[0], y[1], y[2], 0.3),
