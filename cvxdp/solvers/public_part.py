@@ -38,19 +38,21 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (e.g. ``"SCS"``)
     chooses CVXPY's solver; None: Clarabel, else CVXPY's default.
     """
-    box = _bound_rows(A, b, dims, ~np.asarray(row_private, dtype=bool))
+    keep = ~np.asarray(row_private, dtype=bool)
+    box = _bound_rows(A, b, dims, keep)
     if box is not None:  # bounds on single variables only: decided without a solver
         return cp.OPTIMAL if box[2] else cp.INFEASIBLE
-    x = cp.Variable(A.shape[1])
-    cons = canonical_constraints(x, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
-    if not cons:
+    prog = public_program(A, b, dims, keep)
+    if prog.A.shape[0] == 0:
         return cp.OPTIMAL
-    prob = cp.Problem(cp.Minimize(0), cons)
+    # the cone program itself, solved by the exact solver (no CVXPY compile of the rows)
     try:
-        _solve_accurately(prob, solver)
-    except cp.error.SolverError:  # undecided: let the private path run as before
+        res = solve_exact(prog, solver=solver)
+    except (cp.error.SolverError, ValueError):  # undecided: let the private path run
         return cp.SOLVER_ERROR
-    return str(prob.status)
+    if res.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        return cp.OPTIMAL
+    return str(res.status)
 
 
 def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
