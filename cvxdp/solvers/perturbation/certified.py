@@ -18,6 +18,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.constraints.nonpos import Inequality
 
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
@@ -28,6 +29,11 @@ from cvxdp.solvers.certificate import (
     reached_coordinates,
     unit_reach,
     violation_bounds,
+)
+from cvxdp.solvers.perturbation.constraint_fit import (
+    ConstraintFits,
+    constraint_violation_bound,
+    detect_constraint_fits,
 )
 from cvxdp.solvers.perturbation.entries import (
     objective_map,
@@ -67,6 +73,8 @@ class PerturbationSetup:
     noise_why: dict | None
     npl: Any
     fit: FitModel | None = None
+    #: private nonlinear constraints bounded in the user's terms (constraint_fit.py)
+    cfit: ConstraintFits | None = None
 
 
 def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, noise: str,
@@ -80,15 +88,24 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
     noise_why = None
     if noise == "auto":
         noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
-    fit = None
+    fit = cfit = None
     inverse = getattr(scp, "inverse", None)
     plain = not entries.tensor_ids or all(
         t == p.id for p, t in zip(entries.params, entries.tensor_ids, strict=True))
     problem = getattr(inverse, "problem", None)
     if plain and problem is not None:
         fit = detect_fit_terms(problem, tuple(entries.params))
+        cfit = detect_constraint_fits(problem, tuple(entries.params))
+    elif problem is not None:
+        # private data reshaped into a tensor: the user's-terms bound is not built, so a
+        # private nonlinear inequality counts as unbounded (fail closed)
+        ids = {p.id for p in entries.params}
+        odd = tuple(str(c)[:80] for c in problem.constraints
+                    if isinstance(c, Inequality) and not c.expr.is_affine()
+                    and ids & {q.id for q in c.parameters()})
+        cfit = ConstraintFits((), odd) if odd else None
     return PerturbationSetup(entries, plan, E_c, noise, noise_why,
-                             noise_plan(budget, noise, entries, plan, beta), fit)
+                             noise_plan(budget, noise, entries, plan, beta), fit, cfit)
 
 
 def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
@@ -204,6 +221,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
              "counterpart's optimum, on the noise event of " +
              ("the truncated noise (surely)" if noise == "truncated"
               else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
+    if setup.cfit is not None:
+        cert = _user_terms_violation(problem, scp, setup, x, out, cert)
     primal = None
     if fitted is not None:
         # two post-processings of the same release, each certified: the better-certified
@@ -324,6 +343,31 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     cert, primal = certify(x)
     return {"x": x, "primal": primal, "cert": cert, "value": h, "certify": certify,
             "terms": [t.kind for t in setup.fit.terms]}
+
+
+def _user_terms_violation(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
+                          x: np.ndarray, out: dict, cert: Certificate) -> Certificate:
+    """``cert`` with its violation bound raised to the user's-terms bound of the private
+    nonlinear constraints (:mod:`cvxdp.solvers.perturbation.constraint_fit`), on one more
+    noise event (``beta``; none under truncated noise, whose bounds are the Gaussian ones of
+    a more concentrated law)."""
+    npl, entries = setup.npl, setup.entries
+    beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
+    noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params) \
+        if not setup.cfit.unbounded else ()
+    family = "laplace" if setup.noise == "laplace" else "gaussian"
+    user = constraint_violation_bound(setup.cfit, released_values(problem, scp, x), noisy_y,
+                                      entries.delta * npl.sigma_unit, beta, family)
+    note = ("; the violation of " + ", ".join(setup.cfit.unbounded) + " in the user's terms "
+            "is not bounded" if setup.cfit.unbounded else
+            "; private nonlinear constraints bounded in the user's terms (their value with "
+            "the released data plus the noise's Lipschitz share)")
+    return Certificate.from_bounds(
+        objective_upper=cert.objective_upper, optimum_lower=cert.optimum_lower,
+        violation_bound=max(cert.violation_bound, user),
+        equality_violation_bound=cert.equality_violation_bound,
+        probability=cert.probability - (0.0 if setup.noise == "truncated" else beta),
+        how=cert.how + note)
 
 
 def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.ndarray,
