@@ -129,7 +129,8 @@ def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 
 def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
-                       rng: np.random.Generator, *, keep_history: bool = False) -> Any:
+                       rng: np.random.Generator, *, keep_history: bool = False,
+                       average_from: int | None = None) -> Any:
     """Alg. 3 with the private oracle on a covering program, in trace-normalised units.
 
     ``data`` is ``(m, r, r)`` PSD matrices with ``||A_i|| <= 1`` (SDP) or ``(m, n)`` entries in
@@ -177,28 +178,38 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
             return np.concatenate([(g * cov - 1.0) / (2 * w) + 0.5, np.ones(nd)])
 
     return scp_dense_mwu(oracle, losses, m + nd, s=sched.s, T=sched.T, eta=sched.eta, rng=rng,
-                         keep_history=keep_history)
+                         keep_history=keep_history, average_from=average_from)
 
 
 def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Generator,
                   accountant: Any) -> float:
     """Private trace: grid point ``c`` with ``#{i : c cov_i < 1}`` close to the target ``k``.
 
-    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k | - tilt_j`` (sensitivity 1
-    under add/remove of one constraint; ``tilt_j`` is public and linear in the grid index so that
-    ``exp(eps tilt / 2)`` falls by ``e^SCALE_TILT`` over the grid), spent from ``accountant``.
+    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k | - w log(c / lo)``
+    (sensitivity 1 under add/remove of one constraint; the tilt ``w log(c/lo)`` is public) over
+    the public geometric grid (relative spacing ``SCALE_RESOLUTION``), spent from
+    ``accountant``.  The target is ``k = ceil(s) - 1``, the rows the certificate may leave out
+    (all rows at ``s = 1``).  The tilt's slope is ``w = max(1 / (2 log(hi/lo)), 2 SCALE_TILT /
+    (eps_scale log(L/lo)))`` with ``L`` the public OPT level: at a small budget the second term
+    keeps ``exp(eps tilt/2)`` falling by ``e^SCALE_TILT`` over ``[lo, L]`` (without it the flat
+    plateau ``N(c) = 0`` above the largest need draws most of the mass); at a large budget the
+    first keeps the whole tilt below half a row, so that the score's maximiser is the cheapest
+    ``c`` leaving at most ``k`` rows short, and the mechanism concentrates on it as epsilon
+    grows (the tilt's share of the score no longer vanishes with ``1/epsilon``).
 
     References
     ----------
     McSherry & Talwar 2007; digest 002 G1 (private search for OPT).
     """
     grid = np.asarray(sched.grid)
-    need = np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf)
-    short = (need[None, :] > grid[:, None] * (1 + 1e-12)).sum(axis=1)
-    # data-independent tilt: among traces with similar counts prefer the cheaper one (without
-    # it the flat plateau N(c) = 0 above the largest need draws most of the mass)
-    tilt = (2.0 * SCALE_TILT / (sched.eps_scale * (grid.size - 1))) * np.arange(grid.size)
-    scores = -np.abs(short - sched.target) - tilt
+    need = np.sort(np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf))
+    # rows with need_i > c (1 + 1e-12): short at trace c
+    short = need.size - np.searchsorted(need, grid * (1 + 1e-12), side="right")
+    span = math.log(grid[-1] / grid[0])
+    ref = math.log(max(sched.level, grid[0] * (1 + 1e-9)) / grid[0])
+    w = max(1.0 / (2.0 * span), 2.0 * SCALE_TILT / (sched.eps_scale * min(ref, span)))
+    tilt = w * np.log(grid / grid[0])
+    scores = -np.abs(short - (math.ceil(sched.s) - 1)) - tilt
     j, _ = exponential_mechanism(scores, epsilon=sched.eps_scale, sensitivity=1.0, rng=rng,
                                  accountant=accountant)
     return float(grid[j])
@@ -229,7 +240,10 @@ def theorem_alpha(sched: CoveringSchedule, m_bound: int) -> dict[str, float]:
     else:
         a_o = min(1.0, math.log(sched.dim / b_round) / kappa)
     N = m_bound + sched.n_dummy
-    regret = eta + math.log(N) / (eta * T)
+    # Lemma B.3 (additive, eta <= 1/2) and the multiplicative Hedge bound for any eta > 0
+    # (Freund & Schapire 1997, Thm 2, with L_p <= T): the smaller one holds
+    mult = (eta / -math.expm1(-eta) - 1.0) + math.log(N) / (-math.expm1(-eta) * T)
+    regret = min(eta + math.log(N) / (eta * T), mult) if eta <= 0.5 else mult
     factor = 1.0 if sched.opt_level is None else 2 * sched.width / sched.opt_level
     out = {"alpha_oracle_rel": a_o, "alpha_regret_rel": regret * factor,
            "alpha_rel": a_o + regret * factor}

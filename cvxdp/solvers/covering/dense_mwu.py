@@ -74,6 +74,9 @@ def bregman_project_log(log_weights: Any, s: float) -> np.ndarray:
     if np.any(np.isnan(lw)) or np.any(lw == np.inf):
         raise ValueError("log_weights contain NaN or +inf.")
     finite = np.isfinite(lw)
+    if s == 1.0 and finite.any():  # the cap 1/s = 1 never binds: the plain softmax
+        p = np.exp(lw - lw.max())
+        return p / p.sum()
     if finite.sum() < s:
         raise ValueError(
             f"the 1/s-dense distributions need at least s={s:g} actions of positive weight, "
@@ -168,11 +171,15 @@ class DenseMWUResult:
         The oracle outputs ``x^t`` (released quantities).
     distributions : list of ndarray
         The played distributions ``y^t`` (private: for tests only, never reported).
+    y_average : ndarray or None
+        The mean of the played distributions over rounds ``t >= average_from`` (private: only
+        noisy statistics of it may be released).
     """
 
     average: np.ndarray
     iterates: list[Any] = field(default_factory=list)
     distributions: list[np.ndarray] = field(default_factory=list)
+    y_average: np.ndarray | None = None
 
 
 def scp_dense_mwu(
@@ -185,6 +192,7 @@ def scp_dense_mwu(
     eta: float,
     rng: np.random.Generator,
     keep_history: bool = False,
+    average_from: int | None = None,
 ) -> DenseMWUResult:
     """Algorithm 3 (SCPDenseMWU): dense MWU over constraints with an (private) oracle.
 
@@ -203,6 +211,9 @@ def scp_dense_mwu(
     rng : numpy Generator passed to the oracle.
     keep_history : bool
         Keep the played distributions (for tests of Lemma B.6).
+    average_from : int, optional
+        Also average the played distributions over rounds ``average_from .. T-1``
+        (``y_average``; the dual of the certificate).
 
     Returns
     -------
@@ -215,8 +226,11 @@ def scp_dense_mwu(
     mwu = DenseMWU(m, s, eta)
     total = None
     out = DenseMWUResult(average=np.zeros(0))
-    for _ in range(int(T)):
+    y_sum = None
+    for t in range(int(T)):
         y = mwu.distribution()
+        if average_from is not None and t >= average_from:
+            y_sum = y.copy() if y_sum is None else y_sum + y
         x = oracle(y, rng)
         total = np.array(x, dtype=float) if total is None else total + x
         mwu.update(losses(x))
@@ -224,4 +238,6 @@ def scp_dense_mwu(
             out.iterates.append(x)
             out.distributions.append(y)
     out.average = total / int(T)
+    if y_sum is not None:
+        out.y_average = y_sum / (int(T) - int(average_from))
     return out
