@@ -121,8 +121,8 @@ def covering_coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
-    if kind == "sdp":
-        return np.einsum("mij,ij->m", data, P)
+    if kind == "sdp":  # <A_i, P> as one matrix-vector product over the flattened rows
+        return data.reshape(data.shape[0], -1) @ P.ravel()
     if kind == "soc":  # spin factor: <a, x> = tr(a o x) = 2 a'x
         return 2.0 * (data @ P)
     return data @ P
@@ -144,6 +144,8 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
     m = data.shape[0]
     nd = sched.n_dummy
     kappa = sched.kappa
+    flat = data.reshape(m, -1)  # SDP rows as vectors: sum_i y_i A_i and <A_i, P> by matmul
+    dummies = np.ones(nd)
     net = None
     if kind == "sdp" and sched.oracle == "net":
         net, _ = sphere_net(data.shape[1], 4096 if data.shape[1] == 3 else 720)
@@ -151,7 +153,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
     def oracle(y: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         yr = y[:m]  # dummy actions carry no matrix
         if kind == "sdp":
-            M = np.tensordot(yr, data, axes=1)
+            M = (yr @ flat).reshape(data.shape[1:])
             if net is not None:
                 v = net_exponential_sample(M, kappa, net, rng=gen)
             else:
@@ -169,7 +171,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
 
     if sched.opt_level is None:
         def losses(P: np.ndarray) -> np.ndarray:
-            return np.concatenate([np.clip(_coverage(kind, data, P), 0.0, 1.0), np.ones(nd)])
+            return np.concatenate([np.clip(_coverage(kind, data, P), 0.0, 1.0), dummies])
     else:
         g, w = sched.opt_level, sched.width
 

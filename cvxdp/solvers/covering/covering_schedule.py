@@ -10,7 +10,7 @@ Song, Xue & Zhang (2025), Alg. 3, Lemma B.5, Thm B.7, Lemma B.9, Thm B.10.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -103,7 +103,7 @@ class CoveringSchedule:
         return self.eps_count + self.eps_dual
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}  # no deep copy of the grid
         d["eps_cert"] = self.eps_cert
         d["grid"] = (self.grid[0], self.grid[-1], len(self.grid)) if self.grid else ()
         return d
