@@ -39,10 +39,6 @@ from cvxdp.privacy.clipping import noisy_count
 from cvxdp.privacy.mechanisms import exponential_float_delta, exponential_record
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
-from cvxdp.solvers.covering.covering_certificate import (
-    covering_certificate,
-    release_certificate_statistics,
-)
 from cvxdp.solvers.covering.covering_domain import DOMAIN_NOTE, check_shape, project_rows
 from cvxdp.solvers.covering.covering_instances import (  # noqa: F401  (re-exported)
     random_covering_lp,
@@ -51,9 +47,11 @@ from cvxdp.solvers.covering.covering_instances import (  # noqa: F401  (re-expor
 )
 from cvxdp.solvers.covering.covering_private import (
     COUNT_NOTE,
+    covering_certificate,
     covering_coverage,
     plan_schedule,
     private_scale,
+    release_certificate_statistics,
     run_dense_covering,
     shrink_towards_identity,
     shrink_weight,
