@@ -11,6 +11,10 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import ApproxDP
+from cvxdp.solvers.covering.covering_private import plan_schedule, private_scale
+from cvxdp.solvers.covering.covering_schedule import SCALE_RESOLUTION
 
 
 def _covering_lp(seed):
@@ -72,3 +76,19 @@ def test_within_one_percent_at_epsilon_1e6(build):
     cert = sol.certificate
     assert math.isfinite(cert.relative_gap_bound) and math.isfinite(cert.violation_bound)
     assert cert.excluded_rows == 0
+
+
+def test_private_trace_concentrates_on_the_cheapest_trace_meeting_the_target():
+    # the score's maximiser is the smallest grid trace leaving at most ceil(s) - 1 rows short;
+    # the old tilt (8/eps in total) let the plateau above the largest need keep most of the mass
+    rng = np.random.default_rng(5)
+    cov = rng.uniform(0.02, 0.2, 300)       # needs 5 .. 50, beyond the old grid's 2n = 12
+    need = np.sort(1.0 / cov)[::-1]
+    for s, k in ((None, 0), (5, 4)):
+        sched = plan_schedule(ApproxDP(1e6, 1e-6), kind="lp", dim=6, s=s)
+        assert math.ceil(sched.s) - 1 == k
+        for seed in range(5):
+            acct = PrivacyAccountant(ApproxDP(1e6, 1e-6))
+            c = private_scale(cov, sched, np.random.default_rng(seed), acct)
+            # covers all but k rows, within two grid steps of the cheapest such trace
+            assert need[k] <= c * (1 + 1e-12) <= need[k] * (1 + 2 * SCALE_RESOLUTION)
