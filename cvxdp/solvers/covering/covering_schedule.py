@@ -129,18 +129,31 @@ def plan_schedule(
 ) -> CoveringSchedule:
     """Choose the public parameters from the budget and public sizes only (never from data).
 
-    Practical schedule (default): per-round ``eps' = sqrt(8 rho_mwu / T)`` (zCDP of the
-    exponential mechanism; ``eps_mwu / T`` for pure DP), sensitivity ``OPT/s``, ``eta = 1/2``.
-    The oracle concentration ``kappa = eps' s / 2`` is aimed at ``kappa* = 2 r`` (SDP: sphere
-    error about ``(r-1)/(2 kappa) ~ 1/4``) or ``4 log(2n)`` (LP).  Without ``s``: ``T = T_min``
-    (``max(8, r)`` for the SDP -- few rounds keep ``eps'`` large, measured best in
-    ``benchmarks/bench_covering.py`` -- and ``max(20, 2n)`` for the LP, whose answer needs many
-    columns) and ``s`` is the smallest value reaching ``kappa*``.  With ``s`` given: the largest
-    ``T`` keeping ``kappa >= 2 kappa*``, within ``[T_min, 10 T_min]`` (more rounds average more
-    rank-one candidates once each is accurate).
+    Practical schedule (default): per-round ``eps'`` the larger of ``sqrt(8 rho_mwu / T)``
+    (zCDP of the exponential mechanism, converted once by CKS) and ``eps_mwu / T`` (basic
+    composition of the pure rounds, the better one at a large epsilon, where ``rho`` grows only
+    like ``epsilon``); sensitivity ``OPT/s``, ``eta = 1/2``.  The oracle concentration
+    ``kappa = eps' s / 2`` is aimed at ``kappa* = 2 r`` (SDP: sphere error about
+    ``(r-1)/(2 kappa) ~ 1/4``) or ``4 log(2n)`` (LP).  Without ``s`` and ``T`` the budget buys
+    rounds: ``T`` minimises :func:`rounds_bound` (the multiplicative Hedge regret plus the
+    exponential mechanism's expected shortfall, at ``s = 1``) over the ``T`` whose oracle still
+    reaches ``kappa*``, between ``T_min`` (``max(8, r)`` SDP, ``max(20, 2n)`` LP) and the time
+    limit ``T_BUDGET_MAX``, with ``eta = ETA_BUDGET`` when ``T > T_min``; ``s`` is then the
+    smallest value reaching ``kappa*``.  With ``s`` given: the largest ``T`` keeping
+    ``kappa >= 2 kappa*``, within ``[T_min, 10 T_min]``.  ``CERT_FRACTION`` of the budget goes
+    to the certificate's statistics when their noise can meet the default accuracy
+    (:func:`cert_informative`), else none.  The private trace's grid is geometric with spacing
+    ``SCALE_RESOLUTION`` up to ``SCALE_RANGE x 2 dim`` (or the user's ``opt_bounds``).
     Paper schedule: ``T = ceil(36 rho_w^2 log(m_max) / alpha^2)``, ``eta = sqrt(log(m_max)/T)``,
     ``eps' = eps/sqrt(8 T log(1/delta))``, sensitivity ``3 OPT/s``, width
     ``rho_w = max(1, 3 OPT - 1)`` (Alg. 3, Thm B.7, Lemma B.9, digest G3/G9).
+
+    References
+    ----------
+    Song, Xue & Zhang (2025), Alg. 3, Lemma B.3, Thm B.7, Lemma B.9; Freund & Schapire (1997),
+    Thm 2 (Hedge for any eta > 0); Herbster & Warmuth (2001) (KL projections keep the bound);
+    Dwork & Roth (2014), Thm 3.16 (basic composition); Cesar & Rogers (2021) and Canonne,
+    Kamath & Steinke (2020) (zCDP of the exponential mechanism, conversion).
 
     Raises
     ------
