@@ -67,3 +67,19 @@ def test_costs_below_one_are_rescaled_not_clipped():
     assert np.max(con.violation()) <= 0.05
     assert sol.validation.reference_value == pytest.approx(ref.value, rel=1e-5)
     assert sol.value == pytest.approx(prob.objective.value, rel=1e-6)
+
+
+@pytest.mark.parametrize("eps", [30.0, 100.0])
+def test_basic_composition_never_weakens_the_reported_guarantee(eps):
+    # reproducer: choosing basic composition by the rounds' epsilon alone gave the covering SDP
+    # at epsilon 100 a float-sampler delta of 0.86 (the private trace's exponential mechanism at
+    # eps_scale = 25 over a 7,000-point grid); zCDP keeps it inside the target delta
+    rng = np.random.default_rng(0)
+    mats = []
+    for _ in range(60):
+        v = rng.standard_normal((3, 2))
+        M = v @ v.T
+        mats.append(M / np.linalg.eigvalsh(M)[-1])
+    sol = cvxdp.covering_sdp(np.stack(mats)).solve_private(epsilon=eps, delta=1e-6, rng=0)
+    assert sol.privacy.guarantee == "dp"
+    assert sol.privacy.epsilon <= eps * (1 + 1e-9) and sol.privacy.delta <= 1e-6
