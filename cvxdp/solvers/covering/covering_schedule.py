@@ -19,6 +19,7 @@ from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
+from cvxdp.privacy.mechanisms import exponential_float_delta
 from cvxdp.status import DEFAULT_ACCURACY
 
 __all__ = ["CoveringSchedule", "plan_schedule", "kappa_target", "split_count_budget",
@@ -178,6 +179,19 @@ def plan_schedule(
     eps_count = eps_dual = 0.0
     composition = "zcdp" if rho_tot is not None else "basic"
     level_pub = hi if opt_bounds is not None else 2.0 * dim  # public OPT level (rounds, tilt)
+    fine_hi = hi if opt_bounds is not None else SCALE_RANGE * hi
+    fine_size = max(SCALE_GRID,
+                    math.ceil(math.log(fine_hi / lo) / math.log1p(SCALE_RESOLUTION)) + 1)
+    fd_keep = (budget.delta * FLOAT_DELTA_SHARE
+               if isinstance(budget, ApproxDP) and budget.delta > 0 else 0.0)
+
+    def _grid(eps_s: float) -> tuple[int, float]:
+        # the fine, wide grid only where it cannot weaken the reported guarantee: its float
+        # sampler's delta fits in the share kept for it, or the coarse grid's is vacuous too
+        if (exponential_float_delta(candidates=fine_size, epsilon=eps_s) <= fd_keep
+                or exponential_float_delta(candidates=SCALE_GRID, epsilon=eps_s) >= 1.0):
+            return fine_size, fine_hi
+        return SCALE_GRID, hi
     if schedule == "practical":
         if accuracy is not None:
             raise PrivacySpecError(
@@ -192,6 +206,15 @@ def plan_schedule(
         T_in, s_in, eta_in = T, s, eta
         eps_tot = (budget.epsilon * (1 - 1e-10)
                    if isinstance(budget, (ApproxDP, PureDP)) else None)
+
+        def _float_delta(eps_r: float, eps_s: float, t: float) -> float:
+            # the float samplers' delta ((1 + e^eps) x their total variation,
+            # exponential_float_delta): the LP's Gumbel rounds and the trace's grid
+            fd = t * exponential_float_delta(candidates=dim, epsilon=eps_r) if kind == "lp" \
+                else 0.0
+            if scale:
+                fd += exponential_float_delta(candidates=_grid(eps_s)[0], epsilon=eps_s)
+            return min(fd, 1.0)
         # the certificate's statistics get CERT_FRACTION of the budget when their noise alone
         # leaves room for the default accuracy (cert_informative); otherwise nothing is spent on
         # them and the rounds keep the whole share
@@ -205,8 +228,16 @@ def plan_schedule(
             def per_round(t: float, share: float = share) -> tuple[float, str]:
                 e_tot = eps_tot
                 best = (e_tot * share / t, "basic") if e_tot is not None else (0.0, "basic")
-                if rho_tot is not None and math.sqrt(8 * rho_tot * share / t) > best[0]:
-                    best = (math.sqrt(8 * rho_tot * share / t), "zcdp")
+                if rho_tot is not None:
+                    e_z = math.sqrt(8 * rho_tot * share / t)
+                    e_zs = math.sqrt(8 * rho_tot * SCALE_FRACTION)
+                    # zCDP when its rounds are more accurate, or when basic's float samplers
+                    # would add more delta than zCDP's (beyond the share kept for them): basic
+                    # never weakens the reported guarantee
+                    if e_tot is None or e_z > best[0] or _float_delta(
+                            best[0], e_tot * SCALE_FRACTION, t) > max(
+                            _float_delta(e_z, e_zs, t), fd_keep):
+                        best = (e_z, "zcdp")
                 return best
 
             if rho_tot is None:
@@ -295,9 +326,7 @@ def plan_schedule(
         raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
     sensitivity = sens_factor / s  # in units of OPT
     kappa = eps_round / (2 * sensitivity)
-    grid_hi = hi if opt_bounds is not None else SCALE_RANGE * hi
-    size = max(SCALE_GRID, math.ceil(math.log(grid_hi / lo) / math.log1p(SCALE_RESOLUTION)) + 1)
-    grid = tuple(np.geomspace(lo, grid_hi, size)) if scale else ()
+    grid = tuple(np.geomspace(lo, _grid(eps_scale)[1], _grid(eps_scale)[0])) if scale else ()
     return CoveringSchedule(
         kind=kind, dim=int(dim), schedule=schedule, s=s, T=int(T), eta=float(eta),
         eps_round=float(eps_round), kappa=float(kappa), sensitivity=sensitivity,
