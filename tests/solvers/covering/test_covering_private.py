@@ -17,7 +17,11 @@ from cvxdp.errors import (
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx, zcdp_to_epsilon
 from cvxdp.solvers.covering.covering import random_covering_lp, random_covering_sdp
-from cvxdp.solvers.covering.covering_private import plan_schedule, run_dense_covering
+from cvxdp.solvers.covering.covering_private import (
+    algebra_lambda_max,
+    plan_schedule,
+    run_dense_covering,
+)
 from cvxdp.solvers.covering.dense_mwu import bregman_project_log
 
 
@@ -189,6 +193,39 @@ def test_score_sensitivity_on_neighbouring_constraint_sets(extra_kind):
         worst = max(worst, np.abs(np.linalg.eigvalsh(D)).max())
     assert worst <= 1 / sched.s + 1e-12
     assert worst > 0.05 / sched.s  # the check is not vacuous
+
+
+@pytest.mark.parametrize("kind,s", [("sdp", 7.0), ("sdp", 1.0), ("lp", 1.0), ("lp", 4.0)])
+def test_certificate_dual_pair_sensitivity_on_neighbouring_constraint_sets(kind, s):
+    """Seeded check of the certificate's proof: given the same released iterates, the mean
+    played distribution's row mass moves within [0, 1/s] and lambda_max(sum y_i A_i) within
+    [-1/s, 1/s] when one row is added (an aligned, a zero and a random row)."""
+    rng = np.random.default_rng(11)
+    if kind == "sdp":
+        data = random_covering_sdp(40, 3, rng=rng)
+    else:
+        data = random_covering_lp(40, 5, rng=rng)
+    sched = plan_schedule(ApproxDP(50.0, 1e-6), kind=kind, dim=data.shape[1], s=s, T=30)
+    res = run_dense_covering(kind, data, sched, rng, keep_history=True, average_from=15)
+    y_half = np.mean(res.distributions[15:], axis=0)
+    np.testing.assert_allclose(res.y_average, y_half, atol=1e-12)  # the suffix mean
+    if kind == "sdp":
+        top = np.linalg.eigh(np.tensordot(y_half[:40], data, axes=1))[1][:, -1]
+        extras = [np.outer(top, top), np.zeros((3, 3)), random_covering_sdp(1, 3, rng=9)[0]]
+    else:
+        extras = [np.eye(5)[int(np.argmax(y_half[:40] @ data))], np.zeros(5),
+                  random_covering_lp(1, 5, rng=9)[0]]
+    worst = 0.0
+    for extra in extras:
+        ys, ys2 = _replay_projections(kind, data, extra, sched, res.iterates)
+        y, y2 = np.mean(ys[15:], axis=0), np.mean(ys2[15:], axis=0)
+        full = np.concatenate([data, extra[None]])
+        d_mu = y2[:41].sum() - y[:40].sum()
+        d_lam = algebra_lambda_max(kind, full, y2[:41]) - algebra_lambda_max(kind, data, y[:40])
+        assert -1e-12 <= d_mu <= 1 / s + 1e-12
+        assert abs(d_lam) <= 1 / s + 1e-12
+        worst = max(worst, abs(d_lam), d_mu)
+    assert worst > 0.01 / s  # the check is not vacuous
 
 
 def test_bad_inputs_rejected():
