@@ -74,6 +74,17 @@ def acg_parameter(a: np.ndarray) -> float:
         return float(q)
     if q == 1:
         return 1.0
+    # Newton from b = 1: f is convex and decreasing with f(1) >= 0 (min a = 0), so the iterates
+    # rise monotonically to the root; brentq only if that has not converged.  (Any b in (0, q]
+    # keeps the sampler exact, the root only maximises its acceptance rate.)
+    twoa = [2.0 * float(x) for x in a]
+    b = 1.0
+    for _ in range(60):
+        inv = [1.0 / (b + t) for t in twoa]
+        g = sum(inv) - 1.0
+        if g <= 1e-15:
+            return float(min(max(b, 1.0), float(q)))
+        b += g / sum(v * v for v in inv)
     return float(optimize.brentq(f, 1.0, float(q), xtol=1e-14, rtol=1e-14))
 
 
@@ -131,9 +142,10 @@ def sample_bingham(M: Any, kappa: float, *, size: int | None = None,
     for _ in range(max_rounds):
         batch = max(8, 2 * (n - filled))
         y = gen.standard_normal((batch, r)) / np.sqrt(omega)
-        x = y / np.linalg.norm(y, axis=1, keepdims=True)
-        xax = (x**2) @ a
-        xox = (x**2) @ omega
+        x = y / np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
+        x2 = x * x
+        xax = x2 @ a
+        xox = x2 @ omega
         log_acc = -xax + (r / 2.0) * np.log(xox) - log_mstar
         keep = x[np.log(gen.uniform(size=batch)) < log_acc]
         take = min(keep.shape[0], n - filled)

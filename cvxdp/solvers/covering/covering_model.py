@@ -33,6 +33,7 @@ Song, Xue & Zhang (2025): Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import cvxpy as cp
@@ -41,8 +42,10 @@ from cvxpy.constraints import PSD, Inequality, NonNeg, NonPos
 
 from cvxdp.arguments import check_options, option_names
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.solution import Certificate
 from cvxdp.solvers.covering.covering import CoveringLP, CoveringSDP, CoveringSolution
 from cvxdp.specs import ConstraintSetPrivacy
+from cvxdp.status import status_of
 from cvxdp.transform.sensitivity import check_constraint_set_placement
 
 __all__ = ["solve_covering_private", "extract_covering"]
@@ -291,4 +294,18 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
             objective_gap=None if gap is None else gap / info["scale"])
     sol.primal = {info["var"].name(): point}
     sol.info = {**sol.info, "normalised_problem": info["kind"]}
+    cert = sol.certificate
+    if cert is not None and math.isfinite(cert.objective_upper):
+        # the objective bounds in the user's units (public scale and constant); the rows keep
+        # their normalisation a_i(x) / b_i >= 1, so the violation is relative to b_i
+        def user(v: float) -> float:
+            return v / info["scale"] + info["offset"] if math.isfinite(v) else v
+
+        sol.certificate = Certificate.from_bounds(
+            objective_upper=user(cert.objective_upper), optimum_lower=user(cert.optimum_lower),
+            violation_bound=cert.violation_bound,
+            equality_violation_bound=cert.equality_violation_bound,
+            probability=cert.probability, how=cert.how, excluded_rows=cert.excluded_rows)
+        sol.status, sol.status_reason = status_of(sol.certificate, kwargs.get("accuracy"))
+        sol.info = {**sol.info, "status_reason": sol.status_reason}
     return sol

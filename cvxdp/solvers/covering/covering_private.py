@@ -34,6 +34,10 @@ Privacy argument (neighbours add or remove one whole constraint; Song et al. 202
    (the loss of Alg. 3 is a positive affine function of ``cov_i`` with the same slope for all i),
    so one run serves every OPT.  With ``opt=`` (public) the scaling step is skipped.
 
+6. The certificate (:func:`release_certificate_statistics`, :func:`covering_certificate`):
+   two noisy statistics of the released point, see :func:`covering_certificate` and
+   docs/covering.md, "Status and certificate".
+
 References
 ----------
 Song, Xue & Zhang (2025): Alg. 3, Lemma B.5, Lemma B.6, Thm B.7, Lemma B.9,
@@ -48,7 +52,9 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
+from cvxdp.privacy.laplace import laplace_record
 from cvxdp.privacy.mechanisms import exponential_mechanism, gumbel_argmax
+from cvxdp.solution import Certificate
 from cvxdp.solvers.covering.bingham import (
     net_exponential_sample,
     sample_bingham,
@@ -71,7 +77,8 @@ from cvxdp.solvers.covering.dense_mwu import scp_dense_mwu
 
 __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_scale",
            "theorem_alpha", "shrink_weight", "shrink_towards_identity", "split_count_budget",
-           "covering_coverage", "COUNT_NOTE",
+           "covering_coverage", "COUNT_NOTE", "VIOLATION_TOL", "CERTIFICATE_BOUND",
+           "algebra_lambda_max", "release_certificate_statistics", "covering_certificate",
            # re-exported from covering_schedule (the public schedule)
            "kappa_target", "SCALE_FRACTION", "SCALE_GRID", "SCALE_TILT", "T_BUDGET_MAX"]
 
@@ -121,15 +128,16 @@ def covering_coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
-    if kind == "sdp":
-        return np.einsum("mij,ij->m", data, P)
+    if kind == "sdp":  # <A_i, P> as one matrix-vector product over the flattened rows
+        return data.reshape(data.shape[0], -1) @ P.ravel()
     if kind == "soc":  # spin factor: <a, x> = tr(a o x) = 2 a'x
         return 2.0 * (data @ P)
     return data @ P
 
 
 def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
-                       rng: np.random.Generator, *, keep_history: bool = False) -> Any:
+                       rng: np.random.Generator, *, keep_history: bool = False,
+                       average_from: int | None = None) -> Any:
     """Alg. 3 with the private oracle on a covering program, in trace-normalised units.
 
     ``data`` is ``(m, r, r)`` PSD matrices with ``||A_i|| <= 1`` (SDP) or ``(m, n)`` entries in
@@ -143,6 +151,8 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
     m = data.shape[0]
     nd = sched.n_dummy
     kappa = sched.kappa
+    flat = data.reshape(m, -1)  # SDP rows as vectors: sum_i y_i A_i and <A_i, P> by matmul
+    dummies = np.ones(nd)
     net = None
     if kind == "sdp" and sched.oracle == "net":
         net, _ = sphere_net(data.shape[1], 4096 if data.shape[1] == 3 else 720)
@@ -150,7 +160,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
     def oracle(y: np.ndarray, gen: np.random.Generator) -> np.ndarray:
         yr = y[:m]  # dummy actions carry no matrix
         if kind == "sdp":
-            M = np.tensordot(yr, data, axes=1)
+            M = (yr @ flat).reshape(data.shape[1:])
             if net is not None:
                 v = net_exponential_sample(M, kappa, net, rng=gen)
             else:
@@ -168,7 +178,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
 
     if sched.opt_level is None:
         def losses(P: np.ndarray) -> np.ndarray:
-            return np.concatenate([np.clip(_coverage(kind, data, P), 0.0, 1.0), np.ones(nd)])
+            return np.concatenate([np.clip(_coverage(kind, data, P), 0.0, 1.0), dummies])
     else:
         g, w = sched.opt_level, sched.width
 
@@ -177,28 +187,38 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
             return np.concatenate([(g * cov - 1.0) / (2 * w) + 0.5, np.ones(nd)])
 
     return scp_dense_mwu(oracle, losses, m + nd, s=sched.s, T=sched.T, eta=sched.eta, rng=rng,
-                         keep_history=keep_history)
+                         keep_history=keep_history, average_from=average_from)
 
 
 def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Generator,
                   accountant: Any) -> float:
     """Private trace: grid point ``c`` with ``#{i : c cov_i < 1}`` close to the target ``k``.
 
-    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k | - tilt_j`` (sensitivity 1
-    under add/remove of one constraint; ``tilt_j`` is public and linear in the grid index so that
-    ``exp(eps tilt / 2)`` falls by ``e^SCALE_TILT`` over the grid), spent from ``accountant``.
+    Exponential mechanism with score ``-| #{i : c cov_i < 1} - k | - w log(c / lo)``
+    (sensitivity 1 under add/remove of one constraint; the tilt ``w log(c/lo)`` is public) over
+    the public geometric grid (relative spacing ``SCALE_RESOLUTION``), spent from
+    ``accountant``.  The target is ``k = ceil(s) - 1``, the rows the certificate may leave out
+    (all rows at ``s = 1``).  The tilt's slope is ``w = max(1 / (2 log(hi/lo)), 2 SCALE_TILT /
+    (eps_scale log(L/lo)))`` with ``L`` the public OPT level: at a small budget the second term
+    keeps ``exp(eps tilt/2)`` falling by ``e^SCALE_TILT`` over ``[lo, L]`` (without it the flat
+    plateau ``N(c) = 0`` above the largest need draws most of the mass); at a large budget the
+    first keeps the whole tilt below half a row, so that the score's maximiser is the cheapest
+    ``c`` leaving at most ``k`` rows short, and the mechanism concentrates on it as epsilon
+    grows (the tilt's share of the score no longer vanishes with ``1/epsilon``).
 
     References
     ----------
     McSherry & Talwar 2007; digest 002 G1 (private search for OPT).
     """
     grid = np.asarray(sched.grid)
-    need = np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf)
-    short = (need[None, :] > grid[:, None] * (1 + 1e-12)).sum(axis=1)
-    # data-independent tilt: among traces with similar counts prefer the cheaper one (without
-    # it the flat plateau N(c) = 0 above the largest need draws most of the mass)
-    tilt = (2.0 * SCALE_TILT / (sched.eps_scale * (grid.size - 1))) * np.arange(grid.size)
-    scores = -np.abs(short - sched.target) - tilt
+    need = np.sort(np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf))
+    # rows with need_i > c (1 + 1e-12): short at trace c
+    short = need.size - np.searchsorted(need, grid * (1 + 1e-12), side="right")
+    span = math.log(grid[-1] / grid[0])
+    ref = math.log(max(sched.level, grid[0] * (1 + 1e-9)) / grid[0])
+    w = max(1.0 / (2.0 * span), 2.0 * SCALE_TILT / (sched.eps_scale * min(ref, span)))
+    tilt = w * np.log(grid / grid[0])
+    scores = -np.abs(short - (math.ceil(sched.s) - 1)) - tilt
     j, _ = exponential_mechanism(scores, epsilon=sched.eps_scale, sensitivity=1.0, rng=rng,
                                  accountant=accountant)
     return float(grid[j])
@@ -229,8 +249,105 @@ def theorem_alpha(sched: CoveringSchedule, m_bound: int) -> dict[str, float]:
     else:
         a_o = min(1.0, math.log(sched.dim / b_round) / kappa)
     N = m_bound + sched.n_dummy
-    regret = eta + math.log(N) / (eta * T)
+    # Lemma B.3 (additive, eta <= 1/2) and the multiplicative Hedge bound for any eta > 0
+    # (Freund & Schapire 1997, Thm 2, with L_p <= T): the smaller one holds
+    mult = (eta / -math.expm1(-eta) - 1.0) + math.log(N) / (-math.expm1(-eta) * T)
+    regret = min(eta + math.log(N) / (eta * T), mult) if eta <= 0.5 else mult
     factor = 1.0 if sched.opt_level is None else 2 * sched.width / sched.opt_level
     out = {"alpha_oracle_rel": a_o, "alpha_regret_rel": regret * factor,
            "alpha_rel": a_o + regret * factor}
     return out
+
+
+#: shortfall below which a row counts as covered in the released count (float round-off of
+#: ``c <A_i, P_bar>`` at the private trace's grid point)
+VIOLATION_TOL = 1e-9
+#: the certificate's construction (docs/covering.md, "Certificate")
+CERTIFICATE_BOUND = ("noisy count of the rows the released point leaves short, and weak duality "
+                     "at the dense MWU's mean distribution released with Laplace noise "
+                     "(docs/covering.md, 'Certificate'; Song, Xue & Zhang 2025, Lemma B.6)")
+
+
+def algebra_lambda_max(kind: str, data: np.ndarray, y: np.ndarray) -> float:
+    """Largest eigenvalue of ``sum_i y_i A_i`` in the algebra of the covering program."""
+    if kind == "sdp":
+        return float(np.linalg.eigvalsh(np.tensordot(y, data, axes=1))[-1])
+    if kind == "soc":
+        v = y @ data
+        return float(v[0] + np.linalg.norm(v[1:]))
+    return float(np.max(y @ data))
+
+
+def release_certificate_statistics(kind: str, data: np.ndarray, P: np.ndarray, trace: float,
+                                   y_average: np.ndarray, sched: Any,
+                                   rng: np.random.Generator, accountant: Any
+                                   ) -> dict[str, float]:
+    """Release the certificate's noisy statistics (:func:`covering_certificate`), spent from
+    ``accountant``: the count of rows left short (Laplace, ``eps_count``) and the dual pair
+    ``(1'y, lambda_max(sum_i y_i A_i))`` (Laplace, l1 sensitivity ``2/s``, ``eps_dual``).
+
+    Returns the released numbers only: ``short_noisy``, ``mu_noisy``, ``lambda_noisy`` and the
+    Laplace scales ``scale_count``, ``scale_dual``.
+    """
+    m = data.shape[0]
+    eps_count, eps_dual = sched.eps_count, sched.eps_dual
+    short = int(np.sum(trace * covering_coverage(kind, data, P) < 1.0 - VIOLATION_TOL))
+    l1 = 2.0 / sched.s
+    rec_c = laplace_record(scale=1.0 / eps_count, l1_sensitivity=1.0,
+                           mechanism="laplace (covering certificate: rows left short)")
+    rec_d = laplace_record(scale=l1 / eps_dual, l1_sensitivity=l1,
+                           mechanism="laplace (covering certificate: dual pair)")
+    accountant.spend(rec_c)
+    accountant.spend(rec_d)
+    y = y_average[:m]  # the dummy actions carry no matrix
+    mu, lam = float(y.sum()), algebra_lambda_max(kind, data, y)
+    noise = rng.laplace(0.0, 1.0, size=3)
+    return {"short_noisy": short + noise[0] / eps_count,
+            "mu_noisy": mu + noise[1] * l1 / eps_dual,
+            "lambda_noisy": lam + noise[2] * l1 / eps_dual,
+            "scale_count": 1.0 / eps_count, "scale_dual": l1 / eps_dual}
+
+
+def covering_certificate(stats: dict[str, float], trace: float, s: float, beta: float
+                         ) -> Certificate:
+    """The certificate of the released point ``X = c P_bar`` from the released statistics.
+
+    Normalised units (objective ``1'x`` / ``tr X``, rows ``<A_i, X> >= 1``); valid with
+    probability ``1 - beta`` (``beta/3`` per one-sided Laplace tail, ``P(Z < -t) = e^{-t/b}/2``).
+    The objective is ``c`` exactly (unit-trace ``P_bar``; public).
+
+    1. Rows left short: ``N = #{i : c <A_i, P_bar> < 1 - VIOLATION_TOL}`` has sensitivity 1
+       under add/remove of a row.  On ``N <= N~ + t``, if ``floor(N~ + t) <= ceil(s) - 1`` (the
+       rows the dense MWU may leave out) every other row is covered to ``1 - VIOLATION_TOL``;
+       otherwise the bound is 1 (coverage is never negative on the public domain).
+    2. OPT from below (weak duality): for ``y >= 0`` on the rows, ``y / lambda_max(sum_i y_i
+       A_i)`` is dual feasible (``lambda_max`` in the algebra: largest eigenvalue, largest entry
+       for the LP, ``a_0 + ||a_bar||`` for the spin factor), so ``OPT >= mu / lambda``, ``mu =
+       1'y``; ``y`` is the mean played distribution over the second half of the rounds.  Given
+       the released history, a neighbour's played distributions differ on shared actions only
+       through the projection's cap (Lemma B.6): ``mu`` moves within ``[0, 1/s]`` and
+       ``lambda`` within ``[-1/s, 1/s]`` (the change ``sum_shared (y'_f - y_f) A_f + y'_{f'}
+       A_{f'}`` lies between ``-I/s`` and ``I/s``: every ``0 <= A_f <= I`` and the shared mass
+       lost is ``y'_{f'} <= 1/s``).  The pair has l1 sensitivity ``2/s`` and gets ``Laplace(2 /
+       (s eps_dual))`` per coordinate; on its two tail events ``OPT >= (mu~ - t)/(lambda~ + t)``.
+
+    The bounds speak of the rows as the mechanism sees them, projected into the public domain
+    (``project_rows``): for rows inside the domain, the TRUE rows.  Derivation and measured
+    numbers: docs/covering.md, "Status and certificate".
+
+    References
+    ----------
+    Song, Xue & Zhang (2025), Lemma B.6, Thm B.7; Dwork, McSherry, Nissim & Smith 2006 (Laplace
+    mechanism); Boyd & Vandenberghe 2004, Sec. 5.2 (weak duality).
+    """
+    log_tail = math.log(3.0 / (2.0 * beta))  # one-sided Laplace tail at beta/3: P = e^{-t}/2
+    excluded = max(math.ceil(s) - 1, 0)
+    short_upper = stats["short_noisy"] + stats["scale_count"] * log_tail
+    violation = VIOLATION_TOL if math.floor(short_upper) <= excluded else 1.0
+    t = stats["scale_dual"] * log_tail
+    mu_lo, lam_hi = stats["mu_noisy"] - t, stats["lambda_noisy"] + t
+    opt_lower = mu_lo / lam_hi if mu_lo > 0 and lam_hi > 0 else 0.0  # OPT >= 0 on the cone
+    return Certificate.from_bounds(
+        objective_upper=float(trace), optimum_lower=float(opt_lower), violation_bound=violation,
+        equality_violation_bound=None, probability=1.0 - float(beta), excluded_rows=excluded,
+        how=CERTIFICATE_BOUND)

@@ -10,7 +10,7 @@ Song, Xue & Zhang (2025), Alg. 3, Lemma B.5, Thm B.7, Lemma B.9, Thm B.10.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -19,16 +19,39 @@ from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
+from cvxdp.privacy.mechanisms import exponential_float_delta
+from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA
 
 __all__ = ["CoveringSchedule", "plan_schedule", "kappa_target", "split_count_budget",
-           "SCALE_FRACTION", "SCALE_GRID", "T_BUDGET_MAX", "SCALE_TILT"]
+           "rounds_bound", "SCALE_FRACTION", "SCALE_GRID", "T_BUDGET_MAX", "SCALE_TILT",
+           "CERT_FRACTION", "ETA_BUDGET", "ETA_MAX", "SCALE_RESOLUTION", "SCALE_RANGE",
+           "M_DEFAULT"]
 
 #: share of the zCDP budget given to the private scaling (OPT search) when ``opt`` is unknown
 SCALE_FRACTION = 0.25
-#: size of the public geometric grid of candidate traces for the scaling step
+#: share of the budget for the certificate's noisy statistics (practical schedule): the count
+#: of rows the released point leaves short and the dual pair (docs/covering.md, "Certificate")
+CERT_FRACTION = 0.1
+#: smallest size of the public geometric grid of candidate traces for the scaling step
 SCALE_GRID = 128
-#: cap on the rounds a large budget buys in the practical schedule (``s`` not given)
-T_BUDGET_MAX = 2000
+#: relative spacing of that grid: a tenth of the default accuracy (1e-2), so that rounding the
+#: trace up to the grid costs at most 0.1% of the objective
+SCALE_RESOLUTION = 1e-3
+#: the default grid reaches SCALE_RANGE x 2 dim (OPT <= dim only when the identity / all-ones
+#: point is feasible; the grid's width costs the mechanism only the log of its size)
+SCALE_RANGE = 100.0
+#: time limit on the rounds a large budget buys in the practical schedule (``s`` not given);
+#: the number itself comes from :func:`rounds_bound` (100,000 rounds of a 200 x 6 LP: ~5 s)
+T_BUDGET_MAX = 100_000
+#: step of the practical schedule when the budget buys rounds: chosen from {0.5, 1, 2} on seed-1
+#: draws of the gallery's covering models (reported on seed 0, docs/covering.md); the
+#: multiplicative Hedge bound holds for every eta > 0
+ETA_BUDGET = 2.0
+#: largest step accepted by the practical schedule
+ETA_MAX = 2.0
+#: stand-in for the private number of rows in the rounds rule when no public m_max is given
+#: (the rule depends on it through sqrt(log N) only)
+M_DEFAULT = 1000
 #: public tilt of the scaling step towards cheaper traces: the exponent drops by this much
 #: from the bottom to the top of the grid (data-independent, so it costs no privacy)
 SCALE_TILT = 4.0
@@ -44,7 +67,10 @@ class CoveringSchedule:
     scaling step's parameter (0 when ``opt`` is given), ``grid`` the candidate traces,
     ``opt_level`` the level used for the paper's losses (``None`` for the practical schedule),
     ``paper_eps_round`` the per-round epsilon of the paper's advanced composition for the same
-    total (for comparison), ``n_dummy`` the public dummy actions.
+    total (for comparison), ``n_dummy`` the public dummy actions, ``eps_count`` / ``eps_dual``
+    the pure epsilons of the certificate's noisy statistics (0: none), ``composition`` how the
+    rounds compose ("basic" or "zcdp"), ``level`` the public OPT level of the rounds rule and
+    the tilt.
     """
 
     kind: str
@@ -67,9 +93,19 @@ class CoveringSchedule:
     oracle: str
     m_max: int | None
     beta: float
+    eps_count: float = 0.0
+    eps_dual: float = 0.0
+    composition: str = "zcdp"
+    level: float = 1.0
+
+    @property
+    def eps_cert(self) -> float:
+        """Pure epsilon of the certificate's two Laplace releases together (0: none)."""
+        return self.eps_count + self.eps_dual
 
     def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}  # no deep copy of the grid
+        d["eps_cert"] = self.eps_cert
         d["grid"] = (self.grid[0], self.grid[-1], len(self.grid)) if self.grid else ()
         return d
 
@@ -89,23 +125,36 @@ def plan_schedule(
     budget: Budget, *, kind: str, dim: int, s: float | None = None, T: int | None = None,
     eta: float | None = None, opt: float | None = None,
     opt_bounds: tuple[float, float] | None = None, schedule: str = "practical",
-    accuracy: float | None = None, m_max: int | None = None, beta: float = 0.05,
+    accuracy: float | None = None, m_max: int | None = None, beta: float = DEFAULT_BETA,
     oracle: str = "exact_sampler",
 ) -> CoveringSchedule:
     """Choose the public parameters from the budget and public sizes only (never from data).
 
-    Practical schedule (default): per-round ``eps' = sqrt(8 rho_mwu / T)`` (zCDP of the
-    exponential mechanism; ``eps_mwu / T`` for pure DP), sensitivity ``OPT/s``, ``eta = 1/2``.
-    The oracle concentration ``kappa = eps' s / 2`` is aimed at ``kappa* = 2 r`` (SDP: sphere
-    error about ``(r-1)/(2 kappa) ~ 1/4``) or ``4 log(2n)`` (LP).  Without ``s``: ``T = T_min``
-    (``max(8, r)`` for the SDP -- few rounds keep ``eps'`` large, measured best in
-    ``benchmarks/bench_covering.py`` -- and ``max(20, 2n)`` for the LP, whose answer needs many
-    columns) and ``s`` is the smallest value reaching ``kappa*``.  With ``s`` given: the largest
-    ``T`` keeping ``kappa >= 2 kappa*``, within ``[T_min, 10 T_min]`` (more rounds average more
-    rank-one candidates once each is accurate).
+    Practical schedule (default): per-round ``eps'`` the larger of ``sqrt(8 rho_mwu / T)``
+    (zCDP of the exponential mechanism, converted once by CKS) and ``eps_mwu / T`` (basic
+    composition of the pure rounds, the better one at a large epsilon, where ``rho`` grows only
+    like ``epsilon``); sensitivity ``OPT/s``, ``eta = 1/2``.  The oracle concentration
+    ``kappa = eps' s / 2`` is aimed at ``kappa* = 2 r`` (SDP: sphere error about
+    ``(r-1)/(2 kappa) ~ 1/4``) or ``4 log(2n)`` (LP).  Without ``s`` and ``T`` the budget buys
+    rounds: ``T`` minimises :func:`rounds_bound` (the multiplicative Hedge regret plus the
+    exponential mechanism's expected shortfall, at ``s = 1``) over the ``T`` whose oracle still
+    reaches ``kappa*``, between ``T_min`` (``max(8, r)`` SDP, ``max(20, 2n)`` LP) and the time
+    limit ``T_BUDGET_MAX``, with ``eta = ETA_BUDGET`` when ``T > T_min``; ``s`` is then the
+    smallest value reaching ``kappa*``.  With ``s`` given: the largest ``T`` keeping
+    ``kappa >= 2 kappa*``, within ``[T_min, 10 T_min]``.  ``CERT_FRACTION`` of the budget goes
+    to the certificate's statistics when their noise can meet the default accuracy
+    (:func:`cert_informative`), else none.  The private trace's grid is geometric with spacing
+    ``SCALE_RESOLUTION`` up to ``SCALE_RANGE x 2 dim`` (or the user's ``opt_bounds``).
     Paper schedule: ``T = ceil(36 rho_w^2 log(m_max) / alpha^2)``, ``eta = sqrt(log(m_max)/T)``,
     ``eps' = eps/sqrt(8 T log(1/delta))``, sensitivity ``3 OPT/s``, width
     ``rho_w = max(1, 3 OPT - 1)`` (Alg. 3, Thm B.7, Lemma B.9, digest G3/G9).
+
+    References
+    ----------
+    Song, Xue & Zhang (2025), Alg. 3, Lemma B.3, Thm B.7, Lemma B.9; Freund & Schapire (1997),
+    Thm 2 (Hedge for any eta > 0); Herbster & Warmuth (2001) (KL projections keep the bound);
+    Dwork & Roth (2014), Thm 3.16 (basic composition); Cesar & Rogers (2021) and Canonne,
+    Kamath & Steinke (2020) (zCDP of the exponential mechanism, conversion).
 
     Raises
     ------
@@ -127,6 +176,22 @@ def plan_schedule(
         raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
     rho_tot = _total_rho(budget)
     scale = opt is None
+    eps_count = eps_dual = 0.0
+    composition = "zcdp" if rho_tot is not None else "basic"
+    level_pub = hi if opt_bounds is not None else 2.0 * dim  # public OPT level (rounds, tilt)
+    fine_hi = hi if opt_bounds is not None else SCALE_RANGE * hi
+    fine_size = max(SCALE_GRID,
+                    math.ceil(math.log(fine_hi / lo) / math.log1p(SCALE_RESOLUTION)) + 1)
+    fd_keep = (budget.delta * FLOAT_DELTA_SHARE
+               if isinstance(budget, ApproxDP) and budget.delta > 0 else 0.0)
+
+    def _grid(eps_s: float) -> tuple[int, float]:
+        # the fine, wide grid only where it cannot weaken the reported guarantee: its float
+        # sampler's delta fits in the share kept for it, or the coarse grid's is vacuous too
+        if (exponential_float_delta(candidates=fine_size, epsilon=eps_s) <= fd_keep
+                or exponential_float_delta(candidates=SCALE_GRID, epsilon=eps_s) >= 1.0):
+            return fine_size, fine_hi
+        return SCALE_GRID, hi
     if schedule == "practical":
         if accuracy is not None:
             raise PrivacySpecError(
@@ -138,37 +203,88 @@ def plan_schedule(
         sdim = dim - 1 if kind == "soc" else dim  # sphere of candidates: S^{r-1} / S^{n-2}
         k_star = kappa_target(kind, dim)
         t_min = max(8, sdim) if kind != "lp" else max(20, 2 * dim)
-        if rho_tot is None:
-            eps_mwu = budget.epsilon * ((1 - SCALE_FRACTION) if scale else 1.0)
-            eps_scale = budget.epsilon * SCALE_FRACTION if scale else 0.0
-            # kappa = eps_mwu s / (2 T)
-            t_fit = (eps_mwu * s / (4 * k_star)) if s is not None else 0.0
-        else:
-            rho_mwu = rho_tot * ((1 - SCALE_FRACTION) if scale else 1.0)
-            eps_scale = math.sqrt(8 * (rho_tot - rho_mwu)) if scale else 0.0
-            # kappa = s sqrt(2 rho_mwu / T)
-            t_fit = (2 * rho_mwu * s**2 / (2 * k_star) ** 2) if s is not None else 0.0
-        budget_rounds = False
-        if T is None and s is None:
-            # the budget buys rounds: the most rounds that still reach
-            # kappa* at the smallest density s = 1, between T_min and T_BUDGET_MAX
-            t_fit1 = (eps_mwu / (4 * k_star) if rho_tot is None
-                      else 2 * rho_mwu / (2 * k_star) ** 2)
-            T = int(min(max(t_min, math.floor(t_fit1)), max(t_min, T_BUDGET_MAX)))
-            budget_rounds = T > t_min
-        elif T is None:
-            T = int(min(max(t_min, math.floor(t_fit)), 10 * t_min))
-        T = int(T)
-        if T < 1:
-            raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
-        if budget_rounds and not eta_given:
-            # the regret eta + log|F| / (eta T) of Lemma B.3 falls with T only if eta does:
-            # eta ~ 1/sqrt(T), 1/2 at T_min
-            eta = 0.5 * math.sqrt(t_min / T)
-        eps_round = eps_mwu / T if rho_tot is None else math.sqrt(8 * rho_mwu / T)
-        if s is None:
-            s = math.ceil(2 * k_star / eps_round)
+        T_in, s_in, eta_in = T, s, eta
+        eps_tot = (budget.epsilon * (1 - 1e-10)
+                   if isinstance(budget, (ApproxDP, PureDP)) else None)
+
+        def _float_delta(eps_r: float, eps_s: float, t: float) -> float:
+            # the float samplers' delta ((1 + e^eps) x their total variation,
+            # exponential_float_delta): the LP's Gumbel rounds and the trace's grid
+            fd = t * exponential_float_delta(candidates=dim, epsilon=eps_r) if kind == "lp" \
+                else 0.0
+            if scale:
+                fd += exponential_float_delta(candidates=_grid(eps_s)[0], epsilon=eps_s)
+            return min(fd, 1.0)
+        # the certificate's statistics get CERT_FRACTION of the budget when their noise alone
+        # leaves room for the default accuracy (cert_informative); otherwise nothing is spent on
+        # them and the rounds keep the whole share
+        for cert_share in (CERT_FRACTION, 0.0):
+            T, s, eta = T_in, s_in, eta_in
+            share = 1.0 - (SCALE_FRACTION if scale else 0.0) - cert_share
+            # per-round epsilon of the exponential mechanism at T rounds, by each composition the
+            # budget allows: basic composition of pure-DP rounds (total epsilon; Dwork & Roth 2014,
+            # Thm 3.16) and zCDP (eps'^2/8 per round, Cesar & Rogers 2021) converted by CKS 2020
+
+            def per_round(t: float, share: float = share) -> tuple[float, str]:
+                e_tot = eps_tot
+                best = (e_tot * share / t, "basic") if e_tot is not None else (0.0, "basic")
+                if rho_tot is not None:
+                    e_z = math.sqrt(8 * rho_tot * share / t)
+                    e_zs = math.sqrt(8 * rho_tot * SCALE_FRACTION)
+                    # zCDP when its rounds are more accurate, or when basic's float samplers
+                    # would add more delta than zCDP's (beyond the share kept for them): basic
+                    # never weakens the reported guarantee
+                    if e_tot is None or e_z > best[0] or _float_delta(
+                            best[0], e_tot * SCALE_FRACTION, t) > max(
+                            _float_delta(e_z, e_zs, t), fd_keep):
+                        best = (e_z, "zcdp")
+                return best
+
+            if rho_tot is None:
+                eps_mwu = eps_tot * share
+                t_fit = (eps_mwu * s / (4 * k_star)) if s is not None else 0.0
+            else:
+                rho_mwu = rho_tot * share
+                t_fit = (2 * rho_mwu * s**2 / (2 * k_star) ** 2) if s is not None else 0.0
+            budget_rounds = False
+            if T is None and s is None:
+                # the budget buys rounds: the T minimising the bound of rounds_bound at s = 1,
+                # among the T whose oracle still reaches kappa* at s = 1 (T_min at least)
+                t_top = t_min
+                while t_top < T_BUDGET_MAX and per_round(2 * t_top)[0] / 2 >= k_star:
+                    t_top *= 2
+                cands = sorted({t_min, *np.unique(np.geomspace(
+                    t_min, max(t_min, t_top), 64).astype(int)).tolist()})
+                cands = [t for t in cands if t_min <= t <= T_BUDGET_MAX
+                         and (t == t_min or per_round(t)[0] / 2 >= k_star)]
+                n_rows = (int(m_max) if m_max is not None else M_DEFAULT) + 1
+                T = min(cands, key=lambda t: rounds_bound(kind, dim, t, per_round(t)[0],
+                                                          level_pub, n_rows))
+                budget_rounds = T > t_min
+            elif T is None:
+                T = int(min(max(t_min, math.floor(t_fit)), 10 * t_min))
+            T = int(T)
+            if T < 1:
+                raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
+            if budget_rounds and not eta_given:
+                eta = ETA_BUDGET
+            eps_round, composition = per_round(T)
+            if composition == "basic":
+                eps_scale = eps_tot * SCALE_FRACTION if scale else 0.0
+                eps_count, eps_dual = eps_tot * cert_share / 3, 2 * eps_tot * cert_share / 3
+            else:
+                eps_scale = math.sqrt(8 * rho_tot * SCALE_FRACTION) if scale else 0.0
+                # Laplace: eps^2/2-zCDP; a third of rho_cert to the count, two to the dual
+                eps_count = math.sqrt(2 * rho_tot * cert_share / 3)
+                eps_dual = math.sqrt(4 * rho_tot * cert_share / 3)
+            if s is None:
+                s = math.ceil(2 * k_star / eps_round)
+            if cert_share == 0.0 or cert_informative(eps_dual, float(s), level_pub, beta):
+                break
+        if cert_share == 0.0:
+            eps_count = eps_dual = 0.0
         sens_factor, level, width = 1.0, None, 1.0
+        eta_cap = ETA_MAX
         paper_eps = (budget.epsilon / math.sqrt(8 * T * math.log(1 / budget.delta))
                      if isinstance(budget, ApproxDP) and budget.delta > 0 else None)
     else:
@@ -198,22 +314,60 @@ def plan_schedule(
         rest = rho_tot - T * eps_round**2 / 8
         eps_scale = math.sqrt(8 * rest) if scale else 0.0
         sens_factor = 3.0
+        eta_cap = 0.5
     s = float(s)
     if not s >= 1:
         raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
-    if not 0 < eta <= 0.5:
-        raise PrivacySpecError(f"eta must be in (0, 1/2] (Lemma B.3), got {eta!r}.")
+    if not 0 < eta <= eta_cap:
+        rule = "Lemma B.3" if eta_cap == 0.5 else "the Hedge bound"
+        raise PrivacySpecError(
+            f"eta must be in (0, {eta_cap:g}] ({rule} of this schedule), got {eta!r}.")
     if T < 1:
         raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
     sensitivity = sens_factor / s  # in units of OPT
     kappa = eps_round / (2 * sensitivity)
-    grid = tuple(np.geomspace(lo, hi, SCALE_GRID)) if scale else ()
+    grid = tuple(np.geomspace(lo, _grid(eps_scale)[1], _grid(eps_scale)[0])) if scale else ()
     return CoveringSchedule(
         kind=kind, dim=int(dim), schedule=schedule, s=s, T=int(T), eta=float(eta),
         eps_round=float(eps_round), kappa=float(kappa), sensitivity=sensitivity,
         eps_scale=float(eps_scale), grid=grid, target=s, opt=None if opt is None else float(opt),
         opt_level=level, width=width, paper_eps_round=paper_eps, n_dummy=int(math.ceil(s)),
-        oracle=oracle, m_max=None if m_max is None else int(m_max), beta=float(beta))
+        oracle=oracle, m_max=None if m_max is None else int(m_max), beta=float(beta),
+        eps_count=float(eps_count), eps_dual=float(eps_dual), composition=composition,
+        level=float(level_pub))
+
+
+def rounds_bound(kind: str, dim: int, T: int, eps_round: float, level: float,
+                 n_actions: int) -> float:
+    """The relative accuracy bound the practical schedule minimises over ``T`` (s = 1).
+
+    With the multiplicative Hedge bound (losses in ``[0, 1]``, any ``eta > 0``, comparator any
+    ``1/s``-dense distribution; Freund & Schapire 1997, Thm 2, which the KL projection of the
+    dense MWU preserves, Herbster & Warmuth 2001) and an oracle whose expected shortfall is
+    ``c_o / kappa`` (the exponential mechanism's entropy bound: ``log n`` for ``n`` candidates,
+    ``d/2`` on the sphere ``S^d``), the coverage of the worst rows by ``P_bar`` is within a
+    relative ``sqrt(2 L log N / T) + L c_o / kappa`` of the optimum's ``1/L`` at the best step
+    (``L`` the OPT level, ``N`` the actions).  ``kappa = eps' / 2`` at ``s = 1`` falls with
+    ``T`` (the budget is split over the rounds), the regret term rises with fewer rounds: the
+    rule takes the ``T`` where their sum is least.
+    """
+    c_o = math.log(dim) if kind == "lp" else max(1.0, (dim - 1 if kind == "soc" else dim) / 2)
+    kappa = eps_round / 2.0
+    return math.sqrt(2 * level * math.log(max(n_actions, 2)) / T) + level * c_o / kappa
+
+
+def cert_informative(eps_dual: float, s: float, level: float, beta: float) -> bool:
+    """True when the dual pair's noise alone can meet the default accuracy.
+
+    The certificate's ``OPT >= (mu~ - t)/(lambda~ + t)`` loses about ``t/mu + t/lambda`` of
+    ``mu/lambda`` to the noise, with ``mu <= 1`` and ``lambda`` about ``1/OPT``; at the public
+    level ``L`` that is ``t (1 + L)``, ``t = (2/s)/eps_dual log(3/(2 beta))`` (docs/covering.md,
+    "Certificate").  The statistics are released when this is at most half the default accuracy.
+    """
+    if eps_dual <= 0:
+        return False
+    t = (2.0 / s) / eps_dual * math.log(3.0 / (2.0 * beta))
+    return t * (1.0 + level) <= DEFAULT_ACCURACY / 2
 
 
 def kappa_target(kind: str, dim: int) -> float:

@@ -78,6 +78,14 @@ def bregman_project_log(log_weights: Any, s: float) -> np.ndarray:
         raise ValueError(
             f"the 1/s-dense distributions need at least s={s:g} actions of positive weight, "
             f"got {int(finite.sum())}; lower s or pad the universe with public dummy actions.")
+    return _project_log(lw, s)
+
+
+def _project_log(lw: np.ndarray, s: float) -> np.ndarray:
+    """:func:`bregman_project_log` without the input checks (for the MWU loop's own weights)."""
+    if s == 1.0:  # the cap 1/s = 1 never binds: the plain softmax
+        p = np.exp(lw - lw.max())
+        return p / p.sum()
     order = np.argsort(-lw, kind="stable")
     w = lw[order]
     # suffix log-sums: tail[j] = log sum_{i >= j} exp(w[i])
@@ -168,11 +176,15 @@ class DenseMWUResult:
         The oracle outputs ``x^t`` (released quantities).
     distributions : list of ndarray
         The played distributions ``y^t`` (private: for tests only, never reported).
+    y_average : ndarray or None
+        The mean of the played distributions over rounds ``t >= average_from`` (private: only
+        noisy statistics of it may be released).
     """
 
     average: np.ndarray
     iterates: list[Any] = field(default_factory=list)
     distributions: list[np.ndarray] = field(default_factory=list)
+    y_average: np.ndarray | None = None
 
 
 def scp_dense_mwu(
@@ -185,6 +197,7 @@ def scp_dense_mwu(
     eta: float,
     rng: np.random.Generator,
     keep_history: bool = False,
+    average_from: int | None = None,
 ) -> DenseMWUResult:
     """Algorithm 3 (SCPDenseMWU): dense MWU over constraints with an (private) oracle.
 
@@ -203,6 +216,9 @@ def scp_dense_mwu(
     rng : numpy Generator passed to the oracle.
     keep_history : bool
         Keep the played distributions (for tests of Lemma B.6).
+    average_from : int, optional
+        Also average the played distributions over rounds ``average_from .. T-1``
+        (``y_average``; the dual of the certificate).
 
     Returns
     -------
@@ -212,16 +228,28 @@ def scp_dense_mwu(
     ----------
     Song, Xue & Zhang (2025), Alg. 3, Lemma B.5, Thm B.7.
     """
-    mwu = DenseMWU(m, s, eta)
+    mwu = DenseMWU(m, s, eta)  # checks m, s, eta; the loop below updates its weights directly
+    lw = mwu.log_weights
     total = None
     out = DenseMWUResult(average=np.zeros(0))
-    for _ in range(int(T)):
-        y = mwu.distribution()
+    y_sum = None
+    for t in range(int(T)):
+        y = _project_log(lw, mwu.s)
+        if average_from is not None and t >= average_from:
+            y_sum = y.copy() if y_sum is None else y_sum + y
         x = oracle(y, rng)
         total = np.array(x, dtype=float) if total is None else total + x
-        mwu.update(losses(x))
+        # F <- F exp(-eta l), losses in [0, 1] (checked by DenseMWU.update for outside callers);
+        # rescaling leaves Gamma_s unchanged
+        ell = losses(x)
+        if not (ell.min() >= -1e-12 and ell.max() <= 1 + 1e-12):
+            raise ValueError("Lemma B.3 needs losses in [0, 1].")
+        lw -= mwu.eta * ell
+        lw -= lw.max()
         if keep_history:
             out.iterates.append(x)
             out.distributions.append(y)
     out.average = total / int(T)
+    if y_sum is not None:
+        out.y_average = y_sum / (int(T) - int(average_from))
     return out
