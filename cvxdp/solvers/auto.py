@@ -55,7 +55,12 @@ from cvxdp.solvers.perturbation.certified import (
 )
 from cvxdp.solvers.perturbation.plan import segments
 from cvxdp.solvers.public_part import _exact_solver, simple_box
-from cvxdp.solvers.quadform_perturbation import quadform_parameters, solve_quadform_perturbation
+from cvxdp.solvers.quadform_combined import quadform_split, solve_quadform_combined
+from cvxdp.solvers.quadform_perturbation import (
+    quadform_only_ids,
+    quadform_parameters,
+    solve_quadform_perturbation,
+)
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_BETA
 from cvxdp.transform import to_scp
@@ -160,6 +165,27 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
         if mechanism == "auto":
             sol.info["auto"] = {"rule": "private matrices only inside quad_form (not DPP): "
                                         "perturbation at the model level"}
+        return sol
+    quad_ids = quadform_only_ids(problem, specs) if mechanism != "mwu" else set()
+    if quad_ids:
+        # a private matrix inside quad_form beside other private parameters: the matrices are
+        # released at the model level, the rest by this entry point on the copy
+        # (quadform_combined.py)
+        quad, rest = quadform_split(problem, specs, quad_ids)
+        inner_opts = dict(opts, noise=noise, verbose=verbose)
+
+        def inner(copy: cp.Problem, rest_specs: tuple, b: ZCDP) -> PrivateSolution:
+            return solve_with_mechanism(copy, mechanism=mechanism, rho=b.rho,
+                                        private=rest_specs, rng=gen, reference=False,
+                                        **inner_opts)
+
+        sol = solve_quadform_combined(problem, quad, rest, budget,
+                                      beta=float(opts.get("beta", DEFAULT_BETA)), rng=gen,
+                                      inner=inner, accuracy=opts.get("accuracy"))
+        sol.info["auto" if mechanism == "auto" else "quad_form"] = {
+            "rule": "private matrices only inside quad_form (not DPP) beside other private "
+                    "parameters: the matrices released at the model level, the rest by "
+                    f"mechanism={mechanism!r} on the copy", "inner": sol.info.get("auto")}
         return sol
     chosen, why, setup = mechanism, None, None
     mwu_set = sorted(k for k in _given(opts) if k in _MWU_ONLY)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
@@ -54,7 +55,9 @@ from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.status import status_of
 
-__all__ = ["quadform_parameters", "solve_quadform_perturbation", "QUADFORM_THEOREM"]
+__all__ = ["quadform_parameters", "quadform_only_ids", "solve_quadform_perturbation",
+           "release_quadform",
+           "QuadformRelease", "QUADFORM_THEOREM"]
 
 QUADFORM_THEOREM = (
     f"input perturbation of quad_form matrices (Gaussian on the distinct entries: "
@@ -97,9 +100,93 @@ def quadform_parameters(problem: cp.Problem, specs: tuple[Any, ...]
     return None if problem.is_dcp(dpp=True) else out
 
 
+def quadform_only_ids(problem: cp.Problem, specs: tuple[Any, ...]) -> set[int]:
+    """Ids of the private parameters that occur only as ``quad_form`` matrices (square) in a
+    model that is not DPP in them (public structure); empty when there are none."""
+    out = set()
+    for spec in specs:
+        for p in getattr(spec, "params", ()):
+            if len(p.shape) != 2 or p.shape[0] != p.shape[1]:
+                continue
+            counts = {"quad_form": 0, "other": 0, "in_constraint": 0}
+            _walk(problem.objective, p.id, counts, False)
+            for con in problem.constraints:
+                _walk(con, p.id, counts, True)
+            if counts["quad_form"] and not counts["other"]:
+                out.add(p.id)
+    return out if out and not problem.is_dcp(dpp=True) else set()
+
+
 def _psd_part(M: np.ndarray) -> np.ndarray:
     w, V = np.linalg.eigh((M + M.T) / 2)
     return (V * np.maximum(w, 0.0)) @ V.T
+
+
+@dataclass(frozen=True)
+class QuadformRelease:
+    """One Gaussian release of the private ``quad_form`` matrices (module doc, steps 1-2):
+    the substitutions by leaf ``id`` -- ``mid`` ``Pi(S~)`` (objective), ``up`` ``Pi(S~ + r I)``
+    (constraints; ``>= S`` on the event), ``low`` ``S~ - r I`` or 0 (``<= S`` on the event) --
+    the released matrices by name, the record, and the calibration."""
+
+    params: list[Any]
+    record: Any
+    sigma: float
+    K: int
+    t: float
+    n_constrained: int
+    released: dict[str, np.ndarray]
+    mid: dict[int, Any]
+    up: dict[int, Any]
+    low: dict[int, Any]
+    gap: dict[int, float]  # lambda_max(Pi(S~) - low) per matrix (by leaf id)
+
+
+def release_quadform(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, beta: float,
+                     rng: np.random.Generator) -> QuadformRelease:
+    """Release the matrices of ``specs`` once (module doc, steps 1-2); every tail event holds
+    together with probability ``>= 1 - beta``."""
+    params = [p for s in specs for p in s.params]
+    deltas = [float(s.sensitivity) for s in specs for _ in s.params]
+    sizes = [p.shape[0] * (p.shape[0] + 1) // 2 for p in params]
+    K = int(sum(sizes))
+    sigma, rec = gaussian_noise(
+        budget, sensitivity=math.sqrt(K), mechanism="input_gaussian",
+        note="sigma per unit of declared per-entry sensitivity",
+        refusal="a private quad_form matrix is released with Gaussian noise and needs delta > 0 "
+                "(or rho=); pass epsilon= and delta=.")
+    g = rng.standard_normal(K)
+    # one tail event per private matrix: union bound over them, so the released point is
+    # feasible for every constraint and the certificate's bounds hold, together, with
+    # probability >= 1 - beta
+    in_constraints = {p.id for c in problem.constraints for p in c.parameters()}
+    n_constrained = sum(1 for p in params if p.id in in_constraints)
+    t = math.sqrt(2 * math.log(len(params) / beta))
+    mid, up, low, released, gap = {}, {}, {}, {}, {}
+    at = 0
+    for p, d, k in zip(params, deltas, sizes, strict=True):
+        n = p.shape[0]
+        i, j = np.triu_indices(n)
+        Z = np.zeros((n, n))
+        Z[i, j] = g[at:at + k]
+        Z[j, i] = g[at:at + k]
+        at += k
+        S = (np.asarray(p.value, dtype=float) + np.asarray(p.value, dtype=float).T) / 2
+        S_t = S + d * sigma * Z
+        r = d * sigma * math.sqrt(2) * (math.sqrt(k) + t)
+        released[p.name()] = S_t
+        S_mid = _psd_part(S_t)
+        mid[id(p)] = cp.Constant(S_mid)
+        # Pi(S~ + r I) >= S and S~ - r I <= S on the event (or 0 where that is not PSD): the
+        # tightened copy and the certificate's two bounds (module doc)
+        up[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
+        S_low = S_t - r * np.eye(n)
+        if np.linalg.eigvalsh(S_low)[0] < 0:
+            S_low = np.zeros((n, n))
+        low[id(p)] = cp.Constant(S_low)
+        gap[id(p)] = max(float(np.linalg.eigvalsh(S_mid - S_low)[-1]), 0.0)
+    return QuadformRelease(params, rec, float(sigma), K, t, n_constrained, released, mid, up,
+                           low, gap)
 
 
 def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
@@ -117,45 +204,12 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
         status with no point when the released model has none (public: post-processing).
     """
     t0 = time.perf_counter()
-    params = [p for s in specs for p in s.params]
-    deltas = [float(s.sensitivity) for s in specs for _ in s.params]
-    sizes = [p.shape[0] * (p.shape[0] + 1) // 2 for p in params]
-    K = int(sum(sizes))
-    sigma, rec = gaussian_noise(
-        budget, sensitivity=math.sqrt(K), mechanism="input_gaussian",
-        note="sigma per unit of declared per-entry sensitivity",
-        refusal="a private quad_form matrix is released with Gaussian noise and needs delta > 0 "
-                "(or rho=); pass epsilon= and delta=.")
+    rel = release_quadform(problem, specs, budget, beta, rng)
     acct = PrivacyAccountant(budget)
-    acct.spend(rec)
-    g = rng.standard_normal(K)
-    # one tail event per private matrix: union bound over them, so the released point is
-    # feasible for every constraint and the certificate's bounds hold, together, with
-    # probability >= 1 - beta
-    in_constraints = {p.id for c in problem.constraints for p in c.parameters()}
-    n_constrained = sum(1 for p in params if p.id in in_constraints)
-    t = math.sqrt(2 * math.log(len(params) / beta))
-    noisy, objective_sub, constraint_sub, lower_sub, released = {}, {}, {}, {}, {}
-    at = 0
-    for p, d, k in zip(params, deltas, sizes, strict=True):
-        n = p.shape[0]
-        i, j = np.triu_indices(n)
-        Z = np.zeros((n, n))
-        Z[i, j] = g[at:at + k]
-        Z[j, i] = g[at:at + k]
-        at += k
-        S = (np.asarray(p.value, dtype=float) + np.asarray(p.value, dtype=float).T) / 2
-        S_t = S + d * sigma * Z
-        r = d * sigma * math.sqrt(2) * (math.sqrt(k) + t)
-        released[p.name()] = S_t
-        noisy[p.id] = S_t
-        objective_sub[id(p)] = cp.Constant(_psd_part(S_t))
-        # Pi(S~ + r I) >= S and S~ - r I <= S on the event (or 0 where that is not PSD): the
-        # tightened copy and the certificate's two bounds (module doc)
-        constraint_sub[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
-        low = S_t - r * np.eye(n)
-        lower_sub[id(p)] = cp.Constant(low if np.linalg.eigvalsh(low)[0] >= 0 else
-                                       np.zeros((n, n)))
+    acct.spend(rel.record)
+    params, n_constrained, released = rel.params, rel.n_constrained, rel.released
+    objective_sub, constraint_sub, lower_sub = rel.mid, rel.up, rel.low
+    sigma, K, t = rel.sigma, rel.K, rel.t
     obj = problem.objective.tree_copy(id_objects=objective_sub)
     cons = [c.tree_copy(id_objects=constraint_sub) for c in problem.constraints]
     copy = cp.Problem(obj, cons)

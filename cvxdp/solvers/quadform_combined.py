@@ -1,0 +1,226 @@
+"""A private ``quad_form`` matrix together with other private parameters.
+
+A portfolio model keeps its covariance in ``cp.quad_form(w, Sigma)`` and its expected returns in
+``mu @ w``, both private.  ``Sigma`` never reaches the cone program (CVXPY factors its value:
+the model is not DPP in it), and the canonical mechanisms see only ``mu``.  This module joins
+the model-level release of :mod:`cvxdp.solvers.quadform_perturbation` with the general path:
+
+1. **Budget.**  The zCDP budget ``rho`` is split in proportion to the private entries, ``rho_q =
+   rho K_q / (K_q + K_r)`` for the ``K_q`` distinct entries of the matrices and ``rho_r = rho -
+   rho_q`` for the ``K_r`` entries of the other parameters.  With Gaussian noise on both halves
+   this is exactly the per-entry noise of ONE joint Gaussian release of all ``K_q + K_r``
+   entries (``sigma = sqrt(K) / sqrt(2 rho)`` either way): the split costs nothing.  zCDP
+   composition (Bun & Steinke 2016, Lemma 2.3) gives the total.
+2. **Release and substitute.**  The matrices are released once (``release_quadform``); the
+   model's objective gets ``Pi(S~)``, its constraints ``Pi(S~ + r I)`` (``>= S`` on the event).
+   The copy is DPP in the other private parameters.
+3. **The general path** (``mechanism=`` as the user chose) solves the copy with ``rho_r``.
+4. **Certificate** (post-processing).  A convex model is nondecreasing in each ``quad_form``
+   matrix (Loewner order).  When every objective term that holds a matrix is ``c *
+   quad_form(a(x), S)`` with a public ``c > 0`` (in the minimised sense) and holds no other
+   private parameter, the objective is ``f = f_mid + sum_k c_k a_k' (S_k - S~mid_k) a_k``:
+
+   * upper: ``f(x^) <= U_in + sum_k c_k [q_k(x^; Pi(S~ + r I)) - q_k(x^; Pi(S~))]`` with
+     ``U_in`` the copy's certified upper bound (both terms are evaluated at the released
+     point);
+   * lower, when no matrix sits in a constraint (the feasible sets agree): ``OPT >= L_in -
+     sum_k c_k lambda_max(Pi(S~) - S_low) B_k``, ``B_k >= max ||a_k(x)||^2`` over the public
+     constraints (each entry's range by one linear program), ``L_in`` the copy's certified
+     lower bound.  With a matrix in a constraint the copy's feasible set is smaller than the
+     true one and no lower bound is claimed;
+   * gap, for a copy certified by a theorem's gap alone (objective perturbation): ``f(x^) -
+     OPT <= [f_mid(x^) - OPT_mid] + [f(x^) - f_mid(x^)] + [OPT_mid - OPT]``, the copy's gap
+     plus the two shifts above;
+   * violation: the copy's (its constraints are tighter than the true ones on the event).
+
+   The events: the copy's and the matrices' tail (``beta`` more).  A term of another shape
+   leaves the objective's bounds unproven (``inf``): the answer stands, its status says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
+from cvxpy.atoms.affine.unary_operators import NegExpression
+from cvxpy.atoms.quad_form import QuadForm
+
+from cvxdp.errors import BudgetError
+from cvxdp.privacy.accountant import PrivacyAccountant
+from cvxdp.privacy.budgets import ZCDP, Budget
+from cvxdp.solution import Certificate, PrivateSolution
+from cvxdp.solvers.mwu.schedule import total_rho
+from cvxdp.solvers.perturbation.fit_term import _public_scalar, _terms
+from cvxdp.solvers.quadform_perturbation import QUADFORM_THEOREM, release_quadform
+from cvxdp.status import status_of
+
+__all__ = ["quadform_split", "solve_quadform_combined"]
+
+
+def quadform_split(problem: cp.Problem, specs: tuple[Any, ...], quad_ids: set[int]
+                   ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``(quad_form specs, other specs)``: the specs whose parameters are all in ``quad_ids``
+    (private matrices used only inside ``quad_form``), and the rest."""
+    quad = tuple(s for s in specs if all(p.id in quad_ids for p in s.params))
+    rest = tuple(s for s in specs if s not in quad)
+    return quad, rest
+
+
+def _quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
+                ) -> list[tuple[float, Any, Any]] | None:
+    """``[(c, a, S), ...]`` for the objective's terms that hold a private matrix, in the
+    minimised sense, or None when one is not ``c * quad_form(a, S)`` with ``c > 0`` and no
+    other private parameter (module doc, step 4)."""
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    out = []
+    for term in _terms(problem.objective.expr):
+        ids = {p.id for p in term.parameters()}
+        if not ids & quad:
+            continue
+        if ids & rest:
+            return None
+        found = _scaled_quadform(term)
+        if found is None or not sign * found[0] > 0:
+            return None
+        out.append((sign * found[0], found[1].args[0], found[1].args[1]))
+    return out
+
+
+def _scaled_quadform(term: Any) -> tuple[float, Any] | None:
+    """``(c, q)`` with ``term = c * q``, ``q`` a ``quad_form`` atom and ``c`` a product of public
+    scalars (negations, products and quotients peeled), else None."""
+    c = 1.0
+    while not isinstance(term, QuadForm):
+        if isinstance(term, NegExpression):
+            c, term = -c, term.args[0]
+        elif isinstance(term, (multiply, MulExpression)) and len(term.args) == 2:
+            ks = [_public_scalar(a) for a in term.args]
+            if ks[0] is not None and ks[1] is None:
+                c, term = c * ks[0], term.args[1]
+            elif ks[1] is not None and ks[0] is None:
+                c, term = c * ks[1], term.args[0]
+            else:
+                return None
+        elif isinstance(term, DivExpression) and _public_scalar(term.args[1]):
+            c, term = c / _public_scalar(term.args[1]), term.args[0]
+        else:
+            return None
+    return c, term
+
+
+def _square_bound(problem: cp.Problem, a: Any, private: set[int]) -> float:
+    """``B >= max ||a(x)||^2`` over the constraints without private data: each entry's range
+    by a linear program (one parametrised problem, solved ``2 size(a)`` times); inf when a
+    range is unbounded or a solve fails."""
+    public = [c for c in problem.constraints if not private & {p.id for p in c.parameters()}]
+    flat = cp.vec(a, order="F")
+    d = cp.Parameter(flat.size)
+    prob = cp.Problem(cp.Maximize(d @ flat), public)
+    total = 0.0
+    for i in range(flat.size):
+        ext = 0.0
+        for s in (1.0, -1.0):
+            e = np.zeros(flat.size)
+            e[i] = s
+            d.value = e
+            try:
+                prob.solve(solver=cp.CLARABEL)
+            except cp.error.SolverError:
+                return math.inf
+            if prob.status != cp.OPTIMAL:
+                return math.inf
+            ext = max(ext, abs(float(prob.value)) * (1.0 + 1e-7) + 1e-9)
+        total += ext * ext
+    return total
+
+
+def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
+                            rest_specs: tuple[Any, ...], budget: Budget, *, beta: float,
+                            rng: np.random.Generator, inner: Any, accuracy: float | None
+                            ) -> PrivateSolution:
+    """Release the ``quad_form`` matrices, solve the copy with the general path (``inner(copy,
+    rest_specs, budget_r)`` returns its :class:`PrivateSolution`) and certify the released point
+    for the TRUE model (module doc)."""
+    t0 = time.perf_counter()
+    rho = total_rho(budget)
+    if rho is None:
+        raise BudgetError("a private quad_form matrix is released with Gaussian noise and needs "
+                          "delta > 0 (or rho=); pass epsilon= and delta=.")
+    K_q = sum(p.shape[0] * (p.shape[0] + 1) // 2 for s in quad_specs for p in s.params)
+    K_r = sum(int(p.size) for s in rest_specs for p in s.params)
+    rho_q = rho * K_q / (K_q + K_r)
+    rel = release_quadform(problem, quad_specs, ZCDP(rho_q), beta, rng)
+    copy = cp.Problem(problem.objective.tree_copy(id_objects=rel.mid),
+                      [c.tree_copy(id_objects=rel.up) for c in problem.constraints])
+    sol = inner(copy, rest_specs, ZCDP((rho - rho_q) * (1.0 - 1e-12)))
+    acct = PrivacyAccountant(budget)
+    acct.spend(rel.record)
+    for r in sol.privacy.records:  # checked by the copy's own accountant against rho_r
+        acct.spend(r, check=False)
+    report = acct.report(
+        theorem=QUADFORM_THEOREM + "; the other private parameters: " + sol.privacy.theorem,
+        neighbouring="; ".join(s.describe() for s in (*quad_specs, *rest_specs)),
+        details={"rho_quad_form": rho_q, "rho_other": rho - rho_q, "entries_quad_form": K_q,
+                 "entries_other": K_r, "inner": dict(sol.privacy.details or {})})
+    info = dict(sol.info)
+    info.update(quad_form_parameters=[p.name() for p in rel.params],
+                quad_form_released=rel.released,
+                budget_split={"quad_form": rho_q, "other": rho - rho_q})
+    cert = None
+    if sol.certificate is not None and all(v is not None for v in sol.primal.values()):
+        cert = _certificate(problem, quad_specs, rest_specs, rel, sol, beta)
+    status, reason = status_of(cert, accuracy) if cert is not None else (
+        sol.status, sol.status_reason)
+    if reason:
+        info["status_reason"] = reason
+    return PrivateSolution(status=status, value=sol.value, privacy=report, validation=None,
+                           iterations=sol.iterations, solve_time=time.perf_counter() - t0,
+                           primal=sol.primal, info=info, certificate=cert,
+                           status_reason=reason)
+
+
+def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
+                 rest_specs: tuple[Any, ...], rel: Any, sol: PrivateSolution, beta: float
+                 ) -> Certificate:
+    """Step 4 of the module doc."""
+    quad = {p.id for s in quad_specs for p in s.params}
+    rest = {p.id for s in rest_specs for p in s.params}
+    terms = _quad_terms(problem, quad, rest)
+    inner = sol.certificate
+    upper, lower, gap = math.inf, -math.inf, None
+    if terms is not None:
+        by_id = {p.id: p for p in rel.params}
+        saved = {v.id: v.value for v in problem.variables()}
+        try:
+            for v in problem.variables():
+                v.value = sol.primal[v.name()]
+            extra = 0.0
+            for c, a, S in terms:
+                x_a = np.asarray(a.value, dtype=float).ravel(order="F")
+                up = np.asarray(rel.up[id(by_id[S.id])].value)
+                mid = np.asarray(rel.mid[id(by_id[S.id])].value)
+                extra += c * float(x_a @ (up - mid) @ x_a)
+        finally:
+            for v in problem.variables():
+                v.value = saved[v.id]
+        upper = inner.objective_upper + extra
+        if rel.n_constrained == 0:
+            # OPT_mid - OPT <= sup over the (same) feasible set of f_mid - f_low
+            private = quad | rest
+            slack = sum(c * rel.gap[id(by_id[S.id])] * _square_bound(problem, a, private)
+                        for c, a, S in terms)
+            lower = inner.optimum_lower - slack
+            # a copy certified by a theorem's gap alone (objective perturbation): the true
+            # gap is the copy's plus the two shifts
+            gap = inner.gap_bound + extra + slack
+    return Certificate.from_bounds(
+        objective_upper=upper, optimum_lower=lower, gap_bound=gap,
+        violation_bound=inner.violation_bound,
+        equality_violation_bound=inner.equality_violation_bound,
+        probability=inner.probability - beta,
+        how=inner.how + "; the quad_form matrices released at the model level, the objective "
+            "bounded by Loewner monotonicity (docs/certificates.md)")
