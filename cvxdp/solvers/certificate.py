@@ -23,7 +23,8 @@ Frobenius for a PSD block).  Two bounds follow, both post-processing of the rele
   and ``|s~_i(x)| <= scale_u sqrt(...)`` on a private equality. ``sqrt`` of an affine function is
   concave, so that set is convex (one rotated cone per class of units with the same map) and
   contains the true feasible set: the optimum of the public objective over it is a lower bound on
-  the true optimum (a unit whose variables the public rows do not bound is dropped: still a
+  the true optimum (a coordinate with a public sign but no box enters linearly,
+  ``sgn_j ||E_u e_j|| x_j``; a unit reaching a coordinate with neither is dropped: still a
   superset).
 
 The proofs are written out in ``docs/certificates.md``.
@@ -66,6 +67,10 @@ class UnitReach:
     p: sp.csr_matrix
     q: np.ndarray
     bounded: np.ndarray
+    #: ``(C, n)``: ``sgn_j ||E_c e_j||`` on the coordinates with a public sign but no public
+    #: box (``x_j >= 0`` or ``x_j <= 0``): ``||E_u [x; 1]|| <= sqrt(p' x + q) + lin' x``
+    #: (triangle inequality, ``|x_j| = sgn_j x_j``); None: no such coordinate
+    lin: sp.csr_matrix | None = None
 
 
 def reached_coordinates(maps: list[sp.spmatrix], n: int) -> np.ndarray:
@@ -78,8 +83,9 @@ def reached_coordinates(maps: list[sp.spmatrix], n: int) -> np.ndarray:
     return np.flatnonzero(hit)
 
 
-def _gershgorin(plan: object) -> sp.csr_matrix:
-    """``(C, n + 1)``: ``d_j = sum_k |(E_c' E_c)_jk|`` of each class's representative map."""
+def _gershgorin(plan: object) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """``(C, n + 1)`` twice: ``d_j = sum_k |(E_c' E_c)_jk|`` of each class's representative map,
+    and the diagonal ``(E_c' E_c)_jj = ||E_c e_j||^2``."""
     n1 = plan.E_all.shape[1]
     reps = plan.class_rep
     lens = np.diff(plan.E_ptr)[reps]
@@ -91,29 +97,46 @@ def _gershgorin(plan: object) -> sp.csr_matrix:
     G = sp.csr_matrix(big.T @ big)
     d = np.asarray(abs(G).sum(axis=1)).ravel()
     nz = np.flatnonzero(d)
-    return sp.csr_matrix((d[nz], (nz // n1, nz % n1)), shape=(reps.size, n1))
+    g = G.diagonal()
+    gz = np.flatnonzero(g)
+    return (sp.csr_matrix((d[nz], (nz // n1, nz % n1)), shape=(reps.size, n1)),
+            sp.csr_matrix((g[gz], (gz // n1, gz % n1)), shape=(reps.size, n1)))
 
 
 def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
     """The concave bound of :class:`UnitReach` for every class of units, on the public box
     ``[lo, hi]`` (:func:`cvxdp.solvers.public_part.coordinate_box` over
-    :func:`reached_coordinates`)."""
+    :func:`reached_coordinates`).
+
+    A coordinate with a public sign but no box (``lo >= 0, hi = inf`` or ``lo = -inf, hi <=
+    0``) enters linearly instead: ``||E_u [x; 1]|| <= ||E_u,B [x_B; 1]|| + sum_{j in S}
+    ||E_u e_j|| |x_j|`` (triangle inequality), the first term bounded on the box coordinates
+    ``B`` as above (Gershgorin over all columns still bounds the sub-matrix's quadratic form),
+    and ``|x_j| = sgn_j x_j`` linear: ``sqrt(p' x + q) + lin' x`` is concave, so the loosened
+    set stays convex.  A unit reaching a coordinate with neither is unbounded."""
     n = lo.size
-    D = _gershgorin(plan)
+    D, diag = _gershgorin(plan)
     Dx = sp.csr_matrix(D[:, :n])
     dn = np.asarray(D[:, n].toarray()).ravel()
     rows = np.repeat(np.arange(D.shape[0]), np.diff(Dx.indptr))
     cols, dv = Dx.indices, Dx.data
     finite = np.isfinite(lo[cols]) & np.isfinite(hi[cols])
+    sgn = np.where(lo[cols] >= 0, 1.0, np.where(hi[cols] <= 0, -1.0, 0.0))
+    signed = ~finite & (sgn != 0)
     bounded = np.ones(D.shape[0], dtype=bool)
-    bounded[rows[~finite]] = False
-    ok = bounded[rows]
+    bounded[rows[~finite & ~signed]] = False
+    ok = bounded[rows] & finite
     p = sp.csr_matrix((dv[ok] * (lo[cols[ok]] + hi[cols[ok]]), (rows[ok], cols[ok])),
                       shape=(D.shape[0], n))
     q = dn - np.bincount(rows[ok], weights=dv[ok] * lo[cols[ok]] * hi[cols[ok]],
                          minlength=D.shape[0])
     q[~bounded] = math.inf
-    return UnitReach(p, q, bounded)
+    lin = None
+    use = bounded[rows] & signed
+    if use.any():
+        norms = np.sqrt(np.asarray(diag[rows[use], cols[use]]).ravel())
+        lin = sp.csr_matrix((sgn[use] * norms, (rows[use], cols[use])), shape=(D.shape[0], n))
+    return UnitReach(p, q, bounded, lin)
 
 
 def _soc_factor(plan: object) -> np.ndarray:
@@ -261,10 +284,23 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     vv = np.concatenate([-k[orth], -_soc_factor(plan)[soc] * k[soc], -k[powner]])
     A = sp.csr_matrix(sp.hstack([A0, sp.csr_matrix((m, nv - n))], format="csr")
                       + sp.csr_matrix((vv, (rr, cc)), shape=(m, nv)))
+    if reach.lin is not None:
+        # the sign-known coordinates' linear share of the reach, k_u lin_c' x, along the same
+        # identity direction (unit_reach)
+        sc = np.asarray(scale, dtype=float)  # the linear share is scale_u lin' x (no nu)
+        fac = np.concatenate([sc[orth], _soc_factor(plan)[soc] * sc[soc], sc[powner]])
+        own = np.concatenate([cls[orth], cls[soc], cls[powner]])
+        L = sp.diags(fac) @ sp.csr_matrix(reach.lin)[own]
+        scatter = sp.csr_matrix((np.ones(rr.size), (rr, np.arange(rr.size))),
+                                shape=(m, rr.size))
+        A = A - sp.hstack([scatter @ L, sp.csr_matrix((m, nv - n))], format="csr")
     # private equalities: s~_i + k w >= 0 and -s~_i + k w >= 0 (bounded units only)
     zu = np.flatnonzero((kinds == "zero") & ub)
     zr = first[zu]
     kz = sp.csr_matrix((-k[zu], (np.arange(zu.size), wcol[cls[zu]])), shape=(zu.size, nv))
+    if reach.lin is not None and zu.size:
+        Lz = sp.diags(np.asarray(scale, dtype=float)[zu]) @ sp.csr_matrix(reach.lin)[cls[zu]]
+        kz = kz - sp.hstack([Lz, sp.csr_matrix((zu.size, nv - n))], format="csr")
     band_A = sp.vstack([A[zr] + kz, -A[zr] + kz], format="csr")
     band_b = np.concatenate([b[zr], -b[zr]])
     zero_keep = np.setdiff1d(np.arange(d.zero), first[kinds == "zero"])
