@@ -101,6 +101,13 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     c_noisy = np.asarray(scp.c, dtype=float).copy()
     z = rng.normal(0.0, sigma, size=supp.size + int(noise_offset))
     c_noisy[supp] += z[:supp.size]
+    # project onto the signs the parameters' public domains give (nonneg=/nonpos=): a weight
+    # of a convex atom's epigraph variable must keep its sign, or the perturbed program is
+    # unbounded; the projection is post-processing and only moves c~ towards c (c lies in
+    # the set), so ||c~ - c|| and Thm C.12's bound do not grow
+    lo_c, hi_c = _public_signs(scp, sb)
+    c_noisy = np.clip(c_noisy, lo_c, hi_c)
+    z[:supp.size] = c_noisy[supp] - np.asarray(scp.c, dtype=float)[supp]
     if sb.offset == 0:  # public constant term
         offset_noisy, offset_source = float(scp.offset), "public"
     elif noise_offset:
@@ -200,6 +207,35 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None
     if not np.all(np.isfinite(big)):
         return None, "none (the public constraints do not bound the private coordinates)"
     return float(np.sqrt(np.sum(big**2))) * (1 + 1e-9), src
+
+
+def _public_signs(scp: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` per coordinate of ``c``: 0 where the objective tensor and the private
+    parameters' sign attributes make the coordinate nonnegative (nonpositive) for every value
+    of the parameters, else -inf (inf).  Structure and public constants only."""
+    n = scp.n
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    pp = scp.meta.get("param_prob")
+    params = [p for spec in sb.specs for p in spec.params]
+    if pp is None or not any(p.is_nonneg() or p.is_nonpos() for p in params):
+        return lo, hi
+    Tq = sp.csr_matrix(objective_tensor(pp))
+    pos = sp.csr_matrix((n, 0))
+    neg = sp.csr_matrix((n, 0))
+    for p in params:
+        T = Tq[:n][:, parameter_columns(pp, p, "ObjectivePrivacy")]
+        if p.is_nonneg():
+            pos, neg = sp.hstack([pos, T.maximum(0)]), sp.hstack([neg, -T.minimum(0)])
+        elif p.is_nonpos():
+            pos, neg = sp.hstack([pos, -T.minimum(0)]), sp.hstack([neg, T.maximum(0)])
+        else:  # no sign: both directions
+            pos, neg = sp.hstack([pos, abs(T)]), sp.hstack([neg, abs(T)])
+    c0 = np.asarray(Tq[:n][:, Tq.shape[1] - 1].toarray()).ravel()
+    up = np.asarray(sp.csr_matrix(pos).sum(axis=1)).ravel()    # sum of terms that can be > 0
+    down = np.asarray(sp.csr_matrix(neg).sum(axis=1)).ravel()  # ... that can be < 0
+    lo[(down == 0) & (c0 >= 0)] = 0.0
+    hi[(up == 0) & (c0 <= 0)] = 0.0
+    return lo, hi
 
 
 def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
