@@ -128,6 +128,25 @@ def release_parameters(entries: PrivateEntries, g: np.ndarray, sigma_unit: float
     return out
 
 
+def within_domains(entries: PrivateEntries, noisy: dict[int, np.ndarray]
+                   ) -> dict[int, np.ndarray]:
+    """``noisy`` with each sign-constrained parameter (``nonneg=`` / ``nonpos=``, a public
+    domain) projected onto its sign: post-processing that keeps a convex atom's weight convex.
+    The projection is coordinatewise and moves every entry towards the true value (which lies
+    in the domain), so each entry's error is at most the drawn one and every bound that uses
+    ``||g_u|| <= B_u`` with the Cauchy-Schwarz map of the certificate still holds."""
+    out = dict(noisy)
+    tids = entries.tensor_ids or tuple(p.id for p in entries.params)
+    for p, tid in zip(entries.params, tids, strict=True):
+        if tid != p.id:
+            continue  # a reduced parameter (symmetric, PSD, ...): no sign attribute
+        if p.is_nonneg():
+            out[tid] = np.maximum(out[tid], 0.0)
+        elif p.is_nonpos():
+            out[tid] = np.minimum(out[tid], 0.0)
+    return out
+
+
 def released_user_values(entries: PrivateEntries, noisy: dict[int, np.ndarray]
                          ) -> dict[str, np.ndarray]:
     """The released values in the user's shapes (name -> array), symmetric ones rebuilt."""

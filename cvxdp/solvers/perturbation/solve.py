@@ -22,7 +22,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.solvers.perturbation.counterpart import counterpart
-from cvxdp.solvers.perturbation.entries import PrivateEntries, release_parameters
+from cvxdp.solvers.perturbation.entries import (
+    PrivateEntries,
+    release_parameters,
+    within_domains,
+)
 from cvxdp.solvers.perturbation.noise import NoisePlan, _bounds, draw_noise
 from cvxdp.solvers.perturbation.plan import RobustPlan, unit_norms
 from cvxdp.transform.parametric import program_data
@@ -83,7 +87,9 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     """
     g, draws = draw_noise(npl, plan, entries.K, rng)
     noisy = release_parameters(entries, g, npl.sigma_unit)
-    c_t, off_t, A_t, b_t = program_data(scp, noisy)
+    # the counterpart's data within the parameters' public sign domains (entries.py); the
+    # released values themselves (fit terms' y~) stay as drawn
+    c_t, off_t, A_t, b_t = program_data(scp, within_domains(entries, noisy))
     if scp.sensitivity is not None and scp.sensitivity.objective_private:
         # a private objective: the counterpart minimises the released one (post-processing)
         scp = dataclasses.replace(scp, c=c_t, offset=off_t)
