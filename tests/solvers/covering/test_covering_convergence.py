@@ -5,8 +5,9 @@ The instances are the gallery's covering models (seed 0); the schedule's step wa
 seed-1 draws (docs/covering.md)."""
 
 import math
+import os
+import sys
 
-import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -16,48 +17,27 @@ from cvxdp.privacy.budgets import ApproxDP
 from cvxdp.solvers.covering.covering_private import plan_schedule, private_scale
 from cvxdp.solvers.covering.covering_schedule import SCALE_RESOLUTION
 
-
-def _covering_lp(seed):
-    rng = np.random.default_rng(seed)
-    m, n = 200, 6
-    A = cp.Parameter((m, n), name="A",
-                     value=rng.uniform(0, 1, (m, n)) * (rng.uniform(size=(m, n)) < 0.6))
-    c = rng.uniform(1, 2, n)
-    x = cp.Variable(n, name="x", nonneg=True)
-    con = A @ x >= 1
-    return cp.Problem(cp.Minimize(c @ x), [con]), con, x
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), *[os.pardir] * 3, "benchmarks"))
+import gallery  # noqa: E402
 
 
-def _set_cover_cheap(seed):
-    rng = np.random.default_rng(seed)
-    m, n = 150, 8
-    rows = (rng.uniform(size=(m, n)) < 0.4).astype(float)
-    rows[np.arange(m), rng.integers(0, n, m)] = 1.0
-    A = cp.Parameter((m, n), name="A", value=rows)
-    c = rng.uniform(0.2, 0.9, n)
-    x = cp.Variable(n, name="x")
-    con = A @ x >= 1
-    return cp.Problem(cp.Minimize(c @ x), [con, x >= 0]), con, x
+def _gallery(name):
+    """The gallery's covering model (seed 0): ``(problem, its covering constraint)``."""
+    def build(seed):
+        prob, _, _ = getattr(gallery, name)(seed)
+        return prob, prob.constraints[0]
+    build.__name__ = name
+    return build
 
 
-def _covering_sdp(seed):
-    rng = np.random.default_rng(seed)
-    r, m = 3, 60
-    mats = []
-    for _ in range(m):
-        v = rng.standard_normal((r, 2))
-        M = v @ v.T
-        mats.append(M / np.linalg.eigvalsh(M)[-1])
-    P = cp.Parameter((m, r * r), name="A", value=np.stack([M.ravel() for M in mats]))
-    X = cp.Variable((r, r), symmetric=True, name="X")
-    con = P @ cp.vec(X, order="C") >= 1
-    return cp.Problem(cp.Minimize(cp.trace(X)), [con, X >> 0]), con, X
+_covering_lp, _set_cover_cheap, _covering_sdp = (
+    _gallery(n) for n in ("covering_lp", "set_cover_cheap", "covering_sdp"))
 
 
 def _true_gap_and_violation(build, eps, rng):
-    prob, con, var = build(0)
+    prob, con = build(0)
     exact = prob.solve()
-    prob, con, var = build(0)
+    prob, con = build(0)
     sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=rng,
                              private=cvxdp.ConstraintSetPrivacy(con))
     value = float(prob.objective.value)
