@@ -5,7 +5,8 @@ examples write it: ``x`` is bounded only through the private rows.  The loosened
 dropped every private row whose variables had no public box, so the lower bound on the optimum
 was ``-inf`` even at epsilon 1e6 (certified gap ``inf``, status ``user_limit`` on a point within
 1e-6 of the optimum).  With ``x >= 0`` public, ``||E [x; 1]|| <= sum_j ||E e_j|| x_j + ||E
-e_n||`` is linear and the loosened set stays convex (certificate.py, ``unit_reach``).
+e_n||`` is linear and the loosened set stays convex (certificate.py, ``unit_reach``); any
+one-sided bound ``x_j >= l_j`` does too (``|x_j| <= x_j + 2 max(-l_j, 0)``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ import pytest
 import cvxdp
 
 
-def _packing(seed: int, stacked: bool = False):
+def _packing(seed: int, stacked: bool = False, robust: bool = False):
     rng = np.random.default_rng(seed)
     x = cp.Variable(5, name="x")
+    if robust:
+        # a norm in the rows, and a lower bound that is not 0 (the public box of x is then
+        # computed by a solver and comes back as -1e-8 where the bound is 0, or -0.5 here)
+        A = cp.Parameter((8, 5), name="A", value=rng.uniform(0, 1, (8, 5)))
+        prob = cp.Problem(cp.Maximize(cp.sum(x)), [
+            A[i] @ x + 0.1 * cp.norm(x, 2) <= 1 for i in range(8)] + [x >= -0.5])
+        return prob, [cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)]
     if stacked:
         a = cp.Parameter(5, name="a", value=rng.uniform(0, 1, 5))
         b = cp.Parameter(5, name="b", value=rng.uniform(0, 1, 5))
@@ -33,11 +41,11 @@ def _packing(seed: int, stacked: bool = False):
     return prob, [cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)]
 
 
-@pytest.mark.parametrize("stacked", [False, True])
+@pytest.mark.parametrize("shape", ["plain", "stacked", "robust"])
 @pytest.mark.parametrize("eps", [1e6, 10.0, 1.0])
-def test_signed_variables_bound_the_loosened_counterpart(eps, stacked):
+def test_signed_variables_bound_the_loosened_counterpart(eps, shape):
     for seed in range(3):
-        prob, specs = _packing(seed, stacked)
+        prob, specs = _packing(seed, stacked=shape == "stacked", robust=shape == "robust")
         opt = cp.Problem(prob.objective, prob.constraints).solve(solver=cp.CLARABEL)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
