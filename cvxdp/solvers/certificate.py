@@ -23,9 +23,9 @@ Frobenius for a PSD block).  Two bounds follow, both post-processing of the rele
   and ``|s~_i(x)| <= scale_u sqrt(...)`` on a private equality. ``sqrt`` of an affine function is
   concave, so that set is convex (one rotated cone per class of units with the same map) and
   contains the true feasible set: the optimum of the public objective over it is a lower bound on
-  the true optimum (a coordinate with a public sign but no box enters linearly,
-  ``sgn_j ||E_u e_j|| x_j``; a unit reaching a coordinate with neither is dropped: still a
-  superset).
+  the true optimum (a coordinate bounded on one side only enters linearly, ``||E_u e_j||
+  (sgn_j x_j + 2 max(-sgn_j l_j, 0))``; a unit reaching a coordinate bounded on neither side
+  is dropped: still a superset).
 
 The proofs are written out in ``docs/certificates.md``.
 """
@@ -67,10 +67,12 @@ class UnitReach:
     p: sp.csr_matrix
     q: np.ndarray
     bounded: np.ndarray
-    #: ``(C, n)``: ``sgn_j ||E_c e_j||`` on the coordinates with a public sign but no public
-    #: box (``x_j >= 0`` or ``x_j <= 0``): ``||E_u [x; 1]|| <= sqrt(p' x + q) + lin' x``
-    #: (triangle inequality, ``|x_j| = sgn_j x_j``); None: no such coordinate
+    #: ``(C, n)``: ``sgn_j ||E_c e_j||`` on the coordinates with a public bound on one side
+    #: only (``x_j >= l_j`` or ``x_j <= h_j``), and ``(C,)`` the constants ``lin0``:
+    #: ``||E_u [x; 1]|| <= sqrt(p' x + q) + lin' x + lin0`` (triangle inequality, ``|x_j| <=
+    #: sgn_j x_j + 2 max(-sgn_j bound_j, 0)``); None: no such coordinate
     lin: sp.csr_matrix | None = None
+    lin0: np.ndarray | None = None
 
 
 def reached_coordinates(maps: list[sp.spmatrix], n: int) -> np.ndarray:
@@ -108,12 +110,13 @@ def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
     ``[lo, hi]`` (:func:`cvxdp.solvers.public_part.coordinate_box` over
     :func:`reached_coordinates`).
 
-    A coordinate with a public sign but no box (``lo >= 0, hi = inf`` or ``lo = -inf, hi <=
-    0``) enters linearly instead: ``||E_u [x; 1]|| <= ||E_u,B [x_B; 1]|| + sum_{j in S}
-    ||E_u e_j|| |x_j|`` (triangle inequality), the first term bounded on the box coordinates
-    ``B`` as above (Gershgorin over all columns still bounds the sub-matrix's quadratic form),
-    and ``|x_j| = sgn_j x_j`` linear: ``sqrt(p' x + q) + lin' x`` is concave, so the loosened
-    set stays convex.  A unit reaching a coordinate with neither is unbounded."""
+    A coordinate bounded on one side only (``x_j >= l_j`` or ``x_j <= h_j``) enters linearly
+    instead: ``||E_u [x; 1]|| <= ||E_u,B [x_B; 1]|| + sum_{j in S} ||E_u e_j|| |x_j|``
+    (triangle inequality), the first term bounded on the box coordinates ``B`` as above
+    (Gershgorin over all columns still bounds the sub-matrix's quadratic form), and ``|x_j| <=
+    x_j + 2 max(-l_j, 0)`` (or ``-x_j + 2 max(h_j, 0)``) linear: ``sqrt(p' x + q) + lin' x +
+    lin0`` is concave, so the loosened set stays convex.  A unit reaching a coordinate bounded
+    on neither side is unbounded."""
     n = lo.size
     D, diag = _gershgorin(plan)
     Dx = sp.csr_matrix(D[:, :n])
@@ -121,7 +124,7 @@ def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
     rows = np.repeat(np.arange(D.shape[0]), np.diff(Dx.indptr))
     cols, dv = Dx.indices, Dx.data
     finite = np.isfinite(lo[cols]) & np.isfinite(hi[cols])
-    sgn = np.where(lo[cols] >= 0, 1.0, np.where(hi[cols] <= 0, -1.0, 0.0))
+    sgn = np.where(np.isfinite(lo[cols]), 1.0, np.where(np.isfinite(hi[cols]), -1.0, 0.0))
     signed = ~finite & (sgn != 0)
     bounded = np.ones(D.shape[0], dtype=bool)
     bounded[rows[~finite & ~signed]] = False
@@ -131,12 +134,16 @@ def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
     q = dn - np.bincount(rows[ok], weights=dv[ok] * lo[cols[ok]] * hi[cols[ok]],
                          minlength=D.shape[0])
     q[~bounded] = math.inf
-    lin = None
+    lin = lin0 = None
     use = bounded[rows] & signed
     if use.any():
         norms = np.sqrt(np.asarray(diag[rows[use], cols[use]]).ravel())
         lin = sp.csr_matrix((sgn[use] * norms, (rows[use], cols[use])), shape=(D.shape[0], n))
-    return UnitReach(p, q, bounded, lin)
+        cu = cols[use]
+        shift = np.where(sgn[use] > 0, 2.0 * np.maximum(-lo[cu], 0.0),
+                         2.0 * np.maximum(hi[cu], 0.0))
+        lin0 = np.bincount(rows[use], weights=norms * shift, minlength=D.shape[0])
+    return UnitReach(p, q, bounded, lin, lin0)
 
 
 def _soc_factor(plan: object) -> np.ndarray:
@@ -294,15 +301,18 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         scatter = sp.csr_matrix((np.ones(rr.size), (rr, np.arange(rr.size))),
                                 shape=(m, rr.size))
         A = A - sp.hstack([scatter @ L, sp.csr_matrix((m, nv - n))], format="csr")
+        np.add.at(b, rr, fac * reach.lin0[own])
     # private equalities: s~_i + k w >= 0 and -s~_i + k w >= 0 (bounded units only)
     zu = np.flatnonzero((kinds == "zero") & ub)
     zr = first[zu]
     kz = sp.csr_matrix((-k[zu], (np.arange(zu.size), wcol[cls[zu]])), shape=(zu.size, nv))
+    zshift = np.zeros(zu.size)
     if reach.lin is not None and zu.size:
         Lz = sp.diags(np.asarray(scale, dtype=float)[zu]) @ sp.csr_matrix(reach.lin)[cls[zu]]
         kz = kz - sp.hstack([Lz, sp.csr_matrix((zu.size, nv - n))], format="csr")
+        zshift = np.asarray(scale, dtype=float)[zu] * reach.lin0[cls[zu]]
     band_A = sp.vstack([A[zr] + kz, -A[zr] + kz], format="csr")
-    band_b = np.concatenate([b[zr], -b[zr]])
+    band_b = np.concatenate([b[zr] + zshift, -b[zr] + zshift])
     zero_keep = np.setdiff1d(np.arange(d.zero), first[kinds == "zero"])
     # w_c >= 0 and w_c^2 <= v_c: rows [v + 1; 2 w; v - 1] in SOC(3), v = (p'x + q) / nu_c
     P = sp.csr_matrix(reach.p[bc], copy=True)
