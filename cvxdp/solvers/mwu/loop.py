@@ -6,25 +6,32 @@
 (the objects :mod:`cvxdp.solvers.mwu.private_scp` builds).  The rounds are run in blocks of
 ``B``; before each block the block's random numbers are drawn at once:
 
-* ``B x m`` standard Gumbels, ``rng.gumbel(size=(B, m))``: row ``t`` is exactly the draw
-  :func:`cvxdp.privacy.mechanisms.gumbel_argmax` makes for round ``t`` (numpy's Gumbel sampler,
-  the one :func:`cvxdp.privacy.mechanisms.exponential_float_delta` accounts for), and the chosen
-  row is ``argmax(scale * (G x - h) + gumbel_t)`` as there;
+* ``B`` uniforms, ``rng.random(B)``: round ``t`` samples the exponential mechanism over the
+  ``m`` rows by inversion from ``u_t``
+  (:func:`cvxdp.privacy.inversion_sampler.exponential_inversion`): with logits ``l = scale G x
+  - scale h``, ``w = exp(l - max l)`` and the running sums ``C_j = w_1 + ... + w_j``, the chosen
+  row is the first ``j`` with ``C_j > u_t C_m``.  For a continuous uniform ``P[C_{j-1} <= u C_m
+  < C_j] = w_j / sum w``, exactly the exponential mechanism (McSherry & Talwar 2007), the law
+  the Gumbel-max trick samples from ``m`` Gumbels; in floating point it is within
+  :func:`~cvxdp.privacy.inversion_sampler.inversion_tv` (``~2.4 m 2^-53``) of it, below the
+  Gumbel sampler's ``16.8 m 2^-53`` that the MWU's record
+  (:func:`cvxdp.privacy.mechanisms.exponential_float_delta`) states, so the record holds;
 * ``B x k_max`` standard normals, ``rng.standard_normal(size=(B, k_max))``: round ``t`` uses
   the first ``|supp(a_p)|`` of row ``t``, scaled by ``sigma_unit * D2_p`` (numpy's
   ``normal(0, s)`` is ``s`` times the same standard normal); the rest are discarded.
 
 So every round makes one exponential-mechanism call over the ``m`` rows and one Gaussian draw
-on the chosen row's private coordinates, with the same samplers and parameters as the
-one-round-at-a-time loop: the privacy records (``count = T`` of each) are unchanged; only the
-order in which the generator's stream is consumed differs.
+on the chosen row's private coordinates, with the same parameters as the one-round-at-a-time
+loop (whose oracle samples by the same inversion): the privacy records (``count = T`` of each)
+are unchanged; only the order in which the generator's stream is consumed differs.
 
-Inside a block, the numpy backend makes about ten numpy calls per round (mat-vec, add, argmax,
-loss row, noise, exponential, normalisation), with no Python objects built; the compiled
-backend (:mod:`cvxdp.solvers.mwu.loop_numba`, orthant, second-order-cone and PSD blocks,
-optional ``numba`` extra) runs the whole block in machine code on the same draws.  Both compute the
-same numbers (scores with the same BLAS / CSR mat-vec; the exponentials agree to the last bit
-or two, see ``tests/solvers/mwu/test_mwu_loop.py``).
+Inside a block, the numpy backend makes about fifteen numpy calls per round (mat-vec, logits,
+exp and cumulative sum of the mechanism, search, loss row, noise, exponential, normalisation),
+with no Python objects built; the compiled backend (:mod:`cvxdp.solvers.mwu.loop_numba`,
+orthant, second-order-cone and PSD blocks, optional ``numba`` extra) runs the whole block in
+machine code on the same draws.  Both compute the same numbers (scores with the same BLAS / CSR
+mat-vec, the same sequential running sum; the exponentials agree to the last bit or two, see
+``tests/solvers/mwu/test_mwu_loop.py``).
 
 References
 ----------
@@ -32,6 +39,8 @@ Song, Xue and Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra w
 to Private Symmetric Cone Programming": Algorithm 4 (SCMWU), Algorithm 5 (dual oracle),
 Algorithm 1 (noisy losses), Lemma C.4 / C.8 (exponential-mechanism oracle), Lemma 4.2 (EJA
 Gaussian mechanism).
+McSherry & Talwar (2007), "Mechanism Design via Differential Privacy", FOCS (the exponential
+mechanism).
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.privacy.inversion_sampler import inversion_index
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop_adaptive import ada_state, adaptive_round, adaptive_round_general
 from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
@@ -58,6 +68,10 @@ BLOCK_DRAWS = 1 << 19  # random numbers and iterates held per block (4 MiB of fl
 DENSE_ENTRIES = 1 << 22  # rows stored dense (BLAS mat-vec) up to this many entries ...
 DENSE_FILL = 0.25  # ... when at least this share is non-zero (or the matrix is small)
 SMALL_ENTRIES = 1 << 15
+# Up to this many entries the compiled kernel computes the scores by its own column-order loop
+# (on G transposed, vectorised over the rows) instead of a BLAS call: measured on 20 x 10 .. 1000
+# x 15, the call's fixed cost dominates below about 2,000 entries (40 x 15: 0.11 vs 0.22 us).
+LOOP_GEMV = 1 << 11
 
 
 @dataclass(frozen=True)
@@ -109,6 +123,7 @@ class LoopData:
     k: int
     dense: bool
     Gd: np.ndarray            # (m, k) scale * G when dense, else (0, 0)
+    Gt: np.ndarray            # (k, m) its transpose when dense and small (LOOP_GEMV), else (0, 0)
     Gptr: np.ndarray
     Gidx: np.ndarray
     Gval: np.ndarray          # CSR of scale * G when sparse
@@ -124,7 +139,7 @@ class LoopData:
     Nval: np.ndarray
     Nstart: np.ndarray        # first index of a row's support when contiguous, else -1
     kmax: int
-    gumbel: bool
+    gumbel: bool              # the exponential mechanism (sampled by inversion), else argmax
     x0: np.ndarray
     n0: int                   # orthant block size
     soc_off: np.ndarray
@@ -149,7 +164,8 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
                  gumbel: bool, noise: RowGaussianNoise | None,
                  adaptive: bool = False) -> LoopData:
     """Precompute the loop's arrays (see :class:`LoopData`); ``scale`` multiplies the scores
-    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle);
+    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle); ``gumbel``
+    selects the exponential mechanism (sampled by inversion, see the module doc) over the argmax;
     ``adaptive`` runs AdaHedge's step (:func:`adaptive_round`, :func:`adaptive_round_general`)."""
     G = sp.csr_matrix(G, dtype=float)
     G.sort_indices()
@@ -183,8 +199,9 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
         Nidx, Nval = np.zeros(0, dtype=np.int64), np.zeros(0)
         Nstart, kmax = np.full(m, -1, dtype=np.int64), 0
     return LoopData(
-        m=m, k=k, dense=dense, Gd=Gd, Gptr=Gs.indptr.astype(np.int64),
-        Gidx=Gs.indices.astype(np.int64), Gval=Gs.data, G_csr=Gs,
+        m=m, k=k, dense=dense, Gd=Gd,
+        Gt=np.ascontiguousarray(Gd.T) if dense and m * k <= LOOP_GEMV else empty2,
+        Gptr=Gs.indptr.astype(np.int64), Gidx=Gs.indices.astype(np.int64), Gval=Gs.data, G_csr=Gs,
         hs=np.asarray(h, dtype=float) * scale, Yd=Yd, Yptr=Yc.indptr.astype(np.int64),
         Yidx=Yc.indices.astype(np.int64), Yval=Yc.data, noisy=noise is not None and kmax > 0,
         Nptr=Nptr, Nidx=Nidx, Nval=Nval, Nstart=Nstart, kmax=kmax, gumbel=gumbel,
@@ -213,7 +230,7 @@ def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
 
 def block_size(d: LoopData, iterations: int) -> int:
     """Rounds per block: the block's draws and iterates fit in :data:`BLOCK_DRAWS` numbers."""
-    per_round = (d.m if d.gumbel else 0) + (d.kmax if d.noisy else 0) + d.k
+    per_round = (1 if d.gumbel else 0) + (d.kmax if d.noisy else 0) + d.k
     return int(max(1, min(iterations, 4096, BLOCK_DRAWS // max(per_round, 1))))
 
 
@@ -231,17 +248,11 @@ def block_starts(T: int, B: int, verbose: bool) -> Iterator[int]:
 
 
 def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The block's draws: ``gumbel - scale h`` (``nb x m``) and standard normals (``nb x kmax``).
-
-    Gumbels first, then normals, one generator call each (see the module doc)."""
-    if d.gumbel:
-        GH = rng.gumbel(size=(nb, d.m))
-        GH -= d.hs
-    else:
-        GH = np.empty((nb, d.m))  # contiguous, as the compiled kernel is typed for
-        GH[:] = -d.hs
+    """The block's draws: one uniform per round (``nb``; the exponential mechanism's inversion)
+    and standard normals (``nb x kmax``), one generator call each, uniforms first."""
+    U = rng.random(nb) if d.gumbel else np.zeros(0)
     Z = rng.standard_normal(size=(nb, d.kmax)) if d.noisy else np.zeros((nb, 0))
-    return GH, Z
+    return U, Z
 
 
 def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
@@ -270,22 +281,27 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     B, y, xsum, chosen, X, s, P = _buffers(d, T)
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
-    dense, noisy = d.dense, d.noisy
+    dense, noisy, hs, mech = d.dense, d.noisy, d.hs, d.gumbel
     state = ada_state(d)  # AdaHedge's cumulative mixability gap Delta
     lv = np.zeros(d.k)
     ys = np.zeros(d.k)
     orthant = not len(d.soc_off) and not len(d.psd_off)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
-        GH, Z = draw_block(d, nb, rng)
+        U, Z = draw_block(d, nb, rng)
         for j in range(nb):
             x = X[j]
             if dense:
                 np.dot(Gd, x, out=s)
             else:
                 s = Gc @ x
-            s += GH[j]
+            s -= hs  # the logits scale * (G x - h)
             p = int(s.argmax())
+            if mech:  # exponential mechanism by inversion (exponential_inversion's arithmetic)
+                s -= s[p]
+                np.exp(s, out=s)
+                np.add.accumulate(s, out=s)  # = np.cumsum (sequential), with less overhead
+                p = inversion_index(s, U[j])
             P[j] = p
             if d.ada and orthant:
                 adaptive_round(d, p, x, Z[j], y, lv, state, X[j + 1])
@@ -330,11 +346,11 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
     ys = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
-        GH, Z = draw_block(d, nb, rng)
-        block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
-              d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
-              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s, d.ada, d.log_r,
-              state, lv, ys)
+        U, Z = draw_block(d, nb, rng)
+        block(nb, X, y, P, d.gumbel, d.hs, U, Z, d.dense, d.Gd, d.Gt, d.Gptr, d.Gidx, d.Gval,
+              d.Yd, d.Yptr, d.Yidx, d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off,
+              d.soc_size, d.psd_off, d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale,
+              s, d.ada, d.log_r, state, lv, ys)
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]

@@ -57,7 +57,7 @@ def numpy_normexp(d: Any, algebra: Any) -> NormExp:
 
     if not nb and not psd:
         def orthant(y: np.ndarray, out: np.ndarray) -> None:
-            np.subtract(y.min(), y, out=out)
+            np.subtract(y[y.argmin()], y, out=out)  # = y.min(), with less overhead
             np.exp(out, out=out)
             out /= out.sum()
         return orthant

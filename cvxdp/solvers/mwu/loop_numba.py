@@ -2,12 +2,16 @@
 
 :func:`compiled_block` returns a numba-compiled function that runs one block of rounds of
 :func:`cvxdp.solvers.mwu.loop.run_numpy` on the block's pre-drawn random numbers, with the same
-arithmetic in the same order: scores ``scale G x`` by the same BLAS call (dense) or the same
-sequential CSR sum as scipy (sparse), ``+ (gumbel - scale h)``, the first maximiser, the loss
-row and the noise added to the exponent ``y``, and ``x = exp(lam_min - y) / trace``
-(:mod:`cvxdp.solvers.mwu.loop_exp`; a PSD block through LAPACK's ``eigh`` as numpy's).  Only the
-exponential's last bits (numpy's vectorised ``exp`` against libm's), the order of the trace's
-sum and the LAPACK build differ, so the two backends agree to about 1e-15 relative per round.
+arithmetic in the same order: scores ``scale G x`` by the same BLAS call (dense; below
+``LOOP_GEMV`` entries a column-order loop, which rounds differently in the last bits) or the same
+sequential CSR sum as scipy (sparse), ``- scale h``, then the exponential mechanism by inversion
+(``exp(l - max l)``, its sequential running sum and the first sum above ``u_t`` times the total:
+:func:`cvxdp.privacy.inversion_sampler.exponential_inversion`; the first maximiser for the exact
+oracle), the loss row and the noise added to the exponent ``y``, and ``x = exp(lam_min - y) /
+trace`` (:mod:`cvxdp.solvers.mwu.loop_exp`; a PSD block through LAPACK's ``eigh`` as numpy's).
+Only the exponential's last bits (numpy's vectorised ``exp`` against libm's), the order of the
+trace's sum and the LAPACK build differ, so the two backends agree to about 1e-15 relative per
+round, and choose the same rows unless a uniform falls within about 1e-16 of a cell's edge.
 
 The kernel is compiled on first use and cached on disk (``cache=True``): importing this module
 does not import numba.
@@ -16,6 +20,8 @@ References
 ----------
 Song, Xue and Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra with Applications
 to Private Symmetric Cone Programming", Algorithms 1, 4 and 5.
+McSherry & Talwar (2007), "Mechanism Design via Differential Privacy", FOCS (the exponential
+mechanism).
 """
 
 from __future__ import annotations
@@ -29,9 +35,9 @@ import numpy as np
 __all__ = ["compiled_block"]
 
 
-def _block(nb, X, y, P, GH, Z, dense, Gd, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval, noisy,
-           Nptr, Nidx, Nval, n0, soc_off, soc_size, psd_off, psd_r, psd_ptr, psd_rows, psd_cols,
-           psd_scale, s, ada, log_r, state, lv, ys):  # pragma: no cover - compiled
+def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval,
+           noisy, Nptr, Nidx, Nval, n0, soc_off, soc_size, psd_off, psd_r, psd_ptr, psd_rows,
+           psd_cols, psd_scale, s, ada, log_r, state, lv, ys):  # pragma: no cover - compiled
     m = s.shape[0]
     k = y.shape[0]
     nsoc = soc_off.shape[0]
@@ -49,8 +55,16 @@ def _block(nb, X, y, P, GH, Z, dense, Gd, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval
     orthant = nsoc == 0 and npsd == 0
     for j in range(nb):
         x = X[j]
-        # scores scale * (G x - h) + gumbel, and the first maximiser
-        if dense:
+        # logits scale * (G x - h), their maximum and first maximiser
+        if Gt.shape[0] > 0:
+            # small dense G: column-order loop over G' (vectorised over the rows; no BLAS call)
+            for i in range(m):
+                s[i] = 0.0
+            for c in range(k):
+                xc = x[c]
+                for i in range(m):
+                    s[i] += Gt[c, i] * xc
+        elif dense:
             np.dot(Gd, x, s)
         else:
             for i in range(m):
@@ -61,10 +75,28 @@ def _block(nb, X, y, P, GH, Z, dense, Gd, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval
         p = 0
         best = -np.inf
         for i in range(m):
-            v = s[i] + GH[j, i]
+            v = s[i] - hs[i]
+            s[i] = v
             if v > best or (i == 0):
                 best = v
                 p = i
+        if mech:
+            # exponential mechanism by inversion: running sums of exp(l - max), then the
+            # first one above u_t times the total (binary search; the sums never decrease)
+            acc = 0.0
+            for i in range(m):
+                acc += math.exp(s[i] - best)
+                s[i] = acc
+            target = unif[j] * acc
+            lo = 0
+            hi = m - 1
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if s[mid] > target:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            p = lo
         P[j] = p
         if ada and orthant:
             # AdaHedge round (orthant only): loop.adaptive_round, the same order
