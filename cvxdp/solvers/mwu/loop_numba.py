@@ -82,21 +82,16 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
                 p = i
         if mech:
             # exponential mechanism by inversion: running sums of exp(l - max), then the
-            # first one above u_t times the total (binary search; the sums never decrease)
+            # first one above u_t times the total = how many are <= it (the sums never
+            # decrease; a branch-free count, vectorised, instead of a mispredicted search)
             acc = 0.0
             for i in range(m):
                 acc += math.exp(s[i] - best)
                 s[i] = acc
             target = unif[j] * acc
-            lo = 0
-            hi = m - 1
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if s[mid] > target:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            p = lo
+            p = 0
+            for i in range(m):
+                p += s[i] <= target
         P[j] = p
         if ada and orthant:
             # AdaHedge round (orthant only): loop.adaptive_round, the same order
