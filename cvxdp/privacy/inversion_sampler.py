@@ -34,9 +34,11 @@ from cvxdp.privacy.budgets import check_epsilon
 __all__ = ["EXP_ERROR_U", "exponential_inversion", "inversion_float_delta", "inversion_index",
            "inversion_tv"]
 
-#: Assumed largest error of float64 ``exp`` on ``[-746, 0]``, in units of ``2^-53`` relative
-#: (8 = 4 ulp).  Measured on 4e6 points against an 80-bit reference: numpy's exp (SIMD) 0.69 ulp,
-#: libm's (the compiled kernel's) 0.51 ulp; tests/privacy/test_inversion_sampler.py re-measures.
+#: Largest error of the float64 ``exp`` the samplers use on ``[-746, 0]``, in units of ``2^-53``
+#: relative (8 = 4 ulp), plus ``2^-1020`` absolute.  numpy's exp (SIMD) and libm's: assumed, and
+#: measured at 0.69 and 0.51 ulp on 4e6 points against an 80-bit reference
+#: (tests/privacy/test_inversion_sampler.py); the compiled MWU kernel's own exp: proven within
+#: ``4.5 h`` (0 below -708), see :func:`cvxdp.solvers.mwu.loop_numba._exp_nonpositive`.
 EXP_ERROR_U = 8.0
 _H = math.ldexp(1.0, -53)  # unit roundoff, and the step of numpy's uniform grid k 2^-53
 
@@ -82,16 +84,17 @@ def inversion_tv(candidates: int) -> float:
     """Bound on the total variation between :func:`exponential_inversion`'s law and softmax.
 
     Rounding model: every float operation is exact up to a relative ``h = 2^-53``; exp is within
-    ``EXP_ERROR_U h`` relative plus ``2^-1074``.  Let ``l`` be the float logits, ``x_j = l_j -
-    max l``, ``w_j = e^{x_j}`` and ``S = sum w >= 1`` (the ideal law is ``w / S``).
+    ``EXP_ERROR_U h`` relative plus ``2^-1020`` absolute (:data:`EXP_ERROR_U`).  Let ``l`` be
+    the float logits, ``x_j = l_j - max l``, ``w_j = e^{x_j}`` and ``S = sum w >= 1`` (the ideal
+    law is ``w / S``).
 
     1. Weights.  ``fl(l_j - max)`` has relative error ``<= h``, so ``|e^{fl(x_j)} - w_j| <=
        1.01 h |x_j| e^{x_j} <= 1.01 h / e`` (``|x| e^x <= 1/e``), and exp adds ``EXP_ERROR_U h
-       (1 + 1e-13) w_j`` plus ``2^-1072`` (which also covers underflow, ``x_j < -746``).
+       (1 + 1e-13) w_j`` plus ``2^-1020`` (which also covers underflow, ``w_j < 2^-1021``).
     2. Cumulative sum.  Cell ``j`` of the float sums has length ``c_j = C_j - C_{j-1} = w^_j +
        e_j``, ``|e_j| <= 1.0001 h C_j <= 1.0001 h C_m`` (one rounding per add), and ``C_m =
        sum c_j`` exactly (telescoping).  With ``r = 1.0001 m h`` and ``C_m <= S + ||c - w||_1``:
-       ``||c - w||_1 / S <= (r + EXP_ERROR_U h (1 + 1e-13) + m (1.01 h / e + 2^-1072)) /
+       ``||c - w||_1 / S <= (r + EXP_ERROR_U h (1 + 1e-13) + m (1.01 h / e + 2^-1020)) /
        (1 - r)``, and ``TV(c / C_m, w / S) <= ||c - w||_1 / S``.
     3. The uniform.  ``{u < b_j (1 - h)} ⊆ {fl(u C_m) < C_j} ⊆ {u < b_j}`` with ``b_j = C_j /
        C_m``, and ``P[u < t]`` lies in ``[t, t + h)`` on the grid, so ``P[J <= j]`` is within
@@ -108,7 +111,7 @@ def inversion_tv(candidates: int) -> float:
     r = 1.0001 * m * _H
     if r >= 0.5:
         return 1.0
-    tiny = math.ldexp(1.0, -1072)
+    tiny = math.ldexp(1.0, -1020)
     weights = (r + EXP_ERROR_U * _H * (1.0 + 1e-13) + m * (1.01 * _H / math.e + tiny)) / (1.0 - r)
     return min(1.0, (m - 1) * _H + weights)
 

@@ -1,5 +1,5 @@
 """The exponential mechanism by inversion: its law (seeded chi-square audit, exact enumeration on
-a coarse uniform grid), its edge cases, and its floating-point delta against the Gumbel sampler's."""
+a coarse uniform grid), its edge cases, and its float delta against the Gumbel sampler's."""
 
 import math
 

@@ -55,7 +55,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.privacy.inversion_sampler import inversion_index
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop_adaptive import ada_state, adaptive_round, adaptive_round_general
 from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
@@ -286,9 +285,13 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     lv = np.zeros(d.k)
     ys = np.zeros(d.k)
     orthant = not len(d.soc_off) and not len(d.psd_off)
+    # per-row scalars as Python ints (numpy scalar indexing costs more than the arithmetic)
+    nlo, nhi, nst = Nptr[:-1].tolist(), Nptr[1:].tolist(), Nstart.tolist()
+    ada = d.ada
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
         U, Z = draw_block(d, nb, rng)
+        Ul = U.tolist()
         for j in range(nb):
             x = X[j]
             if dense:
@@ -296,17 +299,17 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
             else:
                 s = Gc @ x
             s -= hs  # the logits scale * (G x - h)
-            p = int(s.argmax())
+            p = s.argmax()
             if mech:  # exponential mechanism by inversion (exponential_inversion's arithmetic)
                 s -= s[p]
                 np.exp(s, out=s)
                 np.add.accumulate(s, out=s)  # = np.cumsum (sequential), with less overhead
-                p = inversion_index(s, U[j])
+                p = s.searchsorted(Ul[j] * s[-1], "right")  # inversion_index
             P[j] = p
-            if d.ada and orthant:
+            if ada and orthant:
                 adaptive_round(d, p, x, Z[j], y, lv, state, X[j + 1])
                 continue
-            if d.ada:
+            if ada:
                 adaptive_round_general(d, p, x, Z[j], y, lv, state, ys)
                 normexp(ys, X[j + 1])
                 continue
@@ -316,10 +319,10 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
                 lo, hi = Yptr[p], Yptr[p + 1]
                 y[Yidx[lo:hi]] += Yval[lo:hi]
             if noisy:
-                lo, hi = Nptr[p], Nptr[p + 1]
+                lo, hi = nlo[p], nhi[p]
                 if hi > lo:
                     v = Nval[lo:hi] * Z[j, :hi - lo]
-                    c = Nstart[p]
+                    c = nst[p]
                     if c >= 0:
                         y[c:c + hi - lo] += v
                     else:
@@ -348,9 +351,9 @@ def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
         nb = min(B, T - t0)
         U, Z = draw_block(d, nb, rng)
         block(nb, X, y, P, d.gumbel, d.hs, U, Z, d.dense, d.Gd, d.Gt, d.Gptr, d.Gidx, d.Gval,
-              d.Yd, d.Yptr, d.Yidx, d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off,
-              d.soc_size, d.psd_off, d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale,
-              s, d.ada, d.log_r, state, lv, ys)
+              d.Yd, d.Yptr, d.Yidx, d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.Nstart, d.n0,
+              d.soc_off, d.soc_size, d.psd_off, d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols,
+              d.psd_scale, s, d.ada, d.log_r, state, lv, ys)
         xsum += X[:nb].sum(axis=0)
         chosen += np.bincount(P[:nb], minlength=m)
         X[0] = X[nb]

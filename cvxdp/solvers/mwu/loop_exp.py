@@ -59,7 +59,7 @@ def numpy_normexp(d: Any, algebra: Any) -> NormExp:
         def orthant(y: np.ndarray, out: np.ndarray) -> None:
             np.subtract(y[y.argmin()], y, out=out)  # = y.min(), with less overhead
             np.exp(out, out=out)
-            out /= out.sum()
+            out *= 1.0 / out.sum()  # one division, then products (as the compiled kernel)
         return orthant
 
     def normexp(y: np.ndarray, out: np.ndarray) -> None:
@@ -100,5 +100,5 @@ def numpy_normexp(d: Any, algebra: Any) -> NormExp:
             E = np.dot(U * ew, U.T)
             out[sl] = E[rows, cols] * sc
             total += ew.sum()
-        out /= total
+        out *= 1.0 / total
     return normexp

@@ -32,17 +32,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["compiled_block"]
+__all__ = ["compiled_block", "compiled_exp", "EXP_FLOOR"]
 
 
 def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval,
-           noisy, Nptr, Nidx, Nval, n0, soc_off, soc_size, psd_off, psd_r, psd_ptr, psd_rows,
-           psd_cols, psd_scale, s, ada, log_r, state, lv, ys):  # pragma: no cover - compiled
+           noisy, Nptr, Nidx, Nval, Nstart, n0, soc_off, soc_size, psd_off, psd_r, psd_ptr,
+           psd_rows, psd_cols, psd_scale, s, ada, log_r, state, lv,
+           ys):  # pragma: no cover - compiled
     m = s.shape[0]
     k = y.shape[0]
     nsoc = soc_off.shape[0]
     npsd = psd_off.shape[0]
     nrm = np.empty(nsoc)
+    bits = np.empty(max(m, n0), dtype=np.int64)  # _exp_nonpositive's powers of two
     rsum = 0
     r2sum = 0
     for b in range(npsd):
@@ -84,9 +86,12 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
             # exponential mechanism by inversion: running sums of exp(l - max), then the
             # first one above u_t times the total = how many are <= it (the sums never
             # decrease; a branch-free count, vectorised, instead of a mispredicted search)
+            for i in range(m):
+                s[i] -= best
+            _exp_nonpositive(s, m, bits)
             acc = 0.0
             for i in range(m):
-                acc += math.exp(s[i] - best)
+                acc += s[i]
                 s[i] = acc
             target = unif[j] * acc
             p = 0
@@ -230,8 +235,13 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
                     y[Yidx[q]] += Yval[q]
             if noisy:
                 lo = Nptr[p]
-                for q in range(lo, Nptr[p + 1]):
-                    y[Nidx[q]] += Nval[q] * Z[j, q - lo]
+                c0 = Nstart[p]
+                if c0 >= 0:  # a contiguous support: no index array (vectorised)
+                    for q in range(lo, Nptr[p + 1]):
+                        y[c0 + q - lo] += Nval[q] * Z[j, q - lo]
+                else:
+                    for q in range(lo, Nptr[p + 1]):
+                        y[Nidx[q]] += Nval[q] * Z[j, q - lo]
             yy = y
         # x = exp(-y) / tr exp(-y), shifted by the smallest eigenvalue
         out = X[j + 1]
@@ -266,7 +276,9 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
             vo += r * r
         total = 0.0
         for c in range(n0):
-            out[c] = math.exp(lam_min - yy[c])
+            out[c] = lam_min - yy[c]
+        _exp_nonpositive(out, n0, bits)
+        for c in range(n0):
             total += out[c]
         for b in range(nsoc):
             o = soc_off[b]
@@ -291,8 +303,64 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
                 total += ew[i]
             wo += r
             vo += r * r
+        inv = 1.0 / total  # one division, then products (loop_exp does the same)
         for c in range(k):
-            out[c] /= total
+            out[c] *= inv
+
+
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 in 32 bits (low 21 bits zero): k * _LN2_HI exact
+_LN2_LO = 1.90821492927058770002e-10  # ln 2 - _LN2_HI, rounded
+_C = tuple(1.0 / math.factorial(i) for i in range(14))
+EXP_FLOOR = -708.0  # below: 0 (e^-708 < 2^-1021); above, every result is a normal float
+
+
+def _exp_nonpositive(x, n, bits):  # pragma: no cover - compiled
+    """``x[:n] <- exp(x[:n])`` for ``x <= 0``, in two loops the compiler vectorises.
+
+    ``k = round(x / ln 2)``, ``r = (x - k ln2_hi) - k ln2_lo`` (Cody & Waite 1980), ``e^r`` by
+    its Taylor polynomial of degree 13 in Horner form, times ``2^k`` built from its exponent
+    bits; ``x < EXP_FLOOR`` gives 0.  Error, for ``EXP_FLOOR <= x <= 0`` (``h = 2^-53``):
+    ``k ln2_hi`` is exact (``|k| <= 1022`` has 10 bits) and so is ``x - k ln2_hi`` (Sterbenz),
+    so ``r`` is within ``0.36 h`` of ``x - k ln 2`` (``|r| <= 0.35``); the truncated series
+    loses ``|r|^14 / 14! e^|r| < 0.1 h`` relative, the rounded coefficients ``1/i!`` (exact for
+    ``i <= 2``) ``< 0.01 h``, and Horner's rounding ``<= 4 h`` relative (the last two steps
+    dominate: ``|e_0| <= |r| |e_1| + h |r q_1| + h q_0`` with ``|e_1| <= 1.7 h``, ``q_0 =
+    e^r >= 0.7``); the product by ``2^k`` is exact (a normal result).  Total ``<= 4.5 h``
+    relative, within :data:`cvxdp.privacy.inversion_sampler.EXP_ERROR_U` (``8 h``); below
+    ``EXP_FLOOR`` the absolute error is ``< 2^-1021``.  Measured: ``1.6 h`` on 3e6 points
+    (``tests/solvers/mwu/test_mwu_loop.py``).
+
+    References
+    ----------
+    Cody & Waite (1980), *Software Manual for the Elementary Functions*, Prentice-Hall
+    (argument reduction); Higham (2002), *Accuracy and Stability of Numerical Algorithms*,
+    2nd ed., Sec. 5.1 (Horner's rule).
+    """
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13 = _C
+    for i in range(n):
+        xi = x[i]
+        xc = max(xi, EXP_FLOOR)
+        kf = math.floor(xc * _LOG2E + 0.5)
+        r = (xc - kf * _LN2_HI) - kf * _LN2_LO
+        q = c13 * r + c12
+        q = q * r + c11
+        q = q * r + c10
+        q = q * r + c9
+        q = q * r + c8
+        q = q * r + c7
+        q = q * r + c6
+        q = q * r + c5
+        q = q * r + c4
+        q = q * r + c3
+        q = q * r + c2
+        q = q * r + c1
+        q = q * r + c0
+        x[i] = q if xi >= EXP_FLOOR else 0.0
+        bits[i] = (np.int64(kf) + 1023) << 52  # the float 2^k
+    scale = bits[:n].view(np.float64)
+    for i in range(n):
+        x[i] *= scale[i]
 
 
 @functools.cache
@@ -300,4 +368,17 @@ def compiled_block() -> Callable:
     """The numba-compiled :func:`_block` (raises ImportError without numba)."""
     import numba  # optional extra: pip install 'cvxdp[fast]'
 
+    global _exp_nonpositive  # the kernel calls the compiled helper
+    _exp_nonpositive = compiled_exp()
     return numba.njit(cache=True, nogil=True)(_block)
+
+
+@functools.cache
+def compiled_exp() -> Callable:
+    """The numba-compiled :func:`_exp_nonpositive` (raises ImportError without numba)."""
+    import numba  # optional extra: pip install 'cvxdp[fast]'
+
+    return numba.njit(cache=True, nogil=True)(_exp_nonpositive_py)
+
+
+_exp_nonpositive_py = _exp_nonpositive

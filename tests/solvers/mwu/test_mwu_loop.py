@@ -151,3 +151,28 @@ def test_backend_is_validated_and_many_psd_blocks_stay_in_numpy():
     with pytest.raises(ValueError, match="backend"):
         scmwu(G, h, alg, eta=0.1, iterations=2, oracle=lambda s, r: 0,
               rng=np.random.default_rng(0), backend="numba")
+
+
+def test_compiled_exp_is_within_its_proven_error():
+    # the kernel's exp (weights of the exponential mechanism, orthant iterates): within 4.5 h
+    # relative (its docstring's bound, inside EXP_ERROR_U = 8 h of the sampler's analysis) on
+    # [EXP_FLOOR, 0] against an extended-precision reference, 0 below EXP_FLOOR, exp(0) = 1
+    pytest.importorskip("numba")
+    from cvxdp.privacy.inversion_sampler import EXP_ERROR_U
+    from cvxdp.solvers.mwu.loop_numba import EXP_FLOOR, compiled_exp
+
+    if np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("needs 80-bit long double for the reference")
+    rng = np.random.default_rng(12)
+    y = np.concatenate([rng.uniform(EXP_FLOOR, 0, 1_000_000), -rng.uniform(0, 1, 500_000),
+                        -rng.exponential(1e-8, 10_000), [0.0, -0.0, EXP_FLOOR, -5e-324],
+                        -np.log(2) * (np.arange(1, 1021) + 0.5)])  # reduction's boundaries
+    out = y.copy()
+    compiled_exp()(out, out.size, np.empty(out.size, dtype=np.int64))
+    ref = np.exp(y.astype(np.longdouble))
+    rel = (np.abs(out.astype(np.longdouble) - ref) / ref).astype(float).max() / 2.0**-53
+    assert rel <= 4.5 <= EXP_ERROR_U
+    assert out[y == 0.0].tolist() == [1.0, 1.0]
+    low = np.array([-708.5, -745.2, -1e5, -np.inf])
+    compiled_exp()(low, low.size, np.empty(low.size, dtype=np.int64))
+    assert low.tolist() == [0.0] * 4
