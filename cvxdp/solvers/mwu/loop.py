@@ -246,12 +246,26 @@ def block_starts(T: int, B: int, verbose: bool) -> Iterator[int]:
     next(bar, None)  # let the bar print its last line and close
 
 
-def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def draw_block(d: LoopData, nb: int, rng: np.random.Generator,
+               buffers: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """The block's draws: one uniform per round (``nb``; the exponential mechanism's inversion)
-    and standard normals (``nb x kmax``), one generator call each, uniforms first."""
-    U = rng.random(nb) if d.gumbel else np.zeros(0)
-    Z = rng.standard_normal(size=(nb, d.kmax)) if d.noisy else np.zeros((nb, 0))
+    and standard normals (``nb x kmax``), one generator call each, uniforms first.  With
+    ``buffers`` (``(B,)`` and ``(B, kmax)`` arrays, ``B >= nb``) they are drawn into them: the
+    same numbers, without fresh memory every block."""
+    if buffers is None:
+        buffers = (np.empty(nb), np.empty((nb, d.kmax)))
+    U = buffers[0][:nb] if d.gumbel else np.zeros(0)
+    Z = buffers[1][:nb] if d.noisy else np.zeros((nb, 0))
+    if d.gumbel:
+        rng.random(out=U)
+    if d.noisy:
+        rng.standard_normal(out=Z)
     return U, Z
+
+
+def _draw_buffers(d: LoopData, B: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.empty(B if d.gumbel else 0), np.empty((B, d.kmax) if d.noisy else (0, 0))
 
 
 def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
@@ -278,6 +292,7 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     m = d.m
     normexp = numpy_normexp(d, algebra)
     B, y, xsum, chosen, X, s, P = _buffers(d, T)
+    bufs = _draw_buffers(d, B)
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
     dense, noisy, hs, mech = d.dense, d.noisy, d.hs, d.gumbel
@@ -290,7 +305,7 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     ada = d.ada
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
-        U, Z = draw_block(d, nb, rng)
+        U, Z = draw_block(d, nb, rng, bufs)
         Ul = U.tolist()
         for j in range(nb):
             x = X[j]
@@ -339,24 +354,27 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
               ) -> tuple[np.ndarray, np.ndarray, int, float]:
-    """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
+    """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order).
+
+    The kernel keeps two iterates (the current one and the next) and adds ``sum_t x^t`` and the
+    chosen counts itself, instead of writing a block of iterates for numpy to sum."""
     block = compiled_block()
     T = int(iterations)
-    m = d.m
-    B, y, xsum, chosen, X, s, P = _buffers(d, T)
+    B = block_size(d, T)
+    X = np.empty((2, d.k))
+    X[0] = d.x0
+    y, xsum, chosen, s = np.zeros(d.k), np.zeros(d.k), np.zeros(d.m, dtype=np.int64), np.empty(d.m)
+    bufs = _draw_buffers(d, B)
     state = ada_state(d)
     lv = np.zeros(d.k)
     ys = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
-        U, Z = draw_block(d, nb, rng)
-        block(nb, X, y, P, d.gumbel, d.hs, U, Z, d.dense, d.Gd, d.Gt, d.Gptr, d.Gidx, d.Gval,
-              d.Yd, d.Yptr, d.Yidx, d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.Nstart, d.n0,
-              d.soc_off, d.soc_size, d.psd_off, d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols,
-              d.psd_scale, s, d.ada, d.log_r, state, lv, ys)
-        xsum += X[:nb].sum(axis=0)
-        chosen += np.bincount(P[:nb], minlength=m)
-        X[0] = X[nb]
+        U, Z = draw_block(d, nb, rng, bufs)
+        block(nb, X, y, chosen, xsum, d.gumbel, d.hs, U, Z, d.dense, d.Gd, d.Gt, d.Gptr, d.Gidx,
+              d.Gval, d.Yd, d.Yptr, d.Yidx, d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.Nstart,
+              d.n0, d.soc_off, d.soc_size, d.psd_off, d.psd_r, d.psd_ptr, d.psd_rows,
+              d.psd_cols, d.psd_scale, s, d.ada, d.log_r, state, lv, ys)
         if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
             return xsum, chosen, t0 + nb, float(state[0])
     return xsum, chosen, T, float(state[0])

@@ -35,9 +35,9 @@ import numpy as np
 __all__ = ["compiled_block", "compiled_exp", "EXP_FLOOR"]
 
 
-def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, Yptr, Yidx, Yval,
-           noisy, Nptr, Nidx, Nval, Nstart, n0, soc_off, soc_size, psd_off, psd_r, psd_ptr,
-           psd_rows, psd_cols, psd_scale, s, ada, log_r, state, lv,
+def _block(nb, X, y, chosen, xsum, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, Yptr,
+           Yidx, Yval, noisy, Nptr, Nidx, Nval, Nstart, n0, soc_off, soc_size, psd_off, psd_r,
+           psd_ptr, psd_rows, psd_cols, psd_scale, s, ada, log_r, state, lv,
            ys):  # pragma: no cover - compiled
     m = s.shape[0]
     k = y.shape[0]
@@ -45,6 +45,7 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
     npsd = psd_off.shape[0]
     nrm = np.empty(nsoc)
     bits = np.empty(max(m, n0), dtype=np.int64)  # _exp_nonpositive's powers of two
+    scale = bits.view(np.float64)
     rsum = 0
     r2sum = 0
     for b in range(npsd):
@@ -56,7 +57,9 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
     PW = np.empty(n0 + 2 * nsoc + rsum)
     orthant = nsoc == 0 and npsd == 0
     for j in range(nb):
-        x = X[j]
+        x = X[j & 1]  # the iterate; the next goes into the other row
+        for c in range(k):
+            xsum[c] += x[c]
         # logits scale * (G x - h), their maximum and first maximiser
         if Gt.shape[0] > 0:
             # small dense G: column-order loop over G' (vectorised over the rows; no BLAS call)
@@ -88,7 +91,7 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
             # decrease; a branch-free count, vectorised, instead of a mispredicted search)
             for i in range(m):
                 s[i] -= best
-            _exp_nonpositive(s, m, bits)
+            _exp_nonpositive(s, m, bits, scale)
             acc = 0.0
             for i in range(m):
                 acc += s[i]
@@ -97,7 +100,7 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
             p = 0
             for i in range(m):
                 p += s[i] <= target
-        P[j] = p
+        chosen[p] += 1
         if ada and orthant:
             # AdaHedge round (orthant only): loop.adaptive_round, the same order
             for c in range(k):
@@ -135,7 +138,7 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
                 y[c] += lv[c]
                 if y[c] < ymin:
                     ymin = y[c]
-            out = X[j + 1]
+            out = X[(j + 1) & 1]
             total = 0.0
             if state[0] > 0.0:
                 eta = log_r / state[0]
@@ -244,7 +247,7 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
                         y[Nidx[q]] += Nval[q] * Z[j, q - lo]
             yy = y
         # x = exp(-y) / tr exp(-y), shifted by the smallest eigenvalue
-        out = X[j + 1]
+        out = X[(j + 1) & 1]
         lam_min = np.inf
         for c in range(n0):
             if yy[c] < lam_min:
@@ -277,7 +280,7 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
         total = 0.0
         for c in range(n0):
             out[c] = lam_min - yy[c]
-        _exp_nonpositive(out, n0, bits)
+        _exp_nonpositive(out, n0, bits, scale)
         for c in range(n0):
             total += out[c]
         for b in range(nsoc):
@@ -306,6 +309,9 @@ def _block(nb, X, y, P, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx, Gval, Yd, 
         inv = 1.0 / total  # one division, then products (loop_exp does the same)
         for c in range(k):
             out[c] *= inv
+    if nb & 1:  # the last iterate into row 0, where the next block starts
+        for c in range(k):
+            X[0, c] = X[1, c]
 
 
 _LOG2E = 1.4426950408889634
@@ -315,8 +321,9 @@ _C = tuple(1.0 / math.factorial(i) for i in range(14))
 EXP_FLOOR = -708.0  # below: 0 (e^-708 < 2^-1021); above, every result is a normal float
 
 
-def _exp_nonpositive(x, n, bits):  # pragma: no cover - compiled
-    """``x[:n] <- exp(x[:n])`` for ``x <= 0``, in two loops the compiler vectorises.
+def _exp_nonpositive(x, n, bits, scale):  # pragma: no cover - compiled
+    """``x[:n] <- exp(x[:n])`` for ``x <= 0``, in two loops the compiler vectorises (``bits``:
+    int64 scratch, ``scale``: the same memory viewed as float64).
 
     ``k = round(x / ln 2)``, ``r = (x - k ln2_hi) - k ln2_lo`` (Cody & Waite 1980), ``e^r`` by
     its Taylor polynomial of degree 13 in Horner form, times ``2^k`` built from its exponent
@@ -357,8 +364,7 @@ def _exp_nonpositive(x, n, bits):  # pragma: no cover - compiled
         q = q * r + c1
         q = q * r + c0
         x[i] = q if xi >= EXP_FLOOR else 0.0
-        bits[i] = (np.int64(kf) + 1023) << 52  # the float 2^k
-    scale = bits[:n].view(np.float64)
+        bits[i] = (np.int64(kf) + 1023) << 52  # the float 2^k: scale[i], bits viewed as floats
     for i in range(n):
         x[i] *= scale[i]
 

@@ -168,11 +168,13 @@ def test_compiled_exp_is_within_its_proven_error():
                         -rng.exponential(1e-8, 10_000), [0.0, -0.0, EXP_FLOOR, -5e-324],
                         -np.log(2) * (np.arange(1, 1021) + 0.5)])  # reduction's boundaries
     out = y.copy()
-    compiled_exp()(out, out.size, np.empty(out.size, dtype=np.int64))
+    bits = np.empty(out.size, dtype=np.int64)
+    compiled_exp()(out, out.size, bits, bits.view(np.float64))
     ref = np.exp(y.astype(np.longdouble))
     rel = (np.abs(out.astype(np.longdouble) - ref) / ref).astype(float).max() / 2.0**-53
     assert rel <= 4.5 <= EXP_ERROR_U
     assert out[y == 0.0].tolist() == [1.0, 1.0]
     low = np.array([-708.5, -745.2, -1e5, -np.inf])
-    compiled_exp()(low, low.size, np.empty(low.size, dtype=np.int64))
+    bits = np.empty(low.size, dtype=np.int64)
+    compiled_exp()(low, low.size, bits, bits.view(np.float64))
     assert low.tolist() == [0.0] * 4
