@@ -7,15 +7,12 @@
 ``B``; before each block the block's random numbers are drawn at once:
 
 * ``B`` uniforms, ``rng.random(B)``: round ``t`` samples the exponential mechanism over the
-  ``m`` rows by inversion from ``u_t``
-  (:func:`cvxdp.privacy.inversion_sampler.exponential_inversion`): with logits ``l = scale G x
-  - scale h``, ``w = exp(l - max l)`` and the running sums ``C_j = w_1 + ... + w_j``, the chosen
-  row is the first ``j`` with ``C_j > u_t C_m``.  For a continuous uniform ``P[C_{j-1} <= u C_m
-  < C_j] = w_j / sum w``, exactly the exponential mechanism (McSherry & Talwar 2007), the law
-  the Gumbel-max trick samples from ``m`` Gumbels; in floating point it is within
-  :func:`~cvxdp.privacy.inversion_sampler.inversion_tv` (``~2.4 m 2^-53``) of it, below the
-  Gumbel sampler's ``16.8 m 2^-53`` that the MWU's record
-  (:func:`cvxdp.privacy.mechanisms.exponential_float_delta`) states, so the record holds;
+  ``m`` rows by inversion from ``u_t`` (the first ``j`` with ``C_j > u_t C_m``, ``C`` the
+  running sums of ``exp(l - max l)``, ``l = scale (G x - h)``): exactly the mechanism's law
+  (McSherry & Talwar 2007), within :func:`~cvxdp.privacy.inversion_sampler.inversion_tv` of it
+  in floating point, below the Gumbel sampler's distance that the MWU's record
+  (:func:`cvxdp.privacy.mechanisms.exponential_float_delta`) states
+  (:mod:`cvxdp.privacy.inversion_sampler` has the proof);
 * ``B x k_max`` standard normals, ``rng.standard_normal(size=(B, k_max))``: round ``t`` uses
   the first ``|supp(a_p)|`` of row ``t``, scaled by ``sigma_unit * D2_p`` (numpy's
   ``normal(0, s)`` is ``s`` times the same standard normal); the rest are discarded.
@@ -29,9 +26,8 @@ Inside a block, the numpy backend makes about fifteen numpy calls per round (mat
 exp and cumulative sum of the mechanism, search, loss row, noise, exponential, normalisation),
 with no Python objects built; the compiled backend (:mod:`cvxdp.solvers.mwu.loop_numba`,
 orthant, second-order-cone and PSD blocks, optional ``numba`` extra) runs the whole block in
-machine code on the same draws.  Both compute the same numbers (scores with the same BLAS / CSR
-mat-vec, the same sequential running sum; the exponentials agree to the last bit or two, see
-``tests/solvers/mwu/test_mwu_loop.py``).
+machine code on the same draws.  Both compute the same numbers up to the last bits (their
+exps, and the dot products of small dense scores), see ``tests/solvers/mwu/test_mwu_loop.py``.
 
 References
 ----------
@@ -57,7 +53,7 @@ import scipy.sparse as sp
 
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop_adaptive import ada_state, adaptive_round, adaptive_round_general
-from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
+from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, psd_layout
 from cvxdp.solvers.mwu.loop_numba import compiled_block
 
 __all__ = ["RowGaussianNoise", "LoopData", "prepare_loop", "run_numpy", "run_loop",
@@ -207,24 +203,7 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
         x0=algebra.identity() / algebra.rank, n0=int(algebra.nonneg),
         soc_off=np.asarray(algebra._soc_off, dtype=np.int64),
         soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd),
-        **_psd_layout(algebra), ada=bool(adaptive), log_r=math.log(max(algebra.rank, 2)))
-
-
-def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
-    """Offsets, orders and concatenated svec index arrays of the PSD blocks."""
-    rows, cols, scale, ptr = [], [], [], [0]
-    for r in algebra.psd:
-        rr, cc, sc = svec_index(r)
-        rows.append(rr)
-        cols.append(cc)
-        scale.append(sc)
-        ptr.append(ptr[-1] + len(rr))
-    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts  # noqa: E731
-           else np.zeros(0, dtype=dt))
-    return {"psd_off": np.asarray(algebra._psd_off, dtype=np.int64),
-            "psd_r": np.asarray(algebra.psd, dtype=np.int64),
-            "psd_ptr": np.asarray(ptr, dtype=np.int64), "psd_rows": cat(rows, np.int64),
-            "psd_cols": cat(cols, np.int64), "psd_scale": cat(scale, float)}
+        **psd_layout(algebra), ada=bool(adaptive), log_r=math.log(max(algebra.rank, 2)))
 
 
 def block_size(d: LoopData, iterations: int) -> int:
