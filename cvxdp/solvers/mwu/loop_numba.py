@@ -9,9 +9,10 @@ sequential CSR sum as scipy (sparse), ``- scale h``, then the exponential mechan
 :func:`cvxdp.privacy.inversion_sampler.exponential_inversion`; the first maximiser for the exact
 oracle), the loss row and the noise added to the exponent ``y``, and ``x = exp(lam_min - y) /
 trace`` (:mod:`cvxdp.solvers.mwu.loop_exp`; a PSD block through LAPACK's ``eigh`` as numpy's).
-Only the exponential's last bits (numpy's vectorised ``exp`` against libm's), the order of the
-trace's sum and the LAPACK build differ, so the two backends agree to about 1e-15 relative per
-round, and choose the same rows unless a uniform falls within about 1e-16 of a cell's edge.
+Only the exponentials' last bits (numpy's vectorised ``exp`` against the kernel's own,
+:func:`_exp_nonpositive`, and libm's on cone blocks), the order of the trace's sum and the LAPACK
+build differ, so the two backends agree to about 1e-15 relative per round, and choose the same
+rows unless a uniform falls within about 1e-16 of a cell's edge.
 
 The kernel is compiled on first use and cached on disk (``cache=True``): importing this module
 does not import numba.
@@ -100,6 +101,7 @@ def _block(nb, X, y, chosen, xsum, mech, hs, unif, Z, dense, Gd, Gt, Gptr, Gidx,
             p = 0
             for i in range(m):
                 p += s[i] <= target
+            p = min(p, m - 1)  # never binds (fl(u C) < C); the index below is unchecked
         chosen[p] += 1
         if ada and orthant:
             # AdaHedge round (orthant only): loop.adaptive_round, the same order
