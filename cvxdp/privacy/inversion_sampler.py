@@ -122,8 +122,9 @@ def inversion_float_delta(*, candidates: int, epsilon: float) -> float:
     The argument of :func:`cvxdp.privacy.mechanisms.exponential_float_delta`: if the sampled law
     is within ``eta`` of the ideal epsilon-DP law on every input, ``P(S) <= e^eps P'(S) + (1 +
     e^eps) eta``.  It never exceeds ``exponential_float_delta`` (what the MWU's record states):
-    while ``r < 1/2``, ``inversion_tv(m) <= (m - 1) h + 2 (1.373 m + 8) h <= 16.8 m h``, the
-    Gumbel sampler's distance, for every ``m >= 1``; past it that one is vacuous too."""
+    ``inversion_tv(1) = 9.4 h``, and for ``m >= 2`` while ``r < 1/2``, ``inversion_tv(m) <= (m -
+    1) h + 2 (1.373 m + 8) h <= 16.8 m h``, the Gumbel sampler's distance; past ``r = 1/2``
+    that one is vacuous too."""
     eps = check_epsilon(epsilon)
     eta = inversion_tv(candidates)
     if eps + math.log(eta) >= 0.0:  # (1 + e^eps) eta >= 1: vacuous (and e^eps may overflow)
