@@ -14,6 +14,10 @@ guarantee of the *ideal* mechanisms.  numpy's samplers approximate them:
   m candidates, so it is (epsilon, (1 + e^epsilon) eta)-DP (:func:`exponential_float_delta`);
   exact enumeration of the same sampler on 14- to 21-bit grids gives ``eta ~ 0.3 m 2^-bits``,
   i.e. about ``m 3e-17`` at 53 bits.
+* Inversion (the MWU's exponential mechanism,
+  :func:`cvxdp.privacy.inversion_sampler.exponential_inversion`): one uniform on the same grid
+  against the float cumulative sum of ``exp(logit - max)``; its law is within total variation
+  ``~ 2.4 m 2^-53`` of the ideal one, below the Gumbel bound above.
 * Gaussian: numpy's ziggurat returns values from a finite, data-independent set and never
   beyond ``|z| <= 12.23`` (the tail mass cut off is 2.3e-34); ``value + sigma z`` is then rounded
   to a float, and Mironov (CCS 2012) showed that such low-order bits can reveal the unnoised

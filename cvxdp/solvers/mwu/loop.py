@@ -6,25 +6,28 @@
 (the objects :mod:`cvxdp.solvers.mwu.private_scp` builds).  The rounds are run in blocks of
 ``B``; before each block the block's random numbers are drawn at once:
 
-* ``B x m`` standard Gumbels, ``rng.gumbel(size=(B, m))``: row ``t`` is exactly the draw
-  :func:`cvxdp.privacy.mechanisms.gumbel_argmax` makes for round ``t`` (numpy's Gumbel sampler,
-  the one :func:`cvxdp.privacy.mechanisms.exponential_float_delta` accounts for), and the chosen
-  row is ``argmax(scale * (G x - h) + gumbel_t)`` as there;
+* ``B`` uniforms, ``rng.random(B)``: round ``t`` samples the exponential mechanism over the
+  ``m`` rows by inversion from ``u_t`` (the first ``j`` with ``C_j > u_t C_m``, ``C`` the
+  running sums of ``exp(l - max l)``, ``l = scale (G x - h)``): exactly the mechanism's law
+  (McSherry & Talwar 2007), within :func:`~cvxdp.privacy.inversion_sampler.inversion_tv` of it
+  in floating point, below the Gumbel sampler's distance that the MWU's record
+  (:func:`cvxdp.privacy.mechanisms.exponential_float_delta`) states
+  (:mod:`cvxdp.privacy.inversion_sampler` has the proof);
 * ``B x k_max`` standard normals, ``rng.standard_normal(size=(B, k_max))``: round ``t`` uses
   the first ``|supp(a_p)|`` of row ``t``, scaled by ``sigma_unit * D2_p`` (numpy's
   ``normal(0, s)`` is ``s`` times the same standard normal); the rest are discarded.
 
 So every round makes one exponential-mechanism call over the ``m`` rows and one Gaussian draw
-on the chosen row's private coordinates, with the same samplers and parameters as the
-one-round-at-a-time loop: the privacy records (``count = T`` of each) are unchanged; only the
-order in which the generator's stream is consumed differs.
+on the chosen row's private coordinates, with the same parameters as the one-round-at-a-time
+loop (whose oracle samples by the same inversion): the privacy records (``count = T`` of each)
+are unchanged; only the order in which the generator's stream is consumed differs.
 
-Inside a block, the numpy backend makes about ten numpy calls per round (mat-vec, add, argmax,
-loss row, noise, exponential, normalisation), with no Python objects built; the compiled
-backend (:mod:`cvxdp.solvers.mwu.loop_numba`, orthant, second-order-cone and PSD blocks,
-optional ``numba`` extra) runs the whole block in machine code on the same draws.  Both compute the
-same numbers (scores with the same BLAS / CSR mat-vec; the exponentials agree to the last bit
-or two, see ``tests/solvers/mwu/test_mwu_loop.py``).
+Inside a block, the numpy backend makes about fifteen numpy calls per round (mat-vec, logits,
+exp and cumulative sum of the mechanism, search, loss row, noise, exponential, normalisation),
+with no Python objects built; the compiled backend (:mod:`cvxdp.solvers.mwu.loop_numba`,
+orthant, second-order-cone and PSD blocks, optional ``numba`` extra) runs the whole block in
+machine code on the same draws.  Both compute the same numbers up to the last bits (their
+exps, and the dot products of small dense scores), see ``tests/solvers/mwu/test_mwu_loop.py``.
 
 References
 ----------
@@ -32,6 +35,8 @@ Song, Xue and Zhang (2025), "Differential Privacy for Euclidean Jordan Algebra w
 to Private Symmetric Cone Programming": Algorithm 4 (SCMWU), Algorithm 5 (dual oracle),
 Algorithm 1 (noisy losses), Lemma C.4 / C.8 (exponential-mechanism oracle), Lemma 4.2 (EJA
 Gaussian mechanism).
+McSherry & Talwar (2007), "Mechanism Design via Differential Privacy", FOCS (the exponential
+mechanism).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ import scipy.sparse as sp
 
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop_adaptive import ada_state, adaptive_round, adaptive_round_general
-from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, svec_index
+from cvxdp.solvers.mwu.loop_exp import PER_BLOCK_PSD, numpy_normexp, psd_layout
 from cvxdp.solvers.mwu.loop_numba import compiled_block
 
 __all__ = ["RowGaussianNoise", "LoopData", "prepare_loop", "run_numpy", "run_loop",
@@ -58,6 +63,10 @@ BLOCK_DRAWS = 1 << 19  # random numbers and iterates held per block (4 MiB of fl
 DENSE_ENTRIES = 1 << 22  # rows stored dense (BLAS mat-vec) up to this many entries ...
 DENSE_FILL = 0.25  # ... when at least this share is non-zero (or the matrix is small)
 SMALL_ENTRIES = 1 << 15
+# Up to this many entries the compiled kernel computes the scores by its own column-order loop
+# (on G transposed, vectorised over the rows) instead of a BLAS call: measured on 20 x 10 .. 1000
+# x 15, the call's fixed cost dominates below about 2,000 entries (40 x 15: 0.11 vs 0.22 us).
+LOOP_GEMV = 1 << 11
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,7 @@ class LoopData:
     k: int
     dense: bool
     Gd: np.ndarray            # (m, k) scale * G when dense, else (0, 0)
+    Gt: np.ndarray            # (k, m) its transpose when dense and small (LOOP_GEMV), else (0, 0)
     Gptr: np.ndarray
     Gidx: np.ndarray
     Gval: np.ndarray          # CSR of scale * G when sparse
@@ -124,7 +134,7 @@ class LoopData:
     Nval: np.ndarray
     Nstart: np.ndarray        # first index of a row's support when contiguous, else -1
     kmax: int
-    gumbel: bool
+    gumbel: bool              # the exponential mechanism (sampled by inversion), else argmax
     x0: np.ndarray
     n0: int                   # orthant block size
     soc_off: np.ndarray
@@ -149,7 +159,8 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
                  gumbel: bool, noise: RowGaussianNoise | None,
                  adaptive: bool = False) -> LoopData:
     """Precompute the loop's arrays (see :class:`LoopData`); ``scale`` multiplies the scores
-    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle);
+    (the exponential mechanism's ``epsilon / (2 Delta)``, 1 for the exact oracle); ``gumbel``
+    selects the exponential mechanism (sampled by inversion, see the module doc) over the argmax;
     ``adaptive`` runs AdaHedge's step (:func:`adaptive_round`, :func:`adaptive_round_general`)."""
     G = sp.csr_matrix(G, dtype=float)
     G.sort_indices()
@@ -183,37 +194,21 @@ def prepare_loop(G: sp.csr_matrix, h: np.ndarray, algebra: Any, *, step: float, 
         Nidx, Nval = np.zeros(0, dtype=np.int64), np.zeros(0)
         Nstart, kmax = np.full(m, -1, dtype=np.int64), 0
     return LoopData(
-        m=m, k=k, dense=dense, Gd=Gd, Gptr=Gs.indptr.astype(np.int64),
-        Gidx=Gs.indices.astype(np.int64), Gval=Gs.data, G_csr=Gs,
+        m=m, k=k, dense=dense, Gd=Gd,
+        Gt=np.ascontiguousarray(Gd.T) if dense and m * k <= LOOP_GEMV else empty2,
+        Gptr=Gs.indptr.astype(np.int64), Gidx=Gs.indices.astype(np.int64), Gval=Gs.data, G_csr=Gs,
         hs=np.asarray(h, dtype=float) * scale, Yd=Yd, Yptr=Yc.indptr.astype(np.int64),
         Yidx=Yc.indices.astype(np.int64), Yval=Yc.data, noisy=noise is not None and kmax > 0,
         Nptr=Nptr, Nidx=Nidx, Nval=Nval, Nstart=Nstart, kmax=kmax, gumbel=gumbel,
         x0=algebra.identity() / algebra.rank, n0=int(algebra.nonneg),
         soc_off=np.asarray(algebra._soc_off, dtype=np.int64),
         soc_size=np.asarray(algebra.soc, dtype=np.int64), has_psd=bool(algebra.psd),
-        **_psd_layout(algebra), ada=bool(adaptive), log_r=math.log(max(algebra.rank, 2)))
-
-
-def _psd_layout(algebra: Any) -> dict[str, np.ndarray]:
-    """Offsets, orders and concatenated svec index arrays of the PSD blocks."""
-    rows, cols, scale, ptr = [], [], [], [0]
-    for r in algebra.psd:
-        rr, cc, sc = svec_index(r)
-        rows.append(rr)
-        cols.append(cc)
-        scale.append(sc)
-        ptr.append(ptr[-1] + len(rr))
-    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts  # noqa: E731
-           else np.zeros(0, dtype=dt))
-    return {"psd_off": np.asarray(algebra._psd_off, dtype=np.int64),
-            "psd_r": np.asarray(algebra.psd, dtype=np.int64),
-            "psd_ptr": np.asarray(ptr, dtype=np.int64), "psd_rows": cat(rows, np.int64),
-            "psd_cols": cat(cols, np.int64), "psd_scale": cat(scale, float)}
+        **psd_layout(algebra), ada=bool(adaptive), log_r=math.log(max(algebra.rank, 2)))
 
 
 def block_size(d: LoopData, iterations: int) -> int:
     """Rounds per block: the block's draws and iterates fit in :data:`BLOCK_DRAWS` numbers."""
-    per_round = (d.m if d.gumbel else 0) + (d.kmax if d.noisy else 0) + d.k
+    per_round = (1 if d.gumbel else 0) + (d.kmax if d.noisy else 0) + d.k
     return int(max(1, min(iterations, 4096, BLOCK_DRAWS // max(per_round, 1))))
 
 
@@ -230,18 +225,26 @@ def block_starts(T: int, B: int, verbose: bool) -> Iterator[int]:
     next(bar, None)  # let the bar print its last line and close
 
 
-def draw_block(d: LoopData, nb: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """The block's draws: ``gumbel - scale h`` (``nb x m``) and standard normals (``nb x kmax``).
-
-    Gumbels first, then normals, one generator call each (see the module doc)."""
+def draw_block(d: LoopData, nb: int, rng: np.random.Generator,
+               buffers: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The block's draws: one uniform per round (``nb``; the exponential mechanism's inversion)
+    and standard normals (``nb x kmax``), one generator call each, uniforms first.  With
+    ``buffers`` (``(B,)`` and ``(B, kmax)`` arrays, ``B >= nb``) they are drawn into them: the
+    same numbers, without fresh memory every block."""
+    if buffers is None:
+        buffers = (np.empty(nb), np.empty((nb, d.kmax)))
+    U = buffers[0][:nb] if d.gumbel else np.zeros(0)
+    Z = buffers[1][:nb] if d.noisy else np.zeros((nb, 0))
     if d.gumbel:
-        GH = rng.gumbel(size=(nb, d.m))
-        GH -= d.hs
-    else:
-        GH = np.empty((nb, d.m))  # contiguous, as the compiled kernel is typed for
-        GH[:] = -d.hs
-    Z = rng.standard_normal(size=(nb, d.kmax)) if d.noisy else np.zeros((nb, 0))
-    return GH, Z
+        rng.random(out=U)
+    if d.noisy:
+        rng.standard_normal(out=Z)
+    return U, Z
+
+
+def _draw_buffers(d: LoopData, B: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.empty(B if d.gumbel else 0), np.empty((B, d.kmax) if d.noisy else (0, 0))
 
 
 def _buffers(d: LoopData, T: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
@@ -269,29 +272,39 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
     m = d.m
     normexp = numpy_normexp(d, algebra)
     B, y, xsum, chosen, X, s, P = _buffers(d, T)
+    bufs = _draw_buffers(d, B)
     Gd, Gc, Yd, Yptr, Yidx, Yval = d.Gd, d.G_csr, d.Yd, d.Yptr, d.Yidx, d.Yval
     Nptr, Nidx, Nval, Nstart = d.Nptr, d.Nidx, d.Nval, d.Nstart
-    dense, noisy = d.dense, d.noisy
+    dense, noisy, hs, mech = d.dense, d.noisy, d.hs, d.gumbel
     state = ada_state(d)  # AdaHedge's cumulative mixability gap Delta
     lv = np.zeros(d.k)
     ys = np.zeros(d.k)
     orthant = not len(d.soc_off) and not len(d.psd_off)
+    # per-row scalars as Python ints (numpy scalar indexing costs more than the arithmetic)
+    nlo, nhi, nst = Nptr[:-1].tolist(), Nptr[1:].tolist(), Nstart.tolist()
+    ada = d.ada
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
-        GH, Z = draw_block(d, nb, rng)
+        U, Z = draw_block(d, nb, rng, bufs)
+        Ul = U.tolist()
         for j in range(nb):
             x = X[j]
             if dense:
                 np.dot(Gd, x, out=s)
             else:
                 s = Gc @ x
-            s += GH[j]
-            p = int(s.argmax())
+            s -= hs  # the logits scale * (G x - h)
+            p = s.argmax()
+            if mech:  # exponential mechanism by inversion (exponential_inversion's arithmetic)
+                s -= s[p]
+                np.exp(s, out=s)
+                np.add.accumulate(s, out=s)  # = np.cumsum (sequential), with less overhead
+                p = s.searchsorted(Ul[j] * s[-1], "right")  # inversion_index
             P[j] = p
-            if d.ada and orthant:
+            if ada and orthant:
                 adaptive_round(d, p, x, Z[j], y, lv, state, X[j + 1])
                 continue
-            if d.ada:
+            if ada:
                 adaptive_round_general(d, p, x, Z[j], y, lv, state, ys)
                 normexp(ys, X[j + 1])
                 continue
@@ -301,10 +314,10 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
                 lo, hi = Yptr[p], Yptr[p + 1]
                 y[Yidx[lo:hi]] += Yval[lo:hi]
             if noisy:
-                lo, hi = Nptr[p], Nptr[p + 1]
+                lo, hi = nlo[p], nhi[p]
                 if hi > lo:
                     v = Nval[lo:hi] * Z[j, :hi - lo]
-                    c = Nstart[p]
+                    c = nst[p]
                     if c >= 0:
                         y[c:c + hi - lo] += v
                     else:
@@ -321,24 +334,27 @@ def run_numpy(d: LoopData, iterations: int, rng: np.random.Generator, algebra: A
 def run_numba(d: LoopData, iterations: int, rng: np.random.Generator, *,
               verbose: bool = False, checkpoint: Checkpoint | None = None
               ) -> tuple[np.ndarray, np.ndarray, int, float, np.ndarray]:
-    """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order)."""
+    """:func:`run_numpy` with each block run by the compiled kernel (same draws, same order).
+
+    The kernel keeps two iterates (the current one and the next) and adds ``sum_t x^t`` and the
+    chosen counts itself, instead of writing a block of iterates for numpy to sum."""
     block = compiled_block()
     T = int(iterations)
-    m = d.m
-    B, y, xsum, chosen, X, s, P = _buffers(d, T)
+    B = block_size(d, T)
+    X = np.empty((2, d.k))
+    X[0] = d.x0
+    y, xsum, chosen, s = np.zeros(d.k), np.zeros(d.k), np.zeros(d.m, dtype=np.int64), np.empty(d.m)
+    bufs = _draw_buffers(d, B)
     state = ada_state(d)
     lv = np.zeros(d.k)
     ys = np.zeros(d.k)
     for t0 in block_starts(T, B, verbose):
         nb = min(B, T - t0)
-        GH, Z = draw_block(d, nb, rng)
-        block(nb, X, y, P, GH, Z, d.dense, d.Gd, d.Gptr, d.Gidx, d.Gval, d.Yd, d.Yptr, d.Yidx,
-              d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.n0, d.soc_off, d.soc_size, d.psd_off,
-              d.psd_r, d.psd_ptr, d.psd_rows, d.psd_cols, d.psd_scale, s, d.ada, d.log_r,
-              state, lv, ys)
-        xsum += X[:nb].sum(axis=0)
-        chosen += np.bincount(P[:nb], minlength=m)
-        X[0] = X[nb]
+        U, Z = draw_block(d, nb, rng, bufs)
+        block(nb, X, y, chosen, xsum, d.gumbel, d.hs, U, Z, d.dense, d.Gd, d.Gt, d.Gptr, d.Gidx,
+              d.Gval, d.Yd, d.Yptr, d.Yidx, d.Yval, d.noisy, d.Nptr, d.Nidx, d.Nval, d.Nstart,
+              d.n0, d.soc_off, d.soc_size, d.psd_off, d.psd_r, d.psd_ptr, d.psd_rows,
+              d.psd_cols, d.psd_scale, s, d.ada, d.log_r, state, lv, ys)
         if checkpoint is not None and t0 + nb < T and checkpoint(t0 + nb, T, xsum, float(state[0])):
             return xsum, chosen, t0 + nb, float(state[0]), y
     return xsum, chosen, T, float(state[0]), y

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numpy_normexp", "svec_index", "PER_BLOCK_PSD"]
+__all__ = ["numpy_normexp", "psd_layout", "svec_index", "PER_BLOCK_PSD"]
 
 PER_BLOCK_PSD = 8  # PSD blocks handled one by one (the compiled kernel's way); above: batched
 
@@ -35,6 +35,24 @@ def svec_index(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows, cols = ju, iu  # column-major lower triangle
     scale = np.where(rows == cols, 1.0, math.sqrt(2.0))
     return rows, cols, scale
+
+
+def psd_layout(algebra: Any) -> dict[str, np.ndarray]:
+    """Offsets, orders and concatenated svec index arrays of the PSD blocks (the loop's
+    ``LoopData`` fields ``psd_*``)."""
+    rows, cols, scale, ptr = [], [], [], [0]
+    for r in algebra.psd:
+        rr, cc, sc = svec_index(r)
+        rows.append(rr)
+        cols.append(cc)
+        scale.append(sc)
+        ptr.append(ptr[-1] + len(rr))
+    cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts  # noqa: E731
+           else np.zeros(0, dtype=dt))
+    return {"psd_off": np.asarray(algebra._psd_off, dtype=np.int64),
+            "psd_r": np.asarray(algebra.psd, dtype=np.int64),
+            "psd_ptr": np.asarray(ptr, dtype=np.int64), "psd_rows": cat(rows, np.int64),
+            "psd_cols": cat(cols, np.int64), "psd_scale": cat(scale, float)}
 
 
 def numpy_normexp(d: Any, algebra: Any) -> NormExp:
@@ -57,9 +75,9 @@ def numpy_normexp(d: Any, algebra: Any) -> NormExp:
 
     if not nb and not psd:
         def orthant(y: np.ndarray, out: np.ndarray) -> None:
-            np.subtract(y.min(), y, out=out)
+            np.subtract(y[y.argmin()], y, out=out)  # = y.min(), with less overhead
             np.exp(out, out=out)
-            out /= out.sum()
+            out *= 1.0 / out.sum()  # one division, then products (as the compiled kernel)
         return orthant
 
     def normexp(y: np.ndarray, out: np.ndarray) -> None:
@@ -100,5 +118,5 @@ def numpy_normexp(d: Any, algebra: Any) -> NormExp:
             E = np.dot(U * ew, U.T)
             out[sl] = E[rows, cols] * sc
             total += ew.sum()
-        out /= total
+        out *= 1.0 / total
     return normexp

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy import stats
 
 from cvxdp.privacy.mechanisms import exponential_probabilities
 from cvxdp.solvers.mwu.loop import RowGaussianNoise, choose_backend, prepare_loop
@@ -81,20 +82,35 @@ def test_batched_loop_reaches_theorem_c2_like_the_round_at_a_time_loop():
         assert np.max(G @ res.x - h) <= alpha, backend
 
 
-def test_batched_oracle_draws_follow_the_exponential_mechanism():
-    # one round from x^1 = e / r: the chosen row follows exp(eps * score / (2 sens))
-    G, h = _lp(4, 3, 5)
+@pytest.mark.parametrize("backend", ["numpy", "numba", "python"])
+def test_loop_oracle_draws_pass_a_chi_square_audit_against_softmax(backend):
+    # G = 0: every round's scores are -h and the loss is zero, so the T chosen rows are T
+    # independent exponential-mechanism draws (by inversion, one uniform each) on fixed scores
+    if backend == "numba":
+        pytest.importorskip("numba")
     alg = BlockAlgebra(3)
-    eps, sens = 3.0, 0.05
-    scores = G @ (alg.identity() / alg.rank) - h
-    p = exponential_probabilities(scores, epsilon=eps, sensitivity=sens)
-    n = 4000
-    rng = np.random.default_rng(8)
-    counts = np.zeros(4)
-    for _ in range(n):
-        counts += scmwu(G, h, alg, eta=0.1, iterations=1, rng=rng, backend="numpy",
-                        oracle=exponential_oracle(epsilon=eps, sensitivity=sens)).chosen
-    assert np.all(np.abs(counts / n - p) <= 5 * np.sqrt(p * (1 - p) / n) + 1e-12)
+    G = sp.csr_matrix((5, 3))
+    h = np.array([0.0, 0.01, 0.02, 0.04, 0.05])
+    eps, sens, T = 2.0, 0.02, 30000
+    res = scmwu(G, h, alg, eta=0.1, iterations=T, rng=np.random.default_rng(31),
+                backend=backend, oracle=exponential_oracle(epsilon=eps, sensitivity=sens))
+    assert res.info["backend"] == backend and res.chosen.sum() == T
+    p = exponential_probabilities(-h, epsilon=eps, sensitivity=sens)
+    assert stats.chisquare(res.chosen, T * p).pvalue > 1e-3
+    # the audit has power: the law at 1.25 x epsilon is rejected on the same draws
+    q = exponential_probabilities(-h, epsilon=1.25 * eps, sensitivity=sens)
+    assert stats.chisquare(res.chosen, T * q).pvalue < 1e-6
+
+
+def test_numpy_and_numba_loops_draw_the_same_rows_from_the_same_seed():
+    pytest.importorskip("numba")
+    alg = BlockAlgebra(3)
+    G = sp.csr_matrix((5, 3))
+    h = np.array([0.0, 0.01, 0.02, 0.04, 0.05])
+    runs = [scmwu(G, h, alg, eta=0.1, iterations=5000, rng=np.random.default_rng(4),
+                  backend=b, oracle=exponential_oracle(epsilon=2.0, sensitivity=0.02))
+            for b in ("numpy", "numba")]
+    np.testing.assert_array_equal(runs[0].chosen, runs[1].chosen)
 
 
 def test_batched_gaussian_noise_has_the_calibrated_scale():
@@ -135,3 +151,30 @@ def test_backend_is_validated_and_many_psd_blocks_stay_in_numpy():
     with pytest.raises(ValueError, match="backend"):
         scmwu(G, h, alg, eta=0.1, iterations=2, oracle=lambda s, r: 0,
               rng=np.random.default_rng(0), backend="numba")
+
+
+def test_compiled_exp_is_within_its_proven_error():
+    # the kernel's exp (weights of the exponential mechanism, orthant iterates): within 4.5 h
+    # relative (its docstring's bound, inside EXP_ERROR_U = 8 h of the sampler's analysis) on
+    # [EXP_FLOOR, 0] against an extended-precision reference, 0 below EXP_FLOOR, exp(0) = 1
+    pytest.importorskip("numba")
+    from cvxdp.privacy.inversion_sampler import EXP_ERROR_U
+    from cvxdp.solvers.mwu.loop_numba import EXP_FLOOR, compiled_exp
+
+    if np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("needs 80-bit long double for the reference")
+    rng = np.random.default_rng(12)
+    y = np.concatenate([rng.uniform(EXP_FLOOR, 0, 1_000_000), -rng.uniform(0, 1, 500_000),
+                        -rng.exponential(1e-8, 10_000), [0.0, -0.0, EXP_FLOOR, -5e-324],
+                        -np.log(2) * (np.arange(1, 1021) + 0.5)])  # reduction's boundaries
+    out = y.copy()
+    bits = np.empty(out.size, dtype=np.int64)
+    compiled_exp()(out, out.size, bits, bits.view(np.float64))
+    ref = np.exp(y.astype(np.longdouble))
+    rel = (np.abs(out.astype(np.longdouble) - ref) / ref).astype(float).max() / 2.0**-53
+    assert rel <= 4.5 <= EXP_ERROR_U
+    assert out[y == 0.0].tolist() == [1.0, 1.0]
+    low = np.array([-708.5, -745.2, -1e5, -np.inf])
+    bits = np.empty(low.size, dtype=np.int64)
+    compiled_exp()(low, low.size, bits, bits.view(np.float64))
+    assert low.tolist() == [0.0] * 4
