@@ -10,9 +10,8 @@
   ``m`` rows by inversion from ``u_t`` (the first ``j`` with ``C_j > u_t C_m``, ``C`` the
   running sums of ``exp(l - max l)``, ``l = scale (G x - h)``): exactly the mechanism's law
   (McSherry & Talwar 2007), within :func:`~cvxdp.privacy.inversion_sampler.inversion_tv` of it
-  in floating point, below the Gumbel sampler's distance that the MWU's record
-  (:func:`cvxdp.privacy.mechanisms.exponential_float_delta`) states
-  (:mod:`cvxdp.privacy.inversion_sampler` has the proof);
+  in floating point; the MWU's record states that distance's delta
+  (:func:`~cvxdp.privacy.inversion_sampler.inversion_float_delta`; the module has the proof);
 * ``B x k_max`` standard normals, ``rng.standard_normal(size=(B, k_max))``: round ``t`` uses
   the first ``|supp(a_p)|`` of row ``t``, scaled by ``sigma_unit * D2_p`` (numpy's
   ``normal(0, s)`` is ``s`` times the same standard normal); the rest are discarded.

@@ -71,9 +71,9 @@ def exponential_oracle(*, epsilon: float, sensitivity: float
     :func:`cvxdp.privacy.mechanisms.exponential_mechanism` (which uses the Gumbel-max trick), at
     ``m`` exps instead of ``m`` Gumbels, and without building a privacy record per call: the
     caller accounts for all T calls with one :func:`cvxdp.privacy.mechanisms.exponential_record`
-    of ``count=T`` whose ``float_delta`` is :func:`cvxdp.privacy.mechanisms.exponential_float_delta`
-    for the ``m`` candidates, which bounds the inversion sampler's own
-    (:func:`cvxdp.privacy.inversion_sampler.inversion_float_delta`, about 7x smaller).  Each call
+    of ``count=T`` whose ``float_delta`` is the inversion sampler's own
+    (:func:`cvxdp.privacy.inversion_sampler.inversion_float_delta`, about 7x below the Gumbel
+    sampler's :func:`cvxdp.privacy.mechanisms.exponential_float_delta`).  Each call
     is ``epsilon``-DP and ``epsilon^2/8``-zCDP when every score has sensitivity ``sensitivity``.
 
     Parameters

@@ -39,8 +39,8 @@ from cvxdp.privacy.accountant import (
     PrivacyAccountant,
 )
 from cvxdp.privacy.budgets import ApproxDP, Budget
+from cvxdp.privacy.inversion_sampler import inversion_float_delta
 from cvxdp.privacy.mechanisms import (
-    exponential_float_delta,
     exponential_record,
     gaussian_record,
 )
@@ -137,7 +137,7 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
     accountant.spend(exponential_record(
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
         candidates=int(form.G.shape[0]),
-        float_delta=exponential_float_delta(candidates=int(form.G.shape[0]),
+        float_delta=inversion_float_delta(candidates=int(form.G.shape[0]),
                                             epsilon=sch.epsilon_oracle)))
     noise = None
     if setting_eff == "constraint":
