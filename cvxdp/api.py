@@ -31,7 +31,7 @@ from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.progress import budget_text, problem_size, verbose_run
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.dispatch import solve_general
-from cvxdp.solvers.quadform_perturbation import quadform_only_ids, quadform_parameters
+from cvxdp.solvers.quadform_perturbation import quadform_only_ids
 from cvxdp.specs import as_spec_tuple, check_declared, spec_parameters
 from cvxdp.structured import StructuredProblem
 from cvxdp.transform import to_scp, unsupported_reasons
@@ -118,7 +118,7 @@ def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> lis
         if reasons or private is None:
             return reasons
         try:
-            if quadform_parameters(work, specs) is not None or quadform_only_ids(work, specs):
+            if quadform_only_ids(work, specs):
                 return []  # released at the model level by the default mechanism ("auto")
             to_scp(work, private=private)
         except (PrivacySpecError, UnsupportedProblemError) as err:
@@ -311,8 +311,8 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
     # into the user's problem by the entry point
     problem = with_public_values(problem, public_t)
     with clipped_values(private_params):
-        if solver_opts.get("mechanism", "auto") == "mwu" or (quadform_parameters(
-                problem, specs) is None and not quadform_only_ids(problem, specs)):
+        if solver_opts.get("mechanism", "auto") == "mwu" or not quadform_only_ids(problem,
+                                                                                 specs):
             # validates the spec against the model (a private matrix only inside quad_form
             # never reaches the cone program: the perturbation path releases it at the model
             # level)

@@ -56,11 +56,7 @@ from cvxdp.solvers.perturbation.certified import (
 from cvxdp.solvers.perturbation.plan import segments
 from cvxdp.solvers.public_part import _exact_solver, simple_box
 from cvxdp.solvers.quadform_combined import quadform_split, solve_quadform_combined
-from cvxdp.solvers.quadform_perturbation import (
-    quadform_only_ids,
-    quadform_parameters,
-    solve_quadform_perturbation,
-)
+from cvxdp.solvers.quadform_perturbation import quadform_only_ids, solve_quadform_perturbation
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_BETA
 from cvxdp.transform import to_scp
@@ -150,7 +146,9 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
     specs = as_spec_tuple(private)
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
 
-    if mechanism != "mwu" and quadform_parameters(problem, specs) is not None:
+    quad_ids = quadform_only_ids(problem, specs) if mechanism != "mwu" else set()
+    quad, rest = quadform_split(specs, quad_ids)
+    if quad and not rest:
         # the private matrices sit only inside quad_form, which CVXPY compiles by factoring
         # their values: released at the model level (quadform_perturbation.py)
         bad = {k for k, v in _given(opts).items() if v is not None} - _PERTURBATION_OPTS
@@ -166,12 +164,10 @@ def solve_with_mechanism(problem: cp.Problem, *, mechanism: str, epsilon: float 
             sol.info["auto"] = {"rule": "private matrices only inside quad_form (not DPP): "
                                         "perturbation at the model level"}
         return sol
-    quad_ids = quadform_only_ids(problem, specs) if mechanism != "mwu" else set()
-    if quad_ids:
+    if quad:
         # a private matrix inside quad_form beside other private parameters: the matrices are
         # released at the model level, the rest by this entry point on the copy
         # (quadform_combined.py)
-        quad, rest = quadform_split(problem, specs, quad_ids)
         inner_opts = dict(opts, noise=noise, verbose=verbose)
 
         def inner(copy: cp.Problem, rest_specs: tuple, b: ZCDP) -> PrivateSolution:

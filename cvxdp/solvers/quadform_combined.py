@@ -45,8 +45,6 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
-from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.quad_form import QuadForm
 
 from cvxdp.errors import BudgetError
@@ -54,18 +52,19 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.mwu.schedule import total_rho
-from cvxdp.solvers.perturbation.fit_term import _public_scalar, _terms
+from cvxdp.solvers.perturbation.fit_term import _peel, _terms
 from cvxdp.solvers.quadform_perturbation import QUADFORM_THEOREM, release_quadform
 from cvxdp.status import status_of
 
 __all__ = ["quadform_split", "solve_quadform_combined"]
 
 
-def quadform_split(problem: cp.Problem, specs: tuple[Any, ...], quad_ids: set[int]
+def quadform_split(specs: tuple[Any, ...], quad_ids: set[int]
                    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """``(quad_form specs, other specs)``: the specs whose parameters are all in ``quad_ids``
     (private matrices used only inside ``quad_form``), and the rest."""
-    quad = tuple(s for s in specs if all(p.id in quad_ids for p in s.params))
+    quad = tuple(s for s in specs if getattr(s, "params", ())
+                 and all(p.id in quad_ids for p in s.params))
     rest = tuple(s for s in specs if s not in quad)
     return quad, rest
 
@@ -93,23 +92,8 @@ def _quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
 def _scaled_quadform(term: Any) -> tuple[float, Any] | None:
     """``(c, q)`` with ``term = c * q``, ``q`` a ``quad_form`` atom and ``c`` a product of public
     scalars (negations, products and quotients peeled), else None."""
-    c = 1.0
-    while not isinstance(term, QuadForm):
-        if isinstance(term, NegExpression):
-            c, term = -c, term.args[0]
-        elif isinstance(term, (multiply, MulExpression)) and len(term.args) == 2:
-            ks = [_public_scalar(a) for a in term.args]
-            if ks[0] is not None and ks[1] is None:
-                c, term = c * ks[0], term.args[1]
-            elif ks[1] is not None and ks[0] is None:
-                c, term = c * ks[1], term.args[0]
-            else:
-                return None
-        elif isinstance(term, DivExpression) and _public_scalar(term.args[1]):
-            c, term = c / _public_scalar(term.args[1]), term.args[0]
-        else:
-            return None
-    return c, term
+    peeled = _peel(term, signed=True)
+    return peeled if peeled is not None and isinstance(peeled[1], QuadForm) else None
 
 
 def _square_bound(problem: cp.Problem, a: Any, private: set[int]) -> float:

@@ -55,9 +55,8 @@ from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.status import status_of
 
-__all__ = ["quadform_parameters", "quadform_only_ids", "solve_quadform_perturbation",
-           "release_quadform",
-           "QuadformRelease", "QUADFORM_THEOREM"]
+__all__ = ["quadform_only_ids", "solve_quadform_perturbation",
+           "release_quadform", "QuadformRelease", "QUADFORM_THEOREM"]
 
 QUADFORM_THEOREM = (
     f"input perturbation of quad_form matrices (Gaussian on the distinct entries: "
@@ -78,42 +77,22 @@ def _walk(expr: Any, param_id: int, counts: dict[str, int], in_constraint: bool)
         _walk(arg, param_id, counts, in_constraint)
 
 
-def quadform_parameters(problem: cp.Problem, specs: tuple[Any, ...]
-                        ) -> dict[int, dict[str, int]] | None:
-    """``{param id: counts}`` when every private parameter is only a ``quad_form`` matrix
-    (square, symmetric values) and the model is not DPP in it; else None (public structure)."""
-    if not specs:
-        return None
-    out = {}
-    for spec in specs:
-        for p in getattr(spec, "params", ()):
-            if len(p.shape) != 2 or p.shape[0] != p.shape[1]:
-                return None
-            counts = {"quad_form": 0, "other": 0, "in_constraint": 0}
-            _walk(problem.objective, p.id, counts, False)
-            for con in problem.constraints:
-                _walk(con, p.id, counts, True)
-            if counts["quad_form"] == 0 or counts["other"]:
-                return None
-            out[p.id] = counts
-    # only now the DPP check (it walks the whole model): a DPP model keeps the parameter
-    return None if problem.is_dcp(dpp=True) else out
+def _only_in_quad_form(problem: cp.Problem, p: Any) -> bool:
+    """``p`` is square and occurs in the model only as a ``quad_form`` matrix (structure)."""
+    if len(p.shape) != 2 or p.shape[0] != p.shape[1]:
+        return False
+    counts = {"quad_form": 0, "other": 0, "in_constraint": 0}
+    _walk(problem.objective, p.id, counts, False)
+    for con in problem.constraints:
+        _walk(con, p.id, counts, True)
+    return bool(counts["quad_form"]) and not counts["other"]
 
 
 def quadform_only_ids(problem: cp.Problem, specs: tuple[Any, ...]) -> set[int]:
     """Ids of the private parameters that occur only as ``quad_form`` matrices (square) in a
     model that is not DPP in them (public structure); empty when there are none."""
-    out = set()
-    for spec in specs:
-        for p in getattr(spec, "params", ()):
-            if len(p.shape) != 2 or p.shape[0] != p.shape[1]:
-                continue
-            counts = {"quad_form": 0, "other": 0, "in_constraint": 0}
-            _walk(problem.objective, p.id, counts, False)
-            for con in problem.constraints:
-                _walk(con, p.id, counts, True)
-            if counts["quad_form"] and not counts["other"]:
-                out.add(p.id)
+    out = {p.id for spec in specs for p in getattr(spec, "params", ())
+           if _only_in_quad_form(problem, p)}
     return out if out and not problem.is_dcp(dpp=True) else set()
 
 

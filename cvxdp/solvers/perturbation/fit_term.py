@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from cvxpy.atoms.affine.add_expr import AddExpression
 from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
 from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.elementwise.abs import abs as cp_abs
 from cvxpy.atoms.elementwise.huber import huber
 from cvxpy.atoms.elementwise.maximum import maximum
@@ -148,12 +149,15 @@ def _public_scalar(e: Any) -> float | None:
     return None
 
 
-def _peel(term: Any) -> tuple[float, Any] | None:
+def _peel(term: Any, signed: bool = False) -> tuple[float, Any] | None:
     """``(lam, inner)`` with products and quotients by public scalars ``> 0`` peeled (also
-    inside a full ``sum``); None for a non-positive weight."""
+    inside a full ``sum``); None for a non-positive weight.  ``signed``: negative factors and
+    negations are peeled too (``lam`` carries the sign; None only for a zero weight)."""
     lam = 1.0
     while True:
-        if isinstance(term, (multiply, MulExpression)) and len(term.args) == 2:
+        if signed and isinstance(term, NegExpression):
+            k, term = -1.0, term.args[0]
+        elif isinstance(term, (multiply, MulExpression)) and len(term.args) == 2:
             ks = [_public_scalar(a) for a in term.args]
             if ks[0] is not None and ks[1] is None:
                 k, term = ks[0], term.args[1]
@@ -165,13 +169,13 @@ def _peel(term: Any) -> tuple[float, Any] | None:
             k, term = 1.0 / _public_scalar(term.args[1]), term.args[0]
         elif (_full_sum(term)
               and isinstance(term.args[0], (multiply, MulExpression, DivExpression))):
-            inner = _peel(term.args[0])
+            inner = _peel(term.args[0], signed)
             if inner is None or inner[1] is term.args[0]:
                 return lam, term
             k, term = inner[0], cp.sum(inner[1])
         else:
             return lam, term
-        if not k > 0:
+        if not (k != 0 if signed else k > 0):
             return None
         lam *= k
 
