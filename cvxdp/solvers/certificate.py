@@ -262,7 +262,8 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         reach.bounded, reach.q, 0.0))), 1e-300), 1.0)
     # w_c stands for sqrt((p_c'x + q_c) / nu_c) with nu_c the data's largest magnitude, so the
     # cone's data are O(1) at every budget; the rows take k_u = scale_u sqrt(nu_c) w_c
-    k = np.asarray(scale, dtype=float) * np.sqrt(nu[cls]) if N else np.zeros(0)
+    sc = np.asarray(scale, dtype=float)
+    k = sc * np.sqrt(nu[cls]) if N else np.zeros(0)
     ub = reach.bounded[cls] if N else np.zeros(0, dtype=bool)
     first = plan.first_row
     # rows of the units without a bound are dropped: zeroed, with a slack the cone contains
@@ -292,9 +293,8 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     A = sp.csr_matrix(sp.hstack([A0, sp.csr_matrix((m, nv - n))], format="csr")
                       + sp.csr_matrix((vv, (rr, cc)), shape=(m, nv)))
     if reach.lin is not None:
-        # the sign-known coordinates' linear share of the reach, k_u lin_c' x, along the same
-        # identity direction (unit_reach)
-        sc = np.asarray(scale, dtype=float)  # the linear share is scale_u lin' x (no nu)
+        # the one-sided coordinates' linear share of the reach, scale_u (lin_c' x + lin0_c)
+        # (no nu), along the same identity direction (unit_reach)
         fac = np.concatenate([sc[orth], _soc_factor(plan)[soc] * sc[soc], sc[powner]])
         own = np.concatenate([cls[orth], cls[soc], cls[powner]])
         L = sp.diags(fac) @ sp.csr_matrix(reach.lin)[own]
@@ -308,9 +308,9 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     kz = sp.csr_matrix((-k[zu], (np.arange(zu.size), wcol[cls[zu]])), shape=(zu.size, nv))
     zshift = np.zeros(zu.size)
     if reach.lin is not None and zu.size:
-        Lz = sp.diags(np.asarray(scale, dtype=float)[zu]) @ sp.csr_matrix(reach.lin)[cls[zu]]
+        Lz = sp.diags(sc[zu]) @ sp.csr_matrix(reach.lin)[cls[zu]]
         kz = kz - sp.hstack([Lz, sp.csr_matrix((zu.size, nv - n))], format="csr")
-        zshift = np.asarray(scale, dtype=float)[zu] * reach.lin0[cls[zu]]
+        zshift = sc[zu] * reach.lin0[cls[zu]]
     band_A = sp.vstack([A[zr] + kz, -A[zr] + kz], format="csr")
     band_b = np.concatenate([b[zr] + zshift, -b[zr] + zshift])
     zero_keep = np.setdiff1d(np.arange(d.zero), first[kinds == "zero"])

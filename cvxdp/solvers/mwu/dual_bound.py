@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["noise_bound", "averaged_loss_lower", "rhs_sensitivity"]
+__all__ = ["noise_bound", "averaged_loss_lower", "rhs_sensitivity", "chosen_average"]
 
 
 def noise_bound(noise: Any, algebra: Any, rounds: int, beta: float) -> float:
@@ -74,12 +74,17 @@ def noise_bound(noise: Any, algebra: Any, rounds: int, beta: float) -> float:
     return out
 
 
-def rhs_sensitivity(form: Any, chosen: np.ndarray) -> float:
-    """The sensitivity of ``y'h`` (``y = chosen / sum(chosen)``): ``sum_i y_i dh_i`` for
-    entrywise bounds ``dh`` on the right-hand sides (0 when every chosen row's is public)."""
+def chosen_average(values: np.ndarray, chosen: np.ndarray) -> float:
+    """``y'v`` for the oracle's frequencies ``y = chosen / sum(chosen)`` (0 with no round)."""
     chosen = np.asarray(chosen, dtype=float)
     total = float(chosen.sum())
-    return float(chosen @ np.asarray(form.dh, dtype=float)) / total if total > 0 else 0.0
+    return float(chosen @ np.asarray(values, dtype=float)) / total if total > 0 else 0.0
+
+
+def rhs_sensitivity(form: Any, chosen: np.ndarray) -> float:
+    """The sensitivity of ``y'h``: ``y'dh`` for entrywise bounds ``dh`` on the right-hand
+    sides (0 when every chosen row's is public)."""
+    return chosen_average(form.dh, chosen)
 
 
 def averaged_loss_lower(form: Any, tau: float, chosen: np.ndarray,
@@ -112,5 +117,4 @@ def averaged_loss_lower(form: Any, tau: float, chosen: np.ndarray,
     L = np.asarray(loss_sum, dtype=float) / float(rounds)
     lam_min = float(form.algebra.eigenvalues(L / form.algebra.gram).min())
     margin = lam_min - yh - noise_bound(noise, form.algebra, rounds, beta)
-    w = float(form.info.get("objective_width") or form.rho) or 1.0
-    return float(tau) + margin * form.R * w / float(y[-1])
+    return float(tau) + margin * form.R * form.objective_width / float(y[-1])

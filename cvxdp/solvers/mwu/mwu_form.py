@@ -96,13 +96,19 @@ class MWUForm:
         """The cone-program point ``x = R P z + shift``."""
         return self.R * (self.P @ z) + self.shift
 
+    @property
+    def objective_width(self) -> float:
+        """The width the target row is divided by: the objective's spectral norm (``rho``
+        when it is not recorded, 1 when both are 0)."""
+        return float(self.info.get("objective_width") or self.rho) or 1.0
+
     def with_target(self, tau: float) -> MWUForm:
         """A copy with one more public row ``c'x <= tau`` (canonical minimisation sense).
 
         The row is divided by its own width (the objective's spectral norm), not by ``rho``:
         its violation in objective units is ``R * objective_width`` times the normalised one.
         """
-        w = float(self.info.get("objective_width") or self.rho) or 1.0
+        w = self.objective_width
         row = sp.csr_matrix(self.c_z[None, :] / w)
         G = sp.vstack([self.G, row], format="csr")
         h = np.append(self.h, (tau - float(self.c_z_shift)) / (self.R * w))

@@ -21,7 +21,7 @@ from cvxdp.errors import CvxdpError, PrivacyGuaranteeError
 from cvxdp.privacy.budgets import ZCDP
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.solvers import public_part
-from cvxdp.solvers.mwu.dual_bound import averaged_loss_lower, rhs_sensitivity
+from cvxdp.solvers.mwu.dual_bound import averaged_loss_lower, chosen_average, rhs_sensitivity
 from cvxdp.solvers.mwu.private_scp import _run, row_sensitivities, total_rho
 from cvxdp.status import DEFAULT_ACCURACY
 
@@ -103,8 +103,8 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
     # with the repaired point tested, a rejected test may be followed by a test of the
     # unrepaired average (what the posterior bound is about): two tests per checkpoint
     per = 2 if repaired is not None else 1
-    # with private right-hand sides, a rejected run may release y'h (its averaged loss's
-    # right-hand side, infeasibility.py) at one test's budget: S more tests' worth
+    # with private right-hand sides, each run may release y'h (its averaged loss's
+    # right-hand side, dual_bound.py) at one test's budget: S more tests' worth
     rhs_release = S > 1 and bool(np.any(np.asarray(form.dh) > 0))
     test_rho = rho * q / (S * (C * per + rhs_release))
     z_rhs = math.sqrt(2 * math.log(2 * S / float(kw["beta"])))
@@ -226,8 +226,7 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                 optimum_lower = dual
                 loss_certified = True
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok,
-                     "certified_below": verdict == "certified",
-                     "rounds": res.iterations})
+                     "certified_below": verdict == "certified", "rounds": res.iterations})
     res, det = best
     det = dict(det)
     if bound is not None:
@@ -268,8 +267,7 @@ def _dual_lower(f: Any, tau: float, res: Any, rhs_release: bool, test_rho: float
         acct.spend(gaussian_record(
             sigma=sig_h, sensitivity=sens_h, mechanism="gaussian",
             note="right-hand side of a run's averaged loss (objective search)"))
-        y_h = float(res.chosen @ np.asarray(f.h, dtype=float)) / float(res.chosen.sum())
-        upper = y_h + gen.normal(0.0, sig_h) + z_rhs * sig_h
+        upper = chosen_average(f.h, res.chosen) + gen.normal(0.0, sig_h) + z_rhs * sig_h
     return averaged_loss_lower(f, tau, res.chosen, res.info["loss_sum"], res.iterations,
                                res.info.get("row_noise"), float(kw["beta"]) / (2 * S),
                                rhs_upper=upper)

@@ -138,7 +138,7 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
         epsilon=sch.epsilon_oracle, count=sch.T, sensitivity=sens.score * form.R * form.rho,
         candidates=int(form.G.shape[0]),
         float_delta=inversion_float_delta(candidates=int(form.G.shape[0]),
-                                            epsilon=sch.epsilon_oracle)))
+                                          epsilon=sch.epsilon_oracle)))
     noise = None
     if setting_eff == "constraint":
         accountant.spend(gaussian_record(sigma=sch.sigma_unit, sensitivity=1.0, count=sch.T,

@@ -18,7 +18,6 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from cvxpy.constraints.nonpos import Inequality
 
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
@@ -93,17 +92,10 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
     plain = not entries.tensor_ids or all(
         t == p.id for p, t in zip(entries.params, entries.tensor_ids, strict=True))
     problem = getattr(inverse, "problem", None)
-    if plain and problem is not None:
-        fit = detect_fit_terms(problem, tuple(entries.params))
-        cfit = detect_constraint_fits(problem, tuple(entries.params))
-    elif problem is not None:
-        # private data reshaped into a tensor: the user's-terms bound is not built, so a
-        # private nonlinear inequality counts as unbounded (fail closed)
-        ids = {p.id for p in entries.params}
-        odd = tuple(str(c)[:80] for c in problem.constraints
-                    if isinstance(c, Inequality) and not c.expr.is_affine()
-                    and ids & {q.id for q in c.parameters()})
-        cfit = ConstraintFits((), odd) if odd else None
+    if problem is not None:
+        if plain:
+            fit = detect_fit_terms(problem, tuple(entries.params))
+        cfit = detect_constraint_fits(problem, tuple(entries.params), traceable=plain)
     return PerturbationSetup(entries, plan, E_c, noise, noise_why,
                              noise_plan(budget, noise, entries, plan, beta), fit, cfit)
 
@@ -172,32 +164,30 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     }
     if noise_why is not None:
         info["noise_choice"] = noise_why
-    if x is None and loose.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-        # the loosened counterpart contains the TRUE feasible set on the noise event: its
-        # being empty proves the model infeasible for the true data with that probability
-        # (post-processing of the release; the public part alone is feasible)
-        sure = "surely" if noise == "truncated" else f"with probability >= {probability:.4g}"
-        reason = ("the model is infeasible for the true private data, " + sure + ": the "
-                  "loosened counterpart, which contains the true feasible set on the noise "
-                  "event, is empty (docs/certificates.md); the constraints without private "
-                  "data are feasible. (Post-processing of the noisy release; the budget was "
-                  "spent.)")
-        info["status_reason"] = reason
-        value = -np.inf if isinstance(problem.objective, cp.Maximize) else np.inf
-        return PrivateSolution(status=cp.INFEASIBLE_INACCURATE, value=value, privacy=report,
-                               solve_time=time.perf_counter() - t0,
-                               primal={v.name(): None for v in problem.variables()},
-                               info=info, status_reason=reason)
     if x is None:
-        # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
-        # released; the public part is feasible, so the status is not "infeasible"
-        reason = (f"neither the tightened ({out['status']}) nor the loosened "
-                  f"({loose.status}) counterpart of the noisy data has a point at this "
-                  "budget; raise epsilon, add public bounds on the variables, or use "
-                  "mechanism='mwu'. (Post-processing of the noisy release; the budget was "
-                  "spent.)")
+        if loose.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            # the loosened counterpart contains the TRUE feasible set on the noise event: its
+            # being empty proves the model infeasible for the true data with that probability
+            # (post-processing of the release; the public part alone is feasible)
+            sure = ("surely" if noise == "truncated"
+                    else f"with probability >= {probability:.4g}")
+            status = cp.INFEASIBLE_INACCURATE
+            value = -np.inf if isinstance(problem.objective, cp.Maximize) else np.inf
+            reason = ("the model is infeasible for the true private data, " + sure + ": the "
+                      "loosened counterpart, which contains the true feasible set on the noise "
+                      "event, is empty (docs/certificates.md); the constraints without private "
+                      "data are feasible.")
+        else:
+            # neither counterpart has a point (e.g. the loosened one is unbounded): nothing is
+            # released; the public part is feasible, so the status is not "infeasible"
+            status, value = cp.SOLVER_ERROR, None
+            reason = (f"neither the tightened ({out['status']}) nor the loosened "
+                      f"({loose.status}) counterpart of the noisy data has a point at this "
+                      "budget; raise epsilon, add public bounds on the variables, or use "
+                      "mechanism='mwu'.")
+        reason += " (Post-processing of the noisy release; the budget was spent.)"
         info["status_reason"] = reason
-        return PrivateSolution(status=cp.SOLVER_ERROR, value=None, privacy=report,
+        return PrivateSolution(status=status, value=value, privacy=report,
                                solve_time=time.perf_counter() - t0,
                                primal={v.name(): None for v in problem.variables()},
                                info=info, status_reason=reason)

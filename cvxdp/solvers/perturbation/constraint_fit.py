@@ -69,10 +69,12 @@ def _canonical_exact(terms: list[Any]) -> bool:
     return isinstance(t, (cp_max, norm_inf, lambda_max)) and getattr(t, "axis", None) is None
 
 
-def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...]
-                           ) -> ConstraintFits | None:
+def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...],
+                           traceable: bool = True) -> ConstraintFits | None:
     """The private nonlinear inequality constraints of ``problem`` (structure only, never a
-    private value), or None when every private constraint's canonical rows are the user's."""
+    private value), or None when every private constraint's canonical rows are the user's.
+    ``traceable`` False (private data reshaped into a tensor, so the fit terms' copies cannot
+    be built): every private nonlinear inequality counts as unbounded (fail closed)."""
     ids = {p.id for p in params}
     fits, unbounded = [], []
     for c in problem.constraints:
@@ -80,6 +82,9 @@ def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...]
             continue  # equalities, cones: their canonical rows are the user's
         g = c.expr
         if g.is_affine():
+            continue
+        if not traceable:
+            unbounded.append(str(c)[:80])
             continue
         private = [t for t in _terms(g) if ids & {p.id for p in t.parameters()}]
         if g.size == 1 and _canonical_exact(private):

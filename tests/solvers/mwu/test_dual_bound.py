@@ -118,7 +118,7 @@ class _Form:
     def __init__(self, G, h, dh, R=1.0, width=1.0):
         self.G, self.h, self.dh = sp.csr_matrix(G), np.asarray(h, float), np.asarray(dh, float)
         self.algebra = BlockAlgebra(nonneg=G.shape[1], soc=[], psd=[])
-        self.R, self.rho, self.info = R, width, {"objective_width": width}
+        self.R, self.rho, self.objective_width = R, width, width
 
 
 def test_lower_bound_is_the_lagrangian_value():
