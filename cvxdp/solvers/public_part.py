@@ -35,8 +35,9 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data.
 
     Only public data enters, so the answer can be acted on (and reported) before any budget is
-    spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (e.g. ``"SCS"``)
-    chooses CVXPY's solver; None: Clarabel, else CVXPY's default.
+    spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (``"CLARABEL"`` or
+    ``"SCS"``) chooses the exact solver; None: Clarabel, falling back to SCS
+    (:func:`cvxdp.transform.reference.solve_exact`).
     """
     keep = ~np.asarray(row_private, dtype=bool)
     box = _bound_rows(A, b, dims, keep)
