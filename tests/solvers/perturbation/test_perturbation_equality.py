@@ -103,3 +103,51 @@ def test_a_point_outside_the_requested_tightening_is_priced_in_its_certificate()
             seen["requested"] += 1
             assert xv <= 1.0 + 1e-7  # feasible for the true b at the requested level
     assert seen["priced"] >= 2 and seen["requested"] >= 10
+
+
+def _equality_matrix(seed: int = 46) -> tuple[cp.Problem, cp.Parameter, cp.Variable]:
+    # min ||x||^2 s.t. A x == 1, x >= 0 with a private A: the only public bound on x is
+    # one-sided, so the band's width grows linearly in x instead of being a constant
+    rng = np.random.default_rng(seed)
+    A = cp.Parameter((3, 8), name="A", value=rng.uniform(0, 1, (3, 8)))
+    x = cp.Variable(8, name="x")
+    return cp.Problem(cp.Minimize(cp.sum_squares(x)), [A @ x == 1, x >= 0]), A, x
+
+
+@pytest.mark.parametrize("mechanism", ["perturbation", "auto"])
+def test_private_matrix_in_an_equality_over_a_one_sided_bound_is_solved(mechanism):
+    # x >= 0 bounds |x_j| by x_j, so the band |s~_i(x)| <= scale (c' x + c_0) is convex and
+    # holds at the true optimum on the event: solved and certified, not refused
+    prob, A, x = _equality_matrix()
+    A0 = A.value.copy()
+    ref = cp.Problem(cp.Minimize(cp.sum_squares(x)), [A0 @ x == 1, x >= 0])
+    ref.solve()
+    opt = ref.value
+    sol = cvxdp.solve_private(prob, epsilon=1e6, delta=1e-6, mechanism=mechanism, rng=0,
+                              private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    cert = sol.certificate
+    assert (sol.status, sol.status_reason) == status_of(cert)
+    assert sol.status == cp.OPTIMAL_INACCURATE
+    viol = np.max(np.abs(A0 @ x.value - 1))
+    assert viol <= cert.equality_violation_bound <= 1e-4
+    assert cert.optimum_lower <= opt + 1e-9
+    assert float(np.sum(x.value ** 2)) - opt <= cert.gap_bound + 1e-9 <= 1e-2 * opt
+
+
+def test_one_sided_band_certificate_holds_at_a_small_budget():
+    held = 0
+    for seed in range(10):
+        prob, A, x = _equality_matrix()
+        A0 = A.value.copy()
+        ref = cp.Problem(cp.Minimize(cp.sum_squares(x)), [A0 @ x == 1, x >= 0])
+        ref.solve()
+        sol = cvxdp.solve_private(prob, epsilon=1.0, delta=1e-6, mechanism="perturbation",
+                                  rng=seed,
+                                  private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+        cert = sol.certificate
+        assert x.value is not None and (sol.status, sol.status_reason) == status_of(cert)
+        viol = np.max(np.abs(A0 @ x.value - 1))
+        held += (viol <= cert.equality_violation_bound + 1e-9
+                 and cert.optimum_lower <= ref.value + 1e-9
+                 and float(np.sum(x.value ** 2)) <= cert.objective_upper + 1e-9)
+    assert held == 10
