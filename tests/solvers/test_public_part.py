@@ -48,3 +48,16 @@ def test_coordinate_box_uses_it_and_solves_the_rest():
     (elo, ehi), _ = _exact_and_implied(scp)
     np.testing.assert_allclose(lo, elo, atol=1e-6)
     np.testing.assert_allclose(hi, ehi, atol=1e-6)
+
+
+def test_an_unbounded_direction_is_no_bound_even_when_the_solver_almost_solves_it():
+    # x >= 0 and the epigraph of ||x||^2 bound no coordinate above; Clarabel stops some of
+    # these maxima at "almost solved" with a finite value (about 1e4), which is no bound
+    rng = np.random.default_rng(46)
+    A = cp.Parameter((3, 8), name="A", value=rng.uniform(0, 1, (3, 8)))
+    x = cp.Variable(8)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(x)), [A @ x == 1, x >= 0])
+    scp = to_scp(prob, private=(cvxdp.ConstraintPrivacy(A, sensitivity=1e-3),))
+    lo, hi = coordinate_box(scp, np.arange(scp.n), allow_unbounded=True)
+    assert np.all(np.isinf(hi)), hi
+    assert np.all(lo >= -1e-6)  # the lower bounds x >= 0 (and the epigraph's t >= 0) hold
