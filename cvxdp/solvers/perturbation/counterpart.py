@@ -32,7 +32,8 @@ __all__ = ["counterpart"]
 def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
                 plan: RobustPlan, scale: np.ndarray, nuclear: np.ndarray | None = None,
                 scale_op: np.ndarray | None = None,
-                band_tau: dict[int, float] | None = None) -> SymmetricConeProgram:
+                band_tau: dict[int, float] | None = None,
+                band_lin: sp.csr_matrix | None = None) -> SymmetricConeProgram:
     """The tightened cone program over ``(x, t, tau, w)`` (see the module doc).
 
     ``scale[u] = B_u sigma_u``: the unit's tightening is ``tau_u = scale_u ||E_u [x; 1]||``.
@@ -42,7 +43,9 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
     (one for all the rows of ``A @ x <= b`` with a private ``A``).  Orthant row: ``s~_i -
     tau_u >= 0``.  Equality row: ``-T_u <= s~_i <= T_u`` with the constant ``T_u =
     band_tau[u] >= max_x scale_u ||E_u [x; 1]||`` over the public domain (two orthant rows;
-    the zero cone loses the row).  PSD block: ``S~ - tau_u I >> 0``.  SOC block ``(t, u_Q,
+    the zero cone loses the row), or ``T_u + band_lin_u' x`` with ``band_lin`` (``(N, n)``,
+    already scaled) where a coordinate has a public bound on one side only (the band stays
+    linear, so convex).  PSD block: ``S~ - tau_u I >> 0``.  SOC block ``(t, u_Q,
     u_P)`` whose rows ``P`` (and maybe ``t``) are private: ``(t~ - [t private] tau_u, u~_Q,
     w_u)`` and ``(w_u - tau_u, u~_P)`` in SOC -- since ``||u_P|| <= ||u~_P|| + tau_u <= w_u``
     and ``|d_t| <= tau_u``, the true block is in the cone.  Keeping the shift inside the norm
@@ -120,7 +123,11 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
     nuc_blocks = [_nuclear_block(plan, int(u), float(scale[u]), float(scale_op[u]), n, nv,
                                  w_start[int(u)], int(tcol[u])) for u in nuc_u]
     nuc_rows = [blk[0] for blk in nuc_blocks]
-    A_parts = [A2[zero_keep], A2[nonneg], A2[zrows], -A2[zrows], *nuc_rows]
+    # |s~_i(x)| <= T_u + l_u' x: rows b~ + T - (A~ - l_u') x >= 0 and T - b~ - (-A~ - l_u') x
+    L = sp.csr_matrix((zero_u.size, nv)) if band_lin is None else \
+        sp.hstack([sp.csr_matrix(band_lin)[zero_u], sp.csr_matrix((zero_u.size, nv - n))],
+                  format="csr")
+    A_parts = [A2[zero_keep], A2[nonneg], A2[zrows] - L, -A2[zrows] - L, *nuc_rows]
     b_parts = [b2[zero_keep], b2[nonneg], b2[zrows] + T, T - b2[zrows], np.zeros(len(nuc_rows))]
     # SOC blocks, with private rows P moved to the extra block (w_u - tau_u, u~_P)
     soc_A, soc_b, soc_dims = _soc_section(plan, A2, b2, d, is_p, w_u, wcol, tcol, coef, nv)

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import PrivacySpecError
 from cvxdp.solvers.perturbation.entries import PrivateEntries
 from cvxdp.solvers.public_part import coordinate_box
 from cvxdp.transform.parametric import entry_map
@@ -68,7 +68,12 @@ class RobustPlan:
         (``<C, M(x)>`` forms such as ``trace(C @ X) <= b``): the shape, so the spectral bound
         ``|<G, M>| <= ||G||_op ||M(x)||_*`` can replace the Frobenius one; else None.
     band_norm : ndarray, shape (N,)
-        Per equality unit: ``max ||E_u [x; 1]||`` over the public domain (0 elsewhere).
+        Per equality unit: the constant part of a bound on ``||E_u [x; 1]||`` over the public
+        domain (0 elsewhere); with :attr:`band_lin`, ``||E_u [x; 1]|| <= band_norm_u +
+        band_lin_u' x`` there.
+    band_lin : scipy.sparse.csr_matrix, shape (N, n)
+        The bound's linear part: nonzero on the coordinates the public constraints bound on one
+        side only (``|x_j| <= sgn_j x_j + 2 max(-sgn_j l_j, 0)``).
     unit_class : ndarray of int, shape (N,)
         Units with identical ``E_u`` share a class; ``class_rep[c]`` is a unit of class ``c``.
     class_rep : ndarray of int
@@ -87,6 +92,7 @@ class RobustPlan:
     band_norm: np.ndarray
     unit_class: np.ndarray
     class_rep: np.ndarray
+    band_lin: sp.csr_matrix | None = None
 
     @property
     def N(self) -> int:
@@ -198,7 +204,8 @@ def robust_plan(scp: SymmetricConeProgram, entries: PrivateEntries) -> RobustPla
     cls, rep = _classes(E_all, E_ptr)
     plan = RobustPlan(kinds, row_ptr, row_idx, support, ind, hit_ptr, hit_rows, E_all, E_ptr,
                       matrix, np.zeros(N), cls, rep)
-    return RobustPlan(**{**plan.__dict__, "band_norm": _band_norms(scp, plan)})
+    band_norm, band_lin = _band_norms(scp, plan)
+    return RobustPlan(**{**plan.__dict__, "band_norm": band_norm, "band_lin": band_lin})
 
 
 def _matrix_units(entries: PrivateEntries, kinds: np.ndarray, ind: sp.csr_matrix,
@@ -317,37 +324,54 @@ def _classes(E_all: sp.csr_matrix, E_ptr: np.ndarray) -> tuple[np.ndarray, np.nd
     return np.asarray(cls).ravel().astype(np.int64), reps.astype(np.int64)
 
 
-def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan) -> np.ndarray:
-    """``max ||E_u [x; 1]||_2`` over the public domain for each equality unit (0 elsewhere).
+def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan
+                ) -> tuple[np.ndarray, sp.csr_matrix]:
+    """A bound ``||E_u [x; 1]||_2 <= T_u + l_u' x`` over the public domain for each equality
+    unit (``T_u = 0``, ``l_u = 0`` elsewhere).
 
-    With private right-hand sides only, ``E_u`` has just its constant column and the norm is
-    that column's.  Private coefficients bound it by ``sum_j |x_j|max ||E_u[:, j]|| +
-    ||E_u[:, n]||`` with ``|x_j|`` bounded over the public constraints (public solves).
+    With private right-hand sides only, ``E_u`` has just its constant column and the bound is
+    that column's norm.  Private coefficients: by the triangle inequality ``||E_u [x; 1]|| <=
+    sum_j ||E_u e_j|| |x_j| + ||E_u e_n||``, with ``|x_j| <= max(|l_j|, |h_j|)`` on a coordinate
+    the public constraints bound on both sides (public solves), and ``|x_j| <= sgn_j x_j +
+    2 max(-sgn_j b_j, 0)`` on one bounded on one side only (``x_j >= b_j``: ``sgn_j = 1``;
+    ``x_j <= b_j``: ``-1``), linear in ``x``, so the band ``|s~_u(x)| <= scale_u (T_u + l_u'
+    x)`` stays convex (two orthant rows).
 
     Raises
     ------
     PrivacySpecError
-        Private coefficients in an equality multiply a variable the public constraints do not
-        bound.
+        Private coefficients in an equality multiply a variable the public constraints bound
+        on neither side.
     """
     out = np.zeros(plan.N)
+    n = scp.n
     zero = np.flatnonzero(plan.unit_kind == "zero")
     if zero.size == 0:
-        return out
-    n = scp.n
+        return out, sp.csr_matrix((plan.N, n))
     cols = plan.column_norms()[zero].toarray()
     need = np.flatnonzero(np.max(cols[:, :n], axis=0) > 0)
-    try:
-        lo, hi = coordinate_box(scp, need)
-    except UnsupportedProblemError:
+    lo, hi = coordinate_box(scp, need, allow_unbounded=True)
+    lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
+    if np.any(~lo_f[need] & ~hi_f[need]):
         raise PrivacySpecError(
             "mechanism='perturbation': private coefficients enter an equality constraint "
-            "and multiply variables that the constraints without private data do not "
-            "bound, so the equality's noise cannot be bounded; add public bounds on those "
-            "variables (e.g. x <= 10, cp.norm(x) <= R) or use mechanism='mwu'.") from None
-    xmax = np.maximum(np.abs(lo), np.abs(hi))
-    out[zero] = cols[:, :n] @ xmax + cols[:, n]
-    return out
+            "and multiply variables that the constraints without private data bound on "
+            "neither side, so the equality's noise cannot be bounded; add public bounds on "
+            "those variables (one side is enough, e.g. x >= 0, or x <= 10, cp.norm(x) <= R) "
+            "or use mechanism='mwu'.")
+    both = lo_f & hi_f
+    sgn = np.where(both, 0.0, np.where(lo_f, 1.0, -1.0))
+    xmax = np.where(both, np.maximum(np.abs(lo), np.abs(hi)), 0.0)
+    with np.errstate(invalid="ignore"):
+        shift = np.where(both, 0.0, np.where(lo_f, 2.0 * np.maximum(-lo, 0.0),
+                                             np.where(hi_f, 2.0 * np.maximum(hi, 0.0), 0.0)))
+    out[zero] = cols[:, :n] @ (xmax + shift) + cols[:, n]
+    lin = sp.csr_matrix((plan.N, n))
+    if np.any(sgn[need] != 0):
+        rows = sp.csr_matrix(cols[:, :n] * sgn)
+        lin = sp.csr_matrix(sp.csr_matrix((np.ones(zero.size), (zero, np.arange(zero.size))),
+                                          shape=(plan.N, zero.size)) @ rows)
+    return out, lin
 
 
 def _psd_order(size: np.ndarray) -> np.ndarray:

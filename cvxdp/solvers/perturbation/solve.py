@@ -109,7 +109,9 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
         scale_op = None if B_op is None else B_op * npl.sigma_unit
         band = dict(zip(zero_units.tolist(),
                         (scale[zero_units] * plan.band_norm[zero_units]).tolist(), strict=True))
-        prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band)
+        band_lin = None if plan.band_lin is None or plan.band_lin.nnz == 0 else \
+            sp.csr_matrix(sp.diags(scale) @ plan.band_lin)
+        prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band, band_lin)
         sol = _solve_tight(prog, solver)
         if sol.x is not None:
             break
