@@ -44,7 +44,12 @@ from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise,
 from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
 from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
-from cvxdp.solvers.public_part import _infeasible, coordinate_box, public_feasibility
+from cvxdp.solvers.public_part import (
+    _infeasible,
+    coordinate_box,
+    public_bounds,
+    public_feasibility,
+)
 from cvxdp.status import DEFAULT_BETA, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
@@ -100,6 +105,10 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
                              noise_plan(budget, noise, entries, plan, beta), fit, cfit)
 
 
+#: most variables the loosened counterpart's box is solved for (two exact solves each)
+LOOSENED_BOX_MAX = 100
+
+
 def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
                         noise: str, beta: float, rng: np.random.Generator, reference: bool,
                         solver: str | None, accuracy: float | None = None,
@@ -138,8 +147,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     lo, hi = coordinate_box(
         scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
-    loose = solve_exact_tight(
-        loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi)), solver)
+    loose_prog = loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi))
+    loose = solve_exact_tight(loose_prog, solver)
     x, from_loosened = out["x"], False
     if x is None and loose.x is not None:
         x, from_loosened = np.asarray(loose.x)[:scp.n], True
@@ -197,6 +206,12 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
     released_value = float(released.c @ x + released.offset)  # with the released data
     slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
+    if not math.isfinite(slack_max) and loose.status == cp.OPTIMAL:
+        # the public rows leave a variable the objective's noise multiplies unbounded; the
+        # loosened counterpart contains the TRUE feasible set on the noise event, so its box
+        # bounds that variable at the true optimum
+        l_lo, l_hi = _loosened_box(loose_prog, E_c, scp.n)
+        slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
     lower = -math.inf
     if loose.status == cp.OPTIMAL:
@@ -279,6 +294,22 @@ def _support(E_c: Any) -> int:
     if E_c is None:
         return 0
     return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
+
+
+def _loosened_box(loose_prog: Any, E_c: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` over the loosened counterpart for the variables the objective's private
+    data multiply (two exact solves each; ``-inf`` / ``inf`` when unbounded, or for all of
+    them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the solves)."""
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    hit = np.flatnonzero(np.asarray(abs(E_c).sum(axis=0)).ravel()[:n] > 0)
+    if hit.size == 0 or hit.size > LOOSENED_BOX_MAX:
+        return lo, hi
+    eye = np.zeros((hit.size, loose_prog.n))
+    eye[np.arange(hit.size), hit] = 1.0
+    lo[hit], hi[hit] = public_bounds(loose_prog.A, loose_prog.b, loose_prog.dims,
+                                     np.zeros(loose_prog.m, dtype=bool), list(eye),
+                                     allow_unbounded=True)
+    return lo, hi
 
 
 def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
