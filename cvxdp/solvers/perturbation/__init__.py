@@ -53,10 +53,11 @@ bound on ``||g_{S_u}||_2`` and ``tau_u >= B_u ||W_u(x)||_F`` the counterpart is
   with ``M_1`` free and ``B_op = sqrt r + sqrt c + t`` a Gaussian spectral-norm tail (for
   ``M = X >> 0`` and ``M_1 = M`` this is ``<C~, X> + r_op tr(X) <= b``).
 
-``noise="gaussian"``: ``B_u = sqrt(k_u) + sqrt(2 ln(N / beta))`` (``k_u = |S_u|``, ``N`` units):
-``P(||g_S|| >= sqrt k + t) <= exp(-t^2 / 2)`` (Gaussian concentration of a 1-Lipschitz function,
-``E ||g_S|| <= sqrt k``; Boucheron, Lugosi & Massart 2013, Thm 5.6) and a union bound give
-feasibility for the true data with probability ``>= 1 - beta``.
+``noise="gaussian"``: ``B_u = sqrt(F^-1_{chi2(k_u)}(1 - beta / N))`` (``k_u = |S_u|``, ``N``
+units), the exact quantile of ``||g_S||`` (``||g_S||^2`` is chi-square with ``k`` degrees of
+freedom; never above the concentration bound ``sqrt k + sqrt(2 ln(N / beta))``, Boucheron,
+Lugosi & Massart 2013, Thm 5.6, which is used where ``beta / N`` underflows), and a union
+bound give feasibility for the true data with probability ``>= 1 - beta``.
 
 ``noise="laplace"``: ``g_k`` i.i.d. standard Laplace at scale ``sigma_u = K / epsilon`` (the
 l1 sensitivity of ``theta / Delta`` is ``K``; pure epsilon-DP, Dwork, McSherry, Nissim & Smith
@@ -66,8 +67,8 @@ l1 sensitivity of ``theta / Delta`` is ``K``; pure epsilon-DP, Dwork, McSherry, 
 (:func:`cvxdp.solvers.perturbation.noise.choose_noise`).
 
 ``noise="truncated"``: ``g`` is drawn conditioned on ``E = {||g_{S_u}|| <= B_u for all u}``
-(rejection sampling; ``E`` depends on public structure only) with ``B_u = sqrt(k_u) +
-sqrt(2 ln(N / q))``, so ``P(not E) <= q`` and the released point is feasible for the true data
+(rejection sampling; ``E`` depends on public structure only) with ``B_u`` the same quantile at
+``q / N``, so ``P(not E) <= q`` and the released point is feasible for the true data
 with certainty (up to the conic solver's tolerance).  Privacy of a mechanism conditioned on a
 data-independent noise event of probability ``>= 1 - q``: if the untruncated one is
 ``(epsilon, delta_G)``-DP, the truncated one is ``(epsilon, (delta_G + e^epsilon q) / (1 - q))``

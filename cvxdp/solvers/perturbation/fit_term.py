@@ -78,6 +78,7 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
     is_bilinear,
     second_derivatives,
 )
+from cvxdp.solvers.perturbation.noise import gaussian_norm_bound
 
 __all__ = ["FitTerm", "FitModel", "detect_fit_terms", "noise_norm", "norm_sum_bound",
            "fit_bounds"]
@@ -335,7 +336,9 @@ def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
     ``"l1"`` or ``"abs"`` (a single row, two-sided); ``e_j = sigma_j g_j``.
 
     Gaussian ``g``: with ``M = J diag(sigma)``, ``N(M g) <= E N(M g) + Lip sqrt(2 ln(1/beta))``
-    (Gaussian concentration): l2 ``E <= ||M||_F``, ``Lip = ||M||_2``; l1 ``E = sqrt(2/pi)
+    (Gaussian concentration): l2 ``E <= ||M||_F``, ``Lip = ||M||_2``, or ``||M||_2`` times the
+    chi-square quantile of ``||P g||`` (``P`` the projection on ``M``'s row space), the
+    smaller; l1 ``E = sqrt(2/pi)
     sum_i ||M_i||`` (rows), ``Lip <= sqrt(rows) ||M||_2``; a single row ``|m'g| <= ||m||
     sqrt(2 ln(2/beta))``.  Laplace ``g``: ``N(J e) <= sum_j w_j |g_j|`` (triangle inequality,
     ``w_j = sigma_j N(J_j)``), a weighted sum of independent Exp(1) variables
@@ -374,7 +377,11 @@ def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
     if norm == "l1":
         rows = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
         return float(math.sqrt(2.0 / math.pi) * rows.sum() + math.sqrt(M.shape[0]) * spec * tail)
-    return math.sqrt(float(M.multiply(M).sum())) + spec * tail
+    # ||M g||^2 <= ||M||_2^2 ||P g||^2 with P the projection on M's row space, of rank at most
+    # r = min(shape): chi-square with <= r degrees of freedom (its exact quantile)
+    rank = min(M.shape)
+    return min(math.sqrt(float(M.multiply(M).sum())) + spec * tail,
+               spec * float(gaussian_norm_bound(rank, math.log(1.0 / beta))))
 
 
 def _exp_sum_bound(w: np.ndarray, beta: float) -> float:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import chdtri
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyRecord
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from cvxdp.solvers.perturbation.plan import RobustPlan
 
 __all__ = ["NoisePlan", "noise_plan", "draw_noise", "choose_noise", "NOISES",
-           "TRUNCATION_REFERENCE", "PERTURBATION_THEOREM"]
+           "TRUNCATION_REFERENCE", "PERTURBATION_THEOREM", "gaussian_norm_bound"]
 
 PERTURBATION_THEOREM = (
     "input perturbation + robust counterpart (post-processing, Dwork & Roth 2014 Prop 2.1); "
@@ -66,14 +67,37 @@ class NoisePlan:
         """A bound on ``||g_S||_2`` for ``|S| = k`` failing w.p. ``<= exp(-log_inv_fail)``."""
         if self.noise == "laplace":
             return float(laplace_norm_bound(k, log_inv_fail))
-        return math.sqrt(k) + math.sqrt(2 * log_inv_fail)
+        return float(gaussian_norm_bound(k, log_inv_fail))
+
+
+def gaussian_norm_bound(k: np.ndarray | int, log_inv_fail: float) -> np.ndarray:
+    """A bound ``B`` with ``P(||g||_2 > B) <= exp(-log_inv_fail)`` for ``g`` of ``k`` i.i.d.
+    standard normal entries: the exact quantile, ``||g||_2^2`` being chi-square with ``k``
+    degrees of freedom, ``B = sqrt(F^-1_{chi2_k}(1 - exp(-log_inv_fail)))``.
+
+    It is never above the concentration bound ``sqrt(k) + sqrt(2 log_inv_fail)`` (``E ||g|| <=
+    sqrt k`` and the norm is 1-Lipschitz; Boucheron, Lugosi & Massart 2013, Thm 5.6), which
+    is also valid, and which is used where the failure probability underflows a double
+    (``log_inv_fail > 700``, e.g. truncated noise at epsilon 1e6): the smaller of two valid
+    bounds fails with probability at most ``exp(-log_inv_fail)``.  At ``exp(-log_inv_fail) =
+    1e-3`` the exact quantile is 3.29 against 4.72 for ``k = 1``, 4.30 against 5.72 for ``k =
+    4`` and 12.2 against 13.7 for ``k = 100``.
+    """
+    k = np.asarray(k, dtype=float)
+    s = float(log_inv_fail)
+    conc = np.sqrt(k) + math.sqrt(2.0 * s)
+    if s > 700.0:
+        return conc * (k > 0)
+    exact = np.sqrt(chdtri(np.maximum(k, 1.0), math.exp(-s)))
+    return np.minimum(exact, conc) * (k > 0)
 
 
 def _bounds(plan: RobustPlan, log_inv_fail: float, family: str = "gaussian"
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Norm bounds holding together with failure probability ``exp(-log_inv_fail)``.
 
-    Every unit: ``B_u = sqrt(k_u) + t`` bounds ``||g_{S_u}||_2``.  A unit that is ``<C, M(x)>``
+    Every unit: ``B_u`` (:func:`gaussian_norm_bound`, the chi-square quantile at failure
+    ``exp(-t^2 / 2)``) bounds ``||g_{S_u}||_2``.  A unit that is ``<C, M(x)>``
     with ``C`` an (r, c) parameter and ``sqrt r + sqrt c < sqrt(r c)`` (decided from shapes
     only) also gets ``B_op = sqrt(r) + sqrt(c) + t`` on ``||G||_op`` (``E ||G||_op <= sqrt r +
     sqrt c``, Davidson & Szarek 2001 Thm II.13; the norm is 1-Lipschitz in the entries, so the
@@ -97,7 +121,7 @@ def _bounds(plan: RobustPlan, log_inv_fail: float, family: str = "gaussian"
     nuc = nuc if nuc.size == plan.N else np.zeros(plan.N, dtype=bool)
     events = max(plan.N + int(nuc.sum()), 1)
     t = math.sqrt(2 * (math.log(events) + log_inv_fail))
-    B = np.sqrt(plan.support.astype(float)) + t
+    B = gaussian_norm_bound(plan.support, t * t / 2.0)
     B_op = np.full(plan.N, np.inf)
     for u in np.flatnonzero(nuc):
         B_op[u] = math.sqrt(plan.matrix[u][0]) + math.sqrt(plan.matrix[u][1]) + t

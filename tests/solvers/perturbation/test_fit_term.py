@@ -6,6 +6,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy import stats
 
 import cvxdp
 from cvxdp.solvers.perturbation.fit_term import _single_norm_gap, detect_fit_terms, noise_norm
@@ -154,8 +155,9 @@ def test_sharper_than_the_slack_test_and_second_order():
 
 def test_projection_on_the_fits_range():
     """NNLS with 5 unknowns and 20 private targets: only the noise's projection on the 5-dim
-    range of the fit enters the gap bound (J_range is 5 x 20, Q'Q = I): its bound is
-    sigma (sqrt(5) + sqrt(2 ln(1/beta))) against sigma (sqrt(20) + sqrt(2 ln(1/beta)))."""
+    range of the fit enters the gap bound (J_range is 5 x 20, Q'Q = I): its bound is sigma
+    times the chi-square quantile with 5 degrees of freedom, against 20 for the whole noise
+    (each below its concentration bound sigma (sqrt(k) + sqrt(2 ln(1/beta))))."""
     prob, b, A, _ = _nnls(0)
     (fit,) = detect_fit_terms(prob, (b,)).terms
     assert fit.J_range.shape == (5, 20)
@@ -165,8 +167,9 @@ def test_projection_on_the_fits_range():
     full = noise_norm(fit.J, sigma, 0.01, "l2")
     proj = noise_norm(fit.J_range, sigma, 0.01, "l2")
     tail = math.sqrt(2 * math.log(100))
-    assert proj == pytest.approx(0.1 * (math.sqrt(5) + tail), rel=1e-9)
-    assert full == pytest.approx(0.1 * (math.sqrt(20) + tail), rel=1e-9)
+    assert proj == pytest.approx(0.1 * math.sqrt(stats.chi2.isf(0.01, 5)), rel=1e-9)
+    assert full == pytest.approx(0.1 * math.sqrt(stats.chi2.isf(0.01, 20)), rel=1e-9)
+    assert proj < 0.1 * (math.sqrt(5) + tail) and full < 0.1 * (math.sqrt(20) + tail)
 
 
 def _lad(seed, kind):
