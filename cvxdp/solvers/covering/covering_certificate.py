@@ -49,18 +49,26 @@ from cvxdp.privacy.laplace import laplace_record
 from cvxdp.solution import Certificate
 from cvxdp.solvers.covering.covering_schedule import dual_noise_weights
 
-__all__ = ["VIOLATION_TOL", "CERTIFICATE_BOUND", "algebra_lambda_max", "optimal_dual",
-           "release_certificate_statistics", "covering_certificate"]
+__all__ = [
+    "VIOLATION_TOL",
+    "CERTIFICATE_BOUND",
+    "algebra_lambda_max",
+    "optimal_dual",
+    "release_certificate_statistics",
+    "covering_certificate",
+]
 
 #: shortfall below which a row counts as covered in the released count (float round-off of
 #: ``c <A_i, P_bar>`` at the private trace's grid point)
 VIOLATION_TOL = 1e-9
 #: the certificate's construction (docs/covering.md, "Status and certificate")
-CERTIFICATE_BOUND = ("noisy count of the rows the released point leaves short, and weak duality "
-                     "at a distribution on the rows (the optimal dual at s = 1, the dense MWU's "
-                     "mean distribution otherwise) released with Laplace noise "
-                     "(docs/covering.md, 'Status and certificate'; Song, Xue & Zhang 2025, "
-                     "Lemma B.6)")
+CERTIFICATE_BOUND = (
+    "noisy count of the rows the released point leaves short, and weak duality "
+    "at a distribution on the rows (the optimal dual at s = 1, the dense MWU's "
+    "mean distribution otherwise) released with Laplace noise "
+    "(docs/covering.md, 'Status and certificate'; Song, Xue & Zhang 2025, "
+    "Lemma B.6)"
+)
 
 
 def algebra_lambda_max(kind: str, data: np.ndarray, y: np.ndarray) -> float:
@@ -91,8 +99,13 @@ def optimal_dual(kind: str, data: np.ndarray) -> np.ndarray | None:
         warnings.simplefilter("ignore")
         try:
             if kind == "lp":
-                res = linprog(-np.ones(m), A_ub=data.T, b_ub=np.ones(data.shape[1]),
-                              bounds=(0, None), method="highs")
+                res = linprog(
+                    -np.ones(m),
+                    A_ub=data.T,
+                    b_ub=np.ones(data.shape[1]),
+                    bounds=(0, None),
+                    method="highs",
+                )
                 y = res.x if res.status == 0 else None
             else:
                 yv = cp.Variable(m, nonneg=True)
@@ -117,10 +130,16 @@ def optimal_dual(kind: str, data: np.ndarray) -> np.ndarray | None:
     return y / total
 
 
-def release_certificate_statistics(kind: str, data: np.ndarray, P: np.ndarray, trace: float,
-                                   y_average: np.ndarray, sched: Any,
-                                   rng: np.random.Generator, accountant: Any
-                                   ) -> dict[str, float]:
+def release_certificate_statistics(
+    kind: str,
+    data: np.ndarray,
+    P: np.ndarray,
+    trace: float,
+    y_average: np.ndarray,
+    sched: Any,
+    rng: np.random.Generator,
+    accountant: Any,
+) -> dict[str, float]:
     """Release the certificate's noisy statistics (:func:`covering_certificate`), spent from
     ``accountant``: the count of rows left short (Laplace, ``eps_count``) and the dual pair
     ``(1'y, lambda_max(sum_i y_i A_i))`` (Laplace with the weighted scales of the module
@@ -136,13 +155,20 @@ def release_certificate_statistics(kind: str, data: np.ndarray, P: np.ndarray, t
     short = int(np.sum(trace * _coverage(kind, data, P) < 1.0 - VIOLATION_TOL))
     a, b = dual_noise_weights(sched.level)
     scale_mu, scale_lam = a / (s * eps_dual), b / (s * eps_dual)
-    rec_c = laplace_record(scale=1.0 / eps_count, l1_sensitivity=1.0,
-                           mechanism="laplace (covering certificate: rows left short)")
+    rec_c = laplace_record(
+        scale=1.0 / eps_count,
+        l1_sensitivity=1.0,
+        mechanism="laplace (covering certificate: rows left short)",
+    )
     # (mu / scale_mu, lambda / scale_lambda) has l1 sensitivity (1/s)(1/scale_mu + 1/scale_lam)
     # = eps_dual and gets Laplace(1) per coordinate
-    rec_d = laplace_record(scale=1.0, l1_sensitivity=eps_dual,
-                           mechanism="laplace (covering certificate: dual pair)",
-                           scale_mu=scale_mu, scale_lambda=scale_lam)
+    rec_d = laplace_record(
+        scale=1.0,
+        l1_sensitivity=eps_dual,
+        mechanism="laplace (covering certificate: dual pair)",
+        scale_mu=scale_mu,
+        scale_lambda=scale_lam,
+    )
     accountant.spend(rec_c)
     accountant.spend(rec_d)
     exact = s == 1.0
@@ -151,11 +177,15 @@ def release_certificate_statistics(kind: str, data: np.ndarray, P: np.ndarray, t
         y = y_average[:m]
     mu, lam = float(y.sum()), algebra_lambda_max(kind, data, y) if m else 0.0
     noise = rng.laplace(0.0, 1.0, size=3)
-    return {"short_noisy": short + noise[0] / eps_count,
-            "mu_noisy": mu + noise[1] * scale_mu,
-            "lambda_noisy": lam + noise[2] * scale_lam,
-            "scale_count": 1.0 / eps_count, "scale_mu": scale_mu, "scale_lambda": scale_lam,
-            "dual": "optimal" if exact else "mwu_mean"}
+    return {
+        "short_noisy": short + noise[0] / eps_count,
+        "mu_noisy": mu + noise[1] * scale_mu,
+        "lambda_noisy": lam + noise[2] * scale_lam,
+        "scale_count": 1.0 / eps_count,
+        "scale_mu": scale_mu,
+        "scale_lambda": scale_lam,
+        "dual": "optimal" if exact else "mwu_mean",
+    }
 
 
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
@@ -167,8 +197,9 @@ def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
     return data @ P
 
 
-def covering_certificate(stats: dict[str, float], trace: float, s: float, beta: float
-                         ) -> Certificate:
+def covering_certificate(
+    stats: dict[str, float], trace: float, s: float, beta: float
+) -> Certificate:
     """The certificate of the released point ``X = c P_bar`` from the released statistics.
 
     Normalised units (objective ``1'x`` / ``tr X``, rows ``<A_i, X> >= 1``); valid with
@@ -198,6 +229,11 @@ def covering_certificate(stats: dict[str, float], trace: float, s: float, beta: 
     lam_hi = stats["lambda_noisy"] + stats["scale_lambda"] * log_tail
     opt_lower = mu_lo / lam_hi if mu_lo > 0 and lam_hi > 0 else 0.0  # OPT >= 0 on the cone
     return Certificate.from_bounds(
-        objective_upper=float(trace), optimum_lower=float(opt_lower), violation_bound=violation,
-        equality_violation_bound=None, probability=1.0 - float(beta), excluded_rows=excluded,
-        how=CERTIFICATE_BOUND)
+        objective_upper=float(trace),
+        optimum_lower=float(opt_lower),
+        violation_bound=violation,
+        equality_violation_bound=None,
+        probability=1.0 - float(beta),
+        excluded_rows=excluded,
+        how=CERTIFICATE_BOUND,
+    )
