@@ -35,7 +35,8 @@ NOT_YET_MIRRORED: set[str] = set()
 MWU = {"mwu", "mwu_form", "private_scp", "oracles", "solve", "loop", "loop_exp", "loop_numba",
        "schedule", "objective_release", "objective_search", "loop_adaptive", "dual_bound"}
 COVERING = {"dense_mwu", "bingham", "covering", "covering_domain", "covering_model",
-            "covering_private", "covering_instances", "covering_schedule"}
+            "covering_private", "covering_instances", "covering_schedule",
+            "covering_certificate"}
 OLD = ["general", "mwu_form", "private_scp", "oracles", "dense_mwu", "bingham",
        "covering_model", "covering_private", "covering_instances"]
 

@@ -34,9 +34,8 @@ Privacy argument (neighbours add or remove one whole constraint; Song et al. 202
    (the loss of Alg. 3 is a positive affine function of ``cov_i`` with the same slope for all i),
    so one run serves every OPT.  With ``opt=`` (public) the scaling step is skipped.
 
-6. The certificate (:func:`release_certificate_statistics`, :func:`covering_certificate`):
-   two noisy statistics of the released point, see :func:`covering_certificate` and
-   docs/covering.md, "Status and certificate".
+6. The certificate (:mod:`cvxdp.solvers.covering.covering_certificate`): two noisy
+   statistics of the released point, see docs/covering.md, "Status and certificate".
 
 References
 ----------
@@ -52,9 +51,7 @@ from typing import Any
 import numpy as np
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.privacy.laplace import laplace_record
 from cvxdp.privacy.mechanisms import exponential_mechanism, gumbel_argmax
-from cvxdp.solution import Certificate
 from cvxdp.solvers.covering.bingham import (
     net_exponential_sample,
     sample_bingham,
@@ -62,6 +59,13 @@ from cvxdp.solvers.covering.bingham import (
     sphere_net,
     sphere_oracle_error,
     vmf_oracle_error,
+)
+from cvxdp.solvers.covering.covering_certificate import (  # noqa: F401  (re-exported)
+    CERTIFICATE_BOUND,
+    VIOLATION_TOL,
+    algebra_lambda_max,
+    covering_certificate,
+    release_certificate_statistics,
 )
 from cvxdp.solvers.covering.covering_schedule import (
     SCALE_FRACTION,
@@ -257,97 +261,3 @@ def theorem_alpha(sched: CoveringSchedule, m_bound: int) -> dict[str, float]:
     out = {"alpha_oracle_rel": a_o, "alpha_regret_rel": regret * factor,
            "alpha_rel": a_o + regret * factor}
     return out
-
-
-#: shortfall below which a row counts as covered in the released count (float round-off of
-#: ``c <A_i, P_bar>`` at the private trace's grid point)
-VIOLATION_TOL = 1e-9
-#: the certificate's construction (docs/covering.md, "Certificate")
-CERTIFICATE_BOUND = ("noisy count of the rows the released point leaves short, and weak duality "
-                     "at the dense MWU's mean distribution released with Laplace noise "
-                     "(docs/covering.md, 'Certificate'; Song, Xue & Zhang 2025, Lemma B.6)")
-
-
-def algebra_lambda_max(kind: str, data: np.ndarray, y: np.ndarray) -> float:
-    """Largest eigenvalue of ``sum_i y_i A_i`` in the algebra of the covering program."""
-    if kind == "sdp":
-        return float(np.linalg.eigvalsh(np.tensordot(y, data, axes=1))[-1])
-    if kind == "soc":
-        v = y @ data
-        return float(v[0] + np.linalg.norm(v[1:]))
-    return float(np.max(y @ data))
-
-
-def release_certificate_statistics(kind: str, data: np.ndarray, P: np.ndarray, trace: float,
-                                   y_average: np.ndarray, sched: Any,
-                                   rng: np.random.Generator, accountant: Any
-                                   ) -> dict[str, float]:
-    """Release the certificate's noisy statistics (:func:`covering_certificate`), spent from
-    ``accountant``: the count of rows left short (Laplace, ``eps_count``) and the dual pair
-    ``(1'y, lambda_max(sum_i y_i A_i))`` (Laplace, l1 sensitivity ``2/s``, ``eps_dual``).
-
-    Returns the released numbers only: ``short_noisy``, ``mu_noisy``, ``lambda_noisy`` and the
-    Laplace scales ``scale_count``, ``scale_dual``.
-    """
-    m = data.shape[0]
-    eps_count, eps_dual = sched.eps_count, sched.eps_dual
-    short = int(np.sum(trace * covering_coverage(kind, data, P) < 1.0 - VIOLATION_TOL))
-    l1 = 2.0 / sched.s
-    rec_c = laplace_record(scale=1.0 / eps_count, l1_sensitivity=1.0,
-                           mechanism="laplace (covering certificate: rows left short)")
-    rec_d = laplace_record(scale=l1 / eps_dual, l1_sensitivity=l1,
-                           mechanism="laplace (covering certificate: dual pair)")
-    accountant.spend(rec_c)
-    accountant.spend(rec_d)
-    y = y_average[:m]  # the dummy actions carry no matrix
-    mu, lam = float(y.sum()), algebra_lambda_max(kind, data, y)
-    noise = rng.laplace(0.0, 1.0, size=3)
-    return {"short_noisy": short + noise[0] / eps_count,
-            "mu_noisy": mu + noise[1] * l1 / eps_dual,
-            "lambda_noisy": lam + noise[2] * l1 / eps_dual,
-            "scale_count": 1.0 / eps_count, "scale_dual": l1 / eps_dual}
-
-
-def covering_certificate(stats: dict[str, float], trace: float, s: float, beta: float
-                         ) -> Certificate:
-    """The certificate of the released point ``X = c P_bar`` from the released statistics.
-
-    Normalised units (objective ``1'x`` / ``tr X``, rows ``<A_i, X> >= 1``); valid with
-    probability ``1 - beta`` (``beta/3`` per one-sided Laplace tail, ``P(Z < -t) = e^{-t/b}/2``).
-    The objective is ``c`` exactly (unit-trace ``P_bar``; public).
-
-    1. Rows left short: ``N = #{i : c <A_i, P_bar> < 1 - VIOLATION_TOL}`` has sensitivity 1
-       under add/remove of a row.  On ``N <= N~ + t``, if ``floor(N~ + t) <= ceil(s) - 1`` (the
-       rows the dense MWU may leave out) every other row is covered to ``1 - VIOLATION_TOL``;
-       otherwise the bound is 1 (coverage is never negative on the public domain).
-    2. OPT from below (weak duality): for ``y >= 0`` on the rows, ``y / lambda_max(sum_i y_i
-       A_i)`` is dual feasible (``lambda_max`` in the algebra: largest eigenvalue, largest entry
-       for the LP, ``a_0 + ||a_bar||`` for the spin factor), so ``OPT >= mu / lambda``, ``mu =
-       1'y``; ``y`` is the mean played distribution over the second half of the rounds.  Given
-       the released history, a neighbour's played distributions differ on shared actions only
-       through the projection's cap (Lemma B.6): ``mu`` moves within ``[0, 1/s]`` and
-       ``lambda`` within ``[-1/s, 1/s]`` (the change ``sum_shared (y'_f - y_f) A_f + y'_{f'}
-       A_{f'}`` lies between ``-I/s`` and ``I/s``: every ``0 <= A_f <= I`` and the shared mass
-       lost is ``y'_{f'} <= 1/s``).  The pair has l1 sensitivity ``2/s`` and gets ``Laplace(2 /
-       (s eps_dual))`` per coordinate; on its two tail events ``OPT >= (mu~ - t)/(lambda~ + t)``.
-
-    The bounds speak of the rows as the mechanism sees them, projected into the public domain
-    (``project_rows``): for rows inside the domain, the TRUE rows.  Derivation and measured
-    numbers: docs/covering.md, "Status and certificate".
-
-    References
-    ----------
-    Song, Xue & Zhang (2025), Lemma B.6, Thm B.7; Dwork, McSherry, Nissim & Smith 2006 (Laplace
-    mechanism); Boyd & Vandenberghe 2004, Sec. 5.2 (weak duality).
-    """
-    log_tail = math.log(3.0 / (2.0 * beta))  # one-sided Laplace tail at beta/3: P = e^{-t}/2
-    excluded = max(math.ceil(s) - 1, 0)
-    short_upper = stats["short_noisy"] + stats["scale_count"] * log_tail
-    violation = VIOLATION_TOL if math.floor(short_upper) <= excluded else 1.0
-    t = stats["scale_dual"] * log_tail
-    mu_lo, lam_hi = stats["mu_noisy"] - t, stats["lambda_noisy"] + t
-    opt_lower = mu_lo / lam_hi if mu_lo > 0 and lam_hi > 0 else 0.0  # OPT >= 0 on the cone
-    return Certificate.from_bounds(
-        objective_upper=float(trace), optimum_lower=float(opt_lower), violation_bound=violation,
-        equality_violation_bound=None, probability=1.0 - float(beta), excluded_rows=excluded,
-        how=CERTIFICATE_BOUND)
