@@ -33,6 +33,27 @@ largest entry on the orthant block and, on each spin-factor or PSD block, the bl
 Frobenius norm ``sqrt(sum_j N_j^2 / gram_j)`` (the largest eigenvalue is at most the root of
 the sum of squared eigenvalues); ``D``'s elements put their unit trace across the blocks, so
 the maximum is over blocks.
+
+The multipliers.  The oracle's frequencies fix only the *direction* of the private rows'
+multiplier, ``y_c`` (``y`` without the target's entry): weak duality holds for every weight
+``lam >= 0`` on it, every ``mu >= 0`` on the public rows (known ``G_P``, ``h_P``; the optimum
+meets them too) and weight 1 on the target row ``g z <= h_o``.  With ``L_c = L - y_obj g =
+sum_{i != obj} y_i G_i + N`` (the target row is public, so it is subtracted exactly),
+
+    g z* - h_o >= F(lam, mu) := min_{z in D} <g + lam L_c + G_P' mu, z>
+                                - lam (y_c'h + E) - mu'h_P - h_o
+
+on the noise event (``<N, z> <= E`` on D and every row but the target's met at ``z*``), for
+all ``(lam, mu)`` at once: the event does not depend on them, so they may be chosen after the
+run from released values (post-processing).  The oracle's own ratio is ``lam = 1 / y_obj``,
+``mu = 0`` (the bound before); ``F`` is concave, and the bound takes the best of that point, a
+golden-section search over ``lam`` (``mu = 0``) and, when the domain is an orthant, the linear
+program ``max F`` over ``(lam, mu)`` (HiGHS through SciPy).  Whatever the search returns, the
+bound is ``F`` evaluated directly at the chosen multipliers (clipped to ``>= 0``), so a solver's
+inaccuracy can only loosen it.  It matters when the oracle spreads its choices (a small budget
+per round, many rows): its frequencies then put little weight on the target (``y_obj`` of
+0.005 at m = 1e4 rows, epsilon 1), and ``1 / y_obj`` multiplies the noise term ``E`` and the
+right-hand sides.
 """
 
 from __future__ import annotations
@@ -42,8 +63,13 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import linprog
 
 __all__ = ["noise_bound", "averaged_loss_lower", "rhs_sensitivity", "chosen_average"]
+
+#: public rows given their own multiplier in the linear program (beyond, ``mu = 0``)
+_MAX_PUBLIC_MULTIPLIERS = 20000
+_GOLDEN_STEPS = 60
 
 
 def noise_bound(noise: Any, algebra: Any, rounds: int, beta: float) -> float:
@@ -87,34 +113,109 @@ def rhs_sensitivity(form: Any, chosen: np.ndarray) -> float:
     return chosen_average(form.dh, chosen)
 
 
+def public_rows(form: Any) -> np.ndarray:
+    """Rows of ``form`` with no private coefficient or right-hand side, the target excluded."""
+    dG = sp.csr_matrix(form.dG)
+    return np.flatnonzero((np.diff(dG.indptr) == 0) & (np.asarray(form.dh) == 0)
+                          & (np.asarray(form.kinds) != "target"))
+
+
 def averaged_loss_lower(form: Any, tau: float, chosen: np.ndarray,
                         loss_sum: np.ndarray | None, rounds: int, noise: Any, beta: float,
                         rhs_upper: float | None = None) -> float | None:
     """A lower bound on the optimum (canonical ``c'x``) from one run of the objective search at
     target ``tau`` (``form`` has the target row last, :meth:`MWUForm.with_target`), valid on
-    the noise event of probability ``1 - beta`` (module doc): ``tau + margin R w / y_obj``.
+    the noise event of probability ``1 - beta`` (module doc): ``tau + F R w``, ``F`` the
+    Lagrangian bound at the best multipliers found (module doc, "The multipliers").
 
-    ``margin = lambda_min(L / gram) - y'h - E`` bounds ``sum_i y_i (G_i z - h_i)`` from below
-    over the whole domain; at the optimum ``z*`` every row but the target's is met, so ``y_obj
-    (c'x* - tau) / (R w) >= margin`` (the target row is ``(c'x - tau) / (R w)``, ``w`` the
-    objective's width).  A positive margin proves ``tau`` below the optimum; a negative one
-    still bounds it.  When a chosen row's right-hand side is private, ``rhs_upper`` (an upper
-    bound on ``y'h`` from its release, on its own event) takes the place of ``y'h``; without
-    it, or without the run's loss or any weight on the target row, None.
+    ``F(lam, mu)`` bounds the target row's value ``(c'x* - tau) / (R w)`` at the optimum from
+    below for every ``lam, mu >= 0`` (``w`` the objective's width); with the oracle's ratio
+    ``lam = 1 / y_obj`` it is ``margin / y_obj``, ``margin = lambda_min(L / gram) - y'h - E``.
+    When a chosen row's right-hand side is private, ``rhs_upper`` (an upper bound on ``y'h``
+    from its release, on its own event) takes the place of ``y'h``; without it, or without the
+    run's loss, None.
     """
     if loss_sum is None or rounds <= 0:
         return None
     chosen = np.asarray(chosen, dtype=float)
     y = chosen / float(rounds)
-    if y[-1] <= 0:
-        return None
+    h = np.asarray(form.h, dtype=float)
     if rhs_sensitivity(form, chosen) > 0:
         if rhs_upper is None:
             return None                    # y'h would read private right-hand sides
         yh = float(rhs_upper)
     else:
-        yh = float(y @ np.asarray(form.h, dtype=float))
-    L = np.asarray(loss_sum, dtype=float) / float(rounds)
-    lam_min = float(form.algebra.eigenvalues(L / form.algebra.gram).min())
-    margin = lam_min - yh - noise_bound(noise, form.algebra, rounds, beta)
-    return float(tau) + margin * form.R * form.objective_width / float(y[-1])
+        yh = float(y @ h)
+    G = sp.csr_matrix(form.G)
+    g = G[-1].toarray().ravel()
+    h_o = float(h[-1])
+    L_c = np.asarray(loss_sum, dtype=float) / float(rounds) - y[-1] * g
+    # lam's price: the private part's right-hand sides (the target's is public) and the noise
+    price = yh - y[-1] * h_o + noise_bound(noise, form.algebra, rounds, beta)
+    pub = public_rows(form)
+    G_P = G[pub]
+    h_P = h[pub]
+    alg = form.algebra
+    gram = np.asarray(alg.gram, dtype=float)
+
+    def F(lam: float, mu: np.ndarray | None = None) -> float:
+        lam = max(float(lam), 0.0)
+        v = g + lam * L_c
+        extra = 0.0
+        if mu is not None and mu.size:
+            mu = np.maximum(mu, 0.0)
+            v = v + G_P.T @ mu
+            extra = float(mu @ h_P)
+        return float(alg.eigenvalues(v / gram).min()) - lam * price - extra - h_o
+
+    best = F(1.0 / y[-1]) if y[-1] > 0 else -math.inf
+    best = max(best, F(_golden_max(F, 1.0 / y[-1] if y[-1] > 0 else 1.0)))
+    if (not alg.soc and not alg.psd and 0 < pub.size <= _MAX_PUBLIC_MULTIPLIERS):
+        mult = _orthant_lp(g, L_c, G_P, h_P, price, gram)
+        if mult is not None:
+            best = max(best, F(mult[0], mult[1]))
+    return float(tau) + best * form.R * form.objective_width
+
+
+def _golden_max(F: Any, start: float) -> float:
+    """A maximiser of the concave ``F`` on ``lam >= 0``: the bracket doubles from ``start``
+    while ``F`` still rises, then golden-section search (any ``lam`` gives a valid bound; the
+    search only makes it tighter)."""
+    hi = max(float(start), 1e-12)
+    f_hi = F(hi)
+    for _ in range(80):
+        f2 = F(2.0 * hi)
+        if f2 <= f_hi:
+            break
+        hi, f_hi = 2.0 * hi, f2
+    a, b = 0.0, 2.0 * hi
+    r = (math.sqrt(5.0) - 1.0) / 2.0
+    c, d = b - r * (b - a), a + r * (b - a)
+    fc, fd = F(c), F(d)
+    for _ in range(_GOLDEN_STEPS):
+        if fc >= fd:
+            b, d, fd = d, c, fc
+            c = b - r * (b - a)
+            fc = F(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + r * (b - a)
+            fd = F(d)
+    return c if fc >= fd else d
+
+
+def _orthant_lp(g: np.ndarray, L_c: np.ndarray, G_P: sp.csr_matrix, h_P: np.ndarray,
+                price: float, gram: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """``argmax F(lam, mu)`` on an orthant domain (the simplex: ``min_z <v, z> = min_j v_j /
+    gram_j``) as the linear program ``max s - lam price - mu'h_P`` subject to ``s <= (g + lam
+    L_c + G_P' mu)_j / gram_j``; None when HiGHS does not return a solution."""
+    k, p = g.size, G_P.shape[0]
+    inv = sp.diags(1.0 / gram)
+    A = sp.hstack([sp.csr_matrix(np.ones((k, 1))), sp.csr_matrix(-(L_c / gram)[:, None]),
+                   -(inv @ G_P.T)], format="csr")
+    cost = np.concatenate([[-1.0, price], h_P])
+    bounds = [(None, None)] + [(0.0, None)] * (1 + p)
+    res = linprog(cost, A_ub=A, b_ub=g / gram, bounds=bounds, method="highs")
+    if res.status != 0 or res.x is None:
+        return None
+    return float(res.x[1]), np.asarray(res.x[2:], dtype=float)

@@ -191,6 +191,12 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
         if S == 1:
             best = (res, det)
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
+            # the averaged loss still bounds the optimum (no budget when every chosen row's
+            # right-hand side is public; _dual_lower returns None otherwise)
+            dual = _dual_lower(f, tau, res, False, test_rho, z_rhs, S, kw, acct, gen)
+            if dual is not None and dual > optimum_lower:
+                optimum_lower = dual
+                loss_certified = True
             break
         if stop.value is not None:
             verdict, v, thr, vb = stop.value
@@ -220,11 +226,10 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                 # theorem, on the runs' and tests' events): the target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
                 theorem_events += 1
-        if S > 1:
-            dual = _dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen)
-            if dual is not None and dual > optimum_lower:
-                optimum_lower = dual
-                loss_certified = True
+        dual = _dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen)
+        if dual is not None and dual > optimum_lower:
+            optimum_lower = dual
+            loss_certified = True
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok,
                      "certified_below": verdict == "certified", "rounds": res.iterations})
     res, det = best
