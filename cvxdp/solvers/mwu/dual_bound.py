@@ -54,6 +54,18 @@ inaccuracy can only loosen it.  It matters when the oracle spreads its choices (
 per round, many rows): its frequencies then put little weight on the target (``y_obj`` of
 0.005 at m = 1e4 rows, epsilon 1), and ``1 / y_obj`` multiplies the noise term ``E`` and the
 right-hand sides.
+
+Pooling the runs.  The runs of one search share every row but the target, whose right-hand
+side ``tau_s`` changes; the target row is public, so each run's private part ``L_c`` is known
+exactly up to its noise, and a nonnegative combination of the runs' private parts is again a
+multiplier direction.  Round ``t`` of run ``s`` is weighed ``a_t = 1 / (S T_s)``, ``T_s`` the
+run's planned rounds (fixed before the run, so ``a_t`` is predictable), the run's weight being
+``w_s = rounds_s / (S T_s)``: the pooled noise ``sum_t a_t n_t`` is again a martingale with
+Gaussian increments, whose variances sum to at most ``s_j^2 / (S min_s T_s)``, so ``E`` is the
+bound above at ``S min_s T_s`` rounds -- about ``sqrt(S)`` smaller than a single run's.  The
+pooled bound uses the last target's row (any target row may be used: only the weight-1 target
+term carries ``tau``).  With private right-hand sides each run's released upper bound on
+``y'h`` enters with its weight (on the events the runs' releases already hold).
 """
 
 from __future__ import annotations
@@ -65,7 +77,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-__all__ = ["noise_bound", "averaged_loss_lower", "rhs_sensitivity", "chosen_average"]
+__all__ = ["noise_bound", "averaged_loss_lower", "best_lagrangian", "PooledLoss",
+           "public_rows", "rhs_sensitivity", "chosen_average"]
 
 #: public rows given their own multiplier in the linear program (beyond, ``mu = 0``)
 _MAX_PUBLIC_MULTIPLIERS = 20000
@@ -146,12 +159,24 @@ def averaged_loss_lower(form: Any, tau: float, chosen: np.ndarray,
         yh = float(rhs_upper)
     else:
         yh = float(y @ h)
-    G = sp.csr_matrix(form.G)
-    g = G[-1].toarray().ravel()
+    g = sp.csr_matrix(form.G)[-1].toarray().ravel()
     h_o = float(h[-1])
     L_c = np.asarray(loss_sum, dtype=float) / float(rounds) - y[-1] * g
     # lam's price: the private part's right-hand sides (the target's is public) and the noise
     price = yh - y[-1] * h_o + noise_bound(noise, form.algebra, rounds, beta)
+    return best_lagrangian(form, tau, L_c, price, 1.0 / y[-1] if y[-1] > 0 else None)
+
+
+def best_lagrangian(form: Any, tau: float, L_c: np.ndarray, price: float,
+                    oracle_lam: float | None = None) -> float:
+    """``tau + R w max F(lam, mu)`` (module doc, "The multipliers") for the private part's
+    averaged loss ``L_c`` (the target row subtracted) and its price ``y_c'h + E``; the
+    maximum over the oracle's ratio ``oracle_lam``, a golden-section search over ``lam`` and,
+    on an orthant domain, the linear program, ``F`` evaluated directly at each."""
+    h = np.asarray(form.h, dtype=float)
+    G = sp.csr_matrix(form.G)
+    g = G[-1].toarray().ravel()
+    h_o = float(h[-1])
     pub = public_rows(form)
     G_P = G[pub]
     h_P = h[pub]
@@ -168,13 +193,61 @@ def averaged_loss_lower(form: Any, tau: float, chosen: np.ndarray,
             extra = float(mu @ h_P)
         return float(alg.eigenvalues(v / gram).min()) - lam * price - extra - h_o
 
-    best = F(1.0 / y[-1]) if y[-1] > 0 else -math.inf
-    best = max(best, F(_golden_max(F, 1.0 / y[-1] if y[-1] > 0 else 1.0)))
-    if (not alg.soc and not alg.psd and 0 < pub.size <= _MAX_PUBLIC_MULTIPLIERS):
+    best = F(oracle_lam) if oracle_lam is not None else -math.inf
+    best = max(best, F(_golden_max(F, oracle_lam or 1.0)))
+    if not alg.soc and not alg.psd and 0 < pub.size <= _MAX_PUBLIC_MULTIPLIERS:
         mult = _orthant_lp(g, L_c, G_P, h_P, price, gram)
         if mult is not None:
             best = max(best, F(mult[0], mult[1]))
     return float(tau) + best * form.R * form.objective_width
+
+
+class PooledLoss:
+    """The runs' averaged losses pooled into one Lagrangian (module doc, "Pooling the runs").
+
+    ``add`` is called once per run with its planned rounds ``T_plan`` (fixed before the run);
+    the run's rounds weigh ``1 / (S T_plan)`` each, ``S`` the number of runs the search
+    plans.  ``lower`` is the bound at the last target, its noise bound at ``beta``."""
+
+    def __init__(self, S: int) -> None:
+        self.S = int(S)
+        self.L_c: np.ndarray | None = None
+        self.yh = 0.0
+        self.min_plan = math.inf
+        self.noises: list[Any] = []
+        self.ok = True
+
+    def add(self, form: Any, chosen: np.ndarray, loss_sum: np.ndarray | None, rounds: int,
+            T_plan: int, noise: Any, rhs_upper: float | None) -> None:
+        if loss_sum is None or rounds <= 0 or not 0 < rounds <= T_plan:
+            # (a run past its plan would break the weights' predictable bound)
+            self.ok = False
+            return
+        chosen = np.asarray(chosen, dtype=float)
+        y = chosen / float(rounds)
+        h = np.asarray(form.h, dtype=float)
+        if rhs_sensitivity(form, chosen) > 0:
+            if rhs_upper is None:
+                self.ok = False
+                return
+            yh = float(rhs_upper)
+        else:
+            yh = float(y @ h)
+        g = sp.csr_matrix(form.G)[-1].toarray().ravel()
+        w = rounds / (self.S * float(T_plan))
+        part = w * (np.asarray(loss_sum, dtype=float) / float(rounds) - y[-1] * g)
+        self.L_c = part if self.L_c is None else self.L_c + part
+        self.yh += w * (yh - y[-1] * float(h[-1]))
+        self.min_plan = min(self.min_plan, float(T_plan))
+        self.noises.append(noise)
+
+    def lower(self, form: Any, tau: float, beta: float) -> float | None:
+        if not self.ok or self.L_c is None:
+            return None
+        # sum of squared weights <= 1 / (S min T_plan): the noise of S min T_plan rounds
+        eff = int(self.S * self.min_plan)
+        E = max((noise_bound(n, form.algebra, eff, beta) for n in self.noises), default=0.0)
+        return best_lagrangian(form, tau, self.L_c, self.yh + E)
 
 
 def _golden_max(F: Any, start: float) -> float:

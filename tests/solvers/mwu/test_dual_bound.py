@@ -16,7 +16,12 @@ import pytest
 import scipy.sparse as sp
 
 import cvxdp
-from cvxdp.solvers.mwu.dual_bound import averaged_loss_lower, noise_bound, rhs_sensitivity
+from cvxdp.solvers.mwu.dual_bound import (
+    PooledLoss,
+    averaged_loss_lower,
+    noise_bound,
+    rhs_sensitivity,
+)
 from cvxdp.solvers.mwu.loop import RowGaussianNoise
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
 from cvxdp.status import DEFAULT_ACCURACY
@@ -193,3 +198,35 @@ def test_optimised_multipliers_hold_under_noise():
         low = averaged_loss_lower(form, 0.5, chosen, total, 40, noise, beta)
         misses += low > 0.75 + 1e-9
     assert misses <= beta * 400
+
+
+def test_pooled_runs_hold_and_shrink_the_noise_term():
+    # four runs at different targets on the three-row LP above, pooled: the bound stays below
+    # OPT = 0.75 on at least 1 - beta of 300 seeded draws, and its noise term is that of
+    # 4 x 40 rounds (half a single run's: sqrt(4))
+    G = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    support = sp.csr_matrix(np.array([[0.0, 0, 0], [0, 1, 1], [0, 0, 0]]))
+    rng = np.random.default_rng(4)
+    beta, misses = 0.05, 0
+    taus = (0.2, 0.9, 0.6, 0.7)
+    for _ in range(300):
+        pooled = PooledLoss(len(taus))
+        for tau in taus:
+            form = _Form(G, [0.0, 0.25, tau], [0.0, 0.0, 0.0], public=(0,))
+            noise = RowGaussianNoise(support=support, d2=np.ones(3), sigma_unit=0.3,
+                                     phi_scale=form.algebra.phi_scale)
+            chosen, total = np.zeros(3), np.zeros(3)
+            for p in rng.choice(3, size=40, p=[0.1, 0.6, 0.3]):
+                chosen[p] += 1
+                total += G[p]
+                idx, val = noise(int(p), rng)
+                total[idx] += val
+            pooled.add(form, chosen, total, 40, 40, noise, None)
+        misses += pooled.lower(form, taus[-1], beta) > 0.75 + 1e-9
+    assert misses <= beta * 300
+    one = noise_bound(noise, form.algebra, 40, beta)
+    assert noise_bound(noise, form.algebra, 160, beta) == pytest.approx(one / 2)
+    # a run past its planned rounds is not pooled (its weights would not be predictable)
+    pooled = PooledLoss(1)
+    pooled.add(form, chosen, total, 40, 30, noise, None)
+    assert pooled.lower(form, 0.7, beta) is None
