@@ -18,7 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def _bench():
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_auto", ROOT / "benchmarks" / "bench_auto.py")
+    path = ROOT / "benchmarks" / "bench_auto.py"
+    spec = importlib.util.spec_from_file_location("bench_auto", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
