@@ -77,7 +77,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-__all__ = ["noise_bound", "averaged_loss_lower", "best_lagrangian", "PooledLoss",
+__all__ = ["noise_bound", "noise_scales", "averaged_loss_lower", "best_lagrangian", "PooledLoss",
            "public_rows", "rhs_sensitivity", "chosen_average"]
 
 #: public rows given their own multiplier in the linear program (beyond, ``mu = 0``)
@@ -85,20 +85,28 @@ _MAX_PUBLIC_MULTIPLIERS = 20000
 _GOLDEN_STEPS = 60
 
 
-def noise_bound(noise: Any, algebra: Any, rounds: int, beta: float) -> float:
-    """``E`` with ``max_{z in D} <N, z> <= E`` with probability ``>= 1 - beta`` (module doc),
-    for the average noise ``N`` of ``rounds`` rounds of ``noise`` (a
-    :class:`cvxdp.solvers.mwu.loop.RowGaussianNoise`; None: no noise, 0)."""
-    if noise is None or rounds <= 0 or noise.sigma_unit == 0:
-        return 0.0
+def noise_scales(noise: Any) -> np.ndarray | None:
+    """``s_j = max_i sigma_unit d2_i phi_j`` over the rows whose private support holds ``j``
+    (the largest standard deviation coordinate ``j`` of one round's noise can have; None: no
+    noise)."""
+    if noise is None or noise.sigma_unit == 0:
+        return None
     S = sp.csr_matrix(noise.support, dtype=float, copy=True)
     S.data[:] = 1.0
-    k = S.shape[1]
-    # s_j = max_i sigma_unit d2_i phi_j over the rows whose private support holds j
-    s = np.asarray(S.multiply(np.asarray(noise.d2, dtype=float)[:, None]).max(axis=0)
-                   .toarray()).ravel() * float(noise.sigma_unit) * np.asarray(noise.phi_scale)
-    if not np.any(s > 0):
+    return np.asarray(S.multiply(np.asarray(noise.d2, dtype=float)[:, None]).max(axis=0)
+                      .toarray()).ravel() * float(noise.sigma_unit) * np.asarray(noise.phi_scale)
+
+
+def noise_bound(noise: Any, algebra: Any, rounds: int, beta: float,
+                scales: np.ndarray | None = None) -> float:
+    """``E`` with ``max_{z in D} <N, z> <= E`` with probability ``>= 1 - beta`` (module doc),
+    for the average noise ``N`` of ``rounds`` rounds of ``noise`` (a
+    :class:`cvxdp.solvers.mwu.loop.RowGaussianNoise`; None: no noise, 0), or of rounds whose
+    coordinates' standard deviations are at most ``scales``."""
+    s = noise_scales(noise) if scales is None else np.asarray(scales, dtype=float)
+    if s is None or rounds <= 0 or not np.any(s > 0):
         return 0.0
+    k = s.size
     u = math.sqrt(2.0 * math.log(2.0 * k / beta))
     b = u * s / math.sqrt(rounds)          # |N_j| <= b_j on the event
     gram = np.asarray(algebra.gram, dtype=float)
@@ -244,9 +252,12 @@ class PooledLoss:
     def lower(self, form: Any, tau: float, beta: float) -> float | None:
         if not self.ok or self.L_c is None:
             return None
-        # sum of squared weights <= 1 / (S min T_plan): the noise of S min T_plan rounds
+        # sum of squared weights <= 1 / (S min T_plan): the noise of S min T_plan rounds, each
+        # coordinate's standard deviation the largest any run's noise gives it
         eff = int(self.S * self.min_plan)
-        E = max((noise_bound(n, form.algebra, eff, beta) for n in self.noises), default=0.0)
+        scales = [sc for sc in map(noise_scales, self.noises) if sc is not None]
+        E = noise_bound(None, form.algebra, eff, beta,
+                        scales=np.max(scales, axis=0)) if scales else 0.0
         return best_lagrangian(form, tau, self.L_c, self.yh + E)
 
 
