@@ -47,8 +47,8 @@ on the noise event (``<N, z> <= E`` on D and every row but the target's met at `
 all ``(lam, mu)`` at once: the event does not depend on them, so they may be chosen after the
 run from released values (post-processing).  The oracle's own ratio is ``lam = 1 / y_obj``,
 ``mu = 0`` (the bound before); ``F`` is concave, and the bound takes the best of that point, a
-golden-section search over ``lam`` (``mu = 0``) and, when the domain is an orthant, the linear
-program ``max F`` over ``(lam, mu)`` (HiGHS through SciPy).  Whatever the search returns, the
+linear program ``max F`` over ``(lam, mu)`` when the domain is an orthant (HiGHS through SciPy),
+else a golden-section search over ``lam`` (``mu = 0``).  Whatever the search returns, the
 bound is ``F`` evaluated directly at the chosen multipliers (clipped to ``>= 0``), so a solver's
 inaccuracy can only loosen it.  It matters when the oracle spreads its choices (a small budget
 per round, many rows): its frequencies then put little weight on the target (``y_obj`` of
@@ -179,8 +179,8 @@ def best_lagrangian(form: Any, tau: float, L_c: np.ndarray, price: float,
                     oracle_lam: float | None = None) -> float:
     """``tau + R w max F(lam, mu)`` (module doc, "The multipliers") for the private part's
     averaged loss ``L_c`` (the target row subtracted) and its price ``y_c'h + E``; the
-    maximum over the oracle's ratio ``oracle_lam``, a golden-section search over ``lam`` and,
-    on an orthant domain, the linear program, ``F`` evaluated directly at each."""
+    maximum over the oracle's ratio ``oracle_lam`` and, on an orthant domain, the linear
+    program (else a golden-section search over ``lam``), ``F`` evaluated directly at each."""
     h = np.asarray(form.h, dtype=float)
     G = sp.csr_matrix(form.G)
     g = G[-1].toarray().ravel()
@@ -202,11 +202,13 @@ def best_lagrangian(form: Any, tau: float, L_c: np.ndarray, price: float,
         return float(alg.eigenvalues(v / gram).min()) - lam * price - extra - h_o
 
     best = F(oracle_lam) if oracle_lam is not None else -math.inf
-    best = max(best, F(_golden_max(F, oracle_lam or 1.0)))
-    if not alg.soc and not alg.psd and 0 < pub.size <= _MAX_PUBLIC_MULTIPLIERS:
+    mult = None
+    if not alg.soc and not alg.psd and pub.size <= _MAX_PUBLIC_MULTIPLIERS:
         mult = _orthant_lp(g, L_c, G_P, h_P, price, gram)
         if mult is not None:
             best = max(best, F(mult[0], mult[1]))
+    if mult is None:  # cone blocks (or no LP solution): the line mu = 0
+        best = max(best, F(_golden_max(F, oracle_lam or 1.0)))
     return float(tau) + best * form.R * form.objective_width
 
 
