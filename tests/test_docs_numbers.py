@@ -352,3 +352,34 @@ def test_readme_estimator_block():
     np.testing.assert_allclose(reg.coef_, [float(v) for v in m.group(1).split()], atol=1.5e-3)
     assert reg.intercept_ == pytest.approx(float(m.group(2)), abs=1.5e-3)
     assert reg.status_ == status.group(1) == reg.result_.status
+
+
+def test_readme_accountant_paragraph_numbers():
+    """The README's accountant example at sensitivity 1e-3: the certified violation its comment
+    quotes, and the two a-priori predictions the auto sentence quotes."""
+    import warnings
+
+    import cvxpy as cp
+
+    import cvxdp
+
+    text = (ROOT / "README.md").read_text()
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((40, 15), name="A", value=rng.uniform(0, 1, (40, 15)))
+    x = cp.Variable(15, nonneg=True)
+    prob = cp.Problem(cp.Maximize(rng.uniform(0, 1, 15) @ x), [A @ x <= 0.7, cp.sum(x) == 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=7,
+                                 private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    m = re.search(r"# user_limit: at sensitivity 1e-3 the certified violation is ([\d.]+)", text)
+    assert m and sol.status == "user_limit"
+    assert sol.certificate.violation_bound == pytest.approx(float(m.group(1)), rel=0.03)
+    m = re.search(r"the MWU theorem's alpha \(([\d.]+)\) is above twice perturbation's\s+"
+                  r"predicted tightening \(2 x ([\d.]+)\)", text)
+    assert m, "README: the accountant example's auto sentence is gone"
+    auto = sol.info["auto"]
+    assert auto["alpha_mwu"] == pytest.approx(float(m.group(1)), rel=0.03)
+    assert auto["tightening_perturbation"] == pytest.approx(float(m.group(2)), rel=0.03)
+    assert sol.info["mechanism"] == "perturbation"
+    assert 2 * auto["tightening_perturbation"] <= auto["alpha_mwu"]

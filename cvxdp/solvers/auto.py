@@ -15,15 +15,24 @@ sensitivities, sizes, the budget, ``beta`` and the public constraints (never a p
    data in the objective and the constraints -> ``"perturbation"`` (one release of all).
 3. Perturbation not applicable (an unbounded private equality; zCDP with ``noise="truncated"``)
    -> ``"mwu"``.
-4. Otherwise each mechanism's error of a constraint row is predicted before any noise, in the
-   canonical program's units: the MWU's theorem's violation bound ``alpha`` minimised over the
-   number of rounds (:func:`cvxdp.solvers.mwu.schedule.plan_schedule`, for the per-run budget
-   of its objective search, ``0.9 rho / 6``, when the model has an objective), whether or not
-   the theorem's conditions hold at that value; and the counterpart's largest tightening
-   ``max_u B_u sigma_u (R max_j ||E_u[:, j]||_2 + ||E_u[:, n]||_2)`` with the noise family
-   ``noise="auto"`` picks (``R``: the MWU form's public trace bound, ``>= ||x||_1``).  The
-   smaller prediction runs; perturbation on a tie (its point is feasible, w.p. ``1 - beta`` or
-   surely) and when the MWU form cannot be built (no public trace bound).
+4. Otherwise each mechanism's *certificate* is predicted before any noise, in one currency:
+   canonical row units, the shift of the constraint rows that separates what the certificate
+   proves from the truth (the same model turns a row shift into an objective change, so the
+   two predictions are like with like).  Perturbation's released point is feasible (violation
+   0) and its certified gap is the optimum's change between the counterparts tightened and
+   loosened by its tightening ``t``, a shift of ``2 t`` per row (docs/certificates.md,
+   "Perturbation"); ``t`` is the counterpart's largest tightening ``max_u B_u sigma_u (R
+   max_j ||E_u[:, j]||_2 + ||E_u[:, n]||_2)`` with the noise family ``noise="auto"`` picks
+   (``R``: the MWU form's public trace bound, ``>= ||x||_1``).  The MWU's average violates
+   every row by at most its theorem's ``alpha`` and its oracle's frequencies are a Lagrange
+   multiplier within ``alpha`` of optimal (the regret bound covers both: Arora, Hazan & Kale
+   2012, "The Multiplicative Weights Update Method: a Meta-Algorithm and Applications", Sec.
+   3.3), so its violation and gap shift are both ``alpha``, minimised over the number of
+   rounds (:func:`cvxdp.solvers.mwu.schedule.plan_schedule`, for the per-run budget of its
+   objective search, ``0.9 rho / 6``, when the model has an objective), whether or not the
+   theorem's conditions hold at that value.  Each prediction's score is ``max(gap shift,
+   violation)``: ``2 t`` against ``alpha``.  The smaller runs; perturbation on a tie and when
+   the MWU form cannot be built (no public trace bound).
 
 The choice, both predictions and the rule are in ``info["mechanism"]`` and ``info["auto"]``
 (docs/solvers.md, "How auto chooses the mechanism").
@@ -274,22 +283,34 @@ def _choose(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *, nois
                                         "paper's separation of the settings)"}, setup
     alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
     tight = _largest_tightening(scp, setup.plan, setup.npl, R or 0.0)
+    # each mechanism's certificate, predicted in one currency (canonical row units, before
+    # any noise; module doc, rule 4): perturbation's violation is 0 and its certified gap is
+    # the optimum's change between the counterparts tightened and loosened by t, a shift of
+    # 2 t per row; the MWU's violation and the gap of its Lagrangian certificate are both
+    # its theorem's alpha
+    pert = {"gap_shift": 2.0 * tight, "violation": 0.0}
+    mwu = None if alpha_mwu is None else {"gap_shift": alpha_mwu, "violation": alpha_mwu}
     why: dict[str, Any] = {
-        "predicted": {"perturbation": {"tightening": tight, "noise": setup.noise},
-                      "mwu": {"violation": alpha_mwu, "proven": proven}},
+        "predicted": {"perturbation": {"tightening": tight, "noise": setup.noise, **pert},
+                      "mwu": {"violation": alpha_mwu, "gap_shift": alpha_mwu,
+                              "proven": proven}},
         "alpha_mwu": alpha_mwu, "tightening_perturbation": tight, "trace_bound": R}
     if R is None:
         why["rule"] = "the MWU form has no public trace bound"
         return "perturbation", why, setup
-    if alpha_mwu is None:
+    if mwu is None:
         why["rule"] = "the MWU's schedule has no accuracy bound at this budget"
         return "perturbation", why, setup
-    if tight <= alpha_mwu:
-        why["rule"] = ("perturbation's largest tightening <= the MWU's a-priori violation "
-                       "bound (its theorem's, at its best T)")
+    score_pert = max(pert["gap_shift"], pert["violation"])
+    score_mwu = max(mwu["gap_shift"], mwu["violation"])
+    if score_pert <= score_mwu:
+        why["rule"] = ("perturbation's predicted certificate (violation 0, gap from a row shift "
+                       "of 2 x its largest tightening) <= the MWU's (violation and gap shift: "
+                       "its theorem's alpha at its best T)")
         return "perturbation", why, setup
-    why["rule"] = ("the MWU's a-priori violation bound (its theorem's, at its best T) < "
-                   "perturbation's largest tightening")
+    why["rule"] = ("the MWU's predicted certificate (violation and gap shift: its theorem's "
+                   "alpha at its best T) < perturbation's (gap from a row shift of 2 x its "
+                   "largest tightening)")
     return "mwu", why, setup
 
 

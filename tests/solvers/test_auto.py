@@ -42,7 +42,7 @@ def test_auto_takes_the_mwu_where_perturbation_cannot_run():
     name, why = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=1.0)
     pred = why["predicted"]
     assert pred["perturbation"]["noise"] == "laplace"
-    assert name == ("perturbation" if pred["perturbation"]["tightening"]
+    assert name == ("perturbation" if 2 * pred["perturbation"]["tightening"]
                     <= pred["mwu"]["violation"] else "mwu")
     # private coefficients in an equality over variables nothing public bounds: the band of
     # the equality cannot be bounded
@@ -78,6 +78,25 @@ def test_auto_takes_the_mwu_when_its_proven_violation_is_smaller(monkeypatch):
     monkeypatch.setattr(mech, "_mwu_bound", lambda scp, budget, opts: (small, 10.0, True))
     name, why2 = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=100.0, delta=1e-6)
     assert name == "mwu" and why2["alpha_mwu"] == small
+
+
+def test_auto_compares_predicted_certificates_like_with_like(monkeypatch):
+    # perturbation's certificate: violation 0, gap from the row shift 2 t between its
+    # tightened and loosened counterparts; the MWU's: violation and gap shift alpha.  An MWU
+    # alpha between t and 2 t therefore picks the MWU (comparing alpha with t alone did not)
+    prob, A, b, c, x = _lp()
+    _, why = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=100.0, delta=1e-6)
+    t = why["tightening_perturbation"]
+    for alpha, expected in ((1.5 * t, "mwu"), (2.0 * t, "perturbation"),
+                            (2.5 * t, "perturbation")):
+        monkeypatch.setattr(mech, "_mwu_bound", lambda scp, budget, opts, a=alpha:
+                            (a, 10.0, False))
+        name, why2 = _choose(prob, cvxdp.ScalarPrivacy(b, 0.01), epsilon=100.0, delta=1e-6)
+        assert name == expected, alpha / t
+        pred = why2["predicted"]
+        assert pred["perturbation"]["violation"] == 0.0
+        assert pred["perturbation"]["gap_shift"] == pytest.approx(2 * t)
+        assert pred["mwu"]["gap_shift"] == pred["mwu"]["violation"] == alpha
 
 
 def test_auto_reads_no_private_value():

@@ -21,7 +21,12 @@ from cvxdp.errors import CvxdpError, PrivacyGuaranteeError
 from cvxdp.privacy.budgets import ZCDP
 from cvxdp.privacy.mechanisms import gaussian_record
 from cvxdp.solvers import public_part
-from cvxdp.solvers.mwu.dual_bound import averaged_loss_lower, chosen_average, rhs_sensitivity
+from cvxdp.solvers.mwu.dual_bound import (
+    PooledLoss,
+    averaged_loss_lower,
+    chosen_average,
+    rhs_sensitivity,
+)
 from cvxdp.solvers.mwu.private_scp import _run, row_sensitivities, total_rho
 from cvxdp.status import DEFAULT_ACCURACY
 
@@ -120,6 +125,10 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
     # every run's averaged loss bounds the optimum from below (dual_bound.py): one event of
     # probability beta shared by the S runs (their noise and right-hand-side releases)
     loss_certified = False
+    # ... and all runs' losses pooled (dual_bound.py, "Pooling the runs"), on the same event:
+    # the per-run noise bounds take beta / 4 together, the pooled one beta / 4, the
+    # right-hand-side releases beta / 2
+    pooled = PooledLoss(S)
     for s in range(S):
         tau = hi if s == 0 else 0.5 * (lo + hi)
         f = form.with_target(tau)
@@ -191,6 +200,13 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
         if S == 1:
             best = (res, det)
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
+            # the averaged loss still bounds the optimum (no budget when every chosen row's
+            # right-hand side is public; _dual_lower returns None otherwise)
+            dual = _dual_lower(f, tau, res, False, test_rho, z_rhs, S, kw, acct, gen, None,
+                               det.get("T"))
+            if dual is not None and dual > optimum_lower:
+                optimum_lower = dual
+                loss_certified = True
             break
         if stop.value is not None:
             verdict, v, thr, vb = stop.value
@@ -220,8 +236,13 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                 # theorem, on the runs' and tests' events): the target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
                 theorem_events += 1
-        if S > 1:
-            dual = _dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen)
+        dual = _dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen, pooled,
+                           det.get("T"))
+        if dual is not None and dual > optimum_lower:
+            optimum_lower = dual
+            loss_certified = True
+        if s == S - 1:
+            dual = pooled.lower(f, tau, float(kw["beta"]) / 4)
             if dual is not None and dual > optimum_lower:
                 optimum_lower = dual
                 loss_certified = True
@@ -249,28 +270,30 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
 
 
 def _dual_lower(f: Any, tau: float, res: Any, rhs_release: bool, test_rho: float,
-                z_rhs: float, S: int, kw: dict, acct: Any, gen: np.random.Generator
-                ) -> float | None:
+                z_rhs: float, S: int, kw: dict, acct: Any, gen: np.random.Generator,
+                pooled: PooledLoss | None, T_plan: int | None) -> float | None:
     """The run's lower bound on the optimum from its averaged loss
     (:func:`~cvxdp.solvers.mwu.dual_bound.averaged_loss_lower`), its noise bound at ``beta /
-    (2 S)``; with private right-hand sides among the chosen rows, ``y'h`` is released first
+    (4 S)``; with private right-hand sides among the chosen rows, ``y'h`` is released first
     (Gaussian, sensitivity ``sum_i y_i dh_i`` with ``y`` released, at one test's budget) and
-    bounded above on an event of ``beta / (2 S)``."""
-    if res.info.get("loss_sum") is None:
-        return None
+    bounded above on an event of ``beta / (2 S)``.  The run also joins ``pooled`` (its
+    planned rounds ``T_plan`` fix its rounds' weight)."""
+    loss = res.info.get("loss_sum")
+    noise = res.info.get("row_noise")
     upper = None
     sens_h = rhs_sensitivity(f, res.chosen)
-    if sens_h > 0:
-        if not rhs_release:
-            return None
+    if loss is not None and sens_h > 0 and rhs_release:
         sig_h = sens_h / math.sqrt(2 * test_rho)
         acct.spend(gaussian_record(
             sigma=sig_h, sensitivity=sens_h, mechanism="gaussian",
             note="right-hand side of a run's averaged loss (objective search)"))
         upper = chosen_average(f.h, res.chosen) + gen.normal(0.0, sig_h) + z_rhs * sig_h
-    return averaged_loss_lower(f, tau, res.chosen, res.info["loss_sum"], res.iterations,
-                               res.info.get("row_noise"), float(kw["beta"]) / (2 * S),
-                               rhs_upper=upper)
+    if pooled is not None:
+        pooled.add(f, res.chosen, loss, res.iterations, int(T_plan or 0), noise, upper)
+    if loss is None or (sens_h > 0 and upper is None):
+        return None
+    return averaged_loss_lower(f, tau, res.chosen, loss, res.iterations, noise,
+                               float(kw["beta"]) / (4 * S), rhs_upper=upper)
 
 
 class _Checkpoints:

@@ -274,6 +274,10 @@ def solve_mwu(
     cert = _certificate(scp, x, info, beta, settings,
                         None if "objective" in settings else det)
     note = info.pop("status_reason", None)
+    if not math.isfinite(cert.violation_bound):
+        # say why nothing bounds the violation (the certificate's inf is not a defect)
+        note = _why_unbounded(det if "objective" not in settings else None) + (
+            "" if note is None else f"; {note}")
     status, reason = status_of(cert, accuracy)
     if note and status != cp.OPTIMAL_INACCURATE:
         reason = note if reason is None else f"{reason}. Also: {note}"
@@ -293,6 +297,21 @@ def solve_mwu(
                            validation=validation, iterations=iterations,
                            solve_time=solve_time, primal=primal, info=info, certificate=cert,
                            status_reason=reason)
+
+
+def _why_unbounded(det: dict[str, Any] | None) -> str:
+    """The reason an MWU answer's violation is not bounded (its certificate's ``inf``)."""
+    head = "the violation of the true constraints is not bounded: "
+    if det is not None and det.get("public_repair") is not None and \
+            det.get("tested_after_repair") is False:
+        return head + ("the public repair moved the point after its noisy test, and the "
+                       "theorem's alpha does not cover the repaired point")
+    if det is not None and int(det.get("search_steps", 0)) > 1:
+        return head + ("the search's test bound does not cover the released point, and the "
+                       "theorem's alpha does not hold")
+    return head + ("no noisy test of the released point was affordable at this budget (or a "
+                   "target= run makes none), and the theorem's alpha does not hold; raise "
+                   "epsilon for a bound")
 
 
 def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,

@@ -16,7 +16,12 @@ import pytest
 import scipy.sparse as sp
 
 import cvxdp
-from cvxdp.solvers.mwu.dual_bound import averaged_loss_lower, noise_bound, rhs_sensitivity
+from cvxdp.solvers.mwu.dual_bound import (
+    PooledLoss,
+    averaged_loss_lower,
+    noise_bound,
+    rhs_sensitivity,
+)
 from cvxdp.solvers.mwu.loop import RowGaussianNoise
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
 from cvxdp.status import DEFAULT_ACCURACY
@@ -115,8 +120,13 @@ def test_jordan_frobenius_bounds_the_largest_eigenvalue():
 class _Form:
     """The fields averaged_loss_lower reads, for a hand-made two-row LP form."""
 
-    def __init__(self, G, h, dh, R=1.0, width=1.0):
+    def __init__(self, G, h, dh, R=1.0, width=1.0, public=()):
         self.G, self.h, self.dh = sp.csr_matrix(G), np.asarray(h, float), np.asarray(dh, float)
+        # rows listed in ``public`` carry no private data; the target row is last
+        dG = np.ones_like(np.asarray(G, dtype=float))
+        dG[list(public)] = 0.0
+        self.dG = sp.csr_matrix(dG)
+        self.kinds = np.array(["ineq"] * (G.shape[0] - 1) + ["target"])
         self.algebra = BlockAlgebra(nonneg=G.shape[1], soc=[], psd=[])
         self.R, self.rho, self.objective_width = R, width, width
 
@@ -137,3 +147,86 @@ def test_lower_bound_is_the_lagrangian_value():
     assert rhs_sensitivity(form, np.array([10, 10])) == pytest.approx(0.005)
     assert averaged_loss_lower(form, 0.5, np.array([10, 10]), np.array([10.0, 10.0]), 20,
                                None, 1e-3) is None
+
+
+def test_multiplier_ratio_is_optimised_not_the_oracles():
+    # The same LP as above, but the oracle chose the private row 9 times as often as the
+    # target: with the oracle's ratio the bound is tau + (0.1 - 0.225 - 0.1 tau) / 0.1 =
+    # -1.25; weak duality holds for every weight lam >= 0 on the private part,
+    # min_x (x1 + lam x2) - 0.25 lam - tau, whose best (lam = 1) gives OPT = 0.75 exactly
+    form = _Form(np.array([[0.0, 1.0], [1.0, 0.0]]), [0.25, 0.5], [0.0, 0.0])
+    chosen = np.array([18, 2])
+    loss_sum = chosen @ form.G.toarray()
+    assert averaged_loss_lower(form, 0.5, chosen, loss_sum, 20, None, 1e-3) == \
+        pytest.approx(0.75, abs=1e-6)
+    # the target row never chosen: still a bound (the oracle's ratio would divide by 0)
+    chosen = np.array([20, 0])
+    assert averaged_loss_lower(form, 0.5, chosen, chosen @ form.G.toarray(), 20, None,
+                               1e-3) == pytest.approx(0.75, abs=1e-6)
+
+
+def test_public_rows_get_their_own_multipliers():
+    # min x1 over the simplex in R^3 with the PUBLIC row x3 <= 0 and the private row
+    # x2 <= 0.25 (OPT = 0.75).  The oracle chose only the private row and the target: without
+    # a multiplier on the public row, x3 = 1 makes every Lagrangian value <= -0.25 lam - tau
+    # + min(1, lam, 0) and the bound is tau - tau = 0 at best; with one, OPT = 0.75
+    G = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    form = _Form(G, [0.0, 0.25, 0.5], [0.0, 0.0, 0.0], public=(0,))
+    chosen = np.array([0, 10, 10])
+    assert averaged_loss_lower(form, 0.5, chosen, chosen @ G, 20, None, 1e-3) == \
+        pytest.approx(0.75, abs=1e-6)
+
+
+def test_optimised_multipliers_hold_under_noise():
+    # a noisy averaged loss (drawn as the loop draws it) on a three-row LP: the bound with
+    # optimised multipliers stays below the optimum on at least 1 - beta of 400 seeded draws
+    G = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    form = _Form(G, [0.0, 0.25, 0.5], [0.0, 0.0, 0.0], public=(0,))
+    support = sp.csr_matrix(np.array([[0.0, 0, 0], [0, 1, 1], [0, 0, 0]]))
+    noise = RowGaussianNoise(support=support, d2=np.ones(3), sigma_unit=0.2,
+                             phi_scale=form.algebra.phi_scale)
+    rng = np.random.default_rng(3)
+    beta, misses = 0.05, 0
+    for _ in range(400):
+        chosen = np.zeros(3)
+        total = np.zeros(3)
+        for p in rng.choice(3, size=40, p=[0.2, 0.6, 0.2]):
+            chosen[p] += 1
+            total += G[p]
+            idx, val = noise(int(p), rng)
+            total[idx] += val
+        low = averaged_loss_lower(form, 0.5, chosen, total, 40, noise, beta)
+        misses += low > 0.75 + 1e-9
+    assert misses <= beta * 400
+
+
+def test_pooled_runs_hold_and_shrink_the_noise_term():
+    # four runs at different targets on the three-row LP above, pooled: the bound stays below
+    # OPT = 0.75 on at least 1 - beta of 300 seeded draws, and its noise term is that of
+    # 4 x 40 rounds (half a single run's: sqrt(4))
+    G = np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    support = sp.csr_matrix(np.array([[0.0, 0, 0], [0, 1, 1], [0, 0, 0]]))
+    rng = np.random.default_rng(4)
+    beta, misses = 0.05, 0
+    taus = (0.2, 0.9, 0.6, 0.7)
+    for _ in range(300):
+        pooled = PooledLoss(len(taus))
+        for tau in taus:
+            form = _Form(G, [0.0, 0.25, tau], [0.0, 0.0, 0.0], public=(0,))
+            noise = RowGaussianNoise(support=support, d2=np.ones(3), sigma_unit=0.3,
+                                     phi_scale=form.algebra.phi_scale)
+            chosen, total = np.zeros(3), np.zeros(3)
+            for p in rng.choice(3, size=40, p=[0.1, 0.6, 0.3]):
+                chosen[p] += 1
+                total += G[p]
+                idx, val = noise(int(p), rng)
+                total[idx] += val
+            pooled.add(form, chosen, total, 40, 40, noise, None)
+        misses += pooled.lower(form, taus[-1], beta) > 0.75 + 1e-9
+    assert misses <= beta * 300
+    one = noise_bound(noise, form.algebra, 40, beta)
+    assert noise_bound(noise, form.algebra, 160, beta) == pytest.approx(one / 2)
+    # a run past its planned rounds is not pooled (its weights would not be predictable)
+    pooled = PooledLoss(1)
+    pooled.add(form, chosen, total, 40, 30, noise, None)
+    assert pooled.lower(form, 0.7, beta) is None

@@ -76,3 +76,25 @@ def test_no_theorem_bound_when_the_private_rows_width_is_assumed():
         sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, mechanism="mwu",
                                  private=spec, target=0.3, width=3.0)
     assert sol.privacy.details["theorem_conditions_hold"] is True
+
+
+def test_an_unbounded_violation_is_inf_with_its_cause():
+    # A small SDP at epsilon 1: the search cannot afford a single informative test, so the
+    # answer is feasibility-only and nothing bounds its violation.  The certificate says inf
+    # (never nan) and the status reason says why, not only that it is inf.
+    rng = np.random.default_rng(0)
+    r = 6
+    X = cp.Variable((r, r), symmetric=True)
+    As = [cp.Parameter((r, r), symmetric=True, name=f"A{i}",
+                       value=np.eye(r) / r + 0.01 * np.diag(rng.uniform(size=r)))
+          for i in range(2)]
+    prob = cp.Problem(cp.Maximize(cp.trace(X)),
+                      [X >> 0, cp.trace(X) <= r] + [cp.trace(A @ X) <= 1 for A in As])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(mechanism="mwu", epsilon=1.0, delta=1e-6, rng=0,
+                                 private=[cvxdp.ConstraintPrivacy(A, sensitivity=1e-3)
+                                          for A in As])
+    assert sol.status == "user_limit"
+    assert sol.certificate.violation_bound == np.inf
+    assert "no noisy test of the released point" in sol.status_reason
