@@ -153,25 +153,22 @@ def noise_shift(eigs: np.ndarray, sigma: float, floor: float) -> np.ndarray:
     if not sigma > 0:
         return np.zeros(d)
 
-    def floor_for(base: np.ndarray) -> float:
-        lo, hi = math.sqrt(2.0) * sigma, math.sqrt(2.0 * (d + 1)) * sigma
-        for _ in range(50):  # the condition's left side minus right side increases with beta
-            mid = 0.5 * (lo + hi)
-            if mid >= 2 * sigma * sigma * (float(np.sum(1.0 / np.maximum(mid, base))) + 1 / mid):
-                hi = mid
-            else:
-                lo = mid
-        return hi
-
     lo, hi = 1e-6 * sigma, 1e6 * max(sigma, float(g.max()))
-    best, shifts = math.inf, np.zeros(d)
-    for lam in [0.0, *np.geomspace(lo, hi, int(SHIFTS_PER_DECADE * math.log10(hi / lo)) + 2)]:
-        base = 0.5 * (lam + np.sqrt(lam * lam + 4 * lam * g))
-        b = np.maximum(floor_for(base), base)
-        cost = float(np.mean(np.log1p(b / g)))
-        if cost < best:
-            best, shifts = cost, b
-    return shifts
+    lams = np.concatenate([[0.0], np.geomspace(lo, hi, int(SHIFTS_PER_DECADE
+                                                           * math.log10(hi / lo)) + 2)])
+    base = 0.5 * (lams[:, None] + np.sqrt(lams[:, None] ** 2 + 4 * lams[:, None] * g[None, :]))
+    # beta for every lam at once, by bisection: the condition's left side minus its right side
+    # increases with beta
+    b_lo = np.full(lams.size, math.sqrt(2.0) * sigma)
+    b_hi = np.full(lams.size, math.sqrt(2.0 * (d + 1)) * sigma)
+    for _ in range(50):
+        mid = 0.5 * (b_lo + b_hi)
+        ok = mid >= 2 * sigma * sigma * (np.sum(1.0 / np.maximum(mid[:, None], base), axis=1)
+                                         + 1 / mid)
+        b_hi, b_lo = np.where(ok, mid, b_hi), np.where(ok, b_lo, mid)
+    b = np.maximum(b_hi[:, None], base)
+    cost = np.mean(np.log1p(b / g[None, :]), axis=1)
+    return b[int(np.argmin(cost))]
 
 
 def shifted_gram(G: np.ndarray, R: float, sigma: float) -> tuple[np.ndarray, np.ndarray]:
