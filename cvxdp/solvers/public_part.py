@@ -24,7 +24,7 @@ from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu import _svec_index
-from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.reference import ExactSolution, solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
@@ -110,34 +110,51 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
 def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
     """One bound solve and the relative margin its value is trusted to (None: no bound).
 
-    Clarabel solved (tolerance 1e-8: margin 1e-8) or almost solved (its reduced tolerance
-    5e-5: margin 1e-4); when it fails, SCS, whose value counts only when solved.  An inaccurate
-    SCS answer on an unbounded direction is a finite number far from any bound, so it is no
-    bound; neither is a solver error.
+    Clarabel solved (tolerance 1e-8: margin 1e-8); almost solved, a bound only when the capped
+    solve of :func:`_capped_max` confirms it (at twice its value); a solver error (Clarabel
+    fails on some unbounded directions), the capped solve at :data:`FAR_CAP` decides: a bound
+    below the cap, or none when the cap binds (a direction that far is treated as unbounded:
+    the conservative side); only when that fails too, SCS, whose value counts only when
+    solved (an inaccurate SCS answer on an unbounded direction is a finite number far from any
+    bound).
     """
     res = solve_exact(prog, solver="CLARABEL")
     if res.status == cp.OPTIMAL:
         return res, 1e-8
     if res.status == cp.OPTIMAL_INACCURATE:
-        capped = _capped_max(prog, -float(res.value))
-        return (res, None) if capped is None else (capped, 1e-8)
+        capped = _capped_max(prog, 2.0 * abs(float(res.value)) + 1.0)
+        return (res, None) if not isinstance(capped, ExactSolution) else (capped, 1e-8)
     if res.status in (cp.INFEASIBLE, cp.UNBOUNDED):
+        return res, None
+    scale = 1.0 + float(np.max(np.abs(prog.b), initial=0.0))
+    capped = _capped_max(prog, FAR_CAP * scale)
+    if isinstance(capped, ExactSolution):
+        return capped, 1e-8
+    if capped == "cap":
         return res, None
     res = solve_exact(prog, solver="SCS")
     return res, (1e-6 if res.status == cp.OPTIMAL else None)
 
 
-def _capped_max(prog: SymmetricConeProgram, value: float) -> Any:
-    """The maximum of ``-c'x`` confirmed by a bounded solve, after Clarabel stopped at "almost
-    solved" with ``value`` (it stops some unbounded maxima at a finite value near 1e4); None
-    when it is not confirmed.
+#: the cap of a bound solve after a solver error, relative to ``1 + max |b|``: a maximum above
+#: it counts as unbounded (no bound; never a wrong one).  Clarabel fails on the capped program
+#: too when the cap is far out (an epigraph ``t >= ||x||^2`` then reaches ``cap^2``): at 1e6
+#: it failed on every unbounded direction of ``x >= 0`` with that epigraph, at 1e3 it solved
+#: each to the cap
+FAR_CAP = 1e3
 
-    The same maximum with the row ``-c'x <= cap``, ``cap = 2 |value| + 1``, is bounded.  If it
-    is solved below ``cap`` the cap is not active, and then the uncapped maximum is the capped
-    one: the set is convex, so a point above ``cap`` would put points of every value between
-    the capped maximiser's and its own on the segment joining them, some below the cap.
+
+def _capped_max(prog: SymmetricConeProgram, cap: float) -> Any:
+    """The maximum of ``-c'x`` confirmed by a bounded solve with the row ``-c'x <= cap``: the
+    solution when it is solved below ``cap``, ``"cap"`` when the cap binds, None when the
+    solve fails.
+
+    The capped program is bounded.  If it is solved below ``cap`` the cap is not active, and
+    then the uncapped maximum is the capped one: the set is convex, so a point above ``cap``
+    would put points of every value between the capped maximiser's and its own on the segment
+    joining them, some below the cap.  (Clarabel stops some unbounded maxima at "almost
+    solved" with a finite value near 1e4, and fails on others.)
     """
-    cap = 2.0 * abs(value) + 1.0
     d = prog.dims
     at = d.zero  # the first orthant row
     A = sp.csc_matrix(sp.vstack([prog.A[:at], sp.csr_matrix(-prog.c[None, :]), prog.A[at:]]))
@@ -146,9 +163,9 @@ def _capped_max(prog: SymmetricConeProgram, value: float) -> Any:
                                  dims=ConeDims(zero=d.zero, nonneg=d.nonneg + 1, soc=d.soc,
                                                psd=d.psd))
     res = solve_exact(capped, solver="CLARABEL")
-    if res.status != cp.OPTIMAL or -float(res.value) >= cap - 1e-6 * cap:
+    if res.status != cp.OPTIMAL:
         return None
-    return res
+    return "cap" if -float(res.value) >= cap - 1e-6 * cap else res
 
 
 def public_program(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
