@@ -156,23 +156,40 @@ def averaged_loss_lower(form: Any, tau: float, chosen: np.ndarray,
     from its release, on its own event) takes the place of ``y'h``; without it, or without the
     run's loss, None.
     """
+    part = _private_part(form, chosen, loss_sum, rounds, rhs_upper)
+    if part is None:
+        return None
+    L_c, yh_c, y_obj = part
+    # lam's price: the private part's right-hand sides (the target's is public) and the noise
+    price = yh_c + noise_bound(noise, form.algebra, rounds, beta)
+    return best_lagrangian(form, tau, L_c, price, 1.0 / y_obj if y_obj > 0 else None)
+
+
+def _target_row(form: Any) -> tuple[np.ndarray, float]:
+    """The target row ``g z <= h_o`` (the form's last row, public)."""
+    return sp.csr_matrix(form.G)[-1].toarray().ravel(), float(np.asarray(form.h)[-1])
+
+
+def _private_part(form: Any, chosen: np.ndarray, loss_sum: np.ndarray | None, rounds: int,
+                  rhs_upper: float | None) -> tuple[np.ndarray, float, float] | None:
+    """One run's ``(L_c, y_c'h, y_obj)``: its averaged loss and right-hand side with the
+    (public) target row's share subtracted, and the target's frequency; ``y'h`` is read from
+    the right-hand sides only when every chosen row's is public, else ``rhs_upper`` (its
+    release's upper bound) stands for it.  None without the run's loss, or when a private
+    right-hand side has no release."""
     if loss_sum is None or rounds <= 0:
         return None
     chosen = np.asarray(chosen, dtype=float)
     y = chosen / float(rounds)
-    h = np.asarray(form.h, dtype=float)
     if rhs_sensitivity(form, chosen) > 0:
         if rhs_upper is None:
             return None                    # y'h would read private right-hand sides
         yh = float(rhs_upper)
     else:
-        yh = float(y @ h)
-    g = sp.csr_matrix(form.G)[-1].toarray().ravel()
-    h_o = float(h[-1])
+        yh = float(y @ np.asarray(form.h, dtype=float))
+    g, h_o = _target_row(form)
     L_c = np.asarray(loss_sum, dtype=float) / float(rounds) - y[-1] * g
-    # lam's price: the private part's right-hand sides (the target's is public) and the noise
-    price = yh - y[-1] * h_o + noise_bound(noise, form.algebra, rounds, beta)
-    return best_lagrangian(form, tau, L_c, price, 1.0 / y[-1] if y[-1] > 0 else None)
+    return L_c, yh - y[-1] * h_o, float(y[-1])
 
 
 def best_lagrangian(form: Any, tau: float, L_c: np.ndarray, price: float,
@@ -183,8 +200,7 @@ def best_lagrangian(form: Any, tau: float, L_c: np.ndarray, price: float,
     program (else a golden-section search over ``lam``), ``F`` evaluated directly at each."""
     h = np.asarray(form.h, dtype=float)
     G = sp.csr_matrix(form.G)
-    g = G[-1].toarray().ravel()
-    h_o = float(h[-1])
+    g, h_o = _target_row(form)
     pub = public_rows(form)
     G_P = G[pub]
     h_P = h[pub]
@@ -229,25 +245,15 @@ class PooledLoss:
 
     def add(self, form: Any, chosen: np.ndarray, loss_sum: np.ndarray | None, rounds: int,
             T_plan: int, noise: Any, rhs_upper: float | None) -> None:
-        if loss_sum is None or rounds <= 0 or not 0 < rounds <= T_plan:
+        part = _private_part(form, chosen, loss_sum, rounds, rhs_upper)
+        if part is None or rounds > T_plan:
             # (a run past its plan would break the weights' predictable bound)
             self.ok = False
             return
-        chosen = np.asarray(chosen, dtype=float)
-        y = chosen / float(rounds)
-        h = np.asarray(form.h, dtype=float)
-        if rhs_sensitivity(form, chosen) > 0:
-            if rhs_upper is None:
-                self.ok = False
-                return
-            yh = float(rhs_upper)
-        else:
-            yh = float(y @ h)
-        g = sp.csr_matrix(form.G)[-1].toarray().ravel()
+        L_c, yh_c, _ = part
         w = rounds / (self.S * float(T_plan))
-        part = w * (np.asarray(loss_sum, dtype=float) / float(rounds) - y[-1] * g)
-        self.L_c = part if self.L_c is None else self.L_c + part
-        self.yh += w * (yh - y[-1] * float(h[-1]))
+        self.L_c = w * L_c if self.L_c is None else self.L_c + w * L_c
+        self.yh += w * yh_c
         self.min_plan = min(self.min_plan, float(T_plan))
         self.noises.append(noise)
 
