@@ -38,7 +38,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.solvers.perturbation.plan import gather, psd_diagonal_rows, unit_norms
+from cvxdp.solvers.perturbation.plan import (
+    gather,
+    one_sided_abs,
+    psd_diagonal_rows,
+    unit_norms,
+)
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 __all__ = ["unit_reach", "UnitReach", "reached_coordinates", "violation_bounds",
@@ -124,8 +129,9 @@ def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
     rows = np.repeat(np.arange(D.shape[0]), np.diff(Dx.indptr))
     cols, dv = Dx.indices, Dx.data
     finite = np.isfinite(lo[cols]) & np.isfinite(hi[cols])
-    sgn = np.where(np.isfinite(lo[cols]), 1.0, np.where(np.isfinite(hi[cols]), -1.0, 0.0))
-    signed = ~finite & (sgn != 0)
+    sgn_j, shift_j = one_sided_abs(lo, hi)
+    sgn = sgn_j[cols]
+    signed = sgn != 0
     bounded = np.ones(D.shape[0], dtype=bool)
     bounded[rows[~finite & ~signed]] = False
     ok = bounded[rows] & finite
@@ -139,10 +145,7 @@ def unit_reach(plan: object, lo: np.ndarray, hi: np.ndarray) -> UnitReach:
     if use.any():
         norms = np.sqrt(np.asarray(diag[rows[use], cols[use]]).ravel())
         lin = sp.csr_matrix((sgn[use] * norms, (rows[use], cols[use])), shape=(D.shape[0], n))
-        cu = cols[use]
-        shift = np.where(sgn[use] > 0, 2.0 * np.maximum(-lo[cu], 0.0),
-                         2.0 * np.maximum(hi[cu], 0.0))
-        lin0 = np.bincount(rows[use], weights=norms * shift, minlength=D.shape[0])
+        lin0 = np.bincount(rows[use], weights=norms * shift_j[cols[use]], minlength=D.shape[0])
     return UnitReach(p, q, bounded, lin, lin0)
 
 

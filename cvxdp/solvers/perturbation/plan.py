@@ -25,7 +25,7 @@ from cvxdp.solvers.public_part import coordinate_box
 from cvxdp.transform.parametric import entry_map
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
-__all__ = ["RobustPlan", "robust_plan", "segments", "unit_norms"]
+__all__ = ["RobustPlan", "robust_plan", "segments", "unit_norms", "one_sided_abs"]
 
 
 def segments(ptr: np.ndarray) -> np.ndarray:
@@ -324,6 +324,19 @@ def _classes(E_all: sp.csr_matrix, E_ptr: np.ndarray) -> tuple[np.ndarray, np.nd
     return np.asarray(cls).ravel().astype(np.int64), reps.astype(np.int64)
 
 
+def one_sided_abs(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sgn, shift)`` with ``|x_j| <= sgn_j x_j + shift_j`` wherever ``lo_j <= x_j <= hi_j``
+    bounds ``x_j`` on one side only: ``x_j >= l_j`` gives ``sgn_j = 1``, ``shift_j = 2 max(-l_j,
+    0)``; ``x_j <= h_j`` gives ``-1``, ``2 max(h_j, 0)``.  ``(0, 0)`` where both bounds or
+    neither are finite.  (For ``l_j <= x_j < 0``: ``-x_j <= x_j - 2 l_j``.)"""
+    lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
+    sgn = np.where(lo_f & ~hi_f, 1.0, np.where(hi_f & ~lo_f, -1.0, 0.0))
+    shift = np.zeros(sgn.size)
+    shift[sgn > 0] = 2.0 * np.maximum(-lo[sgn > 0], 0.0)
+    shift[sgn < 0] = 2.0 * np.maximum(hi[sgn < 0], 0.0)
+    return sgn, shift
+
+
 def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan
                 ) -> tuple[np.ndarray, sp.csr_matrix]:
     """A bound ``||E_u [x; 1]||_2 <= T_u + l_u' x`` over the public domain for each equality
@@ -333,8 +346,8 @@ def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan
     that column's norm.  Private coefficients: by the triangle inequality ``||E_u [x; 1]|| <=
     sum_j ||E_u e_j|| |x_j| + ||E_u e_n||``, with ``|x_j| <= max(|l_j|, |h_j|)`` on a coordinate
     the public constraints bound on both sides (public solves), and ``|x_j| <= sgn_j x_j +
-    2 max(-sgn_j b_j, 0)`` on one bounded on one side only (``x_j >= b_j``: ``sgn_j = 1``;
-    ``x_j <= b_j``: ``-1``), linear in ``x``, so the band ``|s~_u(x)| <= scale_u (T_u + l_u'
+    2 max(-sgn_j b_j, 0)`` on one bounded on one side only (:func:`one_sided_abs`), linear in
+    ``x``, so the band ``|s~_u(x)| <= scale_u (T_u + l_u'
     x)`` stays convex (two orthant rows).
 
     Raises
@@ -360,11 +373,8 @@ def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan
             "those variables (one side is enough, e.g. x >= 0, or x <= 10, cp.norm(x) <= R) "
             "or use mechanism='mwu'.")
     both = lo_f & hi_f
-    sgn = np.where(both, 0.0, np.where(lo_f, 1.0, -1.0))
+    sgn, shift = one_sided_abs(lo, hi)
     xmax = np.where(both, np.maximum(np.abs(lo), np.abs(hi)), 0.0)
-    with np.errstate(invalid="ignore"):
-        shift = np.where(both, 0.0, np.where(lo_f, 2.0 * np.maximum(-lo, 0.0),
-                                             np.where(hi_f, 2.0 * np.maximum(hi, 0.0), 0.0)))
     out[zero] = cols[:, :n] @ (xmax + shift) + cols[:, n]
     lin = sp.csr_matrix((plan.N, n))
     if np.any(sgn[need] != 0):
