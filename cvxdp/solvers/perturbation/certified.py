@@ -301,7 +301,7 @@ def _loosened_box(loose_prog: Any, E_c: Any, n: int) -> tuple[np.ndarray, np.nda
     data multiply (two exact solves each; ``-inf`` / ``inf`` when unbounded, or for all of
     them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the solves)."""
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-    hit = np.flatnonzero(np.asarray(abs(E_c).sum(axis=0)).ravel()[:n] > 0)
+    hit = reached_coordinates([E_c], n)
     if hit.size == 0 or hit.size > LOOSENED_BOX_MAX:
         return lo, hi
     eye = np.zeros((hit.size, loose_prog.n))

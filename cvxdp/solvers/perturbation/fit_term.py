@@ -293,13 +293,13 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             J = sp.csr_matrix(sp.diags(weights) @ J)
         square = kind == "square"
         single = kind == "euclid" and len(every) == 1
-        Q = _range_basis(J, Jx) if single else None
+        Q = _range_basis(Jx) if square or single else None
+        J_perp = _perp_part(J, Q) if single else None
         terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),
                              lip=float(lip), J=J,
-                             J_range=_range_part(J, Jx) if square or single else None,
-                             residual=copy if square or single else None, Q=Q,
-                             J_perp=None if Q is None else
-                             sp.csr_matrix(J.toarray() - Q @ (Q.T @ J.toarray()))))
+                             J_range=_range_part(J, Jx, Q) if square or single else None,
+                             residual=copy if square or single else None,
+                             Q=None if J_perp is None else Q, J_perp=J_perp))
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
@@ -323,28 +323,35 @@ def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.V
     return sp.csr_matrix(sp.hstack(ys)), (sp.csr_matrix(sp.hstack(xs)) if xs else None)
 
 
-def _range_basis(J: sp.csr_matrix, Jx: sp.csr_matrix | None) -> np.ndarray | None:
-    """The basis ``Q`` of :func:`_range_part` when it is a proper subspace (None otherwise)."""
+def _range_basis(Jx: sp.csr_matrix | None) -> np.ndarray | None:
+    """``Q``, every left singular vector of ``J_x = da/dx`` (no rank cut-off, so no numerical
+    tolerance drops a direction), when ``J_x`` has fewer columns than rows and is small enough
+    to factor densely; None otherwise."""
     if Jx is None:
         return None
     rows, cols = Jx.shape
-    if cols >= rows or rows * max(cols, J.shape[1]) > RANGE_DENSE_MAX:
+    if cols >= rows or rows * cols > RANGE_DENSE_MAX:
         return None
     return np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
 
 
-def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None) -> sp.csr_matrix:
-    """``Q' J`` with ``Q`` an orthonormal basis of a space containing the range of ``J_x =
-    da/dx``, when ``J_x`` has fewer columns than rows (else ``J``): ``D = J_x (x* - x^)`` lies
-    in that range, so only ``P v`` enters (``||P J e|| = ||Q' J e||``).  ``Q`` is every left
-    singular vector of ``J_x`` (no rank cut-off, so no numerical tolerance drops a direction)."""
+def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None, Q: np.ndarray | None
+                ) -> sp.csr_matrix:
+    """``Q' J`` (``Q`` of :func:`_range_basis`, spanning a space that contains the range of
+    ``J_x``), else ``J``: ``D = J_x (x* - x^)`` lies in that range, so only ``P v`` enters
+    (``||P J e|| = ||Q' J e||``).  No rows when ``a`` does not depend on ``x``."""
     if Jx is None:
         return sp.csr_matrix((0, J.shape[1]))
-    rows, cols = Jx.shape
-    if cols >= rows or rows * cols > RANGE_DENSE_MAX:
-        return J
-    U = np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
-    return sp.csr_matrix(U.T @ J.toarray())
+    return J if Q is None else sp.csr_matrix(Q.T @ J.toarray())
+
+
+def _perp_part(J: sp.csr_matrix, Q: np.ndarray | None) -> sp.csr_matrix | None:
+    """``(I - Q Q') J`` for the residual's floor (:func:`_norm_floor`); None without ``Q`` or
+    when it is too large to form densely."""
+    if Q is None or Q.shape[0] * J.shape[1] > RANGE_DENSE_MAX:
+        return None
+    Jd = J.toarray()
+    return sp.csr_matrix(Jd - Q @ (Q.T @ Jd))
 
 
 def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
