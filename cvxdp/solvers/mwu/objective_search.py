@@ -129,6 +129,13 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
     # the per-run noise bounds take beta / 4 together, the pooled one beta / 4, the
     # right-hand-side releases beta / 2
     pooled = PooledLoss(S)
+
+    def take(dual: float | None) -> None:
+        # a loss bound that beats the lower bound so far replaces it (and counts its event)
+        nonlocal optimum_lower, loss_certified
+        if dual is not None and dual > optimum_lower:
+            optimum_lower, loss_certified = dual, True
+
     for s in range(S):
         tau = hi if s == 0 else 0.5 * (lo + hi)
         f = form.with_target(tau)
@@ -202,11 +209,8 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
             runs.append({"tau": tau, "noisy_violation": None, "reached": None})
             # the averaged loss still bounds the optimum (no budget when every chosen row's
             # right-hand side is public; _dual_lower returns None otherwise)
-            dual = _dual_lower(f, tau, res, False, test_rho, z_rhs, S, kw, acct, gen, None,
-                               det.get("T"))
-            if dual is not None and dual > optimum_lower:
-                optimum_lower = dual
-                loss_certified = True
+            take(_dual_lower(f, tau, res, False, test_rho, z_rhs, S, kw, acct, gen, None,
+                             det.get("T")))
             break
         if stop.value is not None:
             verdict, v, thr, vb = stop.value
@@ -236,16 +240,10 @@ def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_pri
                 # theorem, on the runs' and tests' events): the target is below the optimum
                 optimum_lower = max(optimum_lower, tau)
                 theorem_events += 1
-        dual = _dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen, pooled,
-                           det.get("T"))
-        if dual is not None and dual > optimum_lower:
-            optimum_lower = dual
-            loss_certified = True
+        take(_dual_lower(f, tau, res, rhs_release, test_rho, z_rhs, S, kw, acct, gen, pooled,
+                         det.get("T")))
         if s == S - 1:
-            dual = pooled.lower(f, tau, float(kw["beta"]) / 4)
-            if dual is not None and dual > optimum_lower:
-                optimum_lower = dual
-                loss_certified = True
+            take(pooled.lower(f, tau, float(kw["beta"]) / 4))
         runs.append({"tau": tau, "noisy_violation": v, "threshold": thr, "reached": ok,
                      "certified_below": verdict == "certified", "rounds": res.iterations})
     res, det = best
