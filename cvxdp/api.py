@@ -33,11 +33,13 @@ from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.dispatch import solve_general
 from cvxdp.solvers.quadform_perturbation import quadform_only_ids
 from cvxdp.specs import as_spec_tuple, check_declared, spec_parameters
+from cvxdp.status import within_objective_range
 from cvxdp.structured import StructuredProblem
 from cvxdp.transform import to_scp, unsupported_reasons
 from cvxdp.transform.domain import (
     PRIVATE_VALUE_BOUND,
     clipped_values,
+    objective_range,
     structural_values,
     with_public_values,
 )
@@ -322,10 +324,11 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
         run = verbose_run(bool(verbose), "general model", size=problem_size(problem),
                           mechanism=str(solver_opts.get("mechanism", "auto")),
                           budget=budget_text(epsilon, delta, rho))
-        sol = run.finish(solve_general(
+        sol = solve_general(
             problem, epsilon=epsilon, delta=delta, rho=rho, private=private,
-            accuracy=accuracy, rng=rng, reference=reference, verbose=verbose, **solver_opts,
-        ))
+            accuracy=accuracy, rng=rng, reference=reference, verbose=verbose, **solver_opts)
+        # the objective's public range (its sign) bounds the optimum: post-processing
+        sol = run.finish(within_objective_range(sol, *objective_range(problem), accuracy))
     sol.info["clipped_domain"] = (f"private entries are clipped into "
                                   f"[-{PRIVATE_VALUE_BOUND:g}, {PRIVATE_VALUE_BOUND:g}]")
     return _with_public(sol, public_t)

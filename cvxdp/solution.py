@@ -91,6 +91,20 @@ class Certificate:
                                              else float(equality_violation_bound)),
                    probability=float(probability), how=how, excluded_rows=int(excluded_rows))
 
+    def within(self, lower: float, upper: float, why: str) -> Certificate:
+        """This certificate narrowed to a public range ``[lower, upper]`` of the (minimised)
+        objective over its whole domain: ``OPT >= lower`` and ``f(x) <= upper`` hold for every
+        data set, so they hold for the true one and cost nothing.  ``self`` when neither bound
+        is tighter; otherwise ``why`` is added to :attr:`how`."""
+        up, lo = min(self.objective_upper, upper), max(self.optimum_lower, lower)
+        if up == self.objective_upper and lo == self.optimum_lower:
+            return self
+        return Certificate.from_bounds(
+            objective_upper=up, optimum_lower=lo, violation_bound=self.violation_bound,
+            equality_violation_bound=self.equality_violation_bound,
+            probability=self.probability, how=f"{self.how}; {why}", gap_bound=self.gap_bound,
+            excluded_rows=self.excluded_rows)
+
     def meets(self, accuracy: float) -> bool:
         """True when the certified relative gap and violation are both ``<= accuracy``."""
         return self.relative_gap_bound <= accuracy and self.violation_bound <= accuracy

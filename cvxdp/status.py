@@ -15,12 +15,13 @@ probability: perturbation's loosened counterpart, a superset of the true feasibl
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import cvxpy as cp
 
 from cvxdp.solution import Certificate
 
-__all__ = ["DEFAULT_ACCURACY", "DEFAULT_BETA", "status_of"]
+__all__ = ["DEFAULT_ACCURACY", "DEFAULT_BETA", "status_of", "within_objective_range"]
 
 #: the accuracy a certificate must show for ``optimal_inaccurate`` when the user gives none:
 #: a relative gap (to ``max(1, |OPT|)``) and a violation of at most 1%
@@ -71,3 +72,33 @@ def status_of(certificate: Certificate | None, accuracy: float | None = None
         f"{' and '.join(parts)} (> accuracy {acc:g}, with probability >= "
         f"{certificate.probability:g}); raise epsilon, add public bounds on the variables, or "
         "loosen accuracy=")
+
+
+def within_objective_range(sol: Any, lower: float, upper: float,
+                           accuracy: float | None = None) -> Any:
+    """``sol`` with its certificate narrowed to the objective's public range (see
+    :meth:`Certificate.within`) and its status re-derived from the narrowed certificate.
+
+    The status is re-derived only when the mechanism had derived it from the certificate by
+    :func:`status_of` (a status set for another reason, e.g. a point from the loosened
+    counterpart, stays).  Public: the range comes from the model's structure
+    (:func:`cvxdp.transform.domain.objective_range`), so this is post-processing.
+    """
+    cert = getattr(sol, "certificate", None)
+    if cert is None:
+        return sol
+    narrowed = cert.within(lower, upper, "the objective's sign (CVXPY's sign analysis of its "
+                                         "expression) bounds it over the whole domain")
+    if narrowed is cert:
+        return sol
+    derived = status_of(cert, accuracy) == (sol.status, sol.status_reason)
+    sol.certificate = narrowed
+    if "guarantee" in sol.info:
+        sol.info["guarantee"] = str(narrowed)
+    if derived:
+        sol.status, sol.status_reason = status_of(narrowed, accuracy)
+        if sol.status_reason is None:
+            sol.info.pop("status_reason", None)
+        else:
+            sol.info["status_reason"] = sol.status_reason
+    return sol

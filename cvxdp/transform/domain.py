@@ -26,8 +26,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["PRIVATE_VALUE_BOUND", "structural_values", "clipped_values", "placeholder_value",
-           "with_public_values"]
+__all__ = ["PRIVATE_VALUE_BOUND", "objective_range", "structural_values", "clipped_values",
+           "placeholder_value", "with_public_values"]
 
 #: public bound on the magnitude of a private entry (entries beyond it are clipped)
 PRIVATE_VALUE_BOUND = 1e100
@@ -82,6 +82,23 @@ def clipped_values(params: Iterable[cp.Parameter],
     finally:
         for p, value in saved:
             p.save_value(value)
+
+
+def objective_range(problem: cp.Problem) -> tuple[float, float]:
+    """A range ``[lower, upper]`` of ``problem``'s minimised objective (``-f`` for a
+    ``Maximize``) over its whole domain, from CVXPY's sign analysis of the expression.
+
+    The sign analysis reads the model's structure, its constants and the parameters' declared
+    attributes (``nonneg=True``, ``PSD=True``, ...), never a parameter's value, and CVXPY checks
+    every value against its attributes: the range holds for any data the model accepts, hence
+    for the true data.  ``(0, inf)`` for a nonnegative minimised objective, ``(-inf, 0)`` for a
+    nonpositive one, ``(-inf, inf)`` otherwise.
+    """
+    expr = problem.objective.expr
+    maximise = isinstance(problem.objective, cp.Maximize)
+    nonneg, nonpos = (expr.is_nonpos(), expr.is_nonneg()) if maximise else (
+        expr.is_nonneg(), expr.is_nonpos())
+    return (0.0 if nonneg else -np.inf), (0.0 if nonpos else np.inf)
 
 
 def with_public_values(problem: cp.Problem, public: Iterable[cp.Parameter]) -> cp.Problem:

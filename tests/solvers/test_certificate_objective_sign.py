@@ -75,7 +75,8 @@ def test_maximising_a_nonpositive_objective_uses_the_same_bound():
     sol = _solve(neg, spec, 20.0)
     # in the minimised sense the objective is sum_squares(x - y) >= 0 again
     assert sol.certificate.optimum_lower == 0.0
-    assert sol.status == cp.OPTIMAL_INACCURATE
+    assert sol.certificate.relative_gap_bound < 1e-2
+    assert -sol.validation.objective_gap <= sol.certificate.gap_bound
 
 
 def test_an_objective_of_unknown_sign_keeps_its_bounds():
