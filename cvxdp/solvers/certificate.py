@@ -13,8 +13,10 @@ Frobenius for a PSD block).  Two bounds follow, both post-processing of the rele
 * **Violation at the released point** (:func:`violation_bounds`).  The true slack is at most
   ``t_u = scale_u ||E_u [x; 1]||`` away from the noisy one, evaluated at the released ``x``:
   orthant row ``max(0, t_u - s~_i)``; equality row ``|s~_i| + t_u``; PSD block ``max(0, t_u -
-  lambda_min(S~))``; SOC block ``(t, u)`` ``max(0, ||u~|| - t~ + c t_u)`` (``||u|| <=
-  ||u~|| + t_u`` and ``t >= t~ - t_u``; ``c = 2``, or 1 when no private data reach ``t``).
+  lambda_min(S~))``; SOC block ``(t, u_Q, u_P)`` with private rows ``P``: ``max(0,
+  sqrt(||u~_Q||^2 + (||u~_P|| + t_u)^2) - t~ + c t_u)`` (``u_Q = u~_Q`` is public, ``||u_P||
+  <= ||u~_P|| + t_u`` and ``t >= t~ - t_u``; ``c = 1`` when private data reach ``t``, else 0):
+  the noise stays inside the norm, as in the counterpart.
   Public rows are evaluated exactly.
 * **Lower bound on the optimum** (:func:`loosened_program`). On the public rows' box ``l <= x <=
   h``, ``||E_u [x; 1]||^2 <= p_u' x + q_u`` (:class:`UnitReach`: Gershgorin, then the secant of
@@ -196,9 +198,15 @@ def violation_bounds(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         rows = plan.row_idx[gather(plan.row_ptr, soc)]
         owner = np.repeat(np.arange(soc.size), np.diff(plan.row_ptr)[soc])
         tail = rows != first[soc][owner]
-        sq = np.bincount(owner[tail], weights=s_t[rows[tail]] ** 2, minlength=soc.size)
-        v[soc] = np.maximum(0.0, np.sqrt(sq) - s_t[first[soc]]
-                            + _soc_factor(plan)[soc] * t[soc])
+        hit = np.zeros(scp.m, dtype=bool)
+        hit[plan.hit_idx] = True
+        priv = tail & hit[rows]
+        pub = tail & ~hit[rows]
+        sq_q = np.bincount(owner[pub], weights=s_t[rows[pub]] ** 2, minlength=soc.size)
+        sq_p = np.bincount(owner[priv], weights=s_t[rows[priv]] ** 2, minlength=soc.size)
+        # the noise stays on the private rows, inside the norm (as in the counterpart)
+        v[soc] = np.maximum(0.0, np.hypot(np.sqrt(sq_q), np.sqrt(sq_p) + t[soc])
+                            - s_t[first[soc]] + (_soc_factor(plan)[soc] - 1.0) * t[soc])
     for u in np.flatnonzero(kinds == "psd"):  # one eigenvalue problem per PSD block
         rows = plan.row_idx[plan.row_ptr[u]:plan.row_ptr[u + 1]]
         r = int(round((math.sqrt(8 * rows.size + 1) - 1) / 2))
