@@ -52,7 +52,7 @@ from cvxdp.solvers.public_part import (
 )
 from cvxdp.status import DEFAULT_BETA, status_of
 from cvxdp.transform import released_values, to_scp
-from cvxdp.transform.reference import validate
+from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
 
@@ -147,11 +147,25 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     lo, hi = coordinate_box(
         scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
-    loose_prog = loosened_program(released, A_t, b_t, plan, scale, unit_reach(plan, lo, hi))
+    reach = unit_reach(plan, lo, hi)
+    loose_prog = loosened_program(released, A_t, b_t, plan, scale, reach)
     loose = solve_exact_tight(loose_prog, solver)
+    if not reach.bounded.all() and loose.status == cp.OPTIMAL:
+        # units over coordinates no public row bounds were dropped; the loosened counterpart
+        # contains the TRUE feasible set on the noise event, so its box bounds them there,
+        # and the counterpart built on that box keeps those units (same event)
+        l_lo, l_hi = _loosened_box(loose_prog, reached_coordinates([plan.E_all], scp.n),
+                                   scp.n, only=~(np.isfinite(lo) & np.isfinite(hi)))
+        reach2 = unit_reach(plan, np.maximum(lo, l_lo), np.minimum(hi, l_hi))
+        if reach2.bounded.sum() > reach.bounded.sum():
+            prog2 = loosened_program(released, A_t, b_t, plan, scale, reach2)
+            sol2 = solve_exact_tight(prog2, solver)
+            if sol2.status == cp.OPTIMAL:
+                loose_prog, loose = prog2, sol2
     x, from_loosened = out["x"], False
-    if x is None and loose.x is not None:
-        x, from_loosened = np.asarray(loose.x)[:scp.n], True
+    loose_point = proven_point(loose_prog, loose)
+    if x is None and loose_point is not None:
+        x, from_loosened = loose_point[:scp.n], True
     details = {
         "mechanism": "perturbation", "noise": noise, "sigma_unit": npl.sigma_unit,
         "sigma": {p["name"]: p["sensitivity"] * npl.sigma_unit for p in entries.per_param},
@@ -210,7 +224,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # the public rows leave a variable the objective's noise multiplies unbounded; the
         # loosened counterpart contains the TRUE feasible set on the noise event, so its box
         # bounds that variable at the true optimum
-        l_lo, l_hi = _loosened_box(loose_prog, E_c, scp.n)
+        l_lo, l_hi = _loosened_box(loose_prog, reached_coordinates([E_c], scp.n), scp.n)
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
     lower = -math.inf
@@ -296,12 +310,15 @@ def _support(E_c: Any) -> int:
     return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
 
 
-def _loosened_box(loose_prog: Any, E_c: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(lo, hi)`` over the loosened counterpart for the variables the objective's private
-    data multiply (two exact solves each; ``-inf`` / ``inf`` when unbounded, or for all of
-    them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the solves)."""
+def _loosened_box(loose_prog: Any, hit: np.ndarray, n: int, only: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` over the loosened counterpart for the variables ``hit`` (those of them
+    with ``only`` True, when given): two exact solves each; ``-inf`` / ``inf`` when unbounded,
+    or for all of them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the
+    solves."""
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-    hit = reached_coordinates([E_c], n)
+    if only is not None:
+        hit = hit[only[hit]]
     if hit.size == 0 or hit.size > LOOSENED_BOX_MAX:
         return lo, hi
     eye = np.zeros((hit.size, loose_prog.n))

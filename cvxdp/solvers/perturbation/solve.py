@@ -30,7 +30,7 @@ from cvxdp.solvers.perturbation.entries import (
 from cvxdp.solvers.perturbation.noise import NoisePlan, _bounds, draw_noise
 from cvxdp.solvers.perturbation.plan import RobustPlan, unit_norms
 from cvxdp.transform.parametric import program_data
-from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.reference import proven_point, solve_exact
 from cvxdp.transform.scp import SymmetricConeProgram
 
 __all__ = ["noisy_program", "noisy_objective", "solve_robust_counterpart", "FALLBACK_BETAS"]
@@ -113,11 +113,12 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
             sp.csr_matrix(sp.diags(scale) @ plan.band_lin)
         prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band, band_lin)
         sol = _solve_tight(prog, solver)
-        if sol.x is not None:
+        point = proven_point(prog, sol)
+        if point is not None:
             break
-    x = None if sol.x is None else np.asarray(sol.x)[:scp.n]
+    x = None if point is None else point[:scp.n]
     eq_bound = None
-    if zero_units.size and sol.x is not None:
+    if zero_units.size and x is not None:
         # |s_i| <= |s~_i(x)| + B_u sigma_u ||E_u [x; 1]||, both evaluated at the released x
         # (so the solver's tolerance on the band does not enter the bound)
         s_t = b_t - sp.csr_matrix(A_t) @ x
