@@ -387,8 +387,12 @@ def _user_terms_violation(problem: cp.Problem, scp: Any, setup: PerturbationSetu
                           x: np.ndarray, out: dict, cert: Certificate) -> Certificate:
     """``cert`` with its violation bound raised to the user's-terms bound of the private
     nonlinear constraints (:mod:`cvxdp.solvers.perturbation.constraint_fit`), on one more
-    noise event (``beta``; none under truncated noise, whose bounds are the Gaussian ones of
-    a more concentrated law)."""
+    noise event (``beta``).  Under truncated noise too: the truncation makes the counterpart
+    sure, but these bounds are Gaussian tail events, which the truncated law fails with
+    probability at most ``beta`` (the truncation event and each tail event are symmetric
+    convex sets, so conditioning on the first does not lower the second's probability: the
+    Gaussian correlation inequality, Royen 2014, "A simple proof of the Gaussian correlation
+    conjecture extended to multivariate gamma distributions"), not 0."""
     npl, entries = setup.npl, setup.entries
     beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
     noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params) \
@@ -404,7 +408,7 @@ def _user_terms_violation(problem: cp.Problem, scp: Any, setup: PerturbationSetu
         objective_upper=cert.objective_upper, optimum_lower=cert.optimum_lower,
         violation_bound=max(cert.violation_bound, user),
         equality_violation_bound=cert.equality_violation_bound,
-        probability=cert.probability - (0.0 if setup.noise == "truncated" else beta),
+        probability=cert.probability - beta,
         how=cert.how + note)
 
 
