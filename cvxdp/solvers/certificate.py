@@ -213,7 +213,9 @@ def violation_bounds(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
         v[u] = max(0.0, t[u] - float(np.linalg.eigvalsh(_smat(s_t[rows], r))[0]))
     worst = float(v.max(initial=0.0))
     worst_eq = float(v[zero].max()) if zero.any() else None
-    worst = max(worst, _public_violation(scp.dims, s_pub, in_unit))
+    # a user constraint whose canonical form chains a private row and public rows (t >= |a|,
+    # t <= c) is violated by at most their sum (docs/certificates.md)
+    worst = worst + _public_violation(scp.dims, s_pub, in_unit)
     return worst, worst_eq
 
 
