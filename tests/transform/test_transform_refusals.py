@@ -234,3 +234,24 @@ def test_no_spec_and_describe():
     spec = ConstraintPrivacy(A, sensitivity=0.05)
     assert spec.param is A and spec.params == (A,)
     assert "'A' may change by at most 0.05" in spec.describe()
+
+
+def test_log_det_with_other_terms_says_there_is_no_exact_rewrite():
+    # sparse inverse covariance as CVXPY's examples write it: geo_mean of a factor's diagonal
+    # keeps log_det's maximiser only when log_det is the whole objective
+    S = cp.Parameter((3, 3), PSD=True, value=np.eye(3))
+    Theta = cp.Variable((3, 3), PSD=True)
+    prob = cp.Problem(cp.Maximize(cp.log_det(Theta) - cp.trace(S @ Theta)
+                                  - 0.1 * cp.sum(cp.abs(Theta))))
+    with pytest.raises(UnsupportedProblemError, match="no exact") as info:
+        to_scp(prob)
+    assert "geo_mean" not in str(info.value)
+
+
+@pytest.mark.parametrize("atom", ["kl_div", "rel_entr"])
+def test_relative_entropy_names_a_concrete_alternative(atom):
+    q = np.full(3, 1 / 3)
+    expr = getattr(cp, atom)(x, q)
+    prob = cp.Problem(cp.Minimize(cp.sum(expr)), [cp.sum(x) == 1])
+    with pytest.raises(UnsupportedProblemError, match=r"cp\.norm\(p - q, 1\)"):
+        to_scp(prob)
