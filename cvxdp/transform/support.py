@@ -29,6 +29,14 @@ POW_CONE_ATOMS = frozenset({"Power", "power", "GeoMean", "geo_mean", "Pnorm", "p
 _EXP_HINT = {
     "log_det": "use cvxdp.john_ellipsoid(A) for the John ellipsoid, or maximise "
                "cp.geo_mean of the diagonal of a triangular factor (an SOC form)",
+    "kl_div": "relative entropy has no symmetric-cone form; to keep p close to a reference "
+              "q use a norm, cp.norm(p - q, 1) (total variation, an LP form) or "
+              "cp.sum_squares(p - q)",
+    "rel_entr": "relative entropy has no symmetric-cone form; to keep p close to a reference "
+                "q use a norm, cp.norm(p - q, 1) (total variation, an LP form) or "
+                "cp.sum_squares(p - q)",
+    "exp": "exp has no symmetric-cone form; cp.power(x, 2) or cp.pos(x) are SOC / LP "
+           "surrogates where the model allows",
     "log": "maximise cp.geo_mean(...) instead of a sum of logs (same maximiser, SOC form)",
     "entr": "entropy has no symmetric-cone form; use a quadratic or linear surrogate",
     "log_sum_exp": "replace by cp.max(...) (an LP form) if an approximation is acceptable",
@@ -58,6 +66,38 @@ def _constraint_types(problem: cp.Problem) -> set[str]:
     return {type(c).__name__ for c in problem.constraints}
 
 
+def _exp_hint(atom: str, problem: cp.Problem) -> str:
+    """The rewrite hint of an exponential-cone atom.  ``log_det`` and ``log``: the geo_mean
+    form has the same maximiser only when the log term is the whole objective (a monotone
+    transform of it); with other terms beside it there is no exact symmetric-cone form."""
+    if atom in ("log_det", "log") and not (isinstance(problem.objective, cp.Maximize)
+                                           and _whole(problem.objective.expr, atom)):
+        return (f"{atom} beside other terms of the objective has no exact symmetric-cone "
+                "form (the geometric-mean rewrite keeps the maximiser only when the log term "
+                "is the whole objective)" + ("; for the John ellipsoid use "
+                                             "cvxdp.john_ellipsoid(A)" if atom == "log_det"
+                                             else ""))
+    return _EXP_HINT[atom]
+
+
+def _whole(expr: Any, atom: str) -> bool:
+    """``expr`` is ``atom`` of an affine argument, up to a full sum and positive scalar
+    factors (``sum(log(x))``, ``2 * log_det(X)``)."""
+    while True:
+        if type(expr).__name__ == atom:
+            return all(a.is_affine() for a in expr.args)
+        if type(expr).__name__ == "Sum":
+            expr = expr.args[0]
+            continue
+        const = [a for a in expr.args if a.is_constant() and not a.parameters()]
+        rest = [a for a in expr.args if not (a.is_constant() and not a.parameters())]
+        if (type(expr).__name__ in ("MulExpression", "multiply") and len(const) == 1
+                and const[0].size == 1 and float(const[0].value) > 0 and len(rest) == 1):
+            expr = rest[0]
+            continue
+        return False
+
+
 def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
     """Reasons from CVXPY's cone sizes (exponential / power cones are not symmetric cones)."""
     out = []
@@ -66,7 +106,7 @@ def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
     atoms = _atom_names(problem) | _constraint_types(problem)
     if n_exp:
         found = sorted(a for a in atoms if a in EXP_CONE_ATOMS or a == "ExpCone")
-        hints = "; ".join(f"{a}: {_EXP_HINT[a]}" for a in found if a in _EXP_HINT)
+        hints = "; ".join(f"{a}: {_exp_hint(a, problem)}" for a in found if a in _EXP_HINT)
         what = ", ".join(found) if found else "an atom of the model"
         out.append(
             f"the model uses {what}, which CVXPY writes with the exponential cone "
