@@ -55,6 +55,14 @@ def noisy_objective(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
     return c, offset
 
 
+#: iterations of SCS when Clarabel fails on a counterpart (an engineering limit on time: its
+#: point is released only when proven, :func:`cvxdp.transform.reference.proven_point`).  On the
+#: gallery and the held-out models (105 models x 3 budgets) this fallback was reached on one
+#: model only (a FIR filter whose fallback levels' counterparts are nearly empty), where SCS
+#: ran to its cap (then 100,000 iterations, 0.7-0.9 s each) without a proven point every time.
+FALLBACK_SCS_ITERATIONS = 10_000
+
+
 def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
     """Exact solve; feasibility for the true data holds up to the solver's tolerance, so ask
     Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS)."""
@@ -68,7 +76,15 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
         if sol is not None and sol.status not in (cp_status.OPTIMAL, cp_status.INFEASIBLE,
                                                   cp_status.UNBOUNDED):
             sol = None
-    if sol is None:
+    if sol is None and solver is None:
+        try:
+            sol = solve_exact(prog, solver="CLARABEL")
+        except ImportError:  # pragma: no cover - clarabel is a dependency
+            sol = None
+        if sol is None or sol.status == cp_status.SOLVER_ERROR:
+            # Clarabel failed at both tolerances: SCS, within FALLBACK_SCS_ITERATIONS
+            sol = solve_exact(prog, solver="SCS", max_iters=FALLBACK_SCS_ITERATIONS)
+    elif sol is None:
         sol = solve_exact(prog, solver=solver)
     return sol
 
