@@ -232,7 +232,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         info["clipped_rows_noisy"] = noisy
     bound = plan.bound
     info["excess_risk_bound"] = bound
-    status, reason = _status(model, bound, beta, accuracy, info)
+    cert, status, reason = _status(model, bound, beta, accuracy, info)
     if reason is not None:
         info["status_reason"] = reason
     if value_reason is not None:
@@ -243,35 +243,39 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     report = acct.report(theorem=THEOREMS[name], neighbouring=spec.describe(),
                          details={"mechanism": name})
     sol = PrivateSolution(status=status, value=value, privacy=report, validation=validation,
-                          solve_time=time.perf_counter() - t0, primal=primal, info=info)
+                          solve_time=time.perf_counter() - t0, primal=primal, info=info,
+                          certificate=cert, status_reason=reason)
     hold_private(problem, sol)
     return sol
 
 
 def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
-            info: dict[str, Any]) -> tuple[str, str | None]:
-    """The status from the certificate of the proven excess-risk bound (:func:`status_of`).
+            info: dict[str, Any]) -> tuple[Certificate | None, str, str | None]:
+    """The certificate of the proven excess-risk bound and the status from it
+    (:func:`status_of`): ``(certificate, status, reason)``.
 
     The certificate's gap is the mechanism's bound (probability ``>= 1 - beta``), its
     relative gap that bound over ``max(1, |OPT|) >= 1``; the violation is the public
-    constraints' measured at the released point (public data and the release only).
+    constraints' measured at the released point (public data and the release only).  When no
+    bound is proven (W = inf) the certificate still carries the violation (surely) and an
+    infinite gap, and says why in ``how``.
     """
     viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
-    if not math.isfinite(bound):
-        status, _ = status_of(None, accuracy)
-        return status, ("no excess-risk bound: the public constraints do not bound w "
-                        "(W = inf) and no public bound on the minimiser applies; add a "
-                        "norm-ball or box constraint on w for a proven bound.")
+    if math.isfinite(bound):
+        probability, how = 1.0 - beta, (
+            f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
+            "'Bounds and statuses') over max(1, |OPT|) >= 1")
+    else:
+        probability, how = 1.0, (
+            "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
+            "public bound on the minimiser applies; add a norm-ball or box constraint on w for "
+            "a proven bound")
     cert = Certificate.from_bounds(
         objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
-        violation_bound=viol, equality_violation_bound=None, probability=1.0 - beta,
-        how=f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
-            "'Bounds and statuses') over max(1, |OPT|) >= 1")
+        violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
     info["guarantee"] = str(cert)
     status, reason = status_of(cert, accuracy)
-    if reason is not None:
-        reason += f" (at this budget and n = {model.n})"
-    return status, reason
+    return cert, status, reason
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
