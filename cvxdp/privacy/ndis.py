@@ -237,11 +237,14 @@ def epsilon_for(delta_of: Any, delta: float, upper: float | None = None) -> floa
             hi *= 2.0
             if hi > SEARCH_LIMIT:
                 return math.inf
-    eps = optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-12)
-    for _ in range(60):  # brentq may stop a hair below the root: step up until it holds
-        if delta_of(eps) <= delta:
-            break
-        eps = eps * (1 + 1e-10) + 1e-13
+    eps = optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-13,
+                          rtol=4 * np.finfo(float).eps)
+    # brentq may stop a hair below the root: step up until it holds, by steps doubling from the
+    # float spacing (so the overshoot is at most twice the shortfall) and never past hi, where
+    # it holds -- the result always satisfies delta_of(eps) <= delta
+    step = max(eps * 2.0**-52, 1e-300)
+    while delta_of(eps) > delta:
+        eps, step = min(eps + step, hi), 2.0 * step
     return float(eps)
 
 
