@@ -33,8 +33,9 @@ def test_every_answer_carries_its_certificate_and_it_holds(build, seed, accuracy
     prob, spec = build(*data(seed=seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sol = prob.solve_private(epsilon=10.0, delta=1e-6, private=spec, rng=seed,
-                                 reference=True, accuracy=accuracy)
+        sol = prob.solve_private(
+            epsilon=10.0, delta=1e-6, private=spec, rng=seed, reference=True, accuracy=accuracy
+        )
     cert = sol.certificate
     assert isinstance(cert, Certificate)
     # the status is the certificate's, through the one rule
@@ -73,8 +74,10 @@ def _repro_model(seed=81):
     yv = np.where(Xv @ (2 * rng.normal(size=D)) + 0.3 * rng.normal(size=N) > 0, 1.0, -1.0)
     X, y = cp.Parameter((N, D), value=Xv), cp.Parameter(N, value=yv)
     w = cp.Variable(D)
-    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(y, X @ w))) / N
-                                  + 0.01 * cp.sum_squares(w)), [cp.norm(w, 2) <= RADIUS])
+    prob = cp.Problem(
+        cp.Minimize(cp.sum(cp.logistic(-cp.multiply(y, X @ w))) / N + 0.01 * cp.sum_squares(w)),
+        [cp.norm(w, 2) <= RADIUS],
+    )
     return prob, cvxdp.RowPrivacy(X, y, row_bound=1.0, label_bound=1.0)
 
 
@@ -86,16 +89,18 @@ ROW_LOSS = math.log1p(math.exp(RADIUS)) / N
 def test_value_error_bound_is_the_tail_of_its_noise():
     prob, spec = _repro_model()
     sol = prob.solve_private(epsilon=10.0, delta=1e-6, private=spec, rng=0)
-    eps_v = 10.0 * 0.05                        # value_share 5% of epsilon, Laplace
+    eps_v = 10.0 * 0.05  # value_share 5% of epsilon, Laplace
     beta = sol.info["beta"]
     assert sol.info["value_error_bound"] == pytest.approx(
-        ROW_LOSS / eps_v * math.log(1 / beta), rel=1e-9)
+        ROW_LOSS / eps_v * math.log(1 / beta), rel=1e-9
+    )
     assert sol.info["value_error_probability"] == pytest.approx(1 - beta)
     # zCDP: Gaussian noise sigma = 1/sqrt(2 rho_v) on the scaled sum, two-sided tail beta
     z = prob.solve_private(rho=2.0, private=spec, rng=0, mechanism="gradient")
     sigma = 1.0 / math.sqrt(2 * 2.0 * 0.05)
     assert z.info["value_error_bound"] == pytest.approx(
-        ROW_LOSS * sigma * stats.norm.isf(beta / 2), rel=1e-9)
+        ROW_LOSS * sigma * stats.norm.isf(beta / 2), rel=1e-9
+    )
     # no value released: no bound
     none = prob.solve_private(epsilon=10.0, delta=1e-6, private=spec, rng=0, value_share=0.0)
     assert none.value is None and "value_error_bound" not in none.info
