@@ -184,7 +184,9 @@ class PrivateSolution:
         when the public part of the model is infeasible (decided by an exact solve of public
         data before any budget is spent; nothing is spent).
     value : float or None
-        Objective value of the private answer (computed from released quantities only).
+        Objective value of the private answer (computed from released quantities only).  Where
+        it is a noisy release of its own, ``info["value_error_bound"]`` bounds its distance
+        to the objective at the released point (probability ``info["value_error_probability"]``).
     privacy : PrivacyReport
         The guarantee and the accountant's ledger.
     validation : ValidationReport or None
@@ -222,6 +224,10 @@ class PrivateSolution:
         cls = type(self).__name__
         lines = [f"{cls}(status={self.status!r}, value={_f(self.value)}, "
                  f"iterations={self.iterations}, solve_time={self.solve_time:.3g}s)"]
+        if self.info.get("value_error_bound") is not None:  # value released by its own noise
+            lines.append(f"  value_error_bound: |value - objective at the released point| <= "
+                         f"{self.info['value_error_bound']:.3g} with probability >= "
+                         f"{self.info.get('value_error_probability', math.nan):g}")
         if self.certificate is not None:
             lines.append(f"  certificate: {self.certificate}")
         if self.status_reason is not None:

@@ -31,7 +31,9 @@ class PrivateEnclosingBall(OutlierMixin, _PrivateEstimator):
         Required public box of the points (scalars or arrays of length ``n_features``); points
         outside it are clipped into it, never refused.
     accuracy : float
-        ``gamma`` in (0, 1) of the bicriteria guarantee.
+        ``gamma`` in (0, 1) of the bicriteria guarantee; ``status_`` is
+        ``"optimal_inaccurate"`` only when the proven bound on points left out is at most
+        ``accuracy * n`` (docs/meb.md, "Status").
     random_state : None, int, numpy RandomState or Generator
     accountant : cvxdp.PrivacyAccountant, optional
         Ledger every ``fit`` is charged to (shared by scikit-learn's clones).

@@ -10,7 +10,9 @@ Steps, in this order:
    label_bound``; non-finite entries become 0), run the mechanism, and -- with a share of the
    budget (``value_share``, default 5%) -- release the loss sum at the released point with
    Laplace / Gaussian noise, so that ``problem.value`` is computed from released quantities
-   only; optionally (``count_clipped``) a noisy count of the clipped rows;
+   only (its error bound at ``beta``, from the noise scale, in ``info["value_error_bound"]``;
+   a separate release: the status is the point's); optionally (``count_clipped``) a noisy
+   count of the clipped rows;
 3. post-processing: the status, from :func:`cvxdp.status.status_of` on the certificate of the
    proven excess-risk bound (``optimal_inaccurate`` only when the bound, over
    ``max(1, |OPT|) >= 1``, meets ``accuracy``, default 1e-2; else ``user_limit`` with
@@ -31,6 +33,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from scipy import special
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel, detect
@@ -170,7 +173,12 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     steps : int
         Steps of ``mechanism="gradient"``.
     value_share : float
-        Share of the budget for the noisy objective value (0: ``value`` is None).
+        Share of the budget for the noisy objective value (0: ``value`` is None).  The value
+        is ``sense * (noisy loss sum + regulariser)`` at the released point; with probability
+        ``>= 1 - beta`` it is within ``info["value_error_bound"]`` (``sens ln(1/beta) /
+        eps_v`` for Laplace noise, ``sens z_{1-beta/2} / sqrt(2 rho_v)`` for Gaussian) of the
+        objective at the released point on the rows mapped into the public domain.  The
+        status does not depend on it (docs/learning.md, "The released value").
     count_clipped : bool or float
         Also release a noisy count of the rows mapped into the public domain.
     public : sequence of cvxpy.Parameter, optional
@@ -221,9 +229,12 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     value = None
     if value_budget and value_share > 0:
         part = {k: v * value_share / (value_share + c_share) for k, v in value_budget.items()}
-        value, v_rec = _release_value(model, theta_hat, X, y, W, gen, part)
+        value, v_rec, v_err = _release_value(model, theta_hat, X, y, W, gen, part, beta)
         if v_rec is not None:
             records.append(v_rec)
+            # a separate release, not part of the certificate: the status promises the point
+            info["value_error_bound"] = v_err
+            info["value_error_probability"] = 1.0 - beta
     if value_budget and c_share:
         part = {k: v * c_share / (value_share + c_share) for k, v in value_budget.items()}
         noisy, c_rec = noisy_count(clipped, rng=gen, what="rows mapped into the public domain",
@@ -232,7 +243,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         info["clipped_rows_noisy"] = noisy
     bound = plan.bound
     info["excess_risk_bound"] = bound
-    status, reason = _status(model, bound, beta, accuracy, info)
+    cert, status, reason = _status(model, bound, beta, accuracy, info)
     if reason is not None:
         info["status_reason"] = reason
     if value_reason is not None:
@@ -243,35 +254,39 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     report = acct.report(theorem=THEOREMS[name], neighbouring=spec.describe(),
                          details={"mechanism": name})
     sol = PrivateSolution(status=status, value=value, privacy=report, validation=validation,
-                          solve_time=time.perf_counter() - t0, primal=primal, info=info)
+                          solve_time=time.perf_counter() - t0, primal=primal, info=info,
+                          certificate=cert, status_reason=reason)
     hold_private(problem, sol)
     return sol
 
 
 def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
-            info: dict[str, Any]) -> tuple[str, str | None]:
-    """The status from the certificate of the proven excess-risk bound (:func:`status_of`).
+            info: dict[str, Any]) -> tuple[Certificate | None, str, str | None]:
+    """The certificate of the proven excess-risk bound and the status from it
+    (:func:`status_of`): ``(certificate, status, reason)``.
 
     The certificate's gap is the mechanism's bound (probability ``>= 1 - beta``), its
     relative gap that bound over ``max(1, |OPT|) >= 1``; the violation is the public
-    constraints' measured at the released point (public data and the release only).
+    constraints' measured at the released point (public data and the release only).  When no
+    bound is proven (W = inf) the certificate still carries the violation (surely) and an
+    infinite gap, and says why in ``how``.
     """
     viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
-    if not math.isfinite(bound):
-        status, _ = status_of(None, accuracy)
-        return status, ("no excess-risk bound: the public constraints do not bound w "
-                        "(W = inf) and no public bound on the minimiser applies; add a "
-                        "norm-ball or box constraint on w for a proven bound.")
+    if math.isfinite(bound):
+        probability, how = 1.0 - beta, (
+            f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
+            "'Bounds and statuses') over max(1, |OPT|) >= 1")
+    else:
+        probability, how = 1.0, (
+            "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
+            "public bound on the minimiser applies; add a norm-ball or box constraint on w for "
+            "a proven bound")
     cert = Certificate.from_bounds(
         objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
-        violation_bound=viol, equality_violation_bound=None, probability=1.0 - beta,
-        how=f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
-            "'Bounds and statuses') over max(1, |OPT|) >= 1")
+        violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
     info["guarantee"] = str(cert)
     status, reason = status_of(cert, accuracy)
-    if reason is not None:
-        reason += f" (at this budget and n = {model.n})"
-    return status, reason
+    return cert, status, reason
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
@@ -287,12 +302,22 @@ def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
 
 def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
                    y: np.ndarray | None, W: float, gen: np.random.Generator,
-                   part: dict[str, float]) -> tuple[float | None, Any]:
+                   part: dict[str, float], beta: float = DEFAULT_BETA
+                   ) -> tuple[float | None, Any, float | None]:
     """``sense * (noisy sum_i l(p_i, y_i) + R(theta^))`` at the released point (the noisy sum
-    clamped to its public range)."""
+    clamped to its public range), its privacy record, and a bound on its error that holds
+    with probability ``>= 1 - beta``.
+
+    The error is the noise's alone: ``sens |Z|`` with ``Z`` the noise on the scaled sum
+    (Laplace of scale ``1/epsilon``: ``P[|Z| > t] = e^{-t epsilon}``, so ``t = ln(1/beta) /
+    epsilon``; Gaussian ``N(0, 1/(2 rho))``: ``t = sigma z_{1-beta/2}``), and clamping to a
+    public range that holds the exact sum only shortens it.  Public: the noise scale, the
+    sensitivity and beta.  It bounds the distance to the objective of the rows mapped into the
+    public domain at the released point (the true objective when no row is clipped).
+    """
     V = model.loss.value_bound(model.feature_bound * W, model.label_bound)
     if not math.isfinite(V) or V <= 0:
-        return None, None
+        return None, None, None
     nonneg = model.loss.nonnegative()
     # one row's loss lies in [0, V] (non-negative losses) or [-V, V]: it moves by V, or 2V
     # when a signed loss is replaced
@@ -310,7 +335,11 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
     lo = 0.0 if nonneg else -model.n * V
     total = min(max(noisy * sens, lo), model.n * V)
     reg = model.regulariser.value   # at theta^ and its public completion
-    return model.sense * (total + float(reg)), rec
+    if "scale" in rec.params:   # Laplace
+        tail = math.log(1.0 / beta) * float(rec.params["scale"])
+    else:                       # Gaussian
+        tail = float(rec.params["sigma"]) * -float(special.ndtri(beta / 2.0))
+    return model.sense * (total + float(reg)), rec, sens * tail
 
 
 def _validate(problem: cp.Problem, model: RowModel, theta_hat: np.ndarray,

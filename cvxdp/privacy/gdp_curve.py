@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scipy import special
+
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import check_delta, check_finite
 from cvxdp.privacy.ndis import epsilon_for, gaussian_loss_delta
@@ -48,4 +50,8 @@ def gdp_epsilon(*, mu: float, delta: float) -> float:
         return 0.0
     if delta == 0:
         return math.inf
-    return epsilon_for(lambda e: gaussian_loss_delta(m, e), delta)
+    # The privacy loss of mu-GDP is L ~ N(mu^2/2, mu^2) and delta(eps) = E[(1 - e^{eps - L})_+]
+    # <= P[L > eps], so eps = mu^2/2 + mu z_{1-delta} already has delta(eps) <= delta: a proven
+    # bracket for every mu (no search cap; the front door bounds epsilon by 1e6).
+    upper = m * m / 2.0 + m * max(float(-special.ndtri(delta)), 0.0)
+    return epsilon_for(lambda e: gaussian_loss_delta(m, e), delta, upper=upper)

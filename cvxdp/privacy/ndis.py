@@ -213,19 +213,38 @@ def ndis_delta(*, epsilon: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any,
     return out
 
 
-def epsilon_for(delta_of: Any, delta: float) -> float:
+# Largest root the doubling search looks for: beyond the largest epsilon the front door accepts
+# (cvxdp.arguments.EPSILON_MAX = 1e6) with room, since the bracket doubles past it (2^24 ~ 1.7e7).
+SEARCH_LIMIT = 2.0**24
+
+
+def epsilon_for(delta_of: Any, delta: float, upper: float | None = None) -> float:
+    """Smallest epsilon >= 0 with ``delta_of(epsilon) <= delta`` (delta_of non-increasing).
+
+    ``upper``: a proven bracket (``delta_of(upper) <= delta`` by a theorem), used instead of the
+    doubling search, so the root is found wherever it is; without one the search gives up (inf)
+    past :data:`SEARCH_LIMIT`.
+    """
     if delta_of(0.0) <= delta:
         return 0.0
-    hi = 1.0
-    while delta_of(hi) > delta:
-        hi *= 2.0
-        if hi > 1e6:
-            return math.inf
-    eps = optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-13, rtol=1e-12)
-    for _ in range(60):  # brentq may stop a hair below the root: step up until it holds
-        if delta_of(eps) <= delta:
-            break
-        eps = eps * (1 + 1e-10) + 1e-13
+    if upper is not None:
+        hi = float(upper)
+        while delta_of(hi) > delta:  # only float rounding at the bracket: step past it
+            hi = hi * (1 + 1e-9) + 1e-12
+    else:
+        hi = 1.0
+        while delta_of(hi) > delta:
+            hi *= 2.0
+            if hi > SEARCH_LIMIT:
+                return math.inf
+    eps = optimize.brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=1e-13,
+                          rtol=4 * np.finfo(float).eps)
+    # brentq may stop a hair below the root: step up until it holds, by steps doubling from the
+    # float spacing (so the overshoot is at most twice the shortfall) and never past hi, where
+    # it holds -- the result always satisfies delta_of(eps) <= delta
+    step = max(eps * 2.0**-52, 1e-300)
+    while delta_of(eps) > delta:
+        eps, step = min(eps + step, hi), 2.0 * step
     return float(eps)
 
 

@@ -47,6 +47,20 @@ def test_linear_regression_at_huge_epsilon_is_the_exact_ols_with_intercept():
     assert abs(reg2.intercept_ - (icpt - 3 - coef.sum() * 10)) < 1e-2
 
 
+def test_linear_regression_at_the_largest_accepted_epsilon():
+    """epsilon = 1e6 is accepted by the front door (cvxdp.arguments.EPSILON_MAX): the fit must
+    run (it raised "epsilon must be finite, got inf", a value the user never passed) and, with
+    negligible Gram noise, equal the exact OLS; the report carries epsilon 1e6 itself."""
+    X, y = _regression_data(2000)
+    reg = PrivateLinearRegression(epsilon=1e6, bounds_X=(-1, 1), bounds_y=(-1, 5),
+                                  random_state=0).fit(X, y)
+    coef, icpt = _ols(X, y)
+    assert np.allclose(reg.coef_, coef, atol=1e-4) and abs(reg.intercept_ - icpt) < 1e-4
+    sol = cvxdp.least_squares(X / 4, y / 8, row_bound=1.0).solve_private(
+        epsilon=1e6, delta=1e-6, rng=0)
+    assert sol.privacy.epsilon == pytest.approx(1e6, rel=1e-9)
+
+
 def test_linear_regression_round_trip_epsilon_1():
     """n = 5e4, d = 3, epsilon = 1: coefficients within 0.05 of the exact OLS, R^2 within 0.01
     of the exact fit's on fresh data, and the report says (1, 1e-6)."""

@@ -162,7 +162,10 @@ def test_no_bound_without_a_bounded_domain_is_user_limit(rows):
                                   + 0.01 * cp.norm1(w)))
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
                              private=cvxdp.RowPrivacy(Xp, yp, row_bound=1.0, label_bound=1.0))
-    assert sol.status == cp.USER_LIMIT and "W = inf" in sol.info["status_reason"]
+    assert sol.status == cp.USER_LIMIT and "W = inf" in sol.certificate.how
+    assert sol.certificate.gap_bound == math.inf and sol.certificate.violation_bound == 0.0
+    assert (sol.status, sol.status_reason) == cvxdp.status.status_of(sol.certificate)
+    assert "no bound on the sub-optimality" in sol.info["status_reason"]
     assert sol.value is None and "nothing was spent" in sol.info["value_reason"]
     assert sol.privacy.mechanisms == {"objective_perturbation": 1}
     assert prob.status == cp.USER_LIMIT and prob.value is None

@@ -109,3 +109,17 @@ def test_mahalanobis_calibration_is_exact_for_anisotropic_noise():
         pytest.approx(calibrate_gaussian(epsilon=1.0, delta=1e-5), rel=1e-9)
     with pytest.raises(BudgetError, match="positive definite"):
         mahalanobis_sensitivity([1.0, 0.0], np.diag([1.0, -1.0]))
+
+
+@pytest.mark.parametrize("epsilon", [6e5, 1e6])
+def test_epsilon_of_a_gaussian_step_up_to_the_largest_accepted_epsilon(epsilon):
+    """The front door accepts epsilon <= 1e6 (cvxdp.arguments.EPSILON_MAX), so the exact epsilon
+    of a step calibrated there must be found: mu = gdp_mu(epsilon) has gdp_epsilon(mu) = epsilon
+    (the root lies in (2^19, 1e6], which a doubling search capped at 1e6 never brackets), and
+    the record built from it carries that finite epsilon."""
+    mu = gdp_mu(epsilon=epsilon, delta=1e-6)
+    eps = gdp_epsilon(mu=mu, delta=1e-6)
+    assert math.isfinite(eps) and eps == pytest.approx(epsilon, rel=1e-9)
+    assert gdp_delta(mu=mu, epsilon=eps) <= 1e-6 < gdp_delta(mu=mu, epsilon=eps * (1 - 1e-8))
+    rec = gdp_record(sigma=1.0 / mu, sensitivity=1.0, delta=1e-6)
+    assert rec.budget.epsilon == pytest.approx(epsilon, rel=1e-9)

@@ -62,8 +62,8 @@ from cvxdp.status import DEFAULT_BETA
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
     from cvxdp.geometry.meb.meb import MinEnclosingBall
 
-__all__ = ["solve_private_meb", "resolve_bounds", "resolve_schedule", "clip_into_box",
-           "COUNT_SHARE"]
+__all__ = ["solve_private_meb", "coverage_status", "resolve_bounds", "resolve_schedule",
+           "clip_into_box", "COUNT_SHARE"]
 
 _REF4 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)")
 _REF5 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 5, Claim 5.1 (local, sensitivity fixed)")
@@ -90,7 +90,9 @@ def solve_private_meb(
         2020) or ``rho`` (zCDP).  Pure DP is refused.
     accuracy : float
         ``gamma`` in (0, 1): the released radius is ``<= (1+gamma)^2 r_opt <= (1+3 gamma) r_opt``
-        when every DP-MMEB call at ``r >= r_opt`` succeeds (Cor. 4.4).
+        when every DP-MMEB call at ``r >= r_opt`` succeeds (Cor. 4.4).  The status is
+        ``optimal_inaccurate`` only when the proven bound on uncovered points is also
+        ``<= gamma n`` (:func:`coverage_status`).
     bounds : (lo, hi)
         Public box the points live in; required, never inferred from data.  Gives the
         GoodCenter start ``theta = (lo+hi)/2`` and ``R_max = ||hi - lo|| / 2``.  Points outside
@@ -273,17 +275,45 @@ def solve_private_meb(
     info = {"method": f"DP-MEB ({model}, schedule={sched.name})", "accuracy": gamma, **info,
             "beta": beta, "r0": r0, "theta0": theta0 + shift, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
-    status = "optimal_inaccurate"
-    if bound >= n:  # status is a promise: Cor. 4.2's coverage bound says nothing here
-        status = "user_limit"
-        info["status_reason"] = (
-            f"the high-probability bound on uncovered points ({bound:.3g}) is vacuous at n={n} "
-            "(>= n): the ball is private but its coverage is not promised; use more data, a "
-            "larger budget or a larger accuracy")
+    status, reason = coverage_status(bound, n, gamma, beta)
+    # the paper's bicriteria rule (some coverage promised at all), kept visible
+    info["paper_rule"] = {"rule": "uncovered_bound < n (Mahpud & Sheffet 2022, Cor. 4.4)",
+                          "status": "optimal_inaccurate" if bound < n else "user_limit"}
+    if reason is not None:
+        info["status_reason"] = reason
     return MEBPrivateSolution(status=status, value=ball.radius, privacy=report,
                               validation=validation, iterations=iters, solve_time=solve_time,
                               primal={"center": ball.center, "radius": ball.radius}, info=info,
                               ball=ball)
+
+
+def coverage_status(bound: float, n: int, accuracy: float, beta: float
+                    ) -> tuple[str, str | None]:
+    """Status of a released ball from its proven uncovered bound (docs/meb.md, "Status").
+
+    ``accuracy`` (``gamma``) is the requested relative accuracy of both criteria: the radius
+    is at most ``(1 + gamma)^2 r_opt`` (Cor. 4.4, on the search's success event) and at most
+    ``gamma n`` points are outside.  ``optimal_inaccurate`` only when the bound, which holds with
+    probability ``>= 1 - beta``, is ``<= gamma n``; otherwise ``user_limit`` with the reason.
+    Public: the bound is computed from noise scales and released answers.
+
+    References
+    ----------
+    Mahpud & Sheffet (2022), "A Differentially Private Linear-Time fPTAS for the Minimum
+    Enclosing Ball Problem", Lemma 4.3, Cor. 4.4.
+    """
+    if bound >= n:  # Cor. 4.2's coverage bound says nothing here
+        return "user_limit", (
+            f"the high-probability bound on uncovered points ({bound:.4g}) is vacuous at n={n} "
+            "(>= n): the ball is private but its coverage is not promised; use more data, a "
+            "larger budget or a larger accuracy")
+    if bound > accuracy * n:
+        return "user_limit", (
+            f"the high-probability bound on uncovered points ({bound:.4g}, {bound / n:.3g} of "
+            f"n={n}) exceeds accuracy * n = {accuracy * n:.4g} (accuracy {accuracy:g}, with "
+            f"probability >= {1 - beta:g}): the ball may leave more than that share of the "
+            "points outside; raise epsilon, use more data or loosen accuracy=")
+    return "optimal_inaccurate", None
 
 
 def _spend_call(acct: PrivacyAccountant, rho_call: float, c: dict, local: bool,

@@ -73,7 +73,9 @@ def test_points_outside_the_box_are_clipped_not_refused():
     assert count > 1000  # a wrong public box: a quarter of the points lie outside it
     got = _quiet_solve(p, rho=2.0, bounds=(lo, hi), rng=5)
     want = _quiet_solve(clipped, rho=2.0, bounds=(lo, hi), rng=5)
-    assert got.status == "optimal_inaccurate"
+    # the same status as on the clipped data (here user_limit: the proven uncovered bound 813
+    # exceeds accuracy * n = 800, docs/meb.md "Status")
+    assert got.status == want.status and got.info["uncovered_bound"] < len(p)
     np.testing.assert_allclose(got.ball.center, want.ball.center, rtol=0, atol=1e-12)
     assert got.ball.radius == pytest.approx(want.ball.radius, rel=1e-12)
     assert not any("clipped" in k for k in got.info)  # nothing about the count without opt-in
