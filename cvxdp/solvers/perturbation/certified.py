@@ -23,10 +23,8 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.certificate import (
-    loosened_program,
     public_violation,
     reached_coordinates,
-    unit_reach,
     violation_bounds,
 )
 from cvxdp.solvers.perturbation.constraint_fit import (
@@ -40,6 +38,7 @@ from cvxdp.solvers.perturbation.entries import (
     released_user_values,
 )
 from cvxdp.solvers.perturbation.fit_term import FitModel, detect_fit_terms, fit_bounds
+from cvxdp.solvers.perturbation.loosened import loosened_box, solve_loosened
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
 from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
@@ -47,7 +46,6 @@ from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
 from cvxdp.solvers.public_part import (
     _infeasible,
     coordinate_box,
-    public_bounds,
     public_feasibility,
 )
 from cvxdp.status import DEFAULT_BETA, status_of
@@ -105,10 +103,6 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
                              noise_plan(budget, noise, entries, plan, beta), fit, cfit)
 
 
-#: most variables the loosened counterpart's box is solved for (two exact solves each)
-LOOSENED_BOX_MAX = 100
-
-
 def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
                         noise: str, beta: float, rng: np.random.Generator, reference: bool,
                         solver: str | None, accuracy: float | None = None,
@@ -147,21 +141,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     lo, hi = coordinate_box(
         scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
-    reach = unit_reach(plan, lo, hi)
-    loose_prog = loosened_program(released, A_t, b_t, plan, scale, reach)
-    loose = solve_exact_tight(loose_prog, solver)
-    if not reach.bounded.all() and loose.status == cp.OPTIMAL:
-        # units over coordinates no public row bounds were dropped; the loosened counterpart
-        # contains the TRUE feasible set on the noise event, so its box bounds them there,
-        # and the counterpart built on that box keeps those units (same event)
-        l_lo, l_hi = _loosened_box(loose_prog, reached_coordinates([plan.E_all], scp.n),
-                                   scp.n, only=~(np.isfinite(lo) & np.isfinite(hi)))
-        reach2 = unit_reach(plan, np.maximum(lo, l_lo), np.minimum(hi, l_hi))
-        if reach2.bounded.sum() > reach.bounded.sum():
-            prog2 = loosened_program(released, A_t, b_t, plan, scale, reach2)
-            sol2 = solve_exact_tight(prog2, solver)
-            if sol2.status == cp.OPTIMAL:
-                loose_prog, loose = prog2, sol2
+    loose_prog, loose = solve_loosened(released, A_t, b_t, plan, scale, lo, hi,
+                                       lambda prog: solve_exact_tight(prog, solver))
     x, from_loosened = out["x"], False
     loose_point = proven_point(loose_prog, loose)
     if x is None and loose_point is not None:
@@ -224,7 +205,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # the public rows leave a variable the objective's noise multiplies unbounded; the
         # loosened counterpart contains the TRUE feasible set on the noise event, so its box
         # bounds that variable at the true optimum
-        l_lo, l_hi = _loosened_box(loose_prog, reached_coordinates([E_c], scp.n), scp.n)
+        l_lo, l_hi = loosened_box(loose_prog, reached_coordinates([E_c], scp.n), scp.n)
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
     lower = -math.inf
@@ -308,25 +289,6 @@ def _support(E_c: Any) -> int:
     if E_c is None:
         return 0
     return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
-
-
-def _loosened_box(loose_prog: Any, hit: np.ndarray, n: int, only: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``(lo, hi)`` over the loosened counterpart for the variables ``hit`` (those of them
-    with ``only`` True, when given): two exact solves each; ``-inf`` / ``inf`` when unbounded,
-    or for all of them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the
-    solves."""
-    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-    if only is not None:
-        hit = hit[only[hit]]
-    if hit.size == 0 or hit.size > LOOSENED_BOX_MAX:
-        return lo, hi
-    eye = np.zeros((hit.size, loose_prog.n))
-    eye[np.arange(hit.size), hit] = 1.0
-    lo[hit], hi[hit] = public_bounds(loose_prog.A, loose_prog.b, loose_prog.dims,
-                                     np.zeros(loose_prog.m, dtype=bool), list(eye),
-                                     allow_unbounded=True)
-    return lo, hi
 
 
 def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
