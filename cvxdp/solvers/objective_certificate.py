@@ -36,6 +36,7 @@ of ``c~`` gives a bound near 0.  Solver values are used with their tolerance pus
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -93,14 +94,28 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
         level_prog.b[at] = base + level + tol
         return _extents(level_prog, x, supp)
 
-    # phi <= 0 above the top level (||x_S - x~_S|| <= 2 R); the levels below it are solved
-    # top-down, and each interval [d_{i+1}, d_i] is bounded once the slope below d_{i+1} is
-    # known; the search stops when nothing below a level can exceed the bound so far
+    cache: dict[float, tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def solved(level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        if level not in cache:
+            cache[level] = extents(level)
+        return cache[level]
+
+    # phi <= 0 above d_0 = 2 R t (||x_S - x~_S|| <= 2 R); with no ball (R = inf) a top level
+    # whose concave extension has t ||Lambda|| <= 1 bounds phi above it (_top_level)
+    top, worst = first, 0.0
+    if not math.isfinite(first):
+        found = _top_level(solved, t, float(np.linalg.norm(x[supp])))
+        if found is None:
+            return first
+        top, worst = found
+    # the levels below the top are solved top-down, and each interval [d_{i+1}, d_i] is
+    # bounded once the slope below d_{i+1} is known; the search stops when nothing below a
+    # level can exceed the bound so far
     levels: list[tuple[float, np.ndarray, np.ndarray]] = []
-    worst = 0.0
     for i in range(_LEVELS + 1):
-        level = first * 4.0 ** (-i)
-        ext = extents(level)
+        level = top * 4.0 ** (-i)
+        ext = solved(level)
         if ext is None:
             return first
         levels.append((level, ext[0], ext[1]))
@@ -112,6 +127,33 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
     d_last, up_last, _ = levels[-1]
     worst = max(worst, t * _norm_max(levels[-2][1]) - d_last, t * _norm_max(up_last))
     return min(first, worst + tol)
+
+
+#: tries of the top level when there is no ball (each 16 times the previous)
+_TOP_TRIES = 8
+
+
+def _top_level(solved: Any, t: float, scale: float) -> tuple[float, float] | None:
+    """A top level ``d_0`` and the bound on ``phi`` above it, when the public set gives no ball.
+
+    For ``d >= d_0`` the extents are concave, so ``e(d) <= e(d_0) + Lambda (d - d_0)`` with
+    ``Lambda`` the secant slope of ``[d_0 / 4, d_0]`` (the upper level's extents up, the lower
+    one's down: at least the slope at ``d_0``), and ``phi <= t ||e(d_0)|| + (t ||Lambda|| - 1)
+    (d - d_0) - d_0``: at most ``t ||e(d_0)|| - d_0`` when ``t ||Lambda|| <= 1``.  ``d_0``
+    starts at ``t max(1, ||x~_S||)`` (public: the noise bound and the released point) and is
+    multiplied by 16 until that holds (the extents of a bounded level set grow sublinearly);
+    None when it never does or a level set is unbounded.
+    """
+    top = t * max(1.0, scale)
+    for _ in range(_TOP_TRIES):
+        upper, lower = solved(top), solved(top / 4.0)
+        if upper is None or lower is None:
+            return None
+        slope = np.max((upper[0] - lower[1]) / (0.75 * top), axis=0)
+        if t * float(np.linalg.norm(np.maximum(slope, 0.0))) <= 1.0:
+            return top, max(t * _norm_max(upper[0]) - top, 0.0)
+        top *= 16.0
+    return None
 
 
 def _norm_max(up: np.ndarray) -> float:

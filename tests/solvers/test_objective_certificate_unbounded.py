@@ -46,7 +46,12 @@ def test_the_exact_diet_is_certified_at_large_epsilon():
 
 @pytest.mark.parametrize("eps", [10.0, 1.0])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_bound_holds_and_is_finite(eps, seed):
+def test_the_bound_holds(eps, seed):
     sol = _solve(eps, seed)
-    assert np.isfinite(sol.certificate.gap_bound)
     assert sol.validation.objective_gap <= sol.certificate.gap_bound
+    # at epsilon 10 the released objective grows faster than the noise can bend it along
+    # every direction of the level sets (t ||Lambda|| = 0.19 <= 1): a finite bound.  At
+    # epsilon 1 (t ||Lambda|| = 1.9) a noise within the event could make the true prices
+    # fall along a ray of the unbounded set, so no finite bound follows from the event
+    if eps == 10.0:
+        assert sol.certificate.gap_bound < 0.05

@@ -168,13 +168,16 @@ def solve_mwu(
         perturbed, supp, R = info.pop("_perturbed")
         alpha = info.get("alpha_guaranteed")
         acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
-        if alpha is not None and alpha > acc and R > 0 and supp.size <= _SHARP_MAX_COORDS:
-            # Thm C.12's first-order bound misses the accuracy: the second-order bound from
-            # the released point (objective_certificate.py; 4 solves per private coordinate
-            # and level, post-processing)
-            sharp = sharp_objective_gap(perturbed, info["noisy_objective"]["c"], x, supp, R,
-                                        alpha / (2.0 * R))
-            if sharp < alpha:
+        if (alpha is None or (alpha > acc and R > 0)) and 0 < supp.size <= _SHARP_MAX_COORDS:
+            # Thm C.12's first-order bound misses the accuracy, or there is none (no public
+            # ball): the second-order bound from the released point (objective_certificate.py;
+            # 2 solves per private coordinate and level, post-processing) on the same event
+            # ||z_S|| <= t
+            t = float(report.details["sigma"]) * (
+                math.sqrt(supp.size) + math.sqrt(2.0 * math.log(1.0 / beta)))
+            sharp = sharp_objective_gap(perturbed, info["noisy_objective"]["c"], x, supp,
+                                        math.inf if R is None else R, t)
+            if alpha is None or sharp < alpha:
                 info["gap_bound_sharp"] = sharp
         if info.get("alpha_guaranteed") is None:
             info["status_reason"] = (
@@ -329,8 +332,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
     """
     if "objective" in settings:
         alpha = info.get("alpha_guaranteed")
-        gap = math.inf if alpha is None else min(float(alpha),
-                                                  info.get("gap_bound_sharp", math.inf))
+        gap = min(math.inf if alpha is None else float(alpha),
+                  info.get("gap_bound_sharp", math.inf))
         return Certificate.from_bounds(
             objective_upper=math.inf, optimum_lower=-math.inf, violation_bound=0.0,
             equality_violation_bound=None, probability=1.0 - beta, gap_bound=gap,
