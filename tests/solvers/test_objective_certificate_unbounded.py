@@ -55,3 +55,19 @@ def test_the_bound_holds(eps, seed):
     # fall along a ray of the unbounded set, so no finite bound follows from the event
     if eps == 10.0:
         assert sol.certificate.gap_bound < 0.05
+
+
+def test_a_solver_failure_below_the_top_keeps_the_levels_above():
+    # private nonnegative weights on |x - 1| beside a square, x bounded by nothing public: the
+    # level sets are bounded, and a failed solve at a small level (nearly a point) used to
+    # discard every level above it (gap inf); the extents above bound those below
+    rng = np.random.default_rng(56)
+    wts = cp.Parameter(10, name="wts", value=rng.uniform(0, 1, 10), nonneg=True)
+    x = cp.Variable(10, name="x")
+    prob = cp.Problem(cp.Minimize(wts @ cp.abs(x - 1) + cp.sum_squares(x)), [cp.sum(x) == 3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, reference=True,
+                                 private=cvxdp.ObjectivePrivacy(wts, sensitivity=1e-2))
+    assert sol.validation.objective_gap <= sol.certificate.gap_bound <= 1e-4
+    assert sol.status == cp.OPTIMAL_INACCURATE
