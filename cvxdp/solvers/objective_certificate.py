@@ -117,7 +117,9 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
         level = top * 4.0 ** (-i)
         ext = solved(level)
         if ext is None:
-            return first
+            if not levels:
+                return first
+            break  # a solver failure: the extents above bound those below (monotone)
         levels.append((level, ext[0], ext[1]))
         if i >= 2:  # the interval [d_{i-1}, d_{i-2}], with the slope of [d_i, d_{i-1}]
             worst = max(worst, _interval(t, levels[-3], levels[-2], levels[-1]))
@@ -125,7 +127,9 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
                 and t * _norm_max(ext[0]) <= worst:
             return min(first, worst + tol)  # [d_i, d_{i-1}] and [0, d_i] cannot exceed it
     d_last, up_last, _ = levels[-1]
-    worst = max(worst, t * _norm_max(levels[-2][1]) - d_last, t * _norm_max(up_last))
+    if len(levels) >= 2:
+        worst = max(worst, t * _norm_max(levels[-2][1]) - d_last)
+    worst = max(worst, t * _norm_max(up_last))
     return min(first, worst + tol)
 
 
