@@ -141,8 +141,11 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     lo, hi = coordinate_box(
         scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
         allow_unbounded=True)
+    # the tightened counterpart's point is in the true feasible set on the event when it
+    # comes from the requested level (a fallback level's promise is weaker)
+    x_t = out["x"] if out["beta_used"] == npl.beta else None
     loose_prog, loose = solve_loosened(released, A_t, b_t, plan, scale, lo, hi,
-                                       lambda prog: solve_exact_tight(prog, solver))
+                                       lambda prog: solve_exact_tight(prog, solver), x_t)
     x, from_loosened = out["x"], False
     loose_point = proven_point(loose_prog, loose)
     if x is None and loose_point is not None:

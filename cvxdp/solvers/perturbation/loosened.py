@@ -12,34 +12,53 @@ of the release and public data only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import public_bounds
 
-__all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened"]
+__all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "with_box"]
 
 #: most variables the loosened counterpart's box is solved for (two exact solves each)
 LOOSENED_BOX_MAX = 100
 
 
 def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: np.ndarray,
-                   lo: np.ndarray, hi: np.ndarray, solve: Callable[[Any], Any]
-                   ) -> tuple[Any, Any]:
+                   lo: np.ndarray, hi: np.ndarray, solve: Callable[[Any], Any],
+                   x_t: np.ndarray | None = None) -> tuple[Any, Any]:
     """``(program, solution)`` of the loosened counterpart on the public box ``[lo, hi]``,
-    with the second pass of the module doc when the first dropped a unit and solved."""
+    with the second pass of the module doc when the first dropped a unit: on a box grown
+    from ``x_t`` (:func:`_grown_box`) when the tightened counterpart's point at the requested
+    level is given, else on the first loosened counterpart's own box when it solved."""
     n = lo.size
     reach = unit_reach(plan, lo, hi)
     prog = loosened_program(released, A_t, b_t, plan, scale, reach)
     sol = solve(prog)
-    if reach.bounded.all() or sol.status != cp.OPTIMAL:
+    if reach.bounded.all():
         return prog, sol
-    l_lo, l_hi = loosened_box(prog, reached_coordinates([plan.E_all], n), n,
-                              only=~(np.isfinite(lo) & np.isfinite(hi)))
+    free = ~(np.isfinite(lo) & np.isfinite(hi))
+    J = reached_coordinates([plan.E_all], n)
+    J = J[free[J]]
+    if x_t is not None and 0 < J.size <= LOOSENED_BOX_MAX:
+        grown = _grown_box(released, A_t, b_t, plan, scale, lo, hi, J, x_t)
+        if grown is not None:
+            g_lo, g_hi = grown
+            reach2 = unit_reach(plan, g_lo, g_hi)
+            prog2 = with_box(loosened_program(released, A_t, b_t, plan, scale, reach2), J,
+                             g_lo[J], g_hi[J])
+            sol2 = solve(prog2)
+            if sol2.status == cp.OPTIMAL and (sol.status != cp.OPTIMAL
+                                              or sol2.value >= sol.value):
+                return prog2, sol2
+    if sol.status != cp.OPTIMAL:
+        return prog, sol
+    l_lo, l_hi = loosened_box(prog, J, n)
     reach2 = unit_reach(plan, np.maximum(lo, l_lo), np.minimum(hi, l_hi))
     if reach2.bounded.sum() <= reach.bounded.sum():
         return prog, sol
@@ -65,3 +84,45 @@ def loosened_box(loose_prog: Any, hit: np.ndarray, n: int, only: np.ndarray | No
                                      np.zeros(loose_prog.m, dtype=bool), list(eye),
                                      allow_unbounded=True)
     return lo, hi
+
+
+def _grown_box(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: np.ndarray,
+               lo: np.ndarray, hi: np.ndarray, J: np.ndarray, x_t: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """A box ``B'`` on the coordinates ``J`` that contains the TRUE feasible set ``F`` on the
+    noise event, grown from the tightened counterpart's point ``x_t`` (in ``F`` on that event,
+    to the solver's tolerance); None when the growth does not close.
+
+    On the box ``|x_J| <= R``, ``R = 2 (1 + ||x_t,J||_inf)``, the loosened counterpart ``S_R``
+    (reach bounded on that box) intersected with the box contains ``F`` within it.  Its own
+    box ``B'`` (two exact solves per coordinate) then contains ``F`` whenever ``B'`` lies
+    strictly inside ``|x_J| < R``: were some ``y`` in ``F`` outside ``B'``, the segment from
+    ``x_t`` (in ``B'``) to ``y`` lies in ``F`` (convex) and leaves ``B'`` at a point just past
+    which it is still inside ``|x_J| <= R`` -- points of ``F`` within the box outside ``S_R``'s
+    box, a contradiction.  Post-processing of the release and public data only.
+    """
+    R = 2.0 * (1.0 + float(np.max(np.abs(x_t[J]))))
+    lo_R, hi_R = lo.copy(), hi.copy()
+    lo_R[J], hi_R[J] = np.maximum(lo[J], -R), np.minimum(hi[J], R)
+    prog_R = with_box(loosened_program(released, A_t, b_t, plan, scale,
+                                       unit_reach(plan, lo_R, hi_R)), J, lo_R[J], hi_R[J])
+    b_lo, b_hi = loosened_box(prog_R, J, lo.size)
+    inner = R * (1.0 - 1e-6)
+    if not (np.all(b_hi[J] < inner) and np.all(b_lo[J] > -inner)):
+        return None
+    g_lo, g_hi = lo.copy(), hi.copy()
+    g_lo[J], g_hi[J] = np.maximum(lo[J], b_lo[J]), np.minimum(hi[J], b_hi[J])
+    return g_lo, g_hi
+
+
+def with_box(prog: Any, J: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Any:
+    """``prog`` with the rows ``lo_j <= x_j <= hi_j`` (``j`` in ``J``) added to its orthant."""
+    d = prog.dims
+    at = d.zero + d.nonneg
+    k = J.size
+    rows = sp.csr_matrix((np.r_[np.ones(k), -np.ones(k)], (np.arange(2 * k), np.r_[J, J])),
+                         shape=(2 * k, prog.n))
+    A = sp.vstack([prog.A[:at], rows, prog.A[at:]], format="csc")
+    b = np.concatenate([prog.b[:at], hi, -lo, prog.b[at:]])
+    return dataclasses.replace(prog, A=A, b=b, cone=None,
+                               dims=dataclasses.replace(d, nonneg=d.nonneg + 2 * k))
