@@ -6,7 +6,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+import cvxdp
+from cvxdp.errors import CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.specs import (
     ConstraintPrivacy,
     ConstraintSetPrivacy,
@@ -255,3 +256,22 @@ def test_relative_entropy_names_a_concrete_alternative(atom):
     prob = cp.Problem(cp.Minimize(cp.sum(expr)), [cp.sum(x) == 1])
     with pytest.raises(UnsupportedProblemError, match=r"cp\.norm\(p - q, 1\)"):
         to_scp(prob)
+
+
+def test_private_dynamics_refusal_names_the_unbounded_variable():
+    # finite-horizon control with private dynamics in x[t+1] == A x[t] + B u[t]: the state x
+    # has no public bound (u has one); the refusal says which variable needs one
+    rng = np.random.default_rng(71)
+    n, m, T = 3, 2, 10
+    A = cp.Parameter((n, n), name="A", value=np.eye(n) * 0.9)
+    B = cp.Parameter((n, m), name="B", value=rng.normal(size=(n, m)))
+    xs = cp.Variable((n, T + 1), name="state")
+    us = cp.Variable((m, T), name="inputs")
+    cons = [xs[:, 0] == [1.0, -0.5, 0.8]] + [
+        xs[:, t + 1] == A @ xs[:, t] + B @ us[:, t] for t in range(T)] + [cp.abs(us) <= 1]
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(xs) + cp.sum_squares(us)), cons)
+    with pytest.raises(CvxdpError) as info:
+        prob.solve_private(epsilon=10, delta=1e-6, rng=0, mechanism="perturbation",
+                           private=cvxdp.ConstraintPrivacy([A, B], sensitivity=1e-3))
+    assert "'state'" in str(info.value)
+    assert "'inputs'" not in str(info.value)
