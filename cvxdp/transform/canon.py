@@ -36,7 +36,7 @@ from cvxdp.transform.sensitivity import propagate
 from cvxdp.transform.support import cone_reasons, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
-           "ScpInverse"]
+           "ScpInverse", "variables_at"]
 
 
 @dataclass(frozen=True)
@@ -256,6 +256,22 @@ def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarra
         out[var.name()] = None if val is None else np.asarray(val, dtype=float).reshape(
             var.shape)
     return out
+
+
+def variables_at(scp: SymmetricConeProgram, columns: np.ndarray) -> list[str]:
+    """Names of the user's variables that hold some of the cone program's ``columns`` (public
+    structure only: a unit probe through CVXPY's inverse chain); columns of the variables
+    CVXPY adds (epigraphs) map to none.  Empty when the model cannot be traced."""
+    inv = scp.inverse
+    if not isinstance(inv, ScpInverse) or len(columns) == 0:
+        return []
+    probe = np.zeros(scp.n)
+    probe[np.asarray(columns, dtype=int)] = 1.0
+    try:
+        values = released_values(inv.problem, scp, probe)
+    except (ValueError, KeyError, IndexError):
+        return []
+    return [name for name, v in values.items() if v is not None and np.any(v != 0)]
 
 
 def from_scp(

@@ -22,6 +22,7 @@ import scipy.sparse.linalg as spla
 from cvxdp.errors import PrivacySpecError
 from cvxdp.solvers.perturbation.entries import PrivateEntries
 from cvxdp.solvers.public_part import coordinate_box
+from cvxdp.transform.canon import variables_at
 from cvxdp.transform.parametric import entry_map
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
@@ -365,13 +366,17 @@ def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan
     need = np.flatnonzero(np.max(cols[:, :n], axis=0) > 0)
     lo, hi = coordinate_box(scp, need, allow_unbounded=True)
     lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
-    if np.any(~lo_f[need] & ~hi_f[need]):
+    free = need[~lo_f[need] & ~hi_f[need]]
+    if free.size:
+        names = variables_at(scp, free)
+        which = ("variable" + ("s " if len(names) > 1 else " ") + ", ".join(
+            f"'{v}'" for v in names)) if names else "variables"
         raise PrivacySpecError(
             "mechanism='perturbation': private coefficients enter an equality constraint "
-            "and multiply variables that the constraints without private data bound on "
+            f"and multiply {which} that the constraints without private data bound on "
             "neither side, so the equality's noise cannot be bounded; add public bounds on "
-            "those variables (one side is enough, e.g. x >= 0, or x <= 10, cp.norm(x) <= R) "
-            "or use mechanism='mwu'.")
+            f"{'them' if names else 'those variables'} (one side is enough, e.g. x >= 0, or "
+            "x <= 10, cp.norm(x) <= R) or use mechanism='mwu'.")
     both = lo_f & hi_f
     sgn, shift = one_sided_abs(lo, hi)
     xmax = np.where(both, np.maximum(np.abs(lo), np.abs(hi)), 0.0)
