@@ -4,10 +4,11 @@ The loosened counterpart (:func:`cvxdp.solvers.certificate.loosened_program`) co
 feasible set on the noise event; its optimum bounds the true optimum from below, and its point
 is released when the tightened counterpart is empty.  A unit whose noise map reaches a variable
 that no public row bounds is dropped from it (still a superset).  :func:`solve_loosened` then
-takes a second pass: the first loosened counterpart's own box bounds those variables at every
-true-feasible point (it contains them all), so the counterpart rebuilt on that box keeps the
-units, on the same event (docs/certificates.md, "Lower bound on the optimum").  Post-processing
-of the release and public data only.
+takes a second pass on a box that contains every true-feasible point on the same event: one
+grown from the tightened counterpart's point (:func:`_grown_box`), or the first loosened
+counterpart's own box (it contains them all); the counterpart rebuilt on that box keeps the
+units (docs/certificates.md, "Lower bound on the optimum").  Post-processing of the release
+and public data only.
 """
 
 from __future__ import annotations
@@ -67,15 +68,12 @@ def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: n
     return (prog2, sol2) if sol2.status == cp.OPTIMAL else (prog, sol)
 
 
-def loosened_box(loose_prog: Any, hit: np.ndarray, n: int, only: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(lo, hi)`` over the loosened counterpart for the variables ``hit`` (those of them
-    with ``only`` True, when given): two exact solves each; ``-inf`` / ``inf`` when unbounded,
+def loosened_box(loose_prog: Any, hit: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` over the loosened counterpart for the variables ``hit``: two exact
+    solves each; ``-inf`` / ``inf`` when unbounded,
     or for all of them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the
     solves."""
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-    if only is not None:
-        hit = hit[only[hit]]
     if hit.size == 0 or hit.size > LOOSENED_BOX_MAX:
         return lo, hi
     eye = np.zeros((hit.size, loose_prog.n))
