@@ -145,18 +145,25 @@ def _top_level(solved: Any, t: float, scale: float) -> tuple[float, float] | Non
     one's down: at least the slope at ``d_0``), and ``phi <= t ||e(d_0)|| + (t ||Lambda|| - 1)
     (d - d_0) - d_0``: at most ``t ||e(d_0)|| - d_0`` when ``t ||Lambda|| <= 1``.  ``d_0``
     starts at ``t max(1, ||x~_S||)`` (public: the noise bound and the released point) and is
-    multiplied by 16 until that holds (the extents of a bounded level set grow sublinearly);
-    None when it never does or a level set is unbounded.
+    multiplied by 16 until that holds (the extents of a bounded level set grow sublinearly:
+    like ``sqrt(d)`` where the objective is strongly convex, so ``Lambda`` falls 4x a step);
+    None when it does not within :data:`_TOP_TRIES` steps, when ``t ||Lambda||`` stops falling
+    by at least half a step (linear growth: it never will), or a level set is unbounded.
     """
-    top = t * max(1.0, scale)
+    top, before = t * max(1.0, scale), math.inf
     for _ in range(_TOP_TRIES):
         upper, lower = solved(top), solved(top / 4.0)
         if upper is None or lower is None:
             return None
         slope = np.max((upper[0] - lower[1]) / (0.75 * top), axis=0)
-        if t * float(np.linalg.norm(np.maximum(slope, 0.0))) <= 1.0:
+        growth = t * float(np.linalg.norm(np.maximum(slope, 0.0)))
+        if growth <= 1.0:
             return top, max(t * _norm_max(upper[0]) - top, 0.0)
-        top *= 16.0
+        if growth > 0.5 * before:
+            # the extents grow about linearly (a polyhedral set: the slope does not fall), so
+            # higher levels will not meet the condition: stop the solves
+            return None
+        top, before = 16.0 * top, growth
     return None
 
 
