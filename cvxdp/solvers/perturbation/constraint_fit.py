@@ -61,6 +61,7 @@ from cvxdp.solvers.perturbation.fit_term import (
     _terms,
     detect_fit_terms,
     fit_bounds,
+    fresh_leaves,
     norm_sum_bound,
 )
 
@@ -204,8 +205,8 @@ def _entry_fit(g: Any, problem: cp.Problem, params: tuple[Any, ...]) -> EntryFit
     a private term has none of the module doc's shapes or its argument is not affine jointly
     in the variables and the private data."""
     ids = {p.id for p in params}
-    names = [v.name() for v in problem.variables()]
-    if len(set(names)) != len(names):  # the copies are keyed by name
+    leaves = fresh_leaves(problem, params)
+    if leaves is None:
         return None
     found = []
     for term in _terms(g):
@@ -214,10 +215,7 @@ def _entry_fit(g: Any, problem: cp.Problem, params: tuple[Any, ...]) -> EntryFit
             if c is None:
                 return None
             found.append(c)
-    x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
-    y_copies = tuple(cp.Variable(p.shape) for p in params)
-    by_obj = {id(v): x_copies[v.name()] for v in problem.variables()}
-    by_obj.update({id(p): y for p, y in zip(params, y_copies, strict=True)})
+    x_copies, y_copies, by_obj = leaves
     rows, scalars = [], []
     for kind, c, a in found:
         copy = a.tree_copy(by_obj)

@@ -80,8 +80,8 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
 )
 from cvxdp.solvers.perturbation.noise import gaussian_norm_bound
 
-__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "noise_norm", "norm_sum_bound",
-           "fit_bounds"]
+__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "noise_norm",
+           "norm_sum_bound", "fit_bounds"]
 
 #: largest dense size (rows x columns) for the range projection and exact spectral norms
 RANGE_DENSE_MAX = 4_000_000
@@ -265,13 +265,10 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             if c is None:
                 return None
             found.append(c)
-    names = [v.name() for v in problem.variables()]
-    if not found or len(set(names)) != len(names):  # the copies are keyed by name
+    leaves = fresh_leaves(problem, params) if found else None
+    if leaves is None:
         return None
-    x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
-    y_copies = tuple(cp.Variable(p.shape) for p in params)
-    by_obj = {id(v): x_copies[v.name()] for v in problem.variables()}
-    by_obj.update({id(p): y for p, y in zip(params, y_copies, strict=True)})
+    x_copies, y_copies, by_obj = leaves
     terms = []
     for kind, lam, lip, a, weights in found:
         copy = a.tree_copy(by_obj)
@@ -305,6 +302,21 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
                     constraints=tuple(c.tree_copy(var_only) for c in problem.constraints),
                     objective=problem.objective.expr.tree_copy(by_obj))
+
+
+def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]
+                 ) -> tuple[dict[str, cp.Variable], tuple[cp.Variable, ...], dict[int, Any]] | None:
+    """Fresh variables for the model's variables (by name) and its private parameters, and
+    the ``id -> copy`` map ``tree_copy`` takes; None when two variables share a name (the
+    copies are keyed by name)."""
+    names = [v.name() for v in problem.variables()]
+    if len(set(names)) != len(names):
+        return None
+    x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
+    y_copies = tuple(cp.Variable(p.shape) for p in params)
+    by_obj = {id(v): x_copies[v.name()] for v in problem.variables()}
+    by_obj.update({id(p): y for p, y in zip(params, y_copies, strict=True)})
+    return x_copies, y_copies, by_obj
 
 
 def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
