@@ -139,8 +139,9 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
             f"noisy objective is released, so this is public): check that the model is "
             f"feasible and {hint}.")
     k = supp.size
-    alpha = (None if R is None else
-             2 * R * sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta))))
+    # ||z_S|| <= t with probability >= 1 - beta (Gaussian concentration): Thm C.12's event
+    t = sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta)))
+    alpha = None if R is None else 2 * R * t
     details: dict[str, Any] = {"setting": "objective", "sigma": sigma, "l2_sensitivity": D2,
                                "noised_coordinates": int(k) + int(noise_offset),
                                "offset_source": offset_source, "norm_bound": R,
@@ -160,8 +161,9 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
             "alpha_guaranteed": alpha, "value": value,
             "noisy_objective": {"c": c_noisy, "offset": offset_noisy,
                                 "offset_source": offset_source},
-            # public set and released data for the certificate (popped by the caller)
-            "_perturbed": (perturbed, supp, R)}
+            # public set, released data and the noise event for the certificate (popped by
+            # the caller)
+            "_perturbed": (perturbed, supp, R, t)}
     return np.asarray(sol.x), report, info
 
 

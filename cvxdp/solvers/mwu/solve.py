@@ -165,7 +165,7 @@ def solve_mwu(
             neighbouring=neighbouring)
         iterations = None
         value_released = info.pop("value")  # sign * (c~ . x + offset~): released data only
-        perturbed, supp, R = info.pop("_perturbed")
+        perturbed, supp, R, t = info.pop("_perturbed")
         alpha = info.get("alpha_guaranteed")
         acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
         if (alpha is None or (alpha > acc and R > 0)) and 0 < supp.size <= _SHARP_MAX_COORDS:
@@ -173,8 +173,6 @@ def solve_mwu(
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
             # ||z_S|| <= t
-            t = float(report.details["sigma"]) * (
-                math.sqrt(supp.size) + math.sqrt(2.0 * math.log(1.0 / beta)))
             sharp = sharp_objective_gap(perturbed, info["noisy_objective"]["c"], x, supp,
                                         math.inf if R is None else R, t)
             if alpha is None or sharp < alpha:
