@@ -26,15 +26,15 @@ EXP_CONE_ATOMS = frozenset({
 POW_CONE_ATOMS = frozenset({"Power", "power", "GeoMean", "geo_mean", "Pnorm", "pnorm",
                             "inv_prod", "PowCone3D", "PowConeND"})
 
+_RELATIVE_ENTROPY_HINT = ("relative entropy has no symmetric-cone form; to keep p close to a "
+                          "reference q use a norm, cp.norm(p - q, 1) (total variation, an LP "
+                          "form) or cp.sum_squares(p - q)")
+
 _EXP_HINT = {
     "log_det": "use cvxdp.john_ellipsoid(A) for the John ellipsoid, or maximise "
                "cp.geo_mean of the diagonal of a triangular factor (an SOC form)",
-    "kl_div": "relative entropy has no symmetric-cone form; to keep p close to a reference "
-              "q use a norm, cp.norm(p - q, 1) (total variation, an LP form) or "
-              "cp.sum_squares(p - q)",
-    "rel_entr": "relative entropy has no symmetric-cone form; to keep p close to a reference "
-                "q use a norm, cp.norm(p - q, 1) (total variation, an LP form) or "
-                "cp.sum_squares(p - q)",
+    "kl_div": _RELATIVE_ENTROPY_HINT,
+    "rel_entr": _RELATIVE_ENTROPY_HINT,
     "exp": "exp has no symmetric-cone form; cp.power(x, 2) or cp.pos(x) are SOC / LP "
            "surrogates where the model allows",
     "log": "maximise cp.geo_mean(...) instead of a sum of logs (same maximiser, SOC form)",
