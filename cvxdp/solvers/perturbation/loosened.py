@@ -37,9 +37,17 @@ def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: n
     with the second pass of the module doc when the first dropped a unit: on a box grown
     from ``x_t`` (:func:`_grown_box`) when the tightened counterpart's point at the requested
     level is given, else on the first loosened counterpart's own box when it solved."""
+
+    def on(b_lo: np.ndarray, b_hi: np.ndarray, J: np.ndarray | None = None
+           ) -> tuple[Any, Any]:
+        """The counterpart with its reach bounded on ``[b_lo, b_hi]`` (and, given ``J``,
+        intersected with that box on ``J``), and the reach."""
+        reach = unit_reach(plan, b_lo, b_hi)
+        prog = loosened_program(released, A_t, b_t, plan, scale, reach)
+        return (prog if J is None else with_box(prog, J, b_lo[J], b_hi[J])), reach
+
     n = lo.size
-    reach = unit_reach(plan, lo, hi)
-    prog = loosened_program(released, A_t, b_t, plan, scale, reach)
+    prog, reach = on(lo, hi)
     sol = solve(prog)
     if reach.bounded.all():
         return prog, sol
@@ -47,12 +55,9 @@ def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: n
     J = reached_coordinates([plan.E_all], n)
     J = J[free[J]]
     if x_t is not None and 0 < J.size <= LOOSENED_BOX_MAX:
-        grown = _grown_box(released, A_t, b_t, plan, scale, lo, hi, J, x_t)
+        grown = _grown_box(on, lo, hi, J, x_t)
         if grown is not None:
-            g_lo, g_hi = grown
-            reach2 = unit_reach(plan, g_lo, g_hi)
-            prog2 = with_box(loosened_program(released, A_t, b_t, plan, scale, reach2), J,
-                             g_lo[J], g_hi[J])
+            prog2 = on(*grown, J)[0]
             sol2 = solve(prog2)
             if sol2.status == cp.OPTIMAL and (sol.status != cp.OPTIMAL
                                               or sol2.value >= sol.value):
@@ -60,10 +65,9 @@ def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: n
     if sol.status != cp.OPTIMAL:
         return prog, sol
     l_lo, l_hi = loosened_box(prog, J, n)
-    reach2 = unit_reach(plan, np.maximum(lo, l_lo), np.minimum(hi, l_hi))
+    prog2, reach2 = on(np.maximum(lo, l_lo), np.minimum(hi, l_hi))
     if reach2.bounded.sum() <= reach.bounded.sum():
         return prog, sol
-    prog2 = loosened_program(released, A_t, b_t, plan, scale, reach2)
     sol2 = solve(prog2)
     return (prog2, sol2) if sol2.status == cp.OPTIMAL else (prog, sol)
 
@@ -84,9 +88,8 @@ def loosened_box(loose_prog: Any, hit: np.ndarray, n: int) -> tuple[np.ndarray, 
     return lo, hi
 
 
-def _grown_box(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: np.ndarray,
-               lo: np.ndarray, hi: np.ndarray, J: np.ndarray, x_t: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray] | None:
+def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarray,
+               J: np.ndarray, x_t: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """A box ``B'`` on the coordinates ``J`` that contains the TRUE feasible set ``F`` on the
     noise event, grown from the tightened counterpart's point ``x_t`` (in ``F`` on that event,
     to the solver's tolerance); None when the growth does not close.
@@ -97,14 +100,13 @@ def _grown_box(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: np.nd
     strictly inside ``|x_J| < R``: were some ``y`` in ``F`` outside ``B'``, the segment from
     ``x_t`` (in ``B'``) to ``y`` lies in ``F`` (convex) and leaves ``B'`` at a point just past
     which it is still inside ``|x_J| <= R`` -- points of ``F`` within the box outside ``S_R``'s
-    box, a contradiction.  Post-processing of the release and public data only.
+    box, a contradiction.  ``on(lo, hi, J)`` builds the counterpart on a box
+    (:func:`solve_loosened`).  Post-processing of the release and public data only.
     """
     R = 2.0 * (1.0 + float(np.max(np.abs(x_t[J]))))
     lo_R, hi_R = lo.copy(), hi.copy()
     lo_R[J], hi_R[J] = np.maximum(lo[J], -R), np.minimum(hi[J], R)
-    prog_R = with_box(loosened_program(released, A_t, b_t, plan, scale,
-                                       unit_reach(plan, lo_R, hi_R)), J, lo_R[J], hi_R[J])
-    b_lo, b_hi = loosened_box(prog_R, J, lo.size)
+    b_lo, b_hi = loosened_box(on(lo_R, hi_R, J)[0], J, lo.size)
     inner = R * (1.0 - 1e-6)
     if not (np.all(b_hi[J] < inner) and np.all(b_lo[J] > -inner)):
         return None
