@@ -52,7 +52,7 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.mwu.schedule import total_rho
-from cvxdp.solvers.perturbation.fit_term import _peel, _terms
+from cvxdp.solvers.perturbation.fit_detect import _peel, _terms
 from cvxdp.solvers.quadform_perturbation import QUADFORM_THEOREM, release_quadform
 from cvxdp.status import status_of
 

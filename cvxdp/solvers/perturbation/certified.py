@@ -37,7 +37,8 @@ from cvxdp.solvers.perturbation.entries import (
     private_entries,
     released_user_values,
 )
-from cvxdp.solvers.perturbation.fit_term import FitModel, detect_fit_terms, fit_bounds
+from cvxdp.solvers.perturbation.fit_detect import FitModel, detect_fit_terms
+from cvxdp.solvers.perturbation.fit_term import fit_bounds
 from cvxdp.solvers.perturbation.loosened import loosened_box, solve_loosened
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
 from cvxdp.solvers.perturbation.plan import robust_plan

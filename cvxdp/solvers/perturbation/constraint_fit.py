@@ -51,19 +51,18 @@ from cvxpy.atoms.norm_inf import norm_inf
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.constraints.nonpos import Inequality
 
-from cvxdp.solvers.perturbation.fit_term import (
+from cvxdp.solvers.perturbation.fit_detect import (
     FitModel,
-    _at_point,
     _classify,
     _elementwise_lipschitz,
     _jacobians,
     _peel,
     _terms,
     detect_fit_terms,
-    fit_bounds,
     fresh_leaves,
-    norm_sum_bound,
 )
+from cvxdp.solvers.perturbation.fit_term import _at_point, fit_bounds
+from cvxdp.solvers.perturbation.noise_tails import norm_sum_bound
 
 __all__ = ["ConstraintFits", "EntryFit", "detect_constraint_fits", "constraint_violation_bound",
            "rows_noise_bound"]
@@ -90,7 +89,7 @@ class EntryFit:
     ``J_k = da_k/dy`` (one row per entry, column-major, columns in the order of the noise
     vector) and, for a square ``w a_k^2``, ``a_k`` on the fresh leaves (else None);
     ``scalars``: the private scalar terms, broadcast to every entry, as
-    :func:`~cvxdp.solvers.perturbation.fit_term.norm_sum_bound` parts ``(lam L, norm, J)``."""
+    :func:`~cvxdp.solvers.perturbation.noise_tails.norm_sum_bound` parts ``(lam L, norm, J)``."""
 
     g: Any
     x_copies: dict[str, cp.Variable]

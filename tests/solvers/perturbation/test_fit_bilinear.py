@@ -7,7 +7,7 @@ import pytest
 
 import cvxdp
 from cvxdp.solvers.perturbation.fit_bilinear import design_noise_norm
-from cvxdp.solvers.perturbation.fit_term import detect_fit_terms
+from cvxdp.solvers.perturbation.fit_detect import detect_fit_terms
 
 
 def test_a_private_design_matrix_is_a_bilinear_square():

@@ -9,7 +9,9 @@ import scipy.sparse as sp
 from scipy import stats
 
 import cvxdp
-from cvxdp.solvers.perturbation.fit_term import _single_norm_gap, detect_fit_terms, noise_norm
+from cvxdp.solvers.perturbation.fit_detect import detect_fit_terms
+from cvxdp.solvers.perturbation.fit_term import _norm_floor, _single_norm_gap
+from cvxdp.solvers.perturbation.noise_tails import noise_norm
 
 
 def _y(n=6, seed=0):
@@ -291,8 +293,6 @@ def test_the_residual_floor_of_a_single_norm_holds_and_is_near_the_true_residual
     """_norm_floor: ``lam ||(I - P) a(x, y)||`` is the same at every x and at most f(x); its
     lower bound from one noisy release holds on all but a 2 beta share of 400 draws (two events
     of beta each), and at a small noise it is within 5% of the truth."""
-    from cvxdp.solvers.perturbation.fit_term import _norm_floor
-
     prob, b, A, x = _lad(0, "l2")
     model = detect_fit_terms(prob, (b,))
     term = model.terms[0]

@@ -1,0 +1,317 @@
+"""Detection of fit terms with private targets, the pattern of
+:mod:`cvxdp.solvers.perturbation.fit_term`: the private parameters appear only in additive terms
+of a minimised objective (squares, Lipschitz losses, affine terms), each affine jointly in the
+variables and the private data.  Detection reads the model's structure and public constants
+only: the Jacobians ``J = da/dy`` and the ranges of ``da/dx`` are computed on fresh copies of the
+leaves (:func:`fresh_leaves`), never at a private value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+from cvxpy.atoms.affine.add_expr import AddExpression
+from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
+from cvxpy.atoms.affine.sum import Sum
+from cvxpy.atoms.affine.unary_operators import NegExpression
+from cvxpy.atoms.elementwise.abs import abs as cp_abs
+from cvxpy.atoms.elementwise.huber import huber
+from cvxpy.atoms.elementwise.maximum import maximum
+from cvxpy.atoms.elementwise.power import Power
+from cvxpy.atoms.lambda_max import lambda_max
+from cvxpy.atoms.norm1 import norm1
+from cvxpy.atoms.norm_inf import norm_inf
+from cvxpy.atoms.pnorm import Pnorm
+from cvxpy.atoms.quad_over_lin import quad_over_lin
+
+from cvxdp.solvers.perturbation.fit_bilinear import (
+    is_bilinear,
+    second_derivatives,
+)
+from cvxdp.solvers.perturbation.noise_tails import RANGE_DENSE_MAX
+
+__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves"]
+
+
+
+@dataclass(frozen=True)
+class FitTerm:
+    """One private term (module doc): ``kind`` ``"square"``, ``"l1"``, ``"l2"`` (Lipschitz in
+    that norm, constant ``lip``) or ``"affine"``; ``lam`` its public weight; ``J`` = ``da/dy``
+    (sparse, ``size(a) x K``, columns in the order of the noise vector); ``J_range`` its
+    projection on the range of ``da/dx`` (square terms; ``J`` when that range is not smaller);
+    ``residual`` a copy of ``a`` on fresh leaves (square terms, to evaluate ``r(x^)``)."""
+
+    kind: str
+    lam: float
+    lip: float
+    J: sp.csr_matrix
+    J_range: sp.csr_matrix | None = None
+    residual: Any = None
+    #: bilinear square terms (:mod:`cvxdp.solvers.perturbation.fit_bilinear`): the second
+    #: derivatives ``d^2 a / dy_k dx_j`` and the variables (by name) they run over
+    B: np.ndarray | None = None
+    x_names: tuple[str, ...] = ()
+    #: a single Euclidean norm (``fit_term._norm_floor``): the orthonormal basis ``Q`` of the range
+    #: of ``da/dx`` and ``J``'s part orthogonal to it, ``(I - Q Q') J`` (None: no such part)
+    Q: np.ndarray | None = None
+    J_perp: sp.csr_matrix | None = None
+
+
+@dataclass(frozen=True)
+class FitModel:
+    """The private terms of a model with the pattern, and the fresh leaves their copies use
+    (``x_copies`` by user variable name, ``y_copies`` per private parameter)."""
+
+    terms: tuple[FitTerm, ...]
+    x_copies: dict[str, cp.Variable]
+    y_copies: tuple[cp.Variable, ...]
+    #: the objective is exactly one Euclidean norm ``lam ||a||`` (``fit_term._single_norm_gap``)
+    single_norm: bool = False
+    #: the user's (public) constraints on the copies' variables
+    constraints: tuple[Any, ...] = ()
+    #: the objective on the copies (the noisy objective ``h`` once ``y_copies`` hold ``y~``)
+    objective: Any = None
+    #: public values computed on first use (the box diameters of ``fit_term._box_diameter``)
+    cache: dict = field(default_factory=dict)
+
+
+def _full_sum(e: Any) -> bool:
+    """A ``sum`` over every entry (no axis, or an axis that leaves one number)."""
+    return isinstance(e, Sum) and (e.axis is None or e.size == 1)
+
+
+def _terms(expr: Any) -> list[Any]:
+    """The additive terms of ``expr``: sums flattened, ``sum(a + b)`` split into ``sum(a) +
+    sum(b)`` (full sums only)."""
+    if isinstance(expr, AddExpression):
+        return [t for a in expr.args for t in _terms(a)]
+    if _full_sum(expr) and isinstance(expr.args[0], AddExpression):
+        return [t for a in expr.args[0].args for t in _terms(cp.sum(a))]
+    return [expr]
+
+
+def _public_scalar(e: Any) -> float | None:
+    """The value of a public constant that is one number (a scalar, or one promoted to an
+    array: every entry equal), else None."""
+    if e.is_constant() and not e.parameters():
+        v = np.asarray(e.value, dtype=float).ravel()
+        if v.size and np.all(v == v[0]):
+            return float(v[0])
+    return None
+
+
+def _peel(term: Any, signed: bool = False) -> tuple[float, Any] | None:
+    """``(lam, inner)`` with products and quotients by public scalars ``> 0`` peeled (also
+    inside a full ``sum``); None for a non-positive weight.  ``signed``: negative factors and
+    negations are peeled too (``lam`` carries the sign; None only for a zero weight)."""
+    lam = 1.0
+    while True:
+        if signed and isinstance(term, NegExpression):
+            k, term = -1.0, term.args[0]
+        elif isinstance(term, (multiply, MulExpression)) and len(term.args) == 2:
+            ks = [_public_scalar(a) for a in term.args]
+            if ks[0] is not None and ks[1] is None:
+                k, term = ks[0], term.args[1]
+            elif ks[1] is not None and ks[0] is None:
+                k, term = ks[1], term.args[0]
+            else:
+                return lam, term
+        elif isinstance(term, DivExpression) and _public_scalar(term.args[1]) is not None:
+            k, term = 1.0 / _public_scalar(term.args[1]), term.args[0]
+        elif (_full_sum(term)
+              and isinstance(term.args[0], (multiply, MulExpression, DivExpression))):
+            inner = _peel(term.args[0], signed)
+            if inner is None or inner[1] is term.args[0]:
+                return lam, term
+            k, term = inner[0], cp.sum(inner[1])
+        else:
+            return lam, term
+        if not (k != 0 if signed else k > 0):
+            return None
+        lam *= k
+
+
+def _classify(term: Any) -> tuple[str, float, float, Any, np.ndarray | None] | None:
+    """``(kind, lam, lip, a, weights)`` of a private term (module doc), ``weights`` the rows'
+    weights of ``J`` for a weighted sum (else None), or None."""
+    if term.is_affine():
+        return ("affine", 1.0, 1.0, term, None) if term.size == 1 else None
+    peeled = _peel(term)
+    if peeled is None:
+        return None
+    lam, t = peeled
+    if isinstance(t, quad_over_lin) and _public_scalar(t.args[1]) is not None:
+        k = _public_scalar(t.args[1])
+        return ("square", lam / k, 0.0, t.args[0], None) if k > 0 else None
+    if (isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0
+            and isinstance(t.args[0], Pnorm)
+            and float(t.args[0].p) == 2.0 and t.args[0].axis is None):
+        return "square", lam, 0.0, t.args[0].args[0], None
+    if isinstance(t, norm1) and t.axis is None:
+        return "l1", lam, 1.0, t.args[0], None
+    if isinstance(t, (norm_inf, lambda_max)) and getattr(t, "axis", None) is None:
+        return "l2", lam, 1.0, t.args[0], None
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 2.0:
+        return "euclid", lam, 1.0, t.args[0], None
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) > 2.0:
+        return "l2", lam, 1.0, t.args[0], None
+    if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 1.0:
+        return "l1", lam, 1.0, t.args[0], None
+    if _full_sum(t):
+        e, weights = t.args[0], None
+        if isinstance(e, multiply) and len(e.args) == 2:
+            # sum(w * psi(a)) with a public weight array w >= 0: an l1 term on diag(w) J
+            pub = [a.is_constant() and not a.parameters() for a in e.args]
+            if sum(pub) != 1:
+                return None
+            w = np.asarray(e.args[pub.index(True)].value, dtype=float)
+            if not np.all(w >= 0):
+                return None
+            e = e.args[pub.index(False)]
+            weights = np.broadcast_to(w, e.shape).ravel(order="F")
+        found = _elementwise_lipschitz(e)
+        if found is not None:
+            return "l1", lam, found[0], found[1], weights
+    if isinstance(t, cp_abs) and t.size == 1:
+        return "l1", lam, 1.0, t.args[0], None
+    return None
+
+
+def _elementwise_lipschitz(e: Any) -> tuple[float, Any] | None:
+    """``(L, a)`` for ``e = psi(a)`` elementwise with ``psi`` L-Lipschitz (``abs``, ``huber``,
+    ``maximum`` with a public side), else None."""
+    if isinstance(e, cp_abs):
+        return 1.0, e.args[0]
+    if isinstance(e, huber) and _public_scalar(e.M) is not None:
+        return 2.0 * _public_scalar(e.M), e.args[0]
+    if isinstance(e, maximum) and len(e.args) == 2:
+        pub = [a.is_constant() and not a.parameters() for a in e.args]
+        if sum(pub) == 1:
+            return 1.0, e.args[pub.index(False)]
+    return None
+
+
+def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel | None:
+    """The pattern of the module doc, from the model's structure only (never a private value).
+
+    ``params`` are the private parameters in the order of the noise vector (plain parameters:
+    each entry one noise coordinate, column-major).  None when the model does not have the
+    pattern.
+    """
+    if not params or not isinstance(problem.objective, cp.Minimize):
+        return None
+    ids = {p.id for p in params}
+    if any(ids & {p.id for p in c.parameters()} for c in problem.constraints):
+        return None
+    found = []
+    every = _terms(problem.objective.expr)
+    for term in every:
+        if ids & {p.id for p in term.parameters()}:
+            c = _classify(term)
+            if c is None:
+                return None
+            found.append(c)
+    leaves = fresh_leaves(problem, params) if found else None
+    if leaves is None:
+        return None
+    x_copies, y_copies, by_obj = leaves
+    terms = []
+    for kind, lam, lip, a, weights in found:
+        copy = a.tree_copy(by_obj)
+        if ids & {p.id for p in copy.parameters()}:
+            return None
+        if not copy.is_affine():
+            if kind != "square" or not is_bilinear(a, problem, params):
+                return None
+            derivs = second_derivatives(copy, x_copies, y_copies)
+            if derivs is None:
+                return None
+            J0, B, names = derivs
+            terms.append(FitTerm(kind="bilinear", lam=float(lam), lip=0.0,
+                                 J=sp.csr_matrix(J0), residual=copy, B=B,
+                                 x_names=tuple(names)))
+            continue
+        J, Jx = _jacobians(copy, x_copies, y_copies)
+        if weights is not None:
+            J = sp.csr_matrix(sp.diags(weights) @ J)
+        square = kind == "square"
+        single = kind == "euclid" and len(every) == 1
+        Q = _range_basis(Jx) if square or single else None
+        J_perp = _perp_part(J, Q) if single else None
+        terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),
+                             lip=float(lip), J=J,
+                             J_range=_range_part(J, Jx, Q) if square or single else None,
+                             residual=copy if square or single else None,
+                             Q=None if J_perp is None else Q, J_perp=J_perp))
+    var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
+    return FitModel(tuple(terms), x_copies, y_copies,
+                    single_norm=len(every) == 1 and found[0][0] == "euclid",
+                    constraints=tuple(c.tree_copy(var_only) for c in problem.constraints),
+                    objective=problem.objective.expr.tree_copy(by_obj))
+
+
+def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]
+                 ) -> tuple[dict[str, cp.Variable], tuple[cp.Variable, ...], dict[int, Any]] | None:
+    """Fresh variables for the model's variables (by name) and its private parameters, and
+    the ``id -> copy`` map ``tree_copy`` takes; None when two variables share a name (the
+    copies are keyed by name)."""
+    names = [v.name() for v in problem.variables()]
+    if len(set(names)) != len(names):
+        return None
+    x_copies = {v.name(): cp.Variable(v.shape) for v in problem.variables()}
+    y_copies = tuple(cp.Variable(p.shape) for p in params)
+    by_obj = {id(v): x_copies[v.name()] for v in problem.variables()}
+    by_obj.update({id(p): y for p, y in zip(params, y_copies, strict=True)})
+    return x_copies, y_copies, by_obj
+
+
+def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
+               ) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
+    """``(da/dy, da/dx)`` of an affine expression (its gradient at any point: zeros here)."""
+    leaves = [*x_copies.values(), *y_copies]
+    for v in leaves:
+        v.value = np.zeros(v.shape)
+    grad = expr.grad
+    for v in leaves:
+        v.value = None
+    rows = int(expr.size)
+    ys = [sp.csr_matrix(grad[y]).T if grad.get(y) is not None else
+          sp.csr_matrix((rows, int(y.size))) for y in y_copies]
+    xs = [sp.csr_matrix(grad[v]).T for v in x_copies.values() if grad.get(v) is not None]
+    return sp.csr_matrix(sp.hstack(ys)), (sp.csr_matrix(sp.hstack(xs)) if xs else None)
+
+
+def _range_basis(Jx: sp.csr_matrix | None) -> np.ndarray | None:
+    """``Q``, every left singular vector of ``J_x = da/dx`` (no rank cut-off, so no numerical
+    tolerance drops a direction), when ``J_x`` has fewer columns than rows and is small enough
+    to factor densely; None otherwise."""
+    if Jx is None:
+        return None
+    rows, cols = Jx.shape
+    if cols >= rows or rows * cols > RANGE_DENSE_MAX:
+        return None
+    return np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
+
+
+def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None, Q: np.ndarray | None
+                ) -> sp.csr_matrix:
+    """``Q' J`` (``Q`` of :func:`_range_basis`, spanning a space that contains the range of
+    ``J_x``), else ``J``: ``D = J_x (x* - x^)`` lies in that range, so only ``P v`` enters
+    (``||P J e|| = ||Q' J e||``).  No rows when ``a`` does not depend on ``x``."""
+    if Jx is None:
+        return sp.csr_matrix((0, J.shape[1]))
+    return J if Q is None else sp.csr_matrix(Q.T @ J.toarray())
+
+
+def _perp_part(J: sp.csr_matrix, Q: np.ndarray | None) -> sp.csr_matrix | None:
+    """``(I - Q Q') J`` for the residual's floor (``fit_term._norm_floor``); None without ``Q`` or
+    when it is too large to form densely."""
+    if Q is None or Q.shape[0] * J.shape[1] > RANGE_DENSE_MAX:
+        return None
+    Jd = J.toarray()
+    return sp.csr_matrix(Jd - Q @ (Q.T @ Jd))
