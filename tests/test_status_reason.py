@@ -1,0 +1,48 @@
+"""Every solver's answer that is not a success says why in ``sol.status_reason`` (and in
+``repr``), the one place README points to; ``info["status_reason"]`` carries the same text."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import cvxdp
+from cvxdp.estimation.gaussians import private_gaussian
+from cvxdp.solution import PrivateSolution
+
+
+def _john():
+    A = np.random.default_rng(0).normal(size=(500, 4))
+    A /= np.linalg.norm(A, axis=1).max()
+    return cvxdp.john_ellipsoid(A).solve_private(epsilon=1, delta=1e-6, rng=0, closeness=1e-3,
+                                                 row_bound=1.0)
+
+
+def _ball():
+    P = np.random.default_rng(0).normal(size=(500, 3))
+    return cvxdp.min_enclosing_ball(P).solve_private(epsilon=1, delta=1e-6, rng=0,
+                                                     bounds=(-5, 5))
+
+
+def _gaussian():
+    X = np.random.default_rng(0).normal(size=(3000, 3))
+    return private_gaussian(X, epsilon=1, delta=1e-6, rng=0, bounds=(-50, 50))
+
+
+@pytest.mark.parametrize("solve", [_john, _ball, _gaussian], ids=["john", "ball", "gaussian"])
+def test_a_user_limit_answer_says_why_in_status_reason_and_repr(solve):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = solve()
+    assert sol.status == "user_limit"
+    assert isinstance(sol.status_reason, str) and len(sol.status_reason) > 20
+    assert sol.info["status_reason"] == sol.status_reason
+    assert f"status_reason: {sol.status_reason}" in repr(sol)
+
+
+def test_a_reason_given_either_way_is_the_same_in_both_places():
+    a = PrivateSolution(status="user_limit", status_reason="because")
+    b = PrivateSolution(status="user_limit", info={"status_reason": "because"})
+    assert a.info["status_reason"] == a.status_reason == "because"
+    assert b.info["status_reason"] == b.status_reason == "because"
+    assert PrivateSolution(status="optimal_inaccurate").status_reason is None
