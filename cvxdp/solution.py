@@ -220,6 +220,19 @@ class PrivateSolution:
     certificate: Certificate | None = None
     status_reason: str | None = None
 
+    def __post_init__(self) -> None:
+        # one reason, in both places users look: the field and info["status_reason"]
+        self.set_status(self.status, self.status_reason or self.info.get("status_reason"))
+
+    def set_status(self, status: str, reason: str | None) -> None:
+        """Set the status and its reason together; ``info["status_reason"]`` follows (present
+        only when there is a reason)."""
+        self.status, self.status_reason = status, reason
+        if reason is None:
+            self.info.pop("status_reason", None)
+        else:
+            self.info["status_reason"] = reason
+
     def __repr__(self) -> str:
         cls = type(self).__name__
         lines = [f"{cls}(status={self.status!r}, value={_f(self.value)}, "

@@ -96,9 +96,5 @@ def within_objective_range(sol: Any, lower: float, upper: float,
     if "guarantee" in sol.info:
         sol.info["guarantee"] = str(narrowed)
     if derived:
-        sol.status, sol.status_reason = status_of(narrowed, accuracy)
-        if sol.status_reason is None:
-            sol.info.pop("status_reason", None)
-        else:
-            sol.info["status_reason"] = sol.status_reason
+        sol.set_status(*status_of(narrowed, accuracy))
     return sol

@@ -306,9 +306,5 @@ def solve_covering_private(problem: cp.Problem, constraint: Any, **kwargs: Any
             violation_bound=cert.violation_bound,
             equality_violation_bound=cert.equality_violation_bound,
             probability=cert.probability, how=cert.how, excluded_rows=cert.excluded_rows)
-        sol.status, sol.status_reason = status_of(sol.certificate, kwargs.get("accuracy"))
-        # like every other path: the key is there only when there is a reason
-        info = {k: v for k, v in sol.info.items() if k != "status_reason"}
-        sol.info = info if sol.status_reason is None else {**info,
-                                                           "status_reason": sol.status_reason}
+        sol.set_status(*status_of(sol.certificate, kwargs.get("accuracy")))
     return sol
