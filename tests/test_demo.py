@@ -1,9 +1,14 @@
 """`cvxdp demo`: every kind of model, the documented columns, sane seeded numbers."""
 
+import pathlib
+import re
+
 import pytest
 
 from cvxdp.cli import main
 from cvxdp.demo import DEMO_COLUMNS, PRINT_COLUMNS, WIDTH, demo_rows, format_demo
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -163,3 +168,29 @@ def test_demo_and_plot_print_progress_on_stderr(tmp_path, monkeypatch, capsys):
     assert "  epsilon 0.25 (1/6): 5 seeds x 2 solves" in err
     assert any(x.startswith("picture 3/3: wrote ") for x in err)
     assert "demo 1/7" not in cap.out and "privacy_utility.png" in cap.out.splitlines()[-1]
+
+
+def test_readme_demo_block_matches_the_demo(rows):
+    """README's printed demo table is the demo's output: status, exact and private value of every
+    row (3% relative: solver and BLAS rounding move the third digit at most; the demo is seeded)
+    and the certificates of the general-path rows. A stale block fails here."""
+    text = (ROOT / "README.md").read_text()
+    start = text.index("What `cvxdp demo` prints")
+    block = text[text.index("```", start) + 3:text.index("```", text.index("```", start) + 3)]
+    printed = {}
+    for line in block.splitlines():
+        m = re.match(r"(\S.*?)\s{2,}(\S+)\s+(optimal_inaccurate|user_limit)\s+(\S+)\s+(\S+)\s",
+                     line)
+        if m:
+            printed[m.group(1)] = (m.group(3), float(m.group(4)), float(m.group(5)))
+    assert len(printed) == len(rows)
+    for r in rows:
+        status, exact, private = printed[r["name"]]
+        assert status == r["status"], r["name"]
+        assert exact == pytest.approx(r["exact value"], rel=0.03, abs=1e-3), r["name"]
+        assert private == pytest.approx(r["private value"], rel=0.03, abs=1e-3), r["name"]
+    for kind in ("LP", "SDP"):
+        cert = next(r for r in rows if r["name"] == kind)["quality"].split("; ", 1)[1]
+        gap = re.search(r"certified gap <= ([\d.e+-]+|inf)", cert).group(1)
+        assert re.search(rf"{kind}, constraint privacy.*?certified gap <=\s+{re.escape(gap)},",
+                         block, re.S), kind
