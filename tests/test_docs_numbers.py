@@ -383,3 +383,28 @@ def test_readme_accountant_paragraph_numbers():
     assert auto["tightening_perturbation"] == pytest.approx(float(m.group(2)), rel=0.03)
     assert sol.info["mechanism"] == "perturbation"
     assert 2 * auto["tightening_perturbation"] <= auto["alpha_mwu"]
+
+
+def test_readme_row_privacy_block():
+    """The README's RowPrivacy SVM block, run as printed: its status, mechanism, training
+    accuracy and the proven excess risk its comment quotes."""
+    import contextlib
+    import io
+
+    import cvxpy as cp
+
+    import cvxdp
+
+    text = (ROOT / "README.md").read_text()
+    start = text.index("rng = np.random.default_rng(0)\nX0 = rng.normal(size=(5000, 5))")
+    code = text[start:text.index("```", start)]
+    m = re.search(r"# (\w+) (\w+) ([\d.]+)\s+\(proven excess risk <= ([\d.]+) ", code)
+    assert m, "README: the SVM block's printed numbers are gone"
+    scope = {"np": np, "cp": cp, "cvxdp": cvxdp}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code, scope)
+    sol, w = scope["sol"], scope["w"]
+    acc = np.mean(np.sign(scope["X0"] @ w.value) == scope["y0"])
+    assert (sol.status, sol.info["mechanism"]) == (m.group(1), m.group(2))
+    assert acc == pytest.approx(float(m.group(3)), abs=2e-3)
+    assert sol.certificate.gap_bound == pytest.approx(float(m.group(4)), rel=0.03)
