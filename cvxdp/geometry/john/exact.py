@@ -114,13 +114,18 @@ class ExactJohnEllipsoid(StructuredProblem):
                 "is gathered), or call .compute() yourself if it fits.")
         check_exact(self.data)
         if method is not None and method in self._methods:
-            return self._methods[method](self, *args, **kwargs)
-        with warnings.catch_warnings():  # geo_mean's exact SOC tower is intended (symmetric cones)
-            warnings.filterwarnings("ignore", message="geo_mean is being approximated")
-            value = super().solve(*args, method=method, **kwargs)
-        if self.X.value is not None:
+            self._methods[method](self, *args, **kwargs)
+        else:
+            with warnings.catch_warnings():  # geo_mean's exact SOC tower is intended
+                warnings.filterwarnings("ignore", message="geo_mean is being approximated")
+                super().solve(*args, method=method, **kwargs)
+            if self.X.value is None:  # CVXPY's status says why (no ellipsoid)
+                return self.value
             self.ellipsoid = self._from_conic()
-        return value
+        # the value is the ellipsoid's log volume on every path (the conic objective is
+        # det(X)^{1/d}, a monotone function of it), as solve_private reports it
+        self._value = self.ellipsoid.log_volume
+        return self._value
 
     def _from_conic(self) -> Ellipsoid:
         A = self.data
