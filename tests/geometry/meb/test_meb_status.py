@@ -58,3 +58,22 @@ def test_epsilon_10_is_within_accuracy(accuracy):
     assert sol.validation.uncovered <= bound <= accuracy * n
     assert sol.status == "optimal_inaccurate" and "status_reason" not in sol.info
     assert sol.validation.radius_ratio <= (1 + accuracy) ** 2
+
+
+def test_a_vacuous_bound_releases_the_public_box_ball_which_covers_every_point():
+    """n = 178, d = 4, epsilon 1 (the size of the wine data): the search's proven bound on
+    uncovered points is >= n, so its ball promises nothing (it covered none of the points in the
+    held-out trial); the ball of the public box (centre, half diagonal) covers every clipped
+    point and is released instead, with status user_limit saying so; the search's ball stays in
+    ``info["search_ball"]``."""
+    pts = np.clip(np.random.default_rng(4).normal(size=(178, 4)), -4, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = cvxdp.min_enclosing_ball(pts).solve_private(epsilon=1.0, delta=1e-6,
+                                                          bounds=(-4, 4), rng=0)
+    assert sol.info["uncovered_bound"] >= 178
+    np.testing.assert_allclose(sol.ball.center, 0.0)
+    assert sol.ball.radius == pytest.approx(4.0 * np.sqrt(4))
+    assert sol.ball.contains(pts).all()
+    assert sol.status == "user_limit" and "box" in sol.status_reason
+    assert set(sol.info["search_ball"]) == {"center", "radius"}
