@@ -213,6 +213,11 @@ EXPECTED_FAILURES = {
     "check_regressors_train": "asserts R^2 > 0.5 on 200 rows; at n = 200 and epsilon = 1 the "
                               "privacy noise dominates (a DP fit there is poor by design)",
 }
+_BOX_BALL = ("asserts that some of its 300 rows are predicted outliers; at n = 300 and epsilon "
+             "= 1 the proven bound on uncovered points is vacuous, so the released ball is the "
+             "public box's, which covers every row (docs/meb.md, 'Status')")
+BALL_EXPECTED_FAILURES = {"check_outliers_train": _BOX_BALL,
+                          "check_outliers_fit_predict": _BOX_BALL}
 
 
 @pytest.mark.parametrize("est", [
@@ -221,13 +226,16 @@ EXPECTED_FAILURES = {
     PrivateEnclosingBall(bounds=(-10, 10), random_state=0),
 ], ids=lambda e: type(e).__name__)
 def test_check_estimator(est):
-    """scikit-learn's own checks, with the one documented expected failure (regressors)."""
+    """scikit-learn's own checks, with the documented expected failures (regressors; the ball's
+    outlier checks at a size where its coverage bound is vacuous)."""
     pytest.importorskip("sklearn")
     from sklearn.utils.estimator_checks import check_estimator
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = check_estimator(est, on_fail=None, expected_failed_checks=EXPECTED_FAILURES)
+        expected = (BALL_EXPECTED_FAILURES if isinstance(est, PrivateEnclosingBall)
+                    else EXPECTED_FAILURES)
+        res = check_estimator(est, on_fail=None, expected_failed_checks=expected)
     bad = {r["check_name"] for r in res if r["status"] == "failed"}
     assert not bad, bad
 

@@ -62,7 +62,7 @@ from cvxdp.status import DEFAULT_BETA
 if TYPE_CHECKING:  # annotations only: the problem class imports this module, not back
     from cvxdp.geometry.meb.meb import MinEnclosingBall
 
-__all__ = ["solve_private_meb", "coverage_status", "resolve_bounds", "resolve_schedule",
+__all__ = ["solve_private_meb", "box_ball", "coverage_status", "resolve_bounds", "resolve_schedule",
            "clip_into_box", "COUNT_SHARE"]
 
 _REF4 = cite(MINIMUM_ENCLOSING_BALL, "Alg. 4, Lemma 4.1 (sensitivity fixed, see meb_private)")
@@ -245,11 +245,19 @@ def solve_private_meb(
     centre = np.clip(np.asarray(best_theta, dtype=float) + shift, lo, hi)
     ball = Ball(centre, float((1 + gamma) * best_r))
     bound = gc.excluded_bound + best_bound
-    if bound >= n:
-        warn_user(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
-                      "is vacuous: use more data, a larger budget or a larger accuracy (the "
-                      "local model needs far more points than the central one).")
     info: dict[str, Any] = {}
+    if bound >= n:
+        # The search's ball promises no coverage (Cor. 4.4's bound is vacuous); the ball of the
+        # public box covers every clipped point. The choice reads only the released bound and
+        # public numbers: post-processing.
+        info["search_ball"] = {"center": ball.center, "radius": ball.radius}
+        ball = box_ball(lo, hi, d)
+        warn_user(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
+                  "is vacuous, so the released ball is the public box's (it covers every point "
+                  "clipped into bounds=; the private search's ball is in info['search_ball']): "
+                  "use more data, a larger budget or a larger accuracy"
+                  + (" (the local model needs far more points than the central one)."
+                     if local else "."))
     if rho_count > 0:   # released only noisily, charged before the report is made
         if on_dask:
             n_clipped = pts.clipped_count()
@@ -276,6 +284,12 @@ def solve_private_meb(
             "beta": beta, "r0": r0, "theta0": theta0 + shift, "goodcenter_rounds": gc.iterations,
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
     status, reason = coverage_status(bound, n, gamma, beta)
+    if "search_ball" in info:
+        reason = (f"the high-probability bound on uncovered points ({bound:.4g}) is vacuous at "
+                  f"n={n} (>= n): the private search's ball promises no coverage, so the ball of "
+                  "the public box is released (it covers every point clipped into bounds=; its "
+                  "radius is not compared with the optimum); use more data, a larger budget or "
+                  "a larger accuracy")
     # the paper's bicriteria rule (some coverage promised at all), kept visible
     info["paper_rule"] = {"rule": "uncovered_bound < n (Mahpud & Sheffet 2022, Cor. 4.4)",
                           "status": "optimal_inaccurate" if bound < n else "user_limit"}
@@ -285,6 +299,13 @@ def solve_private_meb(
                               validation=validation, iterations=iters, solve_time=solve_time,
                               primal={"center": ball.center, "radius": ball.radius}, info=info,
                               ball=ball)
+
+
+def box_ball(lo: Any, hi: Any, d: int) -> Ball:
+    """The smallest ball holding the public box ``[lo, hi]``: centre ``(lo + hi)/2``, radius half
+    the diagonal. It covers every point clipped into the box (public; no budget)."""
+    lo_, hi_ = (np.broadcast_to(np.asarray(v, dtype=float), (d,)) for v in (lo, hi))
+    return Ball((lo_ + hi_) / 2.0, float(np.linalg.norm(hi_ - lo_) / 2.0))
 
 
 def coverage_status(bound: float, n: int, accuracy: float, beta: float
