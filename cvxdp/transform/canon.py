@@ -33,7 +33,7 @@ from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
 from cvxdp.specs import as_spec_tuple
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import propagate
-from cvxdp.transform.support import cone_reasons, unsupported_reasons
+from cvxdp.transform.support import cone_reasons, scs_problem_data, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
            "ScpInverse", "variables_at"]
@@ -171,9 +171,7 @@ def _compile(problem: cp.Problem, private: Any) -> SymmetricConeProgram:
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
     try:
-        data, chain, inverse_data = problem.get_problem_data(
-            cp.SCS, solver_opts={"use_quad_obj": False}
-        )
+        data, chain, inverse_data = scs_problem_data(problem)
     except cp.error.SolverError as err:
         raise UnsupportedProblemError(f"CVXPY could not compile the model: {err}") from err
     reasons = cone_reasons(problem, data["dims"])

@@ -12,6 +12,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
 __all__ = ["unsupported_reasons", "cone_reasons", "EXP_CONE_ATOMS", "POW_CONE_ATOMS",
            "non_dpp_terms"]
@@ -192,10 +193,41 @@ def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
         with warnings.catch_warnings():
             # CVXPY's advice about re-solving a non-DPP model is not ours to pass on here
             warnings.filterwarnings("ignore", message=".*not DPP.*")
-            data, _, _ = problem.get_problem_data(cp.SCS, solver_opts={"use_quad_obj": False})
+            data, _, _ = scs_problem_data(problem)
     except Exception as err:  # noqa: BLE001 - report CVXPY's own reason
         return [f"CVXPY could not compile the model: {err}"]
     return cone_reasons(problem, data["dims"])
+
+
+class _ScsAfterCanonicalisation(SCS):
+    """CVXPY's SCS interface under its own name, with the pre-canonicalisation check that the
+    model has constraints turned off (:func:`scs_problem_data`); the data and the inverse chain
+    are SCS's."""
+
+    REQUIRES_CONSTR = False
+
+    def name(self) -> str:
+        return "CVXDP_SCS"
+
+
+def scs_problem_data(problem: cp.Problem) -> tuple[dict, Any, Any]:
+    """``problem.get_problem_data(cp.SCS, use_quad_obj=False)``: the one compile of a model
+    into SCS's cone program ``(data, chain, inverse_data)``.
+
+    CVXPY (1.9) decides whether SCS applies before canonicalising, and reads a model without
+    constraints whose objective's atoms add their cones only when canonicalised (``pos``,
+    ``maximum``, ``max``: quantile regression, minimax) as having no constraints, which SCS
+    requires; it then refuses ("The solver SCS cannot solve this problem") a model it
+    canonicalises into ordinary nonnegative rows. For such a model the same chain is built
+    with that check off; the data are SCS's.
+    """
+    opts = {"use_quad_obj": False}
+    try:
+        return problem.get_problem_data(cp.SCS, solver_opts=opts)
+    except cp.error.SolverError:
+        if problem.constraints:
+            raise
+        return problem.get_problem_data(_ScsAfterCanonicalisation(), solver_opts=opts)
 
 
 def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:
