@@ -64,3 +64,25 @@ def test_private_covariance_in_a_risk_constraint_beside_private_returns():
         Sigma = prob.constraints[0].args[0].args[1].value
         assert float(w.value @ Sigma @ w.value) <= 0.02 + 1e-7   # feasible for the true Sigma
         assert -float(prob.objective.value) <= sol.certificate.objective_upper + 1e-7
+
+
+def test_one_spec_holding_the_quad_form_matrix_and_another_parameter_is_split():
+    """``ObjectivePrivacy([mu, S])`` on ``mu @ w - quad_form(w, S)`` is the same declaration as
+    two specs of the same sensitivity (per entry): it was refused as not DPP while the two specs
+    were answered (held-out trial 8). The answer is the two specs' answer, seed for seed."""
+    rng = np.random.default_rng(0)
+    n = 4
+    G = rng.normal(size=(n, n))
+    S = cp.Parameter((n, n), PSD=True, name="S", value=G @ G.T / n)
+    mu = cp.Parameter(n, name="mu", value=rng.uniform(0, 0.2, n))
+    w = cp.Variable(n, nonneg=True)
+    prob = cp.Problem(cp.Maximize(mu @ w - cp.quad_form(w, S)), [cp.sum(w) == 1])
+    joint = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                               private=cvxdp.ObjectivePrivacy([mu, S], 1e-3))
+    w_joint = w.value.copy()
+    split = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                               private=[cvxdp.ObjectivePrivacy(S, 1e-3),
+                                        cvxdp.ObjectivePrivacy(mu, 1e-3)])
+    assert joint.status == split.status == "optimal_inaccurate"
+    np.testing.assert_allclose(w_joint, w.value, atol=1e-9)
+    assert joint.privacy.rho == pytest.approx(split.privacy.rho)
