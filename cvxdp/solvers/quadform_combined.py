@@ -39,6 +39,7 @@ the model-level release of :mod:`cvxdp.solvers.quadform_perturbation` with the g
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from typing import Any
@@ -62,11 +63,26 @@ __all__ = ["quadform_split", "solve_quadform_combined"]
 def quadform_split(specs: tuple[Any, ...], quad_ids: set[int]
                    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """``(quad_form specs, other specs)``: the specs whose parameters are all in ``quad_ids``
-    (private matrices used only inside ``quad_form``), and the rest."""
-    quad = tuple(s for s in specs if getattr(s, "params", ())
-                 and all(p.id in quad_ids for p in s.params))
-    rest = tuple(s for s in specs if s not in quad)
-    return quad, rest
+    (private matrices used only inside ``quad_form``), and the rest.
+
+    A parameter spec that holds both kinds is split into one spec of each, with the same
+    sensitivity: its sensitivity bounds every entry's change between neighbours, so it bounds
+    each part's, and the two parts' releases compose over the same neighbouring pair (the
+    combined release's budget split), as two specs declared by the user do."""
+    quad: list[Any] = []
+    rest: list[Any] = []
+    for s in specs:
+        params = tuple(getattr(s, "params", ()))
+        inside = tuple(p for p in params if p.id in quad_ids)
+        if not params or not inside:
+            rest.append(s)
+        elif len(inside) == len(params):
+            quad.append(s)
+        else:
+            quad.append(dataclasses.replace(s, params=inside))
+            rest.append(dataclasses.replace(
+                s, params=tuple(p for p in params if p.id not in quad_ids)))
+    return tuple(quad), tuple(rest)
 
 
 def _quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
