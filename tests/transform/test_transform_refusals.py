@@ -275,3 +275,20 @@ def test_private_dynamics_refusal_names_the_unbounded_variable():
                            private=cvxdp.ConstraintPrivacy([A, B], sensitivity=1e-3))
     assert "'state'" in str(info.value)
     assert "'inputs'" not in str(info.value)
+
+
+def test_a_function_of_private_data_alone_is_named_with_its_own_parameter_as_the_fix():
+    """The Chebyshev centre as CVXPY's example writes it, ``a_i' x + r ||a_i|| <= b_i``, with
+    private rows ``a_i``: ``r * norm(a_i)`` is not DPP. The refusal names the term and the
+    rewrite that works: the norms as a private Parameter of their own, in their own spec with
+    the norm's sensitivity (held-out trial 8)."""
+    m, n = 6, 2
+    th = np.linspace(0, 2 * np.pi, m, endpoint=False)
+    A = cp.Parameter((m, n), name="A", value=np.c_[np.cos(th), np.sin(th)])
+    xc, r = cp.Variable(n), cp.Variable()
+    prob = cp.Problem(cp.Maximize(r), [A[i] @ xc + r * cp.norm(A[i], 2) <= 1 for i in range(m)])
+    with pytest.raises(cvxdp.errors.PrivacySpecError) as err:
+        prob.solve_private(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintPrivacy(A, 1e-3))
+    text = str(err.value)
+    assert "PnormApprox(A[0, 0:2], 2)" in text
+    assert "private cp.Parameter of its own" in text and "sqrt(k)" in text
