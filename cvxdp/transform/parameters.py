@@ -65,7 +65,11 @@ def parameter_columns(param_prob: Any, param: Any, cls: str, problem: Any = None
             f"{cls}: {where}. A term is not DPP when it multiplies two parameters or puts one "
             "inside a non-linear atom: if one of them is public (e.g. a risk-aversion gamma), "
             "declare it with public=[...] so its value is fixed; otherwise rewrite the term "
-            "so the private parameter enters affinely."
+            "so the private parameter enters affinely. A non-linear function of private data "
+            "alone (e.g. the norm of a private row in a Chebyshev-centre constraint) can be a "
+            "private cp.Parameter of its own holding that value, declared in its own spec "
+            "with the function's sensitivity (a Euclidean norm of k private entries moves by "
+            "at most sqrt(k) times their sensitivity)."
         )
     if param.id not in cols:
         raise PrivacySpecError(
