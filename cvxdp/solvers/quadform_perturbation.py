@@ -121,7 +121,7 @@ class QuadformRelease:
     mid: dict[int, Any]
     up: dict[int, Any]
     low: dict[int, Any]
-    gap: dict[int, float]  # lambda_max(Pi(S~) - low) per matrix (by leaf id)
+    gap: dict[int, float]  # lambda_max(Pi(S~) - S~ + r I) per matrix (by leaf id)
 
 
 def release_quadform(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, beta: float,
@@ -163,10 +163,13 @@ def release_quadform(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget
         # tightened copy and the certificate's two bounds (module doc)
         up[id(p)] = cp.Constant(_psd_part(S_t + r * np.eye(n)))
         S_low = S_t - r * np.eye(n)
+        # S~ - r I <= S on the event, PSD or not: the shift between the objective's matrix
+        # and the truth is at most lambda_max(Pi(S~) - S~ + r I) (the noise's size); only the
+        # lower model, which must stay convex, falls back to 0 where S~ - r I is not PSD
+        gap[id(p)] = max(float(np.linalg.eigvalsh(S_mid - S_low)[-1]), 0.0)
         if np.linalg.eigvalsh(S_low)[0] < 0:
             S_low = np.zeros((n, n))
         low[id(p)] = cp.Constant(S_low)
-        gap[id(p)] = max(float(np.linalg.eigvalsh(S_mid - S_low)[-1]), 0.0)
     return QuadformRelease(params, rec, float(sigma), K, t, n_constrained, released, mid, up,
                            low, gap)
 
