@@ -24,7 +24,7 @@ the model-level release of :mod:`cvxdp.solvers.quadform_perturbation` with the g
      ``U_in`` the copy's certified upper bound (both terms are evaluated at the released
      point);
    * lower, when no matrix sits in a constraint (the feasible sets agree): ``OPT >= L_in -
-     sum_k c_k lambda_max(Pi(S~) - S_low) B_k``, ``B_k >= max ||a_k(x)||^2`` over the public
+     sum_k c_k lambda_max(Pi(S~) - S~ + r I) B_k``, ``B_k >= max ||a_k(x)||^2`` over the public
      constraints (each entry's range by one linear program), ``L_in`` the copy's certified
      lower bound.  With a matrix in a constraint the copy's feasible set is smaller than the
      true one and no lower bound is claimed;
@@ -46,14 +46,13 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from cvxpy.atoms.quad_form import QuadForm
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.mwu.schedule import total_rho
-from cvxdp.solvers.perturbation.fit_detect import _peel, _terms
+from cvxdp.solvers.quadform_bounds import quad_terms, square_bound
 from cvxdp.solvers.quadform_perturbation import QUADFORM_THEOREM, release_quadform
 from cvxdp.status import status_of
 
@@ -83,59 +82,6 @@ def quadform_split(specs: tuple[Any, ...], quad_ids: set[int]
             rest.append(dataclasses.replace(
                 s, params=tuple(p for p in params if p.id not in quad_ids)))
     return tuple(quad), tuple(rest)
-
-
-def _quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
-                ) -> list[tuple[float, Any, Any]] | None:
-    """``[(c, a, S), ...]`` for the objective's terms that hold a private matrix, in the
-    minimised sense, or None when one is not ``c * quad_form(a, S)`` with ``c > 0`` and no
-    other private parameter (module doc, step 4)."""
-    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
-    out = []
-    for term in _terms(problem.objective.expr):
-        ids = {p.id for p in term.parameters()}
-        if not ids & quad:
-            continue
-        if ids & rest:
-            return None
-        found = _scaled_quadform(term)
-        if found is None or not sign * found[0] > 0:
-            return None
-        out.append((sign * found[0], found[1].args[0], found[1].args[1]))
-    return out
-
-
-def _scaled_quadform(term: Any) -> tuple[float, Any] | None:
-    """``(c, q)`` with ``term = c * q``, ``q`` a ``quad_form`` atom and ``c`` a product of public
-    scalars (negations, products and quotients peeled), else None."""
-    peeled = _peel(term, signed=True)
-    return peeled if peeled is not None and isinstance(peeled[1], QuadForm) else None
-
-
-def _square_bound(problem: cp.Problem, a: Any, private: set[int]) -> float:
-    """``B >= max ||a(x)||^2`` over the constraints without private data: each entry's range
-    by a linear program (one parametrised problem, solved ``2 size(a)`` times); inf when a
-    range is unbounded or a solve fails."""
-    public = [c for c in problem.constraints if not private & {p.id for p in c.parameters()}]
-    flat = cp.vec(a, order="F")
-    d = cp.Parameter(flat.size)
-    prob = cp.Problem(cp.Maximize(d @ flat), public)
-    total = 0.0
-    for i in range(flat.size):
-        ext = 0.0
-        for s in (1.0, -1.0):
-            e = np.zeros(flat.size)
-            e[i] = s
-            d.value = e
-            try:
-                prob.solve(solver=cp.CLARABEL)
-            except cp.error.SolverError:
-                return math.inf
-            if prob.status != cp.OPTIMAL:
-                return math.inf
-            ext = max(ext, abs(float(prob.value)) * (1.0 + 1e-7) + 1e-9)
-        total += ext * ext
-    return total
 
 
 def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
@@ -189,7 +135,7 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
     """Step 4 of the module doc."""
     quad = {p.id for s in quad_specs for p in s.params}
     rest = {p.id for s in rest_specs for p in s.params}
-    terms = _quad_terms(problem, quad, rest)
+    terms = quad_terms(problem, quad, rest)
     inner = sol.certificate
     upper, lower, gap = math.inf, -math.inf, None
     if terms is not None:
@@ -211,7 +157,7 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
         if rel.n_constrained == 0:
             # OPT_mid - OPT <= sup over the (same) feasible set of f_mid - f_low
             private = quad | rest
-            slack = sum(c * rel.gap[id(by_id[S.id])] * _square_bound(problem, a, private)
+            slack = sum(c * rel.gap[id(by_id[S.id])] * square_bound(problem, a, private)
                         for c, a, S in terms)
             lower = inner.optimum_lower - slack
             # a copy certified by a theorem's gap alone (objective perturbation): the true

@@ -1,0 +1,76 @@
+"""Bounds on the objective terms that hold a private ``quad_form`` matrix.
+
+Shared by the model-level release (:mod:`cvxdp.solvers.quadform_perturbation`) and its
+combination with the general path (:mod:`cvxdp.solvers.quadform_combined`): the terms
+``c * quad_form(a(x), S)`` of the objective with a public ``c > 0`` (in the minimised sense),
+and ``B >= max ||a(x)||^2`` over the public constraints.  On the release's event ``S~ - r I <=
+S`` (Loewner), so ``OPT >= OPT_mid - sum_k c_k lambda_max(Pi(S~) - S~ + r I) B_k`` when no
+matrix sits in a constraint (``OPT_mid`` the optimum with ``Pi(S~)``): structure and public
+data only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+from cvxpy.atoms.quad_form import QuadForm
+
+from cvxdp.solvers.perturbation.fit_detect import _peel, _terms
+
+__all__ = ["quad_terms", "scaled_quadform", "square_bound"]
+
+
+def quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
+                ) -> list[tuple[float, Any, Any]] | None:
+    """``[(c, a, S), ...]`` for the objective's terms that hold a private matrix, in the
+    minimised sense, or None when one is not ``c * quad_form(a, S)`` with ``c > 0`` and no
+    other private parameter (module doc, step 4)."""
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    out = []
+    for term in _terms(problem.objective.expr):
+        ids = {p.id for p in term.parameters()}
+        if not ids & quad:
+            continue
+        if ids & rest:
+            return None
+        found = scaled_quadform(term)
+        if found is None or not sign * found[0] > 0:
+            return None
+        out.append((sign * found[0], found[1].args[0], found[1].args[1]))
+    return out
+
+
+def scaled_quadform(term: Any) -> tuple[float, Any] | None:
+    """``(c, q)`` with ``term = c * q``, ``q`` a ``quad_form`` atom and ``c`` a product of public
+    scalars (negations, products and quotients peeled), else None."""
+    peeled = _peel(term, signed=True)
+    return peeled if peeled is not None and isinstance(peeled[1], QuadForm) else None
+
+
+def square_bound(problem: cp.Problem, a: Any, private: set[int]) -> float:
+    """``B >= max ||a(x)||^2`` over the constraints without private data: each entry's range
+    by a linear program (one parametrised problem, solved ``2 size(a)`` times); inf when a
+    range is unbounded or a solve fails."""
+    public = [c for c in problem.constraints if not private & {p.id for p in c.parameters()}]
+    flat = cp.vec(a, order="F")
+    d = cp.Parameter(flat.size)
+    prob = cp.Problem(cp.Maximize(d @ flat), public)
+    total = 0.0
+    for i in range(flat.size):
+        ext = 0.0
+        for s in (1.0, -1.0):
+            e = np.zeros(flat.size)
+            e[i] = s
+            d.value = e
+            try:
+                prob.solve(solver=cp.CLARABEL)
+            except cp.error.SolverError:
+                return math.inf
+            if prob.status != cp.OPTIMAL:
+                return math.inf
+            ext = max(ext, abs(float(prob.value)) * (1.0 + 1e-7) + 1e-9)
+        total += ext * ext
+    return total
