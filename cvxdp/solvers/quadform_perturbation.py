@@ -56,6 +56,7 @@ from cvxdp.privacy.budgets import Budget
 from cvxdp.privacy.mechanisms import gaussian_noise
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.perturbation.noise import gaussian_norm_bound
+from cvxdp.solvers.quadform_bounds import quad_terms, square_bound
 from cvxdp.status import status_of
 
 __all__ = ["quadform_only_ids", "solve_quadform_perturbation",
@@ -220,7 +221,8 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
     report = acct.report(theorem=QUADFORM_THEOREM, neighbouring=neighbouring, details=details)
     if copy.status in cp.settings.SOLUTION_PRESENT:
         value = float(copy.value)  # the objective with the released matrices: public
-        cert = _certificate(problem, constraint_sub, lower_sub, beta, kw)
+        cert = _certificate(problem, constraint_sub, lower_sub, beta, kw,
+                            lambda: _mid_lower(problem, rel, float(copy.value)))
         status, reason = status_of(cert, accuracy)
         primal = {v.name(): np.asarray(v.value) for v in problem.variables()}
     else:
@@ -237,10 +239,31 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
                            status_reason=reason)
 
 
+def _mid_lower(problem: cp.Problem, rel: QuadformRelease, value: float) -> float:
+    """``OPT >= OPT_mid - sum_k c_k lambda_max(Pi(S~) - S~ + r I) B_k`` (minimised sense), the
+    lower bound of :mod:`cvxdp.solvers.quadform_bounds` from the copy's optimum ``value`` (the
+    model with ``Pi(S~)``), when no matrix sits in a constraint and every objective term that
+    holds one is ``c * quad_form(a, S)``; ``-inf`` otherwise.  ``S~ - r I <= S`` on the event
+    whether or not it is PSD, so a nearly singular ``S`` keeps a bound of the noise's size
+    where the lower model must fall back to ``0``."""
+    ids = {p.id for p in rel.params}
+    terms = quad_terms(problem, ids, set()) if rel.n_constrained == 0 else None
+    if not terms:
+        return -math.inf
+    sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    by_id = {p.id: p for p in rel.params}
+    shift = sum(c * rel.gap[id(by_id[S.id])] * square_bound(problem, a, ids)
+                for c, a, S in terms)
+    # the solver's stopping rule (relative gap ~1e-8): a 1e-7 (1 + |p|) margin below it
+    return sign * value - 1e-7 * (1.0 + abs(value)) - shift
+
+
 def _certificate(problem: cp.Problem, upper_sub: dict[int, Any], lower_sub: dict[int, Any],
-                 beta: float, kw: dict[str, Any]) -> Certificate:
+                 beta: float, kw: dict[str, Any], mid_lower: Any = None) -> Certificate:
     """The certificate of the released point (module doc, step 3): the model with the upper
-    matrices at the point, the optimum of the model with the lower ones."""
+    matrices at the point, the optimum of the model with the lower ones (or ``mid_lower()``,
+    :func:`_mid_lower`, when larger; it solves on the user's variables, whose released values
+    are restored)."""
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     upper = sign * float(problem.objective.tree_copy(id_objects=upper_sub).value)
     viol = max([float(np.max(np.abs(c.tree_copy(id_objects=upper_sub).violation())))
@@ -249,9 +272,11 @@ def _certificate(problem: cp.Problem, upper_sub: dict[int, Any], lower_sub: dict
     loose = cp.Problem(problem.objective.tree_copy(id_objects=lower_sub),
                        [c.tree_copy(id_objects=lower_sub) for c in problem.constraints])
     try:
-        loose.solve(**kw)
-    except cp.error.SolverError:
-        loose.solve(solver=cp.SCS)
+        try:
+            loose.solve(**kw)
+        except cp.error.SolverError:
+            loose.solve(solver=cp.SCS)
+        mid = mid_lower() if mid_lower is not None else -math.inf
     finally:
         for v in problem.variables():
             v.save_value(released[v.id])
@@ -260,7 +285,7 @@ def _certificate(problem: cp.Problem, upper_sub: dict[int, Any], lower_sub: dict
         # the solver's stopping rule (relative gap ~1e-8): a 1e-7 (1 + |p|) margin below it
         lower = sign * float(loose.value) - 1e-7 * (1.0 + abs(float(loose.value)))
     return Certificate.from_bounds(
-        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
+        objective_upper=upper, optimum_lower=max(lower, mid), violation_bound=viol,
         equality_violation_bound=None, probability=1.0 - beta,
         how=("quad_form perturbation: the model with Pi(S~ + r I) at the released point and "
              "the optimum with S~ - r I (docs/certificates.md)"))
