@@ -74,6 +74,10 @@ __all__ = [
     "check_accuracy",
     "check_iterations",
     "check_accountant",
+    "check_number",
+    "check_count",
+    "check_choice",
+    "check_box",
     "entry_point",
 ]
 
@@ -139,6 +143,58 @@ def _real(name: str, value: Any, valid: str, error: type[Exception]) -> float:
     if not math.isfinite(v):
         raise error(f"{name}={value!r} is out of range: {name} must be {valid}.")
     return v
+
+
+def check_number(name: str, value: Any, valid: str, ok: Callable[[float], bool], *,
+                 error: type[Exception] = ArgumentError) -> float:
+    """A real keyword (not a string or bool) as a finite float with ``ok(v)``, else ``error``
+    naming ``name``, the value and ``valid`` (the range, in words, and why)."""
+    v = _real(name, value, valid, error)
+    if not ok(v):
+        raise error(f"{name}={value!r} is out of range: {name} must be {valid}.")
+    return v
+
+
+def check_count(name: str, value: Any, *, minimum: int = 1,
+                error: type[Exception] = ArgumentError) -> int:
+    """An integer keyword (a count: an int, not a float or bool) ``>= minimum``."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum:
+        return int(value)
+    raise error(f"{name}={value!r} is out of range: {name} must be an integer >= {minimum} (a "
+                "count: not a float, a string or a bool).")
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any], *,
+                 error: type[Exception] = ArgumentError, hint: str = "") -> Any:
+    """A keyword with a fixed set of values: one of ``choices``, else ``error`` listing them
+    (``hint`` says why, or what else there is)."""
+    choices = tuple(choices)
+    if isinstance(value, (str, bool, type(None))) and value in choices:
+        return value
+    names = [repr(c) for c in choices]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    raise error(f"{name}={value!r} is not valid: {name} must be {listed}{hint}.")
+
+
+def check_box(name: str, value: Any, d: int, *, error: type[Exception] = ArgumentError,
+              hint: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """A public box ``(lo, hi)``: numbers (not strings) or length-``d`` arrays, finite,
+    ``lo < hi`` in every coordinate; as two ``(d,)`` float arrays, else ``error`` naming
+    ``name``.  ``hint`` adds the other forms the keyword takes."""
+    msg = (f"{name}={value!r} is not a box: {name} must be a pair (lo, hi) of numbers or "
+           f"arrays of length {d}, finite, with lo < hi in every coordinate{hint} (public, "
+           "never computed from the data).")
+    try:
+        lo, hi = value
+        ends = [np.asarray(v) for v in (lo, hi)]
+        if any(e.dtype.kind not in "iuf" for e in ends):
+            raise TypeError
+        lo, hi = (np.broadcast_to(e.astype(float), (d,)).copy() for e in ends)
+    except (TypeError, ValueError):
+        raise error(msg) from None
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo < hi).all()):
+        raise error(msg)
+    return lo, hi
 
 
 def check_epsilon(value: Any, *, maximum: float = EPSILON_MAX) -> float:
@@ -213,24 +269,16 @@ def check_accuracy(value: Any) -> None:
     msg = (f"accuracy={value!r}: accuracy= is the additive error alpha the private solver must "
            f"reach; it must be a finite number > 0, got {value!r} (or leave it None for the "
            "default).")
-    if isinstance(value, bool):
-        raise PrivacyGuaranteeError(msg)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
+    try:   # a number, not a string: as epsilon
+        check_number("accuracy", value, "> 0", lambda v: v > 0, error=PrivacyGuaranteeError)
+    except PrivacyGuaranteeError:
         raise PrivacyGuaranteeError(msg) from None
-    if not math.isfinite(v) or v <= 0:
-        raise PrivacyGuaranteeError(msg)
 
 
 def check_iterations(name: str, value: Any) -> None:
     """``iterations`` / ``max_iterations``: None or an int >= 1."""
-    if value is None:
-        return
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
-        return
-    raise ArgumentError(f"{name}={value!r} is out of range: {name} must be an integer >= 1 "
-                        "(or None for the default).")
+    if value is not None:
+        check_count(name, value)
 
 
 def check_accountant(value: Any) -> None:
