@@ -92,6 +92,8 @@ def test_score_of_a_singular_release_floors_its_eigenvalues():
     worse = PrivateGaussian(epsilon=1.0, bounds=(-5, 5), random_state=0).fit(X)
     worse.covariance_, worse.mean_ = np.diag(lam), np.full(3, 0.5)
     assert worse.score(X) < g.score(X)
+    g.covariance_ = np.diag([1e-17, 1.0, 4.0])  # numerically singular: floored too
+    assert g.score(X) == pytest.approx(expected, rel=1e-12)
     g.covariance_ = np.diag([0.5, 1.0, 4.0])
     full = -0.5 * (np.mean(np.sum(z**2 / [0.5, 1.0, 4.0], axis=1)) + math.log(2.0)
                    + 3 * math.log(2 * math.pi))
