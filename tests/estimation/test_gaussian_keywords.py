@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import ArgumentError, CvxdpError
-from cvxdp.estimation.gaussians import private_gaussian
+from cvxdp.estimation.gaussians import private_gaussian, required_n
 
 
 class _Unreadable:
@@ -59,3 +59,12 @@ def test_valid_edge_values_are_accepted_by_the_checks():
     sol = private_gaussian(x, epsilon=1.0, delta=1e-6, rng=0, bounds=(-6, 6),
                            contamination=0.0, c1=153.0, tol=0.5, alpha=0.3, beta=0.05)
     assert sol.mean is not None
+
+
+@pytest.mark.parametrize(("name", "value"), [("alpha", np.nan), ("alpha", "x"), ("beta", 5.0),
+                                             ("c1", -1.0), ("contamination", 0.7)],
+                         ids=lambda v: repr(v))
+def test_required_n_checks_the_same_keywords(name, value):
+    """The public planner takes the same keywords: alpha=nan gave a finite required n."""
+    with pytest.raises(ArgumentError, match=f"{name}="):
+        required_n(3, epsilon=1.0, delta=1e-6, **{name: value})
