@@ -73,8 +73,9 @@ def check_samples(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
 C1_MIN = 153.0
 
 
-def check_keywords(*, alpha: Any, beta: Any, c1: Any, contamination: Any, tol: Any,
-                   robust: Any, estimate: Any) -> None:
+def check_keywords(*, alpha: Any = 0.2, beta: Any = 0.1, c1: Any = 3200.0,
+                   contamination: Any = 0.05, tol: Any = 1e-9, robust: Any = False,
+                   estimate: Any = "both") -> None:
     """The method keywords of :func:`private_gaussian`, before any sample is read.
 
     Ranges from the theorems the learner uses (Ashtiani & Liaw 2022): ``alpha`` > 0 (the TV
@@ -117,6 +118,8 @@ def check_finite_samples(x: np.ndarray, what: str) -> None:
 
 @functools.wraps(_steps_required_n)
 def required_n(d: int, **kwargs: Any) -> SampleRequirement:
+    check_keywords(**{k: kwargs[k] for k in ("alpha", "beta", "c1", "contamination", "robust",
+                                              "estimate") if k in kwargs})
     if kwargs.get("method") == "bounded":
         keep = ("epsilon", "delta", "alpha", "beta", "bounds", "scale", "estimate")
         return bounded_requirement(d, **{k: v for k, v in kwargs.items() if k in keep})
