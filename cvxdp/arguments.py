@@ -35,6 +35,10 @@ structured problems -- covering, minimum enclosing ball, John ellipsoid, least s
   left of the accountant's total (else :class:`~cvxdp.BudgetError`, before any data is read),
   and the call's guarantee is written into the ledger after it returns.
 
+The value checks themselves live in :mod:`cvxdp.argument_values` (re-exported here), with the
+helpers entry points and estimators use on their own keywords (``check_number``,
+``check_count``, ``check_choice``, ``check_box``).
+
 Why ``delta <= 0.01``: a mechanism that publishes a random record with probability delta is
 (0, delta)-DP, so a larger delta admits releasing a person's data outright; the usual advice is
 delta well below 1/n.  Why ``epsilon <= 1e6``: beyond it the guarantee says nothing
@@ -47,15 +51,30 @@ import difflib
 import functools
 import inspect
 import math
-import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
-
-from cvxdp.errors import ArgumentError, BudgetError, CvxdpError, PrivacyGuaranteeError
-from cvxdp.privacy.accountant import PrivacyAccountant, PrivacyRecord, PrivacyReport
-from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
+from cvxdp.argument_values import (
+    DELTA_MAX,
+    EPSILON_MAX,
+    RHO_MAX,
+    check_accountant,
+    check_accuracy,
+    check_box,
+    check_budget,
+    check_choice,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_flag,
+    check_iterations,
+    check_number,
+    check_rho,
+    check_rng,
+)
+from cvxdp.errors import BudgetError, CvxdpError, PrivacyGuaranteeError
+from cvxdp.privacy.accountant import PrivacyRecord, PrivacyReport
+from cvxdp.privacy.budgets import ZCDP, resolve_budget
 
 __all__ = [
     "COMMON_KEYWORDS",
@@ -74,6 +93,10 @@ __all__ = [
     "check_accuracy",
     "check_iterations",
     "check_accountant",
+    "check_number",
+    "check_count",
+    "check_choice",
+    "check_box",
     "entry_point",
 ]
 
@@ -83,12 +106,6 @@ COMMON_KEYWORDS = ("epsilon", "delta", "rho", "budget", "rng", "reference", "ver
 #: keywords of ``Problem.solve_private`` itself, valid on every path (the common keywords plus
 #: the spec and CVXPY's ``solver=``)
 COMMON_OPTIONS = (*COMMON_KEYWORDS, "private", "solver")
-#: largest epsilon an entry point accepts (e^epsilon overflows at 710; nothing is private then)
-EPSILON_MAX = 1e6
-#: largest delta an entry point accepts (see the module docstring)
-DELTA_MAX = 1e-2
-#: largest rho an entry point accepts
-RHO_MAX = 1e6
 #: method keywords with one meaning wherever they appear: a count of iterations (int >= 1)
 _ITERATION_KEYWORDS = ("iterations", "max_iterations")
 
@@ -126,121 +143,6 @@ def check_options(given: Iterable[str], valid: Iterable[str], path: str, *,
         parts.append(f"{key!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
     raise TypeError(f"{caller}: unknown option{'s' if len(bad) > 1 else ''} "
                     f"{', '.join(parts)} for {path}; it takes {', '.join(valid)}.")
-
-
-# -- values --------------------------------------------------------------------------------------
-def _real(name: str, value: Any, valid: str, error: type[Exception]) -> float:
-    try:
-        if isinstance(value, (bool, np.bool_, str, bytes)):
-            raise TypeError
-        v = float(value)    # numbers, numpy scalars and 0-d arrays
-    except (TypeError, ValueError):
-        raise error(f"{name}={value!r} is not a number; {name} must be {valid}.") from None
-    if not math.isfinite(v):
-        raise error(f"{name}={value!r} is out of range: {name} must be {valid}.")
-    return v
-
-
-def check_epsilon(value: Any, *, maximum: float = EPSILON_MAX) -> float:
-    """``epsilon`` as a float in ``(0, maximum]``, else :class:`BudgetError` naming it."""
-    valid = f"a finite number with 0 < epsilon <= {maximum:g}"
-    e = _real("epsilon", value, valid, BudgetError)
-    if not 0 < e <= maximum:
-        extra = (" (larger values promise no privacy: use the exact solve instead)"
-                 if e > maximum else "")
-        raise BudgetError(f"epsilon={value!r} is out of range: epsilon must be {valid}{extra}.")
-    return e
-
-
-def check_delta(value: Any) -> float:
-    """``delta`` as a float in ``[0, DELTA_MAX]``, else :class:`BudgetError` naming it."""
-    valid = f"a number with 0 <= delta <= {DELTA_MAX:g}"
-    d = _real("delta", value, valid, BudgetError)
-    if not 0 <= d <= DELTA_MAX:
-        extra = (" (with a larger delta a mechanism may publish a person's record outright; "
-                 "use delta well below 1/n, e.g. 1e-6)" if d > DELTA_MAX else "")
-        raise BudgetError(f"delta={value!r} is out of range: delta must be {valid}{extra}.")
-    return d
-
-
-def check_rho(value: Any) -> float:
-    """``rho`` (zCDP) as a float in ``(0, RHO_MAX]``, else :class:`BudgetError` naming it."""
-    valid = f"a finite number with 0 < rho <= {RHO_MAX:g}"
-    r = _real("rho", value, valid, BudgetError)
-    if not 0 < r <= RHO_MAX:
-        raise BudgetError(f"rho={value!r} is out of range: rho must be {valid}.")
-    return r
-
-
-def check_budget(value: Any) -> dict[str, float | None]:
-    """``budget=`` (a ``PureDP`` / ``ApproxDP`` / ``ZCDP``) as ``epsilon`` / ``delta`` / ``rho``
-    keywords."""
-
-    if isinstance(value, PureDP):
-        return {"epsilon": value.epsilon, "delta": None, "rho": None}
-    if isinstance(value, ApproxDP):
-        return {"epsilon": value.epsilon, "delta": value.delta or None, "rho": None}
-    if isinstance(value, ZCDP):
-        return {"epsilon": None, "delta": None, "rho": value.rho}
-    raise BudgetError(f"budget={value!r} is not a budget: budget must be cvxdp.PureDP(epsilon), "
-                      "cvxdp.ApproxDP(epsilon, delta) or cvxdp.ZCDP(rho).")
-
-
-def check_rng(value: Any) -> None:
-    """``rng`` must be None, an int seed >= 0 or a :class:`numpy.random.Generator`."""
-    if value is None or isinstance(value, np.random.Generator):
-        return
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if value >= 0:
-            return
-    raise ArgumentError(
-        f"rng={value!r} is not a source of randomness: rng must be None, a non-negative int "
-        "seed or a numpy.random.Generator (rng must be one of these; use "
-        "numpy.random.default_rng(seed) to make one).")
-
-
-def check_flag(name: str, value: Any) -> bool:
-    """A boolean keyword (``reference``, ``verbose``): True or False, nothing else."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise ArgumentError(f"{name}={value!r} is not a flag: {name} must be True or False.")
-
-
-def check_accuracy(value: Any) -> None:
-    """``accuracy`` (the additive error alpha): None or a finite number > 0."""
-    if value is None:
-        return
-    msg = (f"accuracy={value!r}: accuracy= is the additive error alpha the private solver must "
-           f"reach; it must be a finite number > 0, got {value!r} (or leave it None for the "
-           "default).")
-    if isinstance(value, bool):
-        raise PrivacyGuaranteeError(msg)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise PrivacyGuaranteeError(msg) from None
-    if not math.isfinite(v) or v <= 0:
-        raise PrivacyGuaranteeError(msg)
-
-
-def check_iterations(name: str, value: Any) -> None:
-    """``iterations`` / ``max_iterations``: None or an int >= 1."""
-    if value is None:
-        return
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1:
-        return
-    raise ArgumentError(f"{name}={value!r} is out of range: {name} must be an integer >= 1 "
-                        "(or None for the default).")
-
-
-def check_accountant(value: Any) -> None:
-    """``accountant``: None or a :class:`cvxdp.PrivacyAccountant`."""
-
-    if value is None or isinstance(value, PrivacyAccountant):
-        return
-    raise ArgumentError(f"accountant={value!r} is not an accountant: accountant must be a "
-                        "cvxdp.PrivacyAccountant(total), e.g. "
-                        "cvxdp.PrivacyAccountant(cvxdp.ApproxDP(1.0, 1e-6)).")
 
 
 # -- the decorator -------------------------------------------------------------------------------

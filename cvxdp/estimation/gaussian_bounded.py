@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.arguments import check_box
 from cvxdp.citations import GDP_COMPOSITION, GDP_GAUSSIAN
 from cvxdp.dask_backend import is_dask
 from cvxdp.dask_backend.gaussians import clip_into_bounds, pair_moment
@@ -127,14 +128,8 @@ def as_bounds(bounds: Any, d: int) -> Box | Ball:
             raise UnsupportedProblemError("a ball is given as {'centre': c, 'radius': R}.")
         b = Ball(np.broadcast_to(np.asarray(c, float), (d,)).copy(), float(bounds["radius"]))
     else:
-        try:
-            lo, hi = bounds
-        except (TypeError, ValueError):
-            raise UnsupportedProblemError(
-                "bounds must be (lo, hi) for a box or {'centre': c, 'radius': R} for a ball, "
-                f"got {type(bounds).__name__}.") from None
-        b = Box(np.broadcast_to(np.asarray(lo, float), (d,)).copy(),
-                np.broadcast_to(np.asarray(hi, float), (d,)).copy())
+        b = Box(*check_box("bounds", bounds, d, error=UnsupportedProblemError,
+                           hint=", or {'centre': c, 'radius': R} for a ball"))
     if isinstance(b, Box):
         if b.lo.shape != (d,) or not (np.isfinite(b.lo).all() and np.isfinite(b.hi).all()
                                        and (b.hi > b.lo).all()):

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.arguments import entry_point
+from cvxdp.arguments import check_choice, check_flag, check_number, entry_point
 from cvxdp.dask_backend import is_dask
 from cvxdp.dask_backend.gaussians import (
     dask_samples,
@@ -41,8 +41,8 @@ from cvxdp.privacy.rng import as_generator
 from cvxdp.progress import budget_text, verbose_run
 
 __all__ = ["private_gaussian", "required_n", "auto_method", "public_domain", "check_samples",
-           "check_finite_samples", "ENTRY_BOUND", "GAUSSIAN_EPSILON_MAX", "METHODS",
-           "NEIGHBOURING"]
+           "check_keywords", "check_finite_samples", "C1_MIN", "ENTRY_BOUND",
+           "GAUSSIAN_EPSILON_MAX", "METHODS", "NEIGHBOURING"]
 
 #: largest epsilon private_gaussian takes: the sample-size planner (required_n) evaluates
 #: e^(epsilon/2), which overflows a float beyond epsilon ~ 1419; nothing is private long before
@@ -54,9 +54,7 @@ NEIGHBOURING = "replace one sample (n public); the sample is randomly permuted f
 
 def check_samples(x: Any, epsilon: float, delta: float, method: str) -> np.ndarray:
     """Public arguments (method, budget, the shape of X); never the values of X."""
-    if method not in METHODS:
-        raise UnsupportedProblemError(
-            f"method must be one of {METHODS}, got {method!r}.")
+    check_choice("method", method, METHODS, error=UnsupportedProblemError)
     budget = ApproxDP(epsilon, delta)  # validates the range
     if budget.delta <= 0:
         raise BudgetError("private_gaussian needs delta > 0: pure DP is impossible for "
@@ -68,6 +66,43 @@ def check_samples(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
         raise UnsupportedProblemError(f"X must be an (n, d) array of samples, got shape "
                                       f"{arr.shape}.")
     return arr
+
+
+#: smallest C1 of Lemma 5.2 for which the mask concentration Thm 5.4 uses holds (Ashtiani &
+#: Liaw 2022; digest §3.4: (1 - x)^-2 - 1 <= 2/75 needs eta ||G|| <= 0.01307)
+C1_MIN = 153.0
+
+
+def check_keywords(*, alpha: Any = 0.2, beta: Any = 0.1, c1: Any = 3200.0,
+                   contamination: Any = 0.05, tol: Any = 1e-9, robust: Any = False,
+                   estimate: Any = "both") -> None:
+    """The method keywords of :func:`private_gaussian`, before any sample is read.
+
+    Ranges from the theorems the learner uses (Ashtiani & Liaw 2022): ``alpha`` > 0 (the TV
+    accuracy target); ``beta`` in (0, 1) (a failure probability; ln(4/beta) in Lemma 5.2);
+    ``c1 >= C1_MIN`` (Lemma 5.2's "sufficiently large" constant); ``contamination`` in
+    [0, 1/2) (Thms 6.1, 7.3 need it below 1/2) and > 0 with ``robust=True`` (Algs 4-5 use
+    ln(1/contamination)); ``tol`` in (0, 1) (projectors of different rank are at Frobenius
+    distance >= 1, so a tolerance below 1 never matches them).
+    """
+    check_number("alpha", alpha, "a finite number > 0 (the accuracy target, e.g. 0.2)",
+                 lambda v: v > 0)
+    check_number("beta", beta, "a number in (0, 1) (the failure probability, e.g. 0.1)",
+                 lambda v: 0 < v < 1)
+    check_number("c1", c1, f"a finite number >= {C1_MIN:g} (Lemma 5.2's constant: smaller "
+                 "values break the mask's concentration; leave the default 3200)",
+                 lambda v: v >= C1_MIN)
+    robust = check_flag("robust", robust)
+    if robust:
+        check_number("contamination", contamination, "in (0, 1/2) with robust=True (the "
+                     "adversarial fraction; Algs 4-5 need it > 0 and below 1/2)",
+                     lambda v: 0 < v < 0.5)
+    else:
+        check_number("contamination", contamination, "in [0, 1/2) (the adversarial "
+                     "fraction; the robust learner needs it below 1/2)", lambda v: 0 <= v < 0.5)
+    check_number("tol", tol, "a number in (0, 1) (Frobenius tolerance of the subspace "
+                 "step's exact match; default 1e-9)", lambda v: 0 < v < 1)
+    check_choice("estimate", estimate, ("both", "mean"))
 
 
 def check_finite_samples(x: np.ndarray, what: str) -> None:
@@ -83,6 +118,8 @@ def check_finite_samples(x: np.ndarray, what: str) -> None:
 
 @functools.wraps(_steps_required_n)
 def required_n(d: int, **kwargs: Any) -> SampleRequirement:
+    check_keywords(**{k: kwargs[k] for k in ("alpha", "beta", "c1", "contamination", "robust",
+                                              "estimate") if k in kwargs})
     if kwargs.get("method") == "bounded":
         keep = ("epsilon", "delta", "alpha", "beta", "bounds", "scale", "estimate")
         return bounded_requirement(d, **{k: v for k, v in kwargs.items() if k in keep})
@@ -157,7 +194,8 @@ def private_gaussian(
         The orthogonal-mean step's tolerance is derived from released values (see
         :func:`_perp_tolerance`).
     c1 : float
-        C1 of Lemma 5.2 for the faithful mask (3200: the paper's recipe).
+        C1 of Lemma 5.2 for the faithful mask (3200: the paper's recipe; at least
+        :data:`C1_MIN` = 153, below which the mask's concentration fails).
     reference : bool
         Attach a :class:`ValidationReport` against the non-private empirical estimates
         (NOT private: for the data owner only, never publish it).  Default False.  Needs
@@ -202,6 +240,9 @@ def private_gaussian(
     BudgetError, UnsupportedProblemError, PrivacySpecError
         Bad budget or ``count_clipped``; bad shape of X; n too small to form the blocks;
         ``reference=True`` with non-finite X.  Never because of the values of X.
+    ArgumentError
+        ``alpha``, ``beta``, ``c1``, ``contamination``, ``tol``, ``robust`` or ``estimate``
+        outside its range (:func:`check_keywords`), raised before X is read.
 
     References
     ----------
@@ -210,7 +251,8 @@ def private_gaussian(
     NeurIPS 2020 (CoinPress); Karwa & Vadhan, ITCS 2018 (private range).
     """
     t0 = time.perf_counter()
-
+    check_keywords(alpha=alpha, beta=beta, c1=c1, contamination=contamination, tol=tol,
+                   robust=robust, estimate=estimate)
     shape = tuple(getattr(X, "shape", ()))
     run = verbose_run(bool(verbose), "Gaussian estimator",
                       size=f"n={shape[0]}, d={shape[1]}" if len(shape) == 2 else "",

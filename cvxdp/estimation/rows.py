@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError, check_positive
+from cvxdp.arguments import check_number
+from cvxdp.errors import PrivacySpecError
 from cvxdp.privacy.clipping import clip_rows_l2, clip_to_box
 
 __all__ = ["ENTRY_BOUND", "cell_counts", "clip_rows", "clipped_sum", "domain_rows",
@@ -26,10 +27,10 @@ ENTRY_BOUND = 1e100
 
 
 def check_bound(row_bound: Any) -> float:
-    return check_positive(
-        row_bound, PrivacySpecError,
-        f"row_bound must be a finite public number > 0 (the largest l2 norm any row may "
-        f"have; rows above it are clipped), got {row_bound!r}. Never take it from the data.")
+    """``row_bound`` as a float: a number (not a string, as epsilon), finite and > 0."""
+    return check_number("row_bound", row_bound, "a finite public number > 0 (the largest l2 "
+                        "norm any row may have; rows above it are clipped; never take it from "
+                        "the data)", lambda v: v > 0, error=PrivacySpecError)
 
 
 def public_domain_rows(data: Any, row_bound: float) -> tuple[np.ndarray, int]:

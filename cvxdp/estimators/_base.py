@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import PrivacySpecError
+from cvxdp.errors import ArgumentError, PrivacySpecError
 
 try:  # optional extra: scikit-learn
     from sklearn.base import BaseEstimator as _SkBase
@@ -133,10 +133,12 @@ def as_rng(random_state: Any) -> None | int | np.random.Generator:
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+    if (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)
+            and random_state >= 0):
         return int(random_state)
-    raise ValueError(f"random_state must be None, an int, a numpy RandomState or Generator, "
-                     f"got {random_state!r}.")
+    raise ArgumentError(f"random_state={random_state!r} is not a source of randomness: "
+                        "random_state must be None, a non-negative int seed, a "
+                        "numpy.random.RandomState or a numpy.random.Generator.")
 
 
 def _plain_array(X: Any, est: Any, reset: bool, ensure_min_samples: int = 1) -> np.ndarray:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.estimation.gaussian_mechanisms import COARSE_GAIN
 from cvxdp.estimation.gaussians import private_gaussian
 from cvxdp.estimators._base import _PrivateEstimator, check_fitted, check_X
 
@@ -117,11 +118,24 @@ class PrivateGaussian(_PrivateEstimator):
 
     def score(self, X: Any, y: Any = None) -> float:
         """Mean log-likelihood of the rows of ``X`` under ``N(mean_, covariance_)`` (as
-        :meth:`sklearn.covariance.EmpiricalCovariance.score`); ``-inf`` for a singular
-        covariance."""
+        :meth:`sklearn.covariance.EmpiricalCovariance.score`).
+
+        ``X`` is checked first (width, as every method).  A singular released covariance
+        (an eigenvalue at most ``lambda_max d`` times the machine epsilon, numpy's rank rule:
+        e.g. the private subspace step found a lower-dimensional range) is
+        scored with its eigenvalues floored at ``lambda_max / COARSE_GAIN`` (1e6, the
+        tightening the practical covariance step resolves), a function of the release only
+        (post-processing), so the score is finite and comparable across candidates of a grid
+        search instead of ``-inf`` for all of them; docs/estimators.md, "score".
+        """
         cov = self._need_covariance()
-        sign, logdet = np.linalg.slogdet(cov)
-        if sign <= 0:
+        X = check_X(self, X, reset=False)
+        lam, vec = np.linalg.eigh(cov)
+        if lam[-1] <= 0:   # nothing released to scale a floor from
             return -math.inf
         d = cov.shape[0]
-        return float(-0.5 * (np.mean(self.mahalanobis(X)) + logdet + d * math.log(2 * math.pi)))
+        if lam[0] <= lam[-1] * d * np.finfo(float).eps:  # singular (numpy's matrix_rank rule)
+            lam = np.maximum(lam, lam[-1] / COARSE_GAIN)
+        z = (X - self.mean_) @ vec
+        maha = np.sum(z**2 / lam, axis=1)
+        return float(-0.5 * (np.mean(maha) + np.sum(np.log(lam)) + d * math.log(2 * math.pi)))

@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.arguments import check_box, check_choice, check_flag
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import least_squares
+from cvxdp.estimation.rows import check_bound
 from cvxdp.estimators._base import (
     RegressorMixin,
     _PrivateEstimator,
@@ -18,20 +20,6 @@ from cvxdp.estimators._base import (
 )
 
 __all__ = ["PrivateLinearRegression"]
-
-
-def _interval(value: Any, name: str, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Public ``(lo, hi)``: scalars or length-``d`` arrays, finite, ``lo < hi``."""
-    try:
-        lo, hi = value
-        lo = np.broadcast_to(np.asarray(lo, dtype=float), (d,)).copy()
-        hi = np.broadcast_to(np.asarray(hi, dtype=float), (d,)).copy()
-    except (TypeError, ValueError):
-        raise PrivacySpecError(f"{name} must be (lo, hi) with scalars or arrays of length "
-                               f"{d}, got {value!r}.") from None
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo < hi).all()):
-        raise PrivacySpecError(f"{name} must be finite with lo < hi, got {value!r}.")
-    return lo, hi
 
 
 class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
@@ -133,8 +121,8 @@ class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
                 raise PrivacySpecError("give both bounds_X=(lo, hi) and bounds_y=(lo, hi) (or "
                                        "row_bound= alone): public bounds, never computed from "
                                        "the data.")
-            xl, xh = _interval(self.bounds_X, "bounds_X", d)
-            yl, yh = _interval(self.bounds_y, "bounds_y", 1)
+            xl, xh = check_box("bounds_X", self.bounds_X, d, error=PrivacySpecError)
+            yl, yh = check_box("bounds_y", self.bounds_y, 1, error=PrivacySpecError)
             with np.errstate(invalid="ignore"):  # NaN stays NaN: the solver maps it
                 xc, yc = np.clip(X, xl, xh), np.clip(y, yl[0], yh[0])
             if self.fit_intercept:
@@ -147,10 +135,7 @@ class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
             c = float(np.sqrt(np.mean(hx**2)))
             xc, yc = xc - mx, yc - my
         elif self.row_bound is not None:
-            rb = float(self.row_bound)
-            if not (math.isfinite(rb) and rb > 0):
-                raise PrivacySpecError(f"row_bound must be a finite number > 0, got "
-                                       f"{self.row_bound!r}.")
+            rb = check_bound(self.row_bound)
             xc, yc, mx, my, bound2, c = X, y, np.zeros(d), 0.0, rb**2, rb / math.sqrt(d + 1)
         else:
             raise PrivacySpecError("PrivateLinearRegression needs public bounds: bounds_X=(lo, "
@@ -163,11 +148,10 @@ class PrivateLinearRegression(RegressorMixin, _PrivateEstimator):
 
     def fit(self, X: Any, y: Any) -> PrivateLinearRegression:
         """One private release of the coefficients from ``(X, y)`` (n x d, n)."""
-        if self.mechanism not in ("ssp", "rp"):
-            raise UnsupportedProblemError(
-                f"mechanism must be 'ssp' or 'rp' (the proven-DP mechanisms), got "
-                f"{self.mechanism!r}; 'ls' and 'als' are available through cvxdp.least_squares "
-                "with their weaker guarantees stated.")
+        check_choice("mechanism", self.mechanism, ("ssp", "rp"), error=UnsupportedProblemError,
+                     hint=" (the proven-DP mechanisms; 'ls' and 'als' are available through "
+                     "cvxdp.least_squares with their weaker guarantees stated)")
+        check_flag("fit_intercept", self.fit_intercept)
         X, y = check_X_y(self, X, y)
         xa, ya, bound, mx, my, c = self._design(X, y)
         sol = least_squares(xa, ya, row_bound=bound).solve_private(mechanism=self.mechanism,

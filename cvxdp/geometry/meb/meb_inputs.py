@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.arguments import check_box
 from cvxdp.errors import BudgetError, PrivacySpecError
 from cvxdp.geometry.meb.box import clip_into_box, working_shift
 from cvxdp.geometry.meb.goodcenter import piece_rows
@@ -38,16 +39,7 @@ def resolve_bounds(bounds: Any, d: int) -> tuple[np.ndarray, np.ndarray]:
             "bounds=(lo, hi) is required: the data-independent box the points live in (e.g. "
             "bounds=(-5, 5) for [-5, 5]^d). It is never inferred from the data, since min/max of "
             "the points would leak them; take it from the data's documented range.")
-    try:
-        lo, hi = bounds
-        lo = np.broadcast_to(np.asarray(lo, dtype=float), (d,)).copy()
-        hi = np.broadcast_to(np.asarray(hi, dtype=float), (d,)).copy()
-    except (TypeError, ValueError):
-        raise PrivacySpecError(
-            f"bounds must be a pair (lo, hi) of scalars or length-{d} arrays, got {bounds!r}."
-        ) from None
-    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
-        raise PrivacySpecError("bounds need finite lo < hi in every coordinate.")
+    lo, hi = check_box("bounds", bounds, d, error=PrivacySpecError)
     return lo, hi
 
 

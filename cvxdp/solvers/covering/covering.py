@@ -30,7 +30,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.arguments import entry_point
+from cvxdp.arguments import check_count, entry_point
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING
 from cvxdp.errors import InfeasibleProblemError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.privacy.accountant import PrivacyAccountant
@@ -203,6 +203,9 @@ class _Covering(StructuredProblem):
         """
         t0 = time.perf_counter()
         budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
+        for name, count in (("T", T), ("m_max", m_max)):  # counts: integers, as iterations=
+            if count is not None:
+                check_count(name, count, error=PrivacySpecError)
         if oracle not in ("exact_sampler", "net"):
             raise PrivacySpecError(f"oracle must be 'exact_sampler' or 'net', got {oracle!r}.")
         if oracle == "net" and (self.kind != "sdp" or self._dim() not in (2, 3)):
