@@ -11,6 +11,8 @@ import sys
 import warnings
 from typing import Any
 
+import numpy as np
+
 __all__ = [
     "warn_user",
     "CvxdpError",
@@ -63,6 +65,10 @@ def check_positive(value: Any, error: type[CvxdpError], message: str, *,
     ``message`` is the error text for a non-finite or non-positive number; ``type_message`` (by
     default ``message``) the text for something that is not a number at all.
     """
+    # text and booleans are not numbers, even where float() would convert them
+    if isinstance(value, str | bytes | bool | np.bool_):
+        raise error(f"{type_message or message} (got {value!r}: give a number, not "
+                    f"{type(value).__name__})")
     try:
         v = float(value)
     except (TypeError, ValueError):
