@@ -66,17 +66,23 @@ def test_private_covariance_in_a_risk_constraint_beside_private_returns():
         assert -float(prob.objective.value) <= sol.certificate.objective_upper + 1e-7
 
 
-def test_one_spec_holding_the_quad_form_matrix_and_another_parameter_is_split():
-    """``ObjectivePrivacy([mu, S])`` on ``mu @ w - quad_form(w, S)`` is the same declaration as
-    two specs of the same sensitivity (per entry): it was refused as not DPP while the two specs
-    were answered (held-out trial 8). The answer is the two specs' answer, seed for seed."""
-    rng = np.random.default_rng(0)
+def _mean_variance(seed: int):
+    """``max mu'w - w'Sw`` over the simplex, 4 assets, ``S = G G' / 4`` (nearly singular)."""
+    rng = np.random.default_rng(seed)
     n = 4
     G = rng.normal(size=(n, n))
     S = cp.Parameter((n, n), PSD=True, name="S", value=G @ G.T / n)
     mu = cp.Parameter(n, name="mu", value=rng.uniform(0, 0.2, n))
     w = cp.Variable(n, nonneg=True)
     prob = cp.Problem(cp.Maximize(mu @ w - cp.quad_form(w, S)), [cp.sum(w) == 1])
+    return prob, mu, S, w
+
+
+def test_one_spec_holding_the_quad_form_matrix_and_another_parameter_is_split():
+    """``ObjectivePrivacy([mu, S])`` on ``mu @ w - quad_form(w, S)`` is the same declaration as
+    two specs of the same sensitivity (per entry): it was refused as not DPP while the two specs
+    were answered (held-out trial 8). The answer is the two specs' answer, seed for seed."""
+    prob, mu, S, w = _mean_variance(0)
     joint = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
                                private=cvxdp.ObjectivePrivacy([mu, S], 1e-3))
     w_joint = w.value.copy()
@@ -89,18 +95,12 @@ def test_one_spec_holding_the_quad_form_matrix_and_another_parameter_is_split():
 
 
 def test_a_nearly_singular_quad_form_matrix_keeps_a_tight_certificate():
-    """``S = G G' / 4`` (4 x 4, smallest eigenvalue 0.016) beside a private ``mu``, epsilon 10:
+    """``S = G G' / 4`` (4 x 4, smallest eigenvalue 0.006) beside a private ``mu``, epsilon 10:
     ``S~ - r I`` is not PSD, and the lower matrix fell back to 0, so the certificate's shift
     was ``lambda_max(Pi(S~)) sup ||w||^2``: a certified gap of 9.8 against a true 4e-6 (held-out
     trial 8). ``S~ - r I <= S`` on the event whether or not it is PSD, so the shift is
     ``lambda_max(Pi(S~) - S~ + r I)``, the noise's size."""
-    rng = np.random.default_rng(115)
-    n = 4
-    G = rng.normal(size=(n, n))
-    S = cp.Parameter((n, n), PSD=True, name="S", value=G @ G.T / n)
-    mu = cp.Parameter(n, name="mu", value=rng.uniform(0, 0.2, n))
-    w = cp.Variable(n, nonneg=True)
-    prob = cp.Problem(cp.Maximize(mu @ w - cp.quad_form(w, S)), [cp.sum(w) == 1])
+    prob, mu, S, w = _mean_variance(115)
     exact = cp.Problem(prob.objective, prob.constraints).solve()
     sol = prob.solve_private(epsilon=10, delta=1e-6, rng=0,
                              private=[cvxdp.ObjectivePrivacy(mu, 1e-3),
