@@ -226,3 +226,18 @@ def warnings_ignored():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         yield
+
+
+def test_reference_on_non_finite_private_data_keeps_the_private_answer():
+    """``reference=True`` on data with an inf entry: the private answer is released (the budget
+    is spent) and the exact reference, which needs finite data, is reported as unavailable
+    instead of a raw CVXPY ValueError that discarded the answer (held-out trial 10)."""
+    A = cp.Parameter((4, 3), name="A", value=np.full((4, 3), 0.5))
+    A._value[0, 0] = np.inf
+    x = cp.Variable(3, nonneg=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1, x <= 1])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, reference=True,
+                             private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
+    assert sol.status in ("optimal_inaccurate", "user_limit")
+    assert sol.validation.reference_value is None
+    assert "finite" in sol.validation.metrics["reference_unavailable"]
