@@ -23,7 +23,7 @@ from typing import Any
 import cvxpy as cp
 
 from cvxdp.arguments import COMMON_OPTIONS, check_options, entry_point, option_names
-from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
+from cvxdp.errors import CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import LeastSquaresPrivacy, least_squares_from_model
 from cvxdp.learning import explain_rows, solve_rows
 from cvxdp.learning.solve import row_spec
@@ -292,7 +292,8 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
         return _with_public(sol, public_t)
 
     resolve_budget(epsilon=epsilon, delta=delta, rho=rho)  # values checked by @entry_point
-    reasons = unsupported_reasons(problem, compile=False)  # cheap checks; to_scp finds cones
+    # cheap checks (to_scp finds the cones); never on the private parameters' values
+    reasons = unsupported_reasons(problem, compile=False, private=_private_ids(private))
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
     if private is None:
@@ -332,6 +333,15 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
     sol.info["clipped_domain"] = (f"private entries are clipped into "
                                   f"[-{PRIVATE_VALUE_BOUND:g}, {PRIVATE_VALUE_BOUND:g}]")
     return _with_public(sol, public_t)
+
+
+def _private_ids(private: Any) -> frozenset[int]:
+    """Ids of the parameters ``private=`` names (empty when it is malformed: the spec's own
+    check reports that, after the model's)."""
+    try:
+        return frozenset(p.id for s in as_spec_tuple(private) for p in spec_parameters(s))
+    except CvxdpError:
+        return frozenset()
 
 
 def _with_public(sol: Any, public: tuple[cp.Parameter, ...]) -> Any:

@@ -76,8 +76,11 @@ def clipped_values(params: Iterable[cp.Parameter],
             if value is None:
                 continue
             arr = value.toarray() if sp.issparse(value) else np.asarray(value)
-            if arr.dtype.kind in "fiu" and np.any(np.abs(arr) > bound):
-                p.save_value(np.clip(arr, -bound, bound))
+            # inf goes to the bound and NaN to 0, a value fixed in advance: a non-finite
+            # private entry is mapped like a huge one, never refused (a refusal would leak)
+            if arr.dtype.kind in "fiu" and not np.all(np.abs(arr) <= bound):
+                p.save_value(np.clip(np.nan_to_num(arr, nan=0.0, posinf=bound, neginf=-bound),
+                                     -bound, bound))
         yield
     finally:
         for p, value in saved:

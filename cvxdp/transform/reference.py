@@ -341,7 +341,17 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     viol = [float(np.max(np.abs(c.violation()))) if np.size(c.violation()) else 0.0
             for c in problem.constraints]
     t0 = time.perf_counter()
-    f_star, ref_solver = _reference_optimum(problem, solver, released)
+    nonfinite = [p.name() for p in problem.parameters()
+                 if p.value is not None and not np.all(np.isfinite(_dense(p.value)))]
+    if nonfinite:
+        # reference=True reads the true data (not private, as asked); an exact solve needs
+        # finite data, and the private answer (its budget spent) is kept
+        metrics["reference_unavailable"] = (
+            f"the exact reference needs finite data; parameter(s) {', '.join(nonfinite)} "
+            "contain NaN or inf (the private solve mapped them into the public domain)")
+        f_star, ref_solver = None, None
+    else:
+        f_star, ref_solver = _reference_optimum(problem, solver, released)
     elapsed = time.perf_counter() - t0
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     metrics["private_value"] = f_private
@@ -394,3 +404,7 @@ def _reference_optimum(problem: cp.Problem, solver: str | None,
     f_star = None if ref.value is None else float(ref.value)
     return f_star, (str(ref.solver_stats.solver_name) if ref.solver_stats is not None
                     else None)
+
+
+def _dense(value: Any) -> np.ndarray:
+    return np.asarray(value.toarray() if sp.issparse(value) else value, dtype=float)

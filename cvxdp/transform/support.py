@@ -134,7 +134,8 @@ def _bad_values(value: Any) -> bool:
     return not np.all(np.isfinite(arr))
 
 
-def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
+def unsupported_reasons(problem: Any, *, compile: bool = True,
+                        private: frozenset[int] = frozenset()) -> list[str]:
     """Every reason ``problem`` is not a symmetric cone program cvxdp can work on.
 
     Parameters
@@ -143,6 +144,9 @@ def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
     compile : bool
         Also compile the model with CVXPY (``get_problem_data``) to find exponential / power
         cones.  The cheap checks run first and compilation is skipped if they already fail.
+    private : frozenset of int
+        Ids of the private parameters: their values are not checked (they are mapped into
+        the public domain before any solve, never refused).
 
     Returns
     -------
@@ -167,8 +171,10 @@ def unsupported_reasons(problem: Any, *, compile: bool = True) -> list[str]:
             f"parameter(s) {', '.join(unset)} have no value; set parameter.value = data "
             "before solving."
         )
+    # a private parameter's values are never read here: non-finite entries are mapped into
+    # the public domain (transform.domain.clipped_values), not refused
     nonfinite = [p.name() for p in problem.parameters()
-                 if p.value is not None and _bad_values(p.value)]
+                 if p.id not in private and p.value is not None and _bad_values(p.value)]
     if nonfinite:
         reasons.append(
             f"parameter(s) {', '.join(nonfinite)} contain NaN or inf; clean the data "
