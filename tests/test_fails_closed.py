@@ -6,7 +6,9 @@ attacker would."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
+import pickle
 import warnings
 
 import cvxpy as cp
@@ -241,3 +243,20 @@ def test_reference_on_non_finite_private_data_keeps_the_private_answer():
     assert sol.status in ("optimal_inaccurate", "user_limit")
     assert sol.validation.reference_value is None
     assert "finite" in sol.validation.metrics["reference_unavailable"]
+
+
+def test_a_solution_with_its_validation_pickles_and_deep_copies():
+    """``reference=True`` adds a ValidationReport whose metrics are read-only; the solution
+    must still pickle (joblib workers) and deep-copy (held-out trial 10: raw TypeError
+    "cannot pickle 'mappingproxy' object")."""
+    rng = np.random.default_rng(0)
+    A = cp.Parameter((8, 3), name="A", value=rng.uniform(0, 1, (8, 3)))
+    x = cp.Variable(3, nonneg=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= 1])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, reference=True,
+                             private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-3))
+    for back in (pickle.loads(pickle.dumps(sol)), copy.deepcopy(sol)):
+        assert back.validation.as_dict() == sol.validation.as_dict()
+        assert dict(back.validation.metrics) == dict(sol.validation.metrics)
+        with pytest.raises(TypeError):
+            back.validation.metrics["x"] = 1   # still read-only
