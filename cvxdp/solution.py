@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from cvxdp.privacy.accountant import PrivacyReport
+from cvxdp.privacy.accountant import PrivacyReport, reduce_frozen
 
 __all__ = ["PrivateSolution", "ValidationReport", "Certificate"]
 
@@ -153,6 +153,10 @@ class ValidationReport:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # the read-only metrics travel as a dict (pickle, deepcopy) and are wrapped again
+        return reduce_frozen(self)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: expose metrics as attributes.

@@ -30,15 +30,15 @@ from cvxdp.errors import BudgetError
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP
 from cvxdp.privacy.composition import REL_TOL, compose, float_delta
 
-__all__ = ["PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport", "float_delta",
-           "FLOAT_DELTA_SHARE"]
+__all__ = ["reduce_frozen", "PrivacyRecord", "PrivacyAccountant", "compose", "PrivacyReport",
+           "float_delta", "FLOAT_DELTA_SHARE"]
 
 #: share of an (epsilon, delta) budget a mechanism keeps for its float samplers' delta when it
 #: plans (converts at ``delta * (1 - FLOAT_DELTA_SHARE)``), so the composed total stays exact
 FLOAT_DELTA_SHARE = 1e-3
 
 
-def _reduce_frozen(obj: Any) -> tuple[Any, tuple[Any, ...]]:
+def reduce_frozen(obj: Any) -> tuple[Any, tuple[Any, ...]]:
     """Pickle a record or report (e.g. inside a fitted estimator sent to a joblib worker): its
     read-only mappings travel as dicts and are made read-only again by ``__post_init__``."""
     vals = (getattr(obj, f.name) for f in fields(obj))
@@ -92,7 +92,7 @@ class PrivacyRecord:
         object.__setattr__(self, "count", int(self.count))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return _reduce_frozen(self)
+        return reduce_frozen(self)
 
     @property
     def pure_epsilon(self) -> float | None:
@@ -175,7 +175,7 @@ class PrivacyReport:
         object.__setattr__(self, "records", tuple(self.records))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return _reduce_frozen(self)
+        return reduce_frozen(self)
 
     @property
     def mechanisms(self) -> dict[str, int]:
