@@ -155,3 +155,14 @@ def test_float_sampler_deltas_are_taken_out_of_the_total_or_reported_on_top():
     clean = PrivacyAccountant(ApproxDP(10.0, 1e-6))
     clean.spend(ideal[0])
     assert "float_delta" not in clean.report().details
+
+
+def test_repr_says_the_total_the_spend_and_the_calls():
+    """``repr(acct)`` was the default ``<... object at 0x...>`` (held-out trial 10)."""
+    acct = PrivacyAccountant(ApproxDP(2.0, 1e-5))
+    assert repr(acct) == ("PrivacyAccountant(total=ApproxDP(epsilon=2.0, delta=1e-05), "
+                          "spent=None, calls=0)")
+    acct.spend(PrivacyRecord("laplace", PureDP(0.5), "test"))
+    text = repr(acct)
+    assert text.startswith("PrivacyAccountant(total=ApproxDP(epsilon=2.0, delta=1e-05), spent=")
+    assert text.endswith("calls=1)")
