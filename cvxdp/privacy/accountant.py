@@ -245,6 +245,10 @@ class PrivacyAccountant:
         # the largest composition a reserved check let through (module doc); None: none yet
         self._charged: Budget | None = None
 
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(total={self.total!r}, spent={self.spent!r}, "
+                f"calls={len(self._ledger)})")
+
     @property
     def notion(self) -> str:
         if isinstance(self.total, PureDP):
