@@ -254,12 +254,14 @@ def solve_private_meb(
         # public numbers: post-processing.
         info["search_ball"] = {"center": ball.center, "radius": ball.radius}
         ball = box_ball(lo, hi, d)
-        warn_user(f"with n={n} the high-probability bound on uncovered points ({bound:.3g}) "
-                  "is vacuous, so the released ball is the public box's (it covers every point "
-                  "clipped into bounds=; the private search's ball is in info['search_ball']): "
-                  "use more data, a larger budget or a larger accuracy"
-                  + (" (the local model needs far more points than the central one)."
-                     if local else "."))
+        vacuous = (f"the high-probability bound on uncovered points ({bound:.4g}) is vacuous "
+                   f"at n={n} (>= n): the private search's ball (info['search_ball']) promises "
+                   "no coverage, so the ball of the public box is released (it covers every "
+                   "point clipped into bounds=; its radius is not compared with the optimum); "
+                   "use more data, a larger budget or a larger accuracy"
+                   + (" (the local model needs far more points than the central one)"
+                      if local else ""))
+        warn_user(vacuous + ".")
     if rho_count > 0:   # released only noisily, charged before the report is made
         if on_dask:
             n_clipped = pts.clipped_count()
@@ -287,11 +289,7 @@ def solve_private_meb(
             "uncovered_bound": bound, "search_path": path, "radius_grid_i_max": i_max}
     status, reason = coverage_status(bound, n, gamma, beta)
     if "search_ball" in info:
-        reason = (f"the high-probability bound on uncovered points ({bound:.4g}) is vacuous at "
-                  f"n={n} (>= n): the private search's ball promises no coverage, so the ball of "
-                  "the public box is released (it covers every point clipped into bounds=; its "
-                  "radius is not compared with the optimum); use more data, a larger budget or "
-                  "a larger accuracy")
+        reason = vacuous
     # the paper's bicriteria rule (some coverage promised at all), kept visible
     info["paper_rule"] = {"rule": "uncovered_bound < n (Mahpud & Sheffet 2022, Cor. 4.4)",
                           "status": "optimal_inaccurate" if bound < n else "user_limit"}
