@@ -52,7 +52,7 @@ from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.mwu.schedule import total_rho
-from cvxdp.solvers.quadform_bounds import quad_terms, square_bound
+from cvxdp.solvers.quadform_bounds import quad_terms
 from cvxdp.solvers.quadform_perturbation import QUADFORM_THEOREM, release_quadform
 from cvxdp.status import status_of
 
@@ -157,8 +157,7 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
         if rel.n_constrained == 0:
             # OPT_mid - OPT <= sup over the (same) feasible set of f_mid - f_low
             private = quad | rest
-            slack = sum(c * rel.gap[id(by_id[S.id])] * square_bound(problem, a, private)
-                        for c, a, S in terms)
+            slack = rel.objective_shift(problem, terms, private)
             lower = inner.optimum_lower - slack
             # a copy certified by a theorem's gap alone (objective perturbation): the true
             # gap is the copy's plus the two shifts

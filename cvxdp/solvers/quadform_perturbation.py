@@ -124,6 +124,16 @@ class QuadformRelease:
     low: dict[int, Any]
     gap: dict[int, float]  # lambda_max(Pi(S~) - S~ + r I) per matrix (by leaf id)
 
+    def objective_shift(self, problem: cp.Problem, terms: list[tuple[float, Any, Any]],
+                        private: set[int]) -> float:
+        """``sum_k c_k lambda_max(Pi(S~) - S~ + r I) B_k`` over the objective's ``c * quad_form(a,
+        S)`` terms (:func:`~cvxdp.solvers.quadform_bounds.quad_terms`): how far the optimum
+        with ``Pi(S~)`` can lie above the true one when no matrix sits in a constraint, ``B_k``
+        bounding ``||a_k||^2`` over the constraints without ``private`` data."""
+        by_id = {p.id: p for p in self.params}
+        return sum(c * self.gap[id(by_id[S.id])] * square_bound(problem, a, private)
+                   for c, a, S in terms)
+
 
 def release_quadform(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, beta: float,
                      rng: np.random.Generator) -> QuadformRelease:
@@ -251,11 +261,13 @@ def _mid_lower(problem: cp.Problem, rel: QuadformRelease, value: float) -> float
     if not terms:
         return -math.inf
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
-    by_id = {p.id: p for p in rel.params}
-    shift = sum(c * rel.gap[id(by_id[S.id])] * square_bound(problem, a, ids)
-                for c, a, S in terms)
-    # the solver's stopping rule (relative gap ~1e-8): a 1e-7 (1 + |p|) margin below it
-    return sign * value - 1e-7 * (1.0 + abs(value)) - shift
+    return sign * _below_solver(value) - rel.objective_shift(problem, terms, ids)
+
+
+def _below_solver(value: float) -> float:
+    """``value`` less the solver's stopping rule (relative gap ~1e-8): a 1e-7 (1 + |p|)
+    margin, on the side the lower bound needs (``value`` in the minimised sense)."""
+    return value - 1e-7 * (1.0 + abs(value))
 
 
 def _certificate(problem: cp.Problem, upper_sub: dict[int, Any], lower_sub: dict[int, Any],
@@ -282,8 +294,7 @@ def _certificate(problem: cp.Problem, upper_sub: dict[int, Any], lower_sub: dict
             v.save_value(released[v.id])
     lower = -math.inf
     if loose.status == cp.OPTIMAL:
-        # the solver's stopping rule (relative gap ~1e-8): a 1e-7 (1 + |p|) margin below it
-        lower = sign * float(loose.value) - 1e-7 * (1.0 + abs(float(loose.value)))
+        lower = _below_solver(sign * float(loose.value))
     return Certificate.from_bounds(
         objective_upper=upper, optimum_lower=max(lower, mid), violation_bound=viol,
         equality_violation_bound=None, probability=1.0 - beta,
