@@ -19,6 +19,7 @@ from cvxdp.errors import CvxdpError
 from cvxdp.solution import ValidationReport
 from cvxdp.transform.canon import to_scp
 from cvxdp.transform.scp import SymmetricConeProgram
+from cvxdp.transform.support import non_finite_parameters
 
 __all__ = ["ExactSolution", "solve_exact", "cone_violations", "proven_point", "validate",
            "svec_to_clarabel", "validate_user_terms"]
@@ -341,8 +342,7 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     viol = [float(np.max(np.abs(c.violation()))) if np.size(c.violation()) else 0.0
             for c in problem.constraints]
     t0 = time.perf_counter()
-    nonfinite = [p.name() for p in problem.parameters()
-                 if p.value is not None and not np.all(np.isfinite(_dense(p.value)))]
+    nonfinite = non_finite_parameters(problem)
     if nonfinite:
         # reference=True reads the true data (not private, as asked); an exact solve needs
         # finite data, and the private answer (its budget spent) is kept
@@ -404,7 +404,3 @@ def _reference_optimum(problem: cp.Problem, solver: str | None,
     f_star = None if ref.value is None else float(ref.value)
     return f_star, (str(ref.solver_stats.solver_name) if ref.solver_stats is not None
                     else None)
-
-
-def _dense(value: Any) -> np.ndarray:
-    return np.asarray(value.toarray() if sp.issparse(value) else value, dtype=float)

@@ -15,7 +15,7 @@ import numpy as np
 from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
 __all__ = ["unsupported_reasons", "cone_reasons", "EXP_CONE_ATOMS", "POW_CONE_ATOMS",
-           "non_dpp_terms"]
+           "non_dpp_terms", "non_finite_parameters", "scs_problem_data"]
 
 #: atoms whose canonical form needs the exponential cone (not a symmetric cone)
 EXP_CONE_ATOMS = frozenset({
@@ -134,6 +134,14 @@ def _bad_values(value: Any) -> bool:
     return not np.all(np.isfinite(arr))
 
 
+def non_finite_parameters(problem: cp.Problem, skip: frozenset[int] = frozenset()
+                          ) -> list[str]:
+    """Names of ``problem``'s parameters (other than those in ``skip``, by id) whose values
+    hold NaN or inf."""
+    return [p.name() for p in problem.parameters()
+            if p.id not in skip and p.value is not None and _bad_values(p.value)]
+
+
 def unsupported_reasons(problem: Any, *, compile: bool = True,
                         private: frozenset[int] = frozenset()) -> list[str]:
     """Every reason ``problem`` is not a symmetric cone program cvxdp can work on.
@@ -173,8 +181,7 @@ def unsupported_reasons(problem: Any, *, compile: bool = True,
         )
     # a private parameter's values are never read here: non-finite entries are mapped into
     # the public domain (transform.domain.clipped_values), not refused
-    nonfinite = [p.name() for p in problem.parameters()
-                 if p.id not in private and p.value is not None and _bad_values(p.value)]
+    nonfinite = non_finite_parameters(problem, skip=private)
     if nonfinite:
         reasons.append(
             f"parameter(s) {', '.join(nonfinite)} contain NaN or inf; clean the data "
