@@ -253,7 +253,7 @@ def solve_private_meb(
         # public box covers every clipped point. The choice reads only the released bound and
         # public numbers: post-processing.
         info["search_ball"] = {"center": ball.center, "radius": ball.radius}
-        ball = box_ball(lo, hi, d)
+        ball = box_ball(lo, hi)
         vacuous = (f"the high-probability bound on uncovered points ({bound:.4g}) is vacuous "
                    f"at n={n} (>= n): the private search's ball (info['search_ball']) promises "
                    "no coverage, so the ball of the public box is released (it covers every "
@@ -301,11 +301,11 @@ def solve_private_meb(
                               ball=ball)
 
 
-def box_ball(lo: Any, hi: Any, d: int) -> Ball:
-    """The smallest ball holding the public box ``[lo, hi]``: centre ``(lo + hi)/2``, radius half
-    the diagonal. It covers every point clipped into the box (public; no budget)."""
-    lo_, hi_ = (np.broadcast_to(np.asarray(v, dtype=float), (d,)) for v in (lo, hi))
-    return Ball((lo_ + hi_) / 2.0, float(np.linalg.norm(hi_ - lo_) / 2.0))
+def box_ball(lo: np.ndarray, hi: np.ndarray) -> Ball:
+    """The smallest ball holding the public box ``[lo, hi]`` (``(d,)`` arrays, as
+    :func:`resolve_bounds` gives them): centre ``(lo + hi)/2``, radius half the diagonal. It
+    covers every point clipped into the box (public; no budget)."""
+    return Ball((lo + hi) / 2.0, float(np.linalg.norm(hi - lo) / 2.0))
 
 
 def coverage_status(bound: float, n: int, accuracy: float, beta: float
