@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import ArgumentError, BudgetError, PrivacyGuaranteeError
+from cvxdp.errors import NOT_NUMBERS, ArgumentError, BudgetError, PrivacyGuaranteeError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
 
@@ -34,7 +34,7 @@ RHO_MAX = 1e6
 
 def _real(name: str, value: Any, valid: str, error: type[Exception]) -> float:
     try:
-        if isinstance(value, (bool, np.bool_, str, bytes)):
+        if isinstance(value, NOT_NUMBERS):
             raise TypeError
         v = float(value)    # numbers, numpy scalars and 0-d arrays
     except (TypeError, ValueError):

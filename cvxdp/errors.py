@@ -23,6 +23,7 @@ __all__ = [
     "PrivacyGuaranteeError",
     "ArgumentError",
     "check_positive",
+    "NOT_NUMBERS",
 ]
 
 
@@ -58,6 +59,10 @@ class ArgumentError(CvxdpError, ValueError, TypeError):
     catch it."""
 
 
+#: text and booleans are not numbers, even where ``float()`` would convert them
+NOT_NUMBERS = (str, bytes, bool, np.bool_)
+
+
 def check_positive(value: Any, error: type[CvxdpError], message: str, *,
                    type_message: str | None = None) -> float:
     """``float(value)`` if it is a finite number > 0, else raise ``error``.
@@ -65,8 +70,7 @@ def check_positive(value: Any, error: type[CvxdpError], message: str, *,
     ``message`` is the error text for a non-finite or non-positive number; ``type_message`` (by
     default ``message``) the text for something that is not a number at all.
     """
-    # text and booleans are not numbers, even where float() would convert them
-    if isinstance(value, str | bytes | bool | np.bool_):
+    if isinstance(value, NOT_NUMBERS):
         raise error(f"{type_message or message} (got {value!r}: give a number, not "
                     f"{type(value).__name__})")
     try:
