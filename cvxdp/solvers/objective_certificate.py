@@ -39,10 +39,9 @@ import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from cvxdp.solvers.public_part import bound_solve
-from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.scp import SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["sharp_objective_gap"]
 
@@ -80,14 +79,10 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
     base = float(c_noisy @ x)
     tol = 1e-8 * (1.0 + abs(base))  # the released solve's optimality tolerance
     # X with one more row: c~'x <= base + d (a nonneg row after the existing ones)
-    d = prog.dims
-    at = d.zero + d.nonneg
-    A = sp.vstack([prog.A[:at], sp.csr_matrix(c_noisy.reshape(1, -1)), prog.A[at:]],
-                  format="csc")
-    b0 = np.concatenate([prog.b[:at], [base], prog.b[at:]])
-    level_prog = SymmetricConeProgram(
-        A=A, b=b0, c=np.zeros(n), offset=0.0,
-        dims=ConeDims(zero=d.zero, nonneg=d.nonneg + 1, soc=d.soc, psd=d.psd), cone=None)
+    at = prog.dims.zero + prog.dims.nonneg   # the new row's index
+    A, b0, dims = orthant_rows_added(prog, c_noisy.reshape(1, -1), [base])
+    level_prog = SymmetricConeProgram(A=A, b=b0, c=np.zeros(n), offset=0.0, dims=dims,
+                                      cone=None)
 
     def extents(level: float) -> tuple[np.ndarray, np.ndarray] | None:
         level_prog.b = b0.copy()

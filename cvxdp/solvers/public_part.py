@@ -25,7 +25,7 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu import _svec_index
 from cvxdp.transform.reference import ExactSolution, solve_exact
-from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
            "bound_solve", "public_program", "canonical_constraints"]
@@ -155,13 +155,8 @@ def _capped_max(prog: SymmetricConeProgram, cap: float) -> Any:
     joining them, some below the cap.  (Clarabel stops some unbounded maxima at "almost
     solved" with a finite value near 1e4, and fails on others.)
     """
-    d = prog.dims
-    at = d.zero  # the first orthant row
-    A = sp.csc_matrix(sp.vstack([prog.A[:at], sp.csr_matrix(-prog.c[None, :]), prog.A[at:]]))
-    b = np.concatenate([prog.b[:at], [cap], prog.b[at:]])
-    capped = dataclasses.replace(prog, A=A, b=b,
-                                 dims=ConeDims(zero=d.zero, nonneg=d.nonneg + 1, soc=d.soc,
-                                               psd=d.psd))
+    A, b, dims = orthant_rows_added(prog, -prog.c[None, :], [cap], first=True)
+    capped = dataclasses.replace(prog, A=A, b=b, dims=dims)
     res = solve_exact(capped, solver="CLARABEL")
     if res.status != cp.OPTIMAL:
         return None

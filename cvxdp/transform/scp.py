@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SymmetricConeProgram", "ConeDims", "ConeBlock"]
+__all__ = ["SymmetricConeProgram", "ConeDims", "ConeBlock", "orthant_rows_added"]
 
 
 class ConeBlock(NamedTuple):
@@ -105,3 +105,16 @@ class SymmetricConeProgram:
     @property
     def m(self) -> int:
         return self.A.shape[0]
+
+
+def orthant_rows_added(prog: SymmetricConeProgram, G: Any, h: np.ndarray, *,
+                       first: bool = False) -> tuple[sp.csc_matrix, np.ndarray, ConeDims]:
+    """``(A, b, dims)`` of ``prog`` with the rows ``G x <= h`` added to its orthant, after its
+    orthant rows (or before them, ``first=True``); the other blocks keep their order."""
+    d = prog.dims
+    at = d.zero if first else d.zero + d.nonneg
+    G = sp.csr_matrix(G)
+    A = sp.vstack([prog.A[:at], G, prog.A[at:]], format="csc")
+    b = np.concatenate([prog.b[:at], np.asarray(h, dtype=float).ravel(), prog.b[at:]])
+    dims = ConeDims(zero=d.zero, nonneg=d.nonneg + G.shape[0], soc=d.soc, psd=d.psd)
+    return A, b, dims

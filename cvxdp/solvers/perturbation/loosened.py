@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import public_bounds
+from cvxdp.transform.scp import orthant_rows_added
 
 __all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "with_box"]
 
@@ -117,12 +118,8 @@ def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarra
 
 def with_box(prog: Any, J: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Any:
     """``prog`` with the rows ``lo_j <= x_j <= hi_j`` (``j`` in ``J``) added to its orthant."""
-    d = prog.dims
-    at = d.zero + d.nonneg
     k = J.size
     rows = sp.csr_matrix((np.r_[np.ones(k), -np.ones(k)], (np.arange(2 * k), np.r_[J, J])),
                          shape=(2 * k, prog.n))
-    A = sp.vstack([prog.A[:at], rows, prog.A[at:]], format="csc")
-    b = np.concatenate([prog.b[:at], hi, -lo, prog.b[at:]])
-    return dataclasses.replace(prog, A=A, b=b, cone=None,
-                               dims=dataclasses.replace(d, nonneg=d.nonneg + 2 * k))
+    A, b, dims = orthant_rows_added(prog, rows, np.concatenate([hi, -lo]))
+    return dataclasses.replace(prog, A=A, b=b, cone=None, dims=dims)
