@@ -37,7 +37,6 @@ from cvxdp.solvers.perturbation.noise_tails import RANGE_DENSE_MAX
 __all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves"]
 
 
-
 @dataclass(frozen=True)
 class FitTerm:
     """One private term (module doc): ``kind`` ``"square"``, ``"l1"``, ``"l2"`` (Lipschitz in
