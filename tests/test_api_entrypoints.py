@@ -81,8 +81,9 @@ def test_bad_arguments_are_refused_before_the_solver(fake_general, kwargs, error
 
 def test_unsupported_model_and_misplaced_spec_refused_before_the_solver(fake_general):
     x = cp.Variable(2, pos=True)
-    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x))), [cp.sum(x) <= 1])
-    with pytest.raises(UnsupportedProblemError, match="log.*exponential cone"):
+    z = cp.Variable(2, integer=True)
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x))), [cp.sum(x) <= 1, z >= 0])
+    with pytest.raises(UnsupportedProblemError, match="integer"):
         cvxdp.solve_private(prob, epsilon=1.0, private=[])
     lp, A, _ = _lp()
     with pytest.raises(PrivacySpecError, match="ScalarPrivacy: parameter 'A' enters"):

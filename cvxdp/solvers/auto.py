@@ -281,6 +281,9 @@ def _choose(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *, nois
         return "perturbation", {"rule": "the private parameters enter the objective too: one "
                                         "release of all their placements (the MWU keeps the "
                                         "paper's separation of the settings)"}, setup
+    if scp.exp_tail is not None:
+        return "perturbation", {"rule": "the model has (public) exponential cones: the MWU runs "
+                                        "on symmetric cones only"}, setup
     alpha_mwu, R, proven = _mwu_bound(scp, budget, opts)
     tight = _largest_tightening(scp, setup.plan, setup.npl, R or 0.0)
     # each mechanism's certificate, predicted in one currency (canonical row units, before

@@ -349,4 +349,4 @@ def loosened_program(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarra
     return SymmetricConeProgram(
         A=sp.vstack([p for p in parts_A if p.shape[0]], format="csc"),
         b=np.concatenate(parts_b), c=np.concatenate([scp.c, np.zeros(bc.size)]),
-        offset=scp.offset, dims=dims, cone=None, sign=scp.sign)
+        offset=scp.offset, dims=dims, cone=None, sign=scp.sign, exp_tail=scp.exp_tail)

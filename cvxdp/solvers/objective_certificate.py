@@ -82,7 +82,7 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
     at = prog.dims.zero + prog.dims.nonneg   # the new row's index
     A, b0, dims = orthant_rows_added(prog, c_noisy.reshape(1, -1), [base])
     level_prog = SymmetricConeProgram(A=A, b=b0, c=np.zeros(n), offset=0.0, dims=dims,
-                                      cone=None)
+                                      cone=None, exp_tail=prog.exp_tail)
 
     def extents(level: float) -> tuple[np.ndarray, np.ndarray] | None:
         level_prog.b = b0.copy()

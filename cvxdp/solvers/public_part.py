@@ -25,15 +25,16 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.mwu.mwu import _svec_index
 from cvxdp.transform.reference import ExactSolution, solve_exact
-from cvxdp.transform.scp import ConeDims, SymmetricConeProgram, orthant_rows_added
+from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
            "bound_solve", "public_program", "canonical_constraints"]
 
 
 def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
-                       solver: str | None = None) -> str:
-    """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data.
+                       solver: str | None = None, exp_tail: ExpTail | None = None) -> str:
+    """CVXPY status of ``find x  s.t.  b - A x in K`` over the rows that carry no private data
+    (and the program's public exponential cones, ``exp_tail``).
 
     Only public data enters, so the answer can be acted on (and reported) before any budget is
     spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (``"CLARABEL"`` or
@@ -41,11 +42,11 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     (:func:`cvxdp.transform.reference.solve_exact`).
     """
     keep = ~np.asarray(row_private, dtype=bool)
-    box = _bound_rows(A, b, dims, keep)
+    box = _bound_rows(A, b, dims, keep) if exp_tail is None else None
     if box is not None:  # bounds on single variables only: decided without a solver
         return cp.OPTIMAL if box[2] else cp.INFEASIBLE
-    prog = public_program(A, b, dims, keep)
-    if prog.A.shape[0] == 0:
+    prog = dataclasses.replace(public_program(A, b, dims, keep), exp_tail=exp_tail)
+    if prog.A.shape[0] == 0 and exp_tail is None:
         return cp.OPTIMAL
     # the cone program itself, solved by the exact solver (no CVXPY compile of the rows)
     try:

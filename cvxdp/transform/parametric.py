@@ -62,8 +62,11 @@ def program_data(scp: SymmetricConeProgram, values: dict[int, Any] | None = None
     """
     pp = scp.meta["param_prob"]
     c, d, A_cvx, b = pp.apply_parameters(id_to_param_value=_values(pp, values))
+    # CVXPY's rows end with the exponential cones that scp keeps apart (public: exp_tail)
+    m = scp.m
     return (np.asarray(c, dtype=float).ravel().copy(), float(np.sum(d)),
-            sp.csc_matrix(-A_cvx, dtype=float), np.asarray(b, dtype=float).ravel().copy())
+            sp.csc_matrix(-sp.csr_matrix(A_cvx, dtype=float)[:m]),
+            np.asarray(b, dtype=float).ravel()[:m].copy())
 
 
 @dataclass(frozen=True)
@@ -101,13 +104,16 @@ def entry_map(scp: SymmetricConeProgram, columns: np.ndarray) -> EntryMap:
     columns, e.g. from :func:`cvxdp.transform.sensitivity.parameter_columns`)."""
     pp = scp.meta["param_prob"]
     m, n = scp.m, scp.n
+    # the tensor's rows are vec_F of CVXPY's whole [-A | b], exponential-cone rows included
+    m_all = m + (0 if scp.exp_tail is None else scp.exp_tail.A.shape[0])
     columns = np.asarray(columns, dtype=int)
     sub = sp.csc_matrix(pp.A)[:, columns].tocoo()
     keep = sub.data != 0
+    keep[keep] = (sub.row[keep] % m_all) < m  # to_scp refuses private data in those rows
     e = sub.row[keep].astype(np.int64)
     q = sp.csc_matrix(objective_tensor(pp))[:, columns].tocoo()
     qk = q.data != 0
-    return EntryMap(m=m, n=n, K=int(columns.size), row=e % m, col=e // m,
+    return EntryMap(m=m, n=n, K=int(columns.size), row=e % m_all, col=e // m_all,
                     entry=sub.col[keep].astype(np.int64), value=sub.data[keep].astype(float),
                     obj_col=q.row[qk].astype(np.int64), obj_entry=q.col[qk].astype(np.int64),
                     obj_value=q.data[qk].astype(float))

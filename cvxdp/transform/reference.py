@@ -18,10 +18,11 @@ import scs
 from cvxdp.errors import CvxdpError
 from cvxdp.solution import ValidationReport
 from cvxdp.transform.canon import to_scp
-from cvxdp.transform.scp import SymmetricConeProgram
+from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
 from cvxdp.transform.support import non_finite_parameters
 
-__all__ = ["ExactSolution", "solve_exact", "cone_violations", "proven_point", "validate",
+__all__ = ["ExactSolution", "solve_exact", "cone_violations", "exp_cone_violations",
+           "proven_point", "validate",
            "svec_to_clarabel", "validate_user_terms"]
 
 
@@ -66,7 +67,8 @@ def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
     import clarabel  # optional solver (not a runtime dependency; SCS is)
 
     d = scp.dims
-    perm = np.arange(scp.m)
+    A, b, n_exp = with_exp_tail(scp)
+    perm = np.arange(A.shape[0])
     start = d.zero + d.nonneg + sum(d.soc)
     for r in d.psd:
         size = r * (r + 1) // 2
@@ -79,14 +81,15 @@ def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
         cones.append(clarabel.NonnegativeConeT(d.nonneg))
     cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
     cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
+    # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
+    cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     for key, val in opts.items():
         setattr(settings, key, val)
     P = sp.csc_matrix((scp.n, scp.n))
     t0 = time.perf_counter()
-    solver = clarabel.DefaultSolver(P, scp.c, sp.csc_matrix(scp.A[perm]), scp.b[perm], cones,
-                                    settings)
+    solver = clarabel.DefaultSolver(P, scp.c, sp.csc_matrix(A[perm]), b[perm], cones, settings)
     sol = solver.solve()
     elapsed = time.perf_counter() - t0
     name = str(sol.status).split(".")[-1]
@@ -99,10 +102,11 @@ def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
 
 def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
     d = scp.dims
-    cone = {"z": d.zero, "l": d.nonneg, "q": list(d.soc), "s": list(d.psd)}
+    A, b, n_exp = with_exp_tail(scp)
+    cone = {"z": d.zero, "l": d.nonneg, "q": list(d.soc), "s": list(d.psd), "ep": n_exp}
     kw = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000, "verbose": False, **opts}
     t0 = time.perf_counter()
-    sol = scs.SCS({"A": sp.csc_matrix(scp.A), "b": scp.b, "c": scp.c}, cone, **kw).solve()
+    sol = scs.SCS({"A": A, "b": b, "c": scp.c}, cone, **kw).solve()
     elapsed = time.perf_counter() - t0
     val = int(sol["info"]["status_val"])
     status = {1: cp.OPTIMAL, 2: cp.OPTIMAL_INACCURATE, -2: cp.INFEASIBLE,
@@ -181,11 +185,12 @@ def cone_violations(scp: SymmetricConeProgram, x: np.ndarray) -> np.ndarray:
     """Violation of each canonical constraint at ``x`` on the true data (>= 0).
 
     With ``s = b - A x``: equality rows ``|s_i|``; orthant rows ``max(0, -s_i)``; each SOC block
-    ``max(0, ||s_bar|| - s_0)``; each PSD block ``max(0, -lambda_min(smat s))``.
+    ``max(0, ||s_bar|| - s_0)``; each PSD block ``max(0, -lambda_min(smat s))``; each public
+    exponential cone of ``scp.exp_tail`` (:func:`exp_cone_violations`).
 
     Returns
     -------
-    ndarray, shape (zero + nonneg + len(soc) + len(psd),)
+    ndarray, shape (zero + nonneg + len(soc) + len(psd) + exponential cones,)
     """
     d = scp.dims
     s = scp.b - scp.A @ np.asarray(x, dtype=float).ravel()
@@ -210,7 +215,24 @@ def cone_violations(scp: SymmetricConeProgram, x: np.ndarray) -> np.ndarray:
             vecs = s[starts[which][:, None] + np.arange(size)]
             out[which] = np.maximum(0.0, -np.linalg.eigvalsh(_smat(vecs, int(r)))[:, 0])
         parts.append(out)
+    if scp.exp_tail is not None:
+        tail = scp.exp_tail
+        parts.append(exp_cone_violations(tail.b - tail.rows(scp.n) @ np.asarray(x, dtype=float)
+                                         .ravel()))
     return np.concatenate(parts)
+
+
+def exp_cone_violations(s: np.ndarray) -> np.ndarray:
+    """Violation of each triple ``(u, v, w)`` of ``s`` for the exponential cone ``cl{v > 0,
+    v exp(u / v) <= w}``: ``max(0, v exp(u / v) - w)`` for ``v > 0`` (an overflow counts as
+    inf), and for ``v <= 0`` the distance to the cone's face ``{u <= 0, v = 0, w >= 0}`` in the
+    largest coordinate, ``max(-v, u, -w, 0)``."""
+    u, v, w = (np.asarray(s, dtype=float).reshape(-1, 3).T if s.size else (np.zeros(0),) * 3)
+    out = np.maximum.reduce([-v, u, -w, np.zeros_like(v)])
+    pos = v > 0
+    with np.errstate(over="ignore"):
+        out[pos] = np.maximum(0.0, v[pos] * np.exp(u[pos] / v[pos]) - w[pos])
+    return out
 
 
 def _smat(vecs: np.ndarray, r: int) -> np.ndarray:

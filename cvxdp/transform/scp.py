@@ -7,6 +7,11 @@ with ``K = zero^z x nonneg^l x SOC(q_1) x ... x PSD(s_1) x ...`` in SCS's row or
 coordinates (PSD blocks in scaled lower-triangular svec).  ``cone`` is the
 :class:`cvxdp.jordan.Product` of the non-zero part of K (orthant, spin factors, symmetric
 matrices); the ``zero`` rows are equalities.
+
+A model may also hold public exponential cones (``log``, ``entr``, ``log_det``, ...): their
+rows are kept apart, in ``exp_tail`` (:class:`ExpTail`), so that every private step sees a
+symmetric program; the exact solves append them (:func:`with_exp_tail`).  Private data never
+enter them (``to_scp`` refuses that).
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SymmetricConeProgram", "ConeDims", "ConeBlock", "orthant_rows_added"]
+__all__ = ["SymmetricConeProgram", "ConeDims", "ConeBlock", "ExpTail", "orthant_rows_added",
+           "with_exp_tail"]
 
 
 class ConeBlock(NamedTuple):
@@ -59,6 +65,28 @@ class ConeDims:
         return out
 
 
+@dataclass(frozen=True)
+class ExpTail:
+    """Public exponential-cone rows of a program: ``A x + s = b`` with every consecutive triple
+    ``s[3 k: 3 k + 3] = (u, v, w)`` in SCS's exponential cone ``{v exp(u / v) <= w, v > 0}``
+    (closure).  ``A`` has the columns of the program's first ``A.shape[1]`` variables; a
+    program with more variables (a counterpart's auxiliaries) has zeros there."""
+
+    A: sp.csr_matrix
+    b: np.ndarray
+
+    @property
+    def cones(self) -> int:
+        return self.A.shape[0] // 3
+
+    def rows(self, n: int) -> sp.csr_matrix:
+        """``A`` with zero columns up to ``n`` variables."""
+        k = self.A.shape[1]
+        if n == k:
+            return sp.csr_matrix(self.A)
+        return sp.hstack([self.A, sp.csr_matrix((self.A.shape[0], n - k))], format="csr")
+
+
 @dataclass
 class SymmetricConeProgram:
     """``min c'x + offset  s.t.  A x + s = b, s in K`` (see module doc).
@@ -78,6 +106,8 @@ class SymmetricConeProgram:
     inverse : cvxdp.transform.ScpInverse
         What :func:`cvxdp.transform.from_scp` needs to map a solution back to the user's
         variables (the problem, CVXPY's solving chain and inverse data).
+    exp_tail : ExpTail or None
+        Public exponential-cone rows the exact solves add after ``A``'s (None: none).
     sensitivity : cvxdp.transform.SensitivityBounds or None
         Bounds on the change of ``A``, ``b``, ``c``, ``offset`` between neighbouring datasets,
         derived from the privacy spec(s) given to ``to_scp(problem, private=...)``; None when
@@ -97,6 +127,7 @@ class SymmetricConeProgram:
     inverse: Any = None
     sensitivity: Any = None
     meta: dict[str, Any] = field(default_factory=dict)
+    exp_tail: ExpTail | None = None
 
     @property
     def n(self) -> int:
@@ -118,3 +149,13 @@ def orthant_rows_added(prog: SymmetricConeProgram, G: Any, h: np.ndarray, *,
     b = np.concatenate([prog.b[:at], np.asarray(h, dtype=float).ravel(), prog.b[at:]])
     dims = ConeDims(zero=d.zero, nonneg=d.nonneg + G.shape[0], soc=d.soc, psd=d.psd)
     return A, b, dims
+
+
+def with_exp_tail(prog: SymmetricConeProgram) -> tuple[sp.csc_matrix, np.ndarray, int]:
+    """``(A, b, k)``: ``prog``'s rows followed by its public exponential-cone rows (``k``
+    cones, SCS's order: after the PSD blocks)."""
+    tail = prog.exp_tail
+    if tail is None:
+        return sp.csc_matrix(prog.A), prog.b, 0
+    A = sp.vstack([prog.A, tail.rows(prog.n)], format="csc")
+    return A, np.concatenate([prog.b, tail.b]), tail.cones

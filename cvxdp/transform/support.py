@@ -14,8 +14,8 @@ import cvxpy as cp
 import numpy as np
 from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
-__all__ = ["unsupported_reasons", "cone_reasons", "EXP_CONE_ATOMS", "POW_CONE_ATOMS",
-           "non_dpp_terms", "non_finite_parameters", "scs_problem_data"]
+__all__ = ["unsupported_reasons", "cone_reasons", "exp_cone_reason", "EXP_CONE_ATOMS",
+           "POW_CONE_ATOMS", "non_dpp_terms", "non_finite_parameters", "scs_problem_data"]
 
 #: atoms whose canonical form needs the exponential cone (not a symmetric cone)
 EXP_CONE_ATOMS = frozenset({
@@ -99,22 +99,35 @@ def _whole(expr: Any, atom: str) -> bool:
         return False
 
 
+def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool) -> str:
+    """Why exponential cones stop a solver: ``private`` True -- private data enter them
+    (no mechanism tightens an exponential cone); False -- the solver (the MWU) runs on
+    symmetric cones only."""
+    atoms = _atom_names(problem) | _constraint_types(problem)
+    found = sorted(a for a in atoms if a in EXP_CONE_ATOMS or a == "ExpCone")
+    hints = "; ".join(f"{a}: {_exp_hint(a, problem)}" for a in found if a in _EXP_HINT)
+    what = ", ".join(found) if found else "an atom of the model"
+    head = (f"the model uses {what}, which CVXPY writes with the exponential cone "
+            f"({_plural(n_exp, 'cone')})")
+    if private:
+        return (head + ", and private data enter those cones' rows: perturbation keeps an "
+                "exponential cone only when its data are public (a private parameter may sit "
+                "in linear, second-order-cone or PSD rows, or in the objective beside a "
+                "public log / entr / log_det term)" + (f" ({hints})" if hints else "")
+                + ". Move the private data out of the exponential-cone atom, or rewrite it "
+                "with linear, second-order-cone or PSD constraints.")
+    return (head + "; that is not a symmetric cone, so the noisy-oracle MWU (Song, Xue & "
+            "Zhang 2025) cannot run on it. mechanism='perturbation' (or the default 'auto') "
+            "solves models whose exponential cones hold public data only.")
+
+
 def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
-    """Reasons from CVXPY's cone sizes (exponential / power cones are not symmetric cones)."""
+    """Reasons from CVXPY's cone sizes: power cones (not symmetric cones, and no public
+    exponent form is kept).  Exponential cones are kept (public rows only:
+    :func:`exp_cone_reason`)."""
     out = []
-    n_exp = int(getattr(dims, "exp", 0) or 0)
     n_pow = len(getattr(dims, "p3d", []) or []) + len(getattr(dims, "pnd", []) or [])
     atoms = _atom_names(problem) | _constraint_types(problem)
-    if n_exp:
-        found = sorted(a for a in atoms if a in EXP_CONE_ATOMS or a == "ExpCone")
-        hints = "; ".join(f"{a}: {_exp_hint(a, problem)}" for a in found if a in _EXP_HINT)
-        what = ", ".join(found) if found else "an atom of the model"
-        out.append(
-            f"the model uses {what}, which CVXPY writes with the exponential cone "
-            f"({_plural(n_exp, 'cone')}); that is not a symmetric cone, so cvxdp's "
-            "LP/SOCP/SDP solvers cannot run on it" + (f" ({hints})" if hints else "")
-            + ". Rewrite it with linear, second-order-cone or PSD constraints."
-        )
     if n_pow:
         found = sorted({_DISPLAY.get(a, a) for a in atoms if a in POW_CONE_ATOMS})
         what = ", ".join(found) if found else "an atom of the model"

@@ -20,40 +20,50 @@ from cvxdp.transform import to_scp, unsupported_reasons
 x = cp.Variable(3, pos=True)
 
 
+a = cp.Parameter(3, name="a", value=np.ones(3))
+
+
 @pytest.mark.parametrize(
     ("objective", "atom"),
     [
-        (cp.Maximize(cp.sum(cp.log(x))), "log"),
-        (cp.Minimize(cp.sum(cp.exp(x))), "exp"),
-        (cp.Maximize(cp.sum(cp.entr(x))), "entr"),
-        (cp.Maximize(cp.log_det(cp.diag(x))), "log_det"),
-        (cp.Minimize(cp.log_sum_exp(x)), "log_sum_exp"),
+        (cp.Maximize(cp.sum(cp.log(cp.multiply(a, x)))), "log"),
+        (cp.Minimize(cp.sum(cp.exp(cp.multiply(a, x)))), "exp"),
+        (cp.Maximize(cp.sum(cp.entr(cp.multiply(a, x)))), "entr"),
+        (cp.Minimize(cp.log_sum_exp(cp.multiply(a, x))), "log_sum_exp"),
     ],
 )
-def test_exponential_cone_atoms_are_named(objective, atom):
+def test_private_data_inside_an_exponential_cone_is_refused_naming_the_atom(objective, atom):
     prob = cp.Problem(objective, [cp.sum(x) <= 1, x <= 1])
-    with pytest.raises(UnsupportedProblemError, match=rf"\b{atom}\b.*exponential cone"):
-        to_scp(prob)
-    assert any(atom in r for r in unsupported_reasons(prob))
+    with pytest.raises(UnsupportedProblemError,
+                       match=rf"\b{atom}\b.*exponential cone.*private data enter"):
+        to_scp(prob, private=ConstraintPrivacy(a, sensitivity=0.01))
+    assert cvxdp.explain(prob, ConstraintPrivacy(a, sensitivity=0.01))
+    # with `a` public the model compiles: its exponential cones are public rows, kept apart
+    scp = to_scp(prob)
+    assert scp.exp_tail is not None and scp.exp_tail.cones >= 1
+    assert unsupported_reasons(prob) == []
 
 
-def test_log_det_suggests_john_ellipsoid_and_log_suggests_geo_mean():
-    prob = cp.Problem(cp.Maximize(cp.log_det(cp.diag(x))), [cp.sum(x) <= 1])
-    with pytest.raises(UnsupportedProblemError, match="cvxdp.john_ellipsoid"):
-        to_scp(prob)
-    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x))), [cp.sum(x) <= 1])
+def test_log_suggests_geo_mean_and_private_data_inside_log_det_is_kept():
+    spec = ConstraintPrivacy(a, sensitivity=0.01)
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(cp.multiply(a, x)))), [cp.sum(x) <= 1])
     with pytest.raises(UnsupportedProblemError, match="geo_mean"):
-        to_scp(prob)
+        to_scp(prob, private=spec)
+    # log_det's argument goes to a PSD block (CVXPY's canonical form); only the diagonal of
+    # its triangular factor enters the exponential cones, so a private argument is supported
+    prob = cp.Problem(cp.Maximize(cp.log_det(cp.diag(cp.multiply(a, x)))), [cp.sum(x) <= 1])
+    scp = to_scp(prob, private=spec)
+    assert scp.exp_tail.cones == 3 and scp.dims.psd
 
 
 def test_logistic_loss_points_to_the_learning_path():
-    # a logistic regression written as CVXPY's examples write it, refused by the general path:
-    # the message names the path that solves it (RowPrivacy), not only a rewrite
-    X = np.random.default_rng(0).normal(size=(20, 3))
+    # a logistic regression written as CVXPY's examples write it, with the data matrix private
+    # (inside the exponential cones): the message names the path that solves it (RowPrivacy)
+    X = cp.Parameter((20, 3), name="X", value=np.random.default_rng(0).normal(size=(20, 3)))
     w = cp.Variable(3)
     prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(X @ w)) - np.ones(20) @ (X @ w)))
     with pytest.raises(UnsupportedProblemError, match=r"logistic.*cvxdp\.RowPrivacy\(X, y"):
-        to_scp(prob)
+        to_scp(prob, private=ConstraintPrivacy(X, sensitivity=0.1))
 
 
 def test_power_cone_constraint_is_refused():
@@ -237,25 +247,14 @@ def test_no_spec_and_describe():
     assert "'A' may change by at most 0.05" in spec.describe()
 
 
-def test_log_det_with_other_terms_says_there_is_no_exact_rewrite():
-    # sparse inverse covariance as CVXPY's examples write it: geo_mean of a factor's diagonal
-    # keeps log_det's maximiser only when log_det is the whole objective
-    S = cp.Parameter((3, 3), PSD=True, value=np.eye(3))
-    Theta = cp.Variable((3, 3), PSD=True)
-    prob = cp.Problem(cp.Maximize(cp.log_det(Theta) - cp.trace(S @ Theta)
-                                  - 0.1 * cp.sum(cp.abs(Theta))))
-    with pytest.raises(UnsupportedProblemError, match="no exact") as info:
-        to_scp(prob)
-    assert "geo_mean" not in str(info.value)
-
-
 @pytest.mark.parametrize("atom", ["kl_div", "rel_entr"])
 def test_relative_entropy_names_a_concrete_alternative(atom):
-    q = np.full(3, 1 / 3)
+    # the reference distribution q private: it sits inside the exponential cones
+    q = cp.Parameter(3, name="q", nonneg=True, value=np.full(3, 1 / 3))
     expr = getattr(cp, atom)(x, q)
     prob = cp.Problem(cp.Minimize(cp.sum(expr)), [cp.sum(x) == 1])
     with pytest.raises(UnsupportedProblemError, match=r"cp\.norm\(p - q, 1\)"):
-        to_scp(prob)
+        to_scp(prob, private=ScalarPrivacy(q, sensitivity=0.01))
 
 
 def test_private_dynamics_refusal_names_the_unbounded_variable():

@@ -128,7 +128,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     else:
         A2, b2, dims2 = scp.A, scp.b, d
     perturbed = SymmetricConeProgram(A=A2, b=b2, c=c_noisy, offset=offset_noisy, dims=dims2,
-                                     cone=None, sign=scp.sign)
+                                     cone=None, sign=scp.sign, exp_tail=scp.exp_tail)
     sol = solve_exact(perturbed)
     if sol.x is None:
         hint = ("that norm_bound= contains a solution" if R is not None else

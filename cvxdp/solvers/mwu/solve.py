@@ -22,7 +22,13 @@ import numpy as np
 
 from cvxdp.arguments import COMMON_OPTIONS, check_options
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
-from cvxdp.errors import CvxdpError, PrivacyGuaranteeError, PrivacySpecError, warn_user
+from cvxdp.errors import (
+    CvxdpError,
+    PrivacyGuaranteeError,
+    PrivacySpecError,
+    UnsupportedProblemError,
+    warn_user,
+)
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.privacy.rng import as_generator
@@ -42,6 +48,7 @@ from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
+from cvxdp.transform.support import exp_cone_reason
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
@@ -120,6 +127,9 @@ def solve_mwu(
             "all of them in one Gaussian or Laplace release.")
 
     scp = to_scp(problem, private=specs)
+    if scp.exp_tail is not None and "objective" not in settings:
+        raise UnsupportedProblemError("cannot solve this model with the MWU: " + exp_cone_reason(
+            problem, scp.exp_tail.cones, private=False))
     sb = scp.sensitivity
     if sb.objective_private and "objective" not in settings:
         names = ", ".join(sorted({p.name() for s in specs for p in s.params}))

@@ -128,7 +128,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     objective_private = sb.objective_private
     row_private = np.zeros(scp.m, dtype=bool)
     row_private[sb.private_rows()] = True
-    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private)
+    public_status = public_feasibility(scp.A, scp.b, scp.dims, row_private,
+                                       exp_tail=scp.exp_tail)
     if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return _infeasible(problem, scp, public_status, neighbouring, t0)
     acct = PrivacyAccountant(budget)

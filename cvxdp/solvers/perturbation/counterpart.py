@@ -150,7 +150,7 @@ def counterpart(scp: SymmetricConeProgram, A_t: sp.spmatrix, b_t: np.ndarray,
     A_out = sp.vstack([p for p in A_parts if p.shape[0]], format="csc")
     c2 = np.concatenate([scp.c, np.zeros(nv - n)])
     return SymmetricConeProgram(A=A_out, b=np.concatenate(b_parts), c=c2, offset=scp.offset,
-                                dims=dims2, cone=None, sign=scp.sign)
+                                dims=dims2, cone=None, sign=scp.sign, exp_tail=scp.exp_tail)
 
 
 def _owner(ptr: np.ndarray, which: np.ndarray) -> np.ndarray:
