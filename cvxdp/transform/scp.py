@@ -106,8 +106,6 @@ class SymmetricConeProgram:
     inverse : cvxdp.transform.ScpInverse
         What :func:`cvxdp.transform.from_scp` needs to map a solution back to the user's
         variables (the problem, CVXPY's solving chain and inverse data).
-    exp_tail : ExpTail or None
-        Public exponential-cone rows the exact solves add after ``A``'s (None: none).
     sensitivity : cvxdp.transform.SensitivityBounds or None
         Bounds on the change of ``A``, ``b``, ``c``, ``offset`` between neighbouring datasets,
         derived from the privacy spec(s) given to ``to_scp(problem, private=...)``; None when
@@ -115,6 +113,8 @@ class SymmetricConeProgram:
     meta : dict
         ``"param_prob"`` (CVXPY's parametric cone program) and ``"reductions"`` (names of the
         chain's reductions).
+    exp_tail : ExpTail or None
+        Public exponential-cone rows the exact solves add after ``A``'s (None: none).
     """
 
     A: sp.csc_matrix
