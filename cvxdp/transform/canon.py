@@ -31,14 +31,10 @@ from cvxpy.reductions.solution import Solution
 from cvxdp.errors import CvxdpError, UnsupportedProblemError
 from cvxdp.jordan import Orthant, Product, SpinFactor, SymmetricMatrices
 from cvxdp.specs import as_spec_tuple
-from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, with_exp_tail
+from cvxdp.transform.exp_cones import exp_apart
+from cvxdp.transform.scp import ConeDims, SymmetricConeProgram, with_exp_tail
 from cvxdp.transform.sensitivity import propagate
-from cvxdp.transform.support import (
-    cone_reasons,
-    exp_cone_reason,
-    scs_problem_data,
-    unsupported_reasons,
-)
+from cvxdp.transform.support import cone_reasons, scs_problem_data, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
            "ScpInverse", "variables_at"]
@@ -212,28 +208,10 @@ def _compile(problem: cp.Problem, private: Any) -> SymmetricConeProgram:
     )
     if private is not None:
         scp.sensitivity = propagate(scp, private)
-    return _exp_apart(problem, scp, n_exp) if n_exp else scp
-
-
-def _exp_apart(problem: cp.Problem, scp: SymmetricConeProgram, n_exp: int
-               ) -> SymmetricConeProgram:
-    """``scp`` with its exponential-cone rows (SCS's last ``3 n_exp`` rows) kept apart in
-    ``exp_tail``: the symmetric part is what the private steps see, the exact solves add
-    the tail.  Refused when a private parameter reaches those rows (no mechanism tightens
-    an exponential cone; the spec says so, not the data)."""
-    cut = scp.dims.rows
-    sens = scp.sensitivity
-    if sens is not None and (sp.csr_matrix(sens.A)[cut:].nnz
-                             or np.any(np.asarray(sens.b)[cut:] > 0)):
-        raise UnsupportedProblemError("cannot solve this model privately: " + exp_cone_reason(
-            problem, n_exp, private=True))
-    A = sp.csr_matrix(scp.A)
-    tail = ExpTail(A=A[cut:], b=scp.b[cut:].copy())
-    if sens is not None:
-        sens = dataclasses.replace(sens, A=sp.csc_matrix(sp.csr_matrix(sens.A)[:cut]),
-                                   b=np.asarray(sens.b)[:cut])
-    return dataclasses.replace(scp, A=sp.csc_matrix(A[:cut]), b=scp.b[:cut].copy(),
-                               exp_tail=tail, sensitivity=sens)
+    if n_exp:
+        scp = exp_apart(problem, scp, n_exp)
+        scp.cone = build_cone(scp.dims)
+    return scp
 
 
 def _invert(inv: ScpInverse, scp: SymmetricConeProgram, x: np.ndarray, status: str,
@@ -248,7 +226,12 @@ def _invert(inv: ScpInverse, scp: SymmetricConeProgram, x: np.ndarray, status: s
     info = {"status_val": 1, "statusVal": 1, "iter": 0, "solve_time": 0.0, "solveTime": 0.0,
             "setup_time": 0.0, "setupTime": 0.0, "pobj": canon_value}
     A, b, _ = with_exp_tail(scp)
-    raw = {"x": x, "y": np.zeros(A.shape[0]), "s": b - A @ x, "info": info}
+    s = b - A @ x
+    lift = scp.meta.get("exp_lift")
+    if lift is not None:  # CVXPY's own rows and variables (exp_cones.py)
+        x = x[:lift.n0]
+        s = np.concatenate([s[lift.row_map()[:lift.cut]], s[scp.m:]])
+    raw = {"x": x, "y": np.zeros(s.size), "s": s, "info": info}
     solution = inv.chain.reductions[-1].invert(raw, inv.inverse_data[-1])
     solution.status = status
     solution.opt_val = canon_value

@@ -62,11 +62,16 @@ def program_data(scp: SymmetricConeProgram, values: dict[int, Any] | None = None
     """
     pp = scp.meta["param_prob"]
     c, d, A_cvx, b = pp.apply_parameters(id_to_param_value=_values(pp, values))
+    c = np.asarray(c, dtype=float).ravel()
+    A = -sp.csr_matrix(A_cvx, dtype=float)
+    b = np.asarray(b, dtype=float).ravel()
+    lift = scp.meta.get("exp_lift")
+    if lift is not None:  # private cone coordinates moved to orthant rows (exp_cones.py)
+        A, b = lift.apply(A, b)
+        c = np.concatenate([c, np.zeros(lift.k)])
     # CVXPY's rows end with the exponential cones that scp keeps apart (public: exp_tail)
     m = scp.m
-    return (np.asarray(c, dtype=float).ravel().copy(), float(np.sum(d)),
-            sp.csc_matrix(-sp.csr_matrix(A_cvx, dtype=float)[:m]),
-            np.asarray(b, dtype=float).ravel()[:m].copy())
+    return c.copy(), float(np.sum(d)), sp.csc_matrix(A[:m]), b[:m].copy()
 
 
 @dataclass(frozen=True)
@@ -104,16 +109,25 @@ def entry_map(scp: SymmetricConeProgram, columns: np.ndarray) -> EntryMap:
     columns, e.g. from :func:`cvxdp.transform.sensitivity.parameter_columns`)."""
     pp = scp.meta["param_prob"]
     m, n = scp.m, scp.n
-    # the tensor's rows are vec_F of CVXPY's whole [-A | b], exponential-cone rows included
-    m_all = m + (0 if scp.exp_tail is None else scp.exp_tail.A.shape[0])
+    lift = scp.meta.get("exp_lift")
+    # the tensor's rows are vec_F of CVXPY's whole [-A | b] (n0 variables, exponential-cone
+    # rows included); a lifted program renumbers rows and adds variables (exp_cones.py)
+    n0 = n if lift is None else lift.n0
+    m_all = lift.m_all if lift is not None else m + (
+        0 if scp.exp_tail is None else scp.exp_tail.A.shape[0])
     columns = np.asarray(columns, dtype=int)
     sub = sp.csc_matrix(pp.A)[:, columns].tocoo()
-    keep = sub.data != 0
-    keep[keep] = (sub.row[keep] % m_all) < m  # to_scp refuses private data in those rows
-    e = sub.row[keep].astype(np.int64)
+    row, col = sub.row % m_all, sub.row // m_all
+    value = sub.data.astype(float)
+    if lift is not None:
+        value = value * lift.row_sign()[row]
+        row = lift.row_map()[row]
+    keep = (sub.data != 0) & (row >= 0) & (row < m)  # to_scp refuses private data elsewhere
+    col = np.where(col == n0, n, col)  # the constant column
     q = sp.csc_matrix(objective_tensor(pp))[:, columns].tocoo()
     qk = q.data != 0
-    return EntryMap(m=m, n=n, K=int(columns.size), row=e % m_all, col=e // m_all,
-                    entry=sub.col[keep].astype(np.int64), value=sub.data[keep].astype(float),
-                    obj_col=q.row[qk].astype(np.int64), obj_entry=q.col[qk].astype(np.int64),
+    return EntryMap(m=m, n=n, K=int(columns.size), row=row[keep].astype(np.int64),
+                    col=col[keep].astype(np.int64), entry=sub.col[keep].astype(np.int64),
+                    value=value[keep], obj_col=np.where(q.row == n0, n, q.row)[qk].astype(
+                        np.int64), obj_entry=q.col[qk].astype(np.int64),
                     obj_value=q.data[qk].astype(float))

@@ -110,12 +110,14 @@ def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool) -> str:
     head = (f"the model uses {what}, which CVXPY writes with the exponential cone "
             f"({_plural(n_exp, 'cone')})")
     if private:
-        return (head + ", and private data enter those cones' rows: perturbation keeps an "
-                "exponential cone only when its data are public (a private parameter may sit "
-                "in linear, second-order-cone or PSD rows, or in the objective beside a "
-                "public log / entr / log_det term)" + (f" ({hints})" if hints else "")
-                + ". Move the private data out of the exponential-cone atom, or rewrite it "
-                "with linear, second-order-cone or PSD constraints.")
+        return (head + ", and private data enter the middle coordinate v of a cone "
+                "cl{(u, v, w): v exp(u / v) <= w} (the argument of entr, the first argument "
+                "of kl_div / rel_entr), where the cone is not monotone, so no tightening "
+                "keeps the true constraint (private data in u or w are solved: log(a + x), "
+                "exp(x - c), log_sum_exp(s - x), logistic(X @ w), kl_div(p, q) with q "
+                "private)" + (f" ({hints})" if hints else "")
+                + ". Move the private data out of that argument, or rewrite the term with "
+                "linear, second-order-cone or PSD constraints.")
     return (head + "; that is not a symmetric cone, so the noisy-oracle MWU (Song, Xue & "
             "Zhang 2025) cannot run on it. mechanism='perturbation' (or the default 'auto') "
             "solves models whose exponential cones hold public data only.")

@@ -23,47 +23,49 @@ x = cp.Variable(3, pos=True)
 a = cp.Parameter(3, name="a", value=np.ones(3))
 
 
+q3 = np.full(3, 1 / 3)
+
+
 @pytest.mark.parametrize(
     ("objective", "atom"),
     [
-        (cp.Maximize(cp.sum(cp.log(cp.multiply(a, x)))), "log"),
-        (cp.Minimize(cp.sum(cp.exp(cp.multiply(a, x)))), "exp"),
         (cp.Maximize(cp.sum(cp.entr(cp.multiply(a, x)))), "entr"),
-        (cp.Minimize(cp.log_sum_exp(cp.multiply(a, x))), "log_sum_exp"),
+        (cp.Minimize(cp.sum(cp.kl_div(cp.multiply(a, x), q3))), "kl_div"),
+        (cp.Minimize(cp.sum(cp.rel_entr(cp.multiply(a, x), q3))), "rel_entr"),
     ],
 )
-def test_private_data_inside_an_exponential_cone_is_refused_naming_the_atom(objective, atom):
+def test_private_data_in_an_exponential_cones_middle_coordinate_is_refused(objective, atom):
     prob = cp.Problem(objective, [cp.sum(x) <= 1, x <= 1])
     with pytest.raises(UnsupportedProblemError,
-                       match=rf"\b{atom}\b.*exponential cone.*private data enter"):
+                       match=rf"\b{atom}\b.*exponential cone.*middle coordinate v"):
         to_scp(prob, private=ConstraintPrivacy(a, sensitivity=0.01))
     assert cvxdp.explain(prob, ConstraintPrivacy(a, sensitivity=0.01))
     # with `a` public the model compiles: its exponential cones are public rows, kept apart
     scp = to_scp(prob)
-    assert scp.exp_tail is not None and scp.exp_tail.cones >= 1
+    assert scp.exp_tail is not None and scp.exp_tail.cones == 3
     assert unsupported_reasons(prob) == []
 
 
-def test_log_suggests_geo_mean_and_private_data_inside_log_det_is_kept():
-    spec = ConstraintPrivacy(a, sensitivity=0.01)
-    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(cp.multiply(a, x)))), [cp.sum(x) <= 1])
-    with pytest.raises(UnsupportedProblemError, match="geo_mean"):
-        to_scp(prob, private=spec)
-    # log_det's argument goes to a PSD block (CVXPY's canonical form); only the diagonal of
-    # its triangular factor enters the exponential cones, so a private argument is supported
-    prob = cp.Problem(cp.Maximize(cp.log_det(cp.diag(cp.multiply(a, x)))), [cp.sum(x) <= 1])
-    scp = to_scp(prob, private=spec)
-    assert scp.exp_tail.cones == 3 and scp.dims.psd
-
-
-def test_logistic_loss_points_to_the_learning_path():
-    # a logistic regression written as CVXPY's examples write it, with the data matrix private
-    # (inside the exponential cones): the message names the path that solves it (RowPrivacy)
-    X = cp.Parameter((20, 3), name="X", value=np.random.default_rng(0).normal(size=(20, 3)))
-    w = cp.Variable(3)
-    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(X @ w)) - np.ones(20) @ (X @ w)))
-    with pytest.raises(UnsupportedProblemError, match=r"logistic.*cvxdp\.RowPrivacy\(X, y"):
-        to_scp(prob, private=ConstraintPrivacy(X, sensitivity=0.1))
+@pytest.mark.parametrize(
+    ("objective", "lifted"),
+    [
+        (cp.Maximize(cp.sum(cp.log(cp.multiply(a, x)))), 3),
+        (cp.Minimize(cp.sum(cp.exp(cp.multiply(a, x)))), 3),
+        (cp.Minimize(cp.log_sum_exp(cp.multiply(a, x))), 3),
+        (cp.Maximize(cp.log_det(cp.diag(cp.multiply(a, x)))), 0),
+    ],
+)
+def test_private_data_in_a_monotone_coordinate_is_lifted_to_an_orthant_row(objective, lifted):
+    # log's argument is a cone's w, exp's and log_sum_exp's its u: each moves to one orthant
+    # row with a new variable; log_det's argument goes to a PSD block (CVXPY's form), only
+    # its factor's diagonal enters the cones
+    prob = cp.Problem(objective, [cp.sum(x) <= 1, x <= 1])
+    scp = to_scp(prob, private=ConstraintPrivacy(a, sensitivity=0.01))
+    lift = scp.meta.get("exp_lift")
+    assert (0 if lift is None else lift.k) == lifted
+    assert scp.exp_tail.cones == 3 and scp.exp_tail.A.shape[1] == scp.n
+    plain = to_scp(cp.Problem(prob.objective, prob.constraints))  # a new problem: no memo
+    assert scp.dims.nonneg == plain.dims.nonneg + lifted and scp.n == plain.n + lifted
 
 
 def test_power_cone_constraint_is_refused():
@@ -249,12 +251,11 @@ def test_no_spec_and_describe():
 
 @pytest.mark.parametrize("atom", ["kl_div", "rel_entr"])
 def test_relative_entropy_names_a_concrete_alternative(atom):
-    # the reference distribution q private: it sits inside the exponential cones
-    q = cp.Parameter(3, name="q", nonneg=True, value=np.full(3, 1 / 3))
-    expr = getattr(cp, atom)(x, q)
+    # the compared distribution's coefficients private: the cones' middle coordinate
+    expr = getattr(cp, atom)(cp.multiply(a, x), q3)
     prob = cp.Problem(cp.Minimize(cp.sum(expr)), [cp.sum(x) == 1])
     with pytest.raises(UnsupportedProblemError, match=r"cp\.norm\(p - q, 1\)"):
-        to_scp(prob, private=ScalarPrivacy(q, sensitivity=0.01))
+        to_scp(prob, private=ConstraintPrivacy(a, sensitivity=0.01))
 
 
 def test_private_dynamics_refusal_names_the_unbounded_variable():

@@ -215,13 +215,14 @@ def _public_signs(scp: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` per coordinate of ``c``: 0 where the objective tensor and the private
     parameters' sign attributes make the coordinate nonnegative (nonpositive) for every value
     of the parameters, else -inf (inf).  Structure and public constants only."""
-    n = scp.n
-    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    lo, hi = np.full(scp.n, -np.inf), np.full(scp.n, np.inf)
     pp = scp.meta.get("param_prob")
     params = [p for spec in sb.specs for p in spec.params]
     if pp is None or not any(p.is_nonneg() or p.is_nonpos() for p in params):
         return lo, hi
     Tq = sp.csr_matrix(objective_tensor(pp))
+    n = Tq.shape[0] - 1  # CVXPY's variables; a lifted program's extra ones have c = 0
+    lo[n:] = hi[n:] = 0.0
     pos = sp.csr_matrix((n, 0))
     neg = sp.csr_matrix((n, 0))
     for p in params:
@@ -235,8 +236,8 @@ def _public_signs(scp: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:
     c0 = np.asarray(Tq[:n][:, Tq.shape[1] - 1].toarray()).ravel()
     up = np.asarray(sp.csr_matrix(pos).sum(axis=1)).ravel()    # sum of terms that can be > 0
     down = np.asarray(sp.csr_matrix(neg).sum(axis=1)).ravel()  # ... that can be < 0
-    lo[(down == 0) & (c0 >= 0)] = 0.0
-    hi[(up == 0) & (c0 <= 0)] = 0.0
+    lo[:n][(down == 0) & (c0 >= 0)] = 0.0
+    hi[:n][(up == 0) & (c0 <= 0)] = 0.0
     return lo, hi
 
 
@@ -254,7 +255,7 @@ def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
     cols = np.concatenate([parameter_columns(pp, p, "ObjectivePrivacy")
                            for spec in sb.specs for p in spec.params])
     Tq = sp.csr_matrix(objective_tensor(pp))
-    n = scp.n
+    n = Tq.shape[0] - 1  # CVXPY's variables; a lifted program's extra ones have c = 0
     if n * cols.size > 4_000_000:  # too large for a dense solve: noise the offset instead
         return None
     Tc = Tq[:n][:, cols].toarray()
@@ -262,4 +263,4 @@ def _offset_from_c(scp: Any, sb: Any) -> np.ndarray | None:
     w, *_ = np.linalg.lstsq(Tc.T, to, rcond=None)
     if np.max(np.abs(Tc.T @ w - to)) > 1e-9 * max(1.0, float(np.max(np.abs(to)))):
         return None
-    return w
+    return np.concatenate([w, np.zeros(scp.n - n)])

@@ -9,10 +9,14 @@ import math
 import cvxpy as cp
 import numpy as np
 import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg  # noqa: F401 - sp.linalg.norm
 
 import cvxdp
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.transform import to_scp
+from cvxdp.transform.parameters import parameter_columns
+from cvxdp.transform.parametric import entry_map, program_data
 from cvxdp.transform.reference import cone_violations, exp_cone_violations, solve_exact
 
 
@@ -147,3 +151,75 @@ def test_infeasible_exponential_part_is_decided_before_any_budget():
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
     assert sol.status == "infeasible"
     assert "no privacy budget was spent" in sol.status_reason
+
+
+def _water_filling(seed: int = 0):
+    """CVXPY's water-filling example with private noise levels (``log(alpha + x)``: the private
+    data sit in the cones' last coordinate and are lifted to orthant rows)."""
+    rng = np.random.default_rng(seed)
+    alpha = cp.Parameter(8, name="alpha", nonneg=True, value=rng.uniform(0.1, 1.0, 8))
+    x = cp.Variable(8, name="x")
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(alpha + x))), [x >= 0, cp.sum(x) == 1])
+    return prob, alpha, x
+
+
+def test_water_filling_with_private_noise_levels_is_certified():
+    prob, alpha, x = _water_filling()
+    assert to_scp(prob, private=cvxdp.ScalarPrivacy(alpha, sensitivity=0.01)).meta[
+        "exp_lift"].k == 8
+    opt = _optimum(prob)
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=cvxdp.ScalarPrivacy(alpha, sensitivity=0.01))
+    assert sol.status == "optimal_inaccurate" and sol.certificate.relative_gap_bound <= 1e-2
+    assert -1e-7 <= _true_relative_gap(prob, opt) <= sol.certificate.relative_gap_bound + 1e-7
+    for seed in range(6):
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=seed,
+                                 private=cvxdp.ScalarPrivacy(alpha, sensitivity=0.01))
+        assert _true_relative_gap(prob, opt) <= sol.certificate.relative_gap_bound + 1e-7
+        assert np.min(x.value) >= -1e-7 and abs(np.sum(x.value) - 1) <= 1e-7
+
+
+def test_private_design_inside_logistic_losses_is_certified():
+    # logistic loss with a private design matrix (a cone's first coordinate, with private
+    # coefficients on the variables)
+    rng = np.random.default_rng(2)
+    Xv = rng.normal(size=(60, 3)) / 2
+    yv = np.sign(Xv @ np.ones(3) + 0.3 * rng.normal(size=60))
+    X = cp.Parameter((60, 3), name="X", value=Xv)
+    w = cp.Variable(3)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(yv, X @ w))) / 60),
+                      [cp.norm(w, "inf") <= 3])
+    opt = _optimum(prob)
+    spec = cvxdp.ConstraintPrivacy(X, sensitivity=1e-3)
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
+    assert sol.status == "optimal_inaccurate"
+    assert -1e-7 <= _true_relative_gap(prob, opt) <= sol.certificate.relative_gap_bound + 1e-7
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, private=spec)
+    assert _true_relative_gap(prob, opt) <= sol.certificate.relative_gap_bound + 1e-7
+
+
+def test_entry_map_of_a_lifted_program_reproduces_the_noisy_data():
+    # the coefficients EntryMap gives each private entry (rows renumbered, signs flipped, the
+    # constant column moved past the new variables) are the change of the lifted data
+    rng = np.random.default_rng(3)
+    X = cp.Parameter((6, 2), name="X", value=rng.normal(size=(6, 2)))
+    s = cp.Parameter(6, name="s", value=rng.normal(size=6))
+    w = cp.Variable(2)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(X @ w)) + cp.log_sum_exp(s - X @ w)),
+                      [cp.abs(w) <= 1])
+    scp = to_scp(prob, private=[cvxdp.ConstraintPrivacy(X, sensitivity=0.1),
+                                cvxdp.ScalarPrivacy(s, sensitivity=0.1)])
+    assert scp.meta["exp_lift"].k > 0
+    pp = scp.meta["param_prob"]
+    cols = np.concatenate([parameter_columns(pp, X, "ConstraintPrivacy"),
+                           parameter_columns(pp, s, "ScalarPrivacy")])
+    emap = entry_map(scp, cols)
+    delta = rng.normal(size=cols.size)
+    noisy = {X.id: X.value + delta[:12].reshape((6, 2), order="F"), s.id: s.value + delta[12:]}
+    _, _, A1, b1 = program_data(scp, noisy)
+    _, _, A0, b0 = program_data(scp)
+    assert sp.linalg.norm(A0 - scp.A) == 0 and np.all(b0 == scp.b)
+    change = sp.csr_matrix((emap.value * delta[emap.entry], (emap.row, emap.col)),
+                           shape=(scp.m, scp.n + 1)).toarray()
+    expect = np.hstack([-(A1 - A0).toarray(), (b1 - b0)[:, None]])
+    assert np.allclose(change, expect, atol=1e-12)
