@@ -1,6 +1,8 @@
 """scikit-learn-style private estimators (``fit`` / ``predict`` / ``get_params``).
 
 * :class:`PrivateLinearRegression`: ``coef_``, ``intercept_`` (wraps :func:`cvxdp.least_squares`);
+* :class:`PrivateLogisticRegression`: ``coef_``, ``intercept_``, ``predict_proba`` (a CVXPY
+  logistic regression under :class:`cvxdp.RowPrivacy`, the learning path);
 * :class:`PrivateGaussian`: ``mean_``, ``covariance_`` (wraps :func:`cvxdp.private_gaussian`);
 * :class:`PrivateEnclosingBall`: ``center_``, ``radius_`` (wraps
   :func:`cvxdp.min_enclosing_ball`).
@@ -14,5 +16,7 @@ it they keep the same interface.  See ``docs/estimators.md``.
 from cvxdp.estimators.ball import PrivateEnclosingBall
 from cvxdp.estimators.gaussian import PrivateGaussian
 from cvxdp.estimators.linear_model import PrivateLinearRegression
+from cvxdp.estimators.logistic import PrivateLogisticRegression
 
-__all__ = ["PrivateLinearRegression", "PrivateGaussian", "PrivateEnclosingBall"]
+__all__ = ["PrivateLinearRegression", "PrivateLogisticRegression", "PrivateGaussian",
+           "PrivateEnclosingBall"]

@@ -27,6 +27,7 @@ from cvxdp.errors import ArgumentError, PrivacySpecError
 
 try:  # optional extra: scikit-learn
     from sklearn.base import BaseEstimator as _SkBase
+    from sklearn.base import ClassifierMixin as _SkClassifier
     from sklearn.base import OutlierMixin as _SkOutlier
     from sklearn.base import RegressorMixin as _SkRegressor
     from sklearn.base import clone as _sk_clone
@@ -38,14 +39,14 @@ try:  # optional extra: scikit-learn
     except ImportError:  # scikit-learn < 1.6: the estimator's own _validate_data
         _sk_validate = None
 except ImportError:  # pragma: no cover - exercised in the no-sklearn CI job
-    _SkBase = _SkOutlier = _SkRegressor = _sk_clone = _sk_validate = None
+    _SkBase = _SkClassifier = _SkOutlier = _SkRegressor = _sk_clone = _sk_validate = None
     HAVE_SKLEARN = False
 
     class NotFittedError(ValueError, AttributeError):  # as scikit-learn's
         """The estimator is used before ``fit``."""
 
-__all__ = ["HAVE_SKLEARN", "BaseEstimator", "RegressorMixin", "OutlierMixin", "as_rng",
-           "check_X", "check_X_y", "check_fitted"]
+__all__ = ["HAVE_SKLEARN", "BaseEstimator", "ClassifierMixin", "RegressorMixin",
+           "OutlierMixin", "as_rng", "check_X", "check_X_y", "check_fitted"]
 
 
 class _PlainBase:
@@ -86,6 +87,15 @@ class _PlainRegressor:
         return float(1.0 - np.sum(w * (y - pred) ** 2) / np.sum(w * (y - ybar) ** 2))
 
 
+class _PlainClassifier:
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean accuracy of ``predict(X)`` against ``y`` (as
+        :meth:`sklearn.base.ClassifierMixin.score`)."""
+        y = np.asarray(y).ravel()
+        hit = (np.asarray(self.predict(X)).ravel() == y).astype(float)
+        return float(np.average(hit, weights=sample_weight))
+
+
 class _PlainOutlier:
     def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
         return self.fit(X).predict(X)
@@ -93,6 +103,7 @@ class _PlainOutlier:
 
 BaseEstimator = _SkBase if HAVE_SKLEARN else _PlainBase
 RegressorMixin = _SkRegressor if HAVE_SKLEARN else _PlainRegressor
+ClassifierMixin = _SkClassifier if HAVE_SKLEARN else _PlainClassifier
 OutlierMixin = _SkOutlier if HAVE_SKLEARN else _PlainOutlier
 
 
@@ -175,15 +186,17 @@ def check_X(est: Any, X: Any, *, reset: bool, ensure_min_samples: int = 1) -> np
     return _plain_array(X, est, reset, ensure_min_samples)
 
 
-def check_X_y(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, y)`` for ``fit``: float arrays, ``y`` one-dimensional, same number of rows."""
+def check_X_y(est: Any, X: Any, y: Any, *, y_numeric: bool = True
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` for ``fit``: ``X`` a float array, ``y`` one-dimensional (float unless
+    ``y_numeric`` is False: class labels), same number of rows."""
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None.")
     if HAVE_SKLEARN:
-        return _validate(est, X, y, y_numeric=True, ensure_min_samples=2)
+        return _validate(est, X, y, y_numeric=y_numeric, ensure_min_samples=2)
     x = _plain_array(X, est, True, 2)
-    yv = np.asarray(y, dtype=float)
+    yv = np.asarray(y, dtype=float) if y_numeric else np.asarray(y)
     if yv.ndim == 2 and yv.shape[1] == 1:
         yv = yv.ravel()
     if yv.ndim != 1 or len(yv) != len(x):
