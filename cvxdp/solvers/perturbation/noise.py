@@ -105,6 +105,13 @@ def _bounds(plan: RobustPlan, log_inv_fail: float, family: str = "gaussian"
     ||M - M_1||_F`` with ``M_1`` free, never worse than either bound alone.  ``t = sqrt(2 (ln
     events + log_inv_fail))`` with one event per bound (union bound).
 
+    A unit whose change is ``G v`` with ``G`` a (rows x r) matrix of distinct entries
+    (``plan.row_shape``: a cone block whose private entries reach one row each, every row
+    alike) bounds ``||G||_op <= sqrt(rows) + sqrt(r) + t`` instead (the same tail) when that is
+    smaller: ``B_u`` is then that bound, and ``||G v|| <= B_u ||v||`` is all its consumers use.
+    Only for ``family="gaussian"``: truncated noise conditions its draws on ``||g_{S_u}|| <=
+    B_u`` (``family="truncated"`` keeps the chi-square bound).
+
     ``family="laplace"`` (i.i.d. standard Laplace ``g``): ``B_u`` is
     :func:`cvxdp.privacy.laplace.laplace_norm_bound` at failure ``exp(-log_inv_fail) / N`` per
     unit, and no unit uses the operator-norm bound (Davidson & Szarek's is Gaussian).
@@ -122,6 +129,10 @@ def _bounds(plan: RobustPlan, log_inv_fail: float, family: str = "gaussian"
     events = max(plan.N + int(nuc.sum()), 1)
     t = math.sqrt(2 * (math.log(events) + log_inv_fail))
     B = gaussian_norm_bound(plan.support, t * t / 2.0)
+    shape = plan.row_shape
+    if family == "gaussian" and shape is not None and shape.shape[0] == plan.N:
+        row_op = np.sqrt(shape[:, 0]) + np.sqrt(shape[:, 1]) + t
+        B = np.where(shape[:, 0] > 0, np.minimum(B, row_op), B)
     B_op = np.full(plan.N, np.inf)
     for u in np.flatnonzero(nuc):
         B_op[u] = math.sqrt(plan.matrix[u][0]) + math.sqrt(plan.matrix[u][1]) + t
@@ -181,7 +192,7 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
                         params={"sigma": sigma, "sensitivity": D, "delta_gaussian": d_g,
                                 "truncation_mass": q, "log_truncation_mass": log_q,
                                 "delta_total": total_delta})
-    B, B_op, nuc = _bounds(plan, -log_q)
+    B, B_op, nuc = _bounds(plan, -log_q, "truncated")
     return NoisePlan(noise, sigma, B, q, rec, None, nuc, B_op)
 
 

@@ -155,8 +155,10 @@ def test_counterpart_of_private_lp_rows_is_the_explicit_robust_lp():
 
 
 def test_counterpart_of_a_private_norm_is_the_explicit_robust_socp():
-    # ||F x||_2 <= 1 with F (r x n) private: its unit's map has r n rows Delta e_k, so
-    # ||E [x; 1]|| = Delta sqrt(r) ||x|| and the rule ||F~ x|| + tau <= 1 is explicit
+    # ||F x||_2 <= 1 with F (r x n) private: each entry reaches one row of the block, every
+    # row alike, so the change G x has ||G x|| <= ||G||_op ||x|| <= ||g|| Delta ||x||: the map
+    # is one row's, ||E [x; 1]|| = Delta ||x|| (not the whole map's Delta sqrt(r) ||x||), and
+    # the rule ||F~ x|| + tau <= 1 is explicit
     rng = np.random.default_rng(4)
     F = cp.Parameter((5, 3), name="F")
     F.value = rng.normal(size=(5, 3))
@@ -167,7 +169,7 @@ def test_counterpart_of_a_private_norm_is_the_explicit_robust_socp():
     value, noisy, scale = _counterpart_optimum(prob, cvxdp.ConstraintPrivacy(F, sensitivity=Delta))
     xr = cp.Variable(3)
     robust = cp.Problem(cp.Maximize(c @ xr), [cp.norm(noisy[F.id] @ xr) + scale[0] * Delta
-                                              * np.sqrt(5) * cp.norm(xr) <= 1,
+                                              * cp.norm(xr) <= 1,
                                               cp.abs(xr) <= 5])
     robust.solve(solver=cp.CLARABEL)
     assert value == pytest.approx(robust.value, rel=1e-6)
