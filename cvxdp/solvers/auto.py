@@ -366,7 +366,7 @@ def _mwu_bound(scp: Any, budget: Budget, opts: dict[str, Any]
     try:
         form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, dA=sb.A, db=sb.b,
                               trace_bound=opts.get("trace_bound"), width=opts.get("width"),
-                              check_feasible=False)
+                              check_feasible=False, estimate=True)
     except CvxdpError:  # a typed refusal (no public trace bound / width): the MWU cannot run
         return None, None, False
     setting = "constraint" if "constraint" in sb.settings else "scalar"

@@ -39,8 +39,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
+from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
-from cvxdp.solvers.public_part import public_bounds, public_feasibility
+from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds, public_feasibility
 
 __all__ = ["MWUForm", "build_mwu_form"]
 
@@ -137,6 +138,7 @@ def build_mwu_form(
     trace_bound: float | None = None,
     width: float | None = None,
     check_feasible: bool = True,
+    estimate: bool = False,
 ) -> MWUForm:
     """Build the normalised MWU form of ``min c'x s.t. A x + s = b, s in K`` (see module doc).
 
@@ -159,6 +161,11 @@ def build_mwu_form(
         refuse an infeasible public part.  The trace-bound solves decide it anyway; this adds
         the check when R comes from ``trace_bound=`` or a public equality ``tr z = R`` (which
         need no solve).  ``solve_general`` checks before calling and passes False.
+    estimate : bool
+        For a prediction only (``mechanism="auto"``): past
+        :data:`cvxdp.solvers.public_part.BOX_SOLVES_MAX` free variables, those that bound
+        propagation bounds take its box in the trace bound instead of two solves each (a valid
+        R, possibly larger than the solved one).
 
     Returns
     -------
@@ -314,7 +321,7 @@ def build_mwu_form(
         R = exact_R
     elif trace_bound is None:
         R = _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_blocks,
-                                slack_offs, R_info)
+                                slack_offs, R_info, estimate)
     else:
         R = float(trace_bound)
         if not (math.isfinite(R) and R > 0):
@@ -369,8 +376,10 @@ def _row_widths(G_el: sp.csr_matrix, alg: BlockAlgebra) -> float:
 
 
 def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_blocks,
-                        slack_offs, info) -> float:
-    """max tr z over the public part: one solve for the cone part, two per free variable."""
+                        slack_offs, info, estimate: bool = False) -> float:
+    """max tr z over the public part: one solve for the cone part, two per free variable
+    (with ``estimate``, past ``BOX_SOLVES_MAX`` free variables, bound propagation's box for
+    those it bounds: ``|x_j| <= max(-lo_j, hi_j)`` holds on the public set)."""
     lin = alg.gram * alg.identity()  # tr z = lin . z  (dual coordinates)
     w = alg.nonneg - 1
     lin[w] = 0.0
@@ -395,9 +404,17 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
         const += float(wts[wts != 0] @ b[used])
         lin_x -= np.asarray(A[used].T @ wts[wts != 0]).ravel()
 
+    free = np.asarray(free, dtype=np.int64)
+    prop_part = 0.0
+    if estimate and free.size > BOX_SOLVES_MAX:
+        p_lo, p_hi = propagated_box(A, b, dims, ~np.asarray(row_private, dtype=bool))
+        ok = np.isfinite(p_lo[free]) & np.isfinite(p_hi[free])
+        prop_part = float(np.sum(np.maximum(np.abs(p_lo[free[ok]]), np.abs(p_hi[free[ok]]))))
+        free = free[~ok]
+        info["trace_bound_propagated"] = int(ok.sum())
     lo, hi = public_bounds(A, b, dims, row_private, [lin_x] + _unit_dirs(A.shape[1], free))
     tr = const + hi[0]
-    free_part = float(np.sum(np.maximum(np.abs(lo[1:]), np.abs(hi[1:]))))
+    free_part = prop_part + float(np.sum(np.maximum(np.abs(lo[1:]), np.abs(hi[1:]))))
     info["trace_bound_source"] = "public constraints"
     # solver tolerance margin: the bound must not be below the true maximum
     return float(max(tr + free_part, 1e-12)) * (1 + 1e-6) + 1e-9
