@@ -147,7 +147,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     # comes from the requested level (a fallback level's promise is weaker)
     x_t = out["x"] if out["beta_used"] == npl.beta else None
     loose_prog, loose = solve_loosened(released, A_t, b_t, plan, scale, lo, hi,
-                                       lambda prog: solve_exact_tight(prog, solver), x_t)
+                                       lambda prog: solve_exact_tight(prog, solver), x_t,
+                                       public_objective=not objective_private)
     x, from_loosened = out["x"], False
     loose_point = proven_point(loose_prog, loose)
     if x is None and loose_point is not None:

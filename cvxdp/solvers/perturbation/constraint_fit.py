@@ -298,12 +298,12 @@ def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...],
         g = c.expr
         if g.is_affine():
             continue
-        if not traceable:
-            unbounded.append(str(c)[:80])
-            continue
         private = [t for t in _terms(g) if ids & {p.id for p in t.parameters()}]
         exact = _canonical_exact if g.size == 1 else _elementwise_exact
         if exact(private):
+            continue  # structure only: the canonical rows are the user's, traced or not
+        if not traceable:
+            unbounded.append(str(c)[:80])
             continue
         if g.size > 1:
             ef = _entry_fit(g, problem, params)

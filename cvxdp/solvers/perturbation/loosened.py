@@ -33,11 +33,14 @@ LOOSENED_BOX_MAX = 100
 
 def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: np.ndarray,
                    lo: np.ndarray, hi: np.ndarray, solve: Callable[[Any], Any],
-                   x_t: np.ndarray | None = None) -> tuple[Any, Any]:
+                   x_t: np.ndarray | None = None, public_objective: bool = False
+                   ) -> tuple[Any, Any]:
     """``(program, solution)`` of the loosened counterpart on the public box ``[lo, hi]``,
     with the second pass of the module doc when the first dropped a unit: on a box grown
     from ``x_t`` (:func:`_grown_box`) when the tightened counterpart's point at the requested
-    level is given, else on the first loosened counterpart's own box when it solved."""
+    level is given, else (``public_objective``: ``c`` is the true objective) on the box of the
+    level set ``c'x <= c'x_t`` (:func:`_level_box`), else on the first loosened counterpart's
+    own box when it solved."""
 
     def on(b_lo: np.ndarray, b_hi: np.ndarray, J: np.ndarray | None = None
            ) -> tuple[Any, Any]:
@@ -57,6 +60,10 @@ def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: n
     J = J[free[J]]
     if x_t is not None and 0 < J.size <= LOOSENED_BOX_MAX:
         grown = _grown_box(on, lo, hi, J, x_t)
+        if grown is None and public_objective:
+            # OPT <= c'x_t on the event; the margin covers the solver's feasibility tolerance
+            level = float(released.c[:x_t.size] @ x_t)
+            grown = _level_box(prog, lo, hi, J, level + 1e-6 * (1.0 + abs(level)))
         if grown is not None:
             prog2 = on(*grown, J)[0]
             sol2 = solve(prog2)
@@ -110,6 +117,30 @@ def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarra
     b_lo, b_hi = loosened_box(on(lo_R, hi_R, J)[0], J, lo.size)
     inner = R * (1.0 - 1e-6)
     if not (np.all(b_hi[J] < inner) and np.all(b_lo[J] > -inner)):
+        return None
+    g_lo, g_hi = lo.copy(), hi.copy()
+    g_lo[J], g_hi[J] = np.maximum(lo[J], b_lo[J]), np.minimum(hi[J], b_hi[J])
+    return g_lo, g_hi
+
+
+def _level_box(first: Any, lo: np.ndarray, hi: np.ndarray, J: np.ndarray, level: float
+               ) -> tuple[np.ndarray, np.ndarray] | None:
+    """A box on ``J`` that contains a minimiser of the TRUE model on the noise event: the box of
+    the first loosened counterpart ``first`` (every unit it could bound kept, the others
+    dropped: a superset of the true feasible set ``F``) cut by the objective's level row ``c'x
+    <= level``; None when that box is unbounded.
+
+    The tightened counterpart's point ``x_t`` is in ``F`` on the event, so ``OPT <= c'x_t <=
+    level`` and every minimiser ``x*`` of the true model lies in ``F`` and in the level set,
+    hence in this box; the counterpart rebuilt on the box (and intersected with it) contains
+    ``x*``, so its optimum is at most ``OPT``.  Where ``F`` itself is unbounded (a soft-margin
+    SVM with no public bound on its weights, a Lyapunov LMI whose solutions scale up) the level
+    set is what bounds it.  Post-processing of the release and public data only.
+    """
+    A, b, dims = orthant_rows_added(first, first.c[None, :], [level])
+    cut = dataclasses.replace(first, A=A, b=b, dims=dims, cone=None)
+    b_lo, b_hi = loosened_box(cut, J, lo.size)
+    if not (np.all(np.isfinite(b_lo[J])) and np.all(np.isfinite(b_hi[J]))):
         return None
     g_lo, g_hi = lo.copy(), hi.copy()
     g_lo[J], g_hi[J] = np.maximum(lo[J], b_lo[J]), np.minimum(hi[J], b_hi[J])
