@@ -304,8 +304,12 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
     The error at ``x`` is ``sigma g' E_c [x; 1]`` (:func:`objective_map`); with ``||g_{S_c}||
     <= sqrt(k_c) + sqrt(2 ln(1 / beta_c))`` (Gaussian concentration, its own event at
     ``beta_c = beta``) it is at most ``scale_c ||E_c [x; 1]||`` at the released point and
-    ``scale_c U_c`` anywhere on the public box ``[lo, hi]`` (``U_c``: the triangle bound,
-    ``inf`` where the box does not bound a variable the objective's private data multiply).
+    ``scale_c U_c`` anywhere on the public box ``[lo, hi]`` (``U_c`` the smaller of the
+    triangle bound ``sum_j ||E_c e_j|| |x_j| + ||E_c e_n||`` and Gershgorin's ``sqrt(sum_j
+    d_j x_j^2 + d_n)``, ``d`` the absolute row sums of ``E_c' E_c`` (``diag(d) - E_c' E_c`` is
+    diagonally dominant, hence PSD), each at the box's largest ``|x_j|``; ``inf`` where the box
+    does not bound a variable the objective's private data multiply).  With one private
+    coefficient per variable the second is the exact maximum, ``sqrt(n)`` below the first.
 
     Returns
     -------
@@ -321,8 +325,11 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
     cols = np.sqrt(np.asarray(E_c.multiply(E_c).sum(axis=0)).ravel())
     hit = cols[:-1] > 0
     xmax = np.maximum(np.abs(lo[hit]), np.abs(hi[hit]))
-    anywhere = scale_c * float(cols[:-1][hit] @ xmax + cols[-1]) \
-        if np.all(np.isfinite(xmax)) else math.inf
+    if not np.all(np.isfinite(xmax)):
+        return at_x, math.inf, beta_c
+    d = np.asarray(abs(E_c.T @ E_c).sum(axis=1)).ravel()
+    gersh = math.sqrt(float(d[:-1][hit] @ xmax**2 + d[-1]))
+    anywhere = scale_c * min(float(cols[:-1][hit] @ xmax + cols[-1]), gersh)
     return at_x, anywhere, beta_c
 
 
