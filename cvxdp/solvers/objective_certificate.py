@@ -143,13 +143,18 @@ def _top_level(solved: Any, t: float, scale: float) -> tuple[float, float] | Non
     multiplied by 16 until that holds (the extents of a bounded level set grow sublinearly:
     like ``sqrt(d)`` where the objective is strongly convex, so ``Lambda`` falls 4x a step);
     None when it does not within :data:`_TOP_TRIES` steps, when ``t ||Lambda||`` stops falling
-    by at least half a step (linear growth: it never will), or a level set is unbounded.
+    by at least half a step (linear growth: it never will), or a level set is unbounded.  A
+    lower level whose solves fail counts with extents 0 (a valid lower bound).
     """
     top, before = t * max(1.0, scale), math.inf
     for _ in range(_TOP_TRIES):
         upper, lower = solved(top), solved(top / 4.0)
-        if upper is None or lower is None:
+        if upper is None:
             return None
+        if lower is None:
+            # a thin level set the solver cannot settle: its extents are at least 0 (x~ is
+            # in it), a lower bound that only steepens the secant (conservative)
+            lower = (np.zeros_like(upper[0]), np.zeros_like(upper[1]))
         slope = np.max((upper[0] - lower[1]) / (0.75 * top), axis=0)
         growth = t * float(np.linalg.norm(np.maximum(slope, 0.0)))
         if growth <= 1.0:
