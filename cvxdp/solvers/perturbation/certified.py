@@ -29,8 +29,8 @@ from cvxdp.solvers.certificate import (
 )
 from cvxdp.solvers.perturbation.constraint_fit import (
     ConstraintFits,
-    constraint_violation_bound,
     detect_constraint_fits,
+    user_terms_certificate,
 )
 from cvxdp.solvers.perturbation.entries import (
     objective_map,
@@ -228,7 +228,15 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
              ("the truncated noise (surely)" if noise == "truncated"
               else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
     if setup.cfit is not None:
-        cert = _user_terms_violation(problem, scp, setup, x, out, cert)
+        meets = not from_loosened and cert.violation_bound <= EPIGRAPH_TOLERANCE * (
+            1.0 + float(np.max(np.abs(b_t), initial=0.0)))
+        noisy_y = () if setup.cfit.unbounded else tuple(
+            np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
+        cert = user_terms_certificate(
+            setup.cfit, cert, lambda: released_values(problem, scp, x), noisy_y,
+            entries.delta * npl.sigma_unit,
+            float(npl.beta) if npl.beta is not None else DEFAULT_BETA,
+            "laplace" if noise == "laplace" else "gaussian", meets_rows=meets)
     primal = None
     if fitted is not None:
         # two post-processings of the same release, each certified: the better-certified
@@ -356,35 +364,6 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     cert, primal = certify(x)
     return {"x": x, "primal": primal, "cert": cert, "value": h, "certify": certify,
             "terms": [t.kind for t in setup.fit.terms]}
-
-
-def _user_terms_violation(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
-                          x: np.ndarray, out: dict, cert: Certificate) -> Certificate:
-    """``cert`` with its violation bound raised to the user's-terms bound of the private
-    nonlinear constraints (:mod:`cvxdp.solvers.perturbation.constraint_fit`), on one more
-    noise event (``beta``).  Under truncated noise too: the truncation makes the counterpart
-    sure, but these bounds are Gaussian tail events, which the truncated law fails with
-    probability at most ``beta`` (the truncation event and each tail event are symmetric
-    convex sets, so conditioning on the first does not lower the second's probability: the
-    Gaussian correlation inequality, Royen 2014, "A simple proof of the Gaussian correlation
-    conjecture extended to multivariate gamma distributions"), not 0."""
-    npl, entries = setup.npl, setup.entries
-    beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
-    noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params) \
-        if not setup.cfit.unbounded else ()
-    family = "laplace" if setup.noise == "laplace" else "gaussian"
-    user = constraint_violation_bound(setup.cfit, released_values(problem, scp, x), noisy_y,
-                                      entries.delta * npl.sigma_unit, beta, family)
-    note = ("; the violation of " + ", ".join(setup.cfit.unbounded) + " in the user's terms "
-            "is not bounded" if setup.cfit.unbounded else
-            "; private nonlinear constraints bounded in the user's terms (their value with "
-            "the released data plus the noise's Lipschitz share)")
-    return Certificate.from_bounds(
-        objective_upper=cert.objective_upper, optimum_lower=cert.optimum_lower,
-        violation_bound=max(cert.violation_bound, user),
-        equality_violation_bound=cert.equality_violation_bound,
-        probability=cert.probability - beta,
-        how=cert.how + note)
 
 
 def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.ndarray,

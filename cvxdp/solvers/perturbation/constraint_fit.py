@@ -32,12 +32,14 @@ closed: the status cannot be a success).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.atoms.affine.affine_atom import AffAtom
 from cvxpy.atoms.affine.binary_operators import DivExpression, MulExpression, multiply
 from cvxpy.atoms.affine.promote import Promote
 from cvxpy.atoms.affine.unary_operators import NegExpression
@@ -51,6 +53,7 @@ from cvxpy.atoms.norm_inf import norm_inf
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.constraints.nonpos import Inequality
 
+from cvxdp.solution import Certificate
 from cvxdp.solvers.perturbation.fit_detect import (
     FitModel,
     _classify,
@@ -65,7 +68,7 @@ from cvxdp.solvers.perturbation.fit_term import _at_point, fit_bounds
 from cvxdp.solvers.perturbation.noise_tails import norm_sum_bound
 
 __all__ = ["ConstraintFits", "EntryFit", "detect_constraint_fits", "constraint_violation_bound",
-           "rows_noise_bound"]
+           "user_terms_certificate", "rows_noise_bound"]
 
 
 @dataclass(frozen=True)
@@ -284,6 +287,14 @@ def _entry_bound(ef: EntryFit, primal: dict[str, Any], noisy_y: tuple[np.ndarray
     return float(np.max(g, initial=0.0))
 
 
+def _label(pos: int, con: Any) -> str:
+    """How a message names a constraint: its index and its nonlinear atoms (never its data:
+    CVXPY's text prints every constant, a matrix included)."""
+    atoms = sorted({getattr(a, "__name__", str(a)) for a in con.atoms()
+                    if not issubclass(a, AffAtom)})
+    return f"constraints[{pos}] ({', '.join(atoms) or 'affine'} <= ...)"
+
+
 def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...],
                            traceable: bool = True) -> ConstraintFits | None:
     """The private nonlinear inequality constraints of ``problem`` (structure only, never a
@@ -292,7 +303,7 @@ def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...],
     be built): every private nonlinear inequality counts as unbounded (fail closed)."""
     ids = {p.id for p in params}
     fits, unbounded, entries = [], [], []
-    for c in problem.constraints:
+    for pos, c in enumerate(problem.constraints):
         if not isinstance(c, Inequality) or not ids & {p.id for p in c.parameters()}:
             continue  # equalities, cones: their canonical rows are the user's
         g = c.expr
@@ -303,18 +314,18 @@ def detect_constraint_fits(problem: cp.Problem, params: tuple[Any, ...],
         if exact(private):
             continue  # structure only: the canonical rows are the user's, traced or not
         if not traceable:
-            unbounded.append(str(c)[:80])
+            unbounded.append(_label(pos, c))
             continue
         if g.size > 1:
             ef = _entry_fit(g, problem, params)
             if ef is None:
-                unbounded.append(str(c)[:80])
+                unbounded.append(_label(pos, c))
             else:
                 entries.append(ef)
             continue
         model = detect_fit_terms(cp.Problem(cp.Minimize(g)), params)
         if model is None:
-            unbounded.append(str(c)[:80])
+            unbounded.append(_label(pos, c))
         else:
             fits.append(model)
     if not fits and not unbounded and not entries:
@@ -338,3 +349,42 @@ def constraint_violation_bound(cf: ConstraintFits, primal: dict[str, Any],
     for ef in cf.entries:
         out = max(out, _entry_bound(ef, primal, noisy_y, sigma, b, noise))
     return out
+
+
+def user_terms_certificate(cf: ConstraintFits, cert: Certificate,
+                           primal: Callable[[], dict[str, Any]],
+                           noisy_y: tuple[np.ndarray, ...], sigma: np.ndarray, beta: float,
+                           family: str, *, meets_rows: bool = False) -> Certificate:
+    """``cert`` with its violation bound raised to the user's-terms bound of the private
+    nonlinear constraints (:func:`constraint_violation_bound`, at the released variables
+    ``primal()``), on one more noise event (``beta``).  Under truncated noise too: the
+    truncation makes the counterpart sure, but these bounds are Gaussian tail events, which the
+    truncated law fails with probability at most ``beta`` (the truncation event and each tail
+    event are symmetric convex sets, so conditioning on the first does not lower the second's
+    probability: the Gaussian correlation inequality, Royen 2014, "A simple proof of the
+    Gaussian correlation conjecture extended to multivariate gamma distributions"), not 0.
+
+    ``meets_rows``: the point is the tightened counterpart's and meets every canonical row to
+    the solver's tolerance on the event (relative to the data's largest right-hand side); each
+    constraint's canonical rows (its epigraph variables included) then hold there, so the
+    user's constraint does, to that tolerance -- whatever its shape (``quad_over_lin`` with a
+    variable denominator), as for the objective's epigraph: the canonical bound stands.
+    """
+    if meets_rows and cf.unbounded:
+        return Certificate.from_bounds(
+            objective_upper=cert.objective_upper, optimum_lower=cert.optimum_lower,
+            violation_bound=cert.violation_bound,
+            equality_violation_bound=cert.equality_violation_bound,
+            probability=cert.probability,
+            how=cert.how + "; the private nonlinear constraints hold at the point as their "
+            "canonical rows do (the tightened counterpart's point)")
+    user = constraint_violation_bound(cf, primal(), noisy_y, sigma, beta, family)
+    note = ("; the violation of " + ", ".join(cf.unbounded) + " in the user's terms is not "
+            "bounded" if cf.unbounded else
+            "; private nonlinear constraints bounded in the user's terms (their value with "
+            "the released data plus the noise's Lipschitz share)")
+    return Certificate.from_bounds(
+        objective_upper=cert.objective_upper, optimum_lower=cert.optimum_lower,
+        violation_bound=max(cert.violation_bound, user),
+        equality_violation_bound=cert.equality_violation_bound,
+        probability=cert.probability - beta, how=cert.how + note)
