@@ -90,16 +90,25 @@ __all__ = [
 ]
 
 
+# subpackages reachable as attributes (``cvxdp.estimators.PrivateLinearRegression``), also
+# imported on first access
+_SUBPACKAGES = ("estimators", "audit", "transform")
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
+    if name in _SUBPACKAGES:
+        module = importlib.import_module(f"cvxdp.{name}")
+        globals()[name] = module
+        return module
     raise AttributeError(f"module 'cvxdp' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBPACKAGES))
 
 
 from cvxdp import api as _api  # noqa: E402  (attaches Problem.solve_private)
