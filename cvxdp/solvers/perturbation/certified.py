@@ -39,7 +39,7 @@ from cvxdp.solvers.perturbation.entries import (
 )
 from cvxdp.solvers.perturbation.fit_detect import FitModel, detect_fit_terms
 from cvxdp.solvers.perturbation.fit_term import fit_bounds
-from cvxdp.solvers.perturbation.loosened import loosened_box, solve_loosened
+from cvxdp.solvers.perturbation.loosened import loosened_box, solve_loosened, unbounded_hint
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
 from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
@@ -140,9 +140,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     # constraint units and a private objective
     A_t, b_t, released = out["A"], out["b"], out["released_program"]
     scale = npl.B * npl.sigma_unit
-    lo, hi = coordinate_box(
-        scp, reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n),
-        allow_unbounded=True)
+    reached = reached_coordinates([plan.E_all, *([E_c] if objective_private else [])], scp.n)
+    lo, hi = coordinate_box(scp, reached, allow_unbounded=True)
     # the tightened counterpart's point is in the true feasible set on the event when it
     # comes from the requested level (a fallback level's promise is weaker)
     x_t = out["x"] if out["beta_used"] == npl.beta else None
@@ -285,6 +284,9 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         status = cp.USER_LIMIT
     info["guarantee"] = str(cert)
     info["equality_violation_bound"] = viol_eq
+    if reason and not math.isfinite(cert.gap_bound):
+        reason += unbounded_hint(scp, reached[~(np.isfinite(lo[reached])
+                                                 & np.isfinite(hi[reached]))])
     if reason:
         info["status_reason"] = reason
     # the objective at the released point with the released data (the TRUE objective when

@@ -23,9 +23,10 @@ import scipy.sparse as sp
 
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import public_bounds
+from cvxdp.transform.canon import variables_at
 from cvxdp.transform.scp import orthant_rows_added
 
-__all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "with_box"]
+__all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "unbounded_hint", "with_box"]
 
 #: most variables the loosened counterpart's box is solved for (two exact solves each)
 LOOSENED_BOX_MAX = 100
@@ -154,3 +155,19 @@ def with_box(prog: Any, J: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Any:
                          shape=(2 * k, prog.n))
     A, b, dims = orthant_rows_added(prog, rows, np.concatenate([hi, -lo]))
     return dataclasses.replace(prog, A=A, b=b, cone=None, dims=dims)
+
+
+def unbounded_hint(scp: Any, cols: np.ndarray) -> str:
+    """The status reason's hint when no lower bound is proven: which variables the private data
+    multiply that no public constraint bounds (structure only), the user's by name, else
+    CVXPY's own epigraph / hypograph variables, which bounds on the user's variables do not
+    reach."""
+    if cols.size == 0:
+        return ""
+    names = variables_at(scp, cols)
+    if names:
+        return (f"; the private data multiply {', '.join(names)}, which no public constraint "
+                "bounds: add public bounds on them")
+    return ("; the private data multiply variables CVXPY adds for the model's atoms (epigraph "
+            "/ hypograph variables of norms, logs, ...), which no public constraint bounds and "
+            "bounds on your variables do not reach")

@@ -1,0 +1,42 @@
+"""When no sub-optimality bound is proven because the private data multiply variables no
+public constraint bounds, the status reason says which (structure only)."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+
+import cvxdp
+
+
+def test_the_users_unbounded_variable_is_named():
+    # sum(z) <= b with b private is the only constraint: publicly z is unbounded, and the
+    # private costs multiply it
+    c = cp.Parameter(3, name="c", value=np.array([1.0, 2.0, 3.0]))
+    b = cp.Parameter(name="b", value=1.0)
+    z = cp.Variable(3, name="z")
+    prob = cp.Problem(cp.Minimize(c @ z + cp.sum_squares(z)), [cp.sum(z) <= b])
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=[cvxdp.ObjectivePrivacy(c, 0.01),
+                                      cvxdp.ScalarPrivacy(b, 0.01)])
+    assert not np.isfinite(sol.certificate.gap_bound)
+    assert "the private data multiply z, which no public constraint bounds" in \
+        sol.status_reason
+
+
+def test_cvxpys_own_variables_are_said_to_be_out_of_reach():
+    # trial 11: Maximize(w @ log(1 + x)) with private weights and a private budget: x is boxed,
+    # the unbounded variables are log's hypograph variables; the reason used to advise bounds
+    # on "the variables" only
+    rng = np.random.default_rng(906)
+    n = 30
+    w = cp.Parameter(n, nonneg=True, name="w", value=rng.uniform(0.5, 2, n))
+    budget = cp.Parameter(nonneg=True, name="budget", value=10.0)
+    x = cp.Variable(n, nonneg=True)
+    prob = cp.Problem(cp.Maximize(w @ cp.log(1 + x)),
+                      [rng.uniform(0.5, 1.5, n) @ x <= budget, x <= 2])
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=[cvxdp.ObjectivePrivacy(w, 1e-2),
+                                      cvxdp.ScalarPrivacy(budget, 0.1)])
+    assert not np.isfinite(sol.certificate.gap_bound)
+    assert "variables CVXPY adds for the model's atoms" in sol.status_reason
