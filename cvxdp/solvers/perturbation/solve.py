@@ -63,9 +63,17 @@ def noisy_objective(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
 FALLBACK_SCS_ITERATIONS = 10_000
 
 
-def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
+def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
+                 point_only: bool = False) -> Any:
     """Exact solve; feasibility for the true data holds up to the solver's tolerance, so ask
-    Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS)."""
+    Clarabel for 1e-10 (default 1e-8), falling back to its defaults (and then SCS).
+
+    ``point_only``: only the point is used (the tightened counterpart: its certificate
+    evaluates the rows and the objective at the point, never the solver's optimality), so an
+    ``almost solved`` point that meets every row to
+    :data:`cvxdp.transform.reference.POINT_TOLERANCE`
+    (:func:`proven_point`) is kept instead of solving again at the default tolerance (two
+    solves of a 1,000-row program were 1.5 s of a 3.9 s private solve)."""
     sol = None
     if solver is None or str(solver).upper() == "CLARABEL":
         try:
@@ -73,6 +81,9 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None) -> Any:
                               tol_gap_rel=1e-10)
         except ImportError:  # pragma: no cover - clarabel is a dependency
             sol = None
+        if point_only and sol is not None and sol.status == cp_status.OPTIMAL_INACCURATE \
+                and proven_point(prog, sol) is not None:
+            return sol
         if sol is not None and sol.status not in (cp_status.OPTIMAL, cp_status.INFEASIBLE,
                                                   cp_status.UNBOUNDED):
             sol = None
@@ -128,7 +139,7 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
         band_lin = None if plan.band_lin is None or plan.band_lin.nnz == 0 else \
             sp.csr_matrix(sp.diags(scale) @ plan.band_lin)
         prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band, band_lin)
-        sol = _solve_tight(prog, solver)
+        sol = _solve_tight(prog, solver, point_only=True)
         point = proven_point(prog, sol)
         if point is not None:
             break
