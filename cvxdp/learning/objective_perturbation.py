@@ -150,8 +150,15 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     # public bound on the exact minimiser); with no finite bound, the first split
     # (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
     W_star = min(W, minimiser_bound(model))
-    plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
-             for eps1 in _splits(model, loss, eps, B, R)]
+    plans, refused = [], []
+    for eps1 in _splits(model, loss, eps, B, R):
+        # a split that cannot be calibrated is skipped, never the mechanism
+        try:
+            plans.append(_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta))
+        except BudgetError as err:
+            refused.append(err)
+    if not plans:
+        raise refused[0]
     best = choose_split(plans, W_star, model.dim, model.n, model.mu,
                         DEFAULT_ACCURACY if accuracy is None else accuracy)
     return _with_newton(model, best, W, W_star, beta)
@@ -320,11 +327,15 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
     joint = has_slope_curvature_profile(smooth) and lam > 0
     if joint:
-        # the same ridge, the noise from the joint (tighter, proven) analysis
-        cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta, hessian_bound=lam,
-                                strong_convexity=mu, gradient_bound=zeta,
-                                neighbours=model.spec.neighbours)
-        eps2 = cal.eps_noise
+        # the same ridge, the noise from the joint (tighter, proven) analysis; when it cannot
+        # certify (floating-point rounding only) the separate analysis stands, valid alone
+        try:
+            cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta,
+                                    hessian_bound=lam, strong_convexity=mu,
+                                    gradient_bound=zeta, neighbours=model.spec.neighbours)
+            eps2 = cal.eps_noise
+        except BudgetError:
+            joint = False
     Delta, G, k, sigma, gamma_scale = cal.Delta, cal.sensitivity, cal.span, cal.sigma, \
         cal.gamma_scale
     bnorm = _b_quantile(sigma, gamma_scale, d, beta)

@@ -65,7 +65,7 @@ def test_objective_perturbation_noise_is_monotone_in_epsilon(kind, budget):
         assert plan.calibration.budget == b
         scales.append(plan.sigma if plan.sigma is not None else plan.gamma_scale)
     assert all(s > 0 for s in scales)
-    assert all(b <= a * (1 + 1e-9) for a, b in zip(scales, scales[1:])), scales
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(scales[:-1], scales[1:], strict=True)), scales
 
 
 def test_auto_keeps_objective_perturbation_at_large_epsilon():
