@@ -69,6 +69,9 @@ class RowModel:
     mu : float
         A strong-convexity modulus of ``regulariser`` in ``theta = (w, v)`` read from
         ``c * sum_squares(w)`` terms (0 when none, or when ``v`` is not regularised).
+    mu_w : float
+        The same for ``w`` alone (``mu <= mu_w``; larger when the intercept is not
+        regularised).
     constraints : list
     sense : float
         +1 for ``Minimize``, -1 for ``Maximize`` (the user's objective is ``sense *`` ours).
@@ -84,6 +87,7 @@ class RowModel:
     constraints: list = field(default_factory=list)
     sense: float = 1.0
     public_terms: list = field(default_factory=list)
+    mu_w: float = 0.0
 
     @property
     def n(self) -> int:
@@ -293,8 +297,10 @@ def _name(e: Any) -> str:
     return f"{type(e).__name__}{tuple(e.shape)}"
 
 
-def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None) -> float:
-    """mu of ``c * sum_squares(var)`` / ``c * norm2(var)**2`` terms: 2c per variable."""
+def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None
+                      ) -> tuple[float, float]:
+    """mu of ``c * sum_squares(var)`` / ``c * norm2(var)**2`` terms (2c per variable): that of
+    ``theta = (w, v)`` and that of ``w`` alone."""
     mu = {w.id: 0.0} | ({v.id: 0.0} if v is not None else {})
     for c, e in public:
         var = None
@@ -310,7 +316,7 @@ def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None) -> fl
                 continue
         if var is not None and var.id in mu and c > 0:
             mu[var.id] += 2 * c
-    return float(min(mu.values()))
+    return float(min(mu.values())), float(mu[w.id])
 
 
 def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
@@ -382,7 +388,7 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
                                       "term and X @ w - v in another; use one predictor.")
     sign_v = signs.pop() if signs else 1.0
     regulariser = sum((c * e for c, e in public), cp.Constant(0.0))
+    mu, mu_w = _strong_convexity(public, walker.w, v)
     return RowModel(spec=spec, w=walker.w, v=v, sign_v=sign_v, loss=RowLoss(pieces),
-                    regulariser=regulariser, mu=_strong_convexity(public, walker.w, v),
-                    constraints=list(problem.constraints), sense=sense,
-                    public_terms=public)
+                    regulariser=regulariser, mu=mu, constraints=list(problem.constraints),
+                    sense=sense, public_terms=public, mu_w=mu_w)

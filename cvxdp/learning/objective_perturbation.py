@@ -59,7 +59,7 @@ from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
-from cvxdp.learning.domain import solve_on_rows, theta
+from cvxdp.learning.domain import solve_on_rows, theta, variable_bound
 from cvxdp.learning.joint_calibration import has_slope_curvature_profile, joint_calibration
 from cvxdp.learning.loss import RowLoss
 from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
@@ -101,6 +101,9 @@ class ObjPertPlan:
     solve_gap: float | None = None       # certified phi(theta^) - phi* the Newton path reaches
     solve_distance: float | None = None  # its bound on ||theta^ - exact minimiser||
     joint: bool = False     # noise from the joint Jacobian-noise analysis (logistic loss)
+    #: what choose_split ranks when no bound is finite: the block bound at a zero intercept
+    #: (free intercept; docs/learning.md 'An unregularised intercept'), else ``bound``
+    split_score: float = math.inf
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
@@ -150,11 +153,13 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     # public bound on the exact minimiser); with no finite bound, the first split
     # (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
     W_star = min(W, minimiser_bound(model))
+    block = intercept_block(model)
     plans, refused = [], []
     for eps1 in _splits(model, loss, eps, B, R):
         # a split that cannot be calibrated is skipped, never the mechanism
         try:
-            plans.append(_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta))
+            plans.append(_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta,
+                                  block))
         except BudgetError as err:
             refused.append(err)
     if not plans:
@@ -210,9 +215,12 @@ def choose_split(plans: list[ObjPertPlan], W_star: float, d: int, n: int, mu: fl
     ``optimal_inaccurate``, as the bound promises); otherwise -- the status is ``user_limit``
     at every split -- the plan of smallest :func:`curved_regret` (the expected excess in the
     quadratic model at the largest mean curvature the data can have, ``||theta*||`` known
-    only to be at most ``W*``); the plan of smallest bound when no ``W*`` is finite; the first
-    plan when no bound is."""
+    only to be at most ``W*``); the plan of smallest bound when no ``W*`` is finite; when no
+    bound is, the plan of smallest ``split_score`` (a free intercept: the block bound at a
+    zero intercept, docs/learning.md 'An unregularised intercept'), else the first plan."""
     if all(not math.isfinite(p.bound) for p in plans):
+        if any(math.isfinite(p.split_score) for p in plans):
+            return min(plans, key=lambda p: p.split_score)
         return plans[0]
     by_bound = min(plans, key=lambda p: p.bound)
     if by_bound.bound <= accuracy or not math.isfinite(W_star):
@@ -264,8 +272,15 @@ def minimiser_bound(model: RowModel) -> float:
     convexity: when 0 is feasible, the loss is >= 0 and the public terms are >= 0, vanish at 0
     and include ``mu/2 ||theta||^2``, then ``mu/2 ||theta*||^2 <= F(theta*) <= F(0) <=
     n sup_y l(0, y)``; inf when that does not apply."""
+    return _strong_convexity_radius(model, model.mu)
+
+
+def _strong_convexity_radius(model: RowModel, mu: float) -> float:
+    """``sqrt(2 F(0) / mu)`` under :func:`minimiser_bound`'s conditions, ``mu`` the strong
+    convexity of the regulariser in the coordinates bounded (all of theta, or w alone:
+    ``mu/2 ||w*||^2 <= R(theta*) <= F(theta*) <= F(0)`` as well); inf otherwise."""
     loss = model.loss
-    if model.mu <= 0 or not loss.nonnegative():
+    if mu <= 0 or not loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):
@@ -273,7 +288,22 @@ def minimiser_bound(model: RowModel) -> float:
     if not zero_feasible(model):
         return math.inf
     f0 = model.n * loss.value_bound(0.0, model.label_bound)
-    return math.sqrt(2 * f0 / model.mu)
+    return math.sqrt(2 * f0 / mu)
+
+
+def intercept_block(model: RowModel) -> tuple[float, float] | None:
+    """``(W_w, V)``: public bounds on the exact minimiser's coefficients ``||w*||`` and
+    intercept ``|v*|`` when the intercept is less regularised than ``w`` (``mu < mu_w``;
+    docs/learning.md 'An unregularised intercept').  ``W_w`` is the smaller of the
+    constraints' bound on ``w`` and ``sqrt(2 F(0) / mu_w)``; ``V`` the constraints' bound on
+    the intercept (inf without one).  None when the block bound does not apply (no intercept,
+    the intercept regularised like ``w``, or no finite ``W_w``)."""
+    if model.v is None or not model.mu < model.mu_w:
+        return None
+    W_w = min(variable_bound(model, model.w), _strong_convexity_radius(model, model.mu_w))
+    if not math.isfinite(W_w):
+        return None
+    return W_w, variable_bound(model, model.v)
 
 
 def zero_feasible(model: RowModel) -> bool:
@@ -308,7 +338,8 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
 
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
-             W_star: float, zeta: float, beta: float) -> ObjPertPlan:
+             W_star: float, zeta: float, beta: float,
+             block: tuple[float, float] | None = None) -> ObjPertPlan:
     R, B, n, d, mu = model.feature_bound, model.label_bound, model.n, model.dim, model.mu
     eps2 = eps - eps1
     h = None
@@ -345,8 +376,17 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         bound = err_h + Delta * W * W / 2 + 2 * W * bnorm
     if math.isfinite(W_star) and 2 * Delta + mu > 0:   # strong convexity of the perturbed
         bound = min(bound, err_h + (Delta * W_star + bnorm) ** 2 / (4 * Delta + 2 * mu))
+    score = bound
+    if block is not None and 2 * Delta + mu > 0:
+        # per block: (Delta + mu_w) on w, (Delta + mu) on the intercept (docs/learning.md,
+        # 'An unregularised intercept'); ||b_w||, |b_v| <= ||b|| on one event
+        W_w, V = block
+        part_w = (Delta * W_w + bnorm) ** 2 / (4 * Delta + 2 * model.mu_w)
+        g_v = bnorm + (Delta * V if Delta > 0 else 0.0)    # |Delta v* + b_v|
+        bound = min(bound, err_h + part_w + g_v ** 2 / (4 * Delta + 2 * mu))
+        score = min(bound, err_h + part_w + bnorm ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
-                       bound, cal, joint=joint)
+                       bound, cal, joint=joint, split_score=score)
 
 
 def _inv_expm1(x: float) -> float:

@@ -279,14 +279,25 @@ def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
     else:
         probability, how = 1.0, (
             "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
-            "public bound on the minimiser applies; add a norm-ball or box constraint on w for "
-            "a proven bound")
+            "public bound on the minimiser applies; " + _bound_fix(model))
     cert = Certificate.from_bounds(
         objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
         violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
     info["guarantee"] = str(cert)
     status, reason = status_of(cert, accuracy)
+    if reason is not None and not math.isfinite(bound):
+        reason = f"{reason}. For a proven bound: {_bound_fix(model)}"
     return cert, status, reason
+
+
+def _bound_fix(model: RowModel) -> str:
+    """What gives the model a proven excess-risk bound (public structure only)."""
+    if model.v is not None and model.mu < model.mu_w:
+        return (f"the intercept {model.v.name()!r} is not regularised: regularise it too "
+                f"(+ lam * cp.square({model.v.name()})) or bound it (cp.abs("
+                f"{model.v.name()}) <= B, a public B), or add a norm-ball or box constraint on "
+                "w and the intercept")
+    return "add a norm-ball or box constraint on w (or a ridge lam * cp.sum_squares(w))"
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
