@@ -2,7 +2,8 @@
 
 Accepted: ``Minimize`` (or ``Maximize`` of a concave) objective that is a sum of
 
-* loss terms -- ``c * cp.sum(E)``, ``c * cp.mean(E)``, ``c * cp.sum_squares(r)``,
+* loss terms -- ``c * cp.sum(E)``, ``c * cp.mean(E)``, ``c * cp.sum_squares(r)`` (or
+  ``cp.norm(r, 2)**2``, ``cp.quad_over_lin(r, k)`` with a public ``k > 0``),
   ``c * cp.norm1(r)`` -- where ``E`` is a sum of elementwise atoms (``square`` of ``r`` or of
   ``pos(r)``, ``huber``,
   ``abs``, ``logistic``, ``maximum`` / ``pos``, ``neg``, or affine) of affine vectors ``r`` in
@@ -255,15 +256,22 @@ class _Walker:
         if isinstance(e, Sum) and e.axis is None:
             self.rows_shape(e.args[0])
             return self.pieces(e.args[0], c)
-        if isinstance(e, quad_over_lin) and self.scalar(e.args[1]) == 1.0:
-            self.rows_shape(e.args[0])
-            return [self.squared(e.args[0], c)]
+        if isinstance(e, quad_over_lin):
+            k = self.scalar(e.args[1])   # quad_over_lin(r, k) = sum_squares(r) / k
+            if k is not None and k > 0:
+                self.rows_shape(e.args[0])
+                return [self.squared(e.args[0], c / k)]
+        if isinstance(e, Power) and _p(e) == 2 and isinstance(e.args[0], Pnorm) \
+                and _p(e.args[0]) == 2:       # norm(r, 2)**2 = sum_squares(r)
+            self.rows_shape(e.args[0].args[0])
+            return [self.squared(e.args[0].args[0], c)]
         if isinstance(e, norm1) or (isinstance(e, Pnorm) and _p(e) == 1):
             self.rows_shape(e.args[0])
             return [("abs", c, [self.aff(e.args[0])], 1.0)]
-        raise _Refuse(f"term {_name(e)} uses the private data but is not a sum over rows of a "
-                      "per-row loss (cp.sum(...), cp.mean(...), cp.sum_squares(...), "
-                      "cp.norm1(...))")
+        raise _Refuse(f"term {_expression(e)} uses the private data but is not a sum over rows "
+                      "of a per-row loss: write it as cp.sum(...), cp.mean(...), "
+                      "cp.sum_squares(...) (also cp.norm(r, 2)**2, cp.quad_over_lin(r, c)) or "
+                      "cp.norm1(...) of an elementwise loss of X @ w (and y)")
 
     def terms(self, e: Any, c: float, loss: list, public: list) -> None:
         if isinstance(e, AddExpression):
@@ -290,6 +298,21 @@ class _Walker:
 def _p(e: Any) -> float:
     p = e.p
     return float(p.value if hasattr(p, "value") else p)
+
+
+#: CVXPY's internal atoms, by the function a user writes
+_USER_ATOMS = {"PowerApprox": "power", "PnormApprox": "norm", "Pnorm": "norm"}
+#: longest expression quoted in a message
+_QUOTE = 120
+
+
+def _expression(e: Any) -> str:
+    """The user's expression as CVXPY prints it (Parameter and Variable names, never their
+    values), internal atom names replaced, shortened to :data:`_QUOTE` characters."""
+    text = str(e)
+    for internal, user in _USER_ATOMS.items():
+        text = text.replace(internal + "(", user + "(")
+    return repr(text if len(text) <= _QUOTE else text[:_QUOTE - 3] + "...")
 
 
 def _name(e: Any) -> str:
