@@ -248,10 +248,11 @@ def solve_private(
         forget_solution(problem)  # nothing a solver wrote on its way stays on the problem
         raise
     write_back(problem, sol)
-    if reference and isinstance(sol, PrivateSolution) and any(
+    if reference and isinstance(sol, PrivateSolution) and _row_spec(private) is None and any(
             v is not None for v in sol.primal.values()):
         # compared in the user's terms: their objective and constraints at their variables
-        # (a path's own comparison, when it made one, is kept in the report's metrics)
+        # (a path's own comparison, when it made one, is kept in the report's metrics;
+        # RowPrivacy's is in the user's terms already, solved on constant data)
         sol.validation = validate_user_terms(problem, sol.validation, solver=solver)
         write_back(problem, sol)
     return sol

@@ -42,3 +42,16 @@ def test_reference_is_solved_on_constants_not_the_parameter_model():
     assert np.array_equal(w.value, released) and sol.status == plain.status
     got = sol.validation.metrics["private_objective_on_true_data"]
     assert sol.validation.objective_gap == pytest.approx(got - fstar, rel=1e-4, abs=1e-6)
+
+
+def test_a_failed_reference_is_reported_not_raised(monkeypatch):
+    prob, w, spec, _ = _huber_l1()
+
+    def fails(problem, spec):
+        raise cp.SolverError("the reference solver failed")
+
+    monkeypatch.setattr(cvxdp.learning.solve, "_with_constant_data", fails)
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0, reference=True)
+    assert sol.validation.reference_value is None and sol.validation.objective_gap is None
+    assert "SolverError" in sol.validation.metrics["reference_unavailable"]
+    assert w.value is not None and sol.info["mechanism"] == "objective"
