@@ -243,6 +243,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                                    **part)
         records.append(c_rec)
         info["clipped_rows_noisy"] = noisy
+        info["clipped_rows_threshold"] = _count_threshold(c_rec.params, beta)
     bound = plan.bound
     info["excess_risk_bound"] = bound
     cert, status, reason = _status(model, bound, beta, accuracy, info)
@@ -277,7 +278,7 @@ def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
     if math.isfinite(bound):
         probability, how = 1.0 - beta, (
             f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
-            "'Bounds and statuses') over max(1, |OPT|) >= 1")
+            f"'Bounds and statuses') over max(1, |OPT|) >= 1, {_clip_scope(model)}")
     else:
         probability, how = 1.0, (
             "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
@@ -286,10 +287,43 @@ def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
         objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
         violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
     info["guarantee"] = str(cert)
+    noisy, t = info.get("clipped_rows_noisy"), info.get("clipped_rows_threshold")
+    if noisy is not None and noisy > t:
+        # post-processing of the noisy count: rows were clipped with probability >= 1 - beta,
+        # so the bound, proven for the clipped rows, is no promise about the user's rows
+        status, _ = status_of(Certificate.from_bounds(
+            objective_upper=math.inf, optimum_lower=-math.inf, violation_bound=viol,
+            equality_violation_bound=None, probability=1.0, how="clipped rows"), accuracy)
+        return cert, status, (
+            f"the noisy count of rows outside the public domain is {noisy:.0f} (> {t:.3g}, its "
+            f"noise's one-sided bound at beta={beta:g}: rows were clipped with probability >= "
+            f"{1 - beta:g}); the certified gap {bound:.3g} holds for the clipped rows, not "
+            f"for yours: raise row_bound (and label_bound) to cover your rows")
     status, reason = status_of(cert, accuracy)
-    if reason is not None and not math.isfinite(bound):
+    if reason is None:
+        reason = f"certified {_clip_scope(model)}"
+    elif not math.isfinite(bound):
         reason = f"{reason}. For a proven bound: {_bound_fix(model)}"
     return cert, status, reason
+
+
+def _clip_scope(model: RowModel) -> str:
+    """What a row-level certificate is about: the rows clipped into the public domain."""
+    spec = model.spec
+    dom = f"||x_i|| <= row_bound={spec.row_bound:g}"
+    if spec.y is not None:
+        dom += f", |y_i| <= label_bound={spec.label_bound:g}"
+    return (f"for the rows clipped into the public domain ({dom}; rows outside it are clipped, "
+            "not refused, and count_clipped=True releases a noisy count of them)")
+
+
+def _count_threshold(params: dict[str, Any], beta: float) -> float:
+    """``t`` with ``P[noise > t] = beta`` for the count's noise (public): Laplace of scale
+    ``s``: ``s ln(1 / (2 beta))``; Gaussian of scale ``sigma``: ``sigma z_{1-beta}``.  A
+    noisy count above ``t`` has a true count >= 1 except with probability ``<= beta``."""
+    if "scale" in params:
+        return float(params["scale"]) * math.log(1.0 / (2.0 * beta))
+    return float(params["sigma"]) * -float(special.ndtri(beta))
 
 
 def _bound_fix(model: RowModel) -> str:
