@@ -26,7 +26,7 @@ from cvxdp.arguments import COMMON_OPTIONS, check_options, entry_point, option_n
 from cvxdp.errors import CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import LeastSquaresPrivacy, least_squares_from_model
 from cvxdp.learning import explain_rows, solve_rows
-from cvxdp.learning.solve import row_spec
+from cvxdp.learning.solve import check_row_declared, row_spec
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.progress import budget_text, problem_size, verbose_run
 from cvxdp.solution import PrivateSolution
@@ -103,7 +103,7 @@ def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> lis
         return [str(err)]
     if rows is not None:  # a learning model: any cone (cvxdp.learning)
         try:
-            check_declared(problem, [rows], public)
+            check_row_declared(problem, rows, public)
         except PrivacySpecError as err:
             return [str(err)]
         return explain_rows(problem, rows)
@@ -266,7 +266,7 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
     :class:`~cvxdp.solution.PrivateSolution` without writing it into ``problem``."""
     rows = _row_spec(private)
     if rows is not None:  # one person per row of a learning model: cvxdp.learning
-        public_t = check_declared(problem, [rows], public)
+        public_t = check_row_declared(problem, rows, public)
         check_options(solver_opts, option_names(solve_rows)[0] - {"spec"},
                       "the row-level learning path (RowPrivacy)")
         if solver is not None:

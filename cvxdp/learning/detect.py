@@ -342,6 +342,23 @@ def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None
     return float(min(mu.values())), float(mu[w.id])
 
 
+def _check_coefficient_shape(expr: Any, spec: RowPrivacy) -> None:
+    """Refuse ``X @ w`` with a 2-D ``w`` (the column-vector convention), naming the fix."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, MulExpression) and isinstance(e.args[0], cp.Parameter) \
+                and e.args[0].id == spec.X.id and isinstance(e.args[1], cp.Variable) \
+                and e.args[1].ndim != 1:
+            w = e.args[1]
+            raise UnsupportedProblemError(
+                f"RowPrivacy: X multiplies the Variable {w.name()!r} of shape {w.shape}; the "
+                f"coefficients must be a 1-D vector: write w = cp.Variable({spec.X.shape[1]}) "
+                f"(not shape {w.shape}) and labels y of shape ({spec.X.shape[0]},), and use "
+                "X @ w as it is (no cp.vec / cp.reshape).")
+        stack.extend(e.args)
+
+
 def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
     """The :class:`RowModel` of ``problem`` under ``spec``.
 
@@ -363,6 +380,7 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
                 f"RowPrivacy: the objective does not use the spec's {name} (Parameter "
                 f"{par.name()!r}); name the model's own Parameters, e.g. RowPrivacy(X, y, ...) "
                 f"for a loss of X @ w and y.")
+    _check_coefficient_shape(obj.args[0], spec)
     sense = 1.0 if isinstance(obj, cp.Minimize) else -1.0
     walker = _Walker(spec)
     raw: list = []

@@ -59,11 +59,12 @@ from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
 from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.rng import as_generator
 from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
-from cvxdp.specs import RowPrivacy
+from cvxdp.specs import RowPrivacy, check_declared
 from cvxdp.status import DEFAULT_BETA, status_of
 from cvxdp.structured import forget_solution, hold_private
 
-__all__ = ["solve_rows", "explain_rows", "row_spec", "MECHANISMS", "VALUE_SHARE"]
+__all__ = ["solve_rows", "explain_rows", "row_spec", "check_row_declared", "MECHANISMS",
+           "VALUE_SHARE"]
 
 MECHANISMS = ("auto", "objective", "output", "gradient")
 THEOREMS = {"objective": OBJPERT_REFERENCE, "output": OUTPUT_REFERENCE,
@@ -82,6 +83,27 @@ def row_spec(private: Any) -> RowPrivacy | None:
         raise PrivacySpecError("RowPrivacy describes the whole dataset: pass it alone as "
                                "private=cvxdp.RowPrivacy(X, y, ...), not with other specs.")
     return rows[0] if rows else None
+
+
+def check_row_declared(problem: cp.Problem, spec: RowPrivacy, public: Any) -> Any:
+    """:func:`cvxdp.specs.check_declared` for a RowPrivacy spec, after one check of its own: a
+    spec without labels whose objective uses an undeclared Parameter with one entry per row
+    (the labels, most likely) is refused with ``RowPrivacy(X, y, ...)`` as the fix."""
+    if spec.y is None:
+        items = public if isinstance(public, (list, tuple, set, frozenset)) else [public]
+        known = {p.id for p in items if isinstance(p, cp.Parameter)} | {spec.X.id}
+        n = spec.X.shape[0]
+        rows = [p for p in problem.objective.parameters()
+                if p.id not in known and p.shape in ((n,), (n, 1))]
+        if rows:
+            name = rows[0].name()
+            raise PrivacySpecError(
+                f"RowPrivacy(X, ...) declares no labels, but the objective uses the Parameter "
+                f"{name!r} of shape {rows[0].shape}, one entry per row of X: if it holds the "
+                f"labels, declare them with the rows: cvxdp.RowPrivacy(X, {name}, row_bound=R, "
+                f"label_bound=B) (B a public bound on |y_i|, y of shape ({n},)); a per-row "
+                "vector enters the loss only as the spec's labels, even when public.")
+    return check_declared(problem, [spec], public)
 
 
 def explain_rows(problem: cp.Problem, spec: RowPrivacy) -> list[str]:

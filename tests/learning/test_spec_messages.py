@@ -45,5 +45,5 @@ def test_labels_left_out_of_the_spec_name_the_parameter_and_rowprivacy_with_y():
     assert "ObjectivePrivacy" not in msg
     (reason,) = cvxdp.explain(prob, spec)
     assert reason == msg
-    # declared public, the labels are accepted as public data
-    assert cvxdp.explain(prob, spec, public=[y]) == []
+    # with the labels in the spec the model is accepted
+    assert cvxdp.explain(prob, cvxdp.RowPrivacy(X, y, row_bound=2, label_bound=1)) == []
