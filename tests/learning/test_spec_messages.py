@@ -47,3 +47,24 @@ def test_labels_left_out_of_the_spec_name_the_parameter_and_rowprivacy_with_y():
     assert reason == msg
     # with the labels in the spec the model is accepted
     assert cvxdp.explain(prob, cvxdp.RowPrivacy(X, y, row_bound=2, label_bound=1)) == []
+
+
+def test_least_squares_through_rowprivacy_points_to_the_sufficient_statistics_path():
+    rng = np.random.default_rng(0)
+    A = np.clip(rng.normal(size=(N, D)), -3, 3)
+    X, y = cp.Parameter((N, D), value=A), cp.Parameter(N, value=A @ np.ones(D) / 4)
+    w, b = cp.Variable(D), cp.Variable()
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ w + b - y) / N),
+                      [cp.norm(w, 2) <= 5, cp.abs(b) <= 3])
+    sol = prob.solve_private(epsilon=1, delta=1e-6, rng=0,
+                             private=cvxdp.RowPrivacy(X, y, row_bound=6, label_bound=3))
+    assert sol.status == cp.USER_LIMIT
+    assert "cvxdp.least_squares" in sol.status_reason
+    assert "PrivateLinearRegression" in sol.status_reason
+    # a logistic model gets no such pointer
+    lab = cp.Parameter(N, value=np.sign(A @ np.ones(D)))
+    logi = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(lab, X @ w))) / N),
+                      [cp.norm(w, 2) <= 5])
+    sol = logi.solve_private(epsilon=1, delta=1e-6, rng=0,
+                             private=cvxdp.RowPrivacy(X, lab, row_bound=6, label_bound=1))
+    assert "least_squares" not in sol.status_reason
