@@ -323,9 +323,14 @@ def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
             f"for yours: raise row_bound (and label_bound) to cover your rows")
     status, reason = status_of(cert, accuracy)
     if reason is None:
-        reason = f"certified {_clip_scope(model)}"
-    elif not math.isfinite(bound):
+        return cert, status, f"certified {_clip_scope(model)}"
+    if not math.isfinite(bound):
         reason = f"{reason}. For a proven bound: {_bound_fix(model)}"
+    if all(p.kind == "square" for p in model.loss.pieces):
+        reason = (f"{reason}. For least squares, noisy sufficient statistics are usually far "
+                  "more accurate: cvxdp.least_squares(X, y, row_bound=...) or "
+                  "cvxdp.estimators.PrivateLinearRegression (docs/learning.md, 'Least "
+                  "squares')")
     return cert, status, reason
 
 
