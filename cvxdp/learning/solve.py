@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -36,6 +35,7 @@ import numpy as np
 from scipy import special
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.learning.certificate import count_threshold, row_status
 from cvxdp.learning.detect import RowModel, detect
 from cvxdp.learning.domain import public_completion, theta_bound
 from cvxdp.learning.noisy_gradient import (
@@ -54,13 +54,14 @@ from cvxdp.learning.output_perturbation import (
     output_perturbation,
     plan_output_perturbation,
 )
+from cvxdp.learning.reference import validate_rows
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
 from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.rng import as_generator
-from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
+from cvxdp.solution import PrivateSolution
 from cvxdp.specs import RowPrivacy, check_declared
-from cvxdp.status import DEFAULT_BETA, status_of
+from cvxdp.status import DEFAULT_BETA
 from cvxdp.structured import forget_solution, hold_private
 
 __all__ = ["solve_rows", "explain_rows", "row_spec", "check_row_declared", "MECHANISMS",
@@ -71,8 +72,6 @@ THEOREMS = {"objective": OBJPERT_REFERENCE, "output": OUTPUT_REFERENCE,
             "gradient": GRADIENT_REFERENCE}
 #: default share of the budget spent on releasing the objective value (problem.value)
 VALUE_SHARE = 0.05
-#: a constraint counts as violated in the reference report above this (as on the general path)
-VIOLATION_TOLERANCE = 1e-6
 
 
 def row_spec(private: Any) -> RowPrivacy | None:
@@ -248,7 +247,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     if auto:
         info["auto"] = auto
     # ---- post-processing (released quantities and public data only) ----
-    validation = _validate(problem, model, theta_hat, solver) if reference else None
+    validation = validate_rows(problem, model, theta_hat, solver) if reference else None
     primal = public_completion(model, problem, theta_hat, solver)
     value = None
     if value_budget and value_share > 0:
@@ -265,10 +264,10 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                                    **part)
         records.append(c_rec)
         info["clipped_rows_noisy"] = noisy
-        info["clipped_rows_threshold"] = _count_threshold(c_rec.params, beta)
+        info["clipped_rows_threshold"] = count_threshold(c_rec.params, beta)
     bound = plan.bound
     info["excess_risk_bound"] = bound
-    cert, status, reason = _status(model, bound, beta, accuracy, info)
+    cert, status, reason = row_status(model, bound, beta, accuracy, info)
     if reason is not None:
         info["status_reason"] = reason
     if value_reason is not None:
@@ -283,84 +282,6 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                           certificate=cert, status_reason=reason)
     hold_private(problem, sol)
     return sol
-
-
-def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
-            info: dict[str, Any]) -> tuple[Certificate | None, str, str | None]:
-    """The certificate of the proven excess-risk bound and the status from it
-    (:func:`status_of`): ``(certificate, status, reason)``.
-
-    The certificate's gap is the mechanism's bound (probability ``>= 1 - beta``), its
-    relative gap that bound over ``max(1, |OPT|) >= 1``; the violation is the public
-    constraints' measured at the released point (public data and the release only).  When no
-    bound is proven (W = inf) the certificate still carries the violation (surely) and an
-    infinite gap, and says why in ``how``.
-    """
-    viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
-    if math.isfinite(bound):
-        probability, how = 1.0 - beta, (
-            f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
-            f"'Bounds and statuses') over max(1, |OPT|) >= 1, {_clip_scope(model)}")
-    else:
-        probability, how = 1.0, (
-            "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
-            "public bound on the minimiser applies; " + _bound_fix(model))
-    cert = Certificate.from_bounds(
-        objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
-        violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
-    info["guarantee"] = str(cert)
-    noisy, t = info.get("clipped_rows_noisy"), info.get("clipped_rows_threshold")
-    if noisy is not None and noisy > t:
-        # post-processing of the noisy count: rows were clipped with probability >= 1 - beta,
-        # so the bound, proven for the clipped rows, is no promise about the user's rows
-        status, _ = status_of(Certificate.from_bounds(
-            objective_upper=math.inf, optimum_lower=-math.inf, violation_bound=viol,
-            equality_violation_bound=None, probability=1.0, how="clipped rows"), accuracy)
-        return cert, status, (
-            f"the noisy count of rows outside the public domain is {noisy:.0f} (> {t:.3g}, its "
-            f"noise's one-sided bound at beta={beta:g}: rows were clipped with probability >= "
-            f"{1 - beta:g}); the certified gap {bound:.3g} holds for the clipped rows, not "
-            f"for yours: raise row_bound (and label_bound) to cover your rows")
-    status, reason = status_of(cert, accuracy)
-    if reason is None:
-        return cert, status, f"certified {_clip_scope(model)}"
-    if not math.isfinite(bound):
-        reason = f"{reason}. For a proven bound: {_bound_fix(model)}"
-    if all(p.kind == "square" for p in model.loss.pieces):
-        reason = (f"{reason}. For least squares, noisy sufficient statistics are usually far "
-                  "more accurate: cvxdp.least_squares(X, y, row_bound=...) or "
-                  "cvxdp.estimators.PrivateLinearRegression (docs/learning.md, 'Least "
-                  "squares')")
-    return cert, status, reason
-
-
-def _clip_scope(model: RowModel) -> str:
-    """What a row-level certificate is about: the rows clipped into the public domain."""
-    spec = model.spec
-    dom = f"||x_i|| <= row_bound={spec.row_bound:g}"
-    if spec.y is not None:
-        dom += f", |y_i| <= label_bound={spec.label_bound:g}"
-    return (f"for the rows clipped into the public domain ({dom}; rows outside it are clipped, "
-            "not refused, and count_clipped=True releases a noisy count of them)")
-
-
-def _count_threshold(params: dict[str, Any], beta: float) -> float:
-    """``t`` with ``P[noise > t] = beta`` for the count's noise (public): Laplace of scale
-    ``s``: ``s ln(1 / (2 beta))``; Gaussian of scale ``sigma``: ``sigma z_{1-beta}``.  A
-    noisy count above ``t`` has a true count >= 1 except with probability ``<= beta``."""
-    if "scale" in params:
-        return float(params["scale"]) * math.log(1.0 / (2.0 * beta))
-    return float(params["sigma"]) * -float(special.ndtri(beta))
-
-
-def _bound_fix(model: RowModel) -> str:
-    """What gives the model a proven excess-risk bound (public structure only)."""
-    if model.v is not None and model.mu < model.mu_w:
-        return (f"the intercept {model.v.name()!r} is not regularised: regularise it too "
-                f"(+ lam * cp.square({model.v.name()})) or bound it (cp.abs("
-                f"{model.v.name()}) <= B, a public B), or add a norm-ball or box constraint on "
-                "w and the intercept")
-    return "add a norm-ball or box constraint on w (or a ridge lam * cp.sum_squares(w))"
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
@@ -414,62 +335,3 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
     else:                       # Gaussian
         tail = float(rec.params["sigma"]) * -float(special.ndtri(beta / 2.0))
     return model.sense * (total + float(reg)), rec, sens * tail
-
-
-def _validate(problem: cp.Problem, model: RowModel, theta_hat: np.ndarray,
-              solver: str | None) -> ValidationReport:
-    """Exact (NOT private) reference on the true data, for the data owner.
-
-    Solved on a copy of the model with the spec's X and y as constants, as the mechanism
-    solves (CVXPY's parametrised compile of the user's model can need ``n d^2`` memory); a
-    failure of that solve is reported in ``metrics["reference_unavailable"]``, never raised:
-    the budget is spent and the private answer stands."""
-    t0 = time.perf_counter()
-    metrics: dict[str, Any] = {}
-    ref = None
-    try:
-        exact = _with_constant_data(problem, model.spec)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            exact.solve(solver=solver)
-        if exact.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            ref = exact.value
-        else:
-            metrics["reference_unavailable"] = (
-                f"the exact reference solve ended with status {exact.status!r}")
-    except Exception as err:  # noqa: BLE001 -- any failure of the reference is reported
-        metrics["reference_unavailable"] = (
-            f"the exact reference solve failed ({type(err).__name__}: {str(err)[:200]})")
-    ref_time = time.perf_counter() - t0
-    public_completion(model, problem, theta_hat, solver)   # the released point back
-    got = problem.objective.value
-    metrics["private_objective_on_true_data"] = metrics["private_value"] = got
-    gap = None if ref is None or got is None else model.sense * (float(got) - float(ref))
-    if gap is not None:
-        metrics["suboptimality"] = gap
-        metrics["relative_gap"] = abs(float(got) - float(ref)) / max(1.0, abs(float(ref)))
-    # the constraints are public; measured in the user's terms at the released point
-    viol = [float(np.max(np.abs(c.violation()))) if np.size(c.violation()) else 0.0
-            for c in problem.constraints]
-    return ValidationReport(reference_value=ref, objective_gap=gap,
-                            max_violation=max(viol, default=0.0),
-                            mean_violation=float(np.mean(viol)) if viol else 0.0,
-                            violated=int(sum(v > VIOLATION_TOLERANCE for v in viol)),
-                            tolerance=VIOLATION_TOLERANCE, reference_time=ref_time,
-                            reference_solver=solver or "cvxpy default", metrics=metrics)
-
-
-def _with_constant_data(problem: cp.Problem, spec: RowPrivacy) -> cp.Problem:
-    """``problem`` with the spec's Parameters replaced by Constants of their values (same
-    Variables, same function)."""
-    values = {p.id: p.value for p in spec.params}
-
-    def sub(e: Any) -> Any:
-        if isinstance(e, cp.Parameter) and e.id in values:
-            return cp.Constant(values[e.id])
-        if not e.args:
-            return e
-        return e.copy([sub(a) for a in e.args])
-
-    return cp.Problem(type(problem.objective)(sub(problem.objective.args[0])),
-                      [sub(c) for c in problem.constraints])

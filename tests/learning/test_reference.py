@@ -50,7 +50,7 @@ def test_a_failed_reference_is_reported_not_raised(monkeypatch):
     def fails(problem, spec):
         raise cp.SolverError("the reference solver failed")
 
-    monkeypatch.setattr(cvxdp.learning.solve, "_with_constant_data", fails)
+    monkeypatch.setattr(cvxdp.learning.reference, "with_constant_data", fails)
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0, reference=True)
     assert sol.validation.reference_value is None and sol.validation.objective_gap is None
     assert "SolverError" in sol.validation.metrics["reference_unavailable"]
