@@ -9,6 +9,7 @@ import math
 import cvxpy as cp
 import numpy as np
 import pytest
+from scipy import stats
 
 import cvxdp
 from cvxdp.learning.detect import detect
@@ -75,3 +76,26 @@ def test_auto_keeps_objective_perturbation_at_large_epsilon():
         name, plan, auto = _plans(model, ApproxDP(eps, 1e-6), W, 1e-3, 200, "auto", None)
         assert "objective" not in auto["not_applicable"], auto["not_applicable"]
         assert name == "objective"
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_joint_calibration_at_large_kappa_meets_epsilon_on_a_dense_grid(delta):
+    # independent of the cell bound: J + N on 2e6 points (and near a = 0, where J is steepest)
+    eps = 30.0
+    sep = calibrate_objective_perturbation(
+        epsilon=eps, delta=delta, epsilon_jacobian=0.9 * eps, hessian_bound=0.25,
+        strong_convexity=0.0, gradient_bound=1.0, neighbours="replace")
+    cal = joint_calibration(epsilon=eps, delta=delta, Delta=sep.Delta, hessian_bound=0.25,
+                            strong_convexity=0.0, gradient_bound=1.0, neighbours="replace")
+    kappa = 0.25 / sep.Delta
+    a = np.concatenate([np.linspace(0, 1, 2_000_001), np.geomspace(1e-14, 1e-3, 20_001)])
+    J = np.log1p(4 * kappa * a * (1 - a))
+    if delta == 0:
+        N = cal.eps_noise * (1 + a) / 2
+    else:
+        q = math.sqrt(stats.chi2.isf(delta, 2))
+        t = (1 + a) / cal.sigma
+        N = q * t + t * t / 2
+    worst = max(float(np.max(J + N)), float(N[np.argmax(a)]))
+    assert worst <= eps
+    assert worst >= eps * (1 - 1e-3)      # and the noise is not wasted
