@@ -153,7 +153,7 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     # public bound on the exact minimiser); with no finite bound, the first split
     # (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
     W_star = min(W, minimiser_bound(model))
-    block = intercept_block(model)
+    block = intercept_block(model, W)
     plans, refused = [], []
     for eps1 in _splits(model, loss, eps, B, R):
         # a split that cannot be calibrated is skipped, never the mechanism
@@ -291,15 +291,18 @@ def _strong_convexity_radius(model: RowModel, mu: float) -> float:
     return math.sqrt(2 * f0 / mu)
 
 
-def intercept_block(model: RowModel) -> tuple[float, float] | None:
+def intercept_block(model: RowModel, W: float = math.inf) -> tuple[float, float] | None:
     """``(W_w, V)``: public bounds on the exact minimiser's coefficients ``||w*||`` and
     intercept ``|v*|`` when the intercept is less regularised than ``w`` (``mu < mu_w``;
-    docs/learning.md 'An unregularised intercept').  ``W_w`` is the smaller of the
-    constraints' bound on ``w`` and ``sqrt(2 F(0) / mu_w)``; ``V`` the constraints' bound on
-    the intercept (inf without one).  None when the block bound does not apply (no intercept,
-    the intercept regularised like ``w``, or no finite ``W_w``)."""
+    docs/learning.md 'An unregularised intercept').  ``W_w`` is the smallest of ``W`` (the
+    domain's bound on ``||theta||``), the constraints' bound on ``w`` and ``sqrt(2 F(0) /
+    mu_w)``; ``V`` is ``W`` when finite, else the constraints' bound on the intercept (inf
+    without one).  None when the block bound does not apply (no intercept, the intercept
+    regularised like ``w``, or no finite ``W_w``)."""
     if model.v is None or not model.mu < model.mu_w:
         return None
+    if math.isfinite(W):       # no further public solves: W bounds both blocks
+        return min(W, _strong_convexity_radius(model, model.mu_w)), W
     W_w = min(variable_bound(model, model.w), _strong_convexity_radius(model, model.mu_w))
     if not math.isfinite(W_w):
         return None
