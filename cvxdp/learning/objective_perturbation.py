@@ -166,7 +166,7 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
         raise refused[0]
     best = choose_split(plans, W_star, model.dim, model.n, model.mu,
                         DEFAULT_ACCURACY if accuracy is None else accuracy)
-    return _with_newton(model, best, W, W_star, beta)
+    return _with_newton(model, best, W, W_star, beta, block)
 
 
 def noise_second_moment(plan: ObjPertPlan, d: int) -> float:
@@ -236,7 +236,7 @@ SOLVE_GAP_UNBOUNDED = 1e-12
 
 
 def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
-                 beta: float) -> ObjPertPlan:
+                 beta: float, block: tuple[float, float] | None = None) -> ObjPertPlan:
     """The plan with the Newton path's public target when the model's public part has its
     shape (:func:`cvxdp.learning.newton_solve.simple_structure`), the bound raised by what
     the tolerance can cost (docs/learning.md, 'Solving the perturbed problem').
@@ -253,6 +253,8 @@ def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
         return plan
     bnorm = _b_quantile(plan.sigma, plan.gamma_scale, model.dim, beta)
     Wt = min(W, W_star + (plan.Delta * W_star + bnorm) / m)
+    if block is not None and math.isfinite(block[1]):
+        Wt = min(Wt, _perturbed_minimiser_bound(model, plan, block[1], bnorm))
     if not (math.isfinite(plan.bound) and math.isfinite(Wt)):
         gap = SOLVE_GAP_UNBOUNDED * max(1.0, model.n * plan.loss.value_bound(
             0.0, model.label_bound))
@@ -265,6 +267,21 @@ def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
     cost = gap + (A + plan.Delta * r / 2) * r
     return replace(plan, structure=S, solve_gap=gap, solve_distance=r,
                    bound=plan.bound + cost)
+
+
+def _perturbed_minimiser_bound(model: RowModel, plan: ObjPertPlan, V: float,
+                               bnorm: float) -> float:
+    """A bound on ``||theta~||``, ``theta~`` the perturbed minimiser, with a free intercept
+    ``|v| <= V``: ``G(theta~) <= G(0) = F_h(0) <= n sup_y l_h(0, y)`` and ``G(theta~) >=
+    (Delta + mu_w)/2 ||w~||^2 - ||b|| (||w~|| + V)`` (non-negative loss and public terms, as
+    for :func:`minimiser_bound`), a quadratic in ``||w~||``; inf when that does not apply."""
+    if not (math.isfinite(_strong_convexity_radius(model, model.mu_w))
+            and plan.loss.nonnegative()):
+        return math.inf
+    f0 = model.n * plan.loss.value_bound(0.0, model.label_bound)
+    m_w = plan.Delta + model.mu_w
+    ww = (bnorm + math.sqrt(bnorm * bnorm + 2 * m_w * (f0 + bnorm * V))) / m_w
+    return math.sqrt(ww * ww + V * V)
 
 
 def minimiser_bound(model: RowModel) -> float:
