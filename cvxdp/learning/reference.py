@@ -48,7 +48,8 @@ def validate_rows(problem: cp.Problem, model: RowModel, theta_hat: np.ndarray,
         else:
             metrics["reference_unavailable"] = (
                 f"the exact reference solve ended with status {exact.status!r}")
-    except Exception as err:  # noqa: BLE001 -- any failure of the reference is reported
+    except (cp.error.SolverError, MemoryError, ValueError, ArithmeticError, RuntimeError) as err:
+        # a solver's failure, memory, bad numbers: reported, the private answer stands
         metrics["reference_unavailable"] = (
             f"the exact reference solve failed ({type(err).__name__}: {str(err)[:200]})")
     ref_time = time.perf_counter() - t0
