@@ -26,7 +26,7 @@ from cvxdp.arguments import COMMON_OPTIONS, check_options, entry_point, option_n
 from cvxdp.errors import CvxdpError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.regression import LeastSquaresPrivacy, least_squares_from_model
 from cvxdp.learning import explain_rows, solve_rows
-from cvxdp.learning.solve import row_spec
+from cvxdp.learning.solve import check_row_declared, row_spec
 from cvxdp.privacy.budgets import resolve_budget
 from cvxdp.progress import budget_text, problem_size, verbose_run
 from cvxdp.solution import PrivateSolution
@@ -103,7 +103,7 @@ def explain(problem: cp.Problem, private: Any = None, public: Any = None) -> lis
         return [str(err)]
     if rows is not None:  # a learning model: any cone (cvxdp.learning)
         try:
-            check_declared(problem, [rows], public)
+            check_row_declared(problem, rows, public)
         except PrivacySpecError as err:
             return [str(err)]
         return explain_rows(problem, rows)
@@ -248,10 +248,11 @@ def solve_private(
         forget_solution(problem)  # nothing a solver wrote on its way stays on the problem
         raise
     write_back(problem, sol)
-    if reference and isinstance(sol, PrivateSolution) and any(
+    if reference and isinstance(sol, PrivateSolution) and _row_spec(private) is None and any(
             v is not None for v in sol.primal.values()):
         # compared in the user's terms: their objective and constraints at their variables
-        # (a path's own comparison, when it made one, is kept in the report's metrics)
+        # (a path's own comparison, when it made one, is kept in the report's metrics;
+        # RowPrivacy's is in the user's terms already, solved on constant data)
         sol.validation = validate_user_terms(problem, sol.validation, solver=solver)
         write_back(problem, sol)
     return sol
@@ -265,7 +266,7 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
     :class:`~cvxdp.solution.PrivateSolution` without writing it into ``problem``."""
     rows = _row_spec(private)
     if rows is not None:  # one person per row of a learning model: cvxdp.learning
-        public_t = check_declared(problem, [rows], public)
+        public_t = check_row_declared(problem, rows, public)
         check_options(solver_opts, option_names(solve_rows)[0] - {"spec"},
                       "the row-level learning path (RowPrivacy)")
         if solver is not None:

@@ -2,7 +2,8 @@
 
 Accepted: ``Minimize`` (or ``Maximize`` of a concave) objective that is a sum of
 
-* loss terms -- ``c * cp.sum(E)``, ``c * cp.mean(E)``, ``c * cp.sum_squares(r)``,
+* loss terms -- ``c * cp.sum(E)``, ``c * cp.mean(E)``, ``c * cp.sum_squares(r)`` (or
+  ``cp.norm(r, 2)**2``, ``cp.quad_over_lin(r, k)`` with a public ``k > 0``),
   ``c * cp.norm1(r)`` -- where ``E`` is a sum of elementwise atoms (``square`` of ``r`` or of
   ``pos(r)``, ``huber``,
   ``abs``, ``logistic``, ``maximum`` / ``pos``, ``neg``, or affine) of affine vectors ``r`` in
@@ -69,6 +70,9 @@ class RowModel:
     mu : float
         A strong-convexity modulus of ``regulariser`` in ``theta = (w, v)`` read from
         ``c * sum_squares(w)`` terms (0 when none, or when ``v`` is not regularised).
+    mu_w : float
+        The same for ``w`` alone (``mu <= mu_w``; larger when the intercept is not
+        regularised).
     constraints : list
     sense : float
         +1 for ``Minimize``, -1 for ``Maximize`` (the user's objective is ``sense *`` ours).
@@ -84,6 +88,7 @@ class RowModel:
     constraints: list = field(default_factory=list)
     sense: float = 1.0
     public_terms: list = field(default_factory=list)
+    mu_w: float = 0.0
 
     @property
     def n(self) -> int:
@@ -251,15 +256,22 @@ class _Walker:
         if isinstance(e, Sum) and e.axis is None:
             self.rows_shape(e.args[0])
             return self.pieces(e.args[0], c)
-        if isinstance(e, quad_over_lin) and self.scalar(e.args[1]) == 1.0:
-            self.rows_shape(e.args[0])
-            return [self.squared(e.args[0], c)]
+        if isinstance(e, quad_over_lin):
+            k = self.scalar(e.args[1])   # quad_over_lin(r, k) = sum_squares(r) / k
+            if k is not None and k > 0:
+                self.rows_shape(e.args[0])
+                return [self.squared(e.args[0], c / k)]
+        if isinstance(e, Power) and _p(e) == 2 and isinstance(e.args[0], Pnorm) \
+                and _p(e.args[0]) == 2:       # norm(r, 2)**2 = sum_squares(r)
+            self.rows_shape(e.args[0].args[0])
+            return [self.squared(e.args[0].args[0], c)]
         if isinstance(e, norm1) or (isinstance(e, Pnorm) and _p(e) == 1):
             self.rows_shape(e.args[0])
             return [("abs", c, [self.aff(e.args[0])], 1.0)]
-        raise _Refuse(f"term {_name(e)} uses the private data but is not a sum over rows of a "
-                      "per-row loss (cp.sum(...), cp.mean(...), cp.sum_squares(...), "
-                      "cp.norm1(...))")
+        raise _Refuse(f"term {_expression(e)} uses the private data but is not a sum over rows "
+                      "of a per-row loss: write it as cp.sum(...), cp.mean(...), "
+                      "cp.sum_squares(...) (also cp.norm(r, 2)**2, cp.quad_over_lin(r, c)) or "
+                      "cp.norm1(...) of an elementwise loss of X @ w (and y)")
 
     def terms(self, e: Any, c: float, loss: list, public: list) -> None:
         if isinstance(e, AddExpression):
@@ -288,13 +300,30 @@ def _p(e: Any) -> float:
     return float(p.value if hasattr(p, "value") else p)
 
 
+#: CVXPY's internal atoms, by the function a user writes
+_USER_ATOMS = {"PowerApprox": "power", "PnormApprox": "norm", "Pnorm": "norm"}
+#: longest expression quoted in a message
+_QUOTE = 120
+
+
+def _expression(e: Any) -> str:
+    """The user's expression as CVXPY prints it (Parameter and Variable names, never their
+    values), internal atom names replaced, shortened to :data:`_QUOTE` characters."""
+    text = str(e)
+    for internal, user in _USER_ATOMS.items():
+        text = text.replace(internal + "(", user + "(")
+    return repr(text if len(text) <= _QUOTE else text[:_QUOTE - 3] + "...")
+
+
 def _name(e: Any) -> str:
     """A name for a term that shows no data: its atom and shape (never its values)."""
     return f"{type(e).__name__}{tuple(e.shape)}"
 
 
-def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None) -> float:
-    """mu of ``c * sum_squares(var)`` / ``c * norm2(var)**2`` terms: 2c per variable."""
+def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None
+                      ) -> tuple[float, float]:
+    """mu of ``c * sum_squares(var)`` / ``c * norm2(var)**2`` terms (2c per variable): that of
+    ``theta = (w, v)`` and that of ``w`` alone."""
     mu = {w.id: 0.0} | ({v.id: 0.0} if v is not None else {})
     for c, e in public:
         var = None
@@ -310,7 +339,24 @@ def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None) -> fl
                 continue
         if var is not None and var.id in mu and c > 0:
             mu[var.id] += 2 * c
-    return float(min(mu.values()))
+    return float(min(mu.values())), float(mu[w.id])
+
+
+def _check_coefficient_shape(expr: Any, spec: RowPrivacy) -> None:
+    """Refuse ``X @ w`` with a 2-D ``w`` (the column-vector convention), naming the fix."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, MulExpression) and isinstance(e.args[0], cp.Parameter) \
+                and e.args[0].id == spec.X.id and isinstance(e.args[1], cp.Variable) \
+                and e.args[1].ndim != 1:
+            w = e.args[1]
+            raise UnsupportedProblemError(
+                f"RowPrivacy: X multiplies the Variable {w.name()!r} of shape {w.shape}; the "
+                f"coefficients must be a 1-D vector: write w = cp.Variable({spec.X.shape[1]}) "
+                f"(not shape {w.shape}) and labels y of shape ({spec.X.shape[0]},), and use "
+                "X @ w as it is (no cp.vec / cp.reshape).")
+        stack.extend(e.args)
 
 
 def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
@@ -334,6 +380,7 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
                 f"RowPrivacy: the objective does not use the spec's {name} (Parameter "
                 f"{par.name()!r}); name the model's own Parameters, e.g. RowPrivacy(X, y, ...) "
                 f"for a loss of X @ w and y.")
+    _check_coefficient_shape(obj.args[0], spec)
     sense = 1.0 if isinstance(obj, cp.Minimize) else -1.0
     walker = _Walker(spec)
     raw: list = []
@@ -382,7 +429,7 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
                                       "term and X @ w - v in another; use one predictor.")
     sign_v = signs.pop() if signs else 1.0
     regulariser = sum((c * e for c, e in public), cp.Constant(0.0))
+    mu, mu_w = _strong_convexity(public, walker.w, v)
     return RowModel(spec=spec, w=walker.w, v=v, sign_v=sign_v, loss=RowLoss(pieces),
-                    regulariser=regulariser, mu=_strong_convexity(public, walker.w, v),
-                    constraints=list(problem.constraints), sense=sense,
-                    public_terms=public)
+                    regulariser=regulariser, mu=mu, constraints=list(problem.constraints),
+                    sense=sense, public_terms=public, mu_w=mu_w)

@@ -25,8 +25,8 @@ from cvxpy.constraints import Inequality
 from cvxdp.errors import InfeasibleProblemError
 from cvxdp.learning.detect import RowModel
 
-__all__ = ["theta", "theta_bound", "regulariser_lipschitz", "Projector", "solve_on_rows",
-           "public_completion", "public_point"]
+__all__ = ["theta", "theta_bound", "variable_bound", "regulariser_lipschitz", "Projector",
+           "solve_on_rows", "public_completion", "public_point"]
 
 _OK = (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
 
@@ -92,13 +92,20 @@ def theta_bound(model: RowModel) -> float:
     """
     total = 0.0
     for var in theta(model):
-        r = min((_ball_radius(con, var) for con in model.constraints), default=math.inf)
-        if not math.isfinite(r):
-            r = _coordinate_bound(model, var) if model.constraints else math.inf
+        r = variable_bound(model, var)
         if not math.isfinite(r):
             return math.inf
         total += r * r
     return math.sqrt(total)
+
+
+def variable_bound(model: RowModel, var: cp.Variable) -> float:
+    """Public bound on ``||var||_2`` over the constraint set (:func:`theta_bound`'s, for one
+    variable; inf when unbounded)."""
+    r = min((_ball_radius(con, var) for con in model.constraints), default=math.inf)
+    if not math.isfinite(r):
+        r = _coordinate_bound(model, var) if model.constraints else math.inf
+    return r
 
 
 def regulariser_lipschitz(model: RowModel, W: float) -> float:

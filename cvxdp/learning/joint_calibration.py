@@ -30,10 +30,21 @@ for Gaussian noise ``N(a) = q t(a) + t(a)^2 / 2`` with ``t(a) = (1 + a) L R / si
 probability ``delta`` (``q^2`` the ``1 - delta`` quantile of chi-square(k)), which does not
 depend on ``a``.  The reverse ratio has ``-J`` in place of ``J`` and is at most ``N(1)``.
 The release is ``(epsilon, delta)``-DP when ``max(sup_a J(a) + N(a), N(1)) <= epsilon``.
-``sup_a`` is bounded rigorously: on a grid of spacing ``1/m`` the largest value plus
-``Lip / (2 m)``, ``Lip`` a bound on ``|d/da (J + N)|`` (``4 kappa + N'``).  The noise scale
-is the smallest one (bisection) meeting that, at least that of the separate analysis
-(``eps2 = epsilon - log(1 + kappa)``, which meets it since ``J <= log(1 + kappa)``).
+``sup_a`` is bounded rigorously from monotonicity, with no Lipschitz constant (which grows
+like ``kappa = e^eps1 - 1`` and would exceed epsilon at large epsilon): ``J`` increases on
+``[0, 1/2]`` and decreases on ``[1/2, 1]`` (``4 kappa a (1 - a)`` does, ``log1p`` is
+increasing) and ``N`` is non-decreasing in ``a`` (``t >= 0`` grows with ``a``), so on a grid
+cell ``[a_i, a_{i+1}]``
+
+    J(a) + N(a) <= J(clip(1/2, a_i, a_{i+1})) + N(a_{i+1}),
+
+and the largest of these over the cells bounds ``sup_a``.  At the separate analysis's noise
+(``eps2 = epsilon - log(1 + kappa)``) every cell's bound is at most ``log(1 + kappa) + N(1) =
+epsilon`` (``J <= J(1/2) = log(1 + kappa)``, ``N <= N(1)``), so it is certified up to
+floating-point rounding; the noise scale is the smallest one (bisection) meeting the bound,
+and when even the separate scale is not certified (rounding) :func:`joint_calibration`
+raises :class:`~cvxdp.errors.BudgetError` and the planner keeps the separate analysis, which
+is valid by Kifer, Smith & Thakurta (2012, Thm 2) alone.
 
 References
 ----------
@@ -56,7 +67,7 @@ from cvxdp.privacy.objective_perturbation import ObjPertCalibration
 
 __all__ = ["has_slope_curvature_profile", "joint_loss_bound", "joint_calibration"]
 
-#: grid points on [0, 1] for the supremum over ``a`` (the bound adds ``Lip / (2 GRID)``)
+#: grid cells on [0, 1] for the supremum over ``a`` (a finer grid only tightens the bound)
 GRID = 20_000
 #: bisection steps for the noise scale (relative precision 2^-40)
 BISECT = 40
@@ -84,14 +95,21 @@ def joint_loss_bound(kappa: float, scale: float, *, delta: float, q: float, repl
                      grid: int = GRID) -> float:
     """A proven upper bound on ``max(sup_a J(a) + N(a), N(1))`` (module docstring)."""
     a = np.linspace(0.0, 1.0, grid + 1)
-    return _bound(a, np.log1p(4.0 * kappa * a * (1.0 - a)), kappa, scale, delta=delta, q=q,
-                  replace=replace)
+    return _bound(a, _cell_jacobian(a, kappa), scale, delta=delta, q=q, replace=replace)
 
 
-def _bound(a: np.ndarray, J: np.ndarray, kappa: float, scale: float, *, delta: float,
-           q: float, replace: bool) -> float:
-    N, slope = _noise(a, scale, delta=delta, q=q, replace=replace)
-    top = float(np.max(J + N)) + (4.0 * kappa + slope) / (2.0 * (len(a) - 1))
+def _cell_jacobian(a: np.ndarray, kappa: float) -> np.ndarray:
+    """``max J`` on each cell ``[a_i, a_{i+1}]``: ``J`` at the cell's point nearest 1/2 (``J``
+    is unimodal with its peak at 1/2)."""
+    peak = np.clip(0.5, a[:-1], a[1:])
+    return np.log1p(4.0 * kappa * peak * (1.0 - peak))
+
+
+def _bound(a: np.ndarray, Jcell: np.ndarray, scale: float, *, delta: float, q: float,
+           replace: bool) -> float:
+    """``max(max_i Jcell_i + N(a_{i+1}), N(1))``: ``N`` is non-decreasing in ``a``."""
+    N, _ = _noise(a, scale, delta=delta, q=q, replace=replace)
+    top = float(np.max(Jcell + N[1:]))
     return max(top, float(N[-1]))
 
 
@@ -112,10 +130,10 @@ def joint_calibration(*, epsilon: float, delta: float, Delta: float, hessian_bou
     G = (2.0 if replace else 1.0) * gradient_bound
 
     a = np.linspace(0.0, 1.0, GRID + 1)
-    J = np.log1p(4.0 * kappa * a * (1.0 - a))
+    Jcell = _cell_jacobian(a, kappa)
 
     def ok(scale: float) -> bool:
-        return _bound(a, J, kappa, scale, delta=delta, q=q, replace=replace) <= epsilon
+        return _bound(a, Jcell, scale, delta=delta, q=q, replace=replace) <= epsilon
 
     # the separate analysis's scale is feasible (J <= log(1 + kappa)): start there
     e2 = epsilon - math.log1p(kappa)
@@ -126,19 +144,17 @@ def joint_calibration(*, epsilon: float, delta: float, Delta: float, hessian_bou
         lo = t / (2.0 if replace else 1.0)                 # tau = t L R / G
         t_max = math.sqrt(q * q + 2 * epsilon) - q
         hi = t_max / (2.0 if replace else 1.0)
-    if not ok(lo):        # the grid's margin: shrink until proven (never needed when e2 > 0)
-        lo = lo / 2
-        while lo > 0 and not ok(lo):
-            lo = lo / 2
+    if not (lo > 0 and ok(lo)):
+        # only by floating-point rounding (module docstring): the caller keeps the separate
+        # analysis, valid on its own
+        raise BudgetError("the joint analysis does not certify the separate analysis's noise "
+                          f"at epsilon={epsilon!r}, Delta={Delta!r}; use the separate one.")
     for _ in range(BISECT):
         mid = (lo + hi) / 2
         if ok(mid):
             lo = mid
         else:
             hi = mid
-    if not lo > 0:
-        raise BudgetError(f"objective perturbation: no noise scale meets epsilon={epsilon!r} "
-                          f"with the ridge Delta={Delta!r}; give a larger epsilon.")
     if delta == 0:
         return ObjPertCalibration(Delta, epsilon - lo, lo, G, k, None, G / lo,
                                   PureDP(epsilon))

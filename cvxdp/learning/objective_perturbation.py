@@ -59,7 +59,7 @@ from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
-from cvxdp.learning.domain import solve_on_rows, theta
+from cvxdp.learning.domain import solve_on_rows, theta, variable_bound
 from cvxdp.learning.joint_calibration import has_slope_curvature_profile, joint_calibration
 from cvxdp.learning.loss import RowLoss
 from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
@@ -101,6 +101,9 @@ class ObjPertPlan:
     solve_gap: float | None = None       # certified phi(theta^) - phi* the Newton path reaches
     solve_distance: float | None = None  # its bound on ||theta^ - exact minimiser||
     joint: bool = False     # noise from the joint Jacobian-noise analysis (logistic loss)
+    #: what choose_split ranks when no bound is finite: the block bound at a zero intercept
+    #: (free intercept; docs/learning.md 'An unregularised intercept'), else ``bound``
+    split_score: float = math.inf
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
@@ -150,11 +153,20 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     # public bound on the exact minimiser); with no finite bound, the first split
     # (Chaudhuri et al.: Delta = 0 when mu alone keeps the Jacobian cost below eps/2)
     W_star = min(W, minimiser_bound(model))
-    plans = [_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta)
-             for eps1 in _splits(model, loss, eps, B, R)]
+    block = intercept_block(model, W)
+    plans, refused = [], []
+    for eps1 in _splits(model, loss, eps, B, R):
+        # a split that cannot be calibrated is skipped, never the mechanism
+        try:
+            plans.append(_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta,
+                                  block))
+        except BudgetError as err:
+            refused.append(err)
+    if not plans:
+        raise refused[0]
     best = choose_split(plans, W_star, model.dim, model.n, model.mu,
                         DEFAULT_ACCURACY if accuracy is None else accuracy)
-    return _with_newton(model, best, W, W_star, beta)
+    return _with_newton(model, best, W, W_star, beta, block)
 
 
 def noise_second_moment(plan: ObjPertPlan, d: int) -> float:
@@ -203,9 +215,12 @@ def choose_split(plans: list[ObjPertPlan], W_star: float, d: int, n: int, mu: fl
     ``optimal_inaccurate``, as the bound promises); otherwise -- the status is ``user_limit``
     at every split -- the plan of smallest :func:`curved_regret` (the expected excess in the
     quadratic model at the largest mean curvature the data can have, ``||theta*||`` known
-    only to be at most ``W*``); the plan of smallest bound when no ``W*`` is finite; the first
-    plan when no bound is."""
+    only to be at most ``W*``); the plan of smallest bound when no ``W*`` is finite; when no
+    bound is, the plan of smallest ``split_score`` (a free intercept: the block bound at a
+    zero intercept, docs/learning.md 'An unregularised intercept'), else the first plan."""
     if all(not math.isfinite(p.bound) for p in plans):
+        if any(math.isfinite(p.split_score) for p in plans):
+            return min(plans, key=lambda p: p.split_score)
         return plans[0]
     by_bound = min(plans, key=lambda p: p.bound)
     if by_bound.bound <= accuracy or not math.isfinite(W_star):
@@ -221,7 +236,7 @@ SOLVE_GAP_UNBOUNDED = 1e-12
 
 
 def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
-                 beta: float) -> ObjPertPlan:
+                 beta: float, block: tuple[float, float] | None = None) -> ObjPertPlan:
     """The plan with the Newton path's public target when the model's public part has its
     shape (:func:`cvxdp.learning.newton_solve.simple_structure`), the bound raised by what
     the tolerance can cost (docs/learning.md, 'Solving the perturbed problem').
@@ -238,6 +253,8 @@ def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
         return plan
     bnorm = _b_quantile(plan.sigma, plan.gamma_scale, model.dim, beta)
     Wt = min(W, W_star + (plan.Delta * W_star + bnorm) / m)
+    if block is not None and math.isfinite(block[1]):
+        Wt = min(Wt, _perturbed_minimiser_bound(model, plan, block[1], bnorm))
     if not (math.isfinite(plan.bound) and math.isfinite(Wt)):
         gap = SOLVE_GAP_UNBOUNDED * max(1.0, model.n * plan.loss.value_bound(
             0.0, model.label_bound))
@@ -252,13 +269,35 @@ def _with_newton(model: RowModel, plan: ObjPertPlan, W: float, W_star: float,
                    bound=plan.bound + cost)
 
 
+def _perturbed_minimiser_bound(model: RowModel, plan: ObjPertPlan, V: float,
+                               bnorm: float) -> float:
+    """A bound on ``||theta~||``, ``theta~`` the perturbed minimiser, with a free intercept
+    ``|v| <= V``: ``G(theta~) <= G(0) = F_h(0) <= n sup_y l_h(0, y)`` and ``G(theta~) >=
+    (Delta + mu_w)/2 ||w~||^2 - ||b|| (||w~|| + V)`` (non-negative loss and public terms, as
+    for :func:`minimiser_bound`), a quadratic in ``||w~||``; inf when that does not apply."""
+    if not (math.isfinite(_strong_convexity_radius(model, model.mu_w))
+            and plan.loss.nonnegative()):
+        return math.inf
+    f0 = model.n * plan.loss.value_bound(0.0, model.label_bound)
+    m_w = plan.Delta + model.mu_w
+    ww = (bnorm + math.sqrt(bnorm * bnorm + 2 * m_w * (f0 + bnorm * V))) / m_w
+    return math.sqrt(ww * ww + V * V)
+
+
 def minimiser_bound(model: RowModel) -> float:
     """Public bound ``W*`` on ``||theta*||``, ``theta*`` the exact minimiser, from strong
     convexity: when 0 is feasible, the loss is >= 0 and the public terms are >= 0, vanish at 0
     and include ``mu/2 ||theta||^2``, then ``mu/2 ||theta*||^2 <= F(theta*) <= F(0) <=
     n sup_y l(0, y)``; inf when that does not apply."""
+    return _strong_convexity_radius(model, model.mu)
+
+
+def _strong_convexity_radius(model: RowModel, mu: float) -> float:
+    """``sqrt(2 F(0) / mu)`` under :func:`minimiser_bound`'s conditions, ``mu`` the strong
+    convexity of the regulariser in the coordinates bounded (all of theta, or w alone:
+    ``mu/2 ||w*||^2 <= R(theta*) <= F(theta*) <= F(0)`` as well); inf otherwise."""
     loss = model.loss
-    if model.mu <= 0 or not loss.nonnegative():
+    if mu <= 0 or not loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):
@@ -266,7 +305,25 @@ def minimiser_bound(model: RowModel) -> float:
     if not zero_feasible(model):
         return math.inf
     f0 = model.n * loss.value_bound(0.0, model.label_bound)
-    return math.sqrt(2 * f0 / model.mu)
+    return math.sqrt(2 * f0 / mu)
+
+
+def intercept_block(model: RowModel, W: float = math.inf) -> tuple[float, float] | None:
+    """``(W_w, V)``: public bounds on the exact minimiser's coefficients ``||w*||`` and
+    intercept ``|v*|`` when the intercept is less regularised than ``w`` (``mu < mu_w``;
+    docs/learning.md 'An unregularised intercept').  ``W_w`` is the smallest of ``W`` (the
+    domain's bound on ``||theta||``), the constraints' bound on ``w`` and ``sqrt(2 F(0) /
+    mu_w)``; ``V`` is ``W`` when finite, else the constraints' bound on the intercept (inf
+    without one).  None when the block bound does not apply (no intercept, the intercept
+    regularised like ``w``, or no finite ``W_w``)."""
+    if model.v is None or not model.mu < model.mu_w:
+        return None
+    if math.isfinite(W):       # no further public solves: W bounds both blocks
+        return min(W, _strong_convexity_radius(model, model.mu_w)), W
+    W_w = min(variable_bound(model, model.w), _strong_convexity_radius(model, model.mu_w))
+    if not math.isfinite(W_w):
+        return None
+    return W_w, variable_bound(model, model.v)
 
 
 def zero_feasible(model: RowModel) -> bool:
@@ -301,7 +358,8 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
 
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
-             W_star: float, zeta: float, beta: float) -> ObjPertPlan:
+             W_star: float, zeta: float, beta: float,
+             block: tuple[float, float] | None = None) -> ObjPertPlan:
     R, B, n, d, mu = model.feature_bound, model.label_bound, model.n, model.dim, model.mu
     eps2 = eps - eps1
     h = None
@@ -320,11 +378,15 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         strong_convexity=mu, gradient_bound=zeta, neighbours=model.spec.neighbours)
     joint = has_slope_curvature_profile(smooth) and lam > 0
     if joint:
-        # the same ridge, the noise from the joint (tighter, proven) analysis
-        cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta, hessian_bound=lam,
-                                strong_convexity=mu, gradient_bound=zeta,
-                                neighbours=model.spec.neighbours)
-        eps2 = cal.eps_noise
+        # the same ridge, the noise from the joint (tighter, proven) analysis; when it cannot
+        # certify (floating-point rounding only) the separate analysis stands, valid alone
+        try:
+            cal = joint_calibration(epsilon=eps, delta=delta, Delta=cal.Delta,
+                                    hessian_bound=lam, strong_convexity=mu,
+                                    gradient_bound=zeta, neighbours=model.spec.neighbours)
+            eps2 = cal.eps_noise
+        except BudgetError:
+            joint = False
     Delta, G, k, sigma, gamma_scale = cal.Delta, cal.sensitivity, cal.span, cal.sigma, \
         cal.gamma_scale
     bnorm = _b_quantile(sigma, gamma_scale, d, beta)
@@ -334,8 +396,17 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         bound = err_h + Delta * W * W / 2 + 2 * W * bnorm
     if math.isfinite(W_star) and 2 * Delta + mu > 0:   # strong convexity of the perturbed
         bound = min(bound, err_h + (Delta * W_star + bnorm) ** 2 / (4 * Delta + 2 * mu))
+    score = bound
+    if block is not None and 2 * Delta + mu > 0:
+        # per block: (Delta + mu_w) on w, (Delta + mu) on the intercept (docs/learning.md,
+        # 'An unregularised intercept'); ||b_w||, |b_v| <= ||b|| on one event
+        W_w, V = block
+        part_w = (Delta * W_w + bnorm) ** 2 / (4 * Delta + 2 * model.mu_w)
+        g_v = bnorm + (Delta * V if Delta > 0 else 0.0)    # |Delta v* + b_v|
+        bound = min(bound, err_h + part_w + g_v ** 2 / (4 * Delta + 2 * mu))
+        score = min(bound, err_h + part_w + bnorm ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
-                       bound, cal, joint=joint)
+                       bound, cal, joint=joint, split_score=score)
 
 
 def _inv_expm1(x: float) -> float:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -36,6 +35,7 @@ import numpy as np
 from scipy import special
 
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
+from cvxdp.learning.certificate import count_threshold, row_status
 from cvxdp.learning.detect import RowModel, detect
 from cvxdp.learning.domain import public_completion, theta_bound
 from cvxdp.learning.noisy_gradient import (
@@ -54,16 +54,18 @@ from cvxdp.learning.output_perturbation import (
     output_perturbation,
     plan_output_perturbation,
 )
+from cvxdp.learning.reference import validate_rows
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP, resolve_budget
 from cvxdp.privacy.clipping import clip_rows_l2, count_share, noisy_count
 from cvxdp.privacy.rng import as_generator
-from cvxdp.solution import Certificate, PrivateSolution, ValidationReport
-from cvxdp.specs import RowPrivacy
-from cvxdp.status import DEFAULT_BETA, status_of
+from cvxdp.solution import PrivateSolution
+from cvxdp.specs import RowPrivacy, check_declared
+from cvxdp.status import DEFAULT_BETA
 from cvxdp.structured import forget_solution, hold_private
 
-__all__ = ["solve_rows", "explain_rows", "row_spec", "MECHANISMS", "VALUE_SHARE"]
+__all__ = ["solve_rows", "explain_rows", "row_spec", "check_row_declared", "MECHANISMS",
+           "VALUE_SHARE"]
 
 MECHANISMS = ("auto", "objective", "output", "gradient")
 THEOREMS = {"objective": OBJPERT_REFERENCE, "output": OUTPUT_REFERENCE,
@@ -80,6 +82,27 @@ def row_spec(private: Any) -> RowPrivacy | None:
         raise PrivacySpecError("RowPrivacy describes the whole dataset: pass it alone as "
                                "private=cvxdp.RowPrivacy(X, y, ...), not with other specs.")
     return rows[0] if rows else None
+
+
+def check_row_declared(problem: cp.Problem, spec: RowPrivacy, public: Any) -> Any:
+    """:func:`cvxdp.specs.check_declared` for a RowPrivacy spec, after one check of its own: a
+    spec without labels whose objective uses an undeclared Parameter with one entry per row
+    (the labels, most likely) is refused with ``RowPrivacy(X, y, ...)`` as the fix."""
+    if spec.y is None:
+        items = public if isinstance(public, (list, tuple, set, frozenset)) else [public]
+        known = {p.id for p in items if isinstance(p, cp.Parameter)} | {spec.X.id}
+        n = spec.X.shape[0]
+        rows = [p for p in problem.objective.parameters()
+                if p.id not in known and p.shape in ((n,), (n, 1))]
+        if rows:
+            name = rows[0].name()
+            raise PrivacySpecError(
+                f"RowPrivacy(X, ...) declares no labels, but the objective uses the Parameter "
+                f"{name!r} of shape {rows[0].shape}, one entry per row of X: if it holds the "
+                f"labels, declare them with the rows: cvxdp.RowPrivacy(X, {name}, row_bound=R, "
+                f"label_bound=B) (B a public bound on |y_i|, y of shape ({n},)); a per-row "
+                "vector enters the loss only as the spec's labels, even when public.")
+    return check_declared(problem, [spec], public)
 
 
 def explain_rows(problem: cp.Problem, spec: RowPrivacy) -> list[str]:
@@ -224,7 +247,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     if auto:
         info["auto"] = auto
     # ---- post-processing (released quantities and public data only) ----
-    validation = _validate(problem, model, theta_hat, solver) if reference else None
+    validation = validate_rows(problem, model, theta_hat, solver) if reference else None
     primal = public_completion(model, problem, theta_hat, solver)
     value = None
     if value_budget and value_share > 0:
@@ -241,9 +264,10 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                                    **part)
         records.append(c_rec)
         info["clipped_rows_noisy"] = noisy
+        info["clipped_rows_threshold"] = count_threshold(c_rec.params, beta)
     bound = plan.bound
     info["excess_risk_bound"] = bound
-    cert, status, reason = _status(model, bound, beta, accuracy, info)
+    cert, status, reason = row_status(model, bound, beta, accuracy, info)
     if reason is not None:
         info["status_reason"] = reason
     if value_reason is not None:
@@ -258,35 +282,6 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                           certificate=cert, status_reason=reason)
     hold_private(problem, sol)
     return sol
-
-
-def _status(model: RowModel, bound: float, beta: float, accuracy: float | None,
-            info: dict[str, Any]) -> tuple[Certificate | None, str, str | None]:
-    """The certificate of the proven excess-risk bound and the status from it
-    (:func:`status_of`): ``(certificate, status, reason)``.
-
-    The certificate's gap is the mechanism's bound (probability ``>= 1 - beta``), its
-    relative gap that bound over ``max(1, |OPT|) >= 1``; the violation is the public
-    constraints' measured at the released point (public data and the release only).  When no
-    bound is proven (W = inf) the certificate still carries the violation (surely) and an
-    infinite gap, and says why in ``how``.
-    """
-    viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
-    if math.isfinite(bound):
-        probability, how = 1.0 - beta, (
-            f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
-            "'Bounds and statuses') over max(1, |OPT|) >= 1")
-    else:
-        probability, how = 1.0, (
-            "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
-            "public bound on the minimiser applies; add a norm-ball or box constraint on w for "
-            "a proven bound")
-    cert = Certificate.from_bounds(
-        objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
-        violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
-    info["guarantee"] = str(cert)
-    status, reason = status_of(cert, accuracy)
-    return cert, status, reason
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
@@ -340,20 +335,3 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
     else:                       # Gaussian
         tail = float(rec.params["sigma"]) * -float(special.ndtri(beta / 2.0))
     return model.sense * (total + float(reg)), rec, sens * tail
-
-
-def _validate(problem: cp.Problem, model: RowModel, theta_hat: np.ndarray,
-              solver: str | None) -> ValidationReport:
-    """Exact (NOT private) reference on the true data, for the data owner."""
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():  # the user's model is rarely DPP in X and y: one solve
-        warnings.simplefilter("ignore", UserWarning)
-        problem.solve(solver=solver)
-    ref = problem.value
-    ref_time = time.perf_counter() - t0
-    public_completion(model, problem, theta_hat, solver)
-    got = problem.objective.value
-    gap = None if ref is None or got is None else model.sense * (float(got) - float(ref))
-    return ValidationReport(reference_value=ref, objective_gap=gap, reference_time=ref_time,
-                            reference_solver=solver or "cvxpy default",
-                            metrics={"private_objective_on_true_data": got})
