@@ -246,7 +246,9 @@ def lmi_stability():
         cvxdp.ConstraintPrivacy(A, 1e-3)
 
 
-UNSUPPORTED = {"logistic"}  # the exponential cone: a typed refusal is the right answer
+#: models the general path refuses with a typed error (none since public exponential cones are
+#: kept apart: the logistic model's cones hold public data only)
+UNSUPPORTED: set[str] = set()
 
 
 def _run(name, eps):
@@ -292,7 +294,11 @@ def test_small_epsilon_gives_a_status_not_a_raw_error(name):
     prob, sol, f_star = _run(name, 1.0)
     if prob is None:
         return
-    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    status, reason = status_of(sol.certificate)
+    # the status follows the bound; a path may add why after the rule's own reason (the
+    # objective path says which public bound is missing)
+    assert sol.status == status
+    assert (sol.status_reason or "").startswith(reason or "")
     assert sol.status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT)  # never infeasible
     if sol.status != cp.OPTIMAL_INACCURATE:
         assert sol.status_reason and sol.info.get("status_reason") == sol.status_reason
