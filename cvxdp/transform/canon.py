@@ -37,7 +37,7 @@ from cvxdp.transform.sensitivity import propagate
 from cvxdp.transform.support import cone_reasons, scs_problem_data, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
-           "ScpInverse", "variables_at"]
+           "ScpInverse", "user_columns", "variables_at"]
 
 
 @dataclass(frozen=True)
@@ -264,6 +264,27 @@ def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarra
         val = solution.primal_vars.get(var.id)
         out[var.name()] = None if val is None else np.asarray(val, dtype=float).reshape(
             var.shape)
+    return out
+
+
+def user_columns(scp: SymmetricConeProgram) -> np.ndarray:
+    """``(n,)`` bool: the cone program's columns that hold entries of the user's variables
+    (the rest are variables CVXPY or the transform added: epigraph and hypograph variables,
+    lifted cone coordinates).  Public structure only: one probe ``x_j = j + 1`` through
+    CVXPY's inverse chain, read back from the variables' values."""
+    inv = scp.inverse
+    out = np.zeros(scp.n, dtype=bool)
+    if not isinstance(inv, ScpInverse):
+        return out
+    try:
+        values = released_values(inv.problem, scp, np.arange(1.0, scp.n + 1.0))
+    except (ValueError, KeyError, IndexError):
+        return np.ones(scp.n, dtype=bool)  # untraceable: treat every column as the user's
+    for v in values.values():
+        if v is None:
+            continue
+        k = np.rint(np.asarray(v, dtype=float)).astype(np.int64).ravel() - 1
+        out[k[(k >= 0) & (k < scp.n)]] = True
     return out
 
 

@@ -39,7 +39,12 @@ from cvxdp.solvers.perturbation.entries import (
 )
 from cvxdp.solvers.perturbation.fit_detect import FitModel, detect_fit_terms
 from cvxdp.solvers.perturbation.fit_term import fit_bounds
-from cvxdp.solvers.perturbation.loosened import loosened_box, solve_loosened, unbounded_hint
+from cvxdp.solvers.perturbation.loosened import (
+    loosened_box,
+    objective_reaches_private_rows,
+    solve_loosened,
+    unbounded_hint,
+)
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
 from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
@@ -213,6 +218,13 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         l_lo, l_hi = loosened_box(loose_prog, reached_coordinates([E_c], scp.n), scp.n)
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
+    # c'x bounds the user's objective only where the rows defining its epigraph variables hold:
+    # when private rows define them and the point does not meet every row (a loosened point),
+    # no upper bound on the user's objective is proven (docs/certificates.md)
+    meets = not from_loosened and viol <= EPIGRAPH_TOLERANCE * (
+        1.0 + float(np.max(np.abs(b_t), initial=0.0)))
+    if not meets and objective_reaches_private_rows(scp, plan.hit_idx):
+        upper = math.inf
     lower = -math.inf
     if loose.status == cp.OPTIMAL:
         # Clarabel stops at a relative duality gap of 1e-10 (_solve_tight); 1e-8 (1 + |p|)
@@ -227,8 +239,6 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
              ("the truncated noise (surely)" if noise == "truncated"
               else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
     if setup.cfit is not None:
-        meets = not from_loosened and cert.violation_bound <= EPIGRAPH_TOLERANCE * (
-            1.0 + float(np.max(np.abs(b_t), initial=0.0)))
         noisy_y = () if setup.cfit.unbounded else tuple(
             np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
         cert = user_terms_certificate(

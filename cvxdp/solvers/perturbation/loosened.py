@@ -23,10 +23,11 @@ import scipy.sparse as sp
 
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import public_bounds
-from cvxdp.transform.canon import variables_at
-from cvxdp.transform.scp import orthant_rows_added
+from cvxdp.transform.canon import user_columns, variables_at
+from cvxdp.transform.scp import orthant_rows_added, with_exp_tail
 
-__all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "unbounded_hint", "with_box"]
+__all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "unbounded_hint", "with_box",
+           "objective_reaches_private_rows"]
 
 #: most variables the loosened counterpart's box is solved for (two exact solves each)
 LOOSENED_BOX_MAX = 100
@@ -171,3 +172,41 @@ def unbounded_hint(scp: Any, cols: np.ndarray) -> str:
     return ("; the private data multiply variables CVXPY adds for the model's atoms (epigraph "
             "/ hypograph variables of norms, logs, ...), which no public constraint bounds and "
             "bounds on your variables do not reach")
+
+
+def objective_reaches_private_rows(scp: Any, private_rows: np.ndarray) -> bool:
+    """Whether the objective's epigraph / hypograph variables depend on rows with private data.
+
+    ``c'x`` bounds the user's objective at a point only where the rows that define those
+    variables hold.  Starting from the objective's columns that are not the user's
+    (:func:`cvxdp.transform.canon.user_columns`), every row containing one, and every other
+    such column in those rows, is reached (public cones included: a lifted exponential-cone
+    coordinate links an epigraph variable to an orthant row); the answer is whether a private
+    row is.  Structure only (public)."""
+    A, _, _ = with_exp_tail(scp)
+    A = sp.csc_matrix(A)
+    Ar = sp.csr_matrix(A)
+    own = ~user_columns(scp)
+    # the rows of one cone block are coupled: reaching one reaches the block
+    block = np.arange(A.shape[0])
+    for blk in scp.dims.blocks():
+        if blk.kind in ("soc", "psd") and blk.size:
+            block[blk.start:blk.start + blk.size] = blk.start
+    m = scp.m
+    block[m:] = m + 3 * ((np.arange(m, A.shape[0]) - m) // 3)  # exponential-cone triples
+    frontier = (np.asarray(scp.c) != 0) & own
+    seen = frontier.copy()
+    rows = np.zeros(A.shape[0], dtype=bool)
+    while frontier.any():
+        new_rows = np.zeros(A.shape[0], dtype=bool)
+        new_rows[A[:, np.flatnonzero(frontier)].indices] = True
+        new_rows = np.isin(block, block[new_rows]) & ~rows
+        if not new_rows.any():
+            break
+        rows |= new_rows
+        reach = np.zeros(A.shape[1], dtype=bool)
+        reach[Ar[np.flatnonzero(new_rows)].indices] = True
+        frontier = reach & own & ~seen
+        seen |= frontier
+    private_rows = np.asarray(private_rows, dtype=np.int64)
+    return bool(rows[private_rows[private_rows < rows.size]].any())
