@@ -75,7 +75,8 @@ def test_data_norm_and_no_intercept():
 @pytest.mark.parametrize(("kw", "name"), [
     ({"C": "1"}, "C"), ({"C": -1.0}, "C"), ({"C": True}, "C"),
     ({"classes": (1, 1)}, "classes"), ({"classes": (0, 1, 2)}, "classes"),
-    ({"mechanism": "sgd"}, "mechanism"), ({"data_norm": 0.0, "bounds_X": None}, "data_norm"),
+    ({"mechanism": "sgd"}, "mechanism"), ({"mechanism": "gradient"}, "mechanism"),
+    ({"data_norm": 0.0, "bounds_X": None}, "data_norm"),
     ({"bounds_X": None}, "bounds_X"), ({"fit_intercept": "yes"}, "fit_intercept"),
 ])
 def test_bad_arguments_are_typed_errors_naming_them(kw, name):
