@@ -18,10 +18,12 @@ from cvxdp.estimators._base import (
     check_X,
     check_X_y,
 )
-from cvxdp.learning.solve import MECHANISMS
 from cvxdp.specs import RowPrivacy
 
-__all__ = ["PrivateLogisticRegression"]
+__all__ = ["PrivateLogisticRegression", "ESTIMATOR_MECHANISMS"]
+
+#: the learning path's mechanisms this estimator's model (no constraint) can run
+ESTIMATOR_MECHANISMS = ("auto", "objective", "output")
 
 
 class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
@@ -57,8 +59,9 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
         The two class labels, public (default ``(0, 1)``): ``y == classes[1]`` is the positive
         class and every other label the negative one.  They are never read from ``y`` (the set
         of labels present is private).
-    mechanism : {"auto", "objective", "output", "gradient"}
-        The learning path's mechanism (``"auto"``: the one with the best proven bound).
+    mechanism : {"auto", "objective", "output"}
+        The learning path's mechanism (``"auto"``: the one with the best proven bound; noisy
+        gradient descent needs a public bound on the weights, which this model has not).
     random_state : None, int, numpy RandomState or Generator
     accountant : cvxdp.PrivacyAccountant, optional
         Ledger every ``fit`` is charged to (shared by scikit-learn's clones).
@@ -140,7 +143,11 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
         return xc, math.sqrt(bound2), mid, c
 
     def _check(self) -> None:
-        check_choice("mechanism", self.mechanism, MECHANISMS, error=UnsupportedProblemError)
+        check_choice("mechanism", self.mechanism, ESTIMATOR_MECHANISMS,
+                     error=UnsupportedProblemError,
+                     hint=" (noisy gradient descent needs a public bound on the weights, which "
+                     "this estimator's model has not: write the model in CVXPY with "
+                     "cp.norm(w) <= R and cvxdp.RowPrivacy for it)")
         check_flag("fit_intercept", self.fit_intercept)
         check_number("C", self.C, "a finite number > 0 (the inverse regularisation "
                      "strength, as in scikit-learn)", lambda v: v > 0)
