@@ -88,8 +88,20 @@ _FIX_CONSTRAINT_SET = (
     "computed from the private rows).")
 
 
-def _placement_error(spec: Any, param: Any, where: str) -> PrivacySpecError:
+def _placement_error(spec: Any, param: Any, where: str,
+                     both_a_and_b: bool = False) -> PrivacySpecError:
     cls = type(spec).__name__
+    if both_a_and_b and not isinstance(spec, ConstraintSetPrivacy):
+        name = param.name()
+        return PrivacySpecError(
+            f"{cls}: parameter {name!r} enters both the constraint matrix A (as a coefficient "
+            "of a variable) and right-hand sides b (a constant term, e.g. inside log(" + name
+            + " + x)), and no one setting covers both (ConstraintPrivacy: A; ScalarPrivacy: b; "
+            "Song, Xue & Zhang (2025), Defs C.3 and C.6). Split it: a second Parameter with the "
+            f"same value for one placement (e.g. {name}_b = cp.Parameter({name}.shape, "
+            f"value={name}.value)), and private=[cvxdp.ConstraintPrivacy({name}, sensitivity="
+            f"D), cvxdp.ScalarPrivacy({name}_b, sensitivity=D)]: perturbation releases both "
+            "in one Gaussian release whose sensitivity counts a person changing both.")
     if isinstance(spec, ConstraintSetPrivacy):
         return PrivacySpecError(
             f"{cls}: parameter {param.name()!r} of the private constraint enters "
@@ -358,7 +370,8 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
                 if present[where] and where not in spec.allowed and not (
                         where == "offset" and "c" in spec.allowed) and not (
                         also and where in _OBJECTIVE_TOO):
-                    raise _placement_error(spec, param, where)
+                    raise _placement_error(spec, param, where,
+                                           both_a_and_b=present["A"] and present["b"])
             A = A + parts["A"]
             b += parts["b"]
             c += parts["c"]
