@@ -95,6 +95,12 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
         if sol is None or sol.status == cp_status.SOLVER_ERROR:
             # Clarabel failed at both tolerances: SCS, within FALLBACK_SCS_ITERATIONS
             sol = solve_exact(prog, solver="SCS", max_iters=FALLBACK_SCS_ITERATIONS)
+        elif sol.status == cp_status.OPTIMAL_INACCURATE and not point_only:
+            # an optimum is needed (a lower bound, a fit's minimum): Clarabel stopped short at
+            # both tolerances, so SCS gets its turn; its answer counts only when it is solved
+            scs = solve_exact(prog, solver="SCS", max_iters=FALLBACK_SCS_ITERATIONS)
+            if scs.status == cp_status.OPTIMAL:
+                sol = scs
     elif sol is None:
         sol = solve_exact(prog, solver=solver)
     return sol
