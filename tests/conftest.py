@@ -35,3 +35,29 @@ def factor_portfolio():
     prob = cp.Problem(cp.Maximize(mu @ w - gamma * cp.sum_squares(F.T @ w)),
                       [cp.sum(w) == 1, w >= 0])
     return prob, mu, F, gamma, w
+
+
+@pytest.fixture
+def exact_value():
+    """``exact_value(problem)``: the exact optimum of the model (a fresh copy solved by
+    Clarabel, so the user's variables keep the private answer)."""
+
+    def solve(problem):
+        ref = cp.Problem(problem.objective, problem.constraints)
+        ref.solve(solver=cp.CLARABEL)
+        return float(ref.value)
+
+    return solve
+
+
+@pytest.fixture
+def labelled_rows():
+    """``labelled_rows(seed, m, n, noise)``: Gaussian rows ``X`` (m x n) and labels ``sign(X
+    w0 + noise * e)`` with a random ``w0``, as CVXPY's classification examples draw them."""
+
+    def draw(seed, m, n, noise=0.5):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(m, n))
+        return X, np.sign(X @ rng.normal(size=n) + noise * rng.normal(size=m))
+
+    return draw
