@@ -219,11 +219,13 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
     # c'x bounds the user's objective only where the rows defining its epigraph variables hold:
-    # when private rows define them and the point does not meet every row (a loosened point),
-    # no upper bound on the user's objective is proven (docs/certificates.md)
+    # the tightened counterpart's inequality rows do on the event (at the requested level);
+    # otherwise only a point meeting every row does (docs/certificates.md)
     meets = not from_loosened and viol <= EPIGRAPH_TOLERANCE * (
         1.0 + float(np.max(np.abs(b_t), initial=0.0)))
-    if not meets and objective_reaches_private_rows(scp, plan.hit_idx):
+    reaches, reaches_eq = objective_reaches_private_rows(scp, plan.hit_idx)
+    tightened = not from_loosened and out["beta_used"] == npl.beta
+    if reaches and not meets and not (tightened and not reaches_eq):
         upper = math.inf
     lower = -math.inf
     if loose.status == cp.OPTIMAL:

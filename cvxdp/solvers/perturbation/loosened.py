@@ -174,15 +174,17 @@ def unbounded_hint(scp: Any, cols: np.ndarray) -> str:
             "bounds on your variables do not reach")
 
 
-def objective_reaches_private_rows(scp: Any, private_rows: np.ndarray) -> bool:
-    """Whether the objective's epigraph / hypograph variables depend on rows with private data.
+def objective_reaches_private_rows(scp: Any, private_rows: np.ndarray) -> tuple[bool, bool]:
+    """Whether the objective's epigraph / hypograph variables depend on rows with private data,
+    and whether on a private equality row among them.
 
     ``c'x`` bounds the user's objective at a point only where the rows that define those
     variables hold.  Starting from the objective's columns that are not the user's
     (:func:`cvxdp.transform.canon.user_columns`), every row containing one, and every other
     such column in those rows, is reached (public cones included: a lifted exponential-cone
     coordinate links an epigraph variable to an orthant row); the answer is whether a private
-    row is.  Structure only (public)."""
+    row is, and whether a private equality row is (a band, which even the tightened
+    counterpart's point meets only to its width).  Structure only (public)."""
     A, _, _ = with_exp_tail(scp)
     A = sp.csc_matrix(A)
     Ar = sp.csr_matrix(A)
@@ -209,4 +211,6 @@ def objective_reaches_private_rows(scp: Any, private_rows: np.ndarray) -> bool:
         frontier = reach & own & ~seen
         seen |= frontier
     private_rows = np.asarray(private_rows, dtype=np.int64)
-    return bool(rows[private_rows[private_rows < rows.size]].any())
+    hit = private_rows[(private_rows < rows.size)]
+    hit = hit[rows[hit]]
+    return bool(hit.size), bool(np.any(hit < scp.dims.zero))
