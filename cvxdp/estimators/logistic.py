@@ -18,12 +18,10 @@ from cvxdp.estimators._base import (
     check_X,
     check_X_y,
 )
+from cvxdp.learning.solve import MECHANISMS
 from cvxdp.specs import RowPrivacy
 
-__all__ = ["PrivateLogisticRegression", "ESTIMATOR_MECHANISMS"]
-
-#: the learning path's mechanisms this estimator's model (no constraint) can run
-ESTIMATOR_MECHANISMS = ("auto", "objective", "output")
+__all__ = ["PrivateLogisticRegression"]
 
 
 class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
@@ -33,7 +31,9 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
 
         ``minimise  (1/n) sum_i log(1 + exp(-y_i (x_i' w + b))) + ||(w, b / c)||^2 / (2 C n)``,
 
-    (scikit-learn's ``C`` per row), declares the rows private with :class:`cvxdp.RowPrivacy`
+    (scikit-learn's ``C`` per row) over the ball ``||(w, b / c)|| <= sqrt(2 C n log 2)``
+    (the minimiser's: ``F(w*) <= F(0) = log 2``, so the ball changes no answer and gives the
+    mechanisms a public bound), declares the rows private with :class:`cvxdp.RowPrivacy`
     and solves it with the learning path (objective perturbation, output perturbation or
     noisy gradient descent, ``mechanism=``; docs/learning.md).  Each ``fit`` is one
     (epsilon, delta)-DP release about the rows under replace-one neighbours (n public).  The
@@ -59,9 +59,10 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
         The two class labels, public (default ``(0, 1)``): ``y == classes[1]`` is the positive
         class and every other label the negative one.  They are never read from ``y`` (the set
         of labels present is private).
-    mechanism : {"auto", "objective", "output"}
-        The learning path's mechanism (``"auto"``: the one with the best proven bound; noisy
-        gradient descent needs a public bound on the weights, which this model has not).
+    mechanism : {"auto", "objective", "output", "gradient"}
+        The learning path's mechanism (``"auto"``: the one with the best proven bound; the
+        model states the minimiser's public ball ``||(w, theta_b)|| <= sqrt(2 C n log 2)``,
+        which every mechanism may use).
     random_state : None, int, numpy RandomState or Generator
     accountant : cvxdp.PrivacyAccountant, optional
         Ledger every ``fit`` is charged to (shared by scikit-learn's clones).
@@ -143,11 +144,7 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
         return xc, math.sqrt(bound2), mid, c
 
     def _check(self) -> None:
-        check_choice("mechanism", self.mechanism, ESTIMATOR_MECHANISMS,
-                     error=UnsupportedProblemError,
-                     hint=" (noisy gradient descent needs a public bound on the weights, which "
-                     "this estimator's model has not: write the model in CVXPY with "
-                     "cp.norm(w) <= R and cvxdp.RowPrivacy for it)")
+        check_choice("mechanism", self.mechanism, MECHANISMS, error=UnsupportedProblemError)
         check_flag("fit_intercept", self.fit_intercept)
         check_number("C", self.C, "a finite number > 0 (the inverse regularisation "
                      "strength, as in scikit-learn)", lambda v: v > 0)
@@ -167,7 +164,12 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
         yp = cp.Parameter(n, name="y", value=labels)
         w = cp.Variable(k, name="w")
         loss = cp.sum(cp.logistic(-cp.multiply(yp, Xp @ w))) / n
-        problem = cp.Problem(cp.Minimize(loss + cp.sum_squares(w) / (2.0 * float(self.C) * n)))
+        # the minimiser's public ball: F(w*) <= F(0) = log 2 and F >= ||w||^2 / (2 C n), so
+        # ||w*|| <= sqrt(2 C n log 2); stating it changes no minimiser and gives the learning
+        # path the bounded domain its bounds and noisy gradient descent use
+        radius = math.sqrt(2.0 * float(self.C) * n * math.log(2.0))
+        problem = cp.Problem(cp.Minimize(loss + cp.sum_squares(w) / (2.0 * float(self.C) * n)),
+                             [cp.norm(w, 2) <= radius])
         spec = RowPrivacy(Xp, yp, row_bound=bound, label_bound=1.0)
         sol = problem.solve_private(private=spec, mechanism=self.mechanism, **self._fit_kwargs())
         theta = np.asarray(w.value if w.value is not None else np.zeros(k), dtype=float)
