@@ -157,5 +157,12 @@ def with_exp_tail(prog: SymmetricConeProgram) -> tuple[sp.csc_matrix, np.ndarray
     tail = prog.exp_tail
     if tail is None:
         return sp.csc_matrix(prog.A), prog.b, 0
-    A = sp.vstack([prog.A, tail.rows(prog.n)], format="csc")
+    # the stacked matrix is kept with the program while its A is the same object (the
+    # second-order certificates solve one program hundreds of times, changing b and c only)
+    cached = prog.meta.get("_with_exp_tail")
+    if cached is not None and cached[0] is prog.A and cached[1] is tail:
+        A = cached[2]
+    else:
+        A = sp.vstack([prog.A, tail.rows(prog.n)], format="csc")
+        prog.meta["_with_exp_tail"] = (prog.A, tail, A)
     return A, np.concatenate([prog.b, tail.b]), tail.cones
