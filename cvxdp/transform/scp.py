@@ -10,8 +10,9 @@ matrices); the ``zero`` rows are equalities.
 
 A model may also hold public exponential cones (``log``, ``entr``, ``log_det``, ...): their
 rows are kept apart, in ``exp_tail`` (:class:`ExpTail`), so that every private step sees a
-symmetric program; the exact solves append them (:func:`with_exp_tail`).  Private data never
-enter them (``to_scp`` refuses that).
+symmetric program; the exact solves append them (:func:`with_exp_tail`).  The tail holds public
+data only: ``to_scp`` lifts private data in a cone's first or last coordinate into orthant rows
+and refuses them in its middle one (:mod:`cvxdp.transform.exp_cones`).
 """
 
 from __future__ import annotations

@@ -100,9 +100,9 @@ def _whole(expr: Any, atom: str) -> bool:
 
 
 def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool) -> str:
-    """Why exponential cones stop a solver: ``private`` True -- private data enter them
-    (no mechanism tightens an exponential cone); False -- the solver (the MWU) runs on
-    symmetric cones only."""
+    """Why exponential cones stop a solver: ``private`` True -- private data enter a cone's
+    middle coordinate, where the cone is not monotone (:mod:`cvxdp.transform.exp_cones` lifts
+    the other two); False -- the solver (the MWU) runs on symmetric cones only."""
     atoms = _atom_names(problem) | _constraint_types(problem)
     found = sorted(a for a in atoms if a in EXP_CONE_ATOMS or a == "ExpCone")
     hints = "; ".join(f"{a}: {_exp_hint(a, problem)}" for a in found if a in _EXP_HINT)

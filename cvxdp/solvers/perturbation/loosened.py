@@ -22,15 +22,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
-from cvxdp.solvers.public_part import public_bounds
+from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
 from cvxdp.transform.canon import user_columns, variables_at
 from cvxdp.transform.scp import orthant_rows_added, with_exp_tail
 
 __all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "unbounded_hint", "with_box",
            "objective_reaches_private_rows"]
 
-#: most variables the loosened counterpart's box is solved for (two exact solves each)
-LOOSENED_BOX_MAX = 100
+#: most variables the loosened counterpart's box is solved for (two exact solves each): the
+#: public box's engineering limit on solves, one number for both
+LOOSENED_BOX_MAX = BOX_SOLVES_MAX
 
 
 def solve_loosened(released: Any, A_t: Any, b_t: np.ndarray, plan: Any, scale: np.ndarray,
