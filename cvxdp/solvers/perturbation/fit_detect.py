@@ -59,6 +59,13 @@ class FitTerm:
     #: of ``da/dx`` and ``J``'s part orthogonal to it, ``(I - Q Q') J`` (None: no such part)
     Q: np.ndarray | None = None
     J_perp: sp.csr_matrix | None = None
+    #: the loss of a Lipschitz term for the conjugate bound (:mod:`fit_dual`): ``"abs"``,
+    #: ``"huber"`` (``psi_c`` = M), ``"max"`` (``psi_c`` = the public side, one value per entry
+    #: of ``a``, column-major) or ``"euclid"``; None for the others.  ``weights``: the public
+    #: weights ``w >= 0`` of a weighted sum (``J`` holds ``diag(w) da/dy``)
+    psi: str | None = None
+    psi_c: Any = None
+    weights: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,8 @@ class FitModel:
     objective: Any = None
     #: public values computed on first use (the box diameters of ``fit_term._box_diameter``)
     cache: dict = field(default_factory=dict)
+    #: the sum of the objective's public terms on the copies (None: there are none)
+    public_part: Any = None
 
 
 def _full_sum(e: Any) -> bool:
@@ -195,6 +204,36 @@ def _elementwise_lipschitz(e: Any) -> tuple[float, Any] | None:
     return None
 
 
+def _psi(term: Any) -> tuple[str, Any] | None:
+    """The loss of a classified Lipschitz term for the conjugate bound of
+    :mod:`cvxdp.solvers.perturbation.fit_dual`: ``(psi, c)`` (module doc of :class:`FitTerm`),
+    or None when the term is of another shape (``norm_inf``, ``lambda_max``, a ``p > 2`` norm)."""
+    peeled = _peel(term)
+    if peeled is None:
+        return None
+    t = peeled[1]
+    if isinstance(t, norm1) or (isinstance(t, cp_abs) and t.size == 1):
+        return "abs", None
+    if isinstance(t, Pnorm) and t.axis is None:
+        p = float(t.p)
+        return ("euclid", None) if p == 2.0 else ("abs", None) if p == 1.0 else None
+    if not _full_sum(t):
+        return None
+    e = t.args[0]
+    if isinstance(e, multiply) and len(e.args) == 2:
+        e = next(a for a in e.args if not (a.is_constant() and not a.parameters()))
+    if isinstance(e, cp_abs):
+        return "abs", None
+    if isinstance(e, huber):
+        return "huber", _public_scalar(e.M)
+    if isinstance(e, maximum):
+        pub = [a.is_constant() and not a.parameters() for a in e.args]
+        side = e.args[pub.index(True)]
+        c = np.broadcast_to(np.asarray(side.value, dtype=float), e.shape)
+        return "max", np.asarray(c, dtype=float).ravel(order="F")
+    return None
+
+
 def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel | None:
     """The pattern of the module doc, from the model's structure only (never a private value).
 
@@ -207,7 +246,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
     ids = {p.id for p in params}
     if any(ids & {p.id for p in c.parameters()} for c in problem.constraints):
         return None
-    found = []
+    found, psis, public = [], [], []
     every = _terms(problem.objective.expr)
     for term in every:
         if ids & {p.id for p in term.parameters()}:
@@ -215,12 +254,15 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             if c is None:
                 return None
             found.append(c)
+            psis.append(_psi(term) if c[0] in ("l1", "euclid") else None)
+        else:
+            public.append(term)
     leaves = fresh_leaves(problem, params) if found else None
     if leaves is None:
         return None
     x_copies, y_copies, by_obj = leaves
     terms = []
-    for kind, lam, lip, a, weights in found:
+    for (kind, lam, lip, a, weights), psi in zip(found, psis, strict=True):
         copy = a.tree_copy(by_obj)
         if ids & {p.id for p in copy.parameters()}:
             return None
@@ -245,13 +287,17 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
         terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),
                              lip=float(lip), J=J,
                              J_range=_range_part(J, Jx, Q) if square or single else None,
-                             residual=copy if square or single else None,
-                             Q=None if J_perp is None else Q, J_perp=J_perp))
+                             residual=copy if square or single or psi else None,
+                             Q=None if J_perp is None else Q, J_perp=J_perp,
+                             psi=None if psi is None else psi[0],
+                             psi_c=None if psi is None else psi[1],
+                             weights=None if weights is None else np.asarray(weights)))
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
                     constraints=tuple(c.tree_copy(var_only) for c in problem.constraints),
-                    objective=problem.objective.expr.tree_copy(by_obj))
+                    objective=problem.objective.expr.tree_copy(by_obj),
+                    public_part=sum(t.tree_copy(var_only) for t in public) if public else None)
 
 
 def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]

@@ -58,6 +58,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.solvers.perturbation import fit_dual
 from cvxdp.solvers.perturbation.fit_bilinear import (
     bilinear_share,
     design_noise_norm,
@@ -88,8 +89,9 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     lips = [(t.lam * t.lip, t.kind, t.J) for t in model.terms if t.kind in ("l1", "l2")]
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
     floor = model.single_norm and model.terms[0].J_perp is not None
+    conjugate = fit_dual.applies(model)
     b = beta / (2 * len(squares) + 2 * len(bilinear) + bool(lips) + bool(affs)
-                + model.single_norm + 2 * floor)
+                + model.single_norm + 2 * floor + conjugate)
     gap, sup = delta, 0.0
     for t in bilinear:
         R, x_norm = _design_at(model, t, primal, noisy_y)
@@ -122,6 +124,10 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         sup += B
     if affs:
         sup += norm_sum_bound(affs, sigma, b, noise)
+    if conjugate:
+        # every private term a Lipschitz loss: the conjugate bound (its own event, share b)
+        gap = min(gap, fit_dual.dual_gap(model, _residuals(model, primal, noisy_y), noisy_y,
+                                         h_pt, sigma, b, noise))
     return h_pt + sup, h_pt - sup - gap, gap
 
 
@@ -148,6 +154,14 @@ def _noisy_objective(model: FitModel, primal: dict[str, Any],
     with _at_point(model, primal, noisy_y):
         value = model.objective.value
     return math.inf if value is None else float(value)
+
+
+def _residuals(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...]
+               ) -> list[np.ndarray]:
+    """Each term's noisy residual ``a(x, y~)`` at the point, flat and column-major."""
+    with _at_point(model, primal, noisy_y):
+        return [np.asarray(t.residual.value, dtype=float).ravel(order="F")
+                for t in model.terms]
 
 
 def _single_norm_gap(lam: float, h_value: float, eps_h: float, A: float, Vp: float) -> float:
