@@ -85,11 +85,13 @@ def event_count(model: FitModel) -> int:
 
 
 def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.ndarray, ...],
-             h_value: float, sigma: np.ndarray, beta: float, noise: str) -> float:
+             h_value: float, sigma: np.ndarray, beta: float, noise: str,
+             cap: float = math.inf) -> float:
     """The module doc's gap bound at a point whose noisy residuals are ``residuals`` (one flat
     column-major array per term) and noisy objective ``h_value``, from the released ``y~``,
     on events of total probability ``beta``; ``inf`` when the linearised solve has no
-    optimal value."""
+    optimal value, or when the divergences' charge alone reaches ``cap`` (a bound already in
+    hand: the solve could not improve on it, so it is not made)."""
     b = beta / max(event_count(model), 1)
     constant, charge = 0.0, 0.0
     linear, kept = [], []
@@ -115,6 +117,8 @@ def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.nda
         if np.any(keep):
             idx = np.flatnonzero(keep)
             kept.append(term.lam * _loss(term, a[idx], idx, w[idx]))
+    if charge >= cap:
+        return math.inf
     objective = sum([*linear, *kept]) + constant
     if model.public_part is not None:
         objective = objective + model.public_part

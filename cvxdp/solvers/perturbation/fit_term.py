@@ -127,7 +127,7 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     if conjugate:
         # every private term a Lipschitz loss: the conjugate bound (its own event, share b)
         gap = min(gap, fit_dual.dual_gap(model, _residuals(model, primal, noisy_y), noisy_y,
-                                         h_pt, sigma, b, noise))
+                                         h_pt, sigma, b, noise, cap=gap))
     return h_pt + sup, h_pt - sup - gap, gap
 
 
