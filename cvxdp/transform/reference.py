@@ -21,8 +21,8 @@ from cvxdp.transform.canon import to_scp
 from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
 from cvxdp.transform.support import non_finite_parameters
 
-__all__ = ["ExactSolution", "solve_exact", "cone_violations", "exp_cone_violations",
-           "proven_point", "validate",
+__all__ = ["ClarabelSession", "ExactSolution", "solve_exact", "cone_violations",
+           "exp_cone_violations", "proven_point", "validate",
            "svec_to_clarabel", "validate_user_terms"]
 
 
@@ -64,40 +64,77 @@ def svec_to_clarabel(r: int) -> np.ndarray:
 
 
 def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
-    import clarabel  # optional solver (not a runtime dependency; SCS is)
-
-    d = scp.dims
-    A, b, n_exp = with_exp_tail(scp)
-    perm = np.arange(A.shape[0])
-    start = d.zero + d.nonneg + sum(d.soc)
-    for r in d.psd:
-        size = r * (r + 1) // 2
-        perm[start:start + size] = start + svec_to_clarabel(r)
-        start += size
-    cones: list[Any] = []
-    if d.zero:
-        cones.append(clarabel.ZeroConeT(d.zero))
-    if d.nonneg:
-        cones.append(clarabel.NonnegativeConeT(d.nonneg))
-    cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
-    cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
-    # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
-    cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    for key, val in opts.items():
-        setattr(settings, key, val)
-    P = sp.csc_matrix((scp.n, scp.n))
     t0 = time.perf_counter()
-    solver = clarabel.DefaultSolver(P, scp.c, sp.csc_matrix(A[perm]), b[perm], cones, settings)
-    sol = solver.solve()
-    elapsed = time.perf_counter() - t0
-    name = str(sol.status).split(".")[-1]
-    status = {"Solved": cp.OPTIMAL, "AlmostSolved": cp.OPTIMAL_INACCURATE,
-              "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
-              "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
-              }.get(name, cp.SOLVER_ERROR)
-    return _result(scp, np.asarray(sol.x), status, elapsed, "CLARABEL")
+    session = ClarabelSession(scp, **opts)
+    return session.solve(scp.c, started=t0)
+
+
+class ClarabelSession:
+    """One Clarabel solver for a cone program whose objective ``c`` changes between solves.
+
+    Clarabel updates the linear cost in place (``update(q=c)``): the cones, the KKT matrix's
+    structure and the equilibration are set up once, so a caller that solves many objectives
+    over one set (the public boxes, the level sets' extents of the objective certificate)
+    pays the setup once instead of per solve.  When Clarabel does not allow the update (its
+    presolve changed the problem), each solve builds a fresh solver, as :func:`solve_exact`.
+    """
+
+    def __init__(self, scp: SymmetricConeProgram, **opts: Any) -> None:
+        import clarabel  # optional solver (not a runtime dependency; SCS is)
+
+        d = scp.dims
+        A, b, n_exp = with_exp_tail(scp)
+        perm = np.arange(A.shape[0])
+        start = d.zero + d.nonneg + sum(d.soc)
+        for r in d.psd:
+            size = r * (r + 1) // 2
+            perm[start:start + size] = start + svec_to_clarabel(r)
+            start += size
+        cones: list[Any] = []
+        if d.zero:
+            cones.append(clarabel.ZeroConeT(d.zero))
+        if d.nonneg:
+            cones.append(clarabel.NonnegativeConeT(d.nonneg))
+        cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
+        cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
+        # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
+        cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        for key, val in opts.items():
+            setattr(settings, key, val)
+        self._scp = scp
+        self._c = np.array(scp.c, dtype=float)
+        self._data = (sp.csc_matrix((scp.n, scp.n)), sp.csc_matrix(A[perm]), b[perm], cones,
+                      settings)
+        P, A_, b_, cones_, settings_ = self._data
+        self._solver = clarabel.DefaultSolver(P, self._c, A_, b_, cones_, settings_)
+
+    def solve(self, c: np.ndarray, started: float | None = None) -> ExactSolution:
+        """Minimise ``c'x`` over the program's set (its offset added to the value)."""
+        import clarabel
+
+        t0 = time.perf_counter() if started is None else started
+        c = np.asarray(c, dtype=float)
+        if not np.array_equal(c, self._c):
+            if self._solver.is_data_update_allowed():
+                self._solver.update(q=c)
+            else:
+                P, A, b, cones, settings = self._data
+                self._solver = clarabel.DefaultSolver(P, c, A, b, cones, settings)
+            self._c = c.copy()
+        sol = self._solver.solve()
+        elapsed = time.perf_counter() - t0
+        name = str(sol.status).split(".")[-1]
+        status = {"Solved": cp.OPTIMAL, "AlmostSolved": cp.OPTIMAL_INACCURATE,
+                  "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
+                  "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
+                  }.get(name, cp.SOLVER_ERROR)
+        x = np.asarray(sol.x)
+        if status in cp.settings.SOLUTION_PRESENT:
+            return ExactSolution(x, float(c @ x + self._scp.offset), status, elapsed,
+                                 "CLARABEL")
+        return _result(self._scp, x, status, elapsed, "CLARABEL")
 
 
 def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:

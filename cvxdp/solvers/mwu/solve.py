@@ -183,8 +183,11 @@ def solve_mwu(
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
             # ||z_S|| <= t
+            # refined until it proves a quarter of the accuracy (the status cannot change
+            # below that; each level costs 2 solves per private coordinate)
+            enough = 0.25 * acc * max(1.0, abs(value_released))
             sharp = sharp_objective_gap(perturbed, info["noisy_objective"]["c"], x, supp,
-                                        math.inf if R is None else R, t)
+                                        math.inf if R is None else R, t, enough=enough)
             if alpha is None or sharp < alpha:
                 info["gap_bound_sharp"] = sharp
         if info.get("alpha_guaranteed") is None:
