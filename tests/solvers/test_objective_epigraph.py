@@ -41,8 +41,8 @@ def test_free_variables_are_certified_by_the_objectives_growth_not_by_thm_c12():
     # min 1/2 x'Px + q'x with no constraint bounding x: private, exactly feasible; Thm C.12's
     # bound needs a radius (none here: no alpha), but P > 0 bounds the objective's level sets,
     # so the second-order bound (objective_certificate.py) certifies the released point.
-    # (Until Clarabel 0.11 a solve of the level sets' extents failed here and the answer was
-    # user_limit; the outcome now follows from the certificate, whichever it is.)
+    # (In an earlier environment a solve of the level sets' extents failed here and the
+    # answer was user_limit; the test follows the certificate, whichever it is.)
     rng = np.random.default_rng(1)
     n = 4
     P = np.eye(n) + 0.1 * np.ones((n, n))
