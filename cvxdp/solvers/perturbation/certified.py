@@ -287,14 +287,15 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             released_value, viol_eq, from_loosened = fitted["value"], None, False
             info.update({"point": "noisy objective's minimiser (fit terms with private "
                                   "targets)", "fit_terms": fitted["terms"]})
-    status, reason = status_of(cert, accuracy)
+    status, reason = status_of(cert, accuracy)  # the one status rule, for every point
     if objective_private and primal is None:
         info["objective_tail_beta"] = beta_c
     if from_loosened:
-        reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
-                  "released point solves the loosened one (post-processing, no extra budget)"
-                  + ("; " + reason if reason else ""))
-        status = cp.USER_LIMIT
+        note = ("the tightened counterpart of the noisy data is empty at this budget; the "
+                "released point solves the loosened one (post-processing, no extra budget)")
+        info["point_note"] = note
+        if reason:
+            reason = note + "; " + reason
     info["guarantee"] = str(cert)
     info["equality_violation_bound"] = viol_eq
     if reason and not math.isfinite(cert.gap_bound):
