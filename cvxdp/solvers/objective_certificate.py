@@ -52,7 +52,8 @@ _PIECES = 16
 
 
 def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.ndarray,
-                        supp: np.ndarray, R: float, t: float, enough: float = 0.0) -> float:
+                        supp: np.ndarray, R: float, t: float, enough: float = 0.0,
+                        max_solves: int | None = None) -> float:
     """An upper bound on ``c'x~ - OPT`` on the event ``||z_S|| <= t`` (module doc).
 
     Parameters
@@ -71,6 +72,10 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
         A bound at which to stop refining: once the levels solved so far give a bound at most
         ``enough``, it is returned without solving the lower levels (each costs two solves
         per private coordinate); 0 refines to the last level.
+    max_solves : int or None
+        At most this many bound solves: a level that would exceed it counts as a failed solve
+        (the levels above it bound those below: monotone extents), so the bound stays valid
+        and only loses precision.
 
     Returns
     -------
@@ -97,6 +102,8 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
 
     def solved(level: float) -> tuple[np.ndarray, np.ndarray] | None:
         if level not in cache:
+            if max_solves is not None and 2 * supp.size * (len(cache) + 1) > max_solves:
+                return None  # over the budget: as a failed solve
             cache[level] = extents(level)
         return cache[level]
 
