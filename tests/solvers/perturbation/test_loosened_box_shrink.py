@@ -40,3 +40,19 @@ def test_certified_gap_does_not_grow_with_the_public_box(exact_value):
         assert float(prob.objective.value) - opt <= c.gap_bound + 1e-7
         gaps[R] = c.relative_gap_bound
     assert gaps[50] <= 3 * gaps[5]
+
+
+def test_shrunk_bound_holds_over_seeds_where_the_noise_matters(exact_value):
+    # at epsilon 10 and sensitivity 1e-4 the noise bound is ~1e3 times larger than at 1e6: the
+    # level set is wider, the shrink still runs, and the bound must hold seed by seed.  Before
+    # the shrink: certified relative gap 46.8 (median, the public box's R = 50 in every row);
+    # with it 0.052, about the tightening's 1.2 plus the loosening's 1.2 on an optimum of 45.8
+    prob, A = _lad(50)
+    opt = exact_value(prob)
+    for seed in range(5):
+        sol = prob.solve_private(epsilon=10, delta=1e-6, rng=seed,
+                                 private=cvxdp.ConstraintPrivacy(A, sensitivity=1e-4))
+        c = sol.certificate
+        assert c.optimum_lower <= opt + 1e-7
+        assert float(prob.objective.value) - opt <= c.gap_bound + 1e-7
+        assert c.relative_gap_bound <= 0.1
