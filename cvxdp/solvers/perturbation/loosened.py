@@ -7,8 +7,10 @@ that no public row bounds is dropped from it (still a superset).  :func:`solve_l
 takes a second pass on a box that contains every true-feasible point on the same event: one
 grown from the tightened counterpart's point (:func:`_grown_box`), or the first loosened
 counterpart's own box (it contains them all); the counterpart rebuilt on that box keeps the
-units (docs/certificates.md, "Lower bound on the optimum").  Post-processing of the release
-and public data only.
+units (docs/certificates.md, "Lower bound on the optimum").  For a public objective the box
+the counterpart is built on is then shrunk to the objective's level set through the tightened
+point (:func:`_shrink`), so that a public box much wider than the answer does not widen the
+bound.  Post-processing of the release and public data only.
 """
 
 from __future__ import annotations
