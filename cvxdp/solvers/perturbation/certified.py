@@ -54,7 +54,7 @@ from cvxdp.solvers.public_part import (
     coordinate_box,
     public_feasibility,
 )
-from cvxdp.status import DEFAULT_BETA, status_of
+from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import proven_point, validate
 
@@ -152,7 +152,9 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     x_t = out["x"] if out["beta_used"] == npl.beta else None
     loose_prog, loose = solve_loosened(released, A_t, b_t, plan, scale, lo, hi,
                                        lambda prog: solve_exact_tight(prog, solver), x_t,
-                                       public_objective=not objective_private)
+                                       public_objective=not objective_private,
+                                       enough=0.25 * (DEFAULT_ACCURACY if accuracy is None
+                                                      else accuracy))
     x, from_loosened = out["x"], False
     loose_point = proven_point(loose_prog, loose)
     if x is None and loose_point is not None:
