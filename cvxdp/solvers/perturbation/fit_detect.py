@@ -27,7 +27,9 @@ from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.norm_inf import norm_inf
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
+from cvxpy.constraints.zero import Equality
 
+from cvxdp.blas_threads import one_blas_thread
 from cvxdp.solvers.perturbation.fit_bilinear import (
     is_bilinear,
     second_derivatives,
@@ -66,6 +68,8 @@ class FitTerm:
     psi: str | None = None
     psi_c: Any = None
     weights: np.ndarray | None = None
+    #: ``da/dx`` over every variable entry (the copies' order, column-major; square terms)
+    Jx: sp.csr_matrix | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,11 @@ class FitModel:
     cache: dict = field(default_factory=dict)
     #: the sum of the objective's public terms on the copies (None: there are none)
     public_part: Any = None
+    #: ``sum_p mu_p Y_p'Y_p`` over the public square terms ``mu_p ||b_p(x)||^2``
+    #: (:mod:`cvxdp.solvers.perturbation.fit_curvature`); None when there is none
+    public_curvature: sp.csr_matrix | None = None
+    #: the rows ``E`` of the public linear equalities ``E x = e`` (None: there are none)
+    public_equalities: sp.csr_matrix | None = None
 
 
 def _full_sum(e: Any) -> bool:
@@ -291,13 +300,58 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                              Q=None if J_perp is None else Q, J_perp=J_perp,
                              psi=None if psi is None else psi[0],
                              psi_c=None if psi is None else psi[1],
-                             weights=None if weights is None else np.asarray(weights)))
+                             weights=None if weights is None else np.asarray(weights),
+                             Jx=_full_x_jacobian(copy, x_copies) if square else None))
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
+    curvature = _public_curvature(public, var_only, x_copies)
+    copies = tuple(c.tree_copy(var_only) for c in problem.constraints)
+    eq_rows = [_full_x_jacobian(c.args[0] - c.args[1], x_copies) for c in copies
+               if isinstance(c, Equality) and not c.parameters()
+               and (c.args[0] - c.args[1]).is_affine()]
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
-                    constraints=tuple(c.tree_copy(var_only) for c in problem.constraints),
+                    constraints=copies,
                     objective=problem.objective.expr.tree_copy(by_obj),
-                    public_part=sum(t.tree_copy(var_only) for t in public) if public else None)
+                    public_part=sum(t.tree_copy(var_only) for t in public) if public else None,
+                    public_curvature=curvature,
+                    public_equalities=sp.csr_matrix(sp.vstack(eq_rows)) if eq_rows else None)
+
+
+def _full_x_jacobian(expr: Any, x_copies: dict[str, cp.Variable]) -> sp.csr_matrix:
+    """``d expr / dx`` of an affine expression over every variable entry (zero blocks for the
+    variables it does not read), columns in the copies' order, column-major."""
+    leaves = list(x_copies.values())
+    ids = {v.id for v in leaves}
+    every = leaves + [v for v in expr.variables() if v.id not in ids]  # the y copies too
+    for v in every:
+        v.value = np.zeros(v.shape)
+    try:
+        grad = expr.grad
+    finally:
+        for v in every:
+            v.value = None
+    rows = int(expr.size)
+    return sp.csr_matrix(sp.hstack([
+        sp.csr_matrix(grad[v]).T if grad.get(v) is not None else sp.csr_matrix((rows, v.size))
+        for v in leaves]))
+
+
+def _public_curvature(public: list[Any], var_only: dict[int, Any],
+                      x_copies: dict[str, cp.Variable]) -> sp.csr_matrix | None:
+    """``sum_p mu_p Y_p'Y_p`` over the public terms that are squares ``mu_p ||b_p(x)||^2`` of
+    an affine ``b_p`` (structure and public constants only); None when there is none."""
+    total = None
+    for term in public:
+        c = _classify(term)
+        if c is None or c[0] != "square" or c[4] is not None:
+            continue
+        copy = c[3].tree_copy(var_only)
+        if not copy.is_affine() or copy.parameters():
+            continue
+        Y = _full_x_jacobian(copy, x_copies)
+        part = sp.csr_matrix(c[1] * (Y.T @ Y))
+        total = part if total is None else total + part
+    return total
 
 
 def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]
@@ -340,7 +394,8 @@ def _range_basis(Jx: sp.csr_matrix | None) -> np.ndarray | None:
     rows, cols = Jx.shape
     if cols >= rows or rows * cols > RANGE_DENSE_MAX:
         return None
-    return np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
+    with one_blas_thread():  # a one-off dense SVD (blas_threads.one_blas_thread)
+        return np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
 
 
 def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None, Q: np.ndarray | None

@@ -58,7 +58,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.solvers.perturbation import fit_dual
+from cvxdp.solvers.perturbation import fit_curvature, fit_dual
 from cvxdp.solvers.perturbation.fit_bilinear import (
     bilinear_share,
     design_noise_norm,
@@ -90,8 +90,9 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
     floor = model.single_norm and model.terms[0].J_perp is not None
     conjugate = fit_dual.applies(model)
+    joint = fit_curvature.applies(model)
     b = beta / (2 * len(squares) + 2 * len(bilinear) + bool(lips) + bool(affs)
-                + model.single_norm + 2 * floor + conjugate)
+                + model.single_norm + 2 * floor + conjugate + joint)
     gap, sup = delta, 0.0
     for t in bilinear:
         R, x_norm = _design_at(model, t, primal, noisy_y)
@@ -102,6 +103,7 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
             t_max=lambda t=t: _box_diameter(model, t.x_names))
         gap += share - delta       # bilinear_share counts f(x) - f(x_e)'s delta itself
         sup += s_t
+    share_before = gap
     for t in squares:
         V = noise_norm(t.J, sigma, b, "l2", noise)
         Vp = noise_norm(t.J_range, sigma, b, "l2", noise)
@@ -110,6 +112,10 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         # exact minimiser x_e: ||r(x) - r(x_e)||^2 <= delta / lam (strong convexity along r)
         gap += t.lam * Vp**2 + 2.0 * Vp * math.sqrt(t.lam * delta)
         sup += 2.0 * t.lam * V * r + t.lam * V**2
+    if joint:
+        # the squares' shares together, with the public squares' curvature (its own event)
+        gap = min(gap, share_before - delta
+                  + fit_curvature.joint_square_gap(model, delta, sigma, b, noise))
     if lips:
         B = norm_sum_bound(lips, sigma, b, noise)
         if model.single_norm:
