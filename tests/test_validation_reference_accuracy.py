@@ -14,7 +14,8 @@ import numpy as np
 
 import cvxdp
 import cvxdp.transform.reference as reference
-from cvxdp.transform.reference import ExactSolution, validate_user_terms
+from cvxdp.transform.exact import ExactSolution
+from cvxdp.transform.reference import validate_user_terms
 
 #: Clarabel's relative gap tolerance is 1e-8; the two exact solves agree well inside this
 TOLERANCE = 1e-7

@@ -26,7 +26,7 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import _svec_index
-from cvxdp.transform.reference import ClarabelSession, ExactSolution, solve_exact
+from cvxdp.transform.exact import ClarabelSession, ExactSolution, solve_exact
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
@@ -47,7 +47,7 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     Only public data enters, so the answer can be acted on (and reported) before any budget is
     spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (``"CLARABEL"`` or
     ``"SCS"``) chooses the exact solver; None: Clarabel, falling back to SCS
-    (:func:`cvxdp.transform.reference.solve_exact`).
+    (:func:`cvxdp.transform.exact.solve_exact`).
     """
     keep = ~np.asarray(row_private, dtype=bool)
     box = _bound_rows(A, b, dims, keep) if exp_tail is None else None

@@ -34,7 +34,7 @@ from cvxdp.privacy.mechanisms import (
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
 from cvxdp.transform.epigraph import epigraph_bounds
-from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
