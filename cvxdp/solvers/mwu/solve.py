@@ -57,6 +57,9 @@ __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWa
 #: solve through CVXPY (measured 1-3 ms against 20-30 ms on trial 14's models); it is not
 #: started when two levels (2 solves per private coordinate each) do not fit
 _SHARP_MAX_SOLVES = 200
+#: without a public ball the search is the only finite bound: it runs to its end for at most
+#: this many private coordinates
+_SHARP_MAX_COORDS = 200
 
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
@@ -184,8 +187,12 @@ def solve_mwu(
             if info.get(key) is not None:
                 alpha = min(alpha, info[key])
         acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
-        if (alpha is None or (alpha > acc and R > 0)) \
-                and 0 < 4 * supp.size <= _SHARP_MAX_SOLVES:
+        # with a first-order bound in hand (alpha) the search is held to the solve budget;
+        # without one (no public ball) it is the only finite bound and runs to its end
+        budget = _SHARP_MAX_SOLVES if alpha is not None else None
+        fits = (4 * supp.size <= _SHARP_MAX_SOLVES if budget is not None
+                else supp.size <= _SHARP_MAX_COORDS)
+        if (alpha is None or (alpha > acc and R > 0)) and supp.size > 0 and fits:
             # Thm C.12's first-order bound misses the accuracy, or there is none (no public
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
@@ -200,7 +207,7 @@ def solve_mwu(
                 radius = min(radius, info["gap_bound_holder"] / (2.0 * t))
             sharp = sharp_objective_gap(perturbed, info["noisy_objective"]["c"], x, supp,
                                         radius, t, enough=enough,
-                                        max_solves=_SHARP_MAX_SOLVES)
+                                        max_solves=budget)
             if alpha is None or sharp < alpha:
                 info["gap_bound_sharp"] = sharp
         if info.get("alpha_guaranteed") is None:
