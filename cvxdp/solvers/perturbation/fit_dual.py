@@ -95,10 +95,14 @@ def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.nda
     b = beta / max(event_count(model), 1)
     constant, charge = 0.0, 0.0
     linear, kept = [], []
-    for term, r in zip(model.terms, residuals, strict=True):
+    for k, (term, r) in enumerate(zip(model.terms, residuals, strict=True)):
         a = cp.vec(term.residual, order="F")
+        # the events' bounds are public (J, sigma, b): computed once per model and level
+        key = ("fit_dual", k, b, noise)
         if term.psi == "euclid":
-            T = noise_norm(term.J, sigma, b, "l2", noise)
+            if key not in model.cache:
+                model.cache[key] = noise_norm(term.J, sigma, b, "l2", noise)
+            T = model.cache[key]
             R = float(np.linalg.norm(r))
             if R > 0 and T * T / (2.0 * R) < 2.0 * T:
                 linear.append(term.lam * (r / R) @ a)
@@ -108,7 +112,9 @@ def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.nda
                 charge += 2.0 * term.lam * T
             continue
         w = np.ones(r.size) if term.weights is None else np.asarray(term.weights, dtype=float)
-        t = _entry_bounds(term, w, sigma, b, noise)
+        if key not in model.cache:
+            model.cache[key] = _entry_bounds(term, w, sigma, b, noise)
+        t = model.cache[key]
         c0, coef, keep, share = _separable(term, r, t)
         constant += term.lam * float(w @ c0)
         charge += term.lam * float(w @ share)
