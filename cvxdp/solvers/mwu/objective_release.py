@@ -158,8 +158,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
                                "noised_coordinates": int(k) + int(noise_offset),
                                "offset_source": offset_source, "norm_bound": R,
                                "norm_bound_source": src, "alpha_guaranteed": alpha,
-                               "gap_bound_holder": holder,
-                               "gap_bound_holder_inf": holder_inf, "beta": beta}
+                               "beta": beta}
     if eps is not None and R is not None:
         r = n
         sig_p = float(dc.max()) * math.sqrt(2 * r * math.log(1.25 / dl)) / eps
