@@ -41,11 +41,11 @@ def small_blas(work: float) -> Iterator[bool]:
     """Run the block on one BLAS thread when each of its calls does ``<= SMALL_WORK`` flops
     (``work``, a public function of the sizes) and threadpoolctl is installed.  Yields whether
     the limit is in force."""
-    if threadpool_limits is None or work > SMALL_WORK:
+    if work > SMALL_WORK:
         yield False
         return
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield True
+    with one_blas_thread() as limited:
+        yield limited
 
 
 @contextlib.contextmanager

@@ -126,11 +126,7 @@ class ClarabelSession:
                   "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
                   "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
                   }.get(name, cp.SOLVER_ERROR)
-        x = np.asarray(sol.x)
-        if status in cp.settings.SOLUTION_PRESENT:
-            return ExactSolution(x, float(c @ x + self._scp.offset), status, elapsed,
-                                 "CLARABEL")
-        return _result(self._scp, x, status, elapsed, "CLARABEL")
+        return _result(self._scp, np.asarray(sol.x), status, elapsed, "CLARABEL", c=c)
 
 
 def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
@@ -148,9 +144,12 @@ def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
 
 
 def _result(scp: SymmetricConeProgram, x: np.ndarray, status: str, elapsed: float,
-            solver: str) -> ExactSolution:
+            solver: str, c: np.ndarray | None = None) -> ExactSolution:
+    """The solution, its value ``c'x + offset`` (``c``: the cost solved, the program's by
+    default), or the value a status implies."""
     if status in cp.settings.SOLUTION_PRESENT:
-        return ExactSolution(x, float(scp.c @ x + scp.offset), status, elapsed, solver)
+        cost = scp.c if c is None else c
+        return ExactSolution(x, float(cost @ x + scp.offset), status, elapsed, solver)
     value = np.inf if status == cp.INFEASIBLE else -np.inf if status == cp.UNBOUNDED else None
     return ExactSolution(None, value, status, elapsed, solver)
 

@@ -45,7 +45,7 @@ from cvxdp.solvers.mwu.private_scp import (
 )
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
 from cvxdp.specs import as_spec_tuple
-from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, status_of
+from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import validate
 from cvxdp.transform.support import exp_cone_reason
@@ -182,10 +182,10 @@ def solve_mwu(
         iterations = None
         value_released = info.pop("value")  # sign * (c~ . x + offset~): released data only
         perturbed, supp, R, t = info.pop("_perturbed")
-        alpha = info.get("alpha_guaranteed")
-        for key in ("gap_bound_holder", "gap_bound_holder_inf"):
-            if info.get(key) is not None:
-                alpha = min(alpha, info[key])
+        # the smallest first-order bound in hand (None: none, no public ball)
+        firsts = [info[k] for k in ("alpha_guaranteed", "gap_bound_holder",
+                                    "gap_bound_holder_inf") if info.get(k) is not None]
+        alpha = min(firsts) if firsts else None
         acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
         # with a first-order bound in hand (alpha) the search is held to the solve budget;
         # without one (no public ball) it is the only finite bound and runs to its end
@@ -196,10 +196,8 @@ def solve_mwu(
             # Thm C.12's first-order bound misses the accuracy, or there is none (no public
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
-            # ||z_S|| <= t
-            # refined until it proves a quarter of the accuracy (the status cannot change
-            # below that; each level costs 2 solves per private coordinate)
-            enough = 0.25 * acc * max(1.0, abs(value_released))
+            # ||z_S|| <= t, refined until it proves status.refine_until(accuracy)
+            enough = refine_until(accuracy) * max(1.0, abs(value_released))
             # its top level 2 R t needs only ||x_S - x~_S|| <= 2 R on the public set, which
             # the Hoelder diameter bounds too
             radius = math.inf if R is None else R

@@ -54,7 +54,7 @@ from cvxdp.solvers.public_part import (
     coordinate_box,
     public_feasibility,
 )
-from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, status_of
+from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import proven_point, validate
 
@@ -153,8 +153,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     loose_prog, loose = solve_loosened(released, A_t, b_t, plan, scale, lo, hi,
                                        lambda prog: solve_exact_tight(prog, solver), x_t,
                                        public_objective=not objective_private,
-                                       enough=0.25 * (DEFAULT_ACCURACY if accuracy is None
-                                                      else accuracy))
+                                       enough=refine_until(accuracy))
     x, from_loosened = out["x"], False
     loose_point = proven_point(loose_prog, loose)
     if x is None and loose_point is not None:
@@ -210,8 +209,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     fitted = None
     if setup.fit is not None:
         fitted = _fit_release(problem, scp, setup, released, A_t, b_t, out, solver,
-                              enough=0.25 * (DEFAULT_ACCURACY if accuracy is None
-                                             else accuracy))
+                              enough=refine_until(accuracy))
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
     released_value = float(released.c @ x + released.offset)  # with the released data
     slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)

@@ -105,7 +105,6 @@ def joint_square_gap(model: FitModel, delta: float, sigma: np.ndarray, beta: flo
     M = noise_map(model)
     if M is None:
         return math.inf
-    with one_blas_thread():
-        V = noise_norm(M, sigma, beta, "l2", noise)
+    V = noise_norm(M, sigma, beta, "l2", noise)  # its dense SVD runs on one BLAS thread
     G = V * V
     return delta + G + 2.0 * math.sqrt(G * max(delta, 0.0))
