@@ -23,6 +23,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.solution import relative_scale
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
 from cvxdp.transform.canon import user_columns, variables_at
@@ -159,7 +160,7 @@ def _shrink(on: Callable[..., tuple[Any, Any]], prog: Any, sol: Any,
     if J.size == 0 or J.size > LOOSENED_BOX_MAX:
         return prog, sol
     top = level + prog.offset
-    if top - sol.value <= max(1e-6 * (1.0 + abs(top)), enough * _scale_of(sol.value, top)):
+    if top - sol.value <= max(1e-6 * (1.0 + abs(top)), enough * relative_scale(sol.value, top)):
         return prog, sol
     for k in range(max(1, BOX_SOLVES_MAX // J.size)):
         if _closes(plan, scale, b_lo, b_hi, x_t) < SHRINK_CLOSES:
@@ -182,13 +183,6 @@ def _shrink(on: Callable[..., tuple[Any, Any]], prog: Any, sol: Any,
         if top - sol2.value > (1.0 - SHRINK_CLOSES) * gap:
             break
     return prog, sol
-
-
-def _scale_of(lower: float, upper: float) -> float:
-    """``max(1, m)``, ``m`` the smallest ``|v|`` on ``[lower, upper]`` (0 when it holds 0): the
-    relative gap's denominator (docs/certificates.md, the certificate's fields)."""
-    m = 0.0 if lower <= 0.0 <= upper else min(abs(lower), abs(upper))
-    return max(1.0, m)
 
 
 def _level_cut(prog: Any, level: float) -> Any:
