@@ -25,15 +25,16 @@ import contextlib
 from collections.abc import Iterator
 
 try:  # optional extra: threadpoolctl
-    from threadpoolctl import threadpool_limits
+    from threadpoolctl import ThreadpoolController, threadpool_limits
 except ImportError:  # pragma: no cover - exercised without the extra
-    threadpool_limits = None
+    ThreadpoolController = threadpool_limits = None
 
 __all__ = ["SMALL_WORK", "small_blas", "one_blas_thread", "HAVE_THREADPOOLCTL"]
 
 #: Flops per BLAS call below which a block runs on one BLAS thread (module doc).
 SMALL_WORK = 1e7
 HAVE_THREADPOOLCTL = threadpool_limits is not None
+_CONTROLLER: list = []  # the one scan of the loaded BLAS libraries (one_blas_thread)
 
 
 @contextlib.contextmanager
@@ -57,5 +58,10 @@ def one_blas_thread() -> Iterator[bool]:
     if threadpool_limits is None:
         yield False
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    if not _CONTROLLER:
+        # finding the loaded BLAS libraries reads the process's memory map (about 5 ms); a
+        # solve enters this block a dozen times, so the scan is made once per process (the
+        # BLAS libraries numpy and scipy load are loaded by then: cvxdp imports both)
+        _CONTROLLER.append(ThreadpoolController())
+    with _CONTROLLER[0].limit(limits=1, user_api="blas"):
         yield True
