@@ -77,7 +77,7 @@ from cvxdp.solvers.covering.covering_schedule import (
     plan_schedule,
     split_count_budget,
 )
-from cvxdp.solvers.covering.dense_mwu import scp_dense_mwu
+from cvxdp.solvers.covering.dense_mwu import DenseMWU, DenseMWUResult, _project_log, scp_dense_mwu
 
 __all__ = ["CoveringSchedule", "plan_schedule", "run_dense_covering", "private_scale",
            "theorem_alpha", "shrink_weight", "shrink_towards_identity", "split_count_budget",
@@ -190,8 +190,62 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
             cov = np.clip(_coverage(kind, data, P), 0.0, 1.0)
             return np.concatenate([(g * cov - 1.0) / (2 * w) + 0.5, np.ones(nd)])
 
+    if kind == "lp" and not keep_history:
+        return _lp_loop(data, sched, rng, average_from)
     return scp_dense_mwu(oracle, losses, m + nd, s=sched.s, T=sched.T, eta=sched.eta, rng=rng,
                          keep_history=keep_history, average_from=average_from)
+
+
+#: rounds whose Gumbel draws are made at once in :func:`_lp_loop` (memory ``LP_CHUNK x n``)
+LP_CHUNK = 256
+
+
+def _lp_loop(data: np.ndarray, sched: CoveringSchedule, rng: np.random.Generator,
+             average_from: int | None) -> DenseMWUResult:
+    """:func:`scp_dense_mwu` with the LP oracle of :func:`run_dense_covering`, the same numbers
+    for the same ``rng`` (tested) at a fraction of the Python work per round.
+
+    The oracle plays one column ``j`` (the exponential mechanism's choice, Hsu et al. 2014), so
+    ``P`` is the unit vector ``e_j``, each row's coverage is ``A[i, j]`` and the round's loss
+    vector is one of ``n`` fixed vectors, tabulated once (and checked to lie in ``[0, 1]``
+    once, which checks every round's).  The Gumbel draws of ``LP_CHUNK`` rounds are made at
+    once: the generator fills them in the order the per-round draws would take (the oracle is
+    the loop's only use of ``rng``).
+
+    References
+    ----------
+    Song, Xue & Zhang (2025), Alg. 3 (the loop), Lemma B.3 (losses in ``[0, 1]``).
+    """
+    m, n = data.shape
+    nd = sched.n_dummy
+    mwu = DenseMWU(m + nd, sched.s, sched.eta)  # the generic loop's checks of m, s and eta
+    lw, s, eta, kappa, T = mwu.log_weights, mwu.s, mwu.eta, sched.kappa, int(sched.T)
+    cov = np.clip(data, 0.0, 1.0).T  # row j: every row's coverage by column j
+    if sched.opt_level is None:
+        table = cov
+    else:
+        g, w = sched.opt_level, sched.width
+        table = (g * cov - 1.0) / (2 * w) + 0.5
+    table = np.ascontiguousarray(table)
+    if not (table.min(initial=0.0) >= -1e-12 and table.max(initial=1.0) <= 1 + 1e-12):
+        raise ValueError("Lemma B.3 needs losses in [0, 1].")
+    counts = np.zeros(n)
+    y_sum = None
+    for start in range(0, T, LP_CHUNK):
+        gumbel = rng.gumbel(size=(min(LP_CHUNK, T - start), n))
+        for k, noise in enumerate(gumbel):
+            y = _project_log(lw, s)
+            if average_from is not None and start + k >= average_from:
+                y_sum = y.copy() if y_sum is None else y_sum + y
+            j = int(np.argmax(kappa * (y[:m] @ data) + noise))
+            counts[j] += 1.0
+            lw[:m] -= eta * table[j]
+            lw[m:] -= eta  # the public dummy actions' loss is 1
+            lw -= lw.max()
+    out = DenseMWUResult(average=counts / T)
+    if y_sum is not None:
+        out.y_average = y_sum / (T - int(average_from))
+    return out
 
 
 def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Generator,

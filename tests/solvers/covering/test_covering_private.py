@@ -16,6 +16,7 @@ from cvxdp.errors import (
 )
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ApproxDP, zcdp_from_approx, zcdp_to_epsilon
+from cvxdp.solvers.covering import covering_private
 from cvxdp.solvers.covering.covering import random_covering_lp, random_covering_sdp
 from cvxdp.solvers.covering.covering_private import (
     algebra_lambda_max,
@@ -286,3 +287,19 @@ def test_shrink_is_public_post_processing(sdp):
     assert sdp.solve_private(epsilon=8.0, delta=1e-6, s=100, rng=0).privacy.details["shrink"] == 0
     with pytest.raises(PrivacySpecError, match="shrink"):
         sdp.solve_private(epsilon=1.0, delta=1e-6, s=20, shrink=2.0)
+
+
+@pytest.mark.parametrize("opt", [None, 3.0])
+def test_lp_loop_gives_the_generic_loops_numbers(opt):
+    """The LP rounds' own loop (covering_private._lp_loop: tabulated losses, Gumbel draws made
+    LP_CHUNK rounds at once) releases exactly what the generic Alg. 3 loop releases for the same
+    seed, over more than one chunk, with and without an objective level and the dual average."""
+    data = np.random.default_rng(5).uniform(0, 1, (40, 7))
+    sched = plan_schedule(ApproxDP(5.0, 1e-6), kind="lp", dim=7, s=3, T=600, opt=opt)
+    assert sched.T > covering_private.LP_CHUNK
+    fast = run_dense_covering("lp", data, sched, np.random.default_rng(1), average_from=200)
+    slow = run_dense_covering("lp", data, sched, np.random.default_rng(1), average_from=200,
+                              keep_history=True)  # the generic loop (it keeps the history)
+    np.testing.assert_array_equal(fast.average, slow.average)
+    np.testing.assert_array_equal(fast.y_average, slow.y_average)
+    assert np.count_nonzero(fast.average) > 1  # the run did move between columns
