@@ -169,6 +169,13 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
                            neighbouring=neighbouring, theorem=THM_C12, records=(rec,),
                            details=details)
     value = scp.sign * float(c_noisy @ sol.x + offset_noisy)
+    # the true objective at x~ differs from the released one by z'x~_S (+ the offset's share
+    # w'z_S when the offset is a public linear function of c), at most t ||x~_S (+ w_S)|| on
+    # the event ||z_S|| <= t; a noised offset has its own noise, not on that event: no bound
+    reach = None
+    if not noise_offset:
+        v = np.asarray(sol.x, dtype=float)[supp]
+        reach = float(np.linalg.norm(v if w_off is None else v + w_off[supp]))
     info = {"method": "objective_perturbation", "setting": "objective",
             "alpha_guaranteed": alpha, "gap_bound_holder": holder,
             "gap_bound_holder_inf": holder_inf, "value": value,
@@ -176,7 +183,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
                                 "offset_source": offset_source},
             # public set, released data and the noise event for the certificate (popped by
             # the caller)
-            "_perturbed": (perturbed, supp, R, t)}
+            "_perturbed": (perturbed, supp, R, t), "_value_reach": reach}
     return np.asarray(sol.x), report, info
 
 

@@ -182,6 +182,9 @@ def solve_mwu(
         iterations = None
         value_released = info.pop("value")  # sign * (c~ . x + offset~): released data only
         perturbed, supp, R, t = info.pop("_perturbed")
+        # |true - released objective at x~| <= t * reach on the event (objective_release)
+        reach = info.pop("_value_reach")
+        value_spread = None if reach is None else t * reach * (1.0 + 1e-9)
         # the smallest first-order bound in hand (None: none, no public ball)
         firsts = [info[k] for k in ("alpha_guaranteed", "gap_bound_holder",
                                     "gap_bound_holder_inf") if info.get(k) is not None]
@@ -304,7 +307,9 @@ def solve_mwu(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
                 "status is 'user_limit' (see info['status_reason']).")
     cert = _certificate(scp, x, info, beta, settings,
-                        None if "objective" in settings else det)
+                        None if "objective" in settings else det,
+                        value=(None if "objective" not in settings or value_spread is None
+                               else (scp.sign * value_released, value_spread)))
     note = info.pop("status_reason", None)
     if not math.isfinite(cert.violation_bound):
         # say why nothing bounds the violation (the certificate's inf is not a defect)
@@ -347,7 +352,8 @@ def _why_unbounded(det: dict[str, Any] | None) -> str:
 
 
 def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
-                 settings: set[str], det: dict[str, Any] | None) -> Certificate:
+                 settings: set[str], det: dict[str, Any] | None,
+                 value: tuple[float, float] | None = None) -> Certificate:
     """The MWU's certificate from its theorems and released tests (docs/certificates.md).
 
     Objective privacy (Thm C.12): the constraints are public and the point exactly feasible;
@@ -358,6 +364,14 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
     the violation is at most the search's released test bound (or the theorem's ``alpha``).
     Those events hold together w.p. ``>= 1 - (1 + k + d) beta``, ``k`` the runs whose theorem
     raised the lower bound, ``d`` one when a dual bound did (the tests' noise is one event).
+
+    ``value``: objective privacy's released objective at the point (minimised sense) and its
+    spread ``t ||x~_S||``: on the event ``||z_S|| <= t`` the true objective there is within the
+    spread of it (``c'x~ = c~'x~ - z'x~``, Cauchy-Schwarz), so ``objective_upper = h~ +
+    spread`` and ``optimum_lower = h~ - spread - gap``; the relative gap is then relative to
+    the objective's size (docs/certificates.md, "Objective perturbation").  The l-infinity
+    bound's certificate holds on both events (probability ``1 - 2 beta``), the l2 one among
+    them.
     """
     if "objective" in settings:
         alpha = info.get("alpha_guaranteed")
@@ -369,8 +383,12 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
         # the l-infinity bound holds on its own event: taking it costs a second beta
         gap, prob = (on_inf, 1.0 - 2.0 * beta) if on_inf is not None and on_inf < on_l2 \
             else (on_l2, 1.0 - beta)
+        upper = lower = math.nan
+        if value is not None:
+            upper, lower = value[0] + value[1], value[0] - value[1] - gap
         return Certificate.from_bounds(
-            objective_upper=math.inf, optimum_lower=-math.inf, violation_bound=0.0,
+            objective_upper=upper if math.isfinite(upper) else math.inf,
+            optimum_lower=lower if math.isfinite(lower) else -math.inf, violation_bound=0.0,
             equality_violation_bound=None, probability=prob, gap_bound=gap,
             how="objective perturbation (" + cite(SYMMETRIC_CONE_PROGRAMMING, "Thm C.12")
                 + "): sub-optimality <= alpha, with the proof's ||x* - x~|| bounded through "
