@@ -71,3 +71,35 @@ def test_a_solver_failure_below_the_top_keeps_the_levels_above():
                                  private=cvxdp.ObjectivePrivacy(wts, sensitivity=1e-2))
     assert sol.validation.objective_gap <= sol.certificate.gap_bound <= 1e-4
     assert sol.status == cp.OPTIMAL_INACCURATE
+
+
+def test_the_search_without_a_ball_keeps_the_solve_budget(monkeypatch):
+    """Trial 15's weighted least squares (200 private nonnegative weights on squared residuals,
+    no public ball on the epigraph variables): the search ran to its end, 1,600 bound solves
+    (11 s, 257-485x the exact solve) for an ``inf``.  Without a ball it is held to the same
+    budget as with one (mwu/solve.py, _SHARP_MAX_SOLVES: the time target)."""
+    from cvxdp.solvers import objective_certificate
+    from cvxdp.solvers.mwu import solve as mwu_solve
+    calls = []
+    real = objective_certificate.bound_solves
+
+    def counting(prog, costs):
+        for out in real(prog, costs):
+            calls.append(1)
+            yield out
+
+    monkeypatch.setattr(objective_certificate, "bound_solves", counting)
+    rng = np.random.default_rng(102)
+    m, n = 200, 10
+    A = rng.normal(size=(m, n))
+    b = A @ rng.normal(size=n) + rng.normal(size=m)
+    wt = cp.Parameter(m, name="wt", nonneg=True, value=rng.uniform(0.5, 2, m))
+    x = cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(wt, cp.square(A @ x - b)))),
+                      [cp.norm(x, "inf") <= 10])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=10, delta=1e-6, rng=0,
+                                 private=cvxdp.ObjectivePrivacy(wt, sensitivity=0.01))
+    assert len(calls) <= mwu_solve._SHARP_MAX_SOLVES
+    assert sol.status == "user_limit"
