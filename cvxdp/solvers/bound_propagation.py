@@ -24,8 +24,8 @@ __all__ = ["propagated_box", "PROPAGATION_ROUNDS"]
 PROPAGATION_ROUNDS = 20
 
 
-def propagated_box(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def propagated_box(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray, *,
+                   cones: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """An outer box of the kept rows' feasible set by bound propagation, without a solver.
 
     Every kept linear row reads ``a'x <= b_r`` (an inequality ``a'x + s = b_r``, ``s >= 0``) or
@@ -37,9 +37,13 @@ def propagated_box(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
     contains the feasible set of the kept rows (cone blocks are left out: a superset), so it
     is a valid, possibly loose, bound -- exact on boxes, simplices and row sums.  Public data
     only.  Returns ``(lo, hi)`` with ``-inf`` / ``inf`` where nothing bounds a coordinate.
+
+    ``cones=True`` adds the linear rows every kept second-order cone block implies
+    (:func:`_soc_rows`): ``t = 1 + y`` of ``sum_squares``' rotated cone is then bounded below.
     """
     n_lin = dims.zero + dims.nonneg
-    keep = np.asarray(keep, dtype=bool)[:n_lin]
+    keep_all = np.asarray(keep, dtype=bool)
+    keep = keep_all[:n_lin]
     rows = np.flatnonzero(keep)
     R = sp.csr_matrix(sp.csr_matrix(A)[rows])
     bb = np.asarray(b, dtype=float)[rows]
@@ -47,6 +51,10 @@ def propagated_box(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
     # equalities in both directions: a'x <= b and -a'x <= -b
     R = sp.csr_matrix(sp.vstack([R, -R[eq]]))
     bb = np.concatenate([bb, -bb[eq]])
+    if cones and dims.soc:
+        C, cb = _soc_rows(sp.csr_matrix(A), np.asarray(b, dtype=float), dims, keep_all)
+        R = sp.csr_matrix(sp.vstack([R, C]))
+        bb = np.concatenate([bb, cb])
     R.eliminate_zeros()
     n = A.shape[1]
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
@@ -73,3 +81,26 @@ def propagated_box(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
             break
         lo, hi = new_lo, new_hi
     return lo, hi
+
+
+def _soc_rows(A: sp.csr_matrix, b: np.ndarray, dims: Any, keep: np.ndarray
+              ) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The linear rows a second-order cone block implies, as ``a'x <= b`` rows.
+
+    The block's slack ``s = b - A x`` lies in ``{s_0 >= ||s_1..||_2}``, so ``s_0 >= |s_i|``
+    for every member: ``s_0 - s_i >= 0`` and ``s_0 + s_i >= 0``, i.e. ``(A_0 -+ A_i) x <= b_0
+    -+ b_i`` (a polyhedral outer approximation of the cone; blocks with a row not kept are
+    left out)."""
+    sizes = np.asarray(dims.soc, dtype=int)
+    starts = dims.zero + dims.nonneg + np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    ok = np.array([q >= 2 and keep[r0:r0 + q].all() for r0, q in zip(starts, sizes, strict=True)],
+                  dtype=bool)
+    # one (head, member) pair per member row of each kept block, in one indexing each
+    head = np.repeat(starts[ok], sizes[ok] - 1)
+    member = np.concatenate([np.arange(r0 + 1, r0 + q) for r0, q in
+                             zip(starts[ok], sizes[ok], strict=True)] or [np.zeros(0, dtype=int)])
+    if head.size == 0:
+        return sp.csr_matrix((0, A.shape[1])), np.zeros(0)
+    H, M = A[head], A[member]
+    return (sp.csr_matrix(sp.vstack([H - M, H + M])),
+            np.concatenate([b[head] - b[member], b[head] + b[member]]))

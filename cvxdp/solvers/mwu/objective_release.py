@@ -228,11 +228,12 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray
     eye = np.eye(n)
     no_private = np.zeros(scp.m, dtype=bool)
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-    p_lo, p_hi = propagated_box(scp.A, scp.b, scp.dims, ~no_private)
-    if 2 * supp.size > BOX_SOLVES_MAX and np.all(np.isfinite(p_lo[supp])) \
-            and np.all(np.isfinite(p_hi[supp])):
+    p_lo, p_hi = propagated_box(scp.A, scp.b, scp.dims, ~no_private, cones=True)
+    if 2 * supp.size > BOX_SOLVES_MAX:
         # more than BOX_SOLVES_MAX two-sided solves: bound propagation's box (valid, exact on
-        # boxes, simplices and row sums) when it bounds every private coordinate
+        # boxes, simplices and row sums; with the cones' implied rows, epigraph variables get
+        # their lower bound); a coordinate it leaves unbounded goes to the epigraph bounds
+        # below (trial 15's 200 private weights on squares: 400 solves, 2.6 s, for nothing)
         l_s, h_s = p_lo[supp], p_hi[supp]
     else:
         l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, [eye[j] for j in supp],
