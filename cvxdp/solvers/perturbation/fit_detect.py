@@ -36,7 +36,7 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
 )
 from cvxdp.solvers.perturbation.noise_tails import RANGE_DENSE_MAX
 
-__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves"]
+__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "attribute_constraints"]
 
 
 @dataclass(frozen=True)
@@ -279,7 +279,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                              Jx=Jx_full if square else None))
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     curvature = _public_curvature(public, var_only, x_copies)
-    copies = tuple(c.tree_copy(var_only) for c in problem.constraints)
+    copies = tuple(c.tree_copy(var_only) for c in problem.constraints) + \
+        attribute_constraints(problem, x_copies)
     eq_rows = [_jacobians(c.args[0] - c.args[1], x_copies, ())[2] for c in copies
                if isinstance(c, Equality) and not c.parameters()
                and (c.args[0] - c.args[1]).is_affine()]
@@ -308,6 +309,42 @@ def _public_curvature(public: list[Any], var_only: dict[int, Any],
         part = sp.csr_matrix(c[1] * (Y.T @ Y))
         total = part if total is None else total + part
     return total
+
+
+def attribute_constraints(problem: cp.Problem, x_copies: dict[str, cp.Variable]
+                          ) -> tuple[Any, ...]:
+    """The variables' convex attributes as constraints on their copies (the copies are plain
+    variables, so that any value can be set on them): ``nonneg`` / ``pos`` as ``>= 0``,
+    ``nonpos`` / ``neg`` as ``<= 0``, ``bounds``, ``symmetric``, ``PSD`` and ``NSD``.  Every one
+    holds on the user's feasible set (``pos`` / ``neg`` by their closures), and an attribute
+    left out (``diag``, ``sparsity``, integrality) only enlarges the set, so each bound computed
+    over the copies' constraints stays valid (docs/certificates.md, "The variables'
+    attributes").  Public structure only."""
+    out: list[Any] = []
+    for v in problem.variables():
+        c, a = x_copies[v.name()], v.attributes
+        if a.get("nonneg") or a.get("pos"):
+            out.append(c >= 0)
+        if a.get("nonpos") or a.get("neg"):
+            out.append(c <= 0)
+        bounds = a.get("bounds")
+        if bounds is not None:
+            for k, side in enumerate(bounds):
+                # numeric sides only (an expression or parameter as a bound is left out:
+                # never a private value read as public); an infinite entry bounds nothing
+                if side is None or isinstance(side, cp.Expression):
+                    continue
+                val = np.broadcast_to(np.asarray(side, dtype=float), c.shape)
+                fin = np.isfinite(val)
+                if fin.all():
+                    out.append(c >= val if k == 0 else c <= val)
+        if a.get("symmetric") or a.get("PSD") or a.get("NSD"):
+            out.append(c == c.T)
+        if a.get("PSD"):
+            out.append(c >> 0)
+        if a.get("NSD"):
+            out.append(c << 0)
+    return tuple(out)
 
 
 def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]
