@@ -42,7 +42,9 @@ __all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "attribute
 @dataclass(frozen=True)
 class FitTerm:
     """One private term (module doc): ``kind`` ``"square"``, ``"l1"``, ``"l2"`` (Lipschitz in
-    that norm, constant ``lip``) or ``"affine"``; ``lam`` its public weight; ``J`` = ``da/dy``
+    that norm, constant ``lip``), ``"affine"``, ``"bilinear"`` (a square of a bilinear
+    argument) or ``"bilinear_l1"`` (an l1-Lipschitz loss of one:
+    ``fit_term._bilinear_l1_bounds``); ``lam`` its public weight; ``J`` = ``da/dy``
     (sparse, ``size(a) x K``, columns in the order of the noise vector); ``J_range`` its
     projection on the range of ``da/dx`` (square terms; ``J`` when that range is not smaller);
     ``residual`` a copy of ``a`` on fresh leaves (square terms, to evaluate ``r(x^)``)."""
@@ -251,13 +253,18 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
         if ids & {p.id for p in copy.parameters()}:
             return None
         if not copy.is_affine():
-            if kind != "square" or not is_bilinear(a, problem, params):
+            if kind not in ("square", "l1") or not is_bilinear(a, problem, params):
                 return None
             derivs = second_derivatives(copy, x_copies, y_copies)
             if derivs is None:
                 return None
             J0, B, names = derivs
-            terms.append(FitTerm(kind="bilinear", lam=float(lam), lip=0.0,
+            if kind == "l1" and weights is not None:
+                # sum(w * psi(a)): the rows of both noise maps carry the public weights
+                J0 = weights[:, None] * J0
+                B = weights[:, None, None] * B
+            terms.append(FitTerm(kind="bilinear" if kind == "square" else "bilinear_l1",
+                                 lam=float(lam), lip=0.0 if kind == "square" else float(lip),
                                  J=sp.csr_matrix(J0), residual=copy, B=B,
                                  x_names=tuple(names)))
             continue
@@ -277,6 +284,12 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                              psi_c=None if psi is None else psi[1],
                              weights=None if weights is None else np.asarray(weights),
                              Jx=Jx_full if square else None))
+    if any(t.kind == "bilinear_l1" for t in terms) and (
+            any(t.kind != "bilinear_l1" for t in terms)
+            or len({t.x_names for t in terms}) != 1):
+        # fit_term._bilinear_l1_bounds: every private term a bilinear Lipschitz loss over the
+        # same variables (LAD with a private design); other mixtures are not certified here
+        return None
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     curvature = _public_curvature(public, var_only, x_copies)
     copies = tuple(c.tree_copy(var_only) for c in problem.constraints) + \

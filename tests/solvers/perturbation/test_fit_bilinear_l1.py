@@ -9,6 +9,7 @@ import cvxpy as cp
 import numpy as np
 
 import cvxdp
+from cvxdp.solvers.perturbation.fit_detect import detect_fit_terms
 
 
 def _lad(m=200, n=10, seed=13):
@@ -48,3 +49,13 @@ def test_bound_holds_on_seeded_runs(exact_value):
             assert c.optimum_lower <= opt + 1e-7
             assert f <= c.objective_upper + 1e-7
             assert f - opt <= c.gap_bound + 1e-7
+
+
+def test_detected_only_alone():
+    # an l1 loss of a bilinear argument is the pattern when it is the only kind of private
+    # term (fit_term._bilinear_l1_bounds certifies that case alone)
+    y, x = cp.Parameter(6, name="y", value=np.ones(6)), cp.Variable(6)
+    alone = detect_fit_terms(cp.Problem(cp.Minimize(cp.norm1(cp.multiply(y, x) - 1))), (y,))
+    assert [t.kind for t in alone.terms] == ["bilinear_l1"]
+    mixed = cp.Problem(cp.Minimize(cp.norm1(cp.multiply(y, x) - 1) + cp.sum_squares(x - y)))
+    assert detect_fit_terms(mixed, (y,)) is None
