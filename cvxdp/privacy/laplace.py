@@ -14,14 +14,18 @@ Dwork, McSherry, Nissim & Smith (2006), "Calibrating noise to sensitivity in pri
 analysis", Thm 1 (the Laplace mechanism is epsilon-DP for ℓ1 sensitivity 1 at scale
 1 / epsilon).  Bun & Steinke (2016), "Concentrated differential privacy: simplifications,
 extensions, and lower bounds", Prop 1.4 (epsilon-DP implies epsilon^2 / 2-zCDP).  Bernstein's
-inequality: Boucheron, Lugosi & Massart (2013), "Concentration inequalities", Thm 2.10.
+inequality and Chernoff's bound: Boucheron, Lugosi & Massart (2013), "Concentration
+inequalities", Thm 2.10 and Sec. 2.2.  Dawson's integral ``F(x) = e^{-x^2} int_0^x e^{w^2} dw``:
+Abramowitz & Stegun (1964), 7.1.17 (``scipy.special.dawsn``).
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
+from scipy.special import dawsn
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyRecord
@@ -74,6 +78,15 @@ def laplace_norm_bound(k: np.ndarray | int, log_inv_fail: float) -> np.ndarray:
     max_i |g_i| <= sqrt(k) (ln k + s)`` (failure ``k e^{-(ln k + s)} = e^{-s}``) is smaller;
     the smaller of the two (a choice made from ``k`` and ``s`` alone) fails with probability at
     most ``e^{-s}``.
+
+    (iii) Chernoff's bound on the same truncated squares (:func:`_chernoff_truncated`), exact
+    where Bernstein's inequality spends a factor: ``Y_i = min(g_i^2, L^2)`` are i.i.d., equal
+    to ``g_i^2`` on the event of (i), and ``P(sum Y_i >= B^2) <= exp(-t B^2) M(t)^k`` for every
+    ``t > 0`` with ``M(t) = E e^{t Y} = int_0^L e^{t u^2 - u} du + e^{t L^2 - L}`` (``|g| ~
+    Exp(1)``), in closed form through Dawson's integral.  The smallest of the three (chosen
+    from ``k`` and ``s`` alone) fails with probability at most ``e^{-s}``.  At ``k = 10``, ``s
+    = ln(4e5)`` (400 rows at ``beta = 1e-3``): 17.9 against 48.1 for (i)-(ii), the simulated
+    quantile of ``||g||_2`` 16.3 (docs/certificates.md, "The Laplace release's unit bound").
     """
     k = np.asarray(k, dtype=float)
     s = float(log_inv_fail)
@@ -82,4 +95,28 @@ def laplace_norm_bound(k: np.ndarray | int, log_inv_fail: float) -> np.ndarray:
     u = s + math.log(2.0)
     bernstein = np.sqrt(2.0 * k + np.sqrt(48.0 * k * u) + (2.0 / 3.0) * L * L * u)
     crude = np.sqrt(kk) * (np.log(kk) + s)
-    return np.minimum(bernstein, crude) * (k > 0)
+    chernoff = np.vectorize(lambda kj: _chernoff_truncated(float(kj), s), otypes=[float])(kk)
+    return np.minimum(np.minimum(bernstein, crude), chernoff) * (k > 0)
+
+
+@lru_cache(maxsize=4096)
+def _chernoff_truncated(k: float, s: float) -> float:
+    """Bound (iii) of :func:`laplace_norm_bound`: ``B`` with ``P(||g||_2 > B) <= e^{-s}`` for
+    ``k`` i.i.d. standard Laplace entries, ``e^{-s} / 2`` on ``max |g_i| > L = ln(2k) + s``
+    (union bound) and ``e^{-s} / 2`` on Chernoff's bound for ``sum min(g_i^2, L^2)``, minimised
+    over a geometric grid of ``t`` (any ``t > 0`` is valid).
+
+    ``M(t)``: with ``c = 1 / (2 sqrt t)`` and ``F`` Dawson's integral, ``int_0^L e^{t u^2 - u}
+    du = [F(c) + e^{t L^2 - L} F(sqrt(t) L - c)] / sqrt(t)`` (complete the square, ``u = (w +
+    c) / sqrt t``; ``int_a^b e^{w^2} dw = e^{b^2} F(b) - e^{a^2} F(a)``, ``F`` odd).  ``log
+    M`` is rounded up by ``1e-12`` relative (``dawsn`` is accurate to a few ulps)."""
+    L = math.log(2.0 * k) + s
+    t = np.geomspace(1e-9, 1.0, 400)
+    t = t[t * L * L - L < 600.0]              # e^{t L^2 - L} finite; larger t only loosen
+    rt = np.sqrt(t)
+    c = 0.5 / rt
+    tail = np.exp(t * L * L - L)
+    M = (dawsn(c) + tail * dawsn(rt * L - c)) / rt + tail
+    logM = np.log(M) * (1.0 + 1e-12) + 1e-15
+    B2 = (s + math.log(2.0) + k * logM) / t
+    return float(math.sqrt(float(np.min(B2))))

@@ -62,7 +62,8 @@ bound give feasibility for the true data with probability ``>= 1 - beta``.
 ``noise="laplace"``: ``g_k`` i.i.d. standard Laplace at scale ``sigma_u = K / epsilon`` (the
 l1 sensitivity of ``theta / Delta`` is ``K``; pure epsilon-DP, Dwork, McSherry, Nissim & Smith
 2006); ``B_u`` from :func:`cvxdp.privacy.laplace.laplace_norm_bound` (a union bound on ``max
-|g_i|`` or Bernstein's inequality on ``sum g_i^2``) with the same union over units.
+|g_i|``, or Bernstein's inequality or Chernoff's bound on the truncated ``sum g_i^2``) with the
+same union over units.
 ``noise="auto"`` (the default) takes the family with the smaller ``max_u B_u sigma_u``
 (:func:`cvxdp.solvers.perturbation.noise.choose_noise`).
 

@@ -38,7 +38,7 @@ from cvxdp.solvers.perturbation.entries import (
     released_user_values,
 )
 from cvxdp.solvers.perturbation.fit_detect import FitModel, detect_fit_terms
-from cvxdp.solvers.perturbation.fit_term import fit_bounds
+from cvxdp.solvers.perturbation.fit_term import fit_bounds, predicted_gap
 from cvxdp.solvers.perturbation.loosened import (
     loosened_box,
     objective_reaches_private_rows,
@@ -94,8 +94,6 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
     plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
     E_c = objective_map(scp, entries) if scp.sensitivity.objective_private else None
     noise_why = None
-    if noise == "auto":
-        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c))
     fit = cfit = None
     inverse = getattr(scp, "inverse", None)
     plain = not entries.tensor_ids or all(
@@ -105,6 +103,14 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
         if plain:
             fit = detect_fit_terms(problem, tuple(entries.params))
         cfit = detect_constraint_fits(problem, tuple(entries.params), traceable=plain)
+    if noise == "auto":
+        # a fit model is certified by its fit terms' noise norms: the families are compared
+        # on those (choose_noise; public values only)
+        fit_gap = None if fit is None else (
+            lambda family, sigma_unit: predicted_gap(fit, entries.delta * sigma_unit, beta,
+                                                     family))
+        noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c),
+                                        fit_gap=fit_gap)
     return PerturbationSetup(entries, plan, E_c, noise, noise_why,
                              noise_plan(budget, noise, entries, plan, beta), fit, cfit)
 

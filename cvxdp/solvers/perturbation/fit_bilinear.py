@@ -22,7 +22,9 @@ otherwise.  The solver's point ``x^`` against ``x_e``: ``||R (x^ - x_e)||^2 <= e
 
 ``omega``: the matrix Gaussian series ``sum_k g_k sigma_k B_k`` has ``P(||.|| >= t) <= (d_1 + d_2)
 exp(-t^2 / (2 v))``, ``v = max(||sum_k sigma_k^2 B_k B_k'||, ||sum_k sigma_k^2 B_k' B_k||)``
-(Tropp 2012, "User-friendly tail bounds for sums of random matrices", Thm 4.1.1); for the
+(Tropp 2012, "User-friendly tail bounds for sums of random matrices", Thm 4.1.1), or, when its
+entries are distinct noise coordinates, Davidson & Szarek's ``s (sqrt(d_1) + sqrt(d_2) + sqrt(2
+ln(1/beta)))`` (:func:`_entrywise_bound`), the smaller (chosen from public values); for the
 Laplace (``E g^p <= p!``), the sub-exponential matrix Bernstein inequality (ibid., Thm 6.2) on
 the dilations: ``P(||.|| >= t) <= (d_1 + d_2) exp(-t^2 / (2 (2 v + R t)))``, ``R = max_k
 ||sigma_k B_k||``.
@@ -104,13 +106,35 @@ def design_noise_norm(B: np.ndarray, sigma: np.ndarray, beta: float, noise: str)
     S2 = np.einsum("ikj,ikl,k->jl", B, B, s2)
     v = max(float(np.linalg.norm(S1, 2)), float(np.linalg.norm(S2, 2)))
     L = math.log((rows + n) / beta)
+    entrywise = math.inf
+    if noise != "laplace":
+        entrywise = _entrywise_bound(B, sigma, beta)
     if noise == "laplace":
         # E g^p <= p! for the standard Laplace: the sub-exponential matrix Bernstein bound with
         # A_k^2 = 2 H_k^2 (H_k the dilation of sigma_k B_k), R = max_k ||sigma_k B_k||
         # (Frobenius, an upper bound): t^2 = 2 L (2 v + R t)
         R = float(np.max(sigma * np.sqrt(np.einsum("ikj,ikj->k", B, B))))
         return R * L + math.sqrt((R * L) ** 2 + 4.0 * L * v)
-    return math.sqrt(2.0 * v * L)
+    return min(math.sqrt(2.0 * v * L), entrywise)
+
+
+def _entrywise_bound(B: np.ndarray, sigma: np.ndarray, beta: float) -> float:
+    """Davidson-Szarek's bound when every noise coordinate reaches at most one entry of ``W``
+    and no two reach the same (``A @ x`` with a private ``A``): ``W = S o G`` with ``G`` i.i.d.
+    standard normal and ``|S_ij| <= s = max_k sigma_k |c_k|``.  The Gaussian process ``u'Wv``
+    over unit ``u``, ``v`` has increments at most ``s`` times those of ``u'Gv``, so
+    ``E ||W|| <= s E ||G|| <= s (sqrt(rows) + sqrt(n))`` (Sudakov-Fernique; Davidson & Szarek
+    2001, Thm II.13), and ``||W||`` is ``s``-Lipschitz in ``g``: ``||W|| <= s (sqrt(rows) +
+    sqrt(n) + sqrt(2 ln(1/beta)))`` with probability ``>= 1 - beta`` (Gaussian concentration).
+    ``inf`` when the structure does not hold."""
+    rows, K, n = B.shape
+    flat = B.transpose(1, 0, 2).reshape(K, rows * n)
+    nz = flat != 0
+    per_k = nz.sum(axis=1)
+    if np.any(per_k > 1) or np.any(nz.sum(axis=0) > 1) or not per_k.any():
+        return math.inf
+    s = float(np.max(np.abs(flat).max(axis=1) * np.asarray(sigma, dtype=float)))
+    return s * (math.sqrt(rows) + math.sqrt(n) + math.sqrt(2.0 * math.log(1.0 / beta)))
 
 
 def bilinear_share(lam: float, *, V0: float, omega: float, R: np.ndarray, x_norm: float,

@@ -36,13 +36,15 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
 )
 from cvxdp.solvers.perturbation.noise_tails import RANGE_DENSE_MAX
 
-__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves"]
+__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "attribute_constraints"]
 
 
 @dataclass(frozen=True)
 class FitTerm:
     """One private term (module doc): ``kind`` ``"square"``, ``"l1"``, ``"l2"`` (Lipschitz in
-    that norm, constant ``lip``) or ``"affine"``; ``lam`` its public weight; ``J`` = ``da/dy``
+    that norm, constant ``lip``), ``"affine"``, ``"bilinear"`` (a square of a bilinear
+    argument) or ``"bilinear_l1"`` (an l1-Lipschitz loss of one:
+    ``fit_term._bilinear_l1_bounds``); ``lam`` its public weight; ``J`` = ``da/dy``
     (sparse, ``size(a) x K``, columns in the order of the noise vector); ``J_range`` its
     projection on the range of ``da/dx`` (square terms; ``J`` when that range is not smaller);
     ``residual`` a copy of ``a`` on fresh leaves (square terms, to evaluate ``r(x^)``)."""
@@ -251,13 +253,18 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
         if ids & {p.id for p in copy.parameters()}:
             return None
         if not copy.is_affine():
-            if kind != "square" or not is_bilinear(a, problem, params):
+            if kind not in ("square", "l1") or not is_bilinear(a, problem, params):
                 return None
             derivs = second_derivatives(copy, x_copies, y_copies)
             if derivs is None:
                 return None
             J0, B, names = derivs
-            terms.append(FitTerm(kind="bilinear", lam=float(lam), lip=0.0,
+            if kind == "l1" and weights is not None:
+                # sum(w * psi(a)): the rows of both noise maps carry the public weights
+                J0 = weights[:, None] * J0
+                B = weights[:, None, None] * B
+            terms.append(FitTerm(kind="bilinear" if kind == "square" else "bilinear_l1",
+                                 lam=float(lam), lip=0.0 if kind == "square" else float(lip),
                                  J=sp.csr_matrix(J0), residual=copy, B=B,
                                  x_names=tuple(names)))
             continue
@@ -277,9 +284,16 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                              psi_c=None if psi is None else psi[1],
                              weights=None if weights is None else np.asarray(weights),
                              Jx=Jx_full if square else None))
+    if any(t.kind == "bilinear_l1" for t in terms) and (
+            any(t.kind != "bilinear_l1" for t in terms)
+            or len({t.x_names for t in terms}) != 1):
+        # fit_term._bilinear_l1_bounds: every private term a bilinear Lipschitz loss over the
+        # same variables (LAD with a private design); other mixtures are not certified here
+        return None
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     curvature = _public_curvature(public, var_only, x_copies)
-    copies = tuple(c.tree_copy(var_only) for c in problem.constraints)
+    copies = tuple(c.tree_copy(var_only) for c in problem.constraints) + \
+        attribute_constraints(problem, x_copies)
     eq_rows = [_jacobians(c.args[0] - c.args[1], x_copies, ())[2] for c in copies
                if isinstance(c, Equality) and not c.parameters()
                and (c.args[0] - c.args[1]).is_affine()]
@@ -308,6 +322,42 @@ def _public_curvature(public: list[Any], var_only: dict[int, Any],
         part = sp.csr_matrix(c[1] * (Y.T @ Y))
         total = part if total is None else total + part
     return total
+
+
+def attribute_constraints(problem: cp.Problem, x_copies: dict[str, cp.Variable]
+                          ) -> tuple[Any, ...]:
+    """The variables' convex attributes as constraints on their copies (the copies are plain
+    variables, so that any value can be set on them): ``nonneg`` / ``pos`` as ``>= 0``,
+    ``nonpos`` / ``neg`` as ``<= 0``, ``bounds``, ``symmetric``, ``PSD`` and ``NSD``.  Every one
+    holds on the user's feasible set (``pos`` / ``neg`` by their closures), and an attribute
+    left out (``diag``, ``sparsity``, integrality) only enlarges the set, so each bound computed
+    over the copies' constraints stays valid (docs/certificates.md, "The variables'
+    attributes").  Public structure only."""
+    out: list[Any] = []
+    for v in problem.variables():
+        c, a = x_copies[v.name()], v.attributes
+        if a.get("nonneg") or a.get("pos"):
+            out.append(c >= 0)
+        if a.get("nonpos") or a.get("neg"):
+            out.append(c <= 0)
+        bounds = a.get("bounds")
+        if bounds is not None:
+            for k, side in enumerate(bounds):
+                # numeric sides only (an expression or parameter as a bound is left out:
+                # never a private value read as public); an infinite entry bounds nothing
+                if side is None or isinstance(side, cp.Expression):
+                    continue
+                val = np.broadcast_to(np.asarray(side, dtype=float), c.shape)
+                fin = np.isfinite(val)
+                if fin.all():
+                    out.append(c >= val if k == 0 else c <= val)
+        if a.get("symmetric") or a.get("PSD") or a.get("NSD"):
+            out.append(c == c.T)
+        if a.get("PSD"):
+            out.append(c >> 0)
+        if a.get("NSD"):
+            out.append(c << 0)
+    return tuple(out)
 
 
 def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]

@@ -17,6 +17,7 @@ satisfaction", 2025.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -197,7 +198,8 @@ def noise_plan(budget: Budget, noise: str, entries: PrivateEntries, plan: Robust
 
 
 def choose_noise(budget: Budget, entries: PrivateEntries, plan: RobustPlan, beta: float,
-                 objective_support: int = 0) -> tuple[str, dict]:
+                 objective_support: int = 0,
+                 fit_gap: Callable[[str, float], float] | None = None) -> tuple[str, dict]:
     """``noise="auto"``: the family whose tightenings are smaller, from public numbers only.
 
     Every tightening and every certificate bound of the counterpart scales with ``B_u
@@ -205,8 +207,12 @@ def choose_noise(budget: Budget, entries: PrivateEntries, plan: RobustPlan, beta
     declared sensitivities), so the rule compares ``max_u B_u sigma_u`` of the two families at
     the same ``beta``, over the constraint units and the private objective's support
     (``objective_support`` entries); the smaller wins, the Gaussian on a tie.  A pure-DP budget
-    takes the Laplace (the only family it allows).  Derivation and numbers: docs/solvers.md,
-    "Which noise".
+    takes the Laplace (the only family it allows).  A model with the fit-term pattern
+    (``fit_gap`` given: ``fit_gap(family, sigma_unit)`` is the fit certificate's predicted gap,
+    :func:`cvxdp.solvers.perturbation.fit_term.predicted_gap`) is released at the noisy
+    objective's minimiser and certified by the fit terms' noise norms, not by the units'
+    tightenings: the family with the smaller predicted fit gap wins when both are positive.
+    Derivation and numbers: docs/solvers.md, "Which noise".
 
     Returns
     -------
@@ -215,16 +221,25 @@ def choose_noise(budget: Budget, entries: PrivateEntries, plan: RobustPlan, beta
     if not isinstance(budget, ZCDP) and not (isinstance(budget, ApproxDP) and budget.delta > 0):
         return "laplace", {"rule": "pure-DP budget: the Laplace is the family it allows"}
     log_b = math.log(1 / beta)
-    width = {}
+    width, sigmas = {}, {}
     for family in ("gaussian", "laplace"):
         npl = noise_plan(budget, family, entries, plan, beta)
+        sigmas[family] = npl.sigma_unit
         worst = float(np.max(npl.B, initial=0.0))
         if objective_support:
             worst = max(worst, npl.norm_bound(objective_support, log_b))
         width[family] = worst * npl.sigma_unit
+    why = {"rule": "smaller high-probability noise norm max_u B_u sigma_u",
+           "gaussian": width["gaussian"], "laplace": width["laplace"]}
+    if fit_gap is not None:
+        fit = {f: float(fit_gap(f, sig)) for f, sig in sigmas.items()}
+        if all(0.0 < v < math.inf for v in fit.values()):
+            family = "laplace" if fit["laplace"] < fit["gaussian"] else "gaussian"
+            return family, {"rule": "smaller predicted fit-term gap (the fit terms' noise "
+                                    "norms at beta)", "gaussian": fit["gaussian"],
+                            "laplace": fit["laplace"], "units": why}
     family = "laplace" if width["laplace"] < width["gaussian"] else "gaussian"
-    return family, {"rule": "smaller high-probability noise norm max_u B_u sigma_u",
-                    "gaussian": width["gaussian"], "laplace": width["laplace"]}
+    return family, why
 
 
 def draw_noise(npl: NoisePlan, plan: RobustPlan, K: int, rng: np.random.Generator

@@ -101,8 +101,15 @@ def exp_sum_bound(w: np.ndarray, beta: float) -> float:
 
 def spectral_bound(M: sp.csr_matrix) -> float:
     """``||M||_2``: exact (dense SVD, rounded up by 1e-12 relative) when ``M`` is small, and
-    never above ``sqrt(||M||_1 ||M||_inf)`` (Hoelder)."""
+    never above ``sqrt(||M||_1 ||M||_inf)`` (Hoelder).  A matrix with at most one entry per row
+    and per column (a scaled partial permutation: one column of a private design's noise map)
+    is ``P D Q'`` with ``P``, ``Q`` orthonormal columns: its norm is its largest ``|entry|``,
+    exactly, without an SVD."""
     absM = abs(M)
+    if (absM.nnz and np.diff(absM.indptr).max() <= 1
+            and np.bincount(absM.indices, minlength=M.shape[1]).max() <= 1):
+        # at most one entry per row and per column: the singular values are those entries
+        return float(absM.data.max())
     norm1_ = float(np.asarray(absM.sum(axis=0)).max(initial=0.0))
     norm_inf_ = float(np.asarray(absM.sum(axis=1)).max(initial=0.0))
     holder = math.sqrt(norm1_ * norm_inf_)

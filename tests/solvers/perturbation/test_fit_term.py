@@ -74,7 +74,8 @@ def test_detects_lipschitz_and_affine_terms():
                                         + cp.sum_squares(cp.Variable(6, name=x.name())))),
     lambda y, x: cp.Problem(cp.Minimize(-1 * cp.norm1(x - y))),                  # concave
     lambda y, x: cp.Problem(cp.Maximize(-cp.sum_squares(x - y))),                # maximise
-    lambda y, x: cp.Problem(cp.Minimize(cp.norm1(cp.multiply(y, x) - 1))),   # y times x, l1
+    lambda y, x: cp.Problem(cp.Minimize(cp.norm1(cp.multiply(y, x) - 1)         # y times x,
+                                        + cp.sum_squares(x - y))),   # l1 beside another kind
     lambda y, x: cp.Problem(cp.Minimize(cp.sum_squares(cp.multiply(y, y) - x))),  # y squared
 ])
 def test_other_models_are_not_the_pattern(build):
