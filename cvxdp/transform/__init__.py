@@ -8,7 +8,14 @@
 * :func:`unsupported_reasons`: why a model is refused (empty list: supported).
 """
 
-from cvxdp.transform.canon import ScpInverse, build_cone, from_scp, released_values, to_scp
+from cvxdp.transform.canon import (
+    ScpInverse,
+    build_cone,
+    from_scp,
+    objective_at,
+    released_values,
+    to_scp,
+)
 from cvxdp.transform.exact import ExactSolution, solve_exact
 from cvxdp.transform.reference import cone_violations, validate
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
@@ -25,6 +32,7 @@ __all__ = [
     "cone_violations",
     "from_scp",
     "released_values",
+    "objective_at",
     "propagate",
     "solve_exact",
     "to_scp",

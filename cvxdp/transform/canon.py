@@ -267,6 +267,30 @@ def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarra
     return out
 
 
+def objective_at(problem: cp.Problem, primal: dict[str, Any],
+                 parameters: dict[str, np.ndarray]) -> float | None:
+    """The user's objective (its own expression, in the user's sense) at the variables'
+    values ``primal`` (by name) with the parameters named in ``parameters`` at those values
+    (a release) and every other parameter at its own value; None when a variable has no value
+    or the expression has none.  Nothing is written into ``problem``: the leaves are swapped in
+    a copy of the expression tree."""
+    swap: dict[int, Any] = {}
+    for var in problem.variables():
+        val = primal.get(var.name())
+        if val is None:
+            return None
+        swap[id(var)] = cp.Constant(np.asarray(val, dtype=float).reshape(var.shape))
+    for par in problem.parameters():
+        if par.name() in parameters:
+            swap[id(par)] = cp.Constant(
+                np.asarray(parameters[par.name()], dtype=float).reshape(par.shape))
+    value = problem.objective.expr.tree_copy(swap).value
+    if value is None:
+        return None
+    value = float(np.asarray(value, dtype=float))
+    return value if np.isfinite(value) else None
+
+
 def user_columns(scp: SymmetricConeProgram) -> np.ndarray:
     """``(n,)`` bool: the cone program's columns that hold entries of the user's variables
     (the rest are variables CVXPY or the transform added: epigraph and hypograph variables,

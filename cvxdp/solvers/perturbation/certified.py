@@ -55,7 +55,7 @@ from cvxdp.solvers.public_part import (
     public_feasibility,
 )
 from cvxdp.status import DEFAULT_BETA, refine_until, status_of
-from cvxdp.transform import released_values, to_scp
+from cvxdp.transform import objective_at, released_values, to_scp
 from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
@@ -317,6 +317,13 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     validation = validate(scp, x) if reference else None
     if primal is None:
         primal = released_values(problem, scp, x)
+    if from_loosened:
+        # the loosened rows let CVXPY's epigraph variables fall below their atoms (a value
+        # under the objective's range): the user's own objective at the released variables
+        # with the released data instead (post-processing)
+        at = objective_at(problem, primal, info["noisy_parameters"])
+        if at is not None:
+            value = at
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert, status_reason=reason)
