@@ -292,3 +292,20 @@ def test_a_function_of_private_data_alone_is_named_with_its_own_parameter_as_the
     text = str(err.value)
     assert "PnormApprox(A[0, 0:2], 2)" in text
     assert "private cp.Parameter of its own" in text and "sqrt(k)" in text
+
+
+def test_an_affine_atom_cvxpy_does_not_trace_is_named_with_its_rewrite():
+    """Trial 15: ``cp.kron(K, I)`` with a private K is affine in K, but CVXPY's DPP rules do
+    not keep a parameter inside kron; the refusal said to make the parameter enter affinely
+    (it does).  It must name kron and the rewrite that works: a sum of K's entries times
+    constant matrices."""
+    K = cp.Parameter((2, 2), name="K", value=np.eye(2))
+    X = cp.Variable((4, 4), symmetric=True)
+    prob = cp.Problem(cp.Minimize(cp.trace(cp.kron(K, np.eye(2)) @ X)),
+                      [X >> 0, cp.trace(X) == 1])
+    with pytest.raises(cvxdp.PrivacySpecError) as err:
+        prob.solve_private(epsilon=1, delta=1e-6,
+                           private=cvxdp.ConstraintPrivacy(K, sensitivity=0.1))
+    msg = str(err.value)
+    assert "kron" in msg and "enters affinely" in msg and "np.kron(E" in msg
+    assert "rewrite the term so the private parameter enters affinely" not in msg
