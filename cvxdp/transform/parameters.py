@@ -17,7 +17,7 @@ import numpy as np
 from cvxpy.reductions.cvx_attr2constr import lower_value
 
 from cvxdp.errors import PrivacySpecError
-from cvxdp.transform.support import non_dpp_terms
+from cvxdp.transform.support import non_dpp_terms, untraced_affine_atoms
 
 __all__ = ["parameter_columns", "reduced_parameter", "reduced_value", "full_value",
            "objective_tensor"]
@@ -61,6 +61,15 @@ def parameter_columns(param_prob: Any, param: Any, cls: str, problem: Any = None
                  f"{param.name()!r}, which cannot then be traced)" if terms else
                  "the model is not DPP (problem.is_dcp(dpp=True) is False), so CVXPY "
                  f"substituted the value of parameter {param.name()!r}")
+        affine = untraced_affine_atoms(problem) if problem is not None else []
+        if affine:
+            raise PrivacySpecError(
+                f"{cls}: {where}. The private parameter enters affinely (inside "
+                f"{', '.join(affine)}), but CVXPY's DPP rules do not keep a parameter inside "
+                "that atom; write the term "
+                "as a sum of the parameter's entries times constant matrices, e.g. "
+                "cp.kron(K, B) as sum(K[i, j] * np.kron(E_ij, B)) with E_ij the unit matrix "
+                "of entry (i, j), which is DPP.")
         raise PrivacySpecError(
             f"{cls}: {where}. A term is not DPP when it multiplies two parameters or puts one "
             "inside a non-linear atom: if one of them is public (e.g. a risk-aversion gamma), "

@@ -284,6 +284,40 @@ def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:
     return found
 
 
+def untraced_affine_atoms(problem: cp.Problem) -> list[str]:
+    """Names of the affine atoms (``kron``, ...) among :func:`non_dpp_terms`' culprits: a
+    parameter inside them enters affinely, but CVXPY's DPP rules do not keep it a parameter."""
+    names: list[str] = []
+
+    def visit(expr: Any) -> None:
+        if not getattr(expr, "args", None):
+            return
+        bad = [a for a in expr.args if not _dpp(a)]
+        if bad:
+            for a in bad:
+                visit(a)
+        elif not _dpp(expr) and _affine(expr):
+            name = type(expr).__name__
+            if name not in names:
+                names.append(name)
+
+    for root in [problem.objective.expr, *problem.constraints]:
+        if not _dpp(root):
+            visit(root)
+    return names
+
+
+def _affine(expr: Any) -> bool:
+    """Whether ``expr`` is affine jointly in its variables AND parameters (each parameter
+    swapped for a variable in a copy): ``kron(K, B)`` is, ``p * q`` and ``x * norm(a)`` are
+    not."""
+    try:
+        swap = {id(p): cp.Variable(p.shape) for p in expr.parameters()}
+        return bool(swap) and bool(expr.tree_copy(swap).is_affine())
+    except (AttributeError, TypeError, ValueError, NotImplementedError, cp.error.DCPError):
+        return False
+
+
 def _dpp(expr: Any) -> bool:
     try:
         return bool(expr.is_dcp(dpp=True))
