@@ -162,6 +162,7 @@ def solve_private(
     epsilon, delta, rho : float, optional
         The budget: ``epsilon`` (+ ``delta``) for (approximate) DP, or ``rho`` for zCDP.
         Ranges: ``0 < epsilon <= 1e6``, ``0 <= delta <= 0.01``, ``0 < rho <= 1e6``.
+        Without ``delta`` the budget is pure epsilon-DP (``delta = 0``).
     budget : PureDP, ApproxDP or ZCDP, optional
         The same budget as one value, instead of ``epsilon`` / ``delta`` / ``rho``.
     accountant : PrivacyAccountant, optional
