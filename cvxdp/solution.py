@@ -17,7 +17,14 @@ from typing import Any
 
 from cvxdp.privacy.accountant import PrivacyReport, reduce_frozen
 
-__all__ = ["PrivateSolution", "ValidationReport", "Certificate"]
+__all__ = ["PrivateSolution", "ValidationReport", "Certificate", "relative_scale"]
+
+
+def relative_scale(lower: float, upper: float) -> float:
+    """The relative gap's denominator for an objective known to lie in ``[lower, upper]``:
+    ``max(1, m)``, ``m`` the smallest ``|v|`` on the interval (0 when it holds 0)."""
+    smallest = 0.0 if lower <= 0.0 <= upper else min(abs(lower), abs(upper))
+    return max(1.0, smallest)
 
 
 @dataclass(frozen=True)
@@ -80,11 +87,7 @@ class Certificate:
         gap = max(up - lo, 0.0) if math.isfinite(up) and math.isfinite(lo) else math.inf
         if gap_bound is not None:
             gap = min(gap, float(gap_bound))
-        if not math.isfinite(gap):
-            rel = math.inf
-        else:
-            smallest = 0.0 if lo <= 0.0 <= up else min(abs(lo), abs(up))
-            rel = gap / max(1.0, smallest)
+        rel = gap / relative_scale(lo, up) if math.isfinite(gap) else math.inf
         return cls(objective_upper=up, optimum_lower=lo, gap_bound=gap,
                    relative_gap_bound=rel, violation_bound=float(violation_bound),
                    equality_violation_bound=(None if equality_violation_bound is None

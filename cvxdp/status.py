@@ -21,7 +21,8 @@ import cvxpy as cp
 
 from cvxdp.solution import Certificate
 
-__all__ = ["DEFAULT_ACCURACY", "DEFAULT_BETA", "status_of", "within_objective_range"]
+__all__ = ["DEFAULT_ACCURACY", "DEFAULT_BETA", "REFINE_SHARE", "refine_until", "status_of",
+           "within_objective_range"]
 
 #: the accuracy a certificate must show for ``optimal_inaccurate`` when the user gives none:
 #: a relative gap (to ``max(1, |OPT|)``) and a violation of at most 1%
@@ -33,6 +34,20 @@ DEFAULT_ACCURACY = 1e-2
 #: expects at most about one certificate that does not hold (docs/certificates.md, "The
 #: certificate's probability").
 DEFAULT_BETA = 1e-3
+
+
+#: the share of the requested accuracy below which a certificate is not refined further: the
+#: status (``status_of``) is decided there, and a refinement costs exact solves (the loosened
+#: box's shrink, the fit terms' conjugate and curvature bounds, objective perturbation's
+#: level-set search); a quarter leaves room for the relative gap's denominator
+REFINE_SHARE = 0.25
+
+
+def refine_until(accuracy: float | None = None) -> float:
+    """The relative gap at which certificate refinements stop: :data:`REFINE_SHARE` of the
+    requested accuracy (default :data:`DEFAULT_ACCURACY`).  A time rule, never a validity
+    one: every refinement's bound holds wherever it stops."""
+    return REFINE_SHARE * (DEFAULT_ACCURACY if accuracy is None else float(accuracy))
 
 
 def status_of(certificate: Certificate | None, accuracy: float | None = None

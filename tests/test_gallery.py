@@ -14,7 +14,7 @@ import pytest
 import cvxdp
 from cvxdp.status import status_of
 from cvxdp.transform import to_scp
-from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.exact import solve_exact
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
 import gallery  # noqa: E402

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.solvers.public_part import bound_solve
+from cvxdp.solvers.public_part import bound_solves
 from cvxdp.transform.scp import SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["sharp_objective_gap"]
@@ -52,7 +52,8 @@ _PIECES = 16
 
 
 def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.ndarray,
-                        supp: np.ndarray, R: float, t: float) -> float:
+                        supp: np.ndarray, R: float, t: float, enough: float = 0.0,
+                        max_solves: int | None = None) -> float:
     """An upper bound on ``c'x~ - OPT`` on the event ``||z_S|| <= t`` (module doc).
 
     Parameters
@@ -67,6 +68,14 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
         The coordinates the noise touches (``S``).
     R, t : float
         The public ball's radius and the noise norm bound (``2 R t`` is Thm C.12's bound).
+    enough : float
+        A bound at which to stop refining: once the levels solved so far give a bound at most
+        ``enough``, it is returned without solving the lower levels (each costs two solves
+        per private coordinate); 0 refines to the last level.
+    max_solves : int or None
+        At most this many bound solves: a level that would exceed it counts as a failed solve
+        (the levels above it bound those below: monotone extents), so the bound stays valid
+        and only loses precision.
 
     Returns
     -------
@@ -93,6 +102,8 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
 
     def solved(level: float) -> tuple[np.ndarray, np.ndarray] | None:
         if level not in cache:
+            if max_solves is not None and 2 * supp.size * (len(cache) + 1) > max_solves:
+                return None  # over the budget: as a failed solve
             cache[level] = extents(level)
         return cache[level]
 
@@ -121,11 +132,20 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
         if i >= 1 and t * _norm_max(levels[-2][1]) - level <= worst \
                 and t * _norm_max(ext[0]) <= worst:
             return min(first, worst + tol)  # [d_i, d_{i-1}] and [0, d_i] cannot exceed it
+        if _stopped(t, levels, worst) + tol <= enough:
+            break  # the levels so far prove enough: the lower ones are not solved
+    return min(first, _stopped(t, levels, worst) + tol)
+
+
+def _stopped(t: float, levels: list[tuple[float, np.ndarray, np.ndarray]], worst: float
+             ) -> float:
+    """The bound when the descent stops at the last level solved ``d_i``: ``worst`` covers
+    the intervals above ``d_{i-1}``, ``t ||e(d_{i-1})|| - d_i`` the interval ``[d_i,
+    d_{i-1}]`` (monotone extents) and ``t ||e(d_i)||`` the interval ``[0, d_i]``."""
     d_last, up_last, _ = levels[-1]
     if len(levels) >= 2:
         worst = max(worst, t * _norm_max(levels[-2][1]) - d_last)
-    worst = max(worst, t * _norm_max(up_last))
-    return min(first, worst + tol)
+    return max(worst, t * _norm_max(up_last))
 
 
 #: tries of the top level when there is no ball (each 16 times the previous)
@@ -200,18 +220,22 @@ def _extents(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
     solve gives no bound."""
     up = np.zeros((2, supp.size))
     low = np.zeros((2, supp.size))
-    for col, j in enumerate(supp):
-        for side, sgn in enumerate((1.0, -1.0)):
-            c = np.zeros(x.size)
-            c[j] = -sgn  # maximise sgn x_j
-            prog.c = c
-            res, pad = bound_solve(prog)
-            if pad is None:
-                return None
-            v = -float(res.value) - sgn * float(x[j])
-            margin = pad * (1.0 + abs(float(res.value)))
-            up[side, col] = max(v + margin, 0.0)
-            low[side, col] = max(v - margin, 0.0)
+    jobs = [(col, int(j), side, sgn) for col, j in enumerate(supp)
+            for side, sgn in enumerate((1.0, -1.0))]
+
+    def cost(j: int, sgn: float) -> np.ndarray:
+        c = np.zeros(x.size)
+        c[j] = -sgn  # maximise sgn x_j
+        return c
+
+    costs = (cost(j, sgn) for _, j, _, sgn in jobs)
+    for (col, j, side, sgn), (res, pad) in zip(jobs, bound_solves(prog, costs), strict=True):
+        if pad is None:
+            return None
+        v = -float(res.value) - sgn * float(x[j])
+        margin = pad * (1.0 + abs(float(res.value)))
+        up[side, col] = max(v + margin, 0.0)
+        low[side, col] = max(v - margin, 0.0)
     if not math.isfinite(float(up.max(initial=0.0))):
         return None
     return up, low

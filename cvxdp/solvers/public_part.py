@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import cvxpy as cp
@@ -25,7 +26,7 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import _svec_index
-from cvxdp.transform.reference import ExactSolution, solve_exact
+from cvxdp.transform.exact import ClarabelSession, ExactSolution, solve_exact
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
@@ -46,7 +47,7 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     Only public data enters, so the answer can be acted on (and reported) before any budget is
     spent.  Returns ``"optimal"`` when there is no public row.  ``solver`` (``"CLARABEL"`` or
     ``"SCS"``) chooses the exact solver; None: Clarabel, falling back to SCS
-    (:func:`cvxdp.transform.reference.solve_exact`).
+    (:func:`cvxdp.transform.exact.solve_exact`).
     """
     keep = ~np.asarray(row_private, dtype=bool)
     box = _bound_rows(A, b, dims, keep) if exp_tail is None else None
@@ -87,32 +88,54 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
     if upper_only:
         lo[:] = -np.inf
     sides = ((1.0, hi),) if upper_only else ((1.0, hi), (-1.0, lo))
-    for i, vec in enumerate(directions):
-        for sgn, out in sides:
-            prog.c = -sgn * np.asarray(vec, dtype=float)  # maximise sgn d'x
-            res, pad = bound_solve(prog)
-            status = res.status
-            value = None if pad is None else -float(res.value)
-            if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-                raise InfeasibleProblemError(
-                    "the constraints that carry no private data are infeasible; fix the model "
-                    "(the private solver needs a feasible public part).")
-            if value is None and allow_unbounded:
-                out[i] = sgn * np.inf  # unbounded, or no bound proven
-                continue
-            if value is None:
-                raise UnsupportedProblemError(
-                    "the public constraints do not bound the variables, so no public trace "
-                    "bound exists: the MWU (mechanism='mwu') needs one for every variable of "
-                    "the cone program, including the epigraph variables CVXPY adds for norms, "
-                    "quad_form and sum_squares, and one that holds private data cannot be "
-                    "bounded from public constraints. Use the default mechanism='auto' "
-                    "(perturbation needs no such bound), add public bounds on your variables "
-                    "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
-                    "(a public bound on the sum of |variables| and cone-slack traces).")
-            # outward by the solver's tolerance, so the box contains the set it bounds
-            out[i] = sgn * value + sgn * pad * (1.0 + abs(value))
+    jobs = [(i, sgn, out) for i in range(len(directions)) for sgn, out in sides]
+    # maximise sgn d'x for every direction and side, over one solver session
+    costs = (-sgn * np.asarray(directions[i], dtype=float) for i, sgn, _ in jobs)
+    for (i, sgn, out), (res, pad) in zip(jobs, bound_solves(prog, costs), strict=True):
+        status = res.status
+        value = None if pad is None else -float(res.value)
+        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+            raise InfeasibleProblemError(
+                "the constraints that carry no private data are infeasible; fix the model "
+                "(the private solver needs a feasible public part).")
+        if value is None and allow_unbounded:
+            out[i] = sgn * np.inf  # unbounded, or no bound proven
+            continue
+        if value is None:
+            raise UnsupportedProblemError(
+                "the public constraints do not bound the variables, so no public trace "
+                "bound exists: the MWU (mechanism='mwu') needs one for every variable of "
+                "the cone program, including the epigraph variables CVXPY adds for norms, "
+                "quad_form and sum_squares, and one that holds private data cannot be "
+                "bounded from public constraints. Use the default mechanism='auto' "
+                "(perturbation needs no such bound), add public bounds on your variables "
+                "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
+                "(a public bound on the sum of |variables| and cone-slack traces).")
+        # outward by the solver's tolerance, so the box contains the set it bounds
+        out[i] = sgn * value + sgn * pad * (1.0 + abs(value))
     return lo, hi
+
+
+def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray]
+                 ) -> Iterator[tuple[Any, float | None]]:
+    """:func:`bound_solve` for each cost vector in turn over the same set (``prog.c`` is set to
+    it): one Clarabel session whose cost is updated in place (the setup paid once), and
+    :func:`bound_solve`'s fresh solve and fallbacks for a solve that does not end solved."""
+    session: Any = None
+    for c in costs:
+        prog.c = np.asarray(c, dtype=float)
+        if session is None:
+            try:
+                session = ClarabelSession(prog)
+            except (ImportError, ValueError):
+                session = False
+        res = session.solve(prog.c) if session else None
+        if res is not None and res.status == cp.OPTIMAL:
+            yield res, 1e-8
+        elif res is not None and res.status in (cp.INFEASIBLE, cp.UNBOUNDED):
+            yield res, None  # bound_solve's answer to the same status, without a second solve
+        else:
+            yield bound_solve(prog)
 
 
 def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
@@ -140,8 +163,15 @@ def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
         return capped, 1e-8
     if capped == "cap":
         return res, None
-    res = solve_exact(prog, solver="SCS")
+    res = solve_exact(prog, solver="SCS", max_iters=SCS_BOUND_ITERS)
     return res, (1e-6 if res.status == cp.OPTIMAL else None)
+
+
+#: SCS's iterations in the last resort of :func:`bound_solve`: its value counts only when
+#: solved to 1e-9, which first-order steps reach within this or not at all on the programs
+#: where Clarabel failed (a level set of the objective certificate: 100,000 iterations took
+#: 1.3-1.8 s to end inaccurate, i.e. with no bound); no bound is the conservative side
+SCS_BOUND_ITERS = 20_000
 
 
 #: the cap of a bound solve after a solver error, relative to ``1 + max |b|``: a maximum above

@@ -9,7 +9,8 @@
 """
 
 from cvxdp.transform.canon import ScpInverse, build_cone, from_scp, released_values, to_scp
-from cvxdp.transform.reference import ExactSolution, cone_violations, solve_exact, validate
+from cvxdp.transform.exact import ExactSolution, solve_exact
+from cvxdp.transform.reference import cone_violations, validate
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import SensitivityBounds, propagate
 from cvxdp.transform.support import unsupported_reasons

@@ -7,153 +7,20 @@ answer, and must never feed a released quantity.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
-import scs
 
 from cvxdp.errors import CvxdpError
 from cvxdp.solution import ValidationReport
 from cvxdp.transform.canon import to_scp
-from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
+from cvxdp.transform.exact import ExactSolution, solve_exact
+from cvxdp.transform.scp import SymmetricConeProgram
 from cvxdp.transform.support import non_finite_parameters
 
-__all__ = ["ExactSolution", "solve_exact", "cone_violations", "exp_cone_violations",
-           "proven_point", "validate",
-           "svec_to_clarabel", "validate_user_terms"]
-
-
-@dataclass(frozen=True)
-class ExactSolution:
-    """Result of :func:`solve_exact` (canonical, minimised objective ``c'x + offset``).
-
-    Attributes
-    ----------
-    x : ndarray or None
-        Primal point of the cone program (None if the solver found none).
-    value : float or None
-        ``c'x + offset`` (the cone program's objective, i.e. the user's objective times
-        ``scp.sign``); ``+inf`` if infeasible, ``-inf`` if unbounded.
-    status : str
-        A CVXPY status string.
-    solve_time : float
-    solver : str
-    """
-
-    x: np.ndarray | None
-    value: float | None
-    status: str
-    solve_time: float
-    solver: str
-
-
-def svec_to_clarabel(r: int) -> np.ndarray:
-    """Row permutation from SCS's PSD block (lower triangle, column-major) to Clarabel's
-    (upper triangle, column-major); both scale off-diagonals by sqrt(2).
-
-    ``clarabel_block = scs_block[perm]``.
-    """
-    i, j = np.triu_indices(r)  # upper entries (i <= j) ...
-    order = np.lexsort((i, j))  # ... listed column by column
-    i, j = i[order], j[order]
-    # the matching lower entry is (row=j, col=i); its SCS index (column i, row j):
-    return (i * r - i * (i - 1) // 2 + (j - i)).astype(int)
-
-
-def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
-    import clarabel  # optional solver (not a runtime dependency; SCS is)
-
-    d = scp.dims
-    A, b, n_exp = with_exp_tail(scp)
-    perm = np.arange(A.shape[0])
-    start = d.zero + d.nonneg + sum(d.soc)
-    for r in d.psd:
-        size = r * (r + 1) // 2
-        perm[start:start + size] = start + svec_to_clarabel(r)
-        start += size
-    cones: list[Any] = []
-    if d.zero:
-        cones.append(clarabel.ZeroConeT(d.zero))
-    if d.nonneg:
-        cones.append(clarabel.NonnegativeConeT(d.nonneg))
-    cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
-    cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
-    # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
-    cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    for key, val in opts.items():
-        setattr(settings, key, val)
-    P = sp.csc_matrix((scp.n, scp.n))
-    t0 = time.perf_counter()
-    solver = clarabel.DefaultSolver(P, scp.c, sp.csc_matrix(A[perm]), b[perm], cones, settings)
-    sol = solver.solve()
-    elapsed = time.perf_counter() - t0
-    name = str(sol.status).split(".")[-1]
-    status = {"Solved": cp.OPTIMAL, "AlmostSolved": cp.OPTIMAL_INACCURATE,
-              "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
-              "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
-              }.get(name, cp.SOLVER_ERROR)
-    return _result(scp, np.asarray(sol.x), status, elapsed, "CLARABEL")
-
-
-def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
-    d = scp.dims
-    A, b, n_exp = with_exp_tail(scp)
-    cone = {"z": d.zero, "l": d.nonneg, "q": list(d.soc), "s": list(d.psd), "ep": n_exp}
-    kw = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000, "verbose": False, **opts}
-    t0 = time.perf_counter()
-    sol = scs.SCS({"A": A, "b": b, "c": scp.c}, cone, **kw).solve()
-    elapsed = time.perf_counter() - t0
-    val = int(sol["info"]["status_val"])
-    status = {1: cp.OPTIMAL, 2: cp.OPTIMAL_INACCURATE, -2: cp.INFEASIBLE,
-              -7: cp.INFEASIBLE, -1: cp.UNBOUNDED, -6: cp.UNBOUNDED}.get(val, cp.SOLVER_ERROR)
-    return _result(scp, np.asarray(sol["x"]), status, elapsed, "SCS")
-
-
-def _result(scp: SymmetricConeProgram, x: np.ndarray, status: str, elapsed: float,
-            solver: str) -> ExactSolution:
-    if status in cp.settings.SOLUTION_PRESENT:
-        return ExactSolution(x, float(scp.c @ x + scp.offset), status, elapsed, solver)
-    value = np.inf if status == cp.INFEASIBLE else -np.inf if status == cp.UNBOUNDED else None
-    return ExactSolution(None, value, status, elapsed, solver)
-
-
-def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
-                **opts: Any) -> ExactSolution:
-    """Solve the cone program exactly (non-private reference), without touching the user's
-    CVXPY variables.
-
-    Parameters
-    ----------
-    scp : SymmetricConeProgram
-    solver : {"CLARABEL", "SCS"} or None
-        None: Clarabel (interior point, accurate), falling back to SCS (``eps 1e-9``) if
-        Clarabel is missing or fails.
-    **opts
-        Settings passed to the solver.
-
-    Returns
-    -------
-    ExactSolution
-    """
-    name = (solver or "CLARABEL").upper()
-    if name not in ("CLARABEL", "SCS"):
-        raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}.")
-    if name == "CLARABEL":
-        try:
-            out = _clarabel(scp, **opts)
-        except ImportError:
-            if solver is not None:
-                raise
-            return _scs(scp)
-        if out.status == cp.SOLVER_ERROR and solver is None:
-            return _scs(scp)
-        return out
-    return _scs(scp, **opts)
+__all__ = ["cone_violations", "exp_cone_violations", "proven_point", "validate",
+           "validate_user_terms"]
 
 
 #: an ``optimal_inaccurate`` point is released only when it meets every row of its program to
@@ -344,7 +211,9 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         ``reference_value`` (the exact optimum), ``objective_gap`` (the user's objective at the
         released point minus it, positive = worse in the user's sense), ``max_violation`` /
         ``mean_violation`` / ``violated`` over the user's constraints, ``metrics["private_value"]``
-        (the user's objective at the released point on the true data).
+        (the user's objective at the released point on the true data) and
+        ``metrics["reference_status"]`` (the reference solve's CVXPY status: ``optimal`` unless
+        no solver proved the optimum; a path's own is ``canonical_reference_status``).
     """
     metrics: dict[str, Any] = {}
     if canonical is not None:
@@ -354,7 +223,7 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         metrics.update({f"canonical_{k}": getattr(canonical, k) for k in (
             "reference_value", "objective_gap", "max_violation", "mean_violation", "violated")})
         # the comparison metrics are recomputed below in the user's terms
-        for k in ("suboptimality", "relative_gap", "private_value"):
+        for k in ("suboptimality", "relative_gap", "private_value", "reference_status"):
             if k in metrics:
                 metrics[f"canonical_{k}"] = metrics.pop(k)
     released = {v.id: v.value for v in problem.variables()}
@@ -371,12 +240,13 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         metrics["reference_unavailable"] = (
             f"the exact reference needs finite data; parameter(s) {', '.join(nonfinite)} "
             "contain NaN or inf (the private solve mapped them into the public domain)")
-        f_star, ref_solver = None, None
+        f_star, ref_solver, ref_status = None, None, None
     else:
-        f_star, ref_solver = _reference_optimum(problem, solver, released)
+        f_star, ref_solver, ref_status = _reference_optimum(problem, solver, released)
     elapsed = time.perf_counter() - t0
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     metrics["private_value"] = f_private
+    metrics["reference_status"] = ref_status
     if f_star is not None and np.isfinite(f_star):
         metrics["suboptimality"] = sign * (f_private - f_star)
         metrics["relative_gap"] = abs(f_private - f_star) / max(1.0, abs(f_star))
@@ -389,26 +259,58 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         reference_time=elapsed, reference_solver=ref_solver, metrics=metrics)
 
 
-def _reference_optimum(problem: cp.Problem, solver: str | None,
-                       released: dict[int, Any]) -> tuple[float | None, str | None]:
-    """The exact optimum of ``problem`` (user's sense) and the solver's name.
+def _reference_optimum(problem: cp.Problem, solver: str | None, released: dict[int, Any]
+                       ) -> tuple[float | None, str | None, str | None]:
+    """The exact optimum of ``problem`` (user's sense), the solver's name and its status.
 
     The cone program the private solve compiled is reused when it is the same (same values:
     :func:`cvxdp.transform.to_scp` keeps it on the problem) and solved by Clarabel or SCS
     directly; another solver, or a model outside the cone program's reach, is solved by
-    CVXPY on a copy of the problem.
+    CVXPY on a copy of the problem.  Only a proved answer (``optimal``, ``infeasible``,
+    ``unbounded``) of the cone program is taken: its ``sum_squares`` rows are rotated cones
+    ``||(1 - t, 2 r)|| <= 1 + t`` whose head and tail nearly cancel when ``t`` is large, and
+    Clarabel can stop ``AlmostSolved`` there (a least squares on 2000 observations: 1.8e-5
+    relative above the optimum).  Then CVXPY solves a copy (Clarabel and OSQP read a
+    ``sum_squares`` objective as a quadratic form: no such cone), and SCS (``eps 1e-9``) the
+    cone program last; an inaccurate value is returned only when none of them proves one.
     """
     name = (str(solver).upper() if solver else
             cp.CLARABEL if cp.CLARABEL in cp.installed_solvers() else None)
+    proved = (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED)
+    fallback: tuple[float | None, str | None, str | None] | None = None
+    scp = None
     if name in ("CLARABEL", "SCS"):
         try:
             scp = to_scp(problem)
         except CvxdpError:
             scp = None
         if scp is not None:
-            ref = solve_exact(scp, solver=name)
-            if ref.status in cp.settings.SOLUTION_PRESENT or ref.value is not None:
-                return (None if ref.value is None else scp.sign * float(ref.value)), ref.solver
+            found = _cone_program_optimum(scp, name)
+            if found[2] in proved:
+                return found
+            if found[0] is not None:
+                fallback = found
+    found = _cvxpy_optimum(problem, name, released)
+    if found[2] in proved:
+        return found
+    if scp is not None and name != "SCS":
+        last = _cone_program_optimum(scp, "SCS")
+        if last[2] in proved:
+            return last
+    if fallback is None and found[0] is not None:
+        fallback = found
+    return fallback if fallback is not None else found
+
+
+def _cone_program_optimum(scp: SymmetricConeProgram, solver: str
+                          ) -> tuple[float | None, str | None, str | None]:
+    ref = solve_exact(scp, solver=solver)
+    value = None if ref.value is None else scp.sign * float(ref.value)
+    return value, ref.solver, ref.status
+
+
+def _cvxpy_optimum(problem: cp.Problem, name: str | None, released: dict[int, Any]
+                   ) -> tuple[float | None, str | None, str | None]:
     ref = cp.Problem(problem.objective, problem.constraints)
     try:
         # Clarabel (interior point) unless asked otherwise: CVXPY's default for SDPs is SCS,
@@ -417,6 +319,8 @@ def _reference_optimum(problem: cp.Problem, solver: str | None,
             ref.solve(**({"solver": name} if name else {}))
         except cp.error.SolverError:
             ref.solve()
+    except cp.error.SolverError:
+        return None, None, cp.SOLVER_ERROR
     finally:
         for var in problem.variables():  # the released point stays on the user's variables
             var.save_value(released[var.id])
@@ -425,4 +329,4 @@ def _reference_optimum(problem: cp.Problem, solver: str | None,
                 dual.save_value(None)
     f_star = None if ref.value is None else float(ref.value)
     return f_star, (str(ref.solver_stats.solver_name) if ref.solver_stats is not None
-                    else None)
+                    else None), ref.status

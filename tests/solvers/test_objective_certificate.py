@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import cvxdp
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
-from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cvxdp.transform import cone_violations, from_scp, solve_exact, to_scp, validate
-from cvxdp.transform.reference import svec_to_clarabel
+from cvxdp.transform.exact import svec_to_clarabel
 
 
 def _lp(rng):

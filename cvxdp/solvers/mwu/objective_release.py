@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import norm as normal
 
 from cvxdp.citations import (
     SCP_OBJECTIVE_PRIVACY,
@@ -30,9 +31,10 @@ from cvxdp.privacy.budgets import ZCDP, Budget, PureDP
 from cvxdp.privacy.mechanisms import (
     gaussian_noise,
 )
-from cvxdp.solvers.public_part import public_bounds
+from cvxdp.solvers.bound_propagation import propagated_box
+from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
 from cvxdp.transform.epigraph import epigraph_bounds
-from cvxdp.transform.reference import solve_exact
+from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
 
@@ -82,9 +84,9 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     if norm_bound is None:
         # only the coordinates the noise touches need a bound (see the docstring); CVXPY's
         # epigraph variables (of quad_form, sum_squares, norms) carry no private coefficient
-        R, src = _private_coordinate_radius(scp, supp)
+        R, src, box = _private_coordinate_radius(scp, supp)
     else:
-        R, src = float(norm_bound), "user"
+        R, src, box = float(norm_bound), "user", None
     # The objective's constant term moves with c when the private parameter sits in it
     # (``c @ (x - 0.3)``).  The released value must come from released quantities only: take the
     # offset as a public linear function of the noisy c when the model makes it one, else noise
@@ -142,6 +144,16 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     # ||z_S|| <= t with probability >= 1 - beta (Gaussian concentration): Thm C.12's event
     t = sigma * (math.sqrt(k) + math.sqrt(2 * math.log(1 / beta)))
     alpha = None if R is None else 2 * R * t
+    # the proof's ||x*_S - x~_S|| bounded through the released point and the public box
+    # (Hoelder), often far below 2 R (a simplex: sqrt(2) against 2 sqrt(n))
+    # and, on a second event ||z_S||_inf <= t_inf (a union bound over the k coordinates, its
+    # own beta), by ||z_S||_inf ||x*_S - x~_S||_1; the certificate takes the smaller bound
+    spans = None if box is None else _diameter_bounds(scp, supp, np.asarray(sol.x), *box)
+    holder = holder_inf = None
+    if spans is not None:
+        d1, dinf = spans
+        holder = t * math.sqrt(d1 * dinf) * (1 + 1e-9)
+        holder_inf = sigma * float(normal.isf(beta / (2.0 * k))) * d1 * (1 + 1e-9)
     details: dict[str, Any] = {"setting": "objective", "sigma": sigma, "l2_sensitivity": D2,
                                "noised_coordinates": int(k) + int(noise_offset),
                                "offset_source": offset_source, "norm_bound": R,
@@ -158,7 +170,8 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
                            details=details)
     value = scp.sign * float(c_noisy @ sol.x + offset_noisy)
     info = {"method": "objective_perturbation", "setting": "objective",
-            "alpha_guaranteed": alpha, "value": value,
+            "alpha_guaranteed": alpha, "gap_bound_holder": holder,
+            "gap_bound_holder_inf": holder_inf, "value": value,
             "noisy_objective": {"c": c_noisy, "offset": offset_noisy,
                                 "offset_source": offset_source},
             # public set, released data and the noise event for the certificate (popped by
@@ -167,8 +180,37 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     return np.asarray(sol.x), report, info
 
 
-def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None, str]:
-    """Public bound R on ``||x_S||_2`` at some optimal point, and where it came from.
+def _diameter_bounds(scp: Any, supp: np.ndarray, x: np.ndarray, lo: np.ndarray,
+                     hi: np.ndarray) -> tuple[float, float] | None:
+    """``(D1, Dinf)`` with ``||x'_S - x~_S||_1 <= D1`` and ``||x'_S - x~_S||_inf <= Dinf`` for
+    every ``x'`` in the public set, ``x~`` the released point and ``[lo, hi]`` the public box
+    of ``x_S``; then ``||x'_S - x~_S||_2 <= sqrt(D1 Dinf)`` (Hoelder).
+
+    ``Dinf = max_j max(hi_j - x~_j, x~_j - lo_j)``.  For ``D1``, each coordinate is measured
+    from the end of its box nearer to ``x~_j`` (``e_j``, sign ``s_j = +1`` for ``lo``, ``-1``
+    for ``hi``): ``|x'_j - x~_j| <= s_j (x'_j - e_j) + |x~_j - e_j|`` on the box, so ``D1 =
+    max s'x'_S - s'e + sum |x~ - e|``, one public solve (a simplex: ``D1 = 2``, ``Dinf = 1``).
+    None when that solve gives no bound.  Post-processing of the released point and public
+    constraints."""
+    xs = x[supp]
+    use_lo = (xs - lo) <= (hi - xs)
+    sgn = np.where(use_lo, 1.0, -1.0)
+    end = np.where(use_lo, lo, hi)
+    d = np.zeros(scp.n)
+    d[supp] = sgn
+    _, top = public_bounds(scp.A, scp.b, scp.dims, np.zeros(scp.m, dtype=bool), [d],
+                           allow_unbounded=True, upper_only=True)
+    if not np.isfinite(top[0]):
+        return None
+    d1 = float(top[0] - sgn @ end + np.sum(np.abs(xs - end)))
+    dinf = float(np.max(np.maximum(hi - xs, xs - lo)))
+    return max(d1, 0.0), max(dinf, 0.0)
+
+
+def _private_coordinate_radius(scp: Any, supp: np.ndarray
+                               ) -> tuple[float | None, str, tuple[np.ndarray, np.ndarray] | None]:
+    """Public bound R on ``||x_S||_2`` at some optimal point, where it came from, and the
+    public box ``(lo, hi)`` of ``x_S`` when the constraints alone bound it (else None).
 
     Per-coordinate bounds over the (public) constraints; a coordinate they leave unbounded
     that is an epigraph variable (``w_i * norm(x - p_i)``: ``t_i >= ||x - p_i||``) is bounded
@@ -179,11 +221,19 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None
     eye = np.eye(n)
     no_private = np.zeros(scp.m, dtype=bool)
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
-    l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, [eye[j] for j in supp],
-                             allow_unbounded=True)
+    p_lo, p_hi = propagated_box(scp.A, scp.b, scp.dims, ~no_private)
+    if 2 * supp.size > BOX_SOLVES_MAX and np.all(np.isfinite(p_lo[supp])) \
+            and np.all(np.isfinite(p_hi[supp])):
+        # more than BOX_SOLVES_MAX two-sided solves: bound propagation's box (valid, exact on
+        # boxes, simplices and row sums) when it bounds every private coordinate
+        l_s, h_s = p_lo[supp], p_hi[supp]
+    else:
+        l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, [eye[j] for j in supp],
+                                 allow_unbounded=True)
     lo[supp], hi[supp] = l_s, h_s
     src = "constraints"
-    if not (np.all(np.isfinite(lo[supp])) and np.all(np.isfinite(hi[supp]))):
+    box = (l_s, h_s) if np.all(np.isfinite(l_s)) and np.all(np.isfinite(h_s)) else None
+    if box is None:
         # bound the variables the unbounded epigraph cones read, then the epigraph variables
         d = scp.dims
         soc_start = d.zero + d.nonneg
@@ -207,8 +257,8 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray) -> tuple[float | None
         src = "constraints and epigraph bounds"
     big = np.maximum(np.abs(lo[supp]), np.abs(hi[supp]))
     if not np.all(np.isfinite(big)):
-        return None, "none (the public constraints do not bound the private coordinates)"
-    return float(np.sqrt(np.sum(big**2))) * (1 + 1e-9), src
+        return None, "none (the public constraints do not bound the private coordinates)", None
+    return float(np.sqrt(np.sum(big**2))) * (1 + 1e-9), src, box
 
 
 def _public_signs(scp: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -54,7 +54,7 @@ from cvxdp.solvers.public_part import (
     coordinate_box,
     public_feasibility,
 )
-from cvxdp.status import DEFAULT_BETA, status_of
+from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import released_values, to_scp
 from cvxdp.transform.reference import proven_point, validate
 
@@ -152,7 +152,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     x_t = out["x"] if out["beta_used"] == npl.beta else None
     loose_prog, loose = solve_loosened(released, A_t, b_t, plan, scale, lo, hi,
                                        lambda prog: solve_exact_tight(prog, solver), x_t,
-                                       public_objective=not objective_private)
+                                       public_objective=not objective_private,
+                                       enough=refine_until(accuracy))
     x, from_loosened = out["x"], False
     loose_point = proven_point(loose_prog, loose)
     if x is None and loose_point is not None:
@@ -207,7 +208,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                                info=info, status_reason=reason)
     fitted = None
     if setup.fit is not None:
-        fitted = _fit_release(problem, scp, setup, released, A_t, b_t, out, solver)
+        fitted = _fit_release(problem, scp, setup, released, A_t, b_t, out, solver,
+                              enough=refine_until(accuracy))
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
     released_value = float(released.c @ x + released.offset)  # with the released data
     slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
@@ -287,14 +289,15 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             released_value, viol_eq, from_loosened = fitted["value"], None, False
             info.update({"point": "noisy objective's minimiser (fit terms with private "
                                   "targets)", "fit_terms": fitted["terms"]})
-    status, reason = status_of(cert, accuracy)
+    status, reason = status_of(cert, accuracy)  # the one status rule, for every point
     if objective_private and primal is None:
         info["objective_tail_beta"] = beta_c
     if from_loosened:
-        reason = ("the tightened counterpart of the noisy data is empty at this budget; the "
-                  "released point solves the loosened one (post-processing, no extra budget)"
-                  + ("; " + reason if reason else ""))
-        status = cp.USER_LIMIT
+        note = ("the tightened counterpart of the noisy data is empty at this budget; the "
+                "released point solves the loosened one (post-processing, no extra budget)")
+        info["point_note"] = note
+        if reason:
+            reason = note + "; " + reason
     info["guarantee"] = str(cert)
     info["equality_violation_bound"] = viol_eq
     if reason and not math.isfinite(cert.gap_bound):
@@ -357,12 +360,14 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
 
 
 def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, released: Any,
-                 A_t: Any, b_t: np.ndarray, out: dict, solver: str | None) -> dict | None:
+                 A_t: Any, b_t: np.ndarray, out: dict, solver: str | None,
+                 enough: float = 0.0) -> dict | None:
     """Fit terms with private targets (:mod:`cvxdp.solvers.perturbation.fit_term`): the exact
     minimiser of the noisy objective over the public constraints, certified by the module's
     bound; and :func:`_fit_certify` for other points.  None when the noisy program has no
-    optimal point (the robust counterpart's answer stands).  Post-processing of the release
-    and public data only."""
+    optimal point (the robust counterpart's answer stands).  ``enough``: the relative gap at
+    which the certificate's refinements (an extra solve each) are not made.  Post-processing of
+    the release and public data only."""
     noisy_prog = dataclasses.replace(released, A=A_t, b=b_t)
     sol = solve_exact_tight(noisy_prog, solver)
     if sol.status != cp.OPTIMAL or sol.x is None:
@@ -374,7 +379,7 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in setup.entries.params)
 
     def certify(point: np.ndarray) -> tuple[Certificate, dict]:
-        return _fit_certify(problem, scp, setup, point, noisy_y, h_min)
+        return _fit_certify(problem, scp, setup, point, noisy_y, h_min, enough)
 
     cert, primal = certify(x)
     return {"x": x, "primal": primal, "cert": cert, "value": h, "certify": certify,
@@ -382,7 +387,8 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
 
 
 def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.ndarray,
-                 noisy_y: tuple[np.ndarray, ...], h_min: float) -> tuple[Certificate, dict]:
+                 noisy_y: tuple[np.ndarray, ...], h_min: float, enough: float = 0.0
+                 ) -> tuple[Certificate, dict]:
     """The fit-term certificate of a point ``x`` feasible for the public constraints, and its
     variable values by name."""
     npl, entries = setup.npl, setup.entries
@@ -390,7 +396,7 @@ def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.
     primal = released_values(problem, scp, x)
     family = "laplace" if setup.noise == "laplace" else "gaussian"
     upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h_min,
-                                   entries.delta * npl.sigma_unit, beta, family)
+                                   entries.delta * npl.sigma_unit, beta, family, enough=enough)
     # no constraint holds private data: the point's violation is public and exact
     viol = public_violation(scp, setup.plan, x)
     cert = Certificate.from_bounds(

@@ -344,7 +344,8 @@ def constraint_violation_bound(cf: ConstraintFits, primal: dict[str, Any],
     out = 0.0
     b = beta / max(len(cf.fits) + len(cf.entries), 1)
     for model in cf.fits:
-        upper, _, _ = fit_bounds(model, primal, noisy_y, np.inf, sigma, b, noise)
+        upper, _, _ = fit_bounds(model, primal, noisy_y, np.inf, sigma, b, noise,
+                                 refine=False)  # the upper bound only: no gap refinement
         out = max(out, upper)
     for ef in cf.entries:
         out = max(out, _entry_bound(ef, primal, noisy_y, sigma, b, noise))

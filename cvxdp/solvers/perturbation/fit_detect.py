@@ -27,7 +27,9 @@ from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.norm_inf import norm_inf
 from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
+from cvxpy.constraints.zero import Equality
 
+from cvxdp.blas_threads import one_blas_thread
 from cvxdp.solvers.perturbation.fit_bilinear import (
     is_bilinear,
     second_derivatives,
@@ -66,6 +68,8 @@ class FitTerm:
     psi: str | None = None
     psi_c: Any = None
     weights: np.ndarray | None = None
+    #: ``da/dx`` over every variable entry (the copies' order, column-major; square terms)
+    Jx: sp.csr_matrix | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,11 @@ class FitModel:
     cache: dict = field(default_factory=dict)
     #: the sum of the objective's public terms on the copies (None: there are none)
     public_part: Any = None
+    #: ``sum_p mu_p Y_p'Y_p`` over the public square terms ``mu_p ||b_p(x)||^2``
+    #: (:mod:`cvxdp.solvers.perturbation.fit_curvature`); None when there is none
+    public_curvature: sp.csr_matrix | None = None
+    #: the rows ``E`` of the public linear equalities ``E x = e`` (None: there are none)
+    public_equalities: sp.csr_matrix | None = None
 
 
 def _full_sum(e: Any) -> bool:
@@ -144,32 +153,35 @@ def _peel(term: Any, signed: bool = False) -> tuple[float, Any] | None:
         lam *= k
 
 
-def _classify(term: Any) -> tuple[str, float, float, Any, np.ndarray | None] | None:
-    """``(kind, lam, lip, a, weights)`` of a private term (module doc), ``weights`` the rows'
-    weights of ``J`` for a weighted sum (else None), or None."""
+def _classify(term: Any
+              ) -> tuple[str, float, float, Any, np.ndarray | None, tuple | None] | None:
+    """``(kind, lam, lip, a, weights, psi)`` of a private term (module doc), ``weights`` the
+    rows' weights of ``J`` for a weighted sum (else None), ``psi`` the loss the conjugate bound
+    reads (``FitTerm.psi`` and ``psi_c``; None for the shapes it does not: squares, affine
+    terms, ``norm_inf``, ``lambda_max``, ``p > 2`` norms), or None."""
     if term.is_affine():
-        return ("affine", 1.0, 1.0, term, None) if term.size == 1 else None
+        return ("affine", 1.0, 1.0, term, None, None) if term.size == 1 else None
     peeled = _peel(term)
     if peeled is None:
         return None
     lam, t = peeled
     if isinstance(t, quad_over_lin) and _public_scalar(t.args[1]) is not None:
         k = _public_scalar(t.args[1])
-        return ("square", lam / k, 0.0, t.args[0], None) if k > 0 else None
+        return ("square", lam / k, 0.0, t.args[0], None, None) if k > 0 else None
     if (isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0
             and isinstance(t.args[0], Pnorm)
             and float(t.args[0].p) == 2.0 and t.args[0].axis is None):
-        return "square", lam, 0.0, t.args[0].args[0], None
+        return "square", lam, 0.0, t.args[0].args[0], None, None
     if isinstance(t, norm1) and t.axis is None:
-        return "l1", lam, 1.0, t.args[0], None
+        return "l1", lam, 1.0, t.args[0], None, ("abs", None)
     if isinstance(t, (norm_inf, lambda_max)) and getattr(t, "axis", None) is None:
-        return "l2", lam, 1.0, t.args[0], None
+        return "l2", lam, 1.0, t.args[0], None, None
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 2.0:
-        return "euclid", lam, 1.0, t.args[0], None
+        return "euclid", lam, 1.0, t.args[0], None, ("euclid", None)
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) > 2.0:
-        return "l2", lam, 1.0, t.args[0], None
+        return "l2", lam, 1.0, t.args[0], None, None
     if isinstance(t, Pnorm) and t.axis is None and float(t.p) == 1.0:
-        return "l1", lam, 1.0, t.args[0], None
+        return "l1", lam, 1.0, t.args[0], None, ("abs", None)
     if _full_sum(t):
         e, weights = t.args[0], None
         if isinstance(e, multiply) and len(e.args) == 2:
@@ -184,53 +196,26 @@ def _classify(term: Any) -> tuple[str, float, float, Any, np.ndarray | None] | N
             weights = np.broadcast_to(w, e.shape).ravel(order="F")
         found = _elementwise_lipschitz(e)
         if found is not None:
-            return "l1", lam, found[0], found[1], weights
+            return "l1", lam, found[0], found[1], weights, found[2]
     if isinstance(t, cp_abs) and t.size == 1:
-        return "l1", lam, 1.0, t.args[0], None
+        return "l1", lam, 1.0, t.args[0], None, ("abs", None)
     return None
 
 
-def _elementwise_lipschitz(e: Any) -> tuple[float, Any] | None:
-    """``(L, a)`` for ``e = psi(a)`` elementwise with ``psi`` L-Lipschitz (``abs``, ``huber``,
-    ``maximum`` with a public side), else None."""
+def _elementwise_lipschitz(e: Any) -> tuple[float, Any, tuple[str, Any]] | None:
+    """``(L, a, psi)`` for ``e = psi(a)`` elementwise with ``psi`` L-Lipschitz (``abs``,
+    ``huber``, ``maximum`` with a public side; ``psi`` as :class:`FitTerm` records it), else
+    None."""
     if isinstance(e, cp_abs):
-        return 1.0, e.args[0]
+        return 1.0, e.args[0], ("abs", None)
     if isinstance(e, huber) and _public_scalar(e.M) is not None:
-        return 2.0 * _public_scalar(e.M), e.args[0]
+        return 2.0 * _public_scalar(e.M), e.args[0], ("huber", _public_scalar(e.M))
     if isinstance(e, maximum) and len(e.args) == 2:
         pub = [a.is_constant() and not a.parameters() for a in e.args]
         if sum(pub) == 1:
-            return 1.0, e.args[pub.index(False)]
-    return None
-
-
-def _psi(term: Any) -> tuple[str, Any] | None:
-    """The loss of a classified Lipschitz term for the conjugate bound of
-    :mod:`cvxdp.solvers.perturbation.fit_dual`: ``(psi, c)`` (module doc of :class:`FitTerm`),
-    or None when the term is of another shape (``norm_inf``, ``lambda_max``, a ``p > 2`` norm)."""
-    peeled = _peel(term)
-    if peeled is None:
-        return None
-    t = peeled[1]
-    if isinstance(t, norm1) or (isinstance(t, cp_abs) and t.size == 1):
-        return "abs", None
-    if isinstance(t, Pnorm) and t.axis is None:
-        p = float(t.p)
-        return ("euclid", None) if p == 2.0 else ("abs", None) if p == 1.0 else None
-    if not _full_sum(t):
-        return None
-    e = t.args[0]
-    if isinstance(e, multiply) and len(e.args) == 2:
-        e = next(a for a in e.args if not (a.is_constant() and not a.parameters()))
-    if isinstance(e, cp_abs):
-        return "abs", None
-    if isinstance(e, huber):
-        return "huber", _public_scalar(e.M)
-    if isinstance(e, maximum):
-        pub = [a.is_constant() and not a.parameters() for a in e.args]
-        side = e.args[pub.index(True)]
-        c = np.broadcast_to(np.asarray(side.value, dtype=float), e.shape)
-        return "max", np.asarray(c, dtype=float).ravel(order="F")
+            side = np.broadcast_to(np.asarray(e.args[pub.index(True)].value, dtype=float),
+                                   e.shape)
+            return 1.0, e.args[pub.index(False)], ("max", side.ravel(order="F"))
     return None
 
 
@@ -246,7 +231,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
     ids = {p.id for p in params}
     if any(ids & {p.id for p in c.parameters()} for c in problem.constraints):
         return None
-    found, psis, public = [], [], []
+    found, public = [], []
     every = _terms(problem.objective.expr)
     for term in every:
         if ids & {p.id for p in term.parameters()}:
@@ -254,7 +239,6 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             if c is None:
                 return None
             found.append(c)
-            psis.append(_psi(term) if c[0] in ("l1", "euclid") else None)
         else:
             public.append(term)
     leaves = fresh_leaves(problem, params) if found else None
@@ -262,7 +246,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
         return None
     x_copies, y_copies, by_obj = leaves
     terms = []
-    for (kind, lam, lip, a, weights), psi in zip(found, psis, strict=True):
+    for kind, lam, lip, a, weights, psi in found:
         copy = a.tree_copy(by_obj)
         if ids & {p.id for p in copy.parameters()}:
             return None
@@ -277,7 +261,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                                  J=sp.csr_matrix(J0), residual=copy, B=B,
                                  x_names=tuple(names)))
             continue
-        J, Jx = _jacobians(copy, x_copies, y_copies)
+        J, Jx, Jx_full = _jacobians(copy, x_copies, y_copies)
         if weights is not None:
             J = sp.csr_matrix(sp.diags(weights) @ J)
         square = kind == "square"
@@ -291,13 +275,39 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
                              Q=None if J_perp is None else Q, J_perp=J_perp,
                              psi=None if psi is None else psi[0],
                              psi_c=None if psi is None else psi[1],
-                             weights=None if weights is None else np.asarray(weights)))
+                             weights=None if weights is None else np.asarray(weights),
+                             Jx=Jx_full if square else None))
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
+    curvature = _public_curvature(public, var_only, x_copies)
+    copies = tuple(c.tree_copy(var_only) for c in problem.constraints)
+    eq_rows = [_jacobians(c.args[0] - c.args[1], x_copies, ())[2] for c in copies
+               if isinstance(c, Equality) and not c.parameters()
+               and (c.args[0] - c.args[1]).is_affine()]
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
-                    constraints=tuple(c.tree_copy(var_only) for c in problem.constraints),
+                    constraints=copies,
                     objective=problem.objective.expr.tree_copy(by_obj),
-                    public_part=sum(t.tree_copy(var_only) for t in public) if public else None)
+                    public_part=sum(t.tree_copy(var_only) for t in public) if public else None,
+                    public_curvature=curvature,
+                    public_equalities=sp.csr_matrix(sp.vstack(eq_rows)) if eq_rows else None)
+
+
+def _public_curvature(public: list[Any], var_only: dict[int, Any],
+                      x_copies: dict[str, cp.Variable]) -> sp.csr_matrix | None:
+    """``sum_p mu_p Y_p'Y_p`` over the public terms that are squares ``mu_p ||b_p(x)||^2`` of
+    an affine ``b_p`` (structure and public constants only); None when there is none."""
+    total = None
+    for term in public:
+        c = _classify(term)
+        if c is None or c[0] != "square" or c[4] is not None:
+            continue
+        copy = c[3].tree_copy(var_only)
+        if not copy.is_affine() or copy.parameters():
+            continue
+        Y = _jacobians(copy, x_copies, ())[2]
+        part = sp.csr_matrix(c[1] * (Y.T @ Y))
+        total = part if total is None else total + part
+    return total
 
 
 def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]
@@ -316,19 +326,29 @@ def fresh_leaves(problem: cp.Problem, params: tuple[Any, ...]
 
 
 def _jacobians(expr: Any, x_copies: dict[str, cp.Variable], y_copies: tuple[cp.Variable, ...]
-               ) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
-    """``(da/dy, da/dx)`` of an affine expression (its gradient at any point: zeros here)."""
+               ) -> tuple[sp.csr_matrix, sp.csr_matrix | None, sp.csr_matrix]:
+    """``(da/dy, da/dx, da/dx over every variable entry)`` of an affine expression (its
+    gradient at any point: zeros here); ``da/dx`` lists the variables ``a`` reads, the last
+    one every variable of the copies, in their order (zero blocks for the others)."""
     leaves = [*x_copies.values(), *y_copies]
     for v in leaves:
         v.value = np.zeros(v.shape)
-    grad = expr.grad
-    for v in leaves:
-        v.value = None
+    try:
+        grad = expr.grad
+    finally:
+        for v in leaves:
+            v.value = None
     rows = int(expr.size)
-    ys = [sp.csr_matrix(grad[y]).T if grad.get(y) is not None else
-          sp.csr_matrix((rows, int(y.size))) for y in y_copies]
-    xs = [sp.csr_matrix(grad[v]).T for v in x_copies.values() if grad.get(v) is not None]
-    return sp.csr_matrix(sp.hstack(ys)), (sp.csr_matrix(sp.hstack(xs)) if xs else None)
+
+    def block(v: Any) -> sp.csr_matrix:
+        g = grad.get(v)
+        return sp.csr_matrix(g).T if g is not None else sp.csr_matrix((rows, int(v.size)))
+
+    J = sp.csr_matrix(sp.hstack([block(y) for y in y_copies])) if y_copies else \
+        sp.csr_matrix((rows, 0))
+    xs = [block(v) for v in x_copies.values() if grad.get(v) is not None]
+    full = sp.csr_matrix(sp.hstack([block(v) for v in x_copies.values()]))
+    return J, (sp.csr_matrix(sp.hstack(xs)) if xs else None), full
 
 
 def _range_basis(Jx: sp.csr_matrix | None) -> np.ndarray | None:
@@ -340,7 +360,8 @@ def _range_basis(Jx: sp.csr_matrix | None) -> np.ndarray | None:
     rows, cols = Jx.shape
     if cols >= rows or rows * cols > RANGE_DENSE_MAX:
         return None
-    return np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
+    with one_blas_thread():  # a one-off dense SVD (blas_threads.one_blas_thread)
+        return np.linalg.svd(Jx.toarray(), full_matrices=False)[0]
 
 
 def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None, Q: np.ndarray | None

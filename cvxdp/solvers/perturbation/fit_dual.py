@@ -85,18 +85,24 @@ def event_count(model: FitModel) -> int:
 
 
 def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.ndarray, ...],
-             h_value: float, sigma: np.ndarray, beta: float, noise: str) -> float:
+             h_value: float, sigma: np.ndarray, beta: float, noise: str,
+             cap: float = math.inf) -> float:
     """The module doc's gap bound at a point whose noisy residuals are ``residuals`` (one flat
     column-major array per term) and noisy objective ``h_value``, from the released ``y~``,
     on events of total probability ``beta``; ``inf`` when the linearised solve has no
-    optimal value."""
+    optimal value, or when the divergences' charge alone reaches ``cap`` (a bound already in
+    hand: the solve could not improve on it, so it is not made)."""
     b = beta / max(event_count(model), 1)
     constant, charge = 0.0, 0.0
     linear, kept = [], []
-    for term, r in zip(model.terms, residuals, strict=True):
+    for k, (term, r) in enumerate(zip(model.terms, residuals, strict=True)):
         a = cp.vec(term.residual, order="F")
+        # the events' bounds are public (J, sigma, b): computed once per model and level
+        key = ("fit_dual", k, b, noise)
         if term.psi == "euclid":
-            T = noise_norm(term.J, sigma, b, "l2", noise)
+            if key not in model.cache:
+                model.cache[key] = noise_norm(term.J, sigma, b, "l2", noise)
+            T = model.cache[key]
             R = float(np.linalg.norm(r))
             if R > 0 and T * T / (2.0 * R) < 2.0 * T:
                 linear.append(term.lam * (r / R) @ a)
@@ -106,7 +112,9 @@ def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.nda
                 charge += 2.0 * term.lam * T
             continue
         w = np.ones(r.size) if term.weights is None else np.asarray(term.weights, dtype=float)
-        t = _entry_bounds(term, w, sigma, b, noise)
+        if key not in model.cache:
+            model.cache[key] = _entry_bounds(term, w, sigma, b, noise)
+        t = model.cache[key]
         c0, coef, keep, share = _separable(term, r, t)
         constant += term.lam * float(w @ c0)
         charge += term.lam * float(w @ share)
@@ -115,6 +123,8 @@ def dual_gap(model: FitModel, residuals: list[np.ndarray], noisy_y: tuple[np.nda
         if np.any(keep):
             idx = np.flatnonzero(keep)
             kept.append(term.lam * _loss(term, a[idx], idx, w[idx]))
+    if charge >= cap:
+        return math.inf
     objective = sum([*linear, *kept]) + constant
     if model.public_part is not None:
         objective = objective + model.public_part

@@ -58,7 +58,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.solvers.perturbation import fit_dual
+from cvxdp.solvers.perturbation import fit_curvature, fit_dual
 from cvxdp.solvers.perturbation.fit_bilinear import (
     bilinear_share,
     design_noise_norm,
@@ -70,8 +70,8 @@ __all__ = ["fit_bounds"]
 
 
 def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...],
-               h_min: float, sigma: np.ndarray, beta: float, noise: str
-               ) -> tuple[float, float, float]:
+               h_min: float, sigma: np.ndarray, beta: float, noise: str,
+               enough: float = 0.0, refine: bool = True) -> tuple[float, float, float]:
     """``(upper on f(x), lower on f(x*), gap bound of x)`` of the module doc at a point ``x``
     feasible for the public constraints (its variable values ``primal``, by name), from the
     released ``y~``, a lower bound ``h_min`` on the noisy objective's minimum (the solver's
@@ -81,7 +81,13 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     of the module doc for any point: it bounds ``h(x) - h(x_e)``.  The Lipschitz terms' ``sum_k
     lam_k L_k N_k(J_k e)`` is bounded as one function of the noise (:func:`norm_sum_bound`), and
     so are the affine terms' ``sum |J e|``; each square term has two events (``||J e||`` and its
-    projection).  The events share ``beta`` equally."""
+    projection).  The events share ``beta`` equally.
+
+    The refinements of :mod:`~cvxdp.solvers.perturbation.fit_dual` (one exact solve) and
+    :mod:`~cvxdp.solvers.perturbation.fit_curvature` are taken only with ``refine`` and when
+    the first-order gap exceeds ``enough`` relative to the objective (the status is decided
+    below that); their events are counted whenever they apply, taken or not, so the bound's
+    probability does not depend on the data."""
     h_pt = _noisy_objective(model, primal, noisy_y)
     delta = max(h_pt - h_min, 0.0)
     squares = [t for t in model.terms if t.kind == "square"]
@@ -90,8 +96,9 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
     floor = model.single_norm and model.terms[0].J_perp is not None
     conjugate = fit_dual.applies(model)
+    joint = fit_curvature.applies(model)
     b = beta / (2 * len(squares) + 2 * len(bilinear) + bool(lips) + bool(affs)
-                + model.single_norm + 2 * floor + conjugate)
+                + model.single_norm + 2 * floor + conjugate + joint)
     gap, sup = delta, 0.0
     for t in bilinear:
         R, x_norm = _design_at(model, t, primal, noisy_y)
@@ -102,6 +109,7 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
             t_max=lambda t=t: _box_diameter(model, t.x_names))
         gap += share - delta       # bilinear_share counts f(x) - f(x_e)'s delta itself
         sup += s_t
+    share_before = gap
     for t in squares:
         V = noise_norm(t.J, sigma, b, "l2", noise)
         Vp = noise_norm(t.J_range, sigma, b, "l2", noise)
@@ -110,6 +118,10 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         # exact minimiser x_e: ||r(x) - r(x_e)||^2 <= delta / lam (strong convexity along r)
         gap += t.lam * Vp**2 + 2.0 * Vp * math.sqrt(t.lam * delta)
         sup += 2.0 * t.lam * V * r + t.lam * V**2
+    if joint and refine and gap > enough * max(1.0, abs(h_pt)):
+        # the squares' shares together, with the public squares' curvature (its own event)
+        gap = min(gap, share_before - delta
+                  + fit_curvature.joint_square_gap(model, delta, sigma, b, noise))
     if lips:
         B = norm_sum_bound(lips, sigma, b, noise)
         if model.single_norm:
@@ -124,10 +136,10 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         sup += B
     if affs:
         sup += norm_sum_bound(affs, sigma, b, noise)
-    if conjugate:
+    if conjugate and refine and gap > enough * max(1.0, abs(h_pt)):
         # every private term a Lipschitz loss: the conjugate bound (its own event, share b)
         gap = min(gap, fit_dual.dual_gap(model, _residuals(model, primal, noisy_y), noisy_y,
-                                         h_pt, sigma, b, noise))
+                                         h_pt, sigma, b, noise, cap=gap))
     return h_pt + sup, h_pt - sup - gap, gap
 
 

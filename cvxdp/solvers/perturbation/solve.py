@@ -29,8 +29,9 @@ from cvxdp.solvers.perturbation.entries import (
 )
 from cvxdp.solvers.perturbation.noise import NoisePlan, _bounds, draw_noise
 from cvxdp.solvers.perturbation.plan import RobustPlan, unit_norms
+from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.parametric import program_data
-from cvxdp.transform.reference import proven_point, solve_exact
+from cvxdp.transform.reference import proven_point
 from cvxdp.transform.scp import SymmetricConeProgram
 
 __all__ = ["noisy_program", "noisy_objective", "solve_robust_counterpart", "FALLBACK_BETAS"]

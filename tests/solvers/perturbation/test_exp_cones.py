@@ -15,9 +15,10 @@ import scipy.sparse.linalg  # noqa: F401 - sp.linalg.norm
 import cvxdp
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.transform import to_scp
+from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.parameters import parameter_columns
 from cvxdp.transform.parametric import entry_map, program_data
-from cvxdp.transform.reference import cone_violations, exp_cone_violations, solve_exact
+from cvxdp.transform.reference import cone_violations, exp_cone_violations
 
 
 def _entropy_model(seed: int = 1):

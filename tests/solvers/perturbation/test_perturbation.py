@@ -119,7 +119,7 @@ def _feasible_rate(noise, beta, tighten=True, seeds=200):
         A_t, b_t = pert.noisy_program(scp, noisy)
         cp_ = pert.counterpart(scp, A_t, b_t, plan, npl.B * npl.sigma_unit * (1 if tighten
                                                                              else 0))
-        from cvxdp.transform.reference import solve_exact
+        from cvxdp.transform.exact import solve_exact
 
         sol = solve_exact(cp_)
         if sol.x is None:
@@ -370,7 +370,7 @@ def test_sdp_data_row_uses_the_spectral_bound_times_the_nuclear_norm(noise):
                     -float(np.linalg.eigvalsh(Xp).min()), float(np.trace(Xp)) - 10)
     _certificate_holds(sol.certificate, value=-float(np.trace(Xp)), optimum=-exact,
                        violation=true_viol)
-    from cvxdp.transform.reference import solve_exact
+    from cvxdp.transform.exact import solve_exact
 
     gen = np.random.default_rng(1)
     g, _ = pert.draw_noise(npl, plan, ent.K, gen)
@@ -395,7 +395,7 @@ def test_the_spectral_bound_wins_where_the_solution_is_low_rank():
                       [cp.trace(C @ X) <= 1, X >> 0, cp.trace(X) <= 10])
     spec = cvxdp.ConstraintPrivacy(C, sensitivity=1e-3)
     scp, ent, plan, npl = _parts(prob, (spec,), ApproxDP(1.0, 1e-6), "gaussian", 1e-3)
-    from cvxdp.transform.reference import solve_exact
+    from cvxdp.transform.exact import solve_exact
 
     g, _ = pert.draw_noise(npl, plan, ent.K, np.random.default_rng(0))
     A_t, b_t = pert.noisy_program(scp, pert.release_parameters(ent, g, npl.sigma_unit))

@@ -1,0 +1,188 @@
+"""Exact solves of a cone program: Clarabel (interior point) and SCS, without CVXPY.
+
+:func:`solve_exact` solves a :class:`~cvxdp.transform.scp.SymmetricConeProgram` directly (its
+exponential-cone tail included), for the private solvers' post-processing steps (robust and
+loosened counterparts, public bounds) and for the non-private reference
+(:mod:`cvxdp.transform.reference`); :class:`ClarabelSession` re-solves one set under many
+objectives.  Which data a solve reads is the caller's concern.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+import scs
+
+from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
+
+__all__ = ["ClarabelSession", "ExactSolution", "solve_exact", "svec_to_clarabel"]
+
+
+@dataclass(frozen=True)
+class ExactSolution:
+    """Result of :func:`solve_exact` (canonical, minimised objective ``c'x + offset``).
+
+    Attributes
+    ----------
+    x : ndarray or None
+        Primal point of the cone program (None if the solver found none).
+    value : float or None
+        ``c'x + offset`` (the cone program's objective, i.e. the user's objective times
+        ``scp.sign``); ``+inf`` if infeasible, ``-inf`` if unbounded.
+    status : str
+        A CVXPY status string.
+    solve_time : float
+    solver : str
+    """
+
+    x: np.ndarray | None
+    value: float | None
+    status: str
+    solve_time: float
+    solver: str
+
+
+def svec_to_clarabel(r: int) -> np.ndarray:
+    """Row permutation from SCS's PSD block (lower triangle, column-major) to Clarabel's
+    (upper triangle, column-major); both scale off-diagonals by sqrt(2).
+
+    ``clarabel_block = scs_block[perm]``.
+    """
+    i, j = np.triu_indices(r)  # upper entries (i <= j) ...
+    order = np.lexsort((i, j))  # ... listed column by column
+    i, j = i[order], j[order]
+    # the matching lower entry is (row=j, col=i); its SCS index (column i, row j):
+    return (i * r - i * (i - 1) // 2 + (j - i)).astype(int)
+
+
+def _clarabel(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
+    t0 = time.perf_counter()
+    session = ClarabelSession(scp, **opts)
+    return session.solve(scp.c, started=t0)
+
+
+class ClarabelSession:
+    """One Clarabel solver for a cone program whose objective ``c`` changes between solves.
+
+    Clarabel updates the linear cost in place (``update(q=c)``): the cones, the KKT matrix's
+    structure and the equilibration are set up once, so a caller that solves many objectives
+    over one set (the public boxes, the level sets' extents of the objective certificate)
+    pays the setup once instead of per solve.  When Clarabel does not allow the update (its
+    presolve changed the problem), each solve builds a fresh solver, as :func:`solve_exact`.
+    """
+
+    def __init__(self, scp: SymmetricConeProgram, **opts: Any) -> None:
+        import clarabel  # optional solver (not a runtime dependency; SCS is)
+
+        d = scp.dims
+        A, b, n_exp = with_exp_tail(scp)
+        perm = np.arange(A.shape[0])
+        start = d.zero + d.nonneg + sum(d.soc)
+        for r in d.psd:
+            size = r * (r + 1) // 2
+            perm[start:start + size] = start + svec_to_clarabel(r)
+            start += size
+        cones: list[Any] = []
+        if d.zero:
+            cones.append(clarabel.ZeroConeT(d.zero))
+        if d.nonneg:
+            cones.append(clarabel.NonnegativeConeT(d.nonneg))
+        cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
+        cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
+        # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
+        cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        for key, val in opts.items():
+            setattr(settings, key, val)
+        self._module = clarabel
+        self._scp = scp
+        self._c = np.array(scp.c, dtype=float)
+        self._data = (sp.csc_matrix((scp.n, scp.n)), sp.csc_matrix(A[perm]), b[perm], cones,
+                      settings)
+        P, A_, b_, cones_, settings_ = self._data
+        self._solver = clarabel.DefaultSolver(P, self._c, A_, b_, cones_, settings_)
+
+    def solve(self, c: np.ndarray, started: float | None = None) -> ExactSolution:
+        """Minimise ``c'x`` over the program's set (its offset added to the value)."""
+        t0 = time.perf_counter() if started is None else started
+        c = np.asarray(c, dtype=float)
+        if not np.array_equal(c, self._c):
+            if self._solver.is_data_update_allowed():
+                self._solver.update(q=c)
+            else:
+                P, A, b, cones, settings = self._data
+                self._solver = self._module.DefaultSolver(P, c, A, b, cones, settings)
+            self._c = c.copy()
+        sol = self._solver.solve()
+        elapsed = time.perf_counter() - t0
+        name = str(sol.status).split(".")[-1]
+        status = {"Solved": cp.OPTIMAL, "AlmostSolved": cp.OPTIMAL_INACCURATE,
+                  "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
+                  "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
+                  }.get(name, cp.SOLVER_ERROR)
+        return _result(self._scp, np.asarray(sol.x), status, elapsed, "CLARABEL", c=c)
+
+
+def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:
+    d = scp.dims
+    A, b, n_exp = with_exp_tail(scp)
+    cone = {"z": d.zero, "l": d.nonneg, "q": list(d.soc), "s": list(d.psd), "ep": n_exp}
+    kw = {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000, "verbose": False, **opts}
+    t0 = time.perf_counter()
+    sol = scs.SCS({"A": A, "b": b, "c": scp.c}, cone, **kw).solve()
+    elapsed = time.perf_counter() - t0
+    val = int(sol["info"]["status_val"])
+    status = {1: cp.OPTIMAL, 2: cp.OPTIMAL_INACCURATE, -2: cp.INFEASIBLE,
+              -7: cp.INFEASIBLE, -1: cp.UNBOUNDED, -6: cp.UNBOUNDED}.get(val, cp.SOLVER_ERROR)
+    return _result(scp, np.asarray(sol["x"]), status, elapsed, "SCS")
+
+
+def _result(scp: SymmetricConeProgram, x: np.ndarray, status: str, elapsed: float,
+            solver: str, c: np.ndarray | None = None) -> ExactSolution:
+    """The solution, its value ``c'x + offset`` (``c``: the cost solved, the program's by
+    default), or the value a status implies."""
+    if status in cp.settings.SOLUTION_PRESENT:
+        cost = scp.c if c is None else c
+        return ExactSolution(x, float(cost @ x + scp.offset), status, elapsed, solver)
+    value = np.inf if status == cp.INFEASIBLE else -np.inf if status == cp.UNBOUNDED else None
+    return ExactSolution(None, value, status, elapsed, solver)
+
+
+def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
+                **opts: Any) -> ExactSolution:
+    """Solve the cone program exactly (non-private reference), without touching the user's
+    CVXPY variables.
+
+    Parameters
+    ----------
+    scp : SymmetricConeProgram
+    solver : {"CLARABEL", "SCS"} or None
+        None: Clarabel (interior point, accurate), falling back to SCS (``eps 1e-9``) if
+        Clarabel is missing or fails.
+    **opts
+        Settings passed to the solver.
+
+    Returns
+    -------
+    ExactSolution
+    """
+    name = (solver or "CLARABEL").upper()
+    if name not in ("CLARABEL", "SCS"):
+        raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}.")
+    if name == "CLARABEL":
+        try:
+            out = _clarabel(scp, **opts)
+        except ImportError:
+            if solver is not None:
+                raise
+            return _scs(scp)
+        if out.status == cp.SOLVER_ERROR and solver is None:
+            return _scs(scp)
+        return out
+    return _scs(scp, **opts)
