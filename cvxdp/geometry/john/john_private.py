@@ -86,6 +86,7 @@ from cvxdp.geometry.john.john_args import (
 from cvxdp.geometry.john.john_iter import iterations_for, uniform_weights
 from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
 from cvxdp.geometry.john.john_select import (
+    GRAM_SCHEDULES,
     INSCRIBED_GUARANTEE,
     balanced_ridge,
     choose,
@@ -223,7 +224,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         ``info["fallback"]``: None, or why the iteration was not run (``iterations == 0``)
         and/or why uniform weights were kept; ``info["scale"]``: the factor applied to the
         candidate (it contains the largest copy of its shape inside the polytope, or, with
-        ``inscribed``, lies inside).
+        ``inscribed``, lies inside); default: ``info["scale_bound"]``, the lower bound on the
+        candidate's scale it is 1 over (``"released scale"``, ``"mean leverage"``, or
+        ``"none"``: nothing released bounds it, ``scale`` is 1e12).
 
     Raises
     ------
@@ -310,7 +313,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     eigs = released_eigs(Q0, R)
     share_h = free - share_0
     mu_h = mu * math.sqrt(max(share_h, 0.0) / Tq)
-    uni = run.score("uniform", Q0, run.w_unif, G0, mu_s)
+    uni = run.score("uniform", Q0, run.w_unif, G0, mu_s, gram_sigma=delta_0 / mu_0,
+                    schedules=GRAM_SCHEDULES)
     # the fitted uniform-weights ellipsoid E(Q0) / s0 (inside P) stands in for the John
     # ellipsoid: its matrix s0^2 Q0 has eigenvalues s0^2 q_j
     fitted_eigs = eigs * max(uni.scale, 1.0) ** 2
@@ -365,7 +369,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         winner, note = choose(uni, [])
     else:  # the private iteration (private_iterate.iterate)
         pri, ball, fields = iterate(run, T=T, ridge=lam_ridge, sigma_h=sigma_h, w_min=w_min,
-                                    mu_gram=mu * math.sqrt(SHARE_GRAM))
+                                    mu_gram=mu * math.sqrt(SHARE_GRAM), uniform=uni)
         info.update(fields)
         mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM),
                    mu_scale=mu_s * math.sqrt(3))

@@ -24,7 +24,14 @@ import numpy as np
 
 from cvxdp.geometry.john.core import project_psd, sym_noise
 from cvxdp.geometry.john.john_iter import gram
-from cvxdp.geometry.john.john_select import Scored, choose, score, shifted_gram, split
+from cvxdp.geometry.john.john_select import (
+    GRAM_SCHEDULES,
+    Scored,
+    choose,
+    score,
+    shifted_gram,
+    split,
+)
 from cvxdp.geometry.john.john_sensitivity import support_sensitivity
 
 __all__ = ["Run", "released_eigs", "combine", "second_uniform", "scales_can_matter",
@@ -62,10 +69,18 @@ class Run:
                             + sym_noise(self.gen, self.d, self.delta_0 / mu_g))
 
     def score(self, name: str, Q: np.ndarray, weights: Any, G: np.ndarray | None,
-              mu_s: float) -> Scored:
-        """The candidate ``{x' Q x <= 1}`` with its support scale released at ``mu_s``."""
+              mu_s: float, *, gram_sigma: float = math.nan, schedules: int = 1) -> Scored:
+        """The candidate ``{x' Q x <= 1}`` with its support scale released at ``mu_s``; ``G``
+        (noise sd ``gram_sigma``, ``schedules`` combinations of releases) sizes it
+        (:meth:`~cvxdp.geometry.john.john_select.Scored.sized`)."""
         return score(self.A, name, Q, weights, G, eps0=self.eps0, mu_s=mu_s, z=self.z,
-                     gen=self.gen, release=self.release)
+                     gen=self.gen, release=self.release, gram_sigma=gram_sigma,
+                     schedules=schedules)
+
+    def sizing(self, uni: Scored) -> dict[str, Any]:
+        """The keywords of :meth:`score` that size a candidate by the uniform weights' Gram
+        release (the ball: ``max_i ||c_i||^2 >= tr(Q0)/d``)."""
+        return {"gram_sigma": uni.gram_sigma, "schedules": uni.schedules}
 
 
 def released_eigs(Q: np.ndarray, R: float) -> np.ndarray:
@@ -141,9 +156,10 @@ def without_iteration(run: Run, uni: Scored, G0: np.ndarray, Q0: np.ndarray, *,
     q0 = float(released_eigs(Q0, R)[0])
     coef = [support_sensitivity(closeness=eps0, min_eig=q0) / s_ref, eps0 / R]
     mu_u2, mu_b2, *mu_r = split(coef + ([second[2]] if second is not None else []), extra)
-    uni = uni.combined(run.score("uniform", Q0, run.w_unif, G0, mu_u2), run.mu_s, mu_u2)
-    ball = run.score("ball", np.eye(d), None, None, math.hypot(run.mu_s, mu_b2))
-    raw = ([run.score(second[1], second[0], run.w_unif, G0, mu_r[0])]
+    uni = uni.combined(run.score("uniform", Q0, run.w_unif, G0, mu_u2, **run.sizing(uni)),
+                       run.mu_s, mu_u2)
+    ball = run.score("ball", np.eye(d), None, G0, math.hypot(run.mu_s, mu_b2), **run.sizing(uni))
+    raw = ([run.score(second[1], second[0], run.w_unif, G0, mu_r[0], **run.sizing(uni))]
            if second is not None else [])
     winner, note = choose([uni, *raw], [ball])
     return winner, note, (uni, *raw, ball), math.sqrt(2 * run.mu_s ** 2 + extra ** 2)
@@ -168,8 +184,9 @@ def uniform_only(run: Run, uni: Scored, G0: np.ndarray, mu_0: float, *, rest: fl
         mu_b, mu_s2 = rest, 0.0
     G0, mu_0 = combine(G0, mu_0, run.gram_release(mu_b), mu_b)
     Q0, shifts = shifted_gram(G0, R, run.delta_0 / mu_0)
+    sizing = {"gram_sigma": run.delta_0 / mu_0, "schedules": GRAM_SCHEDULES}
     if inscribed:
-        uni = run.score("uniform", Q0, run.w_unif, G0, mu_s2)
+        uni = run.score("uniform", Q0, run.w_unif, G0, mu_s2, **sizing)
     else:  # the scale is not used: only the matrix changes
-        uni = Scored("uniform", Q0, run.w_unif, G0, math.nan, math.nan, run.z)
+        uni = Scored("uniform", Q0, run.w_unif, G0, math.nan, math.nan, run.z, **sizing)
     return uni, mu_0, mu_s2, shifts
