@@ -40,9 +40,10 @@ SHIFTS_PER_DECADE = 8
 #: the shares of ``Q0`` that :func:`uniform_share` chooses from: ``SHARE_POINTS + 1`` grid points
 SHARE_POINTS = 16
 #: how many combinations of releases the released uniform-weights Gram matrix can be (a share of
-#: the grid of :func:`uniform_share`, then topped up or not by ``uniform_release.uniform_only``):
-#: the union bound of :func:`gram_event_level` runs over them (docs/john.md D5)
-GRAM_SCHEDULES = 2 * (SHARE_POINTS + 1)
+#: the grid of :func:`uniform_share`, or with ``iterations=0`` the whole free share; then topped
+#: up or not by ``uniform_release.uniform_only``): the union bound of :func:`gram_event_level`
+#: runs over them (docs/john.md D5)
+GRAM_SCHEDULES = 2 * (SHARE_POINTS + 2)
 #: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
 INSCRIBED_GUARANTEE = (
     "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
