@@ -347,7 +347,7 @@ def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
 
 
 def _branch(info: dict) -> str:
-    """Which path the private solve took: iterated, no iteration (D2) or no candidate (D3)."""
+    """Which path the private solve took: iterated, no iteration (D2) or no candidate (D3, D3')."""
     fb = info.get("fallback") or ""
     if info.get("iterations"):
         return "iterated"

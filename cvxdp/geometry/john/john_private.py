@@ -27,7 +27,9 @@ public numbers and earlier releases, derived in ``docs/john.md`` "Decisions" and
 3. The ridge minimises a loss model (``balanced_ridge``; or ``ridge=``/``sigma_min=``).  When the
    released scale of Q0 is so noisy that no candidate could be certainly better than it
    (``-log(1 - z sigma/s) >= 1/2 log d + log s``), there is no iteration either and the rest of
-   the budget goes to Q0.
+   the budget goes to Q0.  Without iteration the same holds when no scale released in that
+   branch can change the answer (D3': the ball cannot win even with the uniform weights' scale
+   at its largest share there, and no second uniform-weights release can be scored).
 4. Otherwise ``w_1 = d/n``; for k = 1..T: release
    ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with ``h_i = a_i'(A'W_kA + lam I)^{-1} a_i``
    (exact leverage ratios), then ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` --
@@ -84,6 +86,7 @@ from cvxdp.geometry.john.john_args import (
 from cvxdp.geometry.john.john_iter import iterations_for, uniform_weights
 from cvxdp.geometry.john.john_paper import paper_john, refuse_paper_preset
 from cvxdp.geometry.john.john_select import (
+    GRAM_SCHEDULES,
     INSCRIBED_GUARANTEE,
     balanced_ridge,
     choose,
@@ -101,6 +104,8 @@ from cvxdp.geometry.john.uniform_release import (
     Run,
     combine,
     released_eigs,
+    scales_can_matter,
+    second_uniform,
     uniform_only,
     without_iteration,
 )
@@ -219,7 +224,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         ``info["fallback"]``: None, or why the iteration was not run (``iterations == 0``)
         and/or why uniform weights were kept; ``info["scale"]``: the factor applied to the
         candidate (it contains the largest copy of its shape inside the polytope, or, with
-        ``inscribed``, lies inside).
+        ``inscribed``, lies inside); default: ``info["scale_bound"]``, the lower bound on the
+        candidate's scale it is 1 over (``"released scale"``, ``"mean leverage"``, or
+        ``"none"``: nothing released bounds it, ``scale`` is 1e12).
 
     Raises
     ------
@@ -306,7 +313,8 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     eigs = released_eigs(Q0, R)
     share_h = free - share_0
     mu_h = mu * math.sqrt(max(share_h, 0.0) / Tq)
-    uni = run.score("uniform", Q0, run.w_unif, G0, mu_s)
+    uni = run.score("uniform", Q0, run.w_unif, G0, mu_s, gram_sigma=delta_0 / mu_0,
+                    schedules=GRAM_SCHEDULES)
     # the fitted uniform-weights ellipsoid E(Q0) / s0 (inside P) stands in for the John
     # ellipsoid: its matrix s0^2 Q0 has eigenvalues s0^2 q_j
     fitted_eigs = eigs * max(uni.scale, 1.0) ** 2
@@ -329,19 +337,23 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
                             "noise_shift": (float(shifts.min()), float(shifts.max()))}
     mus = {"mu_uniform": mu_0, "mu_scale": mu_s}
     candidates = None
-    if T < 1 or share_h <= 0:  # no iteration (uniform_release.without_iteration)
-        asked, T = T < 1, 0
-        winner, note, candidates, mu_scales = without_iteration(
-            run, uni, G0, Q0, gain=gain, extra=mu * math.sqrt(SHARE_GRAM + SHARE_SCALE),
-            floor=float(shifts.min()))
+    no_iteration = T < 1 or share_h <= 0
+    extra = mu * math.sqrt(SHARE_GRAM + SHARE_SCALE)  # the iterate's unspent Gram and scale
+    second = (second_uniform(run, uni, G0, gain=gain, extra=extra, floor=float(shifts.min()))
+              if no_iteration else None)
+    why_not = ("no iteration: " + ("iterations=0" if T < 1 else
+                                   "the uniform weights' noise would cost more than the "
+                                   "iterate can gain (minimax regret over their gap to the "
+                                   "John ellipsoid, john_select.uniform_share)") + "; "
+               if no_iteration else "")
+    if no_iteration and scales_can_matter(run, uni, second, gain=gain, extra=extra):
+        T = 0  # uniform_release.without_iteration
+        winner, note, candidates, mu_scales = without_iteration(run, uni, G0, Q0, second=second,
+                                                                extra=extra)
         mus.update(mu_scale=mu_scales)
         info.update(iterations=0, fallback=(
-            "no iteration: " + ("iterations=0" if asked else
-                                "the uniform weights' noise would cost more than the iterate "
-                                "can gain (minimax regret over their gap to the John "
-                                "ellipsoid, john_select.uniform_share)")
-            + "; the iterations' budget went to the uniform-weights release."))
-    elif margin >= gain:  # D3: no candidate can win (uniform_release.uniform_only)
+            why_not + "the iterations' budget went to the uniform-weights release."))
+    elif no_iteration or margin >= gain:  # D3 / D3': no candidate can win (uniform_only)
         T = 0
         uni, mu_0, mu_s2, shifts = uniform_only(
             run, uni, G0, mu_0, rest=mu * math.sqrt(1 - share_0 - SHARE_SCALE - share_c),
@@ -349,14 +361,15 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         mus.update(mu_uniform=mu_0, mu_scale=math.hypot(mu_s, mu_s2))
         info.update(iterations=0, noise_shift=(float(shifts.min()), float(shifts.max())),
                     fallback=(
-            "uniform weights w = d/n: the released scale of the uniform-weights ellipsoid is too "
-            f"noisy for any candidate to be certainly better (margin {margin:.3g} >= largest "
-            f"possible gain {gain:.3g} per dimension); the iterations' budget went to the "
-            "uniform-weights release."))
+            why_not + "uniform weights w = d/n: the released scale of the uniform-weights "
+            f"ellipsoid is too noisy for any candidate to be certainly better (margin "
+            f"{margin:.3g} at this release; largest possible gain {gain:.3g} per dimension"
+            + (", and no second uniform-weights release can be scored usefully" if no_iteration
+               else "") + "); the unspent budget went to the uniform-weights release."))
         winner, note = choose(uni, [])
     else:  # the private iteration (private_iterate.iterate)
         pri, ball, fields = iterate(run, T=T, ridge=lam_ridge, sigma_h=sigma_h, w_min=w_min,
-                                    mu_gram=mu * math.sqrt(SHARE_GRAM))
+                                    mu_gram=mu * math.sqrt(SHARE_GRAM), uniform=uni)
         info.update(fields)
         mus.update(mu_iterations=mu_h * math.sqrt(T), mu_gram=mu * math.sqrt(SHARE_GRAM),
                    mu_scale=mu_s * math.sqrt(3))

@@ -28,7 +28,8 @@ from cvxdp.geometry.john.john_sensitivity import support_sensitivity
 
 __all__ = ["noise_term", "ridge_bias", "predicted_loss", "balanced_ridge", "gain_bound", "split",
            "noise_shift", "shifted_gram", "uniform_share", "Scored", "score", "choose",
-           "release_winner", "z_level", "TINY", "INSCRIBED_GUARANTEE"]
+           "release_winner", "z_level", "TINY", "INSCRIBED_GUARANTEE", "SHARE_POINTS",
+           "GRAM_SCHEDULES", "gram_event_level", "gram_noise_bounds", "scale_lower_bound"]
 
 #: smallest scale used in a logarithm (a released scale may be <= 0)
 TINY = 1e-12
@@ -36,6 +37,13 @@ TINY = 1e-12
 GRID_PER_DECADE = 20
 #: points per decade of the grid on which :func:`noise_shift` searches its multiplier
 SHIFTS_PER_DECADE = 8
+#: the shares of ``Q0`` that :func:`uniform_share` chooses from: ``SHARE_POINTS + 1`` grid points
+SHARE_POINTS = 16
+#: how many combinations of releases the released uniform-weights Gram matrix can be (a share of
+#: the grid of :func:`uniform_share`, or with ``iterations=0`` the whole free share; then topped
+#: up or not by ``uniform_release.uniform_only``): the union bound of :func:`gram_event_level`
+#: runs over them (docs/john.md D5)
+GRAM_SCHEDULES = 2 * (SHARE_POINTS + 2)
 #: what ``inscribed=True`` guarantees (also in ``info["inscribed_guarantee"]`` and docs/john.md)
 INSCRIBED_GUARANTEE = (
     "With probability >= 1 - failure the ellipsoid lies inside the polytope of the clipped rows "
@@ -182,7 +190,7 @@ def shifted_gram(G: np.ndarray, R: float, sigma: float) -> tuple[np.ndarray, np.
 
 def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
                   iterate: Callable[[float], float], gap_max: float, gram_share: float,
-                  points: int = 16) -> float:
+                  points: int = SHARE_POINTS) -> float:
     """The share of ``mu^2`` for the uniform-weights Gram matrix ``Q0`` (``free``: skip the
     iteration), by minimax regret over the unknown gap between uniform weights and John.
 
@@ -214,13 +222,80 @@ def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
     return float(shares[int(np.argmin(regret))])
 
 
+def gram_event_level(failure: float, schedules: int) -> float:
+    """The probability of each one-sided event of :func:`scale_lower_bound` (docs/john.md D5).
+
+    Without ``inscribed`` no guarantee uses the upper confidence bound of the uniform weights'
+    scale (D4 needs the uniform candidates' lower bounds and the others' upper ones, D5 the
+    winner's lower one), so its share ``failure/6`` of :func:`z_level`'s union bound pays for
+    the Gram events: half of it for each of the two Gram releases a candidate can be sized by
+    (``Q0`` and the iterate's ``A'VA``), two one-sided events each (largest eigenvalue and trace
+    of the noise), each over the ``schedules`` combinations of releases the matrix can be
+    (:data:`GRAM_SCHEDULES` for ``Q0``, whose share is chosen from its first release; 1 for
+    ``A'VA``, one release).
+    """
+    return failure / (6 * 2 * 2 * schedules)
+
+
+def gram_noise_bounds(d: int, sigma: float, p: float) -> tuple[float, float]:
+    """``(r, t)`` with ``P(lambda_max(Z) > r) <= p`` and ``P(tr Z > t) = p`` for the symmetric
+    Gaussian ``Z`` of entry sd ``sigma`` (:func:`cvxdp.geometry.john.core.sym_noise`).
+
+    ``Z = sigma smat(xi)``, ``xi`` standard Gaussian, ``smat`` a Frobenius isometry, so
+    ``lambda_max(Z)`` is ``sigma``-Lipschitz in ``xi`` and ``P(lambda_max(Z) > E lambda_max(Z)
+    + sigma u) <= exp(-u^2/2)`` (Gaussian concentration); ``E lambda_max(Z) <= sigma sqrt(2d)``
+    (Sudakov-Fernique: ``E(u'Zu - v'Zv)^2 = sigma^2 (2 - 2(u'v)^2) <= 2 sigma^2 ||u - v||^2``,
+    the increments of ``sqrt(2) sigma g'u``, whose supremum over the sphere has mean
+    ``<= sqrt(2) sigma sqrt(d)``).  So ``r = sigma (sqrt(2d) + sqrt(2 log(1/p)))``; ``tr Z ~
+    N(0, d sigma^2)``, so ``t = z_{1-p} sigma sqrt(d)``.
+    """
+    r = sigma * (math.sqrt(2.0 * d) + math.sqrt(2.0 * math.log(1.0 / p)))
+    return r, float(special.ndtri(1.0 - p)) * sigma * math.sqrt(d)
+
+
+def scale_lower_bound(Q: np.ndarray, G: np.ndarray, sigma: float, p: float) -> float:
+    """A lower bound on ``s = max_i ||Q^{-1/2} c_i||`` from the release ``G = Gamma + Z`` of the
+    candidate's weighted Gram matrix ``Gamma = sum_i w_i c_i c_i'`` (``sum_i w_i = d``, ``Z``
+    symmetric Gaussian of entry sd ``sigma``: :func:`cvxdp.geometry.john.core.sym_noise`), valid
+    on the event ``lambda_max(Z) <= r`` and ``tr Z <= t`` (probability ``>= 1 - 2p``).
+
+    * ``s^2 >= sum_i (w_i/d) c_i' Q^{-1} c_i = tr(Q^{-1} Gamma) / d`` (the largest ratio is at
+      least the weighted mean).
+    * In the eigenbasis ``V`` of ``Q`` (eigenvalues ``m_j``), ``tr(Q^{-1} Gamma) = sum_j x_j /
+      m_j`` with ``x_j = (V' Gamma V)_jj``.  ``Gamma >= 0`` and ``Gamma = G - Z >= G - r I`` give
+      ``x_j >= l_j = max((V'GV)_jj - r, 0)``, and ``sum_j x_j = tr Gamma >= S = tr G - t``.  The
+      least ``sum_j x_j / m_j`` under these constraints puts ``x = l`` plus the rest of ``S`` on
+      the largest ``m_j``: ``d s^2 >= sum_j l_j / m_j + max(S - sum_j l_j, 0) / m_max``.
+    * ``r`` and ``t``: :func:`gram_noise_bounds`.
+
+    Every input is public (``Q`` and ``G`` are releases, ``sigma`` and ``p`` public numbers).
+    """
+    d = Q.shape[0]
+    m, V = np.linalg.eigh((Q + Q.T) / 2)
+    m = np.maximum(m, TINY)
+    if not sigma >= 0:  # nan: no noise law known, no bound
+        return 0.0
+    r, t = gram_noise_bounds(d, sigma, p)
+    g = np.einsum("ij,ik,kj->j", V, (G + G.T) / 2, V)
+    low = np.maximum(g - r, 0.0)
+    rest = max(float(np.trace(G)) - t - float(low.sum()), 0.0)
+    return math.sqrt(max(float(np.sum(low / m)) + rest / float(m.max()), 0.0) / d)
+
+
 class Scored:
-    """A released candidate with its released support scale and confidence bounds on ``F_c``."""
+    """A released candidate with its released support scale and confidence bounds on ``F_c``.
+
+    ``gram`` is the release of a weighted Gram matrix by which the candidate can be sized
+    (:func:`scale_lower_bound`), ``gram_sigma`` its noise's entry sd and ``schedules`` how many
+    combinations of releases it can be (:func:`gram_event_level`); ``gram=None``: none.
+    """
 
     def __init__(self, name: str, Q: np.ndarray, weights: np.ndarray | None,
                  gram: np.ndarray | None,
-                 scale: float, sigma: float, z: float):
+                 scale: float, sigma: float, z: float, *, gram_sigma: float = math.nan,
+                 schedules: int = 1):
         self.name, self.Q, self.weights, self.gram = name, Q, weights, gram
+        self.gram_sigma, self.schedules = gram_sigma, schedules
         self.E = Ellipsoid.from_matrix(Q, weights=weights)
         self.scale, self.sigma, self.z = scale, sigma, z
         d = Q.shape[0]
@@ -241,36 +316,37 @@ class Scored:
         wa, wb = mu_a ** 2, mu_b ** 2
         scale = (wa * self.scale + wb * other.scale) / (wa + wb)
         sigma = self.sigma * mu_a / math.sqrt(wa + wb)
-        return Scored(self.name, self.Q, self.weights, self.gram, scale, sigma, self.z)
+        return Scored(self.name, self.Q, self.weights, self.gram, scale, sigma, self.z,
+                      gram_sigma=self.gram_sigma, schedules=self.schedules)
 
-    def sized(self, z: float) -> tuple[Ellipsoid, float]:
+    def sized(self, z: float, failure: float) -> tuple[Ellipsoid, float, str]:
         """``E_c`` scaled by ``1/k`` so that it contains the largest copy of its shape inside P
-        (shrinking it to fit loses nothing), and ``k``.
+        (shrinking it to fit loses nothing), ``k``, and which bound ``k`` is
+        (``"released scale"``, ``"mean leverage"`` or ``"none"``).
 
         ``k`` is the larger of two lower bounds on ``s_c``: the lower confidence bound
-        ``s_c - z sigma_c`` of the released scale (on the event of :func:`choose`), and, for a
-        candidate with a released Gram matrix ``G`` (uniform weights: ``Q0``; the iterate:
-        ``A'VA``), the root of the weighted mean leverage ratio ``sqrt(tr(Q_c^{-1} G)/d)``
-        (``sum_i w_i c_i' Q_c^{-1} c_i = tr(Q_c^{-1} G)`` with ``sum w = d``, and the largest
-        ratio is at least the mean; up to the noise of ``G``).  The ball without a usable bound
-        is scaled by its released scale.  A post-processing of releases.
+        ``s_c - z sigma_c`` of the released scale (on the event of :func:`choose`), and the
+        mean-leverage bound :func:`scale_lower_bound` from the released Gram matrix (on its
+        events, :func:`gram_event_level`).  When neither is positive, no lower bound on ``s_c``
+        follows from the releases (the data may be all zero) and ``k`` is :data:`TINY`.  A
+        post-processing of releases.
         """
         low = self.scale - z * self.sigma
         low = low if low == low and low > 0 else 0.0  # nan: no scale was released
         mean = 0.0
         if self.gram is not None:
-            d = self.Q.shape[0]
-            mean = math.sqrt(max(float(np.trace(np.linalg.solve(self.Q, self.gram))) / d, 0.0))
-        k = max(low, mean)
-        if k <= TINY:
-            k = max(self.scale, TINY) if self.scale == self.scale else 1.0
-        return self.E.scaled(1.0 / k), k
+            mean = scale_lower_bound(self.Q, self.gram, self.gram_sigma,
+                                     gram_event_level(failure, self.schedules))
+        k = max(low, mean, TINY)
+        source = "none" if k == TINY else "released scale" if k == low else "mean leverage"
+        return self.E.scaled(1.0 / k), k, source
 
 
 def score(A: Any, name: str, Q: np.ndarray, weights: np.ndarray | None,
           gram: np.ndarray | None, *,
           eps0: float, mu_s: float, z: float, gen: np.random.Generator,
-          release: Callable[[Any], Any]) -> Scored:
+          release: Callable[[Any], Any], gram_sigma: float = math.nan,
+          schedules: int = 1) -> Scored:
     """Release ``s_c = max_i ||Q^{-1/2} a_i|| + N(0, sigma_c^2)``, ``sigma_c = Delta_s / mu_s``.
 
     ``Delta_s = eps0 / sqrt(lambda_min(Q))`` (a max of ``||Q^{-1/2}||``-Lipschitz functions of
@@ -280,7 +356,8 @@ def score(A: Any, name: str, Q: np.ndarray, weights: np.ndarray | None,
     lam = float(np.linalg.eigvalsh(Q)[0])
     sigma = support_sensitivity(closeness=eps0, min_eig=lam) / mu_s
     s = release(math.sqrt(float(np.max(E.support_ratios(A)))) + sigma * gen.standard_normal())
-    return Scored(name, Q, weights, gram, float(s), sigma, z)
+    return Scored(name, Q, weights, gram, float(s), sigma, z, gram_sigma=gram_sigma,
+                  schedules=schedules)
 
 
 def choose(uniform: Scored | list[Scored], others: list[Scored]) -> tuple[Scored, str | None]:
@@ -345,6 +422,6 @@ def release_winner(winner: Scored, candidates: tuple | None, note: str | None, *
                     sigma_scale=winner.sigma)
         return winner.E.scaled(1.0 / scale), (None if winner.weights is None
                                               else winner.weights * scale ** 2)
-    E, k = winner.sized(z)
-    info.update(scale=1.0 / k)
+    E, k, source = winner.sized(z, failure)
+    info.update(scale=1.0 / k, scale_bound=source)
     return E, None if winner.weights is None else winner.weights * k ** 2

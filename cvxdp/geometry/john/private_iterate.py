@@ -30,11 +30,12 @@ from cvxdp.geometry.john.uniform_release import Run
 __all__ = ["iterate"]
 
 
-def iterate(run: Run, *, T: int, ridge: float, sigma_h: float, w_min: float, mu_gram: float
-            ) -> tuple[Scored, Scored, dict[str, Any]]:
+def iterate(run: Run, *, T: int, ridge: float, sigma_h: float, w_min: float, mu_gram: float,
+            uniform: Scored) -> tuple[Scored, Scored, dict[str, Any]]:
     """Run the ``T`` noisy iterations; release ``A'VA`` at ``mu_gram`` and the scales of the
-    iterate and of the ball (each at ``run.mu_s``).  Returns the two candidates and the
-    iteration's fields of ``info``."""
+    iterate and of the ball (each at ``run.mu_s``).  The iterate is sized by its ``A'VA``, the
+    ball by the uniform weights' released Gram matrix (``uniform``'s).  Returns the two
+    candidates and the iteration's fields of ``info``."""
     A, gen, d = run.A, run.gen, run.d
     n = int(A.shape[0])
     if is_dask(A):  # the same iteration and draws, chunk-wise (cvxdp.dask_backend.john)
@@ -55,8 +56,8 @@ def iterate(run: Run, *, T: int, ridge: float, sigma_h: float, w_min: float, mu_
     ridge_back = ridge * d / float(u.sum())
     G = run.release(gram(A, v) + sym_noise(gen, d, sigma_q))
     Q = project_psd(G, run.R, ridge_back)
-    pri = run.score("private", Q, v, G, run.mu_s)
+    pri = run.score("private", Q, v, G, run.mu_s, gram_sigma=sigma_q)  # one release of A'VA
     # the ball {||x|| <= 1/s}: the iteration's limit as the ridge grows, no weights
-    ball = run.score("ball", np.eye(d), None, None, run.mu_s)
+    ball = run.score("ball", np.eye(d), None, uniform.gram, run.mu_s, **run.sizing(uniform))
     return pri, ball, {"iterations": T, "sigma_h": sigma_h, "sigma_q": sigma_q,
                        "sensitivity_q": delta_q, "ridge_added": ridge_back, "fallback": None}
