@@ -6,6 +6,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+import cvxdp
+
 _TRACED = ("numpy", "scipy", "cvxpy", "clarabel", "scs", "numba")
 
 
@@ -61,3 +63,20 @@ def labelled_rows():
         return X, np.sign(X @ rng.normal(size=n) + noise * rng.normal(size=m))
 
     return draw
+
+
+@pytest.fixture
+def lad_private_design():
+    """A factory of trial 14's least absolute deviations with a private design:
+    ``min norm1(A x - b)``, ``||x||_inf <= 5``, ``A`` private (sensitivity 0.02)."""
+
+    def build(m: int = 200, n: int = 10, seed: int = 13):
+        rng = np.random.default_rng(seed)
+        A0 = rng.normal(size=(m, n))
+        b = A0 @ rng.normal(size=n) + rng.laplace(size=m)
+        A = cp.Parameter((m, n), name="A", value=A0)
+        x = cp.Variable(n)
+        prob = cp.Problem(cp.Minimize(cp.norm1(A @ x - b)), [cp.norm(x, "inf") <= 5])
+        return prob, cvxdp.ConstraintPrivacy(A, sensitivity=0.02)
+
+    return build

@@ -8,26 +8,15 @@ from __future__ import annotations
 import cvxpy as cp
 import numpy as np
 
-import cvxdp
 from cvxdp.solvers.perturbation.fit_detect import detect_fit_terms
 
 
-def _lad(m=200, n=10, seed=13):
-    rng = np.random.default_rng(seed)
-    A0 = rng.normal(size=(m, n))
-    b = A0 @ rng.normal(size=n) + rng.laplace(size=m)
-    A = cp.Parameter((m, n), name="A", value=A0)
-    x = cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(cp.norm1(A @ x - b)), [cp.norm(x, "inf") <= 5])
-    return prob, cvxdp.ConstraintPrivacy(A, sensitivity=0.02)
-
-
-def test_lad_private_design_certificate_sums_the_rows_jointly(exact_value):
+def test_lad_private_design_certificate_sums_the_rows_jointly(exact_value, lad_private_design):
     # reproducer (trial 14's lad_private_A): certified relative gap 0.0041 at epsilon 1e6 and
     # 0.43 at 1e4 against true gaps 6.8e-6 and 2e-3: each of the 200 rows' error |e_i' x| was
     # bounded by its own tail (B_u ||x||, B_u at failure beta / 400) twice, in the tightening
     # and in the loosening, where their sum concentrates
-    prob, spec = _lad()
+    prob, spec = lad_private_design()
     opt = exact_value(prob)
     for eps, most in ((1e6, 0.002), (1e4, 0.2)):
         sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=0, private=spec)
@@ -37,9 +26,9 @@ def test_lad_private_design_certificate_sums_the_rows_jointly(exact_value):
         assert float(prob.objective.value) <= c.objective_upper + 1e-7
 
 
-def test_bound_holds_on_seeded_runs(exact_value):
+def test_bound_holds_on_seeded_runs(exact_value, lad_private_design):
     # a smaller LAD where the noise matters (epsilon 300 and 3e3): every certificate holds
-    prob, spec = _lad(m=60, n=5, seed=3)
+    prob, spec = lad_private_design(m=60, n=5, seed=3)
     opt = exact_value(prob)
     for eps in (300.0, 3e3):
         for seed in range(4):

@@ -9,6 +9,7 @@ import math
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 import cvxdp
 from cvxdp.privacy.laplace import laplace_norm_bound
@@ -28,17 +29,6 @@ def test_unit_bound_is_near_the_laplace_norm_quantile():
     assert np.mean(np.linalg.norm(g, axis=1) > B) <= 1e-3 + 3 * math.sqrt(1e-3 / 200_000)
 
 
-def _lad():
-    rng = np.random.default_rng(13)
-    m, n = 200, 10
-    A0 = rng.normal(size=(m, n))
-    b = A0 @ rng.normal(size=n) + rng.laplace(size=m)
-    A = cp.Parameter((m, n), name="A", value=A0)
-    x = cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(cp.norm1(A @ x - b)), [cp.norm(x, "inf") <= 5])
-    return prob, cvxdp.ConstraintPrivacy(A, sensitivity=0.02)
-
-
 def _blending():
     rng = np.random.default_rng(31)
     m, n = 300, 20
@@ -53,29 +43,18 @@ def _blending():
                   cvxdp.ScalarPrivacy(b, sensitivity=0.1)]
 
 
-def test_lad_private_design_certified_at_epsilon_1e6(exact_value):
-    # reproducer: certified relative gap 0.0113 (> 1e-2, user_limit) against a true 6.8e-6;
-    # the gap was the tightening plus the loosening, each 200 rows x B_u = 48
-    prob, spec = _lad()
+@pytest.mark.parametrize("model, sign", [("lad", 1.0), ("blending", -1.0)])
+def test_many_rows_certified_at_epsilon_1e6(exact_value, lad_private_design, model, sign):
+    """Reproducers: lad_private_A certified 0.0113 (> 1e-2, user_limit) against a true 6.8e-6,
+    the gap the tightening plus the loosening, each 200 rows x B_u = 48; blending_many_rows
+    0.0129 against a true 0.0058, every row's B_u = 50.3 Laplace norms of its 21 private
+    entries.  ``sign``: the certificate's minimised sense (-1 for Maximize)."""
+    prob, spec = lad_private_design() if model == "lad" else _blending()
     opt = exact_value(prob)
     sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
     c = sol.certificate
     assert sol.info["noise"] == "laplace"
     assert c.relative_gap_bound <= 0.006
     assert sol.status == cp.OPTIMAL_INACCURATE
-    assert c.optimum_lower <= opt + 1e-7
-    assert float(prob.objective.value) - opt <= c.gap_bound + 1e-7
-
-
-def test_blending_many_rows_certified_at_epsilon_1e6(exact_value):
-    # reproducer: certified relative gap 0.0129 against a true 0.0058: every row's tightening
-    # and loosening is B_u = 50.3 Laplace norms of its 21 private entries
-    prob, spec = _blending()
-    opt = exact_value(prob)
-    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
-    c = sol.certificate
-    assert sol.info["noise"] == "laplace"
-    assert c.relative_gap_bound <= 0.006
-    assert sol.status == cp.OPTIMAL_INACCURATE
-    assert c.optimum_lower <= -opt + 1e-7           # minimised sense: -c'x
-    assert opt - float(prob.objective.value) <= c.gap_bound + 1e-7
+    assert c.optimum_lower <= sign * opt + 1e-7
+    assert sign * (float(prob.objective.value) - opt) <= c.gap_bound + 1e-7
