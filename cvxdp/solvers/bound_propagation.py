@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["propagated_box", "PROPAGATION_ROUNDS"]
+__all__ = ["propagated_box", "soc_starts", "PROPAGATION_ROUNDS"]
 
 #: rounds of :func:`propagated_box` (each one sparse pass over the linear rows)
 PROPAGATION_ROUNDS = 20
@@ -83,6 +83,12 @@ def propagated_box(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray, *
     return lo, hi
 
 
+def soc_starts(dims: Any) -> np.ndarray:
+    """The row of each second-order cone block's head (the blocks follow the linear rows)."""
+    sizes = np.asarray(dims.soc, dtype=int)
+    return dims.zero + dims.nonneg + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int)
+
+
 def _soc_rows(A: sp.csr_matrix, b: np.ndarray, dims: Any, keep: np.ndarray
               ) -> tuple[sp.csr_matrix, np.ndarray]:
     """The linear rows a second-order cone block implies, as ``a'x <= b`` rows.
@@ -92,7 +98,7 @@ def _soc_rows(A: sp.csr_matrix, b: np.ndarray, dims: Any, keep: np.ndarray
     -+ b_i`` (a polyhedral outer approximation of the cone; blocks with a row not kept are
     left out)."""
     sizes = np.asarray(dims.soc, dtype=int)
-    starts = dims.zero + dims.nonneg + np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    starts = soc_starts(dims)
     ok = np.array([q >= 2 and keep[r0:r0 + q].all() for r0, q in zip(starts, sizes, strict=True)],
                   dtype=bool)
     # one (head, member) pair per member row of each kept block, in one indexing each

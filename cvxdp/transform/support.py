@@ -8,6 +8,7 @@ program (empty list: supported).  It never raises for a bad model; ``to_scp`` ra
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import cvxpy as cp
@@ -266,21 +267,11 @@ def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:
     Each entry is the sub-expression's text, cut at 80 characters; at most ``limit``.
     """
     found: list[str] = []
-
-    def visit(expr: Any) -> None:
-        if len(found) >= limit or not getattr(expr, "args", None):
-            return
-        bad = [a for a in expr.args if not _dpp(a)]
-        if bad:
-            for a in bad:
-                visit(a)
-        elif not _dpp(expr):
-            text = str(expr)
-            found.append(text if len(text) <= 80 else text[:77] + "...")
-
-    for root in [problem.objective.expr, *problem.constraints]:
-        if not _dpp(root):
-            visit(root)
+    for expr in _dpp_culprits(problem):
+        if len(found) >= limit:
+            break
+        text = str(expr)
+        found.append(text if len(text) <= 80 else text[:77] + "...")
     return found
 
 
@@ -288,23 +279,30 @@ def untraced_affine_atoms(problem: cp.Problem) -> list[str]:
     """Names of the affine atoms (``kron``, ...) among :func:`non_dpp_terms`' culprits: a
     parameter inside them enters affinely, but CVXPY's DPP rules do not keep it a parameter."""
     names: list[str] = []
+    for expr in _dpp_culprits(problem):
+        name = type(expr).__name__
+        if name not in names and _affine(expr):
+            names.append(name)
+    return names
 
-    def visit(expr: Any) -> None:
+
+def _dpp_culprits(problem: cp.Problem) -> Iterator[Any]:
+    """The sub-expressions that are not DPP while their arguments are, depth first from the
+    objective, then each constraint."""
+
+    def visit(expr: Any) -> Iterator[Any]:
         if not getattr(expr, "args", None):
             return
         bad = [a for a in expr.args if not _dpp(a)]
         if bad:
             for a in bad:
-                visit(a)
-        elif not _dpp(expr) and _affine(expr):
-            name = type(expr).__name__
-            if name not in names:
-                names.append(name)
+                yield from visit(a)
+        elif not _dpp(expr):
+            yield expr
 
     for root in [problem.objective.expr, *problem.constraints]:
         if not _dpp(root):
-            visit(root)
-    return names
+            yield from visit(root)
 
 
 def _affine(expr: Any) -> bool:

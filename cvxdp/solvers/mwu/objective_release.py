@@ -31,7 +31,7 @@ from cvxdp.privacy.budgets import ZCDP, Budget, PureDP
 from cvxdp.privacy.mechanisms import (
     gaussian_noise,
 )
-from cvxdp.solvers.bound_propagation import propagated_box
+from cvxdp.solvers.bound_propagation import propagated_box, soc_starts
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
 from cvxdp.transform.epigraph import epigraph_bounds
 from cvxdp.transform.exact import solve_exact
@@ -278,11 +278,9 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray
 def _soc_heads(scp: Any) -> np.ndarray:
     """The columns in the head rows of the second-order cone blocks (CVXPY's epigraph
     variables of norms and squares); public structure."""
-    d = scp.dims
-    if not d.soc:
+    if not scp.dims.soc:
         return np.zeros(0, dtype=int)
-    starts = d.zero + d.nonneg + np.concatenate([[0], np.cumsum(d.soc)[:-1]]).astype(int)
-    return np.unique(sp.csr_matrix(scp.A)[starts].indices)
+    return np.unique(sp.csr_matrix(scp.A)[soc_starts(scp.dims)].indices)
 
 
 def _public_signs(scp: Any, sb: Any) -> tuple[np.ndarray, np.ndarray]:

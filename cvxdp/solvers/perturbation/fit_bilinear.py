@@ -106,16 +106,13 @@ def design_noise_norm(B: np.ndarray, sigma: np.ndarray, beta: float, noise: str)
     S2 = np.einsum("ikj,ikl,k->jl", B, B, s2)
     v = max(float(np.linalg.norm(S1, 2)), float(np.linalg.norm(S2, 2)))
     L = math.log((rows + n) / beta)
-    entrywise = math.inf
-    if noise != "laplace":
-        entrywise = _entrywise_bound(B, sigma, beta)
     if noise == "laplace":
         # E g^p <= p! for the standard Laplace: the sub-exponential matrix Bernstein bound with
         # A_k^2 = 2 H_k^2 (H_k the dilation of sigma_k B_k), R = max_k ||sigma_k B_k||
         # (Frobenius, an upper bound): t^2 = 2 L (2 v + R t)
         R = float(np.max(sigma * np.sqrt(np.einsum("ikj,ikj->k", B, B))))
         return R * L + math.sqrt((R * L) ** 2 + 4.0 * L * v)
-    return min(math.sqrt(2.0 * v * L), entrywise)
+    return min(math.sqrt(2.0 * v * L), _entrywise_bound(B, sigma, beta))
 
 
 def _entrywise_bound(B: np.ndarray, sigma: np.ndarray, beta: float) -> float:
