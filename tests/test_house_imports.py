@@ -129,12 +129,27 @@ def _message_strings(path: Path) -> list[tuple[int, str]]:
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
 
 
-INTERNAL_CITATION = re.compile(r"paper 00\d|\(00\d\)|\bdigest\b|\.txt\b|shared/papers")
+INTERNAL_CITATION = re.compile(r"paper 00\d|\(00\d[,)]|\bdigest\b|\.txt\b|shared/papers")
 
 
 def test_user_visible_text_names_no_paper_number_digest_or_file():
     found = [(_rel(p), line, text[:60]) for p in FILES if _rel(p) not in FILE_CITATIONS_PENDING
              for line, text in _message_strings(p) if INTERNAL_CITATION.search(text)]
+    assert found == []
+
+
+#: What a reader of a docstring, a comment, a doc page or a benchmark must not meet: a paper named
+#: by its number or file, or a section of our (unshipped) digests.
+PAPER_NUMBER = re.compile(r"papers? 00\d|\(00\d[,)]|digest 00\d|digest §|\bdigest G\d|"
+                          r"\d{3}_[0-9a-f]{16}\.txt|shared/papers/00\d")
+READ_TEXTS = sorted([*FILES, *(ROOT.parent / "docs").glob("*.md"), ROOT.parent / "README.md",
+                     *(ROOT.parent / "benchmarks").glob("*.py"),
+                     *(ROOT.parent / "examples").rglob("*.py")])
+
+
+def test_docstrings_comments_and_docs_cite_papers_by_authors_and_year():
+    found = [(p.relative_to(ROOT.parent).as_posix(), i) for p in READ_TEXTS
+             for i, line in enumerate(p.read_text().splitlines(), 1) if PAPER_NUMBER.search(line)]
     assert found == []
 
 
@@ -163,6 +178,12 @@ def test_the_tracker_pattern_matches_tracker_comments(text):
 
 
 @pytest.mark.parametrize("text", ["(paper 002, Def C.3)", "Ashtiani & Liaw (004)", "digest G12",
-                                  "002_26bee910280b74ae.txt Alg 1"])
+                                  "002_26bee910280b74ae.txt Alg 1", "theorem (000, Thm 7.2)"])
 def test_the_internal_citation_pattern_matches_internal_citations(text):
     assert INTERNAL_CITATION.search(text)
+
+
+@pytest.mark.parametrize("text", ["MWU of paper 002 (App. C)", "(002, Def 3.3)", "digest 002 §8 G1",
+                                  "(``../shared/papers/000-digest.md``", "(digest 003 §6.2)"])
+def test_the_paper_number_pattern_matches_paper_numbers(text):
+    assert PAPER_NUMBER.search(text)
