@@ -1,4 +1,4 @@
-"""Benchmark of the private covering SDP / LP (dense MWU, paper 002 Sec. 5.1 / App. B).
+"""Benchmark of the private covering SDP / LP (dense MWU; Song, Xue & Zhang 2025, App. B).
 
 For each instance (seeded ``random_covering_sdp`` / ``random_covering_lp``), budget and density
 ``s`` the private solver (default ``practical`` schedule, ``opt`` unknown, so the trace is chosen

@@ -3,7 +3,7 @@
 Four tables (``main(quick)`` returns all rows; ``python benchmarks/bench_meb.py [--quick]
 [--plots] [--tables sec6 kernel ...]`` prints them):
 
-1. ``sec6``: §6 of the paper (``001_a326031cb50d1cab.txt``) at the paper's own sizes -- Alg. 4
+1. ``sec6``: §6 of the paper (Mahpud & Sheffet 2022) at the paper's own sizes -- Alg. 4
    alone with the experiments' step gamma^2/8, ``r = r_opt`` (non-private, as the authors did),
    ``theta0 = 0``, the three synthetic datasets in [-5, 5]^10, rho in {0.1..0.9} at gamma = 0.2
    and gamma in {0.1..0.5} at rho = 0.3, stopping rules (i) ``||theta^t - theta_opt|| <= gamma

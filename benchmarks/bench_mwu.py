@@ -1,4 +1,4 @@
-"""Noisy-oracle MWU (paper 002, Alg 1 / Thm C.5 / Thm C.12): speed and utility.
+"""Noisy-oracle MWU (Song, Xue & Zhang 2025, Alg 1 / Thm C.5 / Thm C.12): speed and utility.
 
 Four tables:
 

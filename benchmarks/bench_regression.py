@@ -1,4 +1,5 @@
-"""Private least squares (paper 003): coefficient error and speed against the exact OLS.
+"""Private least squares (Lu, Magdon-Ismail, Wei & Zikas 2024): coefficient error and speed against
+the exact OLS.
 
 Data: seeded synthetic regressions generated here (no download): x_i uniform in [-1, 1]^d scaled
 by 0.8/sqrt(d), y_i = x_i' beta + N(0, 0.1^2) with beta = linspace(-0.5, 0.5, d), d = 5; the public

@@ -69,7 +69,7 @@ def check_samples(x: Any, epsilon: float, delta: float, method: str) -> np.ndarr
 
 
 #: smallest C1 of Lemma 5.2 for which the mask concentration Thm 5.4 uses holds (Ashtiani &
-#: Liaw 2022; digest §3.4: (1 - x)^-2 - 1 <= 2/75 needs eta ||G|| <= 0.01307)
+#: Liaw 2022: (1 - x)^-2 - 1 <= 2/75 needs eta ||G|| <= 0.01307)
 C1_MIN = 153.0
 
 

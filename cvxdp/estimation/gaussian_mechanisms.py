@@ -115,7 +115,7 @@ def _whiten_block(block: np.ndarray, low: np.ndarray) -> np.ndarray:
 
 
 def _sym_noise(dim: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """``sigma (G + G^T)/2``: the Gaussian mechanism for Frobenius sensitivity (digest §3.2)."""
+    """``sigma (G + G^T)/2``: the Gaussian mechanism for Frobenius sensitivity."""
     g = rng.standard_normal((dim, dim))
     return sigma * 0.5 * (g + g.T)
 
@@ -217,7 +217,7 @@ def coinpress_covariance(
     ``sqrt(2) T / m`` under replace-one (``||y y^T - y' y'^T||_F^2 <= 2 T^2``), then tighten the
     bound to ``L (C~ + psi I) L^T`` (psi: the typical noise norm plus sampling error).  Coarse
     rounds clip at the 95% chi-square radius (their bias only slows the tightening); the final
-    round clips at the union-bound radius of Lemma A.3 (the Thm 5.5 step, digest §3.6).  A share
+    round clips at the union-bound radius of Lemma A.3 (the Thm 5.5 step).  A share
     ``coarse_fraction`` of rho is split evenly over the ``iterations`` coarse rounds, the rest goes
     to the final one.  Privacy holds for any
     ``upper``: only the radii depend on it, and it is public.  ``moment(L, T)``, if given,
@@ -230,7 +230,7 @@ def coinpress_covariance(
     References
     ----------
     Biswas, Dong, Kamath, Ullman, NeurIPS 2020 (CoinPress), covariance algorithm; Ashtiani & Liaw
-    (004), Thm 5.5 (final round, concrete form in the digest §3.6); Bun & Steinke 2016, Prop. 1.6.
+    (2022), Thm 5.5 (final round); Bun & Steinke 2016, Prop. 1.6.
     """
     m, d = z.shape
     t_final = chi2_radius2(d, m, beta)

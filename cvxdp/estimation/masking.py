@@ -52,7 +52,7 @@ __all__ = [
 
 PAPER = LEARNING_GAUSSIANS
 K_PRIVACY_MIN = 140  # Lemma 3.6 (privacy part) needs k >= 140 (Claim C.6)
-_FP_MARGIN = 1e-9  # relative slack absorbing floating-point error in dist (digest §6.2)
+_FP_MARGIN = 1e-9  # relative slack absorbing floating-point error in dist
 
 
 def _budget(epsilon: float, delta: float) -> tuple[float, float]:

@@ -347,7 +347,7 @@ def private_subspace(
 
     ``z`` holds zero-mean samples (e.g. pair differences ``(X_i - X_j)/sqrt 2``), already in a
     random order.  Blocks of ``s = d`` rows give projectors; they are points of the Frobenius
-    space with ``r = tol`` (exact equality is meaningless in floating point, digest §3.3), the
+    space with ``r = tol`` (exact equality is meaningless in floating point), the
     populous mean is masked by a Gaussian, and the release is snapped to the nearest projector
     (eigenvectors with eigenvalue > 1/2; post-processing).  Needs ``len(z) >= k_min * d``.
 

@@ -6,10 +6,10 @@ for the corresponding cone rows -- plain coordinates for the orthant, raw ``(t, 
 second-order cone, SCS's scaled lower-triangular svec for a PSD block.  Any number of leading
 axes is a *batch*: every operation maps over them (no Python loop).
 
-These stored coordinates are not always the paper's isometry ``phi`` (002, Def 3.3).  The trace
-form ``<x, y> = Tr(x o y)`` of a stored element is the weighted dot product
-``sum(gram * x * y)`` with a per-coordinate weight vector ``gram`` (1 on orthant and svec
-coordinates, 2 on spin-factor coordinates), so ``phi(x) = sqrt(gram) * x``.  The factor 2 of
+These stored coordinates are not always the paper's isometry ``phi`` (Song, Xue & Zhang
+2025, Def 3.3).  The trace form ``<x, y> = Tr(x o y)`` of a stored element is the weighted
+dot product ``sum(gram * x * y)`` with a per-coordinate weight vector ``gram`` (1 on orthant and
+svec coordinates, 2 on spin-factor coordinates), so ``phi(x) = sqrt(gram) * x``.  The factor 2 of
 the spin factor is defined in exactly one place, :data:`cvxdp.jordan.spin.SPIN_TRACE_FORM`;
 everything here (``inner``, ``phi``, ``phi_inv``, ``random_normal`` and hence the Gaussian
 mechanism) goes through ``gram``.

@@ -91,7 +91,8 @@ def gaussian_mechanism(
     ``rho=`` instead of ``(epsilon, delta)`` it is calibrated for ``rho``-zCDP,
     ``sigma = Delta_2 / sqrt(2 rho)``.
 
-    Why the whole element is perturbed, not only its eigenvalues (002, text after Cor 4.4):
+    Why the whole element is perturbed, not only its eigenvalues (Song, Xue & Zhang 2025, text
+    after Cor 4.4):
     releasing ``sum_i (lam_i + nu_i) q_i`` keeps the Jordan frame ``{q_i}`` of ``f(D)``
     *exactly*.  The frame is itself a function of the data: two neighbours with the same
     spectrum but slightly rotated frames (e.g. ``diag(1, 0)`` vs a tiny rotation of it, whose

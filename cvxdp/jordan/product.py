@@ -58,7 +58,7 @@ class Product(EuclideanJordanAlgebra):
 
     References
     ----------
-    Song, Xue & Zhang (2025), Section 3.2 (direct sums of simple EJAs); digest G11.
+    Song, Xue & Zhang (2025), Section 3.2 (direct sums of simple EJAs).
     """
 
     def __init__(self, blocks: Sequence[EuclideanJordanAlgebra]) -> None:

@@ -10,7 +10,7 @@ mu = sqrt(sum_k t_k^2) (Dong, Roth & Su 2022, Cor. 3.3).  mu-GDP is equivalent t
 the same curve as one Gaussian step with t = mu (Lu et al. 2024, Lemma 2 / NDIS with equal
 covariances).  This is tighter than composing in zCDP (rho = sum t_k^2 / 2) and converting: at
 T = 100 steps, (epsilon, delta) = (1, 1e-5), sensitivity 1, the GDP route needs sigma = 37.31, zCDP
-with the Canonne-Kamath-Steinke conversion 40.45 (digest 003 §6.2).
+with the Canonne-Kamath-Steinke conversion 40.45.
 
 :func:`gdp_record` builds the :class:`~cvxdp.privacy.accountant.PrivacyRecord` of a Gaussian step
 with its exact GDP parameter in ``params["gdp_mu"]`` (and its zCDP bound mu^2/2, so the existing
@@ -83,7 +83,7 @@ def gdp_sigma(*, epsilon: float, delta: float, steps: int = 1, sensitivity: floa
 
     References
     ----------
-    Dong, Roth & Su 2022, Cor. 3.3; Lu, Magdon-Ismail, Wei & Zikas (2024), digest §6.2.
+    Dong, Roth & Su 2022, Cor. 3.3; Lu, Magdon-Ismail, Wei & Zikas (2024)
     """
     if int(steps) != steps or steps < 1:
         raise BudgetError(f"steps must be an integer >= 1, got {steps!r}.")
@@ -171,7 +171,7 @@ def mahalanobis_sensitivity(shift: Any, cov: Any) -> float:
 
     References
     ----------
-    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 with Sigma1 = Sigma2 (digest §0, §6.1).
+    Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 with Sigma1 = Sigma2.
     """
     c = np.atleast_2d(np.asarray(cov, dtype=float))
     v = np.atleast_2d(np.asarray(shift, dtype=float))

@@ -9,7 +9,7 @@ with kappa_i the eigenvalues of Sigma1^{1/2} Sigma2^{-1} Sigma1^{1/2} (Lu et al.
 its proof).  :func:`privacy_loss` returns ``(h, g, k)`` as a :class:`PrivacyLoss`;
 :mod:`cvxdp.privacy.ndis` evaluates delta(epsilon) from it.
 
-Supports are decided jointly and without absolute cutoffs (not covered by the paper, digest §2):
+Supports are decided jointly and without absolute cutoffs (not covered by the paper):
 supp N(mu, Sigma) = mu + range(Sigma).  The pair is first equilibrated by the diagonal of
 Sigma1 + Sigma2 (so a common rescaling, or a direction that is tiny in both covariances, changes
 nothing), then whitened by the equilibrated sum, where both covariances have eigenvalues in
@@ -159,7 +159,7 @@ def privacy_loss(*, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> PrivacyLoss
     References
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Theorem 1 and its proof (App. B.1); the support rule for
-    singular covariances is ours (digest §2).
+    singular covariances is ours.
     """
     m1, c1 = _check_normal(mean1, cov1, "1")
     m2, c2 = _check_normal(mean2, cov2, "2")

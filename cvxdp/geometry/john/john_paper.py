@@ -3,8 +3,9 @@
 Refused by default (:class:`~cvxdp.errors.PrivacyGuaranteeError`): a release whose proof does not
 hold is not offered under a privacy budget.  With ``unsafe_paper_preset=True`` it runs for
 comparison only; its report then says ``guarantee="none"`` and ``epsilon=inf`` (no guarantee at
-all), and a :class:`UnsafePrivacyWarning` is raised.  The gaps (``../shared/papers/000-digest.md``
-Sec. 6), each of which breaks the claimed (epsilon, delta):
+all), and a :class:`UnsafePrivacyWarning` is raised.  The gaps (our reading of
+Gu, Li, Liang, Shi, Song & Yu 2024; docs/john.md), each of which breaks the claimed
+(epsilon, delta):
 
 * ``A'VA`` is released without noise although it reads A again: it is an exact function of the
   private rows (two eps0-close neighbours give different deterministic outputs, a distinguisher

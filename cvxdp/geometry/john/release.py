@@ -33,9 +33,9 @@ class JohnPrivateSolution(PrivateSolution):
 
 NO_ACCURACY_THEOREM = (
     "no accuracy theorem covers this release: the private fixed point is ridge-regularised "
-    "(Lemma S) and the paper's utility theorem (000, Thm 7.2) needs the unregularised iteration "
-    "with noise sd <= xi/32; the ellipsoid is private and its measured volume ratios are in "
-    "docs/john.md, but none is promised")
+    "(Lemma S) and the utility theorem of Gu, Li, Liang, Shi, Song & Yu (2024, Thm 7.2) needs "
+    "the unregularised iteration with noise sd <= xi/32; the ellipsoid is private and its "
+    "measured volume ratios are in docs/john.md, but none is promised")
 
 
 def finish(problem: JohnEllipsoidProblem, E: Ellipsoid, report: Any, *, weights: np.ndarray,

@@ -28,7 +28,7 @@ away from zero for every concentration.
 
 References
 ----------
-Song, Xue & Zhang (2025): Lemma B.8, Lemma B.9, Thm B.10; digest 002 G6.
+Song, Xue & Zhang (2025): Lemma B.8, Lemma B.9, Thm B.10.
 J. T. Kent, A. M. Ganeiber, K. V. Mardia, "A new method to simulate the Bingham and related
 distributions in directional data analysis with applications", arXiv:1310.8110 (2013), Sec. 4.
 A. T. A. Wood, "Simulation of the von Mises Fisher distribution", Comm. Stat. Simul. Comput.
@@ -119,7 +119,7 @@ def sample_bingham(M: Any, kappa: float, *, size: int | None = None,
 
     References
     ----------
-    Kent, Ganeiber & Mardia (2013), arXiv:1310.8110, Sec. 4; Song, Xue & Zhang (2025) digest G6.
+    Kent, Ganeiber & Mardia (2013), arXiv:1310.8110, Sec. 4; Song, Xue & Zhang (2025).
     """
     M = np.asarray(M, dtype=float)
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
@@ -273,7 +273,7 @@ def sample_vmf(mu: Any, kappa: float, *, size: int | None = None,
 
     References
     ----------
-    Wood (1994), Comm. Stat. Simul. Comput. 23(1):157-164; Song, Xue & Zhang (2025) digest G7.
+    Wood (1994), Comm. Stat. Simul. Comput. 23(1):157-164; Song, Xue & Zhang (2025).
     """
     mu = np.asarray(mu, dtype=float).ravel()
     if not np.all(np.isfinite(mu)):

@@ -155,7 +155,7 @@ class _Covering(StructuredProblem):
         T, eta : optional
             Rounds and step (defaults per schedule, see :func:`plan_schedule`).
         opt : float, optional
-            A public target trace (digest G1 option a): no budget spent on finding OPT.
+            A public target trace: no budget spent on finding OPT.
         opt_bounds : (lo, hi), optional
             Public range for the trace; default ``(1, 2r)`` (resp. ``(1, 2n)``): ``OPT >= 1``
             since ``||A_i|| <= 1``, and ``OPT <= r`` whenever ``X = I`` (``x = 1``) is feasible;
@@ -170,7 +170,7 @@ class _Covering(StructuredProblem):
             net (r in {2, 3}; the paper's Lemma B.8 discretisation, reference path).
         m_max : int, optional
             Public upper bound on the number of constraints (log m in the paper's T and the
-            reported alpha, digest G12).
+            reported alpha).
         beta : float
             Failure probability for the reported accuracy.
         shrink : "auto" or float in [0, 1]
@@ -359,7 +359,7 @@ class CoveringLP(_Covering):
 class CoveringSOCP(_Covering):
     """Covering SCP over the spin factor (Song et al. 2025, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
     <a_i, x> >= 1, x in L^n`` with the algebra's ``Tr(x) = 2 x_0`` and ``<a, x> = 2 a'x``
-    (digest G10), i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
+   , i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
 
     Attributes
     ----------

@@ -27,7 +27,7 @@ refused, and their number is released only as an opt-in noisy count (``count_cli
 
 References
 ----------
-Song, Xue & Zhang (2025): Def B.1, Sec. B.3, B.4; digest 002 G3, G12.
+Song, Xue & Zhang (2025): Def B.1, Sec. B.3, B.4.
 """
 
 from __future__ import annotations

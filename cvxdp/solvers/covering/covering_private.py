@@ -26,7 +26,7 @@ Privacy argument (neighbours add or remove one whole constraint; Song et al. 202
    whose ``eps'`` is reported beside).
 4. Public dummy actions: ``ceil(s)`` actions with loss 1 and no matrix are always in the universe,
    so the ``1/s``-dense set is never empty whatever the (private) number of constraints ``m``.
-5. OPT is unknown (digest G1): the run's average ``P_bar`` is released, so the trace ``c`` is
+5. OPT is unknown: the run's average ``P_bar`` is released, so the trace ``c`` is
    chosen afterwards by a private quantile (exponential mechanism over a public geometric grid of
    ``opt_bounds``, score ``-|#{i : c <A_i, P_bar> < 1} - k|`` minus a public tilt towards cheaper
    traces, sensitivity 1; ``SCALE_FRACTION`` of the zCDP budget).  The dense-MWU
@@ -40,7 +40,7 @@ Privacy argument (neighbours add or remove one whole constraint; Song et al. 202
 References
 ----------
 Song, Xue & Zhang (2025): Alg. 3, Lemma B.5, Lemma B.6, Thm B.7, Lemma B.9,
-Thm B.10, Lemma B.12, Thm B.13; digest 002 G1, G5, G6, G7, G9, G12.
+Thm B.10, Lemma B.12, Thm B.13.
 """
 
 from __future__ import annotations
@@ -266,7 +266,7 @@ def private_scale(cov: np.ndarray, sched: CoveringSchedule, rng: np.random.Gener
 
     References
     ----------
-    McSherry & Talwar 2007; digest 002 G1 (private search for OPT).
+    McSherry & Talwar 2007 (private search for OPT).
     """
     grid = np.asarray(sched.grid)
     need = np.sort(np.where(cov > 0, 1.0 / np.maximum(cov, 1e-300), np.inf))

@@ -150,7 +150,7 @@ def plan_schedule(
     ``SCALE_RESOLUTION`` up to ``SCALE_RANGE x 2 dim`` (or the user's ``opt_bounds``).
     Paper schedule: ``T = ceil(36 rho_w^2 log(m_max) / alpha^2)``, ``eta = sqrt(log(m_max)/T)``,
     ``eps' = eps/sqrt(8 T log(1/delta))``, sensitivity ``3 OPT/s``, width
-    ``rho_w = max(1, 3 OPT - 1)`` (Alg. 3, Thm B.7, Lemma B.9, digest G3/G9).
+    ``rho_w = max(1, 3 OPT - 1)`` (Alg. 3, Thm B.7, Lemma B.9).
 
     References
     ----------

@@ -1,4 +1,4 @@
-"""The noisy-oracle MWU for general models (paper 002, Sec. 5.2 and App. C).
+"""The noisy-oracle MWU for general models (Song, Xue & Zhang 2025, Sec. 5.2 and App. C).
 
 :mod:`~cvxdp.solvers.mwu.solve` (the private solve of an LP / SOCP / SDP model),
 :mod:`~cvxdp.solvers.mwu.mwu_form` (a model in the MWU's form),

@@ -8,9 +8,9 @@ over a direct product ``K`` of orthant, spin-factor (second-order cone) and symm
 (PSD) blocks.  Elements are stored in the coordinates CVXPY/SCS use for cone rows (raw ``(t, x)``
 for a second-order cone, scaled lower-triangular svec for PSD blocks); constraints are given in
 *dual coordinates*: a row ``g_i`` with ``<a_i, x> = g_i . x`` (plain dot product), i.e.
-``g_i = gram * a_i`` with ``gram = 2`` on spin-factor coordinates and 1 elsewhere (paper 002,
-G10).  Everything algebraic goes through an algebra object with ``rank``, ``dim``, ``gram``,
-``identity()``, ``trace(x)`` and ``normalized_exp(y) = exp(-y) / tr exp(-y)``.
+``g_i = gram * a_i`` with ``gram = 2`` on spin-factor coordinates and 1 elsewhere (Song, Xue &
+Zhang 2025, Def 3.3).  Everything algebraic goes through an algebra object with ``rank``,
+``dim``, ``gram``, ``identity()``, ``trace(x)`` and ``normalized_exp(y) = exp(-y) / tr exp(-y)``.
 
 References
 ----------

@@ -1,8 +1,8 @@
 """From a canonical cone program to the MWU's form ``{z in K : tr z = 1, <a_i, z> <= h_i}``.
 
 The canonical program (``cvxdp.transform``) is ``min c'x  s.t.  A x + s = b, s in K`` with x
-free.  The primal MWU of paper 002 (App. C) needs a *distribution* z in a symmetric cone and
-linear inequalities.  :func:`build_mwu_form` gets there in public steps only:
+free.  The primal MWU of Song, Xue & Zhang 2025 (App. C) needs a *distribution* z in a symmetric
+cone and linear inequalities.  :func:`build_mwu_form` gets there in public steps only:
 
 1. **Cone variables as they are.**  A cone block of rows that is public and whose rows each
    have one non-zero in a column not used before (``x_k >= 0``, ``y >= -1``, ``X >> 0``,
@@ -25,8 +25,7 @@ Violations of the MWU form are ``R * rho`` times those of the normalised rows, s
 
 References
 ----------
-Song, Xue & Zhang (2025), Appendix C (trace normalisation), Def 3.7; digest 002 §8 G2, G3, G10,
-G11.
+Song, Xue & Zhang (2025), Appendix C (trace normalisation), Def 3.7.
 """
 
 from __future__ import annotations
@@ -181,7 +180,7 @@ def build_mwu_form(
     References
     ----------
     Song, Xue & Zhang (2025), Appendix C (normalisation to distributions), Algorithm 5
-    (width rho); digest 002 §8 G2, G3, G11.
+    (width rho).
     """
     A = sp.csr_matrix(A, dtype=float)
     b = np.asarray(b, dtype=float)

@@ -1,4 +1,5 @@
-"""The MWU's private search over the objective value (paper 002 digest §8 G1, option (c)).
+"""The MWU's private search over the objective value (the paper leaves it open; ours is in
+docs/mwu.md, "The objective search").
 
 The noisy-oracle MWU of Song, Xue & Zhang (2025), "Differential Privacy for Euclidean Jordan
 Algebra with Applications to Private Symmetric Cone Programming", solves feasibility; the
@@ -39,7 +40,7 @@ MAX_SEARCH_STEPS = 24  # bisection steps: range / 2^23 is below any accuracy in 
 
 def objective_search(setting, form, scp, budget, acct, gen, kw, opts, *, row_private=None,
                      solver=None):
-    """Private bisection over the objective value (digest 002 §8 G1, option (c)).
+    """Private bisection over the objective value (the paper leaves it open; docs/mwu.md).
 
     Run 0 solves feasibility (objective row at the public upper end of the range) and is the
     fallback answer; runs 1..S-1 bisect ``tau``, S from :func:`search_steps` (the last bracket

@@ -1,6 +1,6 @@
 """Dual oracles for the primal MWU: return an (approximately) most violated constraint.
 
-An ``(alpha, gamma)``-dual oracle (paper 002, Def C.1) returns ``i`` with
+An ``(alpha, gamma)``-dual oracle (Song, Xue & Zhang 2025, Def C.1) returns ``i`` with
 ``<a_i, x> - b_i >= max_j (<a_j, x> - b_j) - alpha`` with probability ``>= 1 - gamma``.
 Oracles here are callables ``(scores, rng) -> index`` on the score vector ``G x - h``.
 """
@@ -99,6 +99,6 @@ def exponential_oracle_error(*, epsilon: float, sensitivity: float, m: int, gamm
     """Additive error ``alpha_o = (2 Delta / epsilon) log(m / gamma)`` of the exponential oracle.
 
     With probability ``>= 1 - gamma`` the chosen score is within ``alpha_o`` of the maximum
-    (002, Lemma 3.12, used in Lemmas C.4 and C.8).
+    (Song, Xue & Zhang 2025, Lemma 3.12, used in Lemmas C.4 and C.8).
     """
     return 2.0 * sensitivity / epsilon * math.log(m / gamma)

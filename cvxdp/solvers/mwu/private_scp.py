@@ -75,8 +75,8 @@ def _noise_fn(sens: RowSens, sigma_unit: float, phi_scale: np.ndarray) -> RowGau
     """Gaussian noise on the chosen row's private coordinates (in dual coordinates).
 
     Draws ``nu ~ N(0, (sigma_unit * D2_p)^2)`` in phi-coordinates on the support of row p and maps
-    it to dual coordinates (``g = phi_scale * nu``): the EJA Gaussian mechanism of paper 002
-    Lemma 4.2 restricted to the coordinates that can differ between neighbours
+    it to dual coordinates (``g = phi_scale * nu``): the EJA Gaussian mechanism of Song, Xue &
+    Zhang 2025, Lemma 4.2 restricted to the coordinates that can differ between neighbours
     (:class:`cvxdp.solvers.mwu.loop.RowGaussianNoise`, which the batched loop draws a block of
     rounds at a time).
     """
@@ -190,7 +190,7 @@ def _run(setting: str, form: MWUForm, budget: Budget, *, accuracy: float | None,
 
 def constraint_private_mwu(form: MWUForm, budget: Budget, **kw: Any
                            ) -> tuple[MWUResult, dict[str, Any]]:
-    """Low-sensitivity constraint-private MWU (paper 002, Alg 1).
+    """Low-sensitivity constraint-private MWU (Song, Xue & Zhang 2025, Alg 1).
 
     Each round: the exponential mechanism picks an approximately most violated row (scores
     ``<a_i, x^t> - h_i``, sensitivity ``max_i ||a_i - a'_i||_inf``, Lemma C.8), the chosen row
@@ -213,7 +213,8 @@ def constraint_private_mwu(form: MWUForm, budget: Budget, **kw: Any
 
 def scalar_private_mwu(form: MWUForm, budget: Budget, **kw: Any
                        ) -> tuple[MWUResult, dict[str, Any]]:
-    """Scalar-private MWU (paper 002, Thm C.5): only the exponential-mechanism oracle touches b.
+    """Scalar-private MWU (Song, Xue & Zhang 2025, Thm C.5): only the exponential-mechanism oracle
+    touches b.
 
     Utility (Thm C.2 with the oracle error of Lemma C.4 averaged over the rounds, see
     :func:`_bound`): ``eta + ln r/(eta T) + E_o``.

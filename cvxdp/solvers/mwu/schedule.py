@@ -70,7 +70,8 @@ def row_sensitivities(form: MWUForm) -> RowSens:
     ``||a_i - a'_i||_2`` is bounded by the l2 norm of the entrywise bounds in phi-coordinates;
     the spectral norm by the largest orthant entry or the l2 norm of a cone block, whichever is
     larger (``||.||_inf <= ||.||_2`` blockwise).  The score ``<a_i, x> - h_i`` on a distribution x
-    changes by at most ``||a_i - a'_i||_inf + |h_i - h'_i|`` (Hoelder, paper 002 Lemma C.8).
+    changes by at most ``||a_i - a'_i||_inf + |h_i - h'_i|`` (Hoelder; Song, Xue & Zhang 2025,
+    Lemma C.8).
     """
     alg = form.algebra
     dphi = sp.csr_matrix(form.dG.multiply(1.0 / alg.phi_scale[None, :]))
@@ -359,7 +360,7 @@ def _practical_schedule(setting: str, sens: RowSens, rho: float | None, eps_pure
 
 def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon: float,
                 delta: float, beta: float) -> float:
-    """The paper's accuracy for the budget: fixed point of digest §5 / §6 (normalised units).
+    """The paper's accuracy for the budget: fixed point of its utility bound (normalised units).
 
     Constraint (Thm C.9, constants as printed with the digest's corrections):
     ``a^2 = max(288 D sqrt(2 r ln r ln(1/d) ln(1.25 T/d)) (sqrt k + sqrt(2 ln(2T/b))) / e,

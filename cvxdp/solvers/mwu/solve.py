@@ -1,10 +1,12 @@
-"""Solve a general LP / SOCP / SDP model privately with the noisy-oracle MWU (paper 002).
+"""Solve a general LP / SOCP / SDP model privately with the noisy-oracle MWU.
+
+The algorithm is Song, Xue & Zhang (2025).
 
 The ``mechanism="mwu"`` branch of the general cone-program path of ``solve_private``
 (:func:`cvxdp.solvers.dispatch.solve_general` picks it): :func:`solve_mwu` checks the public
 part, builds the MWU form and runs the MWU (with the objective search below).
-``ConstraintPrivacy`` and ``ScalarPrivacy`` run the noisy-oracle MWU of paper 002 (Alg 1 /
-Thm C.5) on the MWU form of the model (:mod:`cvxdp.solvers.mwu.mwu_form`).  The MWU solves
+``ConstraintPrivacy`` and ``ScalarPrivacy`` run the noisy-oracle MWU of Song, Xue & Zhang 2025
+(Alg 1 / Thm C.5) on the MWU form of the model (:mod:`cvxdp.solvers.mwu.mwu_form`).  The MWU solves
 feasibility; an objective is handled either by ``target=`` (one more public row "objective no
 worse than target") or by a private bisection over its value (budget split evenly over the
 runs and their noisy feasibility tests).  ``ObjectivePrivacy`` perturbs ``c`` once and solves
@@ -77,7 +79,9 @@ def solve_mwu(
     target: float | None = None,
     **opts: Any,
 ) -> PrivateSolution:
-    """Solve a CVXPY LP/SOCP/SDP privately with the noisy-oracle MWU (paper 002, Sec 5.2, App. C).
+    """Solve a CVXPY LP/SOCP/SDP privately with the noisy-oracle MWU.
+
+    Song, Xue & Zhang (2025), Sec 5.2 and App. C.
 
     The ``mechanism="mwu"`` branch of :func:`cvxdp.solvers.dispatch.solve_general`, whose
     docstring lists the parameters, options, returns and errors (the same here, without
@@ -102,7 +106,8 @@ def solve_mwu(
     settings = {s.setting for s in specs}
     if "constraint_set" in settings:
         # High-sensitivity constraint privacy: whole rows added/removed -> dense MWU over the
-        # constraints (paper 002 App. B), which checks the model is a covering program.
+        # constraints (Song, Xue & Zhang 2025, App. B), which checks the model is a covering
+        # program.
         if len(specs) > 1:
             raise PrivacySpecError("ConstraintSetPrivacy cannot be combined with other specs.")
 
