@@ -170,11 +170,13 @@ def test_demo_and_plot_print_progress_on_stderr(tmp_path, monkeypatch, capsys):
     assert "demo 1/7" not in cap.out and "privacy_utility.png" in cap.out.splitlines()[-1]
 
 
-def test_readme_demo_block_matches_the_demo(rows):
-    """README's printed demo table is the demo's output: status, exact and private value of every
-    row (3% relative: solver and BLAS rounding move the third digit at most; the demo is seeded)
-    and the certificates of the general-path rows. A stale block fails here."""
-    text = (ROOT / "README.md").read_text()
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_readme_demo_block_matches_the_demo(rows, page):
+    """The printed demo table of README and of the docs' front page is the demo's output: status,
+    exact and private value of every row (3% relative: solver and BLAS rounding move the third
+    digit at most; the demo is seeded) and the certificates of the general-path rows. A stale
+    block fails here."""
+    text = (ROOT / page).read_text()
     start = text.index("What `cvxdp demo` prints")
     block = text[text.index("```", start) + 3:text.index("```", text.index("```", start) + 3)]
     printed = {}
