@@ -327,8 +327,8 @@ def clipped_mean(
     delta/2)`` (zCDP composition, ibid. Lemma 2.3, and the conversion of Canonne, Kamath &
     Steinke 2020); with the histogram, basic composition gives (epsilon, delta).  The
     accountant checks the composed records.  Before, one round clipped at ``R0`` (2-3x the
-    noise of round 1).  This is the concrete choice for the Karwa-Vadhan step of §5.1 (digest
-    §3.7, step 3), with one d-dimensional grid instead of d one-dimensional ones.
+    noise of round 1).  This is the concrete choice for the Karwa-Vadhan step of §5.1 (its step 3),
+    with one d-dimensional grid instead of d one-dimensional ones.
 
     References
     ----------

@@ -141,7 +141,7 @@ def required_n(d: int, *, epsilon: float, delta: float, alpha: float = 0.2, beta
 
     ``alpha`` bounds the Mahalanobis error of the mean and the whitened Frobenius error of the
     covariance (so TV <= ~alpha/sqrt 2 by Pinsker).  Faithful methods use the paper's
-    formulas with the concrete constants of the digest (§3.5, §3.8, §3.9); C3 = C4 = 1 for the
+    formulas with our concrete constants (docs/gaussians.md); C3 = C4 = 1 for the
     unspecified robust constants (optimistic).  Practical: the explicit bounds of this module,
     with the coarse rounds required to tighten by ``COARSE_GAIN`` = 1e6 (condition number times
     the looseness of the histogram bound; not part of the paper's kappa-free bound).

@@ -10,9 +10,10 @@
   calibration (Fig. 4).  M_LS's privacy rests on a *conjectured* monotonicity (Thm 5).
 * :func:`sheffet_sigma` -- the regularisation c2 of the baseline [15] (Fig. 14), for comparison.
 
-The paper's experiments take l from the data (digest error 9); here l is always a public argument
-and rows are clipped to it, which keeps neighbours neighbours (clipping acts row by row); a row
-with a NaN / inf entry becomes the zero row (:func:`public_domain_rows`), never a refusal.
+The paper's experiments take l from the data, which is not DP; here l is always a public
+argument and rows are clipped to it, which keeps neighbours neighbours (clipping acts row by
+row); a row with a NaN / inf entry becomes the zero row (:func:`public_domain_rows`), never a
+refusal.
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ def random_projection(data: Any, *, epsilon: float, delta: float, r: int, row_bo
     References
     ----------
     Lu, Magdon-Ismail, Wei & Zikas (2024), Figure 3 and Theorem 3 (the noise N is d x r; the paper's
-    n x r is a typo, digest error 4).
+    n x r is a typo).
     """
     budget = resolve_budget(epsilon=epsilon, delta=delta)
     if not isinstance(budget, ApproxDP):

@@ -209,7 +209,7 @@ def gaussian_noise_bound(algebra: EuclideanJordanAlgebra, sigma: float, *, beta:
     """A bound ``B`` with ``P(||z||_ord > B) <= beta`` for the mechanism's noise ``z``.
 
     ``ord=2``: ``sigma (sqrt(k) + sqrt(2 log(1/beta)))`` -- Lemma 3.10 (Laurent-Massart) with
-    the digest's correction (the paper drops the factor 2 under the root).  ``ord=1``:
+    our correction (the paper drops the factor 2 under the root).  ``ord=1``:
     ``sqrt(rank)`` times that.  ``ord=inf``: the smaller of the l2 bound (what the paper's
     analyses use, ``||z||_inf <= ||z||_2``) and a blockwise bound with ``beta`` split evenly
     over the blocks: ``sigma sqrt(2 log(2k/beta))`` on an orthant, ``sigma (|nu_0| + |nu_bar|)

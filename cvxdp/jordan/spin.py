@@ -32,7 +32,7 @@ class SpinFactor(EuclideanJordanAlgebra):
 
     References
     ----------
-    Song, Xue & Zhang (2025), Section 3.2 (spin factor) and Appendix A; digest table 2.2.
+    Song, Xue & Zhang (2025), Section 3.2 (spin factor) and Appendix A.
     """
 
     def __init__(self, k: int) -> None:

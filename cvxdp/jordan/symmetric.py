@@ -21,8 +21,8 @@ def svec_indices(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     SCS stacks the lower triangle column by column: ``(0,0), (1,0), ..., (r-1,0), (1,1), ...``,
     with off-diagonal entries multiplied by ``sqrt(2)`` (``scale``).  This map is an isometry
-    from (S^r, Frobenius) to R^{r(r+1)/2} -- the paper's phi (002 Section 4, with the digest's
-    correction: the unscaled upper triangle is *not* an isometry).
+    from (S^r, Frobenius) to R^{r(r+1)/2} -- the paper's phi (Song, Xue & Zhang
+    2025, Section 4, with our correction: the unscaled upper triangle is *not* an isometry).
     """
     iu, ju = np.triu_indices(r)
     rows, cols = ju, iu  # the upper triangle row by row = the lower triangle column by column

@@ -362,7 +362,7 @@ def paper_alpha(setting: str, *, sens: RowSens, m: int, r: int, k: int, epsilon:
                 delta: float, beta: float) -> float:
     """The paper's accuracy for the budget: fixed point of its utility bound (normalised units).
 
-    Constraint (Thm C.9, constants as printed with the digest's corrections):
+    Constraint (Thm C.9, constants as printed, with our corrections):
     ``a^2 = max(288 D sqrt(2 r ln r ln(1/d) ln(1.25 T/d)) (sqrt k + sqrt(2 ln(2T/b))) / e,
     576 D sqrt(ln r ln(1/d)) ln(2 T m / b) / e)``, ``T = 144 ln r / a^2``; scalar (Thm C.5):
     ``a^2 = 16 sqrt 8 D sqrt(ln r ln(1/d)) ln(m T / b) / e``, ``T = 16 ln r / a^2``.
