@@ -132,3 +132,57 @@ def test_epigraph_bound_is_the_interval_maximum_of_the_cone_rows():
     got = np.sort(new[np.isfinite(new) & ~np.isin(np.arange(n), xcols)])
     far = np.sort(np.sqrt(np.sum(np.maximum(P, 1 - P) ** 2, axis=1)))
     np.testing.assert_allclose(got, far, rtol=1e-12)
+
+
+def _weighted_squares(seed: int = 0, norm_box: bool = True):
+    # weighted least squares with private weights on a public box (trial 15's pattern)
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(10, 3))
+    b = rng.normal(size=10)
+    w = cp.Parameter(10, nonneg=True, name="w", value=rng.uniform(0.5, 2, 10))
+    x = cp.Variable(3, name="x")
+    box = [cp.norm(x, "inf") <= 2] if norm_box else [x >= -2, x <= 2]
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(w, cp.square(A @ x - b)))), box)
+    return prob, w, x, A, b
+
+
+def _largest_squares(A, b, box):
+    """max over the box ||x||_inf <= box of (a_i'x - b_i)^2, by hand: |a_i'x - b_i| is largest
+    at box * sign(a_i) or its negative."""
+    top = box * np.abs(A).sum(axis=1)
+    return np.maximum((top - b) ** 2, (top + b) ** 2)
+
+
+def test_private_weights_of_squares_get_a_bound_from_the_epigraph():
+    # CVXPY writes square(r) as t >= r^2 through the cone (1 + t) >= ||(t - 1, 2 r)||: t occurs
+    # in the head and in one member row, so the head-only epigraph bound did not apply and
+    # Thm C.12 had no radius ("the public constraints do not bound the variables the private
+    # objective multiplies", though the box bounds every residual)
+    prob, w, x, A, b = _weighted_squares()
+    sol = cvxdp.solve_private(prob, epsilon=10.0, delta=1e-6, rng=0,
+                              private=cvxdp.ObjectivePrivacy(w, sensitivity=0.01))
+    R = sol.privacy.details["norm_bound"]
+    assert R is not None and sol.info["alpha_guaranteed"] is not None
+    assert R == pytest.approx(np.linalg.norm(_largest_squares(A, b, 2.0)), rel=1e-6)
+    assert sol.privacy.details["norm_bound_source"] == "constraints and epigraph bounds"
+    assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+    exact = cp.Problem(prob.objective, prob.constraints).solve()
+    true_value = float(w.value @ (A @ x.value - b) ** 2)
+    assert true_value - exact <= sol.certificate.gap_bound
+
+
+def test_square_epigraph_bound_is_the_largest_square_over_the_box():
+    from cvxdp.transform import to_scp
+    from cvxdp.transform.epigraph import epigraph_bounds
+
+    prob, w, x, A, b = _weighted_squares(norm_box=False)
+    scp = to_scp(prob)
+    n, d = scp.n, scp.dims
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    xcols = np.unique(scp.A[:d.zero + d.nonneg].tocsr().indices)
+    assert xcols.size == 3
+    lo[xcols], hi[xcols] = -2.0, 2.0
+    new = epigraph_bounds(scp.A, scp.b, d.soc, d.zero + d.nonneg, lo, hi,
+                          np.ones(scp.m, dtype=bool))
+    got = np.sort(new[np.isfinite(new) & ~np.isin(np.arange(n), xcols)])
+    np.testing.assert_allclose(got, np.sort(_largest_squares(A, b, 2.0)), rtol=1e-12)
