@@ -13,6 +13,14 @@ epigraph variable always carries a non-negative coefficient.  So ``t_i <= max ov
 ``s_0 = b_0 - A_0 x >= ||(s_1, ..., s_q)||`` whose variable occurs in no other row, when every
 other row of the cone is bounded by the box (public rows only: the caller passes the rows whose
 data is public).  Everything here reads public structure and public constants only.
+
+Squares and ``quad_over_lin`` (``t >= r^2``) are written as ``(1 + t) >= ||(t - 1, 2 r)||``:
+``t`` occurs in the head and in one member row.  With ``s_0 = h + a t`` and ``s_1 = g + a' t``
+(``|a'| = a > 0``, nothing else in those two rows) the ``t^2`` terms of ``s_0^2 - s_1^2`` cancel,
+so the cone holds iff ``t >= (S^2 - h^2 + g^2) / (2 (a h - a' g))`` (``S`` the norm of the other
+rows; the denominator must be positive: then ``s_0 - |s_1|`` is nondecreasing in ``t`` and the
+feasible ``t`` are a half-line), tight at some optimal point for the same reason as above.  For
+the square ``h = 1, g = -1, a = a' = 1``: ``t >= S^2 / 4 = r^2``.
 """
 
 from __future__ import annotations
@@ -79,20 +87,39 @@ def epigraph_bounds(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_sta
         if cols.size != 1 or vals[0] >= 0 or not public_rows[rows].all():
             continue
         j = int(cols[0])
-        # the variable occurs in this head row only
-        if Ac.indptr[j + 1] - Ac.indptr[j] != 1:
+        occurs = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
+        if occurs.size == 1:  # the variable occurs in this head row only
+            heads.append((j, float(-vals[0]), float(b[head]), rows[1:], None))
             continue
-        heads.append((j, float(-vals[0]), float(b[head]), rows[1:]))
+        # t >= r^2 (module doc): t in the head and in exactly one member row, alone in both
+        member = occurs[occurs != head]
+        if occurs.size != 2 or member.size != 1 or not np.isin(member[0], rows[1:]):
+            continue
+        k = int(member[0])
+        mcols = A.indices[A.indptr[k]:A.indptr[k + 1]]
+        if mcols.size != 1:
+            continue
+        a, a1 = float(-vals[0]), float(-A.data[A.indptr[k]])
+        h, g = float(b[head]), float(b[k])
+        den = 2.0 * (a * h - a1 * g)
+        if abs(abs(a1) - a) > 1e-12 * a or den <= 0:
+            continue
+        heads.append((j, a, h, rows[1:][rows[1:] != k], (g, den)))
     for _ in range(rounds):
         changed = False
-        for j, a, b0, rest in heads:
+        for j, a, b0, rest, square in heads:
             if np.isfinite(hi[j]):
                 continue
             r = row_range_bound(A, b, rest, lo, hi)
             if np.all(np.isfinite(r)):
-                # a t - ... : s_0 = b0 + a t >= ||s_rest||, tight at t = (||s_rest|| - b0) / a
-                hi[j] = max((float(np.linalg.norm(r)) - b0) / a, lo[j] if np.isfinite(lo[j])
-                            else -np.inf)
+                if square is None:
+                    # s_0 = b0 + a t >= ||s_rest||, tight at t = (||s_rest|| - b0) / a
+                    top = (float(np.linalg.norm(r)) - b0) / a
+                else:
+                    # s_0^2 - s_1^2 = S^2, tight at t = (S^2 - h^2 + g^2) / den (module doc)
+                    g, den = square
+                    top = (float(r @ r) - b0 * b0 + g * g) / den
+                hi[j] = max(top, lo[j] if np.isfinite(lo[j]) else -np.inf)
                 changed = True
         if not changed:
             break

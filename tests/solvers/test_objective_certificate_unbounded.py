@@ -40,7 +40,12 @@ def _solve(eps: float, seed: int):
 
 def test_the_exact_diet_is_certified_at_large_epsilon():
     sol = _solve(1e6, 0)
-    assert sol.certificate.relative_gap_bound <= 1e-4
+    # one solve (the released objective's growth against ||z||_inf, objective_release.
+    # _l1_growth_bound) certifies 1.2e-4 relative, within the accuracy, so the level search
+    # (1e-13 here, 2 solves per price and level) is not run
+    assert sol.certificate.relative_gap_bound <= 2e-4
+    assert sol.info["gap_bound_holder_inf"] == sol.certificate.gap_bound
+    assert "gap_bound_sharp" not in sol.info
     assert sol.status == cp.OPTIMAL_INACCURATE
 
 

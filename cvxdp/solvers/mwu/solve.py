@@ -198,7 +198,8 @@ def solve_mwu(
         # least squares; a level cut by the budget counts as failed (the bound stays valid)
         budget = _SHARP_MAX_SOLVES
         fits = 4 * supp.size <= budget
-        if (alpha is None or (alpha > acc and R > 0)) and supp.size > 0 and fits:
+        if (alpha is None or (alpha > acc and (R is None or R > 0))) and supp.size > 0 \
+                and fits:
             # Thm C.12's first-order bound misses the accuracy, or there is none (no public
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
@@ -214,7 +215,8 @@ def solve_mwu(
                                         max_solves=budget)
             if alpha is None or sharp < alpha:
                 info["gap_bound_sharp"] = sharp
-        if info.get("alpha_guaranteed") is None:
+        if alpha is None:
+            # no first-order bound in hand (the released objective's growth gave none either)
             info["status_reason"] = (
                 "no accuracy is promised: the public constraints do not bound the variables "
                 "the private objective multiplies, so Thm C.12's sub-optimality bound "
