@@ -312,8 +312,8 @@ def ls_release(data: np.ndarray, sigma: float, r: int, gen: np.random.Generator)
     """M_LS step 3: one draw of N(x_bar, ||e_bar||^2 (B^T B + sigma^2 I)^{-1} / r).
 
     ``data = [B b]`` (rows already clipped).  For ``[D; sigma I_{d+1}]``, x_bar is ridge regression
-    with lambda = sigma^2 and ``||e_bar||^2 = ||b - B x_bar||^2 + sigma^2 ||x_bar||^2 + sigma^2``
-   .  Conjectural privacy (Thm 5).
+    with lambda = sigma^2 and ``||e_bar||^2 = ||b - B x_bar||^2 + sigma^2 ||x_bar||^2 + sigma^2``.
+    Conjectural privacy (Thm 5).
 
     References
     ----------

@@ -358,8 +358,8 @@ class CoveringLP(_Covering):
 
 class CoveringSOCP(_Covering):
     """Covering SCP over the spin factor (Song et al. 2025, Sec. B.4, Thm B.13): ``min Tr(x)  s.t.
-    <a_i, x> >= 1, x in L^n`` with the algebra's ``Tr(x) = 2 x_0`` and ``<a, x> = 2 a'x``
-   , i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
+    <a_i, x> >= 1, x in L^n`` with the algebra's ``Tr(x) = 2 x_0`` and ``<a, x> = 2 a'x``,
+    i.e. ``min 2 x_0  s.t. 2 a_i'x >= 1, x_0 >= |x_bar|``.
 
     Attributes
     ----------
