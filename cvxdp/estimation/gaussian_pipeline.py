@@ -232,7 +232,7 @@ def robust_steps(blocks, epsilon, delta, beta, contamination, c1, gen, steps, in
     low = np.linalg.cholesky(pre)
     y = linalg.solve_triangular(low, blocks["mean"].T, lower=True).T
     eps_i, dl_i = epsilon / 2, delta / (4 * math.exp(epsilon / 2))
-    r5 = 2 * a * math.sqrt(math.log(1 / a))  #.9 fix 1 (C3 = 1)
+    r5 = 2 * a * math.sqrt(math.log(1 / a))  # our fix of the printed radius (C3 = 1)
     eta5 = a / (math.sqrt(d) + math.sqrt(2 * math.log(2 / beta)))
     gam5 = eta5 / calibrate_gaussian(epsilon=eps_i, delta=dl_i, sensitivity=1.0)
     k5 = max(math.ceil(400 * r5 / gam5), k_min(eps_i, dl_i))

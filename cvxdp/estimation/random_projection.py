@@ -251,7 +251,7 @@ def als_delta(*, epsilon: float, q: float, p: float, r: int, d: int) -> float:
     We evaluate it exactly with NDIS on a canonical instance with those values: B'^T B' = I_d,
     b' orthogonal to B' with ||b'|| = 1, and the added row (v, y) with ||v||^2 = p/(1-p),
     y^2 = q/(1-q) - p/(1-p); then N1 = N(v y (1-p), (1 + y^2 (1-p)) (I + v v^T)^{-1} / r) and
-    N2 = N(0, I/r).  (Agrees with the paper's Table VI formulas)
+    N2 = N(0, I/r).  (Agrees with the paper's Table VI formulas.)
 
     References
     ----------

@@ -83,7 +83,7 @@ def gdp_sigma(*, epsilon: float, delta: float, steps: int = 1, sensitivity: floa
 
     References
     ----------
-    Dong, Roth & Su 2022, Cor. 3.3; Lu, Magdon-Ismail, Wei & Zikas (2024)
+    Dong, Roth & Su 2022, Cor. 3.3; Lu, Magdon-Ismail, Wei & Zikas (2024).
     """
     if int(steps) != steps or steps < 1:
         raise BudgetError(f"steps must be an integer >= 1, got {steps!r}.")
