@@ -92,13 +92,16 @@ def second_derivatives(copy: Any, x_copies: dict[str, cp.Variable],
                 start = 0
                 for y in y_copies:
                     # the gradients' difference taken sparse (the same entries as the dense
-                    # difference), written densely into its block only
+                    # difference), its entries written into the zero tensor (K x rows: d a_i
+                    # / dy_k is entry (k, i))
                     size = int(y.size)
                     gy, by = g.get(y), base.get(y)
                     if gy is not None or by is not None:
                         d = (sp.csr_matrix(gy) if gy is not None else sp.csr_matrix(by.shape)) \
                             - (sp.csr_matrix(by) if by is not None else 0)
-                        B[:, start:start + size, col] = d.T.toarray()
+                        d = sp.coo_matrix(d)
+                        d.sum_duplicates()
+                        B[d.col, start + d.row, col] = d.data
                     start += size
                 col += 1
             v.value = np.zeros(v.shape)
