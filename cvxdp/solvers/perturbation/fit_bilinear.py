@@ -37,6 +37,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 __all__ = ["is_bilinear", "second_derivatives", "design_noise_norm", "bilinear_share",
            "BILINEAR_DENSE_MAX"]
@@ -87,7 +88,21 @@ def second_derivatives(copy: Any, x_copies: dict[str, cp.Variable],
                 e = np.zeros(int(v.size))
                 e[j] = 1.0
                 v.value = e.reshape(v.shape, order="F")
-                B[:, :, col] = jac(copy.grad) - J0
+                g = copy.grad
+                start = 0
+                for y in y_copies:
+                    # the gradients' difference taken sparse (the same entries as the dense
+                    # difference), its entries written into the zero tensor (K x rows: d a_i
+                    # / dy_k is entry (k, i))
+                    size = int(y.size)
+                    gy, by = g.get(y), base.get(y)
+                    if gy is not None or by is not None:
+                        d = (sp.csr_matrix(gy) if gy is not None else sp.csr_matrix(by.shape)) \
+                            - (sp.csr_matrix(by) if by is not None else 0)
+                        d = sp.coo_matrix(d)
+                        d.sum_duplicates()
+                        B[d.col, start + d.row, col] = d.data
+                    start += size
                 col += 1
             v.value = np.zeros(v.shape)
         return J0, B, names

@@ -50,6 +50,7 @@ Sec. 2.2 and 2.8).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,6 +60,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.errors import CvxdpError
 from cvxdp.solvers.perturbation import fit_curvature, fit_dual
 from cvxdp.solvers.perturbation.fit_bilinear import (
     bilinear_share,
@@ -66,6 +68,8 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
 )
 from cvxdp.solvers.perturbation.fit_detect import FitModel, FitTerm
 from cvxdp.solvers.perturbation.noise_tails import noise_norm, norm_sum_bound
+from cvxdp.solvers.public_part import bound_solves
+from cvxdp.transform.canon import released_values, to_scp
 
 __all__ = ["fit_bounds", "predicted_gap"]
 
@@ -222,9 +226,22 @@ def _column_bounds(model: FitModel, term: FitTerm, sigma: np.ndarray, b: float, 
     key = ("bilinear_l1_cols", id(term), b, noise)
     if key not in model.cache:
         V0 = noise_norm(term.J, sigma, b, "l1", noise) if term.J.nnz else 0.0
-        V = np.array([noise_norm(sp.csr_matrix(term.B[:, :, j]), sigma, b, "l1", noise)
-                      for j in range(term.B.shape[2])])
+        V = np.array([noise_norm(B_j, sigma, b, "l1", noise)
+                      for B_j in _sparse_columns(model, term)])
         model.cache[key] = (float(V0), V)
+    return model.cache[key]
+
+
+def _sparse_columns(model: FitModel, term: FitTerm) -> list[sp.csr_matrix]:
+    """``B_j`` (``B[:, :, j]``) of each variable entry as a sparse matrix, built once per term
+    (public; cached per model): the noise norms read them at every ``beta``."""
+    key = ("bilinear_l1_sparse_cols", id(term))
+    if key not in model.cache:
+        rows, K, n = term.B.shape
+        i, k, j = np.nonzero(term.B)  # one pass over the dense tensor
+        vals = term.B[i, k, j]
+        model.cache[key] = [sp.csr_matrix((vals[j == col], (i[j == col], k[j == col])),
+                                          shape=(rows, K)) for col in range(n)]
     return model.cache[key]
 
 
@@ -245,7 +262,8 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
     consts = {id(y): cp.Constant(np.asarray(val, dtype=float))
               for y, val in zip(model.y_copies, noisy_y, strict=True)}
     h = model.objective.tree_copy(consts)
-    xs = cp.hstack([cp.vec(model.x_copies[n], order="F") for n in names])
+    xvars = [model.x_copies[n] for n in names]
+    xs = cp.hstack([cp.vec(v, order="F") for v in xvars])
     n = int(xs.size)
     lo_p, hi_p, slope, c = (cp.Parameter(n) for _ in range(4))
     icpt, lev = cp.Parameter(), cp.Parameter()
@@ -256,7 +274,7 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
     p_box = cp.Problem(cp.Minimize(c @ xs), [*boxed, g <= lev])
     p_pub = cp.Problem(cp.Minimize(c @ xs), cons)
     try:
-        lo, hi = _entry_box(p_pub, c, n)
+        lo, hi = _entry_box(p_pub, c, n, cons, xvars)
         best = -math.inf
         for k in range(BILINEAR_L1_ROUNDS):
             if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -275,7 +293,7 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
             if k == BILINEAR_L1_ROUNDS - 1:
                 break
             lev.value = level
-            n_lo, n_hi = _entry_box(p_box, c, n)
+            n_lo, n_hi = _entry_box(p_box, c, n, [*boxed, g <= lev], xvars)
             n_lo, n_hi = np.maximum(lo, n_lo), np.minimum(hi, n_hi)
             if float(np.sum(n_hi - n_lo)) > 0.9 * float(np.sum(hi - lo)):
                 break
@@ -292,10 +310,21 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
 _TIGHT = {"tol_feas": 1e-10, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 
 
-def _entry_box(prob: cp.Problem, c: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+def _entry_box(prob: cp.Problem, c: Any, n: int, cons: list[Any], xvars: list[cp.Variable]
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Each entry's smallest and largest value over ``prob``'s set (``c`` its objective's
-    parameter), moved outward by ``1e-6 (1 + |value|)`` for the solver's feasibility
-    tolerance; ``-inf`` / ``inf`` where a solve is not optimal."""
+    parameter; ``cons`` its constraints, ``xvars`` the variables whose entries, column-major,
+    make the ``n`` coordinates), moved outward by ``1e-6 (1 + |value|)`` for the solver's
+    feasibility tolerance; ``-inf`` / ``inf`` where a solve is not optimal.
+
+    The set is compiled once into its cone program and the ``2 n`` objectives are solved in
+    one Clarabel session (:func:`~cvxdp.solvers.public_part.bound_solves`, which checks every
+    answer that does not end solved); when the program cannot be compiled or its columns not
+    traced, ``prob`` is re-solved for each ``+-e_j`` through CVXPY (the same bounds, a compile
+    per solve)."""
+    fast = _entry_box_session(cons, xvars, n)
+    if fast is not None:
+        return fast
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
     for j in range(n):
         for sign in (1.0, -1.0):
@@ -311,6 +340,75 @@ def _entry_box(prob: cp.Problem, c: Any, n: int) -> tuple[np.ndarray, np.ndarray
             else:
                 hi[j] = v + 1e-6 * (1.0 + abs(v))
     return lo, hi
+
+
+def _entry_box_session(cons: list[Any], xvars: list[cp.Variable], n: int
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_entry_box` over one compile: the cone program of ``cons`` (:func:`to_scp`), each
+    coordinate's column traced through CVXPY's inverse chain (:func:`_entry_columns`), and
+    ``min +-x_j`` for every ``j`` in one solver session whose cost is swapped per direction.
+    A bound counts only when :func:`bound_solves` gives one (its margin, at least ``1e-6``);
+    None when the program cannot be compiled or a coordinate is not one of its columns."""
+    if not cons:
+        return None
+    problem = cp.Problem(cp.Minimize(0), cons)
+    try:
+        scp = to_scp(problem)
+        cols = _entry_columns(problem, scp, xvars)
+    except (CvxdpError, cp.error.SolverError, cp.error.DCPError, ValueError, KeyError,
+            IndexError):
+        return None
+    if cols is None or cols.size != n:
+        return None
+    prog = dataclasses.replace(scp, c=np.zeros(scp.n))  # bound_solves sets prog.c per cost
+    jobs = [(j, sign) for j in range(n) for sign in (1.0, -1.0)]
+
+    def costs() -> Iterator[np.ndarray]:
+        for j, sign in jobs:
+            e = np.zeros(scp.n)
+            e[cols[j]] = sign
+            yield e
+
+    lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
+    for (j, sign), (res, pad) in zip(jobs, bound_solves(prog, costs()), strict=True):
+        if pad is None or res.status != cp.OPTIMAL or res.value is None:
+            continue
+        v = sign * (float(res.value) - float(scp.offset))
+        margin = max(float(pad), 1e-6) * (1.0 + abs(v))
+        if sign > 0:
+            lo[j] = v - margin
+        else:
+            hi[j] = v + margin
+    return lo, hi
+
+
+def _entry_columns(problem: cp.Problem, scp: Any, xvars: list[cp.Variable]
+                   ) -> np.ndarray | None:
+    """The cone program's column of each entry of ``xvars`` (column-major, in order), or None
+    unless every entry IS one column: read from the probe ``x_k = k + 1`` through CVXPY's
+    inverse chain, and confirmed by a second probe (a fixed pseudo-random point in ``[1, 2]``,
+    public) that the chain maps those columns to the entries unchanged (CVXPY projects a value
+    onto its variable's attributes: a variable it changes falls back).  Public structure only."""
+    names = [v.name() for v in problem.variables()]
+    if len(set(names)) != len(names):
+        return None
+    probe = np.arange(1.0, scp.n + 1.0)
+    check = np.random.default_rng(0).uniform(1.0, 2.0, scp.n)  # positive: nonneg stays put
+    first, second = released_values(problem, scp, probe), released_values(problem, scp, check)
+    cols = []
+    for v in xvars:
+        a, b = first.get(v.name()), second.get(v.name())
+        if a is None or b is None:
+            return None
+        k = np.ravel(np.asarray(a, dtype=float), order="F")
+        if not np.array_equal(k, np.rint(k)) or np.any(k < 1) or np.any(k > scp.n):
+            return None
+        col = np.rint(k).astype(np.int64) - 1
+        if not np.array_equal(np.ravel(np.asarray(b, dtype=float), order="F"), check[col]):
+            return None
+        cols.append(col)
+    out = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    return out if np.unique(out).size == out.size else None
 
 
 @contextmanager

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cvxdp
-from cvxdp.solvers.perturbation.fit_bilinear import design_noise_norm
+from cvxdp.solvers.perturbation.fit_bilinear import design_noise_norm, second_derivatives
 from cvxdp.solvers.perturbation.fit_detect import detect_fit_terms
 
 
@@ -84,3 +84,19 @@ def test_bilinear_certificate_holds_against_the_exact_solve(eps):
         assert cert2.optimum_lower <= exact + 1e-9 and value <= cert2.objective_upper + 1e-9
         if eps == 1e6:
             assert sol.status == sol2.status == cp.OPTIMAL_INACCURATE
+
+
+def test_second_derivatives_of_a_private_design_and_target():
+    # a = A @ x - 2 b + 3 z with private A (3 x 2, column-major entries k = i + 3 j) and b:
+    # d^2 a_i / dA_k dx_j = 1 exactly when k = i + 3 j; b and z enter without a product (0),
+    # and J0 = da/dy at x = 0 is -2 on b's entries
+    A, b = cp.Variable((3, 2)), cp.Variable(3)
+    x, z = cp.Variable(2), cp.Variable(3)
+    J0, B, names = second_derivatives(A @ x - 2 * b + 3 * z, {"x": x, "z": z}, (A, b))
+    assert names == ["x", "z"]
+    want = np.zeros((3, 9, 5))
+    for i in range(3):
+        for j in range(2):
+            want[i, i + 3 * j, j] = 1.0
+    np.testing.assert_array_equal(B, want)
+    np.testing.assert_array_equal(J0, np.hstack([np.zeros((3, 6)), -2.0 * np.eye(3)]))

@@ -48,3 +48,42 @@ def test_detected_only_alone():
     assert [t.kind for t in alone.terms] == ["bilinear_l1"]
     mixed = cp.Problem(cp.Minimize(cp.norm1(cp.multiply(y, x) - 1) + cp.sum_squares(x - y)))
     assert detect_fit_terms(mixed, (y,)) is None
+
+
+def test_entry_box_in_one_session_matches_the_sets_extents():
+    # the lower bound's boxes come from one compile and one solver session (each coordinate's
+    # column traced through CVXPY's inverse chain): the extents of a known set, x in the
+    # l-infinity ball of radius 5 with x_0 + x_1 <= 2, and a nonneg 2 x 2 matrix with sum <= 3
+    from cvxdp.solvers.perturbation.fit_term import _entry_box, _entry_box_session
+
+    x = cp.Variable(3)
+    Y = cp.Variable((2, 2), nonneg=True)
+    cons = [cp.norm(x, "inf") <= 5, x[0] + x[1] <= 2, cp.sum(Y) <= 3]
+    box = _entry_box_session(cons, [x, Y], 7)
+    assert box is not None
+    lo, hi = box
+    np.testing.assert_allclose(lo, [-5, -5, -5, 0, 0, 0, 0], atol=1e-4)
+    np.testing.assert_allclose(hi, [5, 5, 5, 3, 3, 3, 3], atol=1e-4)
+    assert np.all(lo <= [-5, -5, -5, 0, 0, 0, 0]) and np.all(hi >= [5, 5, 5, 3, 3, 3, 3])
+    # the per-coordinate CVXPY solves (the fallback) give the same box
+    c = cp.Parameter(7)
+    xs = cp.hstack([x, cp.vec(Y, order="F")])
+    prob = cp.Problem(cp.Minimize(c @ xs), cons)
+    lo2, hi2 = _entry_box(prob, c, 7, [], [x, Y])  # no constraints given: the fallback
+    np.testing.assert_allclose(lo2, lo, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(hi2, hi, rtol=1e-6, atol=1e-6)
+
+
+def test_entry_box_session_leaves_an_unbounded_entry_open():
+    x = cp.Variable(2)
+    lo, hi = _session_box([x[0] <= 1, x[0] >= -2, x[1] >= 0], [x], 2)
+    np.testing.assert_allclose([lo[0], hi[0], lo[1]], [-2, 1, 0], atol=1e-4)
+    assert hi[1] == np.inf
+
+
+def _session_box(cons, xvars, n):
+    from cvxdp.solvers.perturbation.fit_term import _entry_box_session
+
+    box = _entry_box_session(cons, xvars, n)
+    assert box is not None
+    return box
