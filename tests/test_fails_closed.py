@@ -145,6 +145,25 @@ def test_undeclared_parameter_is_refused():
     assert cvxdp.explain(prob, spec) and not cvxdp.is_supported(prob, spec)
 
 
+@pytest.mark.parametrize("second", [
+    lambda p: cvxdp.ObjectivePrivacy(p, sensitivity=2.0),   # twice, another sensitivity
+    lambda p: cvxdp.ObjectivePrivacy(p, sensitivity=1.0),   # twice, the same one
+])
+def test_a_parameter_declared_private_twice_is_refused(second):
+    # trial 16: [ObjectivePrivacy(price, 1), ObjectivePrivacy(price, 2)] was accepted and the
+    # certificate came out 21079 against 1.41 / 6.00 for either spec alone; which sensitivity
+    # holds is the user's to say, not ours to guess
+    rng = np.random.default_rng(0)
+    price = cp.Parameter(5, name="price", value=rng.uniform(80, 120, 5))
+    x = cp.Variable(5, nonneg=True)
+    prob = cp.Problem(cp.Maximize(price @ x - cp.sum_squares(x)), [cp.sum(x) <= 100])
+    specs = [cvxdp.ObjectivePrivacy(price, sensitivity=1.0), second(price)]
+    with pytest.raises(PrivacySpecError, match="'price' is declared private 2 times"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, private=specs)
+    assert not cvxdp.is_supported(prob, specs)
+    assert any("declared private 2 times" in r for r in cvxdp.explain(prob, specs))
+
+
 def test_declared_public_parameter_is_listed():
     prob, c, A = _lp_with_public_c()
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, public=[c],
