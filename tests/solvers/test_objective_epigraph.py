@@ -186,3 +186,21 @@ def test_square_epigraph_bound_is_the_largest_square_over_the_box():
                           np.ones(scp.m, dtype=bool))
     got = np.sort(new[np.isfinite(new) & ~np.isin(np.arange(n), xcols)])
     np.testing.assert_allclose(got, np.sort(_largest_squares(A, b, 2.0)), rtol=1e-12)
+
+
+def test_the_violation_bound_covers_the_released_points_rounding():
+    # trial 16: objective privacy claimed violation_bound == 0.0 exactly while the released
+    # point (the exact solver's, at its tolerance) was outside t >= 0.05 / sum(t) <= 10 by
+    # ~1e-7; the bound is now the user's constraints' violation at the released values (the
+    # constraints are public: post-processing), and never below what the user measures
+    rng = np.random.default_rng(208)
+    w = cp.Parameter(20, name="wcount", nonneg=True, value=rng.integers(5, 50, 20).astype(float))
+    t = cp.Variable(20, name="t")
+    prob = cp.Problem(cp.Minimize(w @ cp.inv_pos(t)), [cp.sum(t) <= 10, t >= 0.05])
+    for eps in (1e6, 1.0):
+        sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=0,
+                                 private=cvxdp.ObjectivePrivacy(w, sensitivity=1.0))
+        measured = max(float(np.max(c.violation())) for c in prob.constraints)
+        assert measured <= sol.certificate.violation_bound
+        assert sol.certificate.violation_bound <= 1e-5
+        assert (sol.status, sol.status_reason) == status_of(sol.certificate)
