@@ -53,7 +53,8 @@ def check_declared(problem: cp.Problem, specs: Sequence[Any], public: Any = None
     ------
     PrivacySpecError
         A parameter of the model that is in neither list (named, with both fixes); a public
-        entry that is not a Parameter of the model, or is also declared private.
+        entry that is not a Parameter of the model, or is also declared private; a parameter
+        declared private twice.
     """
     if public is None:
         public_t: tuple[Any, ...] = ()
@@ -82,6 +83,20 @@ def check_declared(problem: cp.Problem, specs: Sequence[Any], public: Any = None
         raise PrivacySpecError(
             f"the model does not use the private parameter(s) {', '.join(map(repr, unused))} "
             "of private=; declare the cp.Parameter objects the model is written with.")
+    declared: dict[int, list[str]] = {}
+    names: dict[int, str] = {}
+    for s in specs:
+        for p in spec_parameters(s):
+            declared.setdefault(p.id, []).append(type(s).__name__)
+            names[p.id] = p.name()
+    twice = [(names[pid], kinds) for pid, kinds in declared.items() if len(kinds) > 1]
+    if twice:
+        name, kinds = twice[0]
+        raise PrivacySpecError(
+            f"parameter {name!r} is declared private {len(kinds)} times ({', '.join(kinds)}); "
+            "declare each private parameter in one spec, with the one sensitivity that "
+            "holds for it (a spec takes several parameters: cvxdp.ConstraintPrivacy([A, b], "
+            "sensitivity=D)).")
     both = [p.name() for p in public_t if p.id in private_ids]
     if both:
         raise PrivacySpecError(
