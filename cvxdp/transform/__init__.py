@@ -13,6 +13,7 @@ from cvxdp.transform.canon import (
     build_cone,
     from_scp,
     objective_at,
+    public_violation_at,
     released_values,
     to_scp,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "from_scp",
     "released_values",
     "objective_at",
+    "public_violation_at",
     "propagate",
     "solve_exact",
     "to_scp",

@@ -37,7 +37,7 @@ from cvxdp.transform.sensitivity import propagate
 from cvxdp.transform.support import cone_reasons, scs_problem_data, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
-           "ScpInverse", "user_columns", "variables_at"]
+           "ScpInverse", "user_columns", "variables_at", "public_violation_at"]
 
 
 @dataclass(frozen=True)
@@ -289,6 +289,32 @@ def objective_at(problem: cp.Problem, primal: dict[str, Any],
         return None
     value = float(np.asarray(value, dtype=float))
     return value if np.isfinite(value) else None
+
+
+def public_violation_at(problem: cp.Problem, primal: dict[str, Any],
+                        private_ids: set[int]) -> float | None:
+    """The largest violation of the user's constraints (their own expressions) at the
+    variables' values ``primal`` (by name); None when a variable has no value, a violation
+    cannot be evaluated, or a constraint reads a parameter in ``private_ids`` (fail closed: its
+    violation would read private data).  Nothing is written into ``problem``: the variables
+    are swapped for constants in copies of the constraints."""
+    swap: dict[int, Any] = {}
+    for var in problem.variables():
+        val = primal.get(var.name())
+        if val is None:
+            return None
+        swap[id(var)] = cp.Constant(np.asarray(val, dtype=float).reshape(var.shape))
+    worst = 0.0
+    for con in problem.constraints:
+        if any(p.id in private_ids for p in con.parameters()):
+            return None
+        v = con.tree_copy(swap).violation()
+        if v is None:
+            return None
+        v = np.asarray(v, dtype=float)
+        if v.size:
+            worst = max(worst, float(np.max(v)))
+    return worst if np.isfinite(worst) else None
 
 
 def user_columns(scp: SymmetricConeProgram) -> np.ndarray:

@@ -203,4 +203,4 @@ def test_the_violation_bound_covers_the_released_points_rounding():
         measured = max(float(np.max(c.violation())) for c in prob.constraints)
         assert measured <= sol.certificate.violation_bound
         assert sol.certificate.violation_bound <= 1e-5
-        assert (sol.status, sol.status_reason) == status_of(sol.certificate)
+        assert sol.status == status_of(sol.certificate)[0]

@@ -20,7 +20,7 @@ from cvxdp.privacy.clipping import clip_rows_l2
 __all__ = ["JITTER", "check_shape", "chol", "clip_into_domain", "iterations_for", "sym_noise",
            "project_psd"]
 
-#: relative jitter added to A'WA before Cholesky when it is numerically singular (digest gap 10)
+#: relative jitter added to A'WA before Cholesky when it is numerically singular (not in the paper)
 JITTER = 1e-12
 
 

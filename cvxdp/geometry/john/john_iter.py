@@ -66,7 +66,7 @@ def fixed_point_weights(A: np.ndarray, accuracy: float = 0.01, iterations: int |
                         ) -> tuple[np.ndarray, int]:
     """Averaged fixed-point iteration ``w_{k+1} = w_k * h(w_k)`` (Cohen-Cousins-Lee-Yang).
 
-    Returns ``(u, T)`` with ``u = (1/T) sum_{k=1..T} w_k`` (``w_1 = d/n`` included, digest gap 8).
+    Returns ``(u, T)`` with ``u = (1/T) sum_{k=1..T} w_k`` (``w_1 = d/n`` included).
     ``sum(u) = d`` exactly and ``max_i h_i(u) <= 1 + accuracy`` (:func:`iterations_for`).
 
     References

@@ -34,9 +34,9 @@ public numbers and earlier releases, derived in ``docs/john.md`` "Decisions" and
    ``htilde_k = h(w_k, A) + N(0, sigma_h^2 I_n)`` with ``h_i = a_i'(A'W_kA + lam I)^{-1} a_i``
    (exact leverage ratios), then ``w_{k+1} = clip(w_k * max(htilde_k, 0), [w_min, 1])`` --
    post-processing.  This is the paper's multiplicative update ``wbar (1 + z)`` with the noise
-   moved onto h additively so that the Gaussian mechanism applies (digest gap 4).
+   moved onto h additively so that the Gaussian mechanism applies (docs/john.md, deviation 2).
 5. ``u = mean(w_1..w_T)``, ``v = d u / sum u``; ``Q = A'VA + Z + lam (d / sum u) I`` (A'VA reads
-   A again: own noise, digest gap 3; the ridge term is post-processing).
+   A again: own noise (deviation 4); the ridge term is post-processing).
 6. Selection (``john_select.choose``): release the support scales of ``Q`` and of the ball
    ``{||x|| <= 1/s}`` (the iteration's limit as the ridge grows); a candidate replaces the
    uniform weights only when the lower confidence bound of its fitted log volume
@@ -237,7 +237,7 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     ----------
     Gu et al. (2024): Algorithm 1 (Fast DP-JE), Thm 4.1, Thm 5.1/C.15
     (Lipschitz), Thm 6.7/D.7 (privacy), Lemma 7.1 (convergence).  See the module docstring for the
-    deviations (digest gaps 3-6) and their proofs.
+    deviations (docs/john.md, "Deviations from the paper") and their proofs.
     """
     t0 = time.perf_counter()
     budget = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)

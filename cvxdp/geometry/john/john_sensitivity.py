@@ -1,7 +1,7 @@
 """Public sensitivity bounds for the private John ellipsoid (our proofs; the paper's L is private).
 
-Neighbouring relation (Def 1.2 of Gu et al. (2024) read by rows, digest gap 1): A and A'
-have the same n rows except one row j with ``||a_j - a'_j||_2 <= eps0``; every row has norm <= R
+Neighbouring relation (Def 1.2 of Gu et al. (2024) read by rows; docs/john.md, deviation 1): A and
+A' have the same n rows except one row j with ``||a_j - a'_j||_2 <= eps0``; every row has norm <= R
 (enforced by clipping rows to the ball of radius R, a 1-Lipschitz map, so clipped neighbours stay
 eps0-close).
 
@@ -87,7 +87,8 @@ def leverage_ratio_sensitivity(*, n: int, closeness: float, row_bound: float, we
     References
     ----------
     Replaces the data-dependent Lipschitz constant L of Gu et al. (2024) Thm 5.1/C.15
-    (digest gap 5) by a bound in public quantities only; ``docs/john.md`` (Sensitivity lemma).
+    (docs/john.md, deviation 3) by a bound in public quantities only; ``docs/john.md``
+    (Sensitivity lemma).
     """
     eps0, R, wmin, lam = float(closeness), float(row_bound), float(weight_floor), float(eig_floor)
     wmax = float(weight_cap)
@@ -139,7 +140,7 @@ def gram_sensitivity(*, closeness: float, row_bound: float, max_weight: float) -
     """Frobenius sensitivity of ``Q = A' V A`` for public v: ``v_max (2 R eps0)``.
 
     ``||v_j (a' a'^T - a a^T)||_F <= v_j (||a'|| + ||a||) ||a' - a|| <= 2 v_max R eps0``
-    (digest gap 3: A'VA touches A again, so it gets its own noise).
+    (deviation 4: A'VA touches A again, so it gets its own noise).
     """
     return 2.0 * float(max_weight) * float(row_bound) * float(closeness)
 
@@ -157,7 +158,7 @@ def paper_lipschitz(*, n: int, closeness: float, sigma_max: float, sigma_min_w: 
     """The paper's L (Thm C.15 explicit form) -- DATA-DEPENDENT, used only by preset="paper".
 
     ``L^2 eps0^2 = (n-1)(eps1 smax^2)^2 + (eps1 (smax+eps0)^2 + eps0 smax^2 (2 smax+eps0))^2``
-    with ``eps1 = 8 kappa(W^{1/2}A) sigma_min(W^{1/2}A)^{-3} eps0`` (digest Sec. 4).
+    with ``eps1 = 8 kappa(W^{1/2}A) sigma_min(W^{1/2}A)^{-3} eps0`` (Gu et al. 2024, Sec. 4).
     """
     e0 = float(closeness)
     e1 = 8 * kappa_w * sigma_min_w ** -3 * e0

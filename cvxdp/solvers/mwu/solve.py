@@ -24,6 +24,7 @@ import numpy as np
 
 from cvxdp.arguments import COMMON_OPTIONS, check_options
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
+from cvxdp.declarations import spec_parameters
 from cvxdp.errors import (
     CvxdpError,
     PrivacyGuaranteeError,
@@ -48,7 +49,7 @@ from cvxdp.solvers.mwu.private_scp import (
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, refine_until, status_of
-from cvxdp.transform import released_values, to_scp
+from cvxdp.transform import public_violation_at, released_values, to_scp
 from cvxdp.transform.reference import validate
 from cvxdp.transform.support import exp_cone_reason
 
@@ -220,9 +221,9 @@ def solve_mwu(
             info["status_reason"] = (
                 "no accuracy is promised: the public constraints do not bound the variables "
                 "the private objective multiplies, so Thm C.12's sub-optimality bound "
-                "2 R ||z|| has no R; the point is exactly feasible (the constraints are public). "
-                "Pass norm_bound= (a public bound on their Euclidean norm) or add public bounds "
-                "on them for a guarantee.")
+                "2 R ||z|| has no R; the point is feasible to the solver's tolerance (the "
+                "constraints are public). Pass norm_bound= (a public bound on their Euclidean "
+                "norm) or add public bounds on them for a guarantee.")
     else:
         setting = "constraint" if "constraint" in settings else "scalar"
         form = form0 if form0 is not None else build_mwu_form(
@@ -311,10 +312,19 @@ def solve_mwu(
             pending = AccuracyNotGuaranteedWarning(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
                 "status is 'user_limit' (see info['status_reason']).")
+    public_viol = 0.0
+    if "objective" in settings:
+        # the constraints are public: the released point's violation of them (the exact
+        # solver's tolerance) is measured, not assumed 0 (post-processing)
+        private_ids = {par.id for s in specs for par in spec_parameters(s)}
+        public_viol = public_violation_at(problem, released_values(problem, scp, x),
+                                          private_ids)
+        public_viol = math.inf if public_viol is None else public_viol * (1.0 + 1e-9)
     cert = _certificate(scp, x, info, beta, settings,
                         None if "objective" in settings else det,
                         value=(None if "objective" not in settings or value_spread is None
-                               else (scp.sign * value_released, value_spread)))
+                               else (scp.sign * value_released, value_spread)),
+                        violation=public_viol)
     note = info.pop("status_reason", None)
     if not math.isfinite(cert.violation_bound):
         # say why nothing bounds the violation (the certificate's inf is not a defect)
@@ -358,10 +368,12 @@ def _why_unbounded(det: dict[str, Any] | None) -> str:
 
 def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
                  settings: set[str], det: dict[str, Any] | None,
-                 value: tuple[float, float] | None = None) -> Certificate:
+                 value: tuple[float, float] | None = None,
+                 violation: float = 0.0) -> Certificate:
     """The MWU's certificate from its theorems and released tests (docs/certificates.md).
 
-    Objective privacy (Thm C.12): the constraints are public and the point exactly feasible;
+    Objective privacy (Thm C.12): the constraints are public and the point feasible up to the
+    exact solver's tolerance (``violation``: the user's constraints at the released values);
     the sub-optimality is at most the theorem's ``alpha`` w.p. ``1 - beta``.  Constraint and
     scalar privacy: the public objective at the released point, exactly; the optimum is at
     least the public lower bound of the search, raised to every target a test rejected while
@@ -393,7 +405,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
             upper, lower = value[0] + value[1], value[0] - value[1] - gap
         return Certificate.from_bounds(
             objective_upper=upper if math.isfinite(upper) else math.inf,
-            optimum_lower=lower if math.isfinite(lower) else -math.inf, violation_bound=0.0,
+            optimum_lower=lower if math.isfinite(lower) else -math.inf,
+            violation_bound=violation,
             equality_violation_bound=None, probability=prob, gap_bound=gap,
             how="objective perturbation (" + cite(SYMMETRIC_CONE_PROGRAMMING, "Thm C.12")
                 + "): sub-optimality <= alpha, with the proof's ||x* - x~|| bounded through "
