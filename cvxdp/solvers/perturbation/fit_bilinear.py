@@ -116,18 +116,36 @@ def design_noise_norm(B: np.ndarray, sigma: np.ndarray, beta: float, noise: str)
     doc: Tropp's matrix Gaussian series; the matrix Bernstein bound for the Laplace)."""
     rows, K, n = B.shape
     sigma = np.asarray(sigma, dtype=float)
-    s2 = sigma**2
-    S1 = np.einsum("ikj,lkj,k->il", B, B, s2)
-    S2 = np.einsum("ikj,ikl,k->jl", B, B, s2)
+    S1, S2, fro2 = variance_sums(B, sigma)
     v = max(float(np.linalg.norm(S1, 2)), float(np.linalg.norm(S2, 2)))
     L = math.log((rows + n) / beta)
     if noise == "laplace":
         # E g^p <= p! for the standard Laplace: the sub-exponential matrix Bernstein bound with
         # A_k^2 = 2 H_k^2 (H_k the dilation of sigma_k B_k), R = max_k ||sigma_k B_k||
         # (Frobenius, an upper bound): t^2 = 2 L (2 v + R t)
-        R = float(np.max(sigma * np.sqrt(np.einsum("ikj,ikj->k", B, B))))
+        R = float(np.max(sigma * np.sqrt(fro2)))
         return R * L + math.sqrt((R * L) ** 2 + 4.0 * L * v)
     return min(math.sqrt(2.0 * v * L), _entrywise_bound(B, sigma, beta))
+
+
+def variance_sums(B: np.ndarray, sigma: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sum_k sigma_k^2 B_k B_k'`` (rows x rows), ``sum_k sigma_k^2 B_k' B_k`` (n x n) and
+    ``||B_k||_F^2`` per k, for ``B`` of shape (rows, K, n) (``B_k = B[:, k, :]``).
+
+    Through the nonzeros only (each noise coordinate reaches few entries: one for ``A @ x``
+    with a private ``A``): ``M = B o sigma`` as a sparse (rows, K n) matrix gives ``M M'``, and
+    as a sparse (rows K, n) one ``M' M``.  The dense three-operand contraction these replace
+    cost ``O(rows^2 K n)`` (1.7 s of 2.0 s on a 200 x 5 private design)."""
+    rows, K, n = B.shape
+    i, k, j = np.nonzero(B)
+    vals = B[i, k, j] * np.asarray(sigma, dtype=float)[k]
+    M1 = sp.csr_matrix((vals, (i, k * n + j)), shape=(rows, K * n))
+    M2 = sp.csr_matrix((vals, (i * K + k, j)), shape=(rows * K, n))
+    S1 = np.asarray((M1 @ M1.T).toarray())
+    S2 = np.asarray((M2.T @ M2).toarray())
+    fro2 = np.bincount(k, weights=B[i, k, j] ** 2, minlength=K)
+    return S1, S2, fro2
 
 
 def _entrywise_bound(B: np.ndarray, sigma: np.ndarray, beta: float) -> float:

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 import cvxdp
-from cvxdp.solvers.perturbation.fit_bilinear import design_noise_norm, second_derivatives
+from cvxdp.solvers.perturbation.fit_bilinear import (
+    design_noise_norm,
+    second_derivatives,
+    variance_sums,
+)
 from cvxdp.solvers.perturbation.fit_detect import detect_fit_terms
 
 
@@ -100,3 +104,23 @@ def test_second_derivatives_of_a_private_design_and_target():
             want[i, i + 3 * j, j] = 1.0
     np.testing.assert_array_equal(B, want)
     np.testing.assert_array_equal(J0, np.hstack([np.zeros((3, 6)), -2.0 * np.eye(3)]))
+
+
+def test_variance_sums_match_the_dense_contraction():
+    # the sparse sums against numpy's dense three-operand contraction, on a tensor with the
+    # A @ x structure (one entry per noise coordinate) and on a denser random one
+    rng = np.random.default_rng(4)
+    rows, n = 7, 3
+    K = rows * n
+    one = np.zeros((rows, K, n))
+    for k in range(K):
+        one[k % rows, k, k // rows] = rng.uniform(0.5, 2.0)
+    dense = rng.normal(size=(rows, 5, n)) * (rng.uniform(size=(rows, 5, n)) < 0.4)
+    for B in (one, dense):
+        sigma = rng.uniform(0.1, 1.0, B.shape[1])
+        S1, S2, fro2 = variance_sums(B, sigma)
+        np.testing.assert_allclose(S1, np.einsum("ikj,lkj,k->il", B, B, sigma**2), rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(S2, np.einsum("ikj,ikl,k->jl", B, B, sigma**2), rtol=1e-12,
+                                   atol=1e-14)
+        np.testing.assert_allclose(fro2, np.einsum("ikj,ikj->k", B, B), rtol=1e-12)
