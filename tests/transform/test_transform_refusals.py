@@ -309,3 +309,22 @@ def test_an_affine_atom_cvxpy_does_not_trace_is_named_with_its_rewrite():
     msg = str(err.value)
     assert "kron" in msg and "enters affinely" in msg and "np.kron(E" in msg
     assert "rewrite the term so the private parameter enters affinely" not in msg
+
+
+def test_objective_privacy_inside_an_epigraph_atom_says_so():
+    # trial 16: M only in the objective (lambda_max(M + x A1)) was refused as entering "a
+    # constraint's right-hand side b": the user wrote no such constraint; CVXPY's epigraph of
+    # lambda_max did. The refusal says that, and names the spec that runs
+    rng = np.random.default_rng(214)
+    A1 = rng.normal(size=(4, 4))
+    G = rng.normal(size=(4, 4))
+    M = cp.Parameter((4, 4), PSD=True, name="M", value=G @ G.T / 4)
+    x = cp.Variable(name="x")
+    prob = cp.Problem(cp.Minimize(cp.lambda_max(M + x * (A1 + A1.T) / 2)), [cp.abs(x) <= 1])
+    with pytest.raises(PrivacySpecError, match=r"sits in the objective, but inside a nonlinear "
+                                               r"atom.*cvxdp\.ScalarPrivacy\(M,"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                           private=cvxdp.ObjectivePrivacy(M, sensitivity=0.01))
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=cvxdp.ScalarPrivacy(M, sensitivity=0.01))
+    assert sol.status == cp.OPTIMAL_INACCURATE
