@@ -89,8 +89,22 @@ _FIX_CONSTRAINT_SET = (
 
 
 def _placement_error(spec: Any, param: Any, where: str,
-                     both_a_and_b: bool = False) -> PrivacySpecError:
+                     both_a_and_b: bool = False,
+                     in_objective_atom: bool = False) -> PrivacySpecError:
     cls = type(spec).__name__
+    if in_objective_atom:
+        # the user wrote the parameter in the objective only; CVXPY's epigraph of a nonlinear
+        # atom (lambda_max(M + ...) <= t is the LMI t I - M - ... >> 0) moved it into rows
+        name = param.name()
+        match = "ScalarPrivacy" if where == "b" else "ConstraintPrivacy"
+        return PrivacySpecError(
+            f"{cls}: parameter {name!r} sits in the objective, but inside a nonlinear atom "
+            "that CVXPY writes as constraints on an epigraph variable (e.g. lambda_max(" + name
+            + " + ...) becomes t I - (" + name + " + ...) >> 0), so it enters "
+            f"{_WHERE[where]} of those constraints, and {_FIX[spec.setting]}: only a linear "
+            f"objective term (c @ x) is covered. Use cvxdp.{match}({name}, sensitivity=...) "
+            "(the same per-entry sensitivity; perturbation releases it once and certifies "
+            "the objective through those rows).")
     if both_a_and_b and not isinstance(spec, ConstraintSetPrivacy):
         name = param.name()
         return PrivacySpecError(
@@ -370,8 +384,15 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
                 if present[where] and where not in spec.allowed and not (
                         where == "offset" and "c" in spec.allowed) and not (
                         also and where in _OBJECTIVE_TOO):
+                    user = _problem_of(scp)
+                    in_atom = (spec.setting == "objective" and where in ("A", "b")
+                               and user is not None
+                               and param.id in {q.id for q in user.objective.parameters()}
+                               and not any(param.id in {q.id for q in con.parameters()}
+                                           for con in user.constraints))
                     raise _placement_error(spec, param, where,
-                                           both_a_and_b=present["A"] and present["b"])
+                                           both_a_and_b=present["A"] and present["b"],
+                                           in_objective_atom=in_atom)
             A = A + parts["A"]
             b += parts["b"]
             c += parts["c"]
