@@ -267,6 +267,18 @@ def released_values(problem: cp.Problem, scp: SymmetricConeProgram, x: np.ndarra
     return out
 
 
+def _variables_swapped(problem: cp.Problem, primal: dict[str, Any]) -> dict[int, Any] | None:
+    """``id(variable) -> Constant(value)`` for every variable of ``problem`` (values by name,
+    for ``tree_copy``); None when one has no value."""
+    swap: dict[int, Any] = {}
+    for var in problem.variables():
+        val = primal.get(var.name())
+        if val is None:
+            return None
+        swap[id(var)] = cp.Constant(np.asarray(val, dtype=float).reshape(var.shape))
+    return swap
+
+
 def objective_at(problem: cp.Problem, primal: dict[str, Any],
                  parameters: dict[str, np.ndarray]) -> float | None:
     """The user's objective (its own expression, in the user's sense) at the variables'
@@ -274,12 +286,9 @@ def objective_at(problem: cp.Problem, primal: dict[str, Any],
     (a release) and every other parameter at its own value; None when a variable has no value
     or the expression has none.  Nothing is written into ``problem``: the leaves are swapped in
     a copy of the expression tree."""
-    swap: dict[int, Any] = {}
-    for var in problem.variables():
-        val = primal.get(var.name())
-        if val is None:
-            return None
-        swap[id(var)] = cp.Constant(np.asarray(val, dtype=float).reshape(var.shape))
+    swap = _variables_swapped(problem, primal)
+    if swap is None:
+        return None
     for par in problem.parameters():
         if par.name() in parameters:
             swap[id(par)] = cp.Constant(
@@ -298,12 +307,9 @@ def public_violation_at(problem: cp.Problem, primal: dict[str, Any],
     cannot be evaluated, or a constraint reads a parameter in ``private_ids`` (fail closed: its
     violation would read private data).  Nothing is written into ``problem``: the variables
     are swapped for constants in copies of the constraints."""
-    swap: dict[int, Any] = {}
-    for var in problem.variables():
-        val = primal.get(var.name())
-        if val is None:
-            return None
-        swap[id(var)] = cp.Constant(np.asarray(val, dtype=float).reshape(var.shape))
+    swap = _variables_swapped(problem, primal)
+    if swap is None:
+        return None
     worst = 0.0
     for con in problem.constraints:
         if any(p.id in private_ids for p in con.parameters()):
