@@ -1,6 +1,7 @@
 """Every solver's answer that is not a success says why in ``sol.status_reason`` (and in
 ``repr``), the one place README points to; ``info["status_reason"]`` carries the same text."""
 
+import math
 import warnings
 
 import numpy as np
@@ -8,7 +9,8 @@ import pytest
 
 import cvxdp
 from cvxdp.estimation.gaussians import private_gaussian
-from cvxdp.solution import PrivateSolution
+from cvxdp.solution import Certificate, PrivateSolution
+from cvxdp.status import status_of, within_objective_range
 
 
 def _john():
@@ -46,3 +48,28 @@ def test_a_reason_given_either_way_is_the_same_in_both_places():
     assert a.info["status_reason"] == a.status_reason == "because"
     assert b.info["status_reason"] == b.status_reason == "because"
     assert PrivateSolution(status="optimal_inaccurate").status_reason is None
+
+
+def test_the_objectives_sign_rederives_a_reason_that_carries_a_note():
+    # trial 16 (a lasso with a private 400 x 10 design): the certificate was narrowed by the
+    # objective's sign to relative gap 0.90 but the reason still said "no bound on the
+    # sub-optimality is proven": the reason carried a note after the derived part, so the
+    # narrowing did not see it as derived and kept the stale text
+    cert = Certificate.from_bounds(objective_upper=math.inf, optimum_lower=-math.inf,
+                                   violation_bound=0.0, equality_violation_bound=None,
+                                   probability=0.999, how="a bound")
+    status, reason = status_of(cert)
+    note = "the private data multiply x, which no public constraint bounds"
+    sol = PrivateSolution(status=status, status_reason=f"{reason}; {note}", certificate=cert)
+    sol.info["guarantee"] = str(cert)
+    within_objective_range(sol, 0.0, math.inf)
+    assert sol.certificate.objective_upper == math.inf  # the sign gives OPT >= 0 only
+    sol2 = PrivateSolution(status=status, status_reason=f"{reason}; {note}",
+                           certificate=Certificate.from_bounds(
+                               objective_upper=0.9, optimum_lower=-math.inf, violation_bound=0.0,
+                               equality_violation_bound=None, probability=0.999, how="a bound"))
+    within_objective_range(sol2, 0.0, math.inf)
+    s, r = status_of(sol2.certificate)
+    assert sol2.certificate.relative_gap_bound == pytest.approx(0.9)
+    assert (sol2.status, sol2.status_reason) == (s, f"{r}; {note}")
+    assert "no bound on the sub-optimality" not in sol2.status_reason
