@@ -106,10 +106,18 @@ def within_objective_range(sol: Any, lower: float, upper: float,
                                          "expression) bounds it over the whole domain")
     if narrowed is cert:
         return sol
-    derived = status_of(cert, accuracy) == (sol.status, sol.status_reason)
+    # derived: the status and the reason's first part are status_of's (a mechanism may have
+    # appended a note after it, "; ..." or ". Also: ...", which is kept)
+    status0, reason0 = status_of(cert, accuracy)
+    given = sol.status_reason or ""
+    derived = sol.status == status0 and (given.startswith(reason0) if reason0 is not None
+                                         else not given)
     sol.certificate = narrowed
     if "guarantee" in sol.info:
         sol.info["guarantee"] = str(narrowed)
     if derived:
-        sol.set_status(*status_of(narrowed, accuracy))
+        status1, reason1 = status_of(narrowed, accuracy)
+        note = given[len(reason0 or ""):]
+        # a success carries no note (as the mechanisms append one only to a user_limit)
+        sol.set_status(status1, None if reason1 is None else reason1 + note)
     return sol
