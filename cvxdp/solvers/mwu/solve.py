@@ -312,13 +312,14 @@ def solve_mwu(
             pending = AccuracyNotGuaranteedWarning(
                 "cvxdp: the accuracy bound of the MWU theorem does not hold at this budget; "
                 "status is 'user_limit' (see info['status_reason']).")
+    # the variables' values by name; write_back (the entry point's) is the one write
+    primal = released_values(problem, scp, x)
     public_viol = 0.0
     if "objective" in settings:
         # the constraints are public: the released point's violation of them (the exact
         # solver's tolerance) is measured, not assumed 0 (post-processing)
         private_ids = {par.id for s in specs for par in spec_parameters(s)}
-        public_viol = public_violation_at(problem, released_values(problem, scp, x),
-                                          private_ids)
+        public_viol = public_violation_at(problem, primal, private_ids)
         public_viol = math.inf if public_viol is None else public_viol * (1.0 + 1e-9)
     cert = _certificate(scp, x, info, beta, settings,
                         None if "objective" in settings else det,
@@ -343,8 +344,6 @@ def solve_mwu(
     value = released if released is not None else scp.sign * float(scp.c @ x + scp.offset)
     solve_time = time.perf_counter() - t0
     validation = validate(scp, x, solver=solver) if reference else None
-    # the variables' values by name; write_back (the entry point's) is the one write
-    primal = released_values(problem, scp, x)
     return PrivateSolution(status=status, value=value, privacy=report,
                            validation=validation, iterations=iterations,
                            solve_time=solve_time, primal=primal, info=info, certificate=cert,
