@@ -108,3 +108,45 @@ def test_a_nearly_singular_quad_form_matrix_keeps_a_tight_certificate():
     true_gap = exact - float(prob.objective.value)
     assert true_gap <= sol.certificate.gap_bound
     assert sol.certificate.gap_bound < 0.1
+
+
+def _risk_limited(seed: int = 304):
+    """Held-out trial 16's risk-limited portfolio: ``max mu'w`` s.t. ``quad_form(w, Sigma) <=
+    risk`` (``risk`` a public Parameter), ``sum(w) == 1``, ``w >= 0``; 15 assets, ``mu`` and
+    ``Sigma`` private."""
+    rng = np.random.default_rng(seed)
+    n = 15
+    F = rng.normal(0, 0.1, (n, 3))
+    S0 = F @ F.T + np.diag(rng.uniform(0.01, 0.03, n))
+    mu = cp.Parameter(n, name="mu", value=rng.uniform(0.03, 0.12, n))
+    Sigma = cp.Parameter((n, n), name="Sigma", value=S0, PSD=True)
+    risk = cp.Parameter(nonneg=True, name="risk", value=0.02)
+    w = cp.Variable(n, name="w")
+    prob = cp.Problem(cp.Maximize(mu @ w),
+                      [cp.quad_form(w, Sigma) <= risk, cp.sum(w) == 1, w >= 0])
+    specs = [cvxdp.ObjectivePrivacy(mu, sensitivity=0.002),
+             cvxdp.ConstraintPrivacy(Sigma, sensitivity=0.0005)]
+    return prob, specs, risk, w, S0
+
+
+def test_an_empty_tightened_copy_is_not_reported_infeasible():
+    """Trial 16: at epsilon 1 the copy with ``Pi(Sigma~ + r I)`` in the risk constraint is
+    empty (the tightening exceeds the risk limit), and the answer said ``infeasible``, value
+    ``-inf``, "no privacy budget was spent" -- for a model whose public part (the simplex) is
+    feasible, after ``Sigma``'s release had spent its share. The released matrices are public:
+    a copy with the released (then the relaxed) matrix is solved instead, and the answer carries
+    the violation its certificate bounds."""
+    prob, specs, risk, w, S0 = _risk_limited()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, public=[risk], private=specs)
+    assert sol.status not in ("infeasible", "infeasible_inaccurate")
+    assert prob.status == sol.status and np.isfinite(prob.value)
+    assert "no privacy budget" not in (sol.status_reason or "")
+    assert 0 < sol.privacy.epsilon <= 1.0 * (1 + 1e-9)
+    assert abs(w.value.sum() - 1) <= 1e-6 and w.value.min() >= -1e-7
+    cert = sol.certificate
+    true_violation = max(float(w.value @ S0 @ w.value) - 0.02, 0.0)
+    assert true_violation <= cert.violation_bound
+    assert -float(prob.objective.value) <= cert.objective_upper + 1e-7
+    assert sol.status == "user_limit" and "violation" in sol.status_reason

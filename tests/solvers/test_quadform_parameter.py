@@ -110,3 +110,27 @@ def test_a_nearly_singular_private_covariance_alone_keeps_a_tight_lower_bound():
     assert exact - float(prob.objective.value) <= sol.certificate.gap_bound
     assert exact <= -sol.certificate.optimum_lower    # Maximize: the bound is on -OPT
     assert sol.certificate.gap_bound < 0.1
+
+
+def test_an_empty_tightened_copy_is_answered_from_the_released_matrix():
+    """The quad_form-only path with an empty tightened copy (the risk limit below the
+    tightening ``r``) returned ``solver_error`` and no point though the public part (the
+    simplex) is feasible: the released matrix is public, so the copy with it (then the
+    relaxed one) is solved, and the certificate bounds the TRUE violation."""
+    rng = np.random.default_rng(304)
+    n = 15
+    F = rng.normal(0, 0.1, (n, 3))
+    S0 = F @ F.T + np.diag(rng.uniform(0.01, 0.03, n))
+    mu = rng.uniform(0.03, 0.12, n)
+    Sigma = cp.Parameter((n, n), name="Sigma", value=S0, PSD=True)
+    w = cp.Variable(n, name="w")
+    prob = cp.Problem(cp.Maximize(mu @ w), [cp.quad_form(w, Sigma) <= 0.02, cp.sum(w) == 1,
+                                            w >= 0])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                             private=cvxdp.ConstraintPrivacy(Sigma, sensitivity=0.0005))
+    assert sol.status == prob.status == "user_limit"
+    assert abs(w.value.sum() - 1) <= 1e-6 and w.value.min() >= -1e-7
+    true_violation = max(float(w.value @ S0 @ w.value) - 0.02, 0.0)
+    assert true_violation <= sol.certificate.violation_bound < np.inf
+    assert -float(mu @ w.value) <= sol.certificate.objective_upper + 1e-7
+    assert "violation" in sol.status_reason
