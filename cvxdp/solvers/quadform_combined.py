@@ -32,6 +32,12 @@ the model-level release of :mod:`cvxdp.solvers.quadform_perturbation` with the g
      OPT <= [f_mid(x^) - OPT_mid] + [f(x^) - f_mid(x^)] + [OPT_mid - OPT]``, the copy's gap
      plus the two shifts above;
    * violation: the copy's (its constraints are tighter than the true ones on the event).
+     When the tightened copy's public part is empty (the tightening above a public limit),
+     the copies with the released, relaxed and no matrices are tried in turn
+     (:meth:`~cvxdp.solvers.quadform_perturbation.QuadformRelease.constraint_copies`; the
+     inner mechanism spent nothing on an empty public part), and a constraint that holds a
+     matrix is then bounded by its value with ``Pi(S~ + r I)`` at the released point (``inf``
+     when it also holds another private parameter, which cannot be evaluated).
 
    The events: the copy's and the matrices' tail (``beta`` more).  A term of another shape
    leaves the objective's bounds unproven (``inf``): the answer stands, its status says so.
@@ -53,7 +59,11 @@ from cvxdp.privacy.budgets import ZCDP, Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.mwu.schedule import total_rho
 from cvxdp.solvers.quadform_bounds import quad_terms
-from cvxdp.solvers.quadform_perturbation import QUADFORM_THEOREM, release_quadform
+from cvxdp.solvers.quadform_perturbation import (
+    FALLBACK_NOTE,
+    QUADFORM_THEOREM,
+    release_quadform,
+)
 from cvxdp.status import status_of
 
 __all__ = ["quadform_split", "solve_quadform_combined"]
@@ -100,9 +110,14 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
     K_r = sum(int(p.size) for s in rest_specs for p in s.params)
     rho_q = rho * K_q / (K_q + K_r)
     rel = release_quadform(problem, quad_specs, ZCDP(rho_q), beta, rng)
-    copy = cp.Problem(problem.objective.tree_copy(id_objects=rel.mid),
-                      [c.tree_copy(id_objects=rel.up) for c in problem.constraints])
-    sol = inner(copy, rest_specs, ZCDP((rho - rho_q) * (1.0 - 1e-12)))
+    objective = problem.objective.tree_copy(id_objects=rel.mid)
+    for label, sub in rel.constraint_copies():  # noqa: B007 (used after the loop)
+        copy = cp.Problem(objective, [c.tree_copy(id_objects=sub) for c in problem.constraints])
+        sol = inner(copy, rest_specs, ZCDP((rho - rho_q) * (1.0 - 1e-12)))
+        # an empty public part of the copy (decided before the inner mechanism spent anything)
+        # is a fact about the released matrices, not the model: the next copy (module doc)
+        if sol.status != cp.INFEASIBLE or sol.privacy.records:
+            break
     acct = PrivacyAccountant(budget)
     acct.spend(rel.record)
     for r in sol.privacy.records:  # checked by the copy's own accountant against rho_r
@@ -114,13 +129,20 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
                  "entries_other": K_r, "inner": dict(sol.privacy.details or {})})
     info = dict(sol.info)
     info.update(quad_form_parameters=[p.name() for p in rel.params],
-                quad_form_released=rel.released,
+                quad_form_released=rel.released, quad_form_constraints=label,
                 budget_split={"quad_form": rho_q, "other": rho - rho_q})
     cert = None
     if sol.certificate is not None and all(v is not None for v in sol.primal.values()):
-        cert = _certificate(problem, quad_specs, rest_specs, rel, sol, beta)
+        cert = _certificate(problem, quad_specs, rest_specs, rel, sol, beta, label)
     status, reason = status_of(cert, accuracy) if cert is not None else (
         sol.status, sol.status_reason)
+    if label in FALLBACK_NOTE and sol.primal and all(
+            v is not None for v in sol.primal.values()):
+        reason = f"{reason}; {FALLBACK_NOTE[label]}" if reason else FALLBACK_NOTE[label]
+    elif sol.status == cp.INFEASIBLE and not sol.privacy.records:
+        reason = ("the constraints that carry no private data are infeasible (an exact solve "
+                  "of public data only, after the quad_form matrices' release: their share of "
+                  "the budget was spent)")
     if reason:
         info["status_reason"] = reason
     return PrivateSolution(status=status, value=sol.value, privacy=report, validation=None,
@@ -130,17 +152,26 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
 
 
 def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
-                 rest_specs: tuple[Any, ...], rel: Any, sol: PrivateSolution, beta: float
-                 ) -> Certificate:
-    """Step 4 of the module doc."""
+                 rest_specs: tuple[Any, ...], rel: Any, sol: PrivateSolution, beta: float,
+                 label: str = "tightened") -> Certificate:
+    """Step 4 of the module doc (``label``: which copy the point solves)."""
     quad = {p.id for s in quad_specs for p in s.params}
     rest = {p.id for s in rest_specs for p in s.params}
     terms = quad_terms(problem, quad, rest)
     inner = sol.certificate
     upper, lower, gap = math.inf, -math.inf, None
+    violation = inner.violation_bound
+    saved = {v.id: v.value for v in problem.variables()}
+    if label != "tightened":
+        try:
+            for v in problem.variables():
+                v.value = sol.primal[v.name()]
+            violation = max(violation, _matrix_violation(problem, rel, quad, rest))
+        finally:
+            for v in problem.variables():
+                v.value = saved[v.id]
     if terms is not None:
         by_id = {p.id: p for p in rel.params}
-        saved = {v.id: v.value for v in problem.variables()}
         try:
             for v in problem.variables():
                 v.value = sol.primal[v.name()]
@@ -164,8 +195,25 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
             gap = inner.gap_bound + extra + slack
     return Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower, gap_bound=gap,
-        violation_bound=inner.violation_bound,
+        violation_bound=violation,
         equality_violation_bound=inner.equality_violation_bound,
         probability=inner.probability - beta,
         how=inner.how + "; the quad_form matrices released at the model level, the objective "
             "bounded by Loewner monotonicity (docs/certificates.md)")
+
+
+def _matrix_violation(problem: cp.Problem, rel: Any, quad: set[int], rest: set[int]) -> float:
+    """The largest violation, at the variables' (released) values, of the constraints that
+    hold a ``quad_form`` matrix, each evaluated with ``Pi(S~ + r I)`` (``>= S`` on the event,
+    and DCP puts every ``quad_form`` of a constraint on its convex side, so this bounds the
+    TRUE violation); ``inf`` when such a constraint also holds another private parameter
+    (its value is private)."""
+    worst = 0.0
+    for c in problem.constraints:
+        ids = {p.id for p in c.parameters()}
+        if not ids & quad:
+            continue
+        if ids & rest:
+            return math.inf
+        worst = max(worst, float(np.max(np.abs(c.tree_copy(id_objects=rel.up).violation()))))
+    return worst

@@ -34,6 +34,14 @@ module releases such a parameter at the MODEL level instead:
    the copy with ``Sigma~ - r I`` where that is PSD (``0`` otherwise: still ``<= Sigma``) in
    objective and constraints (a superset of the true feasible set).  The violation of the
    released point is that of the tightened copy's constraints, evaluated exactly.
+4. **An empty tightened copy** (the tightening ``r`` above a public limit, e.g. a risk cap at
+   small epsilon) is not an infeasible model: the true one may be feasible, and the released
+   matrices are public.  The constraints' matrices are replaced in turn by ``Pi(S~)`` (the
+   released matrices), ``S~ - r I`` or 0 (the relaxed ones, whose copy contains the TRUE
+   feasible set on the event) and 0 (the public part) until the copy has a point
+   (:meth:`QuadformRelease.constraint_copies`); step 3's certificate holds for any point, so
+   its violation bound (the constraints with ``Pi(S~ + r I)``, evaluated there) is what the
+   status is decided by.  Only an empty public part is reported ``infeasible``.
 
 Applies when every private parameter occurs only as the matrix of ``quad_form`` atoms; any
 other occurrence goes through the canonical path (which then says what to rewrite).
@@ -60,7 +68,7 @@ from cvxdp.solvers.quadform_bounds import quad_terms, square_bound
 from cvxdp.status import status_of
 
 __all__ = ["quadform_only_ids", "solve_quadform_perturbation",
-           "release_quadform", "QuadformRelease", "QUADFORM_THEOREM"]
+           "release_quadform", "QuadformRelease", "QUADFORM_THEOREM", "FALLBACK_NOTE"]
 
 QUADFORM_THEOREM = (
     f"input perturbation of quad_form matrices (Gaussian on the distinct entries: "
@@ -133,6 +141,34 @@ class QuadformRelease:
         by_id = {p.id: p for p in self.params}
         return sum(c * self.gap[id(by_id[S.id])] * square_bound(problem, a, private)
                    for c, a, S in terms)
+
+    def constraint_copies(self) -> list[tuple[str, dict[int, Any]]]:
+        """The substitutions for the constraints' matrices, tried in turn while the copy with
+        the one before is empty (module doc, step 4; post-processing of the release):
+        ``"tightened"`` (``up``), ``"released"`` (``mid``), ``"relaxed"`` (``low``) and
+        ``"public part"`` (0), skipping one equal to the one before."""
+        if self.n_constrained == 0:
+            return [("tightened", self.up)]
+        zero = {k: cp.Constant(np.zeros(v.shape)) for k, v in self.up.items()}
+        out: list[tuple[str, dict[int, Any]]] = []
+        for label, sub in (("tightened", self.up), ("released", self.mid),
+                           ("relaxed", self.low), ("public part", zero)):
+            if out and all(np.array_equal(sub[k].value, out[-1][1][k].value) for k in sub):
+                continue
+            out.append((label, sub))
+        return out
+
+
+#: the note appended to the status reason when the point solves a copy other than the
+#: tightened one (module doc, step 4)
+FALLBACK_NOTE = {
+    "released": "the copy with Pi(S~ + r I) in the constraints is empty, so the point solves "
+                "the copy with the released matrices Pi(S~)",
+    "relaxed": "the copies with Pi(S~ + r I) and Pi(S~) in the constraints are empty, so the "
+               "point solves the relaxed copy (S~ - r I, or 0 where that is not PSD)",
+    "public part": "every copy with the released matrices in the constraints is empty, so the "
+                   "point solves the constraints without them (the public part)",
+}
 
 
 def release_quadform(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, beta: float,
@@ -207,18 +243,21 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
     objective_sub, constraint_sub, lower_sub = rel.mid, rel.up, rel.low
     sigma, K, t = rel.sigma, rel.K, rel.t
     obj = problem.objective.tree_copy(id_objects=objective_sub)
-    cons = [c.tree_copy(id_objects=constraint_sub) for c in problem.constraints]
-    copy = cp.Problem(obj, cons)
     kw = {"solver": solver} if solver else {}
-    try:
-        copy.solve(**kw)
-    except cp.error.SolverError:
-        copy.solve(solver=cp.SCS)
+    for label, sub in rel.constraint_copies():  # noqa: B007 (step 4; used after the loop)
+        copy = cp.Problem(obj, [c.tree_copy(id_objects=sub) for c in problem.constraints])
+        try:
+            copy.solve(**kw)
+        except cp.error.SolverError:
+            copy.solve(solver=cp.SCS)
+        if copy.status in cp.settings.SOLUTION_PRESENT:
+            break
     in_cons = n_constrained > 0
     info: dict[str, Any] = {
         "method": "perturbation", "mechanism": "perturbation", "noise": "gaussian",
         "quad_form_parameters": [p.name() for p in params], "noisy_parameters": released,
         "beta": beta if in_cons else None, "robust_status": copy.status,
+        "quad_form_constraints": label,
         "guarantee": ("the released point is feasible for the TRUE data with probability >= "
                       f"1 - beta = {1 - beta:g}" if in_cons else
                       "the constraints are public: the released point is feasible") +
@@ -234,7 +273,16 @@ def solve_quadform_perturbation(problem: cp.Problem, specs: tuple[Any, ...], bud
         cert = _certificate(problem, constraint_sub, lower_sub, beta, kw,
                             lambda: _mid_lower(problem, rel, float(copy.value)))
         status, reason = status_of(cert, accuracy)
+        if label in FALLBACK_NOTE:
+            reason = f"{reason}; {FALLBACK_NOTE[label]}" if reason else FALLBACK_NOTE[label]
         primal = {v.name(): np.asarray(v.value) for v in problem.variables()}
+    elif (label == "public part" or not in_cons) and copy.status in (
+            cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        cert, primal = None, {v.name(): None for v in problem.variables()}
+        status = cp.INFEASIBLE
+        value = -np.inf if isinstance(problem.objective, cp.Maximize) else np.inf
+        reason = ("the constraints that carry no private data are infeasible (an exact solve "
+                  "of public data only, after the matrices' release: the budget was spent)")
     else:
         cert, primal, value = None, {v.name(): None for v in problem.variables()}, None
         status = cp.SOLVER_ERROR
