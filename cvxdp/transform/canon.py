@@ -301,18 +301,22 @@ def objective_at(problem: cp.Problem, primal: dict[str, Any],
 
 
 def public_violation_at(problem: cp.Problem, primal: dict[str, Any],
-                        private_ids: set[int]) -> float | None:
+                        private_ids: set[int], skip_private: bool = False) -> float | None:
     """The largest violation of the user's constraints (their own expressions) at the
     variables' values ``primal`` (by name); None when a variable has no value, a violation
     cannot be evaluated, or a constraint reads a parameter in ``private_ids`` (fail closed: its
-    violation would read private data).  Nothing is written into ``problem``: the variables
-    are swapped for constants in copies of the constraints."""
+    violation would read private data) -- with ``skip_private``, such a constraint is left out
+    instead (the largest over the public ones; a mechanism bounds the others).  Nothing is
+    written into ``problem``: the variables are swapped for constants in copies of the
+    constraints."""
     swap = _variables_swapped(problem, primal)
     if swap is None:
         return None
     worst = 0.0
     for con in problem.constraints:
         if any(p.id in private_ids for p in con.parameters()):
+            if skip_private:
+                continue
             return None
         v = con.tree_copy(swap).violation()
         if v is None:

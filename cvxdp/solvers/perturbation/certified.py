@@ -19,6 +19,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
+from cvxdp.declarations import spec_parameters
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
 from cvxdp.solution import Certificate, PrivateSolution
@@ -55,7 +56,7 @@ from cvxdp.solvers.public_part import (
     public_feasibility,
 )
 from cvxdp.status import DEFAULT_BETA, refine_until, status_of
-from cvxdp.transform import objective_at, released_values, to_scp
+from cvxdp.transform import objective_at, public_violation_at, released_values, to_scp
 from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
@@ -242,7 +243,9 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # keeps the bound below the loosened optimum with a margin of 100x that
         lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value))) - slack_max
     cert = Certificate.from_bounds(
-        objective_upper=upper, optimum_lower=lower, violation_bound=viol,
+        objective_upper=upper, optimum_lower=lower,
+        violation_bound=_user_violation(
+            problem, scp, {par.id for s in specs for par in spec_parameters(s)}, x, viol),
         equality_violation_bound=viol_eq,
         probability=probability - (beta_c if objective_private else 0.0),
         how=("perturbation: noisy slack test at the released point and the loosened "
@@ -279,7 +282,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # certified violation is the solver's tolerance (not the loosened point, nor one
         # tightened at a weaker fallback level).  The violation is the user's constraints',
         # public and exact (tc's).
-        keep = not from_loosened and cert.violation_bound <= EPIGRAPH_TOLERANCE
+        keep = not from_loosened and viol <= EPIGRAPH_TOLERANCE
         cert = Certificate.from_bounds(
             objective_upper=min(cert.objective_upper, tc.objective_upper) if keep
             else tc.objective_upper,
@@ -299,8 +302,12 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     if objective_private and primal is None:
         info["objective_tail_beta"] = beta_c
     if from_loosened:
-        note = ("the tightened counterpart of the noisy data is empty at this budget; the "
-                "released point solves the loosened one (post-processing, no extra budget)")
+        empty = out["status"] in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE)
+        note = (("the tightened counterpart of the noisy data is empty at this budget" if empty
+                 else "the exact solver found no point of the tightened counterpart of the "
+                      f"noisy data ({out['status']})") +
+                "; the released point solves the loosened one (post-processing, no extra "
+                "budget)")
         info["point_note"] = note
         if reason:
             reason = note + "; " + reason
@@ -327,6 +334,33 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert, status_reason=reason)
+
+
+def _user_violation(problem: cp.Problem, scp: Any, private_ids: set[int], x: np.ndarray,
+                    canonical: float) -> float:
+    """The violation bound the certificate reports: about the USER's constraints.
+
+    ``canonical`` bounds every canonical row at ``x`` (:func:`violation_bounds`), including
+    CVXPY's epigraph rows of the objective (``t >= ||x - y||``), which are no constraint of the
+    user's (the objective's bounds account for them), and it measures a public constraint row
+    by row, while the user measures the constraint's own expression (``tv(x) <= 60`` sums the
+    rows' tolerances).  So the public constraints are measured as the user does, at the
+    released values (:func:`cvxdp.transform.public_violation_at`: public data only); when no
+    user constraint reads a private parameter that is the whole bound, otherwise the larger of
+    it and ``canonical`` (which covers the private rows).  ``* (1 + 1e-9)``: the evaluation's
+    rounding, on the safe side."""
+    if problem is None:
+        return canonical
+    try:
+        primal = released_values(problem, scp, x)
+    except (ValueError, KeyError, IndexError):
+        return canonical
+    measured = public_violation_at(problem, primal, private_ids, skip_private=True)
+    if measured is None:
+        return canonical
+    measured *= 1.0 + 1e-9
+    private = any(p.id in private_ids for c in problem.constraints for p in c.parameters())
+    return max(canonical, measured) if private else measured
 
 
 def _support(E_c: Any) -> int:
@@ -410,8 +444,10 @@ def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.
     family = "laplace" if setup.noise == "laplace" else "gaussian"
     upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h_min,
                                    entries.delta * npl.sigma_unit, beta, family, enough=enough)
-    # no constraint holds private data: the point's violation is public and exact
-    viol = public_violation(scp, setup.plan, x)
+    # no constraint holds private data: the point's violation is public and exact, measured
+    # on the user's constraints (_user_violation)
+    viol = _user_violation(problem, scp, {p.id for p in entries.params}, x,
+                           public_violation(scp, setup.plan, x))
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower, violation_bound=viol,
         equality_violation_bound=None, probability=1.0 - beta, gap_bound=gap,
