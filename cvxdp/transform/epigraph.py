@@ -21,6 +21,16 @@ so the cone holds iff ``t >= (S^2 - h^2 + g^2) / (2 (a h - a' g))`` (``S`` the n
 rows; the denominator must be positive: then ``s_0 - |s_1|`` is nondecreasing in ``t`` and the
 feasible ``t`` are a half-line), tight at some optimal point for the same reason as above.  For
 the square ``h = 1, g = -1, a = a' = 1``: ``t >= S^2 / 4 = r^2``.
+
+:func:`exp_hypograph_bounds` is the same argument for the hypographs of CVXPY's exponential
+cones (``log``): ``w @ log(u(x))`` in a maximised objective becomes ``w' t`` with
+``t_k <= log(u_k(x))``, i.e. the cone ``(s_u, s_v, s_w) = (t_k, 1, u_k(x))``, ``s_v exp(s_u /
+s_v) <= s_w``.  ``t_k`` is bounded above by the box but not below; where it occurs in no other
+row and its objective coefficient is never positive (a public sign: DCP needs ``w >= 0``), raising
+it to the tight value ``s_v log(s_w / s_v)`` keeps every constraint and does not raise the
+minimised objective, so some optimal point has ``t_k`` in ``[s_v log(min s_w / s_v),
+s_v log(max s_w / s_v)]`` (after its affine map), both ends by interval arithmetic over the box
+(the lower one finite where ``min s_w > 0``).
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["epigraph_bounds", "row_range_bound"]
+__all__ = ["epigraph_bounds", "exp_hypograph_bounds", "hypograph_cones", "row_range_bound"]
 
 
 def row_range_bound(A: sp.csr_matrix, b: np.ndarray, rows: np.ndarray, lo: np.ndarray,
@@ -124,3 +134,81 @@ def epigraph_bounds(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_sta
         if not changed:
             break
     return hi
+
+
+def _row_interval(A: sp.csr_matrix, b: np.ndarray, k: int, lo: np.ndarray, hi: np.ndarray
+                  ) -> tuple[float, float]:
+    """``[min, max]`` of ``b_k - A_k x`` over the box (interval arithmetic; infinite ends
+    where an unbounded variable enters)."""
+    cols = A.indices[A.indptr[k]:A.indptr[k + 1]]
+    vals = A.data[A.indptr[k]:A.indptr[k + 1]]
+    nz = vals != 0
+    cols, vals = cols[nz], vals[nz]
+    low = b[k] - np.sum(np.where(vals > 0, vals * hi[cols], vals * lo[cols]))
+    top = b[k] - np.sum(np.where(vals > 0, vals * lo[cols], vals * hi[cols]))
+    return (float(low) if np.isfinite(low) else -np.inf,
+            float(top) if np.isfinite(top) else np.inf)
+
+
+def exp_hypograph_bounds(A: sp.spmatrix, b: np.ndarray, exp_A: sp.spmatrix, exp_b: np.ndarray,
+                         lo: np.ndarray, hi: np.ndarray, c_max: np.ndarray,
+                         w_ranges: dict[int, tuple[float, float]] | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on CVXPY's hypograph variables of exponential cones that some optimal point
+    satisfies (module doc).
+
+    Parameters
+    ----------
+    A, b : the program's cone rows (``A x + s = b``); a hypograph variable must not occur in
+        them (nor in any other exponential cone row).
+    exp_A, exp_b : the exponential cones' rows, triples ``(u, v, w)``
+        (:class:`cvxdp.transform.scp.ExpTail`).
+    lo, hi : ndarray (n,)
+        Known bounds on the variables.
+    c_max : ndarray (n,)
+        A public upper bound on each objective coefficient (minimised sense); a variable is
+        bounded only where it is ``<= 0``.
+    w_ranges : dict, optional
+        Cone index ``k`` -> a range of its ``s_w`` over the public constraints (e.g. two exact
+        solves: tighter than the box's interval arithmetic on a simplex); intersected with it.
+
+    Returns
+    -------
+    (lo, hi) : the new bounds (unchanged where nothing new is known).
+    """
+    A = sp.csc_matrix(A)
+    E = sp.csr_matrix(exp_A)
+    Ec = sp.csc_matrix(exp_A)
+    lo = np.asarray(lo, dtype=float).copy()
+    hi = np.asarray(hi, dtype=float).copy()
+    for k in range(E.shape[0] // 3):
+        u, v, w = 3 * k, 3 * k + 1, 3 * k + 2
+        cols = E.indices[E.indptr[u]:E.indptr[u + 1]]
+        vals = E.data[E.indptr[u]:E.indptr[u + 1]]
+        if cols.size != 1 or vals[0] == 0 or E.indptr[v + 1] > E.indptr[v]:
+            continue
+        j, a = int(cols[0]), float(vals[0])
+        s_v = float(exp_b[v])
+        # t alone in its row, nowhere else, its coefficient never positive, and s_u = b_u - a
+        # t increasing in t (a < 0): raising t to the tight value is free
+        if (a >= 0 or s_v <= 0 or c_max[j] > 0 or A.indptr[j + 1] > A.indptr[j]
+                or Ec.indptr[j + 1] - Ec.indptr[j] != 1):
+            continue
+        w_lo, w_hi = _row_interval(E, np.asarray(exp_b, dtype=float), w, lo, hi)
+        if w_ranges is not None and k in w_ranges:
+            w_lo, w_hi = max(w_lo, w_ranges[k][0]), min(w_hi, w_ranges[k][1])
+        # s_u = b_u + |a| t <= s_v log(s_w / s_v), tight at some optimal point
+        b_u = float(exp_b[u])
+        if w_lo > 0:
+            lo[j] = max(lo[j], (s_v * np.log(w_lo / s_v) - b_u) / -a)
+        if np.isfinite(w_hi) and w_hi > 0:
+            hi[j] = min(hi[j], (s_v * np.log(w_hi / s_v) - b_u) / -a)
+    return lo, hi
+
+
+def hypograph_cones(exp_A: sp.spmatrix, cols: np.ndarray) -> list[int]:
+    """The exponential cones (indices ``k`` of the triples) whose first row reads one of
+    ``cols`` (candidates for :func:`exp_hypograph_bounds`)."""
+    E = sp.csr_matrix(exp_A)
+    return [k for k in range(E.shape[0] // 3)
+            if np.isin(E.indices[E.indptr[3 * k]:E.indptr[3 * k + 1]], cols).any()]

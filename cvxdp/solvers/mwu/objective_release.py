@@ -33,7 +33,7 @@ from cvxdp.privacy.mechanisms import (
 )
 from cvxdp.solvers.bound_propagation import propagated_box, soc_starts
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
-from cvxdp.transform.epigraph import epigraph_bounds
+from cvxdp.transform.epigraph import epigraph_bounds, exp_hypograph_bounds, hypograph_cones
 from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
@@ -84,7 +84,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     if norm_bound is None:
         # only the coordinates the noise touches need a bound (see the docstring); CVXPY's
         # epigraph variables (of quad_form, sum_squares, norms) carry no private coefficient
-        R, src, box = _private_coordinate_radius(scp, supp)
+        R, src, box = _private_coordinate_radius(scp, supp, _public_signs(scp, sb)[1])
     else:
         R, src, box = float(norm_bound), "user", None
     # The objective's constant term moves with c when the private parameter sits in it
@@ -261,7 +261,7 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
     return max(bound, 0.0) * (1 + 1e-9)
 
 
-def _private_coordinate_radius(scp: Any, supp: np.ndarray
+def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | None = None
                                ) -> tuple[float | None, str, tuple[np.ndarray, np.ndarray] | None]:
     """Public bound R on ``||x_S||_2`` at some optimal point, where it came from, and the
     public box ``(lo, hi)`` of ``x_S`` when the constraints alone bound it (else None).
@@ -269,7 +269,11 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray
     Per-coordinate bounds over the (public) constraints; a coordinate they leave unbounded
     that is an epigraph variable (``w_i * norm(x - p_i)``: ``t_i >= ||x - p_i||``) is bounded
     by the largest value its cone's rows take over the other variables' bounds
-    (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight).
+    (:func:`cvxdp.transform.epigraph.epigraph_bounds`: some optimal point has ``t_i`` tight);
+    one that is a hypograph variable of an exponential cone (``w_k * log(u_k(x))``: ``t_k <=
+    log(u_k)``) likewise, where ``c_max`` (the public sign bound of the objective's
+    coefficients, :func:`_public_signs`) says its coefficient is never positive
+    (:func:`cvxdp.transform.epigraph.exp_hypograph_bounds`).
     """
     n = scp.n
     eye = np.eye(n)
@@ -300,6 +304,20 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray
         soc_start = d.zero + d.nonneg
         A = sp.csr_matrix(scp.A)
         need = set()
+        tail, w_ranges = scp.exp_tail, {}
+        if tail is not None and c_max is not None:
+            E = sp.csr_matrix(tail.rows(n))
+            cones = hypograph_cones(E, supp[~(np.isfinite(lo[supp]) & np.isfinite(hi[supp]))])
+            for k in cones:
+                need.update(int(j) for j in E.indices[E.indptr[3 * k + 2]:E.indptr[3 * k + 3]])
+            if 0 < 2 * len(cones) <= BOX_SOLVES_MAX:
+                # the range of each cone's s_w = b_w - a_w'x over the public constraints (two
+                # solves each; a simplex's interval arithmetic reaches 0, its solves do not)
+                a_lo, a_hi = public_bounds(scp.A, scp.b, scp.dims, no_private,
+                                           [E[3 * k + 2].toarray().ravel() for k in cones],
+                                           allow_unbounded=True)
+                w_ranges = {k: (tail.b[3 * k + 2] - a_hi[i], tail.b[3 * k + 2] - a_lo[i])
+                            for i, k in enumerate(cones)}
         r0 = soc_start
         for q in d.soc:
             head_cols = A.indices[A.indptr[r0]:A.indptr[r0 + 1]]
@@ -315,6 +333,9 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray
             lo[need_idx], hi[need_idx] = l_n, h_n
         hi = epigraph_bounds(scp.A, scp.b, d.soc, soc_start, lo, hi,
                              np.ones(scp.m, dtype=bool))
+        if tail is not None and c_max is not None:
+            lo, hi = exp_hypograph_bounds(scp.A, scp.b, tail.rows(n), tail.b, lo, hi, c_max,
+                                          w_ranges)
         src = "constraints and epigraph bounds"
     big = np.maximum(np.abs(lo[supp]), np.abs(hi[supp]))
     if not np.all(np.isfinite(big)):
