@@ -38,7 +38,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["epigraph_bounds", "exp_hypograph_bounds", "hypograph_cones", "row_range_bound"]
+__all__ = ["epigraph_bounds", "exp_hypograph_bounds", "hypograph_cones", "row_range_bound",
+           "square_cones"]
 
 
 def row_range_bound(A: sp.csr_matrix, b: np.ndarray, rows: np.ndarray, lo: np.ndarray,
@@ -212,3 +213,39 @@ def hypograph_cones(exp_A: sp.spmatrix, cols: np.ndarray) -> list[int]:
     E = sp.csr_matrix(exp_A)
     return [k for k in range(E.shape[0] // 3)
             if np.isin(E.indices[E.indptr[3 * k]:E.indptr[3 * k + 1]], cols).any()]
+
+
+def square_cones(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_start: int
+                 ) -> list[tuple[int, int, int]]:
+    """``(head row, member row, column)`` of the second-order cones that hold a square
+    ``(h + a t, g + a' t, rest)`` (module doc): ``t`` in exactly those two rows, alone in
+    each, with ``h = b_head > 0``, ``a = -A[head, t] > 0``, ``|a'| = a``, ``|g| = h`` and ``a h -
+    a' g > 0`` -- so ``s_0^2 - s_1^2 = 2 t (a h - a' g)`` holds whatever the scale ``K`` of
+    ``(h K + a t / K, g K + a' t / K)`` (:func:`cvxdp.transform.exact.solve_exact` uses it to
+    keep the cone well conditioned).  Public structure and constants only."""
+    A = sp.csr_matrix(A)
+    Ac = sp.csc_matrix(A)
+    out = []
+    r0 = soc_start
+    for q in soc:
+        head, rows = r0, np.arange(r0, r0 + q)
+        r0 += q
+        cols = A.indices[A.indptr[head]:A.indptr[head + 1]]
+        vals = A.data[A.indptr[head]:A.indptr[head + 1]]
+        if cols.size != 1 or vals[0] >= 0:
+            continue
+        j = int(cols[0])
+        occurs = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
+        member = occurs[occurs != head]
+        if occurs.size != 2 or member.size != 1 or not np.isin(member[0], rows[1:]):
+            continue
+        k = int(member[0])
+        if A.indptr[k + 1] - A.indptr[k] != 1:
+            continue
+        a, a1 = float(-vals[0]), float(-A.data[A.indptr[k]])
+        h, g = float(b[head]), float(b[k])
+        if (h <= 0 or abs(abs(a1) - a) > 1e-12 * a or abs(abs(g) - h) > 1e-12 * h
+                or a * h - a1 * g <= 0):
+            continue
+        out.append((head, k, j))
+    return out

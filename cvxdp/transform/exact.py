@@ -9,6 +9,7 @@ objectives.  Which data a solve reads is the caller's concern.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 import scs
 
+from cvxdp.transform.epigraph import square_cones
 from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
 
 __all__ = ["ClarabelSession", "ExactSolution", "solve_exact", "svec_to_clarabel"]
@@ -182,7 +184,58 @@ def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
             if solver is not None:
                 raise
             return _scs(scp)
+        if out.status not in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
+            out = _rescaled_squares(scp, out, opts)
         if out.status == cp.SOLVER_ERROR and solver is None:
             return _scs(scp)
         return out
     return _scs(scp, **opts)
+
+
+def _rescaled_squares(scp: SymmetricConeProgram, first: ExactSolution,
+                      opts: dict[str, Any]) -> ExactSolution:
+    """Clarabel again on the same program with its squares' cones rescaled, when the first
+    solve stopped short; the better of the two answers.
+
+    CVXPY writes ``t >= ||r||^2`` as ``(1 + t, t - 1, 2 r)`` in the second-order cone: at
+    ``t ~ 1e5`` the cone's slack ``s_0 - |s_1| = 2`` is a relative 1e-5 of its entries, and an
+    interior-point method stalls at a primal residual of ~1e-7 ("almost solved").  ``(K + t / K,
+    t / K - K, 2 r)`` is the same constraint on ``(t, r)`` for every ``K > 0`` (``s_0^2 - s_1^2 =
+    4 t`` either way, and both heads are positive where ``t >= 0``, which the cone forces;
+    :func:`cvxdp.transform.epigraph.square_cones` checks the general form), so the program's
+    feasible set and objective in ``x`` are unchanged; with ``K = sqrt(t)`` at the first answer
+    (``||b_rest|| / 2`` when it has no point, the square at ``x = 0``) the two entries are of
+    ``r``'s size.  Only ``t``'s column and the two rows' constants change."""
+    d = scp.dims
+    cones = square_cones(scp.A, scp.b, d.soc, d.zero + d.nonneg) if d.soc else []
+    if not cones:
+        return first
+    heads, members, cols = (np.array(v, dtype=int) for v in zip(*cones, strict=True))
+    if first.x is not None:
+        t = np.abs(np.asarray(first.x, dtype=float)[cols])
+    else:
+        # the square at x = 0: t = S^2 / (2 (a h - a' g)), S the norm of the other rows'
+        # constants (epigraph.py's module doc)
+        A = sp.csc_matrix(scp.A)
+        ends, r0 = {}, d.zero + d.nonneg
+        for q in d.soc:
+            ends[r0], r0 = r0 + q, r0 + q
+        t = np.zeros(len(cones))
+        for i, (h, k, j) in enumerate(cones):
+            rest = [r for r in range(h + 1, ends[h]) if r != k]
+            a, a1 = -A[h, j], -A[k, j]
+            t[i] = float(np.sum(scp.b[rest] ** 2)) / (2.0 * (a * scp.b[h] - a1 * scp.b[k]))
+    K = np.sqrt(np.maximum(t, 1.0))
+    if np.all(K == 1.0):
+        return first
+    col_scale = np.ones(scp.A.shape[1])
+    col_scale[cols] = 1.0 / K
+    A = sp.csc_matrix(scp.A) @ sp.diags(col_scale)
+    b = np.asarray(scp.b, dtype=float).copy()
+    b[heads] *= K
+    b[members] *= K
+    second = _clarabel(dataclasses.replace(scp, A=sp.csc_matrix(A), b=b), **opts)
+    rank = {cp.OPTIMAL: 0, cp.INFEASIBLE: 0, cp.UNBOUNDED: 0, cp.OPTIMAL_INACCURATE: 1}
+    if rank.get(second.status, 2) < rank.get(first.status, 2):
+        return dataclasses.replace(second, solve_time=first.solve_time + second.solve_time)
+    return first
