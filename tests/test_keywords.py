@@ -18,7 +18,7 @@ import pytest
 
 import cvxdp
 from cvxdp.arguments import COMMON_KEYWORDS
-from cvxdp.errors import ArgumentError, BudgetError, PrivacyGuaranteeError
+from cvxdp.errors import ArgumentError, BudgetError, PrivacyGuaranteeError, PrivacySpecError
 
 
 def _lp():
@@ -148,3 +148,14 @@ def test_a_common_keyword_an_entry_point_has_no_use_for_is_not_dropped_silently(
     sol = cvxdp.least_squares(_X, _Y, row_bound=1.0).solve_private(accuracy=0.1, **BASE)
     assert sol.status == ("optimal_inaccurate" if sol.certificate.meets(0.1) else "user_limit")
     assert sol.status_reason is None or "accuracy 0.1" in sol.status_reason
+
+
+def test_sensitivity_messages_say_what_to_pass_once():
+    """``sensitivity="1.0"`` said "got '1.0'." and then "(got '1.0': give a number, not str)";
+    an array of per-entry sensitivities got no hint that its maximum is what to pass."""
+    y = cp.Parameter(3, name="y", value=np.ones(3))
+    with pytest.raises(PrivacySpecError) as err:
+        cvxdp.ScalarPrivacy(y, sensitivity="1.0")
+    assert str(err.value).count("'1.0'") == 1 and "not str" in str(err.value)
+    with pytest.raises(PrivacySpecError, match=r"sensitivity=3\b.*every entry"):
+        cvxdp.ScalarPrivacy(y, sensitivity=np.array([1.0, 2.0, 3.0]))
