@@ -30,6 +30,7 @@ parameter of a model is declared private or public is checked by :mod:`cvxdp.dec
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,12 +75,24 @@ def _as_params(params: Any, cls: str) -> tuple[cp.Parameter, ...]:
 
 
 def _check_sensitivity(sensitivity: Any, cls: str, names: str) -> float:
+    what = (f"{cls}({names}): sensitivity must be one finite number > 0 (the largest change of "
+            "any entry of the parameter between neighbours)")
+    if isinstance(sensitivity, (list, tuple, np.ndarray)) and np.size(sensitivity) > 1:
+        try:
+            top = float(np.max(np.asarray(sensitivity, dtype=float)))
+        except (TypeError, ValueError):
+            top = None
+        if top is not None and math.isfinite(top) and top > 0:
+            # the sensitivity is a public argument: naming its maximum reads no data
+            raise PrivacySpecError(
+                f"{what}, got {np.size(sensitivity)} values: per-entry sensitivities are not "
+                f"taken; pass their maximum, sensitivity={top:g}, a bound for every entry (or "
+                "split the entries into parameters of their own, one spec each).")
     return check_positive(
         sensitivity, PrivacySpecError,
         f"{cls}({names}): sensitivity must be finite and > 0, got {sensitivity!r}. Give the "
         "largest change of any entry of the parameter between neighbouring datasets.",
-        type_message=f"{cls}({names}): sensitivity must be one finite number > 0 (the largest "
-        f"change of any entry of the parameter between neighbours), got {sensitivity!r}.")
+        type_message=what)
 
 
 class _ParamSpec:
@@ -129,10 +142,13 @@ class ConstraintPrivacy(_ParamSpec):
 
     Notes
     -----
-    The parameters may appear only as coefficients of variables in constraints (canonical
-    ``A``), not in right-hand sides or in the objective: Song et al. 2025's Def C.6 keeps ``b`` and
-    ``c`` shared.  The derived per-constraint bound in the algebra's spectral norm (the paper's
-    ``Delta_inf``) is :attr:`cvxdp.transform.SensitivityBounds.constraint_inf`.
+    Under ``mechanism="mwu"`` the parameters may appear only as coefficients of variables in
+    constraints (canonical ``A``), not in right-hand sides or in the objective: Song et al.
+    2025's Def C.6 keeps ``b`` and ``c`` shared.  Perturbation (and so the default ``"auto"``)
+    releases every entry of the parameter wherever it occurs, the objective included, with the
+    same per-entry sensitivity.  The derived per-constraint bound in the algebra's spectral
+    norm (the paper's ``Delta_inf``) is
+    :attr:`cvxdp.transform.SensitivityBounds.constraint_inf`.
 
     References
     ----------
