@@ -204,8 +204,9 @@ def _rescaled_squares(scp: SymmetricConeProgram, first: ExactSolution,
     4 t`` either way, and both heads are positive where ``t >= 0``, which the cone forces;
     :func:`cvxdp.transform.epigraph.square_cones` checks the general form), so the program's
     feasible set and objective in ``x`` are unchanged; with ``K = sqrt(t)`` at the first answer
-    (``||b_rest|| / 2`` when it has no point, the square at ``x = 0``) the two entries are of
-    ``r``'s size.  Only ``t``'s column and the two rows' constants change."""
+    (when it has no point: the square at ``x = 0``, or the program's largest constant where
+    that is larger) the two entries are of ``r``'s size.  Only ``t``'s column and the two
+    rows' constants change."""
     d = scp.dims
     cones = square_cones(scp.A, scp.b, d.soc, d.zero + d.nonneg) if d.soc else []
     if not cones:
@@ -225,6 +226,10 @@ def _rescaled_squares(scp: SymmetricConeProgram, first: ExactSolution,
             rest = [r for r in range(h + 1, ends[h]) if r != k]
             a, a1 = -A[h, j], -A[k, j]
             t[i] = float(np.sum(scp.b[rest] ** 2)) / (2.0 * (a * scp.b[h] - a1 * scp.b[k]))
+        # where the other rows hold variables (a counterpart's w >= ||u~_P|| + tau), the
+        # square of the program's largest constant stands in for the scale; any K >= ~30 solved
+        # the tv counterpart of 500 noisy prices, whose K = 1 was a solver error
+        t = np.maximum(t, float(np.max(np.abs(scp.b), initial=0.0)) ** 2)
     K = np.sqrt(np.maximum(t, 1.0))
     if np.all(K == 1.0):
         return first
