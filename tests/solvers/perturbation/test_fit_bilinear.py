@@ -125,3 +125,20 @@ def test_variance_sums_match_the_dense_contraction():
         np.testing.assert_allclose(S2, np.einsum("ikj,ikl,k->jl", B, B, sigma**2), rtol=1e-12,
                                    atol=1e-14)
         np.testing.assert_allclose(fro2, np.einsum("ikj,ikj->k", B, B), rtol=1e-12)
+
+
+def test_a_400_x_10_private_design_is_a_bilinear_square():
+    # the second derivatives of A @ x - b with a private 400 x 10 A have one non-zero per
+    # entry of A (4,000); the cap is on the dense matrices formed from them (J0: 400 x 4,000,
+    # the variance sums: 400 x 400 and 10 x 10), not on the 16 million entries of the dense
+    # tensor (trial 16's lasso at epsilon 1e6 fell back to the sign's bound, relative gap 0.90)
+    rng = np.random.default_rng(222)
+    m, n = 400, 10
+    A = cp.Parameter((m, n), name="A", value=rng.normal(size=(m, n)))
+    x = cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - rng.normal(size=m)) / m
+                                  + 0.05 * cp.norm1(x)))
+    model = detect_fit_terms(prob, (A,))
+    assert model is not None
+    (t,) = model.terms
+    assert t.kind == "bilinear" and t.B.shape == (m, m * n, n) and t.B.vals.size == m * n
