@@ -42,8 +42,10 @@ import scipy.sparse as sp
 __all__ = ["is_bilinear", "second_derivatives", "design_noise_norm", "bilinear_share",
            "SparseTensor", "BILINEAR_DENSE_MAX"]
 
-#: largest tensor (rows x private entries x variable entries) of the second derivatives (kept
-#: sparse, :class:`SparseTensor`)
+#: largest dense matrix formed for a bilinear term: ``J0`` (rows x private entries) and
+#: ``sum_k sigma_k^2 B_k B_k'`` (rows x rows), ``sum_k sigma_k^2 B_k' B_k`` (n x n), whose
+#: spectral norms are taken densely (:func:`variance_sums`); the second derivatives themselves
+#: are kept sparse (:class:`SparseTensor`)
 BILINEAR_DENSE_MAX = 4_000_000
 
 
@@ -103,7 +105,8 @@ def second_derivatives(copy: Any, x_copies: dict[str, cp.Variable],
     """``(J0, B, names)``: ``J0 = da/dy`` at ``x = 0`` (rows x K) and ``B[:, k, j] = d^2 a / dy_k
     dx_j`` (rows x K x n) over the entries of the variables ``a`` holds (``names``, in order);
     gradients of the bilinear copy at ``x = 0`` and at each unit vector.  None above
-    :data:`BILINEAR_DENSE_MAX`.  ``B`` is a :class:`SparseTensor` (its non-zeros only)."""
+    :data:`BILINEAR_DENSE_MAX` (``J0`` and the dense sums of :func:`variance_sums`; the
+    tensor ``B``, a :class:`SparseTensor`, holds its non-zeros only)."""
     leaves = [*x_copies.values(), *y_copies]
     for v in leaves:
         v.value = np.zeros(v.shape)
@@ -113,8 +116,8 @@ def second_derivatives(copy: Any, x_copies: dict[str, cp.Variable],
         rows = int(copy.size)
         K = sum(int(y.size) for y in y_copies)
         n = sum(int(x_copies[nm].size) for nm in names)
-        if rows * K * max(n, 1) > BILINEAR_DENSE_MAX:
-            return None
+        if max(rows * K, rows * rows, n * n) > BILINEAR_DENSE_MAX:
+            return None  # J0 (rows x K) and variance_sums' two matrices are dense
 
         def jac(g: dict) -> np.ndarray:
             return np.hstack([np.asarray(g[y].todense()).T if g.get(y) is not None
