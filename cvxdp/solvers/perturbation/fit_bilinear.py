@@ -164,7 +164,7 @@ def design_noise_norm(B: Any, sigma: np.ndarray, beta: float, noise: str) -> flo
     rows, K, n = B.shape
     sigma = np.asarray(sigma, dtype=float)
     S1, S2, fro2 = variance_sums(B, sigma)
-    v = max(float(np.linalg.norm(S1, 2)), float(np.linalg.norm(S2, 2)))
+    v = max(_spectral_norm(S1), _spectral_norm(S2))
     L = math.log((rows + n) / beta)
     if noise == "laplace":
         # E g^p <= p! for the standard Laplace: the sub-exponential matrix Bernstein bound with
@@ -173,6 +173,16 @@ def design_noise_norm(B: Any, sigma: np.ndarray, beta: float, noise: str) -> flo
         R = float(np.max(sigma * np.sqrt(fro2)))
         return R * L + math.sqrt((R * L) ** 2 + 4.0 * L * v)
     return min(math.sqrt(2.0 * v * L), _entrywise_bound(B, sigma, beta))
+
+
+def _spectral_norm(S: np.ndarray) -> float:
+    """``||S||_2``; ``max_i |S_ii|`` exactly when ``S`` is diagonal (``S1`` of a private design
+    ``A @ x``: no two rows share a noise coordinate), without the dense SVD (0.66 s of 1.3 s
+    on a 1,000 x 4 design)."""
+    d = np.diagonal(S)
+    if np.count_nonzero(S) == np.count_nonzero(d):
+        return float(np.max(np.abs(d), initial=0.0))
+    return float(np.linalg.norm(S, 2))
 
 
 def variance_sums(B: Any, sigma: np.ndarray

@@ -142,3 +142,15 @@ def test_a_400_x_10_private_design_is_a_bilinear_square():
     assert model is not None
     (t,) = model.terms
     assert t.kind == "bilinear" and t.B.shape == (m, m * n, n) and t.B.vals.size == m * n
+
+
+def test_the_spectral_norm_of_a_diagonal_variance_sum_is_its_largest_entry():
+    from cvxdp.solvers.perturbation.fit_bilinear import _spectral_norm
+
+    rng = np.random.default_rng(9)
+    d = rng.uniform(0.1, 3.0, 50)
+    assert _spectral_norm(np.diag(d)) == float(d.max())
+    G = rng.normal(size=(50, 50))
+    S = G @ G.T                                  # not diagonal: the dense SVD's value
+    assert _spectral_norm(S) == float(np.linalg.norm(S, 2))
+    assert _spectral_norm(np.zeros((3, 3))) == 0.0
