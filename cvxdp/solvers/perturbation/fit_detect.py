@@ -56,8 +56,9 @@ class FitTerm:
     J_range: sp.csr_matrix | None = None
     residual: Any = None
     #: bilinear square terms (:mod:`cvxdp.solvers.perturbation.fit_bilinear`): the second
-    #: derivatives ``d^2 a / dy_k dx_j`` and the variables (by name) they run over
-    B: np.ndarray | None = None
+    #: derivatives ``d^2 a / dy_k dx_j`` (a ``fit_bilinear.SparseTensor``) and the variables (by
+    #: name) they run over
+    B: Any = None
     x_names: tuple[str, ...] = ()
     #: a single Euclidean norm (``fit_term._norm_floor``): the orthonormal basis ``Q`` of the range
     #: of ``da/dx`` and ``J``'s part orthogonal to it, ``(I - Q Q') J`` (None: no such part)
@@ -262,7 +263,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
             if kind == "l1" and weights is not None:
                 # sum(w * psi(a)): the rows of both noise maps carry the public weights
                 J0 = weights[:, None] * J0
-                B = weights[:, None, None] * B
+                B = B.rows_scaled(weights)
             terms.append(FitTerm(kind="bilinear" if kind == "square" else "bilinear_l1",
                                  lam=float(lam), lip=0.0 if kind == "square" else float(lip),
                                  J=sp.csr_matrix(J0), residual=copy, B=B,

@@ -238,8 +238,7 @@ def _sparse_columns(model: FitModel, term: FitTerm) -> list[sp.csr_matrix]:
     key = ("bilinear_l1_sparse_cols", id(term))
     if key not in model.cache:
         rows, K, n = term.B.shape
-        i, k, j = np.nonzero(term.B)  # one pass over the dense tensor
-        vals = term.B[i, k, j]
+        i, k, j, vals = term.B.i, term.B.k, term.B.j, term.B.vals  # C order, as np.nonzero
         model.cache[key] = [sp.csr_matrix((vals[j == col], (i[j == col], k[j == col])),
                                           shape=(rows, K)) for col in range(n)]
     return model.cache[key]
