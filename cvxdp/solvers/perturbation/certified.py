@@ -57,6 +57,7 @@ from cvxdp.solvers.public_part import (
 )
 from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import objective_at, public_violation_at, released_values, to_scp
+from cvxdp.transform.domain import objective_range
 from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
@@ -293,7 +294,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                  if keep else tc.how))
         info["point_candidates"] = {"noisy objective's minimiser": str(fitted["cert"]),
                                     "tightened counterpart": str(cert)}
-        if _score(fitted["cert"]) <= _score(cert):
+        if _score(fitted["cert"], problem) <= _score(cert, problem):
             x, cert, primal = fitted["x"], fitted["cert"], fitted["primal"]
             released_value, viol_eq, from_loosened = fitted["value"], None, False
             info.update({"point": "noisy objective's minimiser (fit terms with private "
@@ -457,7 +458,14 @@ def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.
     return cert, primal
 
 
-def _score(cert: Certificate) -> float:
+def _score(cert: Certificate, problem: cp.Problem | None = None) -> tuple[float, float]:
     """How far a certificate is from proving an answer: the larger of its relative gap and
-    violation bounds (the two quantities ``status_of`` compares with ``accuracy``)."""
-    return max(cert.relative_gap_bound, cert.violation_bound)
+    violation bounds (the two quantities ``status_of`` compares with ``accuracy``), after the
+    narrowing to the objective's public range that the entry point applies to the released one
+    (:func:`cvxdp.status.within_objective_range`: a nonnegative objective's lower bound 0 turns
+    a finite upper bound into a finite gap), then its upper bound (a tie of two unproven gaps
+    goes to the one with a finite bound on the objective).  Public: the model's structure and
+    the certificates."""
+    if problem is not None:
+        cert = cert.within(*objective_range(problem), "the objective's sign")
+    return max(cert.relative_gap_bound, cert.violation_bound), cert.objective_upper
