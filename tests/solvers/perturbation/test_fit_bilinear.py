@@ -128,17 +128,23 @@ def test_variance_sums_match_the_dense_contraction():
         np.testing.assert_allclose(fro2, np.einsum("ikj,ikj->k", B, B), rtol=1e-12)
 
 
+def _lasso_private_design(m: int, n: int) -> tuple[cp.Problem, cp.Parameter]:
+    """``sum_squares(A @ x - b) / m + 0.05 norm1(x)`` with a private ``m x n`` design ``A``."""
+    rng = np.random.default_rng(222)
+    A = cp.Parameter((m, n), name="A", value=rng.normal(size=(m, n)))
+    x = cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - rng.normal(size=m)) / m
+                                  + 0.05 * cp.norm1(x)))
+    return prob, A
+
+
 def test_a_400_x_10_private_design_is_a_bilinear_square():
     # the second derivatives of A @ x - b with a private 400 x 10 A have one non-zero per
     # entry of A (4,000); the cap is on the dense matrices formed from them (J0: 400 x 4,000,
     # the variance sums: 400 x 400 and 10 x 10), not on the 16 million entries of the dense
     # tensor (trial 16's lasso at epsilon 1e6 fell back to the sign's bound, relative gap 0.90)
-    rng = np.random.default_rng(222)
-    m, n = 400, 10
-    A = cp.Parameter((m, n), name="A", value=rng.normal(size=(m, n)))
-    x = cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - rng.normal(size=m)) / m
-                                  + 0.05 * cp.norm1(x)))
+    prob, A = _lasso_private_design(400, 10)
+    m, n = A.shape
     model = detect_fit_terms(prob, (A,))
     assert model is not None
     (t,) = model.terms
@@ -159,13 +165,8 @@ def test_a_fit_certificate_without_an_upper_bound_does_not_displace_a_finite_one
     """The 400 x 10 lasso at epsilon 1: the fit-term certificate has no upper bound (inf) and
     the counterpart's has one (0.90; the objective's sign gives the lower bound 0). Both had
     relative gap inf before the sign's narrowing, and the tie went to the fit: the answer was
-    certified inf where it had been 0.93 (the bilinear cap's change, speed13)."""
-    rng = np.random.default_rng(222)
-    m, n = 400, 10
-    A = cp.Parameter((m, n), name="A", value=rng.normal(size=(m, n)))
-    x = cp.Variable(n)
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - rng.normal(size=m)) / m
-                                  + 0.05 * cp.norm1(x)))
+    certified inf where it had been 0.90 (the bilinear cap's change, speed13)."""
+    prob, A = _lasso_private_design(400, 10)
     opt = cp.Problem(prob.objective).solve(solver=cp.CLARABEL)
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
                              private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
