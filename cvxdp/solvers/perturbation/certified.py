@@ -220,6 +220,9 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                               enough=refine_until(accuracy))
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
     released_value = float(released.c @ x + released.offset)  # with the released data
+    # the user's variables at the point, once: its violation of their constraints, the user
+    # terms' certificate and the released primal read them (post-processing)
+    x_values = released_values(problem, scp, x)
     slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
     if not math.isfinite(slack_max) and loose.status == cp.OPTIMAL:
         # the public rows leave a variable the objective's noise multiplies unbounded; the
@@ -246,7 +249,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower,
         violation_bound=_user_violation(
-            problem, scp, {par.id for s in specs for par in spec_parameters(s)}, x, viol),
+            problem, x_values, {par.id for s in specs for par in spec_parameters(s)}, viol),
         equality_violation_bound=viol_eq,
         probability=probability - (beta_c if objective_private else 0.0),
         how=("perturbation: noisy slack test at the released point and the loosened "
@@ -257,7 +260,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         noisy_y = () if setup.cfit.unbounded else tuple(
             np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
         cert = user_terms_certificate(
-            setup.cfit, cert, lambda: released_values(problem, scp, x), noisy_y,
+            setup.cfit, cert, lambda: x_values, noisy_y,
             entries.delta * npl.sigma_unit,
             float(npl.beta) if npl.beta is not None else DEFAULT_BETA,
             "laplace" if noise == "laplace" else "gaussian", meets_rows=meets)
@@ -324,7 +327,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     value = scp.sign * released_value
     validation = validate(scp, x) if reference else None
     if primal is None:
-        primal = released_values(problem, scp, x)
+        primal = x_values
     if from_loosened:
         # the loosened rows let CVXPY's epigraph variables fall below their atoms (a value
         # under the objective's range): the user's own objective at the released variables
@@ -337,7 +340,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                            primal=primal, info=info, certificate=cert, status_reason=reason)
 
 
-def _user_violation(problem: cp.Problem, scp: Any, private_ids: set[int], x: np.ndarray,
+def _user_violation(problem: cp.Problem, primal: dict[str, Any], private_ids: set[int],
                     canonical: float) -> float:
     """The violation bound the certificate reports: about the USER's constraints.
 
@@ -349,13 +352,8 @@ def _user_violation(problem: cp.Problem, scp: Any, private_ids: set[int], x: np.
     released values (:func:`cvxdp.transform.public_violation_at`: public data only); when no
     user constraint reads a private parameter that is the whole bound, otherwise the larger of
     it and ``canonical`` (which covers the private rows).  ``* (1 + 1e-9)``: the evaluation's
-    rounding, on the safe side."""
-    if problem is None:
-        return canonical
-    try:
-        primal = released_values(problem, scp, x)
-    except (ValueError, KeyError, IndexError):
-        return canonical
+    rounding, on the safe side.  ``primal``: the user's variables' values at the point
+    (:func:`cvxdp.transform.released_values`)."""
     measured = public_violation_at(problem, primal, private_ids, skip_private=True)
     if measured is None:
         return canonical
@@ -447,7 +445,7 @@ def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.
                                    entries.delta * npl.sigma_unit, beta, family, enough=enough)
     # no constraint holds private data: the point's violation is public and exact, measured
     # on the user's constraints (_user_violation)
-    viol = _user_violation(problem, scp, {p.id for p in entries.params}, x,
+    viol = _user_violation(problem, primal, {p.id for p in entries.params},
                            public_violation(scp, setup.plan, x))
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower, violation_bound=viol,
