@@ -161,29 +161,24 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
     inner = sol.certificate
     upper, lower, gap = math.inf, -math.inf, None
     violation = inner.violation_bound
+    by_id = {p.id: p for p in rel.params}
+    extra = 0.0
+    # the released point in the user's variables, once, for both evaluations (restored after)
     saved = {v.id: v.value for v in problem.variables()}
-    if label != "tightened":
-        try:
-            for v in problem.variables():
-                v.value = sol.primal[v.name()]
+    try:
+        for v in problem.variables():
+            v.value = sol.primal[v.name()]
+        if label != "tightened":
             violation = max(violation, _matrix_violation(problem, rel, quad, rest))
-        finally:
-            for v in problem.variables():
-                v.value = saved[v.id]
+        for c, a, S in terms or ():
+            x_a = np.asarray(a.value, dtype=float).ravel(order="F")
+            up = np.asarray(rel.up[id(by_id[S.id])].value)
+            mid = np.asarray(rel.mid[id(by_id[S.id])].value)
+            extra += c * float(x_a @ (up - mid) @ x_a)
+    finally:
+        for v in problem.variables():
+            v.value = saved[v.id]
     if terms is not None:
-        by_id = {p.id: p for p in rel.params}
-        try:
-            for v in problem.variables():
-                v.value = sol.primal[v.name()]
-            extra = 0.0
-            for c, a, S in terms:
-                x_a = np.asarray(a.value, dtype=float).ravel(order="F")
-                up = np.asarray(rel.up[id(by_id[S.id])].value)
-                mid = np.asarray(rel.mid[id(by_id[S.id])].value)
-                extra += c * float(x_a @ (up - mid) @ x_a)
-        finally:
-            for v in problem.variables():
-                v.value = saved[v.id]
         upper = inner.objective_upper + extra
         if rel.n_constrained == 0:
             # OPT_mid - OPT <= sup over the (same) feasible set of f_mid - f_low
