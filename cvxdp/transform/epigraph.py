@@ -62,6 +62,27 @@ def row_range_bound(A: sp.csr_matrix, b: np.ndarray, rows: np.ndarray, lo: np.nd
     return out
 
 
+def _epigraph_column(A: sp.csr_matrix, Ac: sp.csc_matrix, rows: np.ndarray
+                     ) -> tuple[int, int | None] | None:
+    """``(j, None)`` when the cone's head row ``rows[0]`` reads one variable ``j`` alone, with a
+    negative coefficient (``s_0 = b_0 + a x_j``, ``a > 0``), and ``j`` occurs in no other row;
+    ``(j, k)`` when ``j`` also occurs in exactly one member row ``k``, alone there (the square
+    form of the module doc); None otherwise.  Structure only (``Ac``: ``A`` by columns)."""
+    head = rows[0]
+    cols = A.indices[A.indptr[head]:A.indptr[head + 1]]
+    if cols.size != 1 or A.data[A.indptr[head]] >= 0:
+        return None
+    j = int(cols[0])
+    occurs = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
+    if occurs.size == 1:
+        return j, None
+    member = occurs[occurs != head]
+    if occurs.size != 2 or member.size != 1 or not np.isin(member[0], rows[1:]):
+        return None
+    k = int(member[0])
+    return (j, k) if A.indptr[k + 1] - A.indptr[k] == 1 else None
+
+
 def epigraph_bounds(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_start: int,
                     lo: np.ndarray, hi: np.ndarray, public_rows: np.ndarray,
                     rounds: int = 3) -> np.ndarray:
@@ -93,24 +114,16 @@ def epigraph_bounds(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_sta
         rows = np.arange(r0, r0 + q)
         r0 += q
         head = rows[0]
-        cols = A.indices[A.indptr[head]:A.indptr[head + 1]]
-        vals = A.data[A.indptr[head]:A.indptr[head + 1]]
-        if cols.size != 1 or vals[0] >= 0 or not public_rows[rows].all():
+        hit = _epigraph_column(A, Ac, rows) if public_rows[rows].all() else None
+        if hit is None:
             continue
-        j = int(cols[0])
-        occurs = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
-        if occurs.size == 1:  # the variable occurs in this head row only
-            heads.append((j, float(-vals[0]), float(b[head]), rows[1:], None))
+        j, k = hit
+        a = float(-A.data[A.indptr[head]])
+        if k is None:  # the variable occurs in this head row only
+            heads.append((j, a, float(b[head]), rows[1:], None))
             continue
         # t >= r^2 (module doc): t in the head and in exactly one member row, alone in both
-        member = occurs[occurs != head]
-        if occurs.size != 2 or member.size != 1 or not np.isin(member[0], rows[1:]):
-            continue
-        k = int(member[0])
-        mcols = A.indices[A.indptr[k]:A.indptr[k + 1]]
-        if mcols.size != 1:
-            continue
-        a, a1 = float(-vals[0]), float(-A.data[A.indptr[k]])
+        a1 = float(-A.data[A.indptr[k]])
         h, g = float(b[head]), float(b[k])
         den = 2.0 * (a * h - a1 * g)
         if abs(abs(a1) - a) > 1e-12 * a or den <= 0:
@@ -230,19 +243,11 @@ def square_cones(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_start:
     for q in soc:
         head, rows = r0, np.arange(r0, r0 + q)
         r0 += q
-        cols = A.indices[A.indptr[head]:A.indptr[head + 1]]
-        vals = A.data[A.indptr[head]:A.indptr[head + 1]]
-        if cols.size != 1 or vals[0] >= 0:
+        hit = _epigraph_column(A, Ac, rows)
+        if hit is None or hit[1] is None:
             continue
-        j = int(cols[0])
-        occurs = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
-        member = occurs[occurs != head]
-        if occurs.size != 2 or member.size != 1 or not np.isin(member[0], rows[1:]):
-            continue
-        k = int(member[0])
-        if A.indptr[k + 1] - A.indptr[k] != 1:
-            continue
-        a, a1 = float(-vals[0]), float(-A.data[A.indptr[k]])
+        j, k = hit
+        a, a1 = float(-A.data[A.indptr[head]]), float(-A.data[A.indptr[k]])
         h, g = float(b[head]), float(b[k])
         if (h <= 0 or abs(abs(a1) - a) > 1e-12 * a or abs(abs(g) - h) > 1e-12 * h
                 or a * h - a1 * g <= 0):
