@@ -20,7 +20,7 @@ from cvxpy.atoms.quad_form import QuadForm
 
 from cvxdp.solvers.perturbation.fit_detect import _peel, _terms
 
-__all__ = ["quad_terms", "scaled_quadform", "square_bound"]
+__all__ = ["expression_quad_terms", "quad_terms", "scaled_quadform", "square_bound"]
 
 
 def quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
@@ -29,8 +29,16 @@ def quad_terms(problem: cp.Problem, quad: set[int], rest: set[int]
     minimised sense, or None when one is not ``c * quad_form(a, S)`` with ``c > 0`` and no
     other private parameter (module doc, step 4)."""
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
+    return expression_quad_terms(problem.objective.expr, sign, quad, rest)
+
+
+def expression_quad_terms(expr: Any, sign: float, quad: set[int], rest: set[int]
+                          ) -> list[tuple[float, Any, Any]] | None:
+    """``[(c, a, S), ...]`` for the terms of ``sign * expr`` (a sum) that hold a private matrix,
+    or None when one is not ``c * quad_form(a, S)`` with ``c > 0`` and no other private
+    parameter: the objective's (:func:`quad_terms`) or a constraint's ``lhs - rhs``."""
     out = []
-    for term in _terms(problem.objective.expr):
+    for term in _terms(expr):
         ids = {p.id for p in term.parameters()}
         if not ids & quad:
             continue

@@ -26,12 +26,17 @@ the model-level release of :mod:`cvxdp.solvers.quadform_perturbation` with the g
    * lower, when no matrix sits in a constraint (the feasible sets agree): ``OPT >= L_in -
      sum_k c_k lambda_max(Pi(S~) - S~ + r I) B_k``, ``B_k >= max ||a_k(x)||^2`` over the public
      constraints (each entry's range by one linear program), ``L_in`` the copy's certified
-     lower bound.  With a matrix in a constraint the copy's feasible set is smaller than the
-     true one and no lower bound is claimed;
+     lower bound.  With a matrix in a constraint the tightened copy's feasible set is smaller
+     than the true one and no lower bound is claimed; the relaxed copy's holds the true one
+     (``S~ - r I <= S``), and the same bound holds;
    * gap, for a copy certified by a theorem's gap alone (objective perturbation): ``f(x^) -
      OPT <= [f_mid(x^) - OPT_mid] + [f(x^) - f_mid(x^)] + [OPT_mid - OPT]``, the copy's gap
      plus the two shifts above;
    * violation: the copy's (its constraints are tighter than the true ones on the event).
+     With a matrix in a constraint, the relaxed copy (``S~ - r I``, which holds the true
+     feasible set on the event, so the lower bound above applies) is solved instead when its
+     violation bound, known from the release before the inner mechanism runs, meets the
+     accuracy (:func:`_relaxed_violation`; docs/certificates.md).
      When the tightened copy's public part is empty (the tightening above a public limit),
      the copies with the released, relaxed and no matrices are tried in turn
      (:meth:`~cvxdp.solvers.quadform_perturbation.QuadformRelease.constraint_copies`; the
@@ -52,19 +57,20 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+from cvxpy.constraints.nonpos import Inequality
 
 from cvxdp.errors import BudgetError
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import ZCDP, Budget
 from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers.mwu.schedule import total_rho
-from cvxdp.solvers.quadform_bounds import quad_terms
+from cvxdp.solvers.quadform_bounds import expression_quad_terms, quad_terms, square_bound
 from cvxdp.solvers.quadform_perturbation import (
     FALLBACK_NOTE,
     QUADFORM_THEOREM,
     release_quadform,
 )
-from cvxdp.status import status_of
+from cvxdp.status import DEFAULT_ACCURACY, status_of
 
 __all__ = ["quadform_split", "solve_quadform_combined"]
 
@@ -111,7 +117,16 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
     rho_q = rho * K_q / (K_q + K_r)
     rel = release_quadform(problem, quad_specs, ZCDP(rho_q), beta, rng)
     objective = problem.objective.tree_copy(id_objects=rel.mid)
-    for label, sub in rel.constraint_copies():  # noqa: B007 (used after the loop)
+    copies = rel.constraint_copies()
+    quad = {p.id for s in quad_specs for p in s.params}
+    rest = {p.id for s in rest_specs for p in s.params}
+    acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
+    relaxed_bound = _relaxed_violation(problem, rel, quad, rest) if rel.n_constrained else None
+    if relaxed_bound is not None and relaxed_bound <= acc:
+        # step 4's rule: only a copy whose feasible set holds the true one bounds OPT below,
+        # and its violation bound (released and public data) meets the accuracy
+        copies = [(label, sub) for label, sub in copies if label in _CONTAINING]
+    for label, sub in copies:  # noqa: B007 (used after the loop)
         copy = cp.Problem(objective, [c.tree_copy(id_objects=sub) for c in problem.constraints])
         sol = inner(copy, rest_specs, ZCDP((rho - rho_q) * (1.0 - 1e-12)))
         # an empty public part of the copy (decided before the inner mechanism spent anything)
@@ -131,12 +146,20 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
     info.update(quad_form_parameters=[p.name() for p in rel.params],
                 quad_form_released=rel.released, quad_form_constraints=label,
                 budget_split={"quad_form": rho_q, "other": rho - rho_q})
+    if relaxed_bound is not None:
+        info["quad_form_rule"] = (
+            f"the relaxed copy's violation bound {relaxed_bound:.3g} "
+            + (f"meets the accuracy {acc:g}: the relaxed copy (its feasible set holds the true "
+               "one on the event, so the optimum is bounded below)" if relaxed_bound <= acc
+               else f"exceeds the accuracy {acc:g}: the tightened copy (feasible for the true "
+                    "data on the event; no lower bound on the optimum)"))
     cert = None
     if sol.certificate is not None and all(v is not None for v in sol.primal.values()):
         cert = _certificate(problem, quad_specs, rest_specs, rel, sol, beta, label)
     status, reason = status_of(cert, accuracy) if cert is not None else (
         sol.status, sol.status_reason)
-    if label in FALLBACK_NOTE and sol.primal and all(
+    chosen = copies[0][0] != "tightened" and label == copies[0][0]  # by the rule, not empty
+    if label in FALLBACK_NOTE and not chosen and sol.primal and all(
             v is not None for v in sol.primal.values()):
         reason = f"{reason}; {FALLBACK_NOTE[label]}" if reason else FALLBACK_NOTE[label]
     elif sol.status == cp.INFEASIBLE and not sol.privacy.records:
@@ -180,8 +203,9 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
             v.value = saved[v.id]
     if terms is not None:
         upper = inner.objective_upper + extra
-        if rel.n_constrained == 0:
-            # OPT_mid - OPT <= sup over the (same) feasible set of f_mid - f_low
+        if rel.n_constrained == 0 or label in _CONTAINING:
+            # OPT_mid - OPT <= sup over the feasible set of f_mid - f_low: the same set, or
+            # the copy's, which holds the true one on the event (S~ - r I <= S, or 0)
             private = quad | rest
             slack = rel.objective_shift(problem, terms, private)
             lower = inner.optimum_lower - slack
@@ -195,6 +219,41 @@ def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
         probability=inner.probability - beta,
         how=inner.how + "; the quad_form matrices released at the model level, the objective "
             "bounded by Loewner monotonicity (docs/certificates.md)")
+
+
+#: the copies whose feasible set holds the true model's on the event: ``S~ - r I <= S`` (or
+#: ``0``) in every constraint, which DCP puts on the convex side
+_CONTAINING = ("relaxed", "public part")
+
+
+def _relaxed_violation(problem: cp.Problem, rel: Any, quad: set[int], rest: set[int]
+                       ) -> float | None:
+    """A bound, from the release and public data, on the TRUE violation at any point of the
+    relaxed copy: each constraint holding a matrix is ``sum_k c_k quad_form(a_k, S_k) + g(x)
+    <= 0`` with public ``c_k > 0`` and ``g``, it holds with ``L_k`` (``S~_k - r I`` or 0) at
+    the point, and ``S_k <= U_k = Pi(S~_k + r I)`` on the event, so its true value is at most
+    ``sum_k c_k lambda_max(U_k - L_k) B_k`` (``B_k >= ||a_k||^2`` over the public constraints).
+    None when a constraint holding a matrix is of another shape or holds another private
+    parameter (its violation cannot be bounded before the point exists)."""
+    by_id = {p.id: p for p in rel.params}
+    worst = 0.0
+    for con in problem.constraints:
+        ids = {p.id for p in con.parameters()}
+        if not ids & quad:
+            continue
+        if ids & rest or not isinstance(con, Inequality):
+            return None
+        terms = expression_quad_terms(con.expr, 1.0, quad, rest)
+        if not terms:
+            return None
+        total = 0.0
+        for c, a, S in terms:
+            key = id(by_id[S.id])
+            gap = np.asarray(rel.up[key].value) - np.asarray(rel.low[key].value)
+            total += c * max(float(np.linalg.eigvalsh(gap)[-1]), 0.0) * square_bound(
+                problem, a, quad | rest)
+        worst = max(worst, total)
+    return worst
 
 
 def _matrix_violation(problem: cp.Problem, rel: Any, quad: set[int], rest: set[int]) -> float:
