@@ -59,26 +59,40 @@ def scaled_quadform(term: Any) -> tuple[float, Any] | None:
 
 
 def square_bound(problem: cp.Problem, a: Any, private: set[int]) -> float:
-    """``B >= max ||a(x)||^2`` over the constraints without private data: each entry's range
-    by a linear program (one parametrised problem, solved ``2 size(a)`` times); inf when a
-    range is unbounded or a solve fails."""
+    """``B >= max ||a(x)||^2`` over the constraints without private data.
+
+    Each entry's range ``[l_j, h_j]`` by a linear program (one parametrised problem, solved
+    ``2 size(a)`` times), then the smaller of the box bound ``sum_j max(l_j^2, h_j^2)`` and the
+    secant bound ``max_x sum_j [(l_j + h_j) a_j(x) - l_j h_j]`` (one more linear program:
+    ``(a_j - l_j)(a_j - h_j) <= 0`` on the range, so ``a_j^2`` lies below its chord; on the
+    simplex ``sum(w) == 1, w >= 0`` that is 1 where the box gives ``n``).  inf when a range is
+    unbounded or a solve fails; solver values are pushed the safe way."""
     public = [c for c in problem.constraints if not private & {p.id for p in c.parameters()}]
     flat = cp.vec(a, order="F")
     d = cp.Parameter(flat.size)
     prob = cp.Problem(cp.Maximize(d @ flat), public)
-    total = 0.0
+    lo, hi = np.zeros(flat.size), np.zeros(flat.size)
+
+    def solve(direction: np.ndarray) -> float | None:
+        d.value = direction
+        try:
+            prob.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError:
+            return None
+        if prob.status != cp.OPTIMAL:
+            return None
+        v = float(prob.value)
+        return v + 1e-7 * abs(v) + 1e-9   # the maximum, pushed up by the solver's tolerance
+
     for i in range(flat.size):
-        ext = 0.0
-        for s in (1.0, -1.0):
-            e = np.zeros(flat.size)
-            e[i] = s
-            d.value = e
-            try:
-                prob.solve(solver=cp.CLARABEL)
-            except cp.error.SolverError:
-                return math.inf
-            if prob.status != cp.OPTIMAL:
-                return math.inf
-            ext = max(ext, abs(float(prob.value)) * (1.0 + 1e-7) + 1e-9)
-        total += ext * ext
-    return total
+        e = np.zeros(flat.size)
+        e[i] = 1.0
+        up, down = solve(e), solve(-e)
+        if up is None or down is None:
+            return math.inf
+        lo[i], hi[i] = -down, up
+    box = float(np.sum(np.maximum(lo * lo, hi * hi)))
+    chord = solve(lo + hi)
+    if chord is None:
+        return box
+    return min(box, chord - float(lo @ hi))
