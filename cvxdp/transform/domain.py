@@ -25,6 +25,8 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.atoms.atom import Atom
+from cvxpy.expressions.expression import Expression
 
 __all__ = ["PRIVATE_VALUE_BOUND", "objective_range", "structural_values", "clipped_values",
            "placeholder_value", "with_public_values"]
@@ -115,5 +117,29 @@ def with_public_values(problem: cp.Problem, public: Iterable[cp.Parameter]) -> c
     sub = {id(p): cp.Constant(p.value) for p in public}
     if not sub:
         return problem
-    return cp.Problem(problem.objective.tree_copy(id_objects=sub),
-                      [c.tree_copy(id_objects=sub) for c in problem.constraints])
+    ids = {p.id for p in public}
+    return cp.Problem(_constant_data(problem.objective.tree_copy(id_objects=sub), ids),
+                      [_constant_data(c.tree_copy(id_objects=sub), ids)
+                       for c in problem.constraints])
+
+
+def _constant_data(expr: Any, public_ids: set[int]) -> Any:
+    """``expr`` (a tree copy) with every public parameter in an atom's *data* fixed too.
+
+    Some atoms keep an expression outside their arguments (``cp.huber(x, M)`` keeps ``M`` as
+    data), which ``tree_copy`` passes through unchanged; such data whose parameters are all
+    declared public are replaced by a constant of their value and the atom rebuilt, as CVXPY's
+    ``Atom.copy`` does (``type(atom)(*(args + data))``)."""
+    args = [_constant_data(a, public_ids) for a in expr.args]
+    data = expr.get_data() if isinstance(expr, Atom) else None
+    fixed = None
+    if data:
+        fixed = [cp.Constant(d.value) if isinstance(d, Expression) and d.parameters()
+                 and {p.id for p in d.parameters()} <= public_ids else d for d in data]
+        if all(f is d for f, d in zip(fixed, data, strict=True)):
+            fixed = None
+    if fixed is not None:
+        return type(expr)(*(args + fixed))
+    if any(a is not b for a, b in zip(args, expr.args, strict=True)):
+        return expr.copy(args)
+    return expr
