@@ -40,3 +40,22 @@ def test_cvxpys_own_variables_are_said_to_be_out_of_reach():
                                       cvxdp.ScalarPrivacy(budget, 0.1)])
     assert not np.isfinite(sol.certificate.gap_bound)
     assert "variables CVXPY adds for the model's atoms" in sol.status_reason
+
+
+def test_no_point_at_this_budget_does_not_send_the_user_to_a_mechanism_that_refuses():
+    """Held-out trial 17: a packing LP with ``x >= 0`` its only public constraint and private
+    ``A``, ``b`` in ``A @ x <= b`` had no point at epsilon 1 (the loosened counterpart is
+    unbounded), and the reason said "... or use mechanism='mwu'"; that call is refused
+    because the public constraints do not bound the variables, and its message sends the user
+    back to 'auto'. The reason names what both mechanisms need: public bounds."""
+    rng = np.random.default_rng(8)
+    A = cp.Parameter((20, 10), name="A", nonneg=True, value=rng.uniform(0.1, 1, (20, 10)))
+    b = cp.Parameter(20, name="b", nonneg=True, value=rng.uniform(5, 10, 20))
+    x = cp.Variable(10, nonneg=True, name="x")
+    prob = cp.Problem(cp.Maximize(rng.uniform(1, 2, 10) @ x), [A @ x <= b])
+    specs = [cvxdp.ConstraintPrivacy(A, sensitivity=0.002), cvxdp.ScalarPrivacy(b, 0.05)]
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, private=specs)
+    assert sol.status == "solver_error" and sol.value is None
+    reason = sol.status_reason
+    assert "add public bounds" in reason
+    assert "mechanism='mwu'" not in reason or "trace_bound=" in reason
