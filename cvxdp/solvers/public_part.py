@@ -108,7 +108,8 @@ def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
                 "the cone program, including the epigraph variables CVXPY adds for norms, "
                 "quad_form and sum_squares, and one that holds private data cannot be "
                 "bounded from public constraints. Use the default mechanism='auto' "
-                "(perturbation needs no such bound), add public bounds on your variables "
+                "(perturbation runs without such a bound, though its certificate and, at a "
+                "small budget, its point may need one), add public bounds on your variables "
                 "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
                 "(a public bound on the sum of |variables| and cone-slack traces).")
         # outward by the solver's tolerance, so the box contains the set it bounds

@@ -206,8 +206,9 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             status, value = cp.SOLVER_ERROR, None
             reason = (f"neither the tightened ({out['status']}) nor the loosened "
                       f"({loose.status}) counterpart of the noisy data has a point at this "
-                      "budget; raise epsilon, add public bounds on the variables, or use "
-                      "mechanism='mwu'.")
+                      "budget; raise epsilon or add public bounds on the variables (e.g. x <= "
+                      "10, cp.norm(x) <= R; the MWU, mechanism='mwu', needs them too, or "
+                      "trace_bound=, a public bound on their l1 norm).")
         reason += " (Post-processing of the noisy release; the budget was spent.)"
         info["status_reason"] = reason
         return PrivateSolution(status=status, value=value, privacy=report,
