@@ -318,9 +318,14 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             reason = note + "; " + reason
     info["guarantee"] = str(cert)
     info["equality_violation_bound"] = viol_eq
-    if reason and not math.isfinite(cert.gap_bound):
-        reason += unbounded_hint(scp, reached[~(np.isfinite(lo[reached])
-                                                 & np.isfinite(hi[reached]))])
+    if reason:
+        # the variables the private data multiply that no public constraint bounds: on either
+        # side when no bound is proven; on both sides when one is (a free variable leaves the
+        # loosened counterpart's rows or the fit terms' noise map unbounded, and the bound
+        # falls back to a weaker candidate, e.g. the objective's sign); structure only
+        lo_f, hi_f = np.isfinite(lo[reached]), np.isfinite(hi[reached])
+        reason += unbounded_hint(scp, reached[~(lo_f & hi_f)] if not math.isfinite(
+            cert.gap_bound) else reached[~lo_f & ~hi_f])
     if reason:
         info["status_reason"] = reason
     # the objective at the released point with the released data (the TRUE objective when
