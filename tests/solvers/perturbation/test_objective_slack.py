@@ -47,3 +47,30 @@ def test_objective_error_on_the_box_uses_the_euclidean_bound():
         c = sol.certificate
         assert c.optimum_lower <= ref.value + 1e-7
         assert c.relative_gap_bound < 40, c.relative_gap_bound
+
+
+def test_private_weights_on_norm_epigraphs_are_bounded_through_the_atoms():
+    """Held-out trial 17: a Weber problem ``min sum_i w_i ||x - p_i||`` with private weights
+    (objective) and a private service centre in ``||x - c|| <= 2`` (a constraint), ``x`` in a
+    public box. The weights multiply CVXPY's epigraph variables ``t_i >= ||x - p_i||``, which
+    no public row bounds above, so the objective's error on the box was ``inf`` and the lower
+    bound fell to the objective's sign: relative gap bound 401 at epsilon 1e6 (true 7e-10).
+    Some optimal point has every ``t_i`` tight (a DCP objective's epigraph coefficient is
+    nonnegative), so ``t_i <= max over the box of ||x - p_i||`` there, which bounds the error
+    where the lower bound needs it."""
+    rng = np.random.default_rng(12)
+    k = 10
+    pts = rng.uniform(-5, 5, (k, 2))
+    w = cp.Parameter(k, name="w", nonneg=True, value=rng.integers(1, 20, k).astype(float))
+    centre = cp.Parameter(2, name="centre", value=np.array([1.0, -0.5]))
+    x = cp.Variable(2, name="x")
+    prob = cp.Problem(cp.Minimize(sum(w[i] * cp.norm(x - pts[i]) for i in range(k))),
+                      [cp.norm(x - centre) <= 2, cp.norm(x, "inf") <= 10])
+    exact = cp.Problem(prob.objective, prob.constraints).solve()
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=[cvxdp.ObjectivePrivacy(w, sensitivity=1.0),
+                                      cvxdp.ScalarPrivacy(centre, sensitivity=0.05)])
+    cert = sol.certificate
+    assert cert.optimum_lower <= exact + 1e-7
+    assert float(prob.objective.value) <= cert.objective_upper + 1e-7
+    assert cert.relative_gap_bound <= 1e-2
