@@ -18,6 +18,7 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 from cvxdp.declarations import spec_parameters
 from cvxdp.privacy.accountant import PrivacyAccountant
@@ -51,6 +52,7 @@ from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
 from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
 from cvxdp.solvers.public_part import (
+    BOX_SOLVES_MAX,
     _infeasible,
     coordinate_box,
     public_feasibility,
@@ -58,6 +60,7 @@ from cvxdp.solvers.public_part import (
 from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import objective_at, public_violation_at, released_values, to_scp
 from cvxdp.transform.domain import objective_range
+from cvxdp.transform.epigraph import epigraph_bounds
 from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
@@ -224,7 +227,12 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     # the user's variables at the point, once: its violation of their constraints, the user
     # terms' certificate and the released primal read them (post-processing)
     x_values = released_values(problem, scp, x)
-    slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, lo, hi)
+    # the objective's error anywhere needs a bound on the variables its noise multiplies at
+    # the TRUE optimum: CVXPY's epigraph variables get one through their atoms (some optimal
+    # point has them tight; _epigraph_box)
+    slack_x, slack_max, beta_c = _objective_slack(
+        E_c, npl, x, lo, _epigraph_box(scp, row_private, lo, hi, reached)
+        if objective_private else hi)
     if not math.isfinite(slack_max) and loose.status == cp.OPTIMAL:
         # the public rows leave a variable the objective's noise multiplies unbounded; the
         # loosened counterpart contains the TRUE feasible set on the noise event, so its box
@@ -373,6 +381,47 @@ def _support(E_c: Any) -> int:
     if E_c is None:
         return 0
     return int(np.count_nonzero(np.asarray(abs(E_c).sum(axis=1)).ravel()))
+
+
+def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  cols: np.ndarray) -> np.ndarray:
+    """``hi`` with the upper bounds of CVXPY's second-order-cone epigraph variables among
+    ``cols`` that the public rows leave unbounded replaced by their atoms' maxima over the
+    public box (:func:`cvxdp.transform.epigraph.epigraph_bounds`).
+
+    ``w_i * norm(x - p_i)`` in a minimised objective is ``w_i t_i`` with ``t_i >= ||x - p_i||``;
+    a DCP objective gives ``t_i`` a nonnegative TRUE coefficient (``w_i >= 0``, a declared sign)
+    and ``t_i`` occurs in nothing else, so lowering it to its atom keeps every constraint and
+    does not raise the true objective: SOME optimal point has ``t_i <= max over the box of ||x
+    - p_i||``.  That is all the loosened counterpart's lower bound needs (``OPT = c'x* >= c~'x*
+    - max_box |z'x| >= min_loosened c~'x - max_box |z'x|`` at that ``x*``).  The cones' other
+    variables get their public range first (at most :data:`BOX_SOLVES_MAX` directions).  Public
+    rows and constants only."""
+    free = cols[~np.isfinite(hi[cols])]
+    if free.size == 0 or not scp.dims.soc:
+        return hi
+    A = sp.csr_matrix(scp.A)
+    known = np.zeros(scp.n, dtype=bool)
+    known[cols] = True  # lo / hi hold ranges for the listed coordinates only
+    need: set[int] = set()
+    r0 = scp.dims.zero + scp.dims.nonneg
+    for q in scp.dims.soc:
+        if np.isin(A.indices[A.indptr[r0]:A.indptr[r0 + 1]], free).any():
+            need.update(int(j) for j in np.unique(A[r0 + 1:r0 + q].indices) if not known[j])
+        r0 += q
+    lo2 = np.where(known, lo, -np.inf)
+    hi2 = np.where(known, hi, np.inf)
+    if need:
+        if len(need) > BOX_SOLVES_MAX:
+            return hi
+        idx = np.array(sorted(need), dtype=int)
+        l_n, h_n = coordinate_box(scp, idx, allow_unbounded=True)
+        lo2[idx], hi2[idx] = l_n[idx], h_n[idx]
+    bounded = epigraph_bounds(scp.A, scp.b, scp.dims.soc, scp.dims.zero + scp.dims.nonneg,
+                              lo2, hi2, ~row_private)
+    out = hi.copy()
+    out[free] = bounded[free]
+    return out
 
 
 def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
