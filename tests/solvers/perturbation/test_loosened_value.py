@@ -35,3 +35,27 @@ def test_the_loosened_points_value_is_the_users_objective_with_the_released_data
     expected = float(np.sum((xv - d_noisy) ** 2) + np.sum(np.abs(np.diff(xv))))
     assert sol.value == pytest.approx(expected, rel=1e-6)
     assert prob.value == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_loosened_point_outside_the_objectives_domain_is_valued_as_cvxpy_extends_it():
+    """Held-out trial 17: the analytic centre ``max sum(log(b - A x))`` with a private ``b`` at
+    epsilon 1: the loosened point has ``b~ - A x < 0`` in a row, where the user's objective is
+    undefined (``-inf`` in CVXPY's extended-value sense), but ``sol.value`` was 37.8 (the
+    canonical hypograph variables; the exact maximum is 13.2) and the validation's objective gap
+    ``nan``. A maximised concave objective outside its domain is ``-inf``, a minimised convex
+    one ``+inf``; that is what the released value and the validation say."""
+    rng = np.random.default_rng(2)
+    A = rng.normal(size=(30, 4))
+    b = cp.Parameter(30, name="b", value=rng.uniform(1, 2, 30))
+    x = cp.Variable(4, name="x")
+    prob = cp.Problem(cp.Maximize(cp.sum(cp.log(b - A @ x))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, reference=True,
+                                 private=cvxdp.ScalarPrivacy(b, sensitivity=0.02))
+    assert sol.info["point"] == "loosened counterpart"
+    b_noisy = sol.info["noisy_parameters"]["b"]
+    assert np.min(b_noisy - A @ x.value) < 0          # outside the domain with the release
+    assert sol.value == -np.inf and prob.value == -np.inf
+    assert np.min(b.value - A @ x.value) < 0          # and with the true data here
+    assert sol.validation.objective_gap == np.inf      # worse than the optimum without bound
