@@ -37,7 +37,8 @@ from cvxdp.transform.sensitivity import propagate
 from cvxdp.transform.support import cone_reasons, scs_problem_data, unsupported_reasons
 
 __all__ = ["to_scp", "from_scp", "released_values", "set_no_solution", "build_cone",
-           "ScpInverse", "user_columns", "variables_at", "public_violation_at"]
+           "ScpInverse", "user_columns", "variables_at", "public_violation_at",
+           "extended_value"]
 
 
 @dataclass(frozen=True)
@@ -284,8 +285,9 @@ def objective_at(problem: cp.Problem, primal: dict[str, Any],
     """The user's objective (its own expression, in the user's sense) at the variables'
     values ``primal`` (by name) with the parameters named in ``parameters`` at those values
     (a release) and every other parameter at its own value; None when a variable has no value
-    or the expression has none.  Nothing is written into ``problem``: the leaves are swapped in
-    a copy of the expression tree."""
+    or the expression has none; ``+-inf`` outside the objective's domain
+    (:func:`extended_value`).  Nothing is written into ``problem``: the leaves are swapped in a
+    copy of the expression tree."""
     swap = _variables_swapped(problem, primal)
     if swap is None:
         return None
@@ -293,11 +295,34 @@ def objective_at(problem: cp.Problem, primal: dict[str, Any],
         if par.name() in parameters:
             swap[id(par)] = cp.Constant(
                 np.asarray(parameters[par.name()], dtype=float).reshape(par.shape))
-    value = problem.objective.expr.tree_copy(swap).value
+    return extended_value(problem.objective.expr.tree_copy(swap),
+                          isinstance(problem.objective, cp.Maximize))
+
+
+#: a domain constraint of the objective violated by more than this puts the point outside it
+DOMAIN_TOLERANCE = 1e-6
+
+
+def extended_value(expr: Any, maximise: bool) -> float | None:
+    """An objective's value at its variables' values in CVXPY's extended-value sense: a convex
+    function is ``+inf`` outside its domain and a concave one ``-inf``, so a minimised objective
+    is ``+inf`` and a maximised one ``-inf`` where a domain constraint of its atoms
+    (``expr.domain``: ``log``'s argument ``>= 0``, ``inv_pos``'s, ...) is violated by more than
+    :data:`DOMAIN_TOLERANCE` or the value is not finite (numpy's ``log`` of a negative number is
+    ``nan``; ``inv_pos`` of one is finite).  None when the expression has no value."""
+    value = expr.value
     if value is None:
         return None
     value = float(np.asarray(value, dtype=float))
-    return value if np.isfinite(value) else None
+    outside = not np.isfinite(value)
+    for con in () if outside else expr.domain:
+        v = con.violation()
+        if v is not None and np.size(v) and float(np.max(v)) > DOMAIN_TOLERANCE:
+            outside = True
+            break
+    if outside:
+        return -np.inf if maximise else np.inf
+    return value
 
 
 def public_violation_at(problem: cp.Problem, primal: dict[str, Any],

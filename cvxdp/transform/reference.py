@@ -14,7 +14,7 @@ import numpy as np
 
 from cvxdp.errors import CvxdpError
 from cvxdp.solution import ValidationReport
-from cvxdp.transform.canon import to_scp
+from cvxdp.transform.canon import extended_value, to_scp
 from cvxdp.transform.exact import ExactSolution, solve_exact
 from cvxdp.transform.scp import SymmetricConeProgram
 from cvxdp.transform.support import non_finite_parameters
@@ -229,7 +229,10 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
     released = {v.id: v.value for v in problem.variables()}
     if any(v is None for v in released.values()):
         return ValidationReport(metrics=metrics, tolerance=tolerance)
-    f_private = float(problem.objective.value)
+    # the user's objective on the true data, +-inf outside its domain (CVXPY's extended value)
+    f_private = extended_value(problem.objective.expr, isinstance(problem.objective,
+                                                                   cp.Maximize))
+    f_private = np.nan if f_private is None else f_private
     viol = [float(np.max(np.abs(c.violation()))) if np.size(c.violation()) else 0.0
             for c in problem.constraints]
     t0 = time.perf_counter()
