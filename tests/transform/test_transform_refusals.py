@@ -328,3 +328,21 @@ def test_objective_privacy_inside_an_epigraph_atom_says_so():
     sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
                              private=cvxdp.ScalarPrivacy(M, sensitivity=0.01))
     assert sol.status == cp.OPTIMAL_INACCURATE
+
+
+def test_objective_privacy_inside_a_nonlinear_atom_names_that_atom():
+    """Held-out trial 17: ObjectivePrivacy on ``y`` inside ``sum_squares(A @ x - y)`` is refused
+    (right: CVXPY writes it as an epigraph's rows), but the message's only example was
+    ``lambda_max(y + ...)``, an atom the model does not have. It names the atom that holds
+    ``y``."""
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(20, 3))
+    y = cp.Parameter(20, name="y", value=rng.normal(size=20))
+    x = cp.Variable(3, name="x")
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(A @ x - y) + cp.norm1(x)))
+    with pytest.raises(PrivacySpecError) as err:
+        prob.solve_private(epsilon=1.0, delta=1e-6,
+                           private=cvxdp.ObjectivePrivacy(y, sensitivity=0.1))
+    message = str(err.value)
+    assert "here quad_over_lin(" in message and "y" in message
+    assert "cvxdp.ScalarPrivacy(y" in message
