@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.atoms.atom import Atom
 from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING as SCP
@@ -88,19 +89,35 @@ _FIX_CONSTRAINT_SET = (
     "computed from the private rows).")
 
 
+def _nonlinear_atom(expr: Any, param_id: int) -> str | None:
+    """The class name of the outermost atom of ``expr`` that is not affine and holds the
+    parameter (CVXPY's: ``sum_squares`` is a ``quad_over_lin``), or None."""
+    if not any(q.id == param_id for q in expr.parameters()):
+        return None
+    if isinstance(expr, Atom) and not expr.is_affine():
+        return type(expr).__name__
+    for arg in expr.args:
+        found = _nonlinear_atom(arg, param_id)
+        if found is not None:
+            return found
+    return None
+
+
 def _placement_error(spec: Any, param: Any, where: str,
                      both_a_and_b: bool = False,
-                     in_objective_atom: bool = False) -> PrivacySpecError:
+                     in_objective_atom: bool = False,
+                     atom: str | None = None) -> PrivacySpecError:
     cls = type(spec).__name__
     if in_objective_atom:
         # the user wrote the parameter in the objective only; CVXPY's epigraph of a nonlinear
         # atom (lambda_max(M + ...) <= t is the LMI t I - M - ... >> 0) moved it into rows
         name = param.name()
         match = "ScalarPrivacy" if where == "b" else "ConstraintPrivacy"
+        here = f"here CVXPY's atom {atom}, which holds {name}; " if atom else ""
         return PrivacySpecError(
             f"{cls}: parameter {name!r} sits in the objective, but inside a nonlinear atom "
-            "that CVXPY writes as constraints on an epigraph variable (e.g. lambda_max(" + name
-            + " + ...) becomes t I - (" + name + " + ...) >> 0), so it enters "
+            f"that CVXPY writes as constraints on an epigraph variable ({here}e.g. lambda_max("
+            + name + " + ...) becomes t I - (" + name + " + ...) >> 0), so it enters "
             f"{_WHERE[where]} of those constraints, and {_FIX[spec.setting]}: only a linear "
             f"objective term (c @ x) is covered. Use cvxdp.{match}({name}, sensitivity=...) "
             "(the same per-entry sensitivity; perturbation releases it once and certifies "
@@ -390,9 +407,11 @@ def propagate(scp: SymmetricConeProgram, private: Any) -> SensitivityBounds:
                                and param.id in {q.id for q in user.objective.parameters()}
                                and not any(param.id in {q.id for q in con.parameters()}
                                            for con in user.constraints))
-                    raise _placement_error(spec, param, where,
-                                           both_a_and_b=present["A"] and present["b"],
-                                           in_objective_atom=in_atom)
+                    raise _placement_error(
+                        spec, param, where, both_a_and_b=present["A"] and present["b"],
+                        in_objective_atom=in_atom,
+                        atom=_nonlinear_atom(user.objective.expr, param.id) if in_atom
+                        else None)
             A = A + parts["A"]
             b += parts["b"]
             c += parts["c"]
