@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from cvxpy.atoms.affine.affine_atom import AffAtom
 from cvxpy.atoms.atom import Atom
 from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
@@ -94,8 +95,8 @@ def _nonlinear_atom(expr: Any, param_id: int) -> str | None:
     parameter (CVXPY's: ``sum_squares`` is a ``quad_over_lin``), or None."""
     if not any(q.id == param_id for q in expr.parameters()):
         return None
-    if isinstance(expr, Atom) and not expr.is_affine():
-        return type(expr).__name__
+    if isinstance(expr, Atom) and not isinstance(expr, AffAtom) and not expr.is_affine():
+        return type(expr).__name__  # (a sum or a product by a constant is looked into)
     for arg in expr.args:
         found = _nonlinear_atom(arg, param_id)
         if found is not None:
