@@ -237,7 +237,11 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # the public rows leave a variable the objective's noise multiplies unbounded; the
         # loosened counterpart contains the TRUE feasible set on the noise event, so its box
         # bounds that variable at the true optimum
-        l_lo, l_hi = loosened_box(loose_prog, reached_coordinates([E_c], scp.n), scp.n)
+        hit_c = reached_coordinates([E_c], scp.n)
+        l_lo, l_hi = loosened_box(loose_prog, hit_c, scp.n)
+        # and its epigraph variables through their atoms, on the same box (_epigraph_box)
+        l_hi = _epigraph_box(scp, row_private, l_lo, l_hi, hit_c,
+                             ranges=lambda idx: loosened_box(loose_prog, idx, scp.n))
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
     # c'x bounds the user's objective only where the rows defining its epigraph variables hold:
@@ -384,7 +388,7 @@ def _support(E_c: Any) -> int:
 
 
 def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  cols: np.ndarray) -> np.ndarray:
+                  cols: np.ndarray, ranges: Any = None) -> np.ndarray:
     """``hi`` with the upper bounds of CVXPY's second-order-cone epigraph variables among
     ``cols`` that the public rows leave unbounded replaced by their atoms' maxima over the
     public box (:func:`cvxdp.transform.epigraph.epigraph_bounds`).
@@ -395,8 +399,10 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
     does not raise the true objective: SOME optimal point has ``t_i <= max over the box of ||x
     - p_i||``.  That is all the loosened counterpart's lower bound needs (``OPT = c'x* >= c~'x*
     - max_box |z'x| >= min_loosened c~'x - max_box |z'x|`` at that ``x*``).  The cones' other
-    variables get their public range first (at most :data:`BOX_SOLVES_MAX` directions).  Public
-    rows and constants only."""
+    variables get their range first (at most :data:`BOX_SOLVES_MAX` directions): over the public
+    rows, or ``ranges(idx)`` (``(lo, hi)``, full length), e.g. the loosened counterpart's box,
+    which holds every true-feasible point on the event.  Public rows and constants, and the
+    release."""
     free = cols[~np.isfinite(hi[cols])]
     if free.size == 0 or not scp.dims.soc:
         return hi
@@ -415,7 +421,8 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
         if len(need) > BOX_SOLVES_MAX:
             return hi
         idx = np.array(sorted(need), dtype=int)
-        l_n, h_n = coordinate_box(scp, idx, allow_unbounded=True)
+        l_n, h_n = (coordinate_box(scp, idx, allow_unbounded=True) if ranges is None
+                    else ranges(idx))
         lo2[idx], hi2[idx] = l_n[idx], h_n[idx]
     bounded = epigraph_bounds(scp.A, scp.b, scp.dims.soc, scp.dims.zero + scp.dims.nonneg,
                               lo2, hi2, ~row_private)
