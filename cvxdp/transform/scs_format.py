@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,10 +34,10 @@ from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
 
 __all__ = ["PermutingScs", "restructuring_permutation", "mirrors_cvxpy"]
 
-#: SHA-256 of the source of CVXPY's ``ConicSolver.format_constraints``,
-#: ``as_block_diag_linear_operator`` and ``ConicSolver.get_spacing_matrix`` (CVXPY 1.9) that
-#: :func:`restructuring_permutation` mirrors
-MIRRORED_SOURCE = "bc7ee313cdc79119bae3665bc5ed9c42184fd07cc367beb07e11ed0c347589fa"
+#: SHA-256 of CVXPY's ``conic_solver.py`` (CVXPY 1.9.3), whose ``format_constraints``,
+#: ``as_block_diag_linear_operator`` and ``get_spacing_matrix`` :func:`restructuring_permutation`
+#: mirrors
+MIRRORED_SOURCE = "5f334961a6fac556bfb0f6c1cde39c8e6b7edcae60de09f1bf3974e20205b867"
 
 #: the PSD constraint in svec form (CVXPY >= 1.9), formatted as the identity
 _SVEC_PSD = getattr(conic_solver, "SvecPSD", None)
@@ -46,14 +46,13 @@ _IDENTITY_KINDS = tuple(k for k in (Zero, NonNeg, PSD, _SVEC_PSD) if k is not No
 
 @functools.cache
 def mirrors_cvxpy() -> bool:
-    """Whether the installed CVXPY's constraint formatting is the code mirrored here."""
+    """Whether the installed CVXPY's constraint formatting is the code mirrored here (its whole
+    module's source, read once per process)."""
     try:
-        source = "".join(inspect.getsource(f) for f in (
-            ConicSolver.format_constraints, conic_solver.as_block_diag_linear_operator,
-            ConicSolver.get_spacing_matrix))
-    except (OSError, TypeError, AttributeError):  # no source (frozen install): CVXPY's own
+        source = Path(conic_solver.__file__).read_bytes()
+    except (OSError, TypeError):  # no source (frozen install): CVXPY's own formatting
         return False
-    return hashlib.sha256(source.encode()).hexdigest() == MIRRORED_SOURCE
+    return hashlib.sha256(source).hexdigest() == MIRRORED_SOURCE
 
 
 class PermutingScs(SCS):
