@@ -97,15 +97,16 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
 
     cache: dict[float, _LevelSolves | None] = {}
 
-    def started(level: float) -> _LevelSolves | None:
-        """The level's solves, begun (none run yet) unless cached; None over the budget."""
+    def started(level: float, order: np.ndarray | None = None) -> _LevelSolves | None:
+        """The level's solves, begun (none run yet; the coordinates in ``order``) unless
+        cached; None over the budget."""
         if level not in cache:
             if not room(1):
                 return None  # over the budget: as a failed solve
             b = b0.copy()
             b[at] = base + level + tol
             # a program per level: two levels' solves may run side by side (_top_level)
-            cache[level] = _LevelSolves(dataclasses.replace(level_prog, b=b), x, supp)
+            cache[level] = _LevelSolves(dataclasses.replace(level_prog, b=b), x, supp, order)
         return cache[level]
 
     def solved(level: float) -> tuple[np.ndarray, np.ndarray] | None:
@@ -180,18 +181,21 @@ def _top_level(started: Any, room: Any, t: float, scale: float
     solved in both bound ``t ||Lambda||`` from below (a norm over fewer coordinates; a lower
     level that fails later only raises the slopes), so once that partial value fails the try
     and no later try can follow (no room in the solve budget for one, or it stopped falling by
-    half), the answer is None whatever the remaining solves return, and they are not run.
+    half), the answer is None whatever the remaining solves return, and they are not run.  The
+    coordinates are taken steepest first by the previous try's slopes (each solve's answer
+    does not depend on the order: the extents are the same).
     """
     top, before = t * max(1.0, scale), math.inf
+    order = None
     for attempt in range(_TOP_TRIES):
-        upper_solves, lower_solves = started(top), started(top / 4.0)
+        upper_solves, lower_solves = started(top, order), started(top / 4.0, order)
         if upper_solves is None:
             return None
         if lower_solves is not None:
             # no later try: the last one, or no level of one fits in the budget
             last = attempt == _TOP_TRIES - 1 or not room(1)
-            for done in _side_by_side(upper_solves, lower_solves):
-                slope = (upper_solves.up[:, :done] - lower_solves.low[:, :done]) / (0.75 * top)
+            for cols in _side_by_side(upper_solves, lower_solves):
+                slope = (upper_solves.up[:, cols] - lower_solves.low[:, cols]) / (0.75 * top)
                 partial = t * float(np.linalg.norm(np.maximum(np.max(slope, axis=0), 0.0)))
                 if partial > 1.0 and (last or partial > 0.5 * before):
                     return None
@@ -212,16 +216,17 @@ def _top_level(started: Any, room: Any, t: float, scale: float
             # higher levels will not meet the condition: stop the solves
             return None
         top, before = 16.0 * top, growth
+        order = np.argsort(-slope, kind="stable")
     return None
 
 
-def _side_by_side(upper: _LevelSolves, lower: _LevelSolves) -> Iterator[int]:
-    """Run the two levels' solves alternately; after each coordinate solved (both sides) in
-    both, yield how many leading coordinates are.  Stops when either level stops (a failed
-    solve, or all solved)."""
+def _side_by_side(upper: _LevelSolves, lower: _LevelSolves) -> Iterator[np.ndarray]:
+    """Run the two levels' solves alternately (the same coordinate order); after each
+    coordinate solved (both sides) in both, yield the columns solved so far.  Stops when
+    either level stops (a failed solve, or all solved)."""
     while upper.step() and lower.step():
         if upper.solved % 2 == 0:  # both sides of a coordinate, in both levels
-            yield upper.solved // 2
+            yield upper.order[:upper.solved // 2]
 
 
 def _norm_max(up: np.ndarray) -> float:
@@ -260,19 +265,22 @@ def _extents(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
 
 class _LevelSolves:
     """The solves of :func:`_extents` on one level set, run one at a time (:meth:`step`) or
-    all (:meth:`extents`), in the order coordinate by coordinate, ``+`` side then ``-``.
+    all (:meth:`extents`): coordinate by coordinate (the columns of ``supp`` in ``order``,
+    default as listed), ``+`` side then ``-``.
 
-    ``up`` / ``low`` hold the bounds of the ``solved`` first solves (column ``j // 2``, row
-    ``j % 2``); ``failed`` when a solve gave no bound.
+    ``up`` / ``low`` (rows: side; columns: ``supp``'s) hold the bounds of the ``solved`` first
+    solves, the rest 0; ``failed`` when a solve gave no bound.
     """
 
-    def __init__(self, prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray) -> None:
+    def __init__(self, prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray,
+                 order: np.ndarray | None = None) -> None:
         self.up = np.zeros((2, supp.size))
         self.low = np.zeros((2, supp.size))
         self.solved = 0
         self.failed = False
+        self.order = np.arange(supp.size) if order is None else np.asarray(order, dtype=int)
         self._x = x
-        self._jobs = [(col, int(j), side, sgn) for col, j in enumerate(supp)
+        self._jobs = [(int(col), int(supp[col]), side, sgn) for col in self.order
                       for side, sgn in enumerate((1.0, -1.0))]
 
         def cost(j: int, sgn: float) -> np.ndarray:
