@@ -10,6 +10,7 @@ objectives.  Which data a solve reads is the caller's concern.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -157,7 +158,7 @@ def _result(scp: SymmetricConeProgram, x: np.ndarray, status: str, elapsed: floa
 
 
 def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
-                **opts: Any) -> ExactSolution:
+                memo: dict[bytes, ExactSolution] | None = None, **opts: Any) -> ExactSolution:
     """Solve the cone program exactly (non-private reference), without touching the user's
     CVXPY variables.
 
@@ -167,6 +168,10 @@ def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
     solver : {"CLARABEL", "SCS"} or None
         None: Clarabel (interior point, accurate), falling back to SCS (``eps 1e-9``) if
         Clarabel is missing or fails.
+    memo : dict, optional
+        Keeps Clarabel's answer (its retry on rescaled squares included) under a digest of the
+        program's data and the settings: a later call with the same data and settings returns
+        it instead of solving again (Clarabel's answer is a function of both).
     **opts
         Settings passed to the solver.
 
@@ -179,17 +184,47 @@ def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
         raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}.")
     if name == "CLARABEL":
         try:
-            out = _clarabel(scp, **opts)
+            out = _clarabel_answer(scp, opts, memo)
         except ImportError:
             if solver is not None:
                 raise
             return _scs(scp)
-        if out.status not in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
-            out = _rescaled_squares(scp, out, opts)
         if out.status == cp.SOLVER_ERROR and solver is None:
             return _scs(scp)
         return out
     return _scs(scp, **opts)
+
+
+def _clarabel_answer(scp: SymmetricConeProgram, opts: dict[str, Any],
+                     memo: dict[bytes, ExactSolution] | None) -> ExactSolution:
+    """Clarabel's answer, retried on the rescaled squares when it stops short; from ``memo``
+    when the same data and settings were solved (:func:`solve_exact`)."""
+    key = None if memo is None else _data_digest(scp, opts)
+    if key is not None and key in memo:
+        return memo[key]
+    out = _clarabel(scp, **opts)
+    if out.status not in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
+        out = _rescaled_squares(scp, out, opts)
+    if key is not None:
+        memo[key] = out
+    return out
+
+
+def _data_digest(scp: SymmetricConeProgram, opts: dict[str, Any]) -> bytes:
+    """A digest of everything an exact solve reads: the rows, cones, objective and settings."""
+    h = hashlib.blake2b(digest_size=20)
+    A = sp.csc_matrix(scp.A)
+    h.update(repr((A.shape, scp.dims, float(scp.offset), sorted(opts.items()))).encode())
+    for arr in (A.indptr, A.indices, A.data, scp.b, scp.c):
+        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(b"|")
+    if scp.exp_tail is not None:
+        tail = sp.csr_matrix(scp.exp_tail.A)
+        h.update(repr(tail.shape).encode())
+        for arr in (tail.indptr, tail.indices, tail.data, scp.exp_tail.b):
+            h.update(np.ascontiguousarray(arr).tobytes())
+            h.update(b"|")
+    return h.digest()
 
 
 def _rescaled_squares(scp: SymmetricConeProgram, first: ExactSolution,
