@@ -272,10 +272,15 @@ def build_mwu_form(
     # a row equal to kappa * lin (kappa != 0, rtol 1e-12, atol 0) is non-zero wherever lin is,
     # so it stores at least as many entries as lin has non-zeros: rows storing fewer cannot
     # match and are not densified (a 1,200-variable smoother's 800 dynamics rows: 0.12 s)
+    # likewise a row with a non-zero where lin is 0 cannot match (|row| <= rtol * 0 there):
+    # a dynamics row over free variables (whose lin entries are 0) is not densified either
     lin_nnz = int(np.count_nonzero(lin))
     stored = np.diff(Az.indptr)
+    entry_row = np.repeat(np.arange(Az.shape[0]), stored)
+    off_lin = np.bincount(entry_row[(Az.data != 0) & (lin[Az.indices] == 0)],
+                          minlength=Az.shape[0])
     for j in zero_rows:
-        if row_private[j] or lin_nnz == 0 or stored[j] < lin_nnz:
+        if row_private[j] or lin_nnz == 0 or stored[j] < lin_nnz or off_lin[j] > 0:
             continue
         row = Az[j].toarray().ravel()
         nz = lin != 0
