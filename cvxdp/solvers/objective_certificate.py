@@ -182,8 +182,9 @@ def _top_level(started: Any, room: Any, t: float, scale: float
     level that fails later only raises the slopes), so once that partial value fails the try
     and no later try can follow (no room in the solve budget for one, or it stopped falling by
     half), the answer is None whatever the remaining solves return, and they are not run.  The
-    coordinates are taken steepest first by the previous try's slopes (each solve's answer
-    does not depend on the order: the extents are the same).
+    coordinates after the first are taken steepest first by the previous try's slopes: a
+    level's Clarabel session is set up with its first cost and updated for the others, whose
+    answers do not depend on the order of the updates, so the extents are the same.
     """
     top, before = t * max(1.0, scale), math.inf
     order = None
@@ -216,7 +217,10 @@ def _top_level(started: Any, room: Any, t: float, scale: float
             # higher levels will not meet the condition: stop the solves
             return None
         top, before = 16.0 * top, growth
-        order = np.argsort(-slope, kind="stable")
+        # the listed first coordinate stays first: Clarabel solves the cost its session is
+        # set up with (the first) a hair differently from an updated one (bound_solves)
+        steep = np.argsort(-slope, kind="stable")
+        order = np.concatenate([[0], steep[steep != 0]])
     return None
 
 
