@@ -26,7 +26,7 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import _svec_index
-from cvxdp.transform.exact import ClarabelSession, ExactSolution, solve_exact
+from cvxdp.transform.exact import ClarabelSession, ExactSolution, clarabel_retried, solve_exact
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
@@ -135,10 +135,14 @@ def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray]
         elif res is not None and res.status in (cp.INFEASIBLE, cp.UNBOUNDED):
             yield res, None  # bound_solve's answer to the same status, without a second solve
         else:
-            yield bound_solve(prog)
+            # a fresh solver's answer (the session's first cost, or a rebuilt solver) is the
+            # one bound_solve's own first solve would give: it is not solved again
+            yield bound_solve(prog, first=res if res is not None and session.last_fresh
+                              else None)
 
 
-def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
+def bound_solve(prog: SymmetricConeProgram, first: ExactSolution | None = None
+                ) -> tuple[Any, float | None]:
     """One bound solve and the relative margin its value is trusted to (None: no bound).
 
     Clarabel solved (tolerance 1e-8: margin 1e-8); almost solved, a bound only when the capped
@@ -147,9 +151,10 @@ def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
     below the cap, or none when the cap binds (a direction that far is treated as unbounded:
     the conservative side); only when that fails too, SCS, whose value counts only when
     solved (an inaccurate SCS answer on an unbounded direction is a finite number far from any
-    bound).
+    bound).  ``first``: Clarabel's fresh answer for ``prog`` as it is, when already in hand.
     """
-    res = solve_exact(prog, solver="CLARABEL")
+    res = solve_exact(prog, solver="CLARABEL") if first is None else clarabel_retried(prog,
+                                                                                     first)
     if res.status == cp.OPTIMAL:
         return res, 1e-8
     if res.status == cp.OPTIMAL_INACCURATE:

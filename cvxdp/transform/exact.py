@@ -23,7 +23,8 @@ import scs
 from cvxdp.transform.epigraph import square_cones
 from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
 
-__all__ = ["ClarabelSession", "ExactSolution", "solve_exact", "svec_to_clarabel"]
+__all__ = ["ClarabelSession", "ExactSolution", "clarabel_retried", "solve_exact",
+           "svec_to_clarabel"]
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,11 @@ class ClarabelSession:
                       settings)
         P, A_, b_, cones_, settings_ = self._data
         self._solver = clarabel.DefaultSolver(P, self._c, A_, b_, cones_, settings_)
+        self._unused = True  # built for self._c, not solved or updated since
+        #: whether the last answer came from a solver built for its cost and solved once: the
+        #: answer :func:`solve_exact` gives (Clarabel's answer to a cost reached by an update
+        #: can differ from it in the last bits)
+        self.last_fresh = False
 
     def solve(self, c: np.ndarray, started: float | None = None) -> ExactSolution:
         """Minimise ``c'x`` over the program's set (its offset added to the value)."""
@@ -118,10 +124,13 @@ class ClarabelSession:
         if not np.array_equal(c, self._c):
             if self._solver.is_data_update_allowed():
                 self._solver.update(q=c)
+                self._unused = False
             else:
                 P, A, b, cones, settings = self._data
                 self._solver = self._module.DefaultSolver(P, c, A, b, cones, settings)
+                self._unused = True
             self._c = c.copy()
+        self.last_fresh, self._unused = self._unused, False
         sol = self._solver.solve()
         elapsed = time.perf_counter() - t0
         name = str(sol.status).split(".")[-1]
@@ -193,6 +202,15 @@ def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
             return _scs(scp)
         return out
     return _scs(scp, **opts)
+
+
+def clarabel_retried(scp: SymmetricConeProgram, first: ExactSolution) -> ExactSolution:
+    """``solve_exact(scp, solver="CLARABEL")`` given Clarabel's fresh answer ``first`` for
+    the program as it is (a :class:`ClarabelSession` answer with ``last_fresh``): its retry
+    on the rescaled squares when it stopped short, without solving the same program again."""
+    if first.status in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
+        return first
+    return _rescaled_squares(scp, first, {})
 
 
 def _clarabel_answer(scp: SymmetricConeProgram, opts: dict[str, Any],

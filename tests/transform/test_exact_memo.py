@@ -71,3 +71,24 @@ def test_a_private_answers_reference_is_solved_once(monkeypatch):
     # the canonical comparison and the user's terms read one solve of the compiled program
     # (two Clarabel calls when its squares are rescaled after an inaccurate first one)
     assert len(reference_solves) in (1, 2)
+
+
+def test_a_sessions_fresh_answer_is_solve_exacts():
+    # the first cost of a session is solved by a solver built for it: the answer solve_exact
+    # gives (to the bit), which bound_solve then takes instead of solving again; an updated
+    # cost's answer is not marked fresh
+    scp = _program()
+    rng = np.random.default_rng(9)
+    c0, c1 = rng.normal(size=scp.n), rng.normal(size=scp.n)
+    prog = dataclasses.replace(scp, c=c0)
+    session = exact.ClarabelSession(prog)
+    first = session.solve(c0)
+    assert session.last_fresh
+    alone = exact.solve_exact(prog, solver="CLARABEL")
+    retried = exact.clarabel_retried(prog, first)
+    assert (retried.status, retried.value) == (alone.status, alone.value)
+    assert np.array_equal(retried.x, alone.x)
+    session.solve(c1)
+    assert not session.last_fresh
+    session.solve(c0)
+    assert not session.last_fresh
