@@ -81,7 +81,8 @@ def test_ridge_regularisation_shrinks_the_bound():
     assert np.sum(M.multiply(M)) == pytest.approx(np.sum(s**2 / (s**2 + 30.0)), rel=1e-6)
 
 
-@pytest.mark.parametrize("shape, rank", [((6, 15), 6), ((8, 15), 5), ((1, 4), 1)])
+@pytest.mark.parametrize("shape, rank", [((6, 15), 6), ((8, 15), 5), ((1, 4), 1),
+                                         ((20, 15), 6), ((17, 16), 16)])
 def test_null_space_is_the_pivoted_qrs_trailing_columns(shape, rank):
     # the basis is the last n - rank columns of the full Q of E' = Q R P' (formed without the
     # full Q): orthonormal, E N = 0, and the same columns as scipy's full Q to rounding
