@@ -108,6 +108,8 @@ def _null_space(E: np.ndarray) -> np.ndarray:
     tail[rank:, :] = np.eye(n - rank)
     if tau.size == 0 or n == rank:
         return tail
+    # the reflectors are the first min(n, rows) columns (more rows than variables: E' is wide)
+    reflectors = reflectors[:, :tau.size]
     ormqr = get_lapack_funcs("ormqr", (reflectors,))
     lwork = max(int(ormqr("L", "N", reflectors, tau, tail, -1)[1][0].real), 1)
     basis, _, info = ormqr("L", "N", reflectors, tau, tail, lwork)
