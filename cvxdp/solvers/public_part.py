@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import cvxpy as cp
@@ -66,7 +66,7 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     return str(res.status)
 
 
-def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
+def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
                   allow_unbounded: bool = False, upper_only: bool = False
                   ) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.

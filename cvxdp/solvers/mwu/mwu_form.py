@@ -31,6 +31,7 @@ Song, Xue & Zhang (2025), Appendix C (trace normalisation), Def 3.7.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -421,7 +422,7 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
         prop_part = float(np.sum(np.maximum(np.abs(p_lo[free[ok]]), np.abs(p_hi[free[ok]]))))
         free = free[~ok]
         info["trace_bound_propagated"] = int(ok.sum())
-    lo, hi = public_bounds(A, b, dims, row_private, [lin_x] + _unit_dirs(A.shape[1], free))
+    lo, hi = public_bounds(A, b, dims, row_private, _Directions(lin_x, A.shape[1], free))
     tr = const + hi[0]
     free_part = prop_part + float(np.sum(np.maximum(np.abs(lo[1:]), np.abs(hi[1:]))))
     info["trace_bound_source"] = "public constraints"
@@ -429,10 +430,27 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
     return float(max(tr + free_part, 1e-12)) * (1 + 1e-6) + 1e-9
 
 
-def _unit_dirs(n: int, cols: np.ndarray) -> list[np.ndarray]:
-    out = []
-    for col in cols:
-        e = np.zeros(n)
-        e[col] = 1.0
-        out.append(e)
-    return out
+class _Directions(Sequence):
+    """``[first, e_cols[0], e_cols[1], ...]`` (unit vectors of length ``n``), each made when
+    read: the solves stop at the first unbounded direction (an error), so most of the
+    (``len(cols)`` x ``n``) dense vectors of a model with many free variables are never
+    needed."""
+
+    def __init__(self, first: np.ndarray, n: int, cols: np.ndarray) -> None:
+        self._first, self._n, self._cols = first, n, np.asarray(cols, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return 1 + int(self._cols.size)
+
+    def __getitem__(self, i: Any) -> np.ndarray:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i == 0:
+            return self._first
+        e = np.zeros(self._n)
+        e[self._cols[i - 1]] = 1.0
+        return e
