@@ -30,7 +30,7 @@ from cvxdp.transform.exact import ClarabelSession, ExactSolution, clarabel_retri
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
-           "bound_solve", "public_program", "canonical_constraints"]
+           "UnitDirections", "bound_solve", "public_program", "canonical_constraints"]
 
 
 #: coordinates :func:`coordinate_box` solves for (two exact solves each) before it takes
@@ -236,6 +236,36 @@ def public_program(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
                                   psd=tuple(psd)), cone=None)
 
 
+class UnitDirections(Sequence):
+    """``[*first, e_cols[0], e_cols[1], ...]`` (unit vectors of length ``n``) for
+    :func:`public_bounds`, each made when read: its solves stop at the first unbounded
+    direction (an error), and ``len(cols)`` dense ``n``-vectors (or ``np.eye(n)``) of a model
+    with thousands of variables are megabytes built for nothing."""
+
+    def __init__(self, n: int, cols: Iterable[int], first: Sequence[np.ndarray] = ()) -> None:
+        self._n = int(n)
+        self._cols = np.asarray(list(cols) if not isinstance(cols, np.ndarray) else cols,
+                                dtype=np.int64).ravel()
+        self._first = list(first)
+
+    def __len__(self) -> int:
+        return len(self._first) + int(self._cols.size)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i < len(self._first):
+            return self._first[i]
+        e = np.zeros(self._n)
+        e[self._cols[i - len(self._first)]] = 1.0
+        return e
+
+
 def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = False
                    ) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)``, shape ``(scp.n,)``: the range of each listed coordinate of ``x`` over the
@@ -271,9 +301,8 @@ def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = Fals
             lo[rest[prop]], hi[rest[prop]] = p_lo[rest[prop]], p_hi[rest[prop]]
             rest = rest[~prop]
         if rest.size:
-            eye = np.eye(n)
             lo[rest], hi[rest] = public_bounds(scp.A, scp.b, scp.dims, row_private,
-                                               [eye[j] for j in rest],
+                                               UnitDirections(n, rest),
                                                allow_unbounded=allow_unbounded)
     return lo, hi
 

@@ -3,9 +3,11 @@ block's largest trace (one solve), and that box contains the exact per-coordinat
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 import cvxdp
 from cvxdp.solvers.public_part import (
+    UnitDirections,
     bound_solves,
     coordinate_box,
     psd_implied_box,
@@ -89,3 +91,16 @@ def test_bound_solves_updated_answers_do_not_depend_on_their_order():
     assert all(v[0] == cp.OPTIMAL for v in listed.values())
     assert answers([0, 4, 3, 2, 1]) == listed
     assert answers([0, 2, 4, 1, 3]) == listed
+
+
+def test_unit_directions_are_the_unit_vectors_made_when_read():
+    first = np.array([1.0, -2.0, 0.5, 0.0])
+    dirs = UnitDirections(4, np.array([2, 0]), first=[first])
+    listed = [first, np.eye(4)[2], np.eye(4)[0]]
+    assert len(dirs) == 3
+    for got, want in zip(dirs, listed, strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(dirs[-1], listed[-1])
+    assert [d.tolist() for d in dirs[1:]] == [d.tolist() for d in listed[1:]]
+    with pytest.raises(IndexError):
+        dirs[3]

@@ -31,7 +31,6 @@ Song, Xue & Zhang (2025), Appendix C (trace normalisation), Def 3.7.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +40,12 @@ import scipy.sparse as sp
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
-from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds, public_feasibility
+from cvxdp.solvers.public_part import (
+    BOX_SOLVES_MAX,
+    UnitDirections,
+    public_bounds,
+    public_feasibility,
+)
 
 __all__ = ["MWUForm", "build_mwu_form"]
 
@@ -422,35 +426,9 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
         prop_part = float(np.sum(np.maximum(np.abs(p_lo[free[ok]]), np.abs(p_hi[free[ok]]))))
         free = free[~ok]
         info["trace_bound_propagated"] = int(ok.sum())
-    lo, hi = public_bounds(A, b, dims, row_private, _Directions(lin_x, A.shape[1], free))
+    lo, hi = public_bounds(A, b, dims, row_private, UnitDirections(A.shape[1], free, first=[lin_x]))
     tr = const + hi[0]
     free_part = prop_part + float(np.sum(np.maximum(np.abs(lo[1:]), np.abs(hi[1:]))))
     info["trace_bound_source"] = "public constraints"
     # solver tolerance margin: the bound must not be below the true maximum
     return float(max(tr + free_part, 1e-12)) * (1 + 1e-6) + 1e-9
-
-
-class _Directions(Sequence):
-    """``[first, e_cols[0], e_cols[1], ...]`` (unit vectors of length ``n``), each made when
-    read: the solves stop at the first unbounded direction (an error), so most of the
-    (``len(cols)`` x ``n``) dense vectors of a model with many free variables are never
-    needed."""
-
-    def __init__(self, first: np.ndarray, n: int, cols: np.ndarray) -> None:
-        self._first, self._n, self._cols = first, n, np.asarray(cols, dtype=np.int64)
-
-    def __len__(self) -> int:
-        return 1 + int(self._cols.size)
-
-    def __getitem__(self, i: Any) -> np.ndarray:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        if i == 0:
-            return self._first
-        e = np.zeros(self._n)
-        e[self._cols[i - 1]] = 1.0
-        return e

@@ -6,7 +6,7 @@ import pytest
 
 import cvxdp
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
-from cvxdp.solvers.mwu.mwu_form import _Directions, build_mwu_form
+from cvxdp.solvers.mwu.mwu_form import build_mwu_form
 from cvxdp.transform import to_scp
 
 
@@ -121,15 +121,3 @@ def test_a_public_equality_tr_z_equals_r_is_found_beside_other_equalities(extra)
     assert form.info["trace_bound_source"] == "exact (public equality tr z = R)"
     assert form.R == pytest.approx(2.0, rel=1e-12)
 
-
-def test_trace_bound_directions_are_the_unit_vectors_made_when_read():
-    first = np.array([1.0, -2.0, 0.5, 0.0])
-    dirs = _Directions(first, 4, np.array([2, 0]))
-    listed = [first, np.eye(4)[2], np.eye(4)[0]]
-    assert len(dirs) == 3
-    for got, want in zip(dirs, listed, strict=True):
-        np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(dirs[-1], listed[-1])
-    assert [d.tolist() for d in dirs[1:]] == [d.tolist() for d in listed[1:]]
-    with pytest.raises(IndexError):
-        dirs[3]
