@@ -35,7 +35,9 @@ of ``c~`` gives a bound near 0.  Solver values are used with their tolerance pus
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -93,25 +95,33 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
     level_prog = SymmetricConeProgram(A=A, b=b0, c=np.zeros(n), offset=0.0, dims=dims,
                                       cone=None, exp_tail=prog.exp_tail)
 
-    def extents(level: float) -> tuple[np.ndarray, np.ndarray] | None:
-        level_prog.b = b0.copy()
-        level_prog.b[at] = base + level + tol
-        return _extents(level_prog, x, supp)
+    cache: dict[float, _LevelSolves | None] = {}
 
-    cache: dict[float, tuple[np.ndarray, np.ndarray] | None] = {}
+    def started(level: float, order: np.ndarray | None = None) -> _LevelSolves | None:
+        """The level's solves, begun (none run yet; the coordinates in ``order``) unless
+        cached; None over the budget."""
+        if level not in cache:
+            if not room(1):
+                return None  # over the budget: as a failed solve
+            b = b0.copy()
+            b[at] = base + level + tol
+            # a program per level: two levels' solves may run side by side (_top_level)
+            cache[level] = _LevelSolves(dataclasses.replace(level_prog, b=b), x, supp, order)
+        return cache[level]
 
     def solved(level: float) -> tuple[np.ndarray, np.ndarray] | None:
-        if level not in cache:
-            if max_solves is not None and 2 * supp.size * (len(cache) + 1) > max_solves:
-                return None  # over the budget: as a failed solve
-            cache[level] = extents(level)
-        return cache[level]
+        pending = started(level)
+        return None if pending is None else pending.extents()
+
+    def room(levels: int) -> bool:
+        """Whether ``levels`` more levels fit in ``max_solves``."""
+        return max_solves is None or 2 * supp.size * (len(cache) + levels) <= max_solves
 
     # phi <= 0 above d_0 = 2 R t (||x_S - x~_S|| <= 2 R); with no ball (R = inf) a top level
     # whose concave extension has t ||Lambda|| <= 1 bounds phi above it (_top_level)
     top, worst = first, 0.0
     if not math.isfinite(first):
-        found = _top_level(solved, t, float(np.linalg.norm(x[supp])))
+        found = _top_level(started, room, t, float(np.linalg.norm(x[supp])))
         if found is None:
             return first
         top, worst = found
@@ -152,7 +162,8 @@ def _stopped(t: float, levels: list[tuple[float, np.ndarray, np.ndarray]], worst
 _TOP_TRIES = 8
 
 
-def _top_level(solved: Any, t: float, scale: float) -> tuple[float, float] | None:
+def _top_level(started: Any, room: Any, t: float, scale: float
+               ) -> tuple[float, float] | None:
     """A top level ``d_0`` and the bound on ``phi`` above it, when the public set gives no ball.
 
     For ``d >= d_0`` the extents are concave, so ``e(d) <= e(d_0) + Lambda (d - d_0)`` with
@@ -165,12 +176,34 @@ def _top_level(solved: Any, t: float, scale: float) -> tuple[float, float] | Non
     None when it does not within :data:`_TOP_TRIES` steps, when ``t ||Lambda||`` stops falling
     by at least half a step (linear growth: it never will), or a level set is unbounded.  A
     lower level whose solves fail counts with extents 0 (a valid lower bound).
+
+    The two levels of a try are solved side by side, coordinate by coordinate: the coordinates
+    solved in both bound ``t ||Lambda||`` from below (a norm over fewer coordinates; a lower
+    level that fails later only raises the slopes), so once that partial value fails the try
+    and no later try can follow (no room in the solve budget for one, or it stopped falling by
+    half), the answer is None whatever the remaining solves return, and they are not run.  The
+    coordinates after the first are taken steepest first by the previous try's slopes: a
+    level's Clarabel session is set up with its first cost and updated for the others, whose
+    answers do not depend on the order of the updates, so the extents are the same.
     """
     top, before = t * max(1.0, scale), math.inf
-    for _ in range(_TOP_TRIES):
-        upper, lower = solved(top), solved(top / 4.0)
+    order = None
+    for attempt in range(_TOP_TRIES):
+        upper_solves, lower_solves = started(top, order), started(top / 4.0, order)
+        if upper_solves is None:
+            return None
+        if lower_solves is not None:
+            # no later try: the last one, or no level of one fits in the budget
+            last = attempt == _TOP_TRIES - 1 or not room(1)
+            for cols in _side_by_side(upper_solves, lower_solves):
+                slope = (upper_solves.up[:, cols] - lower_solves.low[:, cols]) / (0.75 * top)
+                partial = t * float(np.linalg.norm(np.maximum(np.max(slope, axis=0), 0.0)))
+                if partial > 1.0 and (last or partial > 0.5 * before):
+                    return None
+        upper = upper_solves.extents()
         if upper is None:
             return None
+        lower = None if lower_solves is None else lower_solves.extents()
         if lower is None:
             # a thin level set the solver cannot settle: its extents are at least 0 (x~ is
             # in it), a lower bound that only steepens the secant (conservative)
@@ -184,7 +217,20 @@ def _top_level(solved: Any, t: float, scale: float) -> tuple[float, float] | Non
             # higher levels will not meet the condition: stop the solves
             return None
         top, before = 16.0 * top, growth
+        # the listed first coordinate stays first: Clarabel solves the cost its session is
+        # set up with (the first) a hair differently from an updated one (bound_solves)
+        steep = np.argsort(-slope, kind="stable")
+        order = np.concatenate([[0], steep[steep != 0]])
     return None
+
+
+def _side_by_side(upper: _LevelSolves, lower: _LevelSolves) -> Iterator[np.ndarray]:
+    """Run the two levels' solves alternately (the same coordinate order); after each
+    coordinate solved (both sides) in both, yield the columns solved so far.  Stops when
+    either level stops (a failed solve, or all solved)."""
+    while upper.step() and lower.step():
+        if upper.solved % 2 == 0:  # both sides of a coordinate, in both levels
+            yield upper.order[:upper.solved // 2]
 
 
 def _norm_max(up: np.ndarray) -> float:
@@ -218,24 +264,56 @@ def _extents(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
     """Per side (rows: +, -) and private coordinate: an upper and a lower bound on
     ``max_{x' in prog} +-(x'_j - x_j)``, clipped at 0 (``x`` is in the set); None when a
     solve gives no bound."""
-    up = np.zeros((2, supp.size))
-    low = np.zeros((2, supp.size))
-    jobs = [(col, int(j), side, sgn) for col, j in enumerate(supp)
-            for side, sgn in enumerate((1.0, -1.0))]
+    return _LevelSolves(prog, x, supp).extents()
 
-    def cost(j: int, sgn: float) -> np.ndarray:
-        c = np.zeros(x.size)
-        c[j] = -sgn  # maximise sgn x_j
-        return c
 
-    costs = (cost(j, sgn) for _, j, _, sgn in jobs)
-    for (col, j, side, sgn), (res, pad) in zip(jobs, bound_solves(prog, costs), strict=True):
+class _LevelSolves:
+    """The solves of :func:`_extents` on one level set, run one at a time (:meth:`step`) or
+    all (:meth:`extents`): coordinate by coordinate (the columns of ``supp`` in ``order``,
+    default as listed), ``+`` side then ``-``.
+
+    ``up`` / ``low`` (rows: side; columns: ``supp``'s) hold the bounds of the ``solved`` first
+    solves, the rest 0; ``failed`` when a solve gave no bound.
+    """
+
+    def __init__(self, prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray,
+                 order: np.ndarray | None = None) -> None:
+        self.up = np.zeros((2, supp.size))
+        self.low = np.zeros((2, supp.size))
+        self.solved = 0
+        self.failed = False
+        self.order = np.arange(supp.size) if order is None else np.asarray(order, dtype=int)
+        self._x = x
+        self._jobs = [(int(col), int(supp[col]), side, sgn) for col in self.order
+                      for side, sgn in enumerate((1.0, -1.0))]
+
+        def cost(j: int, sgn: float) -> np.ndarray:
+            c = np.zeros(x.size)
+            c[j] = -sgn  # maximise sgn x_j
+            return c
+
+        self._results = bound_solves(prog, (cost(j, sgn) for _, j, _, sgn in self._jobs))
+
+    def step(self) -> bool:
+        """Run the next solve; False when there is none left or a solve gave no bound."""
+        if self.failed or self.solved == len(self._jobs):
+            return False
+        col, j, side, sgn = self._jobs[self.solved]
+        res, pad = next(self._results)
         if pad is None:
-            return None
-        v = -float(res.value) - sgn * float(x[j])
+            self.failed = True
+            return False
+        v = -float(res.value) - sgn * float(self._x[j])
         margin = pad * (1.0 + abs(float(res.value)))
-        up[side, col] = max(v + margin, 0.0)
-        low[side, col] = max(v - margin, 0.0)
-    if not math.isfinite(float(up.max(initial=0.0))):
-        return None
-    return up, low
+        self.up[side, col] = max(v + margin, 0.0)
+        self.low[side, col] = max(v - margin, 0.0)
+        self.solved += 1
+        return True
+
+    def extents(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """All the solves run: ``(up, low)``, or None when a solve gave no bound."""
+        while self.step():
+            pass
+        if self.failed or not math.isfinite(float(self.up.max(initial=0.0))):
+            return None
+        return self.up, self.low

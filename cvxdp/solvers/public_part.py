@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import cvxpy as cp
@@ -26,11 +26,11 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import _svec_index
-from cvxdp.transform.exact import ClarabelSession, ExactSolution, solve_exact
+from cvxdp.transform.exact import ClarabelSession, ExactSolution, clarabel_retried, solve_exact
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
-           "bound_solve", "public_program", "canonical_constraints"]
+           "UnitDirections", "bound_solve", "public_program", "canonical_constraints"]
 
 
 #: coordinates :func:`coordinate_box` solves for (two exact solves each) before it takes
@@ -66,7 +66,7 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     return str(res.status)
 
 
-def public_bounds(A, b, dims, row_private, directions: list[np.ndarray],
+def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
                   allow_unbounded: bool = False, upper_only: bool = False
                   ) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.
@@ -136,10 +136,14 @@ def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray]
         elif res is not None and res.status in (cp.INFEASIBLE, cp.UNBOUNDED):
             yield res, None  # bound_solve's answer to the same status, without a second solve
         else:
-            yield bound_solve(prog)
+            # a fresh solver's answer (the session's first cost, or a rebuilt solver) is the
+            # one bound_solve's own first solve would give: it is not solved again
+            yield bound_solve(prog, first=res if res is not None and session.last_fresh
+                              else None)
 
 
-def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
+def bound_solve(prog: SymmetricConeProgram, first: ExactSolution | None = None
+                ) -> tuple[Any, float | None]:
     """One bound solve and the relative margin its value is trusted to (None: no bound).
 
     Clarabel solved (tolerance 1e-8: margin 1e-8); almost solved, a bound only when the capped
@@ -148,9 +152,10 @@ def bound_solve(prog: SymmetricConeProgram) -> tuple[Any, float | None]:
     below the cap, or none when the cap binds (a direction that far is treated as unbounded:
     the conservative side); only when that fails too, SCS, whose value counts only when
     solved (an inaccurate SCS answer on an unbounded direction is a finite number far from any
-    bound).
+    bound).  ``first``: Clarabel's fresh answer for ``prog`` as it is, when already in hand.
     """
-    res = solve_exact(prog, solver="CLARABEL")
+    res = solve_exact(prog, solver="CLARABEL") if first is None else clarabel_retried(prog,
+                                                                                     first)
     if res.status == cp.OPTIMAL:
         return res, 1e-8
     if res.status == cp.OPTIMAL_INACCURATE:
@@ -232,6 +237,36 @@ def public_program(A: sp.spmatrix, b: np.ndarray, dims: Any, keep: np.ndarray
                                   psd=tuple(psd)), cone=None)
 
 
+class UnitDirections(Sequence):
+    """``[*first, e_cols[0], e_cols[1], ...]`` (unit vectors of length ``n``) for
+    :func:`public_bounds`, each made when read: its solves stop at the first unbounded
+    direction (an error), and ``len(cols)`` dense ``n``-vectors (or ``np.eye(n)``) of a model
+    with thousands of variables are megabytes built for nothing."""
+
+    def __init__(self, n: int, cols: Iterable[int], first: Sequence[np.ndarray] = ()) -> None:
+        self._n = int(n)
+        self._cols = np.asarray(list(cols) if not isinstance(cols, np.ndarray) else cols,
+                                dtype=np.int64).ravel()
+        self._first = list(first)
+
+    def __len__(self) -> int:
+        return len(self._first) + int(self._cols.size)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i < len(self._first):
+            return self._first[i]
+        e = np.zeros(self._n)
+        e[self._cols[i - len(self._first)]] = 1.0
+        return e
+
+
 def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = False
                    ) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)``, shape ``(scp.n,)``: the range of each listed coordinate of ``x`` over the
@@ -267,9 +302,8 @@ def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = Fals
             lo[rest[prop]], hi[rest[prop]] = p_lo[rest[prop]], p_hi[rest[prop]]
             rest = rest[~prop]
         if rest.size:
-            eye = np.eye(n)
             lo[rest], hi[rest] = public_bounds(scp.A, scp.b, scp.dims, row_private,
-                                               [eye[j] for j in rest],
+                                               UnitDirections(n, rest),
                                                allow_unbounded=allow_unbounded)
     return lo, hi
 

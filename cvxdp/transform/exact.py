@@ -10,6 +10,7 @@ objectives.  Which data a solve reads is the caller's concern.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,8 @@ import scs
 from cvxdp.transform.epigraph import square_cones
 from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
 
-__all__ = ["ClarabelSession", "ExactSolution", "solve_exact", "svec_to_clarabel"]
+__all__ = ["ClarabelSession", "ExactSolution", "clarabel_retried", "solve_exact",
+           "svec_to_clarabel"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ class ClarabelSession:
                       settings)
         P, A_, b_, cones_, settings_ = self._data
         self._solver = clarabel.DefaultSolver(P, self._c, A_, b_, cones_, settings_)
+        self._unused = True  # built for self._c, not solved or updated since
+        #: whether the last answer came from a solver built for its cost and solved once: the
+        #: answer :func:`solve_exact` gives (Clarabel's answer to a cost reached by an update
+        #: can differ from it in the last bits)
+        self.last_fresh = False
 
     def solve(self, c: np.ndarray, started: float | None = None) -> ExactSolution:
         """Minimise ``c'x`` over the program's set (its offset added to the value)."""
@@ -117,10 +124,13 @@ class ClarabelSession:
         if not np.array_equal(c, self._c):
             if self._solver.is_data_update_allowed():
                 self._solver.update(q=c)
+                self._unused = False
             else:
                 P, A, b, cones, settings = self._data
                 self._solver = self._module.DefaultSolver(P, c, A, b, cones, settings)
+                self._unused = True
             self._c = c.copy()
+        self.last_fresh, self._unused = self._unused, False
         sol = self._solver.solve()
         elapsed = time.perf_counter() - t0
         name = str(sol.status).split(".")[-1]
@@ -157,7 +167,7 @@ def _result(scp: SymmetricConeProgram, x: np.ndarray, status: str, elapsed: floa
 
 
 def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
-                **opts: Any) -> ExactSolution:
+                memo: dict[bytes, ExactSolution] | None = None, **opts: Any) -> ExactSolution:
     """Solve the cone program exactly (non-private reference), without touching the user's
     CVXPY variables.
 
@@ -167,6 +177,10 @@ def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
     solver : {"CLARABEL", "SCS"} or None
         None: Clarabel (interior point, accurate), falling back to SCS (``eps 1e-9``) if
         Clarabel is missing or fails.
+    memo : dict, optional
+        Keeps Clarabel's answer (its retry on rescaled squares included) under a digest of the
+        program's data and the settings: a later call with the same data and settings returns
+        it instead of solving again (Clarabel's answer is a function of both).
     **opts
         Settings passed to the solver.
 
@@ -179,17 +193,56 @@ def solve_exact(scp: SymmetricConeProgram, *, solver: str | None = None,
         raise ValueError(f"solver must be 'CLARABEL' or 'SCS', got {solver!r}.")
     if name == "CLARABEL":
         try:
-            out = _clarabel(scp, **opts)
+            out = _clarabel_answer(scp, opts, memo)
         except ImportError:
             if solver is not None:
                 raise
             return _scs(scp)
-        if out.status not in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
-            out = _rescaled_squares(scp, out, opts)
         if out.status == cp.SOLVER_ERROR and solver is None:
             return _scs(scp)
         return out
     return _scs(scp, **opts)
+
+
+def clarabel_retried(scp: SymmetricConeProgram, first: ExactSolution) -> ExactSolution:
+    """``solve_exact(scp, solver="CLARABEL")`` given Clarabel's fresh answer ``first`` for
+    the program as it is (a :class:`ClarabelSession` answer with ``last_fresh``): its retry
+    on the rescaled squares when it stopped short, without solving the same program again."""
+    if first.status in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
+        return first
+    return _rescaled_squares(scp, first, {})
+
+
+def _clarabel_answer(scp: SymmetricConeProgram, opts: dict[str, Any],
+                     memo: dict[bytes, ExactSolution] | None) -> ExactSolution:
+    """Clarabel's answer, retried on the rescaled squares when it stops short; from ``memo``
+    when the same data and settings were solved (:func:`solve_exact`)."""
+    key = None if memo is None else _data_digest(scp, opts)
+    if key is not None and key in memo:
+        return memo[key]
+    out = _clarabel(scp, **opts)
+    if out.status not in (cp.OPTIMAL, cp.INFEASIBLE, cp.UNBOUNDED):
+        out = _rescaled_squares(scp, out, opts)
+    if key is not None:
+        memo[key] = out
+    return out
+
+
+def _data_digest(scp: SymmetricConeProgram, opts: dict[str, Any]) -> bytes:
+    """A digest of everything an exact solve reads: the rows, cones, objective and settings."""
+    h = hashlib.blake2b(digest_size=20)
+    A = sp.csc_matrix(scp.A)
+    h.update(repr((A.shape, scp.dims, float(scp.offset), sorted(opts.items()))).encode())
+    for arr in (A.indptr, A.indices, A.data, scp.b, scp.c):
+        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(b"|")
+    if scp.exp_tail is not None:
+        tail = sp.csr_matrix(scp.exp_tail.A)
+        h.update(repr(tail.shape).encode())
+        for arr in (tail.indptr, tail.indices, tail.data, scp.exp_tail.b):
+            h.update(np.ascontiguousarray(arr).tobytes())
+            h.update(b"|")
+    return h.digest()
 
 
 def _rescaled_squares(scp: SymmetricConeProgram, first: ExactSolution,

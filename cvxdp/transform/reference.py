@@ -156,7 +156,8 @@ def validate(
     x = np.asarray(x_private, dtype=float).ravel()
     if x.shape != (scp.n,):
         raise ValueError(f"x_private must have shape ({scp.n},), got {x.shape}.")
-    ref = reference if reference is not None else solve_exact(scp, solver=solver)
+    ref = reference if reference is not None else solve_exact(scp, solver=solver,
+                                                              memo=_reference_memo(scp))
     viol = cone_violations(scp, x)
     private_value = scp.sign * float(scp.c @ x + scp.offset)
     extra: dict[str, Any] = {"private_value": private_value, "constraints": int(viol.size),
@@ -305,9 +306,17 @@ def _reference_optimum(problem: cp.Problem, solver: str | None, released: dict[i
     return fallback if fallback is not None else found
 
 
+def _reference_memo(scp: SymmetricConeProgram) -> dict[bytes, Any]:
+    """The memo of the program's reference solves (:func:`solve_exact`'s ``memo``): the
+    canonical comparison (:func:`validate`) and the user's terms (:func:`validate_user_terms`)
+    solve the same compiled program, once.  Kept in ``meta``, which copies of the program
+    share: the memo's keys are digests of the data solved."""
+    return scp.meta.setdefault("_reference_solves", {})
+
+
 def _cone_program_optimum(scp: SymmetricConeProgram, solver: str
                           ) -> tuple[float | None, str | None, str | None]:
-    ref = solve_exact(scp, solver=solver)
+    ref = solve_exact(scp, solver=solver, memo=_reference_memo(scp))
     value = None if ref.value is None else scp.sign * float(ref.value)
     return value, ref.solver, ref.status
 

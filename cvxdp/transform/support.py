@@ -13,7 +13,8 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-from cvxpy.reductions.solvers.conic_solvers.scs_conif import SCS
+
+from cvxdp.transform.scs_format import PermutingScs
 
 __all__ = ["unsupported_reasons", "cone_reasons", "exp_cone_reason", "EXP_CONE_ATOMS",
            "POW_CONE_ATOMS", "non_dpp_terms", "non_finite_parameters", "scs_problem_data"]
@@ -228,35 +229,43 @@ def unsupported_reasons(problem: Any, *, compile: bool = True,
     return cone_reasons(problem, data["dims"])
 
 
-class _ScsAfterCanonicalisation(SCS):
-    """CVXPY's SCS interface under its own name, with the pre-canonicalisation check that the
-    model has constraints turned off (:func:`scs_problem_data`); the data and the inverse chain
-    are SCS's."""
+class _ScsAfterCanonicalisation(PermutingScs):
+    """:class:`PermutingScs` (CVXPY's SCS interface) with the pre-canonicalisation check that
+    the model has constraints turned off (:func:`scs_problem_data`); the data and the inverse
+    chain are SCS's."""
 
     REQUIRES_CONSTR = False
 
     def name(self) -> str:
-        return "CVXDP_SCS"
+        return "CVXDP_SCS_UNCONSTRAINED"
+
+
+#: one instance each: CVXPY keys its compiled-chain cache on the solver object
+_SCS = PermutingScs()
+_SCS_UNCONSTRAINED = _ScsAfterCanonicalisation()
 
 
 def scs_problem_data(problem: cp.Problem) -> tuple[dict, Any, Any]:
     """``problem.get_problem_data(cp.SCS, use_quad_obj=False)``: the one compile of a model
     into SCS's cone program ``(data, chain, inverse_data)``.
 
-    CVXPY (1.9) decides whether SCS applies before canonicalising, and reads a model without
-    constraints whose objective's atoms add their cones only when canonicalised (``pos``,
-    ``maximum``, ``max``: quantile regression, minimax) as having no constraints, which SCS
-    requires; it then refuses ("The solver SCS cannot solve this problem") a model it
-    canonicalises into ordinary nonnegative rows. For such a model the same chain is built
-    with that check off; the data are SCS's.
+    The solver is :class:`~cvxdp.transform.scs_format.PermutingScs`, SCS's interface whose
+    constraint formatting moves the tensor's rows instead of multiplying a permutation matrix
+    into it (the same data). CVXPY (1.9) decides whether SCS applies before canonicalising,
+    and reads a model without constraints whose objective's atoms add their cones only when
+    canonicalised (``pos``, ``maximum``, ``max``: quantile regression, minimax) as having no
+    constraints, which SCS requires; it then refuses ("The solver SCS cannot solve this
+    problem") a model it canonicalises into ordinary nonnegative rows. For such a model the
+    same chain is built with that check off. Any other refusal is CVXPY's own, with its text
+    for ``cp.SCS``.
     """
     opts = {"use_quad_obj": False}
     try:
-        return problem.get_problem_data(cp.SCS, solver_opts=opts)
+        return problem.get_problem_data(_SCS, solver_opts=opts)
     except cp.error.SolverError:
         if problem.constraints:
-            raise
-        return problem.get_problem_data(_ScsAfterCanonicalisation(), solver_opts=opts)
+            return problem.get_problem_data(cp.SCS, solver_opts=opts)
+        return problem.get_problem_data(_SCS_UNCONSTRAINED, solver_opts=opts)
 
 
 def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:

@@ -108,3 +108,62 @@ def test_the_search_without_a_ball_keeps_the_solve_budget(monkeypatch):
                                  private=cvxdp.ObjectivePrivacy(wt, sensitivity=0.01))
     assert len(calls) <= mwu_solve._SHARP_MAX_SOLVES
     assert sol.status == "user_limit"
+
+
+def _diet_level_search(t: float, max_solves: int | None):
+    """The level search of the diet's public set (no ball: R = inf) at noise bound ``t``,
+    with the number of bound solves it ran."""
+    from cvxdp.solvers import objective_certificate as oc
+    from cvxdp.transform.exact import solve_exact
+    from cvxdp.transform.scp import SymmetricConeProgram
+
+    rng = np.random.default_rng(3)
+    m, n = 5, 8
+    A, b = rng.uniform(0, 1, (m, n)), rng.uniform(1, 2, m)
+    x = cp.Variable(n)
+    scp = cvxdp.transform.to_scp(cp.Problem(cp.Minimize(0), [A @ x >= b, x >= 0]))
+    c_noisy = rng.uniform(1, 2, n)
+    prog = SymmetricConeProgram(A=scp.A, b=scp.b, c=c_noisy, offset=0.0, dims=scp.dims,
+                                cone=None)
+    x_rel = solve_exact(prog).x
+    count = []
+
+    def counted(p, costs):
+        for out in oc_bound_solves(p, costs):
+            count.append(1)
+            yield out
+
+    oc_bound_solves = oc.bound_solves
+    oc.bound_solves = counted
+    try:
+        bound = oc.sharp_objective_gap(prog, c_noisy, x_rel, np.arange(n), np.inf, t,
+                                       max_solves=max_solves)
+    finally:
+        oc.bound_solves = oc_bound_solves
+    return bound, len(count)
+
+
+@pytest.mark.parametrize("max_solves", [None, 64])
+def test_a_failing_top_level_search_stops_at_the_failing_coordinates(max_solves, monkeypatch):
+    # at a large noise bound the extents' slope fails t ||Lambda|| <= 1 on the first coordinate
+    # solved in both levels of the last try the budget allows (or of a try that stopped
+    # falling): the answer is inf whatever the other coordinates give, and their solves are not
+    # run; with the side-by-side check off, the same answer after every solve
+    from cvxdp.solvers import objective_certificate as oc
+
+    bound, solves = _diet_level_search(50.0, max_solves)
+    monkeypatch.setattr(oc, "_side_by_side", lambda upper, lower: iter(()))
+    full, full_solves = _diet_level_search(50.0, max_solves)
+    assert bound == full == np.inf
+    assert full_solves >= 4 * 8 and solves <= full_solves - 2 * 8
+
+
+def test_a_top_level_that_holds_is_found_with_every_solve(monkeypatch):
+    # at a small noise bound the first try holds: the side-by-side check never stops it, and
+    # the bound is the one of the full search, to the bit
+    from cvxdp.solvers import objective_certificate as oc
+
+    small, solves = _diet_level_search(1e-3, None)
+    monkeypatch.setattr(oc, "_side_by_side", lambda upper, lower: iter(()))
+    full, full_solves = _diet_level_search(1e-3, None)
+    assert np.isfinite(small) and small == full and solves == full_solves

@@ -3,9 +3,16 @@ block's largest trace (one solve), and that box contains the exact per-coordinat
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 import cvxdp
-from cvxdp.solvers.public_part import coordinate_box, psd_implied_box, public_bounds
+from cvxdp.solvers.public_part import (
+    UnitDirections,
+    bound_solves,
+    coordinate_box,
+    psd_implied_box,
+    public_bounds,
+)
 from cvxdp.transform import to_scp
 
 
@@ -61,3 +68,39 @@ def test_an_unbounded_direction_is_no_bound_even_when_the_solver_almost_solves_i
     lo, hi = coordinate_box(scp, np.arange(scp.n), allow_unbounded=True)
     assert np.all(np.isinf(hi)), hi
     assert np.all(lo >= -1e-6)  # the lower bounds x >= 0 (and the epigraph's t >= 0) hold
+
+
+def test_bound_solves_updated_answers_do_not_depend_on_their_order():
+    # one Clarabel session per set: after the first cost (its setup), each cost's answer is the
+    # same to the bit whatever order the others come in (costs of different sizes); the
+    # objective certificate's level search reorders its coordinates on this
+    rng = np.random.default_rng(1)
+    x = cp.Variable(8)
+    A = rng.normal(size=(20, 8)) * np.logspace(-2, 2, 8)
+    prog = to_scp(cp.Problem(cp.Minimize(0), [A @ x <= 1, cp.norm(x) <= 3]))
+    costs = [rng.normal(size=prog.n) * s for s in (1.0, 100.0, 0.01, 1e4, 3.0)]
+
+    def answers(order):
+        out = {}
+        for k, (res, pad) in zip(order, bound_solves(prog, [costs[k] for k in order]),
+                                 strict=True):
+            out[k] = (res.status, res.value, pad, None if res.x is None else res.x.tobytes())
+        return out
+
+    listed = answers([0, 1, 2, 3, 4])
+    assert all(v[0] == cp.OPTIMAL for v in listed.values())
+    assert answers([0, 4, 3, 2, 1]) == listed
+    assert answers([0, 2, 4, 1, 3]) == listed
+
+
+def test_unit_directions_are_the_unit_vectors_made_when_read():
+    first = np.array([1.0, -2.0, 0.5, 0.0])
+    dirs = UnitDirections(4, np.array([2, 0]), first=[first])
+    listed = [first, np.eye(4)[2], np.eye(4)[0]]
+    assert len(dirs) == 3
+    for got, want in zip(dirs, listed, strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(dirs[-1], listed[-1])
+    assert [d.tolist() for d in dirs[1:]] == [d.tolist() for d in listed[1:]]
+    with pytest.raises(IndexError):
+        dirs[3]

@@ -40,7 +40,12 @@ import scipy.sparse as sp
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import BlockAlgebra
-from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds, public_feasibility
+from cvxdp.solvers.public_part import (
+    BOX_SOLVES_MAX,
+    UnitDirections,
+    public_bounds,
+    public_feasibility,
+)
 
 __all__ = ["MWUForm", "build_mwu_form"]
 
@@ -272,10 +277,15 @@ def build_mwu_form(
     # a row equal to kappa * lin (kappa != 0, rtol 1e-12, atol 0) is non-zero wherever lin is,
     # so it stores at least as many entries as lin has non-zeros: rows storing fewer cannot
     # match and are not densified (a 1,200-variable smoother's 800 dynamics rows: 0.12 s)
+    # likewise a row with a non-zero where lin is 0 cannot match (|row| <= rtol * 0 there):
+    # a dynamics row over free variables (whose lin entries are 0) is not densified either
     lin_nnz = int(np.count_nonzero(lin))
     stored = np.diff(Az.indptr)
+    entry_row = np.repeat(np.arange(Az.shape[0]), stored)
+    off_lin = np.bincount(entry_row[(Az.data != 0) & (lin[Az.indices] == 0)],
+                          minlength=Az.shape[0])
     for j in zero_rows:
-        if row_private[j] or lin_nnz == 0 or stored[j] < lin_nnz:
+        if row_private[j] or lin_nnz == 0 or stored[j] < lin_nnz or off_lin[j] > 0:
             continue
         row = Az[j].toarray().ravel()
         nz = lin != 0
@@ -416,18 +426,9 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
         prop_part = float(np.sum(np.maximum(np.abs(p_lo[free[ok]]), np.abs(p_hi[free[ok]]))))
         free = free[~ok]
         info["trace_bound_propagated"] = int(ok.sum())
-    lo, hi = public_bounds(A, b, dims, row_private, [lin_x] + _unit_dirs(A.shape[1], free))
+    lo, hi = public_bounds(A, b, dims, row_private, UnitDirections(A.shape[1], free, first=[lin_x]))
     tr = const + hi[0]
     free_part = prop_part + float(np.sum(np.maximum(np.abs(lo[1:]), np.abs(hi[1:]))))
     info["trace_bound_source"] = "public constraints"
     # solver tolerance margin: the bound must not be below the true maximum
     return float(max(tr + free_part, 1e-12)) * (1 + 1e-6) + 1e-9
-
-
-def _unit_dirs(n: int, cols: np.ndarray) -> list[np.ndarray]:
-    out = []
-    for col in cols:
-        e = np.zeros(n)
-        e[col] = 1.0
-        out.append(e)
-    return out

@@ -32,7 +32,7 @@ from cvxdp.privacy.mechanisms import (
     gaussian_noise,
 )
 from cvxdp.solvers.bound_propagation import propagated_box, soc_starts
-from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
+from cvxdp.solvers.public_part import BOX_SOLVES_MAX, UnitDirections, public_bounds
 from cvxdp.transform.epigraph import epigraph_bounds, exp_hypograph_bounds, hypograph_cones
 from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
@@ -276,7 +276,6 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | N
     (:func:`cvxdp.transform.epigraph.exp_hypograph_bounds`).
     """
     n = scp.n
-    eye = np.eye(n)
     no_private = np.zeros(scp.m, dtype=bool)
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
     p_lo, p_hi = propagated_box(scp.A, scp.b, scp.dims, ~no_private, cones=True)
@@ -290,10 +289,10 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | N
         open_ = ~(np.isfinite(l_s) & np.isfinite(h_s)) & ~np.isin(supp, _soc_heads(scp))
         if open_.any():
             l_o, h_o = public_bounds(scp.A, scp.b, scp.dims, no_private,
-                                     [eye[j] for j in supp[open_]], allow_unbounded=True)
+                                     UnitDirections(n, supp[open_]), allow_unbounded=True)
             l_s[open_], h_s[open_] = np.maximum(l_s[open_], l_o), np.minimum(h_s[open_], h_o)
     else:
-        l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, [eye[j] for j in supp],
+        l_s, h_s = public_bounds(scp.A, scp.b, scp.dims, no_private, UnitDirections(n, supp),
                                  allow_unbounded=True)
     lo[supp], hi[supp] = l_s, h_s
     src = "constraints"
@@ -329,7 +328,7 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | N
         need_idx = np.array(sorted(need), dtype=int)
         if need_idx.size:
             l_n, h_n = public_bounds(scp.A, scp.b, scp.dims, no_private,
-                                     [eye[j] for j in need_idx], allow_unbounded=True)
+                                     UnitDirections(n, need_idx), allow_unbounded=True)
             lo[need_idx], hi[need_idx] = l_n, h_n
         hi = epigraph_bounds(scp.A, scp.b, d.soc, soc_start, lo, hi,
                              np.ones(scp.m, dtype=bool))

@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import qr
+from scipy.linalg import get_lapack_funcs, qr
 
 from cvxdp.blas_threads import one_blas_thread
 from cvxdp.solvers.perturbation.fit_detect import FitModel
@@ -67,19 +67,23 @@ def noise_map(model: FitModel) -> sp.csr_matrix | None:
     n = int(model.terms[0].Jx.shape[1])
     M = None
     if n <= CURVATURE_MAX:
-        Q = (np.zeros((n, n)) if model.public_curvature is None
-             else np.asarray(model.public_curvature.todense(), dtype=float))
+        Q = (sp.csr_matrix((n, n)) if model.public_curvature is None
+             else sp.csr_matrix(model.public_curvature, dtype=float))
         B = None
         for t in model.terms:
-            Q += t.lam * np.asarray((t.Jx.T @ t.Jx).todense())
+            Q = Q + t.lam * sp.csr_matrix(t.Jx.T @ t.Jx)
             part = t.lam * (t.Jx.T @ t.J)
             B = part if B is None else B + part
-        B = np.asarray(sp.csr_matrix(B).todense())
+        B = sp.csr_matrix(B)
         with one_blas_thread():
             if model.public_equalities is not None:
-                # d = x - x_e moves in the null space of the public equalities' rows
+                # d = x - x_e moves in the null space of the public equalities' rows; the
+                # sparse factors multiply the basis (n x (n - rank)) before anything dense
                 N = _null_space(np.asarray(model.public_equalities.todense(), dtype=float))
-                Q, B = N.T @ Q @ N, N.T @ B
+                Q = N.T @ np.asarray(Q @ N)
+                B = np.asarray((B.T @ N).T)
+            else:
+                Q, B = Q.toarray(), B.toarray()
             w, U = np.linalg.eigh((Q + Q.T) / 2.0)
             keep = w > 1e-12 * max(float(w.max(initial=0.0)), 1e-300)
             half = U[:, keep] / np.sqrt(w[keep])  # Q^{+1/2} on its range, as U L^-1/2
@@ -91,11 +95,27 @@ def noise_map(model: FitModel) -> sp.csr_matrix | None:
 def _null_space(E: np.ndarray) -> np.ndarray:
     """An orthonormal basis of ``{d : E d = 0}`` from a column-pivoted QR of ``E'`` (rank
     where ``|R_ii|`` falls below ``1e-10 |R_00|``; a smaller rank only enlarges the space, so
-    the bound stays valid)."""
-    Qf, R, _ = qr(E.T, mode="full", pivoting=True)
+    the bound stays valid): the trailing ``n - rank`` columns of its ``Q``, as the Householder
+    reflectors applied to ``[0; I]`` (LAPACK ``ormqr``) -- the full ``n x n`` ``Q`` is not
+    formed."""
+    n = E.shape[1]
+    if E.shape[0] == 0:
+        return np.eye(n)
+    (reflectors, tau), R, _ = qr(E.T, mode="raw", pivoting=True)
     diag = np.abs(np.diag(R))
     rank = int(np.sum(diag > 1e-10 * diag[0])) if diag.size and diag[0] > 0 else 0
-    return Qf[:, rank:]
+    tail = np.zeros((n, n - rank))
+    tail[rank:, :] = np.eye(n - rank)
+    if tau.size == 0 or n == rank:
+        return tail
+    # the reflectors are the first min(n, rows) columns (more rows than variables: E' is wide)
+    reflectors = reflectors[:, :tau.size]
+    ormqr = get_lapack_funcs("ormqr", (reflectors,))
+    lwork = max(int(ormqr("L", "N", reflectors, tau, tail, -1)[1][0].real), 1)
+    basis, _, info = ormqr("L", "N", reflectors, tau, tail, lwork)
+    if info != 0:  # pragma: no cover - LAPACK argument errors
+        raise ValueError(f"ormqr failed (info={info}) forming the null space basis")
+    return basis
 
 
 def joint_square_gap(model: FitModel, delta: float, sigma: np.ndarray, beta: float,

@@ -104,3 +104,20 @@ def test_private_rows_are_excluded_from_the_trace_bound_and_marked():
     assert form.info["private_rows"] == 4
     # entrywise bounds are divided by the width like the rows
     assert form.dG.max() == pytest.approx(0.01 / form.rho)
+
+
+@pytest.mark.parametrize("extra", [False, True])
+def test_a_public_equality_tr_z_equals_r_is_found_beside_other_equalities(extra):
+    # sum(x) == 2 over x >= 0 is tr z = 2: the MWU's normalisation holds it exactly; another
+    # equality over the same variables (not a multiple of tr z) and the free variables' rows
+    # are passed over on the way
+    x = cp.Variable(5, nonneg=True)
+    y = cp.Variable(3)
+    cons = [cp.sum(x) == 2, y[1:] == y[:-1] + x[:2]]
+    if extra:
+        cons.append(x[0] + x[1] == 0.5)
+    scp = to_scp(cp.Problem(cp.Minimize(np.arange(5.0) @ x + y[0]), cons))
+    form = build_mwu_form(scp.A, scp.b, scp.c, scp.dims, check_feasible=False)
+    assert form.info["trace_bound_source"] == "exact (public equality tr z = R)"
+    assert form.R == pytest.approx(2.0, rel=1e-12)
+

@@ -3,6 +3,7 @@
 import cvxpy as cp
 import numpy as np
 import pytest
+from scipy.linalg import qr
 
 import cvxdp
 from cvxdp.solvers.perturbation import fit_curvature
@@ -78,3 +79,22 @@ def test_ridge_regularisation_shrinks_the_bound():
     # the per-term share's n directions, by the shrinkage factor sum_i s_i^2 / (s_i^2 + 30)
     s = np.linalg.svd(A, compute_uv=False)
     assert np.sum(M.multiply(M)) == pytest.approx(np.sum(s**2 / (s**2 + 30.0)), rel=1e-6)
+
+
+@pytest.mark.parametrize("shape, rank", [((6, 15), 6), ((8, 15), 5), ((1, 4), 1),
+                                         ((20, 15), 6), ((17, 16), 16)])
+def test_null_space_is_the_pivoted_qrs_trailing_columns(shape, rank):
+    # the basis is the last n - rank columns of the full Q of E' = Q R P' (formed without the
+    # full Q): orthonormal, E N = 0, and the same columns as scipy's full Q to rounding
+    rng = np.random.default_rng(rank)
+    E = rng.normal(size=(shape[0], rank)) @ rng.normal(size=(rank, shape[1]))
+    N = fit_curvature._null_space(E)
+    assert N.shape == (shape[1], shape[1] - rank)
+    np.testing.assert_allclose(N.T @ N, np.eye(N.shape[1]), atol=1e-12)
+    np.testing.assert_allclose(E @ N, 0.0, atol=1e-10)
+    full = qr(E.T, mode="full", pivoting=True)[0][:, rank:]
+    np.testing.assert_allclose(N, full, atol=1e-12)
+
+
+def test_null_space_of_no_rows_is_everything():
+    np.testing.assert_array_equal(fit_curvature._null_space(np.zeros((0, 3))), np.eye(3))
