@@ -59,6 +59,7 @@ from cvxdp.solvers.public_part import (
 )
 from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import objective_at, public_violation_at, released_values, to_scp
+from cvxdp.transform.canon import user_columns
 from cvxdp.transform.domain import objective_range
 from cvxdp.transform.epigraph import epigraph_bounds
 from cvxdp.transform.reference import proven_point, validate
@@ -397,13 +398,18 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
     a DCP objective gives ``t_i`` a nonnegative TRUE coefficient (``w_i >= 0``, a declared sign)
     and ``t_i`` occurs in nothing else, so lowering it to its atom keeps every constraint and
     does not raise the true objective: SOME optimal point has ``t_i <= max over the box of ||x
-    - p_i||``.  That is all the loosened counterpart's lower bound needs (``OPT = c'x* >= c~'x*
+    - p_i||`` (CVXPY's epigraph variables only: a variable the user wrote, ``s >= ||x - p||``,
+    may carry a private coefficient of either sign).  That is all the loosened counterpart's
+    lower bound needs (``OPT = c'x* >= c~'x*
     - max_box |z'x| >= min_loosened c~'x - max_box |z'x|`` at that ``x*``).  The cones' other
     variables get their range first (at most :data:`BOX_SOLVES_MAX` directions): over the public
     rows, or ``ranges(idx)`` (``(lo, hi)``, full length), e.g. the loosened counterpart's box,
     which holds every true-feasible point on the event.  Public rows and constants, and the
     release."""
     free = cols[~np.isfinite(hi[cols])]
+    # CVXPY's own variables only: their objective coefficient's sign is DCP's (a user's
+    # variable s >= ||x - p|| can carry a private coefficient of either sign)
+    free = free[~user_columns(scp)[free]]
     if free.size == 0 or not scp.dims.soc:
         return hi
     A = sp.csr_matrix(scp.A)
