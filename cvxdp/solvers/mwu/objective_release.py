@@ -33,6 +33,7 @@ from cvxdp.privacy.mechanisms import (
 )
 from cvxdp.solvers.bound_propagation import propagated_box, soc_starts
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, UnitDirections, public_bounds
+from cvxdp.transform.canon import user_columns
 from cvxdp.transform.epigraph import epigraph_bounds, exp_hypograph_bounds, hypograph_cones
 from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
@@ -330,8 +331,11 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | N
             l_n, h_n = public_bounds(scp.A, scp.b, scp.dims, no_private,
                                      UnitDirections(n, need_idx), allow_unbounded=True)
             lo[need_idx], hi[need_idx] = l_n, h_n
-        hi = epigraph_bounds(scp.A, scp.b, d.soc, soc_start, lo, hi,
-                             np.ones(scp.m, dtype=bool))
+        # CVXPY's own epigraph variables only: their coefficient's sign is DCP's (a variable
+        # the user wrote, s >= ||x - p||, may carry a private coefficient of either sign)
+        hi = np.where(user_columns(scp), hi,
+                      epigraph_bounds(scp.A, scp.b, d.soc, soc_start, lo, hi,
+                                      np.ones(scp.m, dtype=bool)))
         if tail is not None and c_max is not None:
             lo, hi = exp_hypograph_bounds(scp.A, scp.b, tail.rows(n), tail.b, lo, hi, c_max,
                                           w_ranges)
