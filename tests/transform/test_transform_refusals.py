@@ -346,3 +346,16 @@ def test_objective_privacy_inside_a_nonlinear_atom_names_that_atom():
     message = str(err.value)
     assert "here CVXPY's atom quad_over_lin, which holds y" in message
     assert "cvxdp.ScalarPrivacy(y" in message
+
+
+def test_objective_privacy_inside_pos_says_which_atom_the_user_wrote():
+    """Held-out trial 18: ``cp.pos(D - X)`` in a newsvendor objective under ObjectivePrivacy was
+    refused naming "CVXPY's atom maximum", an atom the user did not write."""
+    D = cp.Parameter((6, 2), name="D", value=np.ones((6, 2)))
+    q = cp.Variable(2, name="q")
+    prob = cp.Problem(cp.Minimize(cp.sum(q) + cp.sum(cp.pos(D - np.ones((6, 1)) @ q[None, :]))),
+                      [q >= 0])
+    with pytest.raises(PrivacySpecError) as err:
+        prob.solve_private(epsilon=1.0, delta=1e-6,
+                           private=cvxdp.ObjectivePrivacy(D, sensitivity=0.1))
+    assert "cp.pos" in str(err.value)

@@ -80,3 +80,16 @@ def test_a_free_variable_that_weakens_a_finite_bound_is_named_too():
     assert "the private data multiply " in sol.status_reason
     named = sol.status_reason.split("the private data multiply ")[1].split(", which")[0]
     assert "b" in named.split(", ")
+
+
+def test_an_unnamed_variable_is_described_by_its_shape():
+    """Held-out trial 18: a Lyapunov LMI's reason said "the private data multiply var2", CVXPY's
+    automatic name, which the user cannot find in their model; the shape and the way to name it
+    make it findable."""
+    A = cp.Parameter((3, 3), name="A", value=np.array([[-1.0, 0.5, 0], [0.2, -2.0, 0.3],
+                                                      [0, 0.4, -1.5]]))
+    P = cp.Variable((3, 3), symmetric=True)
+    prob = cp.Problem(cp.Minimize(cp.trace(P)), [A.T @ P + P @ A << -np.eye(3), P >> np.eye(3)])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                             private=cvxdp.ConstraintPrivacy(A, sensitivity=0.01))
+    assert f"{P.name()} (a (3, 3) variable without a name" in sol.status_reason
