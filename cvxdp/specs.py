@@ -145,9 +145,12 @@ class ConstraintPrivacy(_ParamSpec):
     Under ``mechanism="mwu"`` the parameters may appear only as coefficients of variables in
     constraints (canonical ``A``), not in right-hand sides or in the objective: Song et al.
     2025's Def C.6 keeps ``b`` and ``c`` shared.  Perturbation (and so the default ``"auto"``)
-    releases every entry of the parameter wherever it occurs, the objective included, with the
-    same per-entry sensitivity.  The derived per-constraint bound in the algebra's spectral
-    norm (the paper's ``Delta_inf``) is
+    releases every entry of the parameter wherever it occurs as a coefficient of variables in
+    constraints, and in the objective too when it is such a coefficient as well, with the same
+    per-entry sensitivity.  A parameter in a right-hand side (a constant term, e.g. ``b`` in
+    ``A @ x <= b`` or ``Y`` in ``cp.norm(X - Y) <= r``) is :class:`ScalarPrivacy`'s: declared
+    here, it is refused with that advice.  The derived per-constraint bound in the algebra's
+    spectral norm (the paper's ``Delta_inf``) is
     :attr:`cvxdp.transform.SensitivityBounds.constraint_inf`.
 
     References

@@ -375,8 +375,9 @@ def user_columns(scp: SymmetricConeProgram) -> np.ndarray:
 
 def variables_at(scp: SymmetricConeProgram, columns: np.ndarray) -> list[str]:
     """Names of the user's variables that hold some of the cone program's ``columns`` (public
-    structure only: a unit probe through CVXPY's inverse chain); columns of the variables
-    CVXPY adds (epigraphs) map to none.  Empty when the model cannot be traced."""
+    structure only: a unit probe through CVXPY's inverse chain), for messages: a variable the
+    user did not name (CVXPY's ``var<id>``) is described by its shape too; columns of the
+    variables CVXPY adds (epigraphs) map to none.  Empty when the model cannot be traced."""
     inv = scp.inverse
     if not isinstance(inv, ScpInverse) or len(columns) == 0:
         return []
@@ -386,7 +387,16 @@ def variables_at(scp: SymmetricConeProgram, columns: np.ndarray) -> list[str]:
         values = released_values(inv.problem, scp, probe)
     except (ValueError, KeyError, IndexError):
         return []
-    return [name for name, v in values.items() if v is not None and np.any(v != 0)]
+    shapes = {v.name(): (v.shape, v.name() == f"var{v.id}") for v in inv.problem.variables()}
+    out = []
+    for name, v in values.items():
+        if v is None or not np.any(v != 0):
+            continue
+        shape, unnamed = shapes.get(name, ((), False))
+        # CVXPY's automatic name (var<id>) is nowhere in the user's code: say its shape
+        out.append(f"{name} (a {tuple(shape)} variable without a name; pass name= to "
+                   "cp.Variable)" if unnamed else name)
+    return out
 
 
 def from_scp(

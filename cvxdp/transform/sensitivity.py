@@ -90,13 +90,25 @@ _FIX_CONSTRAINT_SET = (
     "computed from the private rows).")
 
 
+#: the functions CVXPY writes with another atom, named beside it in a refusal
+_ATOM_ALIASES = {
+    "maximum": " (cp.pos(x) is maximum(x, 0), cp.neg(x) maximum(-x, 0))",
+    "quad_over_lin": " (cp.sum_squares(x) is quad_over_lin(x, 1))",
+    "Pnorm": " (cp.norm(x) and cp.norm(x, p))",
+    "max": " (cp.max)",
+}
+
+
 def _nonlinear_atom(expr: Any, param_id: int) -> str | None:
     """The class name of the outermost atom of ``expr`` that is not affine and holds the
     parameter (CVXPY's: ``sum_squares`` is a ``quad_over_lin``), or None."""
     if not any(q.id == param_id for q in expr.parameters()):
         return None
     if isinstance(expr, Atom) and not isinstance(expr, AffAtom) and not expr.is_affine():
-        return type(expr).__name__  # (a sum or a product by a constant is looked into)
+        # (a sum or a product by a constant is looked into); the atoms CVXPY builds other
+        # functions from say which ones
+        name = type(expr).__name__
+        return name + _ATOM_ALIASES.get(name, "")
     for arg in expr.args:
         found = _nonlinear_atom(arg, param_id)
         if found is not None:

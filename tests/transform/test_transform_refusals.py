@@ -344,7 +344,8 @@ def test_objective_privacy_inside_a_nonlinear_atom_names_that_atom():
         prob.solve_private(epsilon=1.0, delta=1e-6,
                            private=cvxdp.ObjectivePrivacy(y, sensitivity=0.1))
     message = str(err.value)
-    assert "here CVXPY's atom quad_over_lin, which holds y" in message
+    assert "here CVXPY's atom quad_over_lin (cp.sum_squares(x) is quad_over_lin(x, 1)), which " \
+        "holds y" in message
     assert "cvxdp.ScalarPrivacy(y" in message
 
 
