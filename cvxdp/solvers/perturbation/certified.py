@@ -347,13 +347,13 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     validation = validate(scp, x) if reference else None
     if primal is None:
         primal = x_values
-    if from_loosened:
-        # the loosened rows let CVXPY's epigraph variables fall below their atoms (a value
-        # under the objective's range): the user's own objective at the released variables
-        # with the released data instead (post-processing)
-        at = objective_at(problem, primal, info["noisy_parameters"])
-        if at is not None:
-            value = at
+    # the counterparts' rows move CVXPY's epigraph variables off their atoms (the tightened
+    # ones inflate them by the noise radius, the loosened ones let them fall below): the
+    # user's own objective at the released variables with the released data instead
+    # (post-processing; +-inf outside its domain, transform.canon.extended_value)
+    at = objective_at(problem, primal, info["noisy_parameters"])
+    if at is not None:
+        value = at
     return PrivateSolution(status=status, value=value, privacy=report, validation=validation,
                            iterations=None, solve_time=time.perf_counter() - t0,
                            primal=primal, info=info, certificate=cert, status_reason=reason)
