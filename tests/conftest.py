@@ -80,3 +80,22 @@ def lad_private_design():
         return prob, cvxdp.ConstraintPrivacy(A, sensitivity=0.02)
 
     return build
+
+
+@pytest.fixture
+def newsvendor():
+    """A factory of trial 18's newsvendor: order ``x >= 0`` (at most 60 in all) against ``S``
+    private demand scenarios ``D`` (S x n), ``min sum(x) + (3 sum(pos(D - X)) + 0.5 sum(pos(X -
+    D))) / S`` with ``X`` the order repeated per scenario. Returns ``(problem, D, x)``."""
+
+    def build(seed: int, n: int, S: int):
+        rng = np.random.default_rng(seed)
+        D = cp.Parameter((S, n), name="D", value=rng.uniform(5, 15, (S, n)))
+        x = cp.Variable(n, name="x")
+        X = np.ones((S, 1)) @ cp.reshape(x, (1, n), order="C")
+        prob = cp.Problem(cp.Minimize(cp.sum(x) + (3 * cp.sum(cp.pos(D - X))
+                                                   + 0.5 * cp.sum(cp.pos(X - D))) / S),
+                          [x >= 0, cp.sum(x) <= 60])
+        return prob, D, x
+
+    return build

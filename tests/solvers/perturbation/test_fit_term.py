@@ -318,20 +318,13 @@ def test_the_residual_floor_of_a_single_norm_holds_and_is_near_the_true_residual
     assert 0.95 * w <= floor <= w
 
 
-def test_a_sum_of_fit_terms_divided_by_a_public_scalar_is_detected():
+def test_a_sum_of_fit_terms_divided_by_a_public_scalar_is_detected(newsvendor):
     """Held-out trial 18: a newsvendor's expected cost ``(3 * sum(pos(D - X)) + 0.5 *
     sum(pos(X - D))) / S`` with private demand scenarios ``D`` is two Lipschitz fit terms, but
     written over one division the detection saw one term of unknown shape, and the tightened
     counterpart's certificate charged every scenario the per-entry noise radius (gap bound 351
     against a true 1.6 at epsilon 10). Dividing a sum by a public scalar divides its terms."""
-    rng = np.random.default_rng(5)
-    n, S = 3, 20
-    D = cp.Parameter((S, n), name="D", value=rng.uniform(5, 15, (S, n)))
-    x = cp.Variable(n, name="x")
-    X = np.ones((S, 1)) @ cp.reshape(x, (1, n), order="C")
-    prob = cp.Problem(cp.Minimize(cp.sum(x) + (3 * cp.sum(cp.pos(D - X))
-                                               + 0.5 * cp.sum(cp.pos(X - D))) / S),
-                      [x >= 0, cp.sum(x) <= 60])
+    prob, D, x = newsvendor(5, 3, 20)
     exact = cp.Problem(prob.objective, prob.constraints).solve()
     sol = prob.solve_private(epsilon=10, delta=1e-6, rng=0,
                              private=cvxdp.ScalarPrivacy(D, sensitivity=0.5))
