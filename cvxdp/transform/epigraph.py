@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["epigraph_bounds", "exp_hypograph_bounds", "hypograph_cones", "row_range_bound",
-           "square_cones"]
+__all__ = ["epigraph_bounds", "epigraph_members", "exp_hypograph_bounds", "hypograph_cones",
+           "row_range_bound", "square_cones"]
 
 
 def row_range_bound(A: sp.csr_matrix, b: np.ndarray, rows: np.ndarray, lo: np.ndarray,
@@ -81,6 +81,20 @@ def _epigraph_column(A: sp.csr_matrix, Ac: sp.csc_matrix, rows: np.ndarray
         return None
     k = int(member[0])
     return (j, k) if A.indptr[k + 1] - A.indptr[k] == 1 else None
+
+
+def epigraph_members(A: sp.csr_matrix, soc: tuple[int, ...], soc_start: int,
+                     heads: np.ndarray) -> set[int]:
+    """The variables the member rows read of every second-order cone whose head row reads one
+    of ``heads``: what :func:`epigraph_bounds` needs bounded to bound those heads.  Structure
+    only."""
+    need: set[int] = set()
+    r0 = soc_start
+    for q in soc:
+        if np.isin(A.indices[A.indptr[r0]:A.indptr[r0 + 1]], heads).any():
+            need.update(int(j) for j in np.unique(A[r0 + 1:r0 + q].indices))
+        r0 += q
+    return need
 
 
 def epigraph_bounds(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_start: int,

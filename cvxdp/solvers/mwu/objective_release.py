@@ -34,7 +34,12 @@ from cvxdp.privacy.mechanisms import (
 from cvxdp.solvers.bound_propagation import propagated_box, soc_starts
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, UnitDirections, public_bounds
 from cvxdp.transform.canon import user_columns
-from cvxdp.transform.epigraph import epigraph_bounds, exp_hypograph_bounds, hypograph_cones
+from cvxdp.transform.epigraph import (
+    epigraph_bounds,
+    epigraph_members,
+    exp_hypograph_bounds,
+    hypograph_cones,
+)
 from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
 from cvxdp.transform.sensitivity import objective_tensor, parameter_columns
@@ -318,13 +323,7 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | N
                                            allow_unbounded=True)
                 w_ranges = {k: (tail.b[3 * k + 2] - a_hi[i], tail.b[3 * k + 2] - a_lo[i])
                             for i, k in enumerate(cones)}
-        r0 = soc_start
-        for q in d.soc:
-            head_cols = A.indices[A.indptr[r0]:A.indptr[r0 + 1]]
-            if np.isin(head_cols, supp[~np.isfinite(hi[supp])]).any():
-                rest = A[r0 + 1:r0 + q]
-                need.update(int(j) for j in np.unique(rest.indices))
-            r0 += q
+        need |= epigraph_members(A, d.soc, soc_start, supp[~np.isfinite(hi[supp])])
         need -= set(int(j) for j in supp)
         need_idx = np.array(sorted(need), dtype=int)
         if need_idx.size:

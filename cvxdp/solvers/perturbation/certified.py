@@ -61,7 +61,7 @@ from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import objective_at, public_violation_at, released_values, to_scp
 from cvxdp.transform.canon import user_columns
 from cvxdp.transform.domain import objective_range
-from cvxdp.transform.epigraph import epigraph_bounds
+from cvxdp.transform.epigraph import epigraph_bounds, epigraph_members
 from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
@@ -412,15 +412,11 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
     free = free[~user_columns(scp)[free]]
     if free.size == 0 or not scp.dims.soc:
         return hi
-    A = sp.csr_matrix(scp.A)
     known = np.zeros(scp.n, dtype=bool)
     known[cols] = True  # lo / hi hold ranges for the listed coordinates only
-    need: set[int] = set()
-    r0 = scp.dims.zero + scp.dims.nonneg
-    for q in scp.dims.soc:
-        if np.isin(A.indices[A.indptr[r0]:A.indptr[r0 + 1]], free).any():
-            need.update(int(j) for j in np.unique(A[r0 + 1:r0 + q].indices) if not known[j])
-        r0 += q
+    soc_start = scp.dims.zero + scp.dims.nonneg
+    need = {j for j in epigraph_members(sp.csr_matrix(scp.A), scp.dims.soc, soc_start, free)
+            if not known[j]}
     lo2 = np.where(known, lo, -np.inf)
     hi2 = np.where(known, hi, np.inf)
     if need:
@@ -430,8 +426,7 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
         l_n, h_n = (coordinate_box(scp, idx, allow_unbounded=True) if ranges is None
                     else ranges(idx))
         lo2[idx], hi2[idx] = l_n[idx], h_n[idx]
-    bounded = epigraph_bounds(scp.A, scp.b, scp.dims.soc, scp.dims.zero + scp.dims.nonneg,
-                              lo2, hi2, ~row_private)
+    bounded = epigraph_bounds(scp.A, scp.b, scp.dims.soc, soc_start, lo2, hi2, ~row_private)
     out = hi.copy()
     out[free] = bounded[free]
     return out
