@@ -155,7 +155,7 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
                     "data on the event; no lower bound on the optimum)"))
     cert = None
     if sol.certificate is not None and all(v is not None for v in sol.primal.values()):
-        cert = _certificate(problem, quad_specs, rest_specs, rel, sol, beta, label)
+        cert = _certificate(problem, quad, rest, rel, sol, beta, label)
     status, reason = status_of(cert, accuracy) if cert is not None else (
         sol.status, sol.status_reason)
     chosen = copies[0][0] != "tightened" and label == copies[0][0]  # by the rule, not empty
@@ -174,12 +174,10 @@ def solve_quadform_combined(problem: cp.Problem, quad_specs: tuple[Any, ...],
                            status_reason=reason)
 
 
-def _certificate(problem: cp.Problem, quad_specs: tuple[Any, ...],
-                 rest_specs: tuple[Any, ...], rel: Any, sol: PrivateSolution, beta: float,
+def _certificate(problem: cp.Problem, quad: set[int], rest: set[int], rel: Any,
+                 sol: PrivateSolution, beta: float,
                  label: str = "tightened") -> Certificate:
     """Step 4 of the module doc (``label``: which copy the point solves)."""
-    quad = {p.id for s in quad_specs for p in s.params}
-    rest = {p.id for s in rest_specs for p in s.params}
     terms = quad_terms(problem, quad, rest)
     inner = sol.certificate
     upper, lower, gap = math.inf, -math.inf, None

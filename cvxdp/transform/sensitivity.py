@@ -95,7 +95,6 @@ _ATOM_ALIASES = {
     "maximum": " (cp.pos(x) is maximum(x, 0), cp.neg(x) maximum(-x, 0))",
     "quad_over_lin": " (cp.sum_squares(x) is quad_over_lin(x, 1))",
     "Pnorm": " (cp.norm(x) and cp.norm(x, p))",
-    "max": " (cp.max)",
 }
 
 

@@ -118,7 +118,7 @@ def _terms(expr: Any) -> list[Any]:
     if isinstance(expr, DivExpression) and isinstance(expr.args[0], AddExpression) \
             and _public_scalar(expr.args[1]) is not None:
         return [t / expr.args[1] for t in _terms(expr.args[0])]
-    if isinstance(expr, (MulExpression, multiply)) and len(expr.args) == 2:
+    if isinstance(expr, MulExpression) and len(expr.args) == 2:  # (multiply is one)
         for k, inner in (expr.args, expr.args[::-1]):
             if isinstance(inner, AddExpression) and _public_scalar(k) is not None \
                     and k.size == 1:
