@@ -62,6 +62,7 @@ from cvxdp.transform import objective_at, public_violation_at, released_values, 
 from cvxdp.transform.canon import user_columns
 from cvxdp.transform.domain import objective_range
 from cvxdp.transform.epigraph import epigraph_bounds, epigraph_members
+from cvxdp.transform.parametric import program_data
 from cvxdp.transform.reference import proven_point, validate
 
 __all__ = ["solve_perturbation", "prepare_perturbation", "PerturbationSetup"]
@@ -221,7 +222,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                                info=info, status_reason=reason)
     fitted = None
     if setup.fit is not None:
-        fitted = _fit_release(problem, scp, setup, released, A_t, b_t, out, solver,
+        fitted = _fit_release(problem, scp, setup, released, out, solver,
                               enough=refine_until(accuracy))
     viol, viol_eq = violation_bounds(scp, A_t, b_t, plan, scale, x)
     released_value = float(released.c @ x + released.offset)  # with the released data
@@ -469,7 +470,7 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
 
 
 def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, released: Any,
-                 A_t: Any, b_t: np.ndarray, out: dict, solver: str | None,
+                 out: dict, solver: str | None,
                  enough: float = 0.0) -> dict | None:
     """Fit terms with private targets (:mod:`cvxdp.solvers.perturbation.fit_term`): the exact
     minimiser of the noisy objective over the public constraints, certified by the module's
@@ -477,7 +478,11 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     optimal point (the robust counterpart's answer stands).  ``enough``: the relative gap at
     which the certificate's refinements (an extra solve each) are not made.  Post-processing of
     the release and public data only."""
-    noisy_prog = dataclasses.replace(released, A=A_t, b=b_t)
+    # the released values themselves, not their projections on declared signs
+    # (entries.within_domains, which the counterparts read): the fit terms' bound evaluates the
+    # noisy objective at the released y~, so its minimum must be that objective's
+    c_r, off_r, A_r, b_r = program_data(scp, out["noisy"])
+    noisy_prog = dataclasses.replace(released, c=c_r, offset=off_r, A=A_r, b=b_r)
     sol = solve_exact_tight(noisy_prog, solver)
     if sol.status != cp.OPTIMAL or sol.x is None:
         return None
