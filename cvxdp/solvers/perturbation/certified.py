@@ -39,6 +39,11 @@ from cvxdp.solvers.perturbation.entries import (
     private_entries,
     released_user_values,
 )
+from cvxdp.solvers.perturbation.fit_beside import (
+    FitBeside,
+    detect_fit_beside,
+    release_beside,
+)
 from cvxdp.solvers.perturbation.fit_detect import FitModel, detect_fit_terms
 from cvxdp.solvers.perturbation.fit_term import fit_bounds, predicted_gap
 from cvxdp.solvers.perturbation.loosened import (
@@ -90,6 +95,8 @@ class PerturbationSetup:
     fit: FitModel | None = None
     #: private nonlinear constraints bounded in the user's terms (constraint_fit.py)
     cfit: ConstraintFits | None = None
+    #: fit terms beside private constraints (fit_beside.py)
+    beside: FitBeside | None = None
 
 
 def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, noise: str,
@@ -101,7 +108,7 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
     plan = robust_plan(scp, entries)  # refuses private equality rows (structure only)
     E_c = objective_map(scp, entries) if scp.sensitivity.objective_private else None
     noise_why = None
-    fit = cfit = None
+    fit = cfit = beside = None
     inverse = getattr(scp, "inverse", None)
     plain = not entries.tensor_ids or all(
         t == p.id for p, t in zip(entries.params, entries.tensor_ids, strict=True))
@@ -110,6 +117,8 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
         if plain:
             fit = detect_fit_terms(problem, tuple(entries.params))
         cfit = detect_constraint_fits(problem, tuple(entries.params), traceable=plain)
+        beside = None if fit is not None else detect_fit_beside(problem, scp, specs, entries,
+                                                                plan)
     if noise == "auto":
         # a fit model is certified by its fit terms' noise norms: the families are compared
         # on those (choose_noise; public values only)
@@ -119,7 +128,8 @@ def prepare_perturbation(scp: Any, specs: tuple[Any, ...], budget: Budget, *, no
         noise, noise_why = choose_noise(budget, entries, plan, beta, _support(E_c),
                                         fit_gap=fit_gap)
     return PerturbationSetup(entries, plan, E_c, noise, noise_why,
-                             noise_plan(budget, noise, entries, plan, beta), fit, cfit)
+                             noise_plan(budget, noise, entries, plan, beta), fit, cfit,
+                             beside)
 
 
 def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budget, *,
@@ -280,6 +290,13 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             float(npl.beta) if npl.beta is not None else DEFAULT_BETA,
             "laplace" if noise == "laplace" else "gaussian", meets_rows=meets)
     primal = None
+    if setup.beside is not None:
+        found = _beside_release(problem, scp, setup, specs, released, out, lo, hi, probability,
+                                None if from_loosened else x, cert, solver, accuracy)
+        if found is not None:
+            x, cert, primal, released_value, viol_eq, note = found
+            from_loosened = False
+            info.update(note)
     if fitted is not None:
         # two post-processings of the same release, each certified: the better-certified
         # point is released (a choice made from released values only).  The chosen
@@ -498,6 +515,66 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
     cert, primal = certify(x)
     return {"x": x, "primal": primal, "cert": cert, "value": h, "certify": certify,
             "terms": [t.kind for t in setup.fit.terms]}
+
+
+def _beside_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
+                    specs: tuple[Any, ...], released: Any, out: dict, lo: np.ndarray,
+                    hi: np.ndarray, probability: float, x_t: np.ndarray | None,
+                    cert_t: Certificate, solver: str | None, accuracy: float | None
+                    ) -> tuple | None:
+    """Fit terms beside private constraints (:mod:`cvxdp.solvers.perturbation.fit_beside`):
+    the noisy objective's minimiser over the tightened constraints and the tightened
+    counterpart's point ``x_t`` (None when it is the loosened counterpart's) with the better of
+    its two certificates (a point tightened at any level is in the loosened constraints, which
+    the fit bound needs) (``cert_t`` and the fit terms'); the better-certified of the
+    two (:func:`_score`, released values only).  ``(x, cert, primal, value, equality bound,
+    info)``, or None when the fit terms' program has no optimum (the counterpart's answer
+    stands).  Every certificate holds on the union of the events it uses."""
+    npl = setup.npl
+    beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
+    private_ids = {par.id for s in specs for par in spec_parameters(s)}
+    bs = release_beside(problem, scp, setup.beside, setup.entries, setup.plan, npl, released,
+                        out, lo, hi, probability, beta,
+                        "laplace" if setup.noise == "laplace" else "gaussian", solver,
+                        lambda primal, canonical: _user_violation(problem, primal, private_ids,
+                                                                  canonical),
+                        enough=refine_until(accuracy))
+    if bs is None:
+        return None
+    cands = []
+    if bs["x"] is not None:
+        fc, primal = bs["certify"](bs["x"])
+        cands.append((fc, bs["x"], primal, bs["value"],
+                      "noisy objective's minimiser over the tightened constraints (fit terms "
+                      "beside private constraints)"))
+    if x_t is not None:
+        tc, primal = bs["certify"](x_t)
+        both = Certificate.from_bounds(
+            objective_upper=min(cert_t.objective_upper, tc.objective_upper),
+            optimum_lower=max(cert_t.optimum_lower, tc.optimum_lower),
+            violation_bound=min(cert_t.violation_bound, tc.violation_bound),
+            equality_violation_bound=tc.equality_violation_bound,
+            probability=cert_t.probability + tc.probability - 1.0,
+            gap_bound=min(cert_t.gap_bound, tc.gap_bound),
+            how=cert_t.how + "; and the fit terms' bound beside the private constraints (the "
+                             "smaller of each)")
+        cands.append((both, x_t, primal, float(released.c @ x_t + released.offset),
+                      "tightened counterpart"))
+    if not cands:
+        return None
+    # the optimum's lower bound: the largest of the candidates' (each holds on its events,
+    # and the union's probability is the smallest candidate's)
+    low = max(c[0].optimum_lower for c in cands)
+    best = min(cands, key=lambda c: _score(c[0], problem))
+    c0 = best[0]
+    cert = Certificate.from_bounds(
+        objective_upper=c0.objective_upper, optimum_lower=low,
+        violation_bound=c0.violation_bound,
+        equality_violation_bound=c0.equality_violation_bound,
+        probability=min(c[0].probability for c in cands), gap_bound=c0.gap_bound, how=c0.how)
+    note = {"point": best[4],
+            "point_candidates": {c[4]: str(c[0]) for c in cands}}
+    return best[1], cert, best[2], best[3], cert.equality_violation_bound, note
 
 
 def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.ndarray,

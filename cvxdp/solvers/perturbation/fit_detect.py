@@ -233,12 +233,17 @@ def _elementwise_lipschitz(e: Any) -> tuple[float, Any, tuple[str, Any]] | None:
     return None
 
 
-def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel | None:
+def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
+                     exclude: frozenset[int] = frozenset()) -> FitModel | None:
     """The pattern of the module doc, from the model's structure only (never a private value).
 
     ``params`` are the private parameters in the order of the noise vector (plain parameters:
-    each entry one noise coordinate, column-major).  None when the model does not have the
-    pattern.
+    each entry one noise coordinate, column-major).  ``exclude``: ids of other private
+    parameters, in constraints only (:mod:`cvxdp.solvers.perturbation.fit_beside`); the
+    constraints that read one are left out of the model's ``constraints`` (never a private
+    value read as public: what is left is a superset of the feasible set, so every minimum
+    over it stays a lower bound and every box over it contains the feasible set).  None when
+    the model does not have the pattern.
     """
     if not params or not isinstance(problem.objective, cp.Minimize):
         return None
@@ -304,7 +309,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...]) -> FitModel |
         return None
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
     curvature = _public_curvature(public, var_only, x_copies)
-    copies = tuple(c.tree_copy(var_only) for c in problem.constraints) + \
+    copies = tuple(c.tree_copy(var_only) for c in problem.constraints
+                   if not exclude & {p.id for p in c.parameters()}) + \
         attribute_constraints(problem, x_copies)
     eq_rows = [_jacobians(c.args[0] - c.args[1], x_copies, ())[2] for c in copies
                if isinstance(c, Equality) and not c.parameters()

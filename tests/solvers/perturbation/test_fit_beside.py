@@ -7,8 +7,13 @@ data, and the released point is judged on the user's own objective and constrain
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 from cvxdp import ConstraintPrivacy, ScalarPrivacy
+from cvxdp.solvers.perturbation.entries import private_entries
+from cvxdp.solvers.perturbation.fit_beside import detect_fit_beside
+from cvxdp.solvers.perturbation.plan import robust_plan
+from cvxdp.transform import to_scp
 
 
 def _ridge_with_budget():
@@ -40,29 +45,31 @@ def _index_tracking():
 
 
 def _judge(prob, sol):
-    """``(true relative gap, true violation)`` of the released point, on the true data."""
+    """``(true gap, true relative gap, true violation)`` of the released point, on the true
+    data."""
     prob.solve(solver=cp.CLARABEL)
     opt = float(prob.value)
     for v in prob.variables():
         v.value = sol.primal[v.name()]
     f = float(prob.objective.value)
     viol = max(float(np.max(c.violation())) for c in prob.constraints)
-    return (f - opt) / max(1.0, abs(opt)), viol
+    return f - opt, (f - opt) / max(1.0, abs(opt)), viol
 
 
-def test_ridge_with_a_private_budget_is_certified_by_its_fit_terms():
-    """Epsilon 100: the tightened counterpart's point was 1.2e-2 off with a certified 0.14
-    (user_limit); the noisy objective's minimiser over the tightened budget is second order
-    in the noise, and the fit terms' bound over the loosened budget certifies it."""
+@pytest.mark.parametrize("eps, before", [(1000, 2.4e-2), (100, 0.14)])
+def test_ridge_with_a_private_budget_is_certified_by_its_fit_terms(eps, before):
+    """The counterpart's slack test certified 0.024 at epsilon 1000 and 0.14 at 100 (true gaps
+    2.3e-3 and 1.2e-2: what tightening the binding budget by the noise radius costs); the fit
+    terms' bound over the loosened budget certifies within 2.5x of the true gap, and at 1000
+    within the default accuracy."""
     prob, private = _ridge_with_budget()
-    sol = prob.solve_private(epsilon=100, delta=1e-6, rng=0, private=private)
-    gap, viol = _judge(prob, sol)
+    sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=0, private=private)
+    gap, rel, viol = _judge(prob, sol)
     cert = sol.certificate
-    assert sol.status == cp.OPTIMAL_INACCURATE
-    assert cert.relative_gap_bound <= 1e-2
-    assert gap <= cert.relative_gap_bound
+    assert gap <= cert.gap_bound
+    assert cert.relative_gap_bound <= min(before / 4, 2.5 * rel)
     assert viol <= cert.violation_bound + 1e-9
-    assert gap < 1e-3  # was 1.2e-2
+    assert (sol.status == cp.OPTIMAL_INACCURATE) == (eps == 1000)
 
 
 def test_index_tracking_with_a_private_floor_gets_a_finite_certificate():
@@ -70,8 +77,33 @@ def test_index_tracking_with_a_private_floor_gets_a_finite_certificate():
     no public row bounds its variable); the fit terms' bound is finite and valid."""
     prob, private = _index_tracking()
     sol = prob.solve_private(epsilon=10, delta=1e-6, rng=0, private=private)
-    gap, viol = _judge(prob, sol)
+    gap, _, viol = _judge(prob, sol)
     cert = sol.certificate
     assert np.isfinite(cert.relative_gap_bound)
-    assert gap <= cert.relative_gap_bound
+    assert gap <= cert.gap_bound
     assert viol <= cert.violation_bound + 1e-9
+
+
+def test_the_fit_bound_reads_no_private_constraint():
+    """The fit model's own solves (its conjugate bound, its boxes) run over the user's
+    constraints without the private ones: a superset of the feasible set, never a private
+    value read as public."""
+    prob, private = _ridge_with_budget()
+    scp = to_scp(prob, private=tuple(private))
+    entries = private_entries(scp, tuple(private))
+    fb = detect_fit_beside(prob, scp, tuple(private), entries, robust_plan(scp, entries))
+    assert [p.name() for p in fb.params] == ["y"]
+    assert fb.fit.constraints == ()
+    assert fb.plan.N == 1 and fb.mask.sum() == 1
+
+
+@pytest.mark.parametrize("build", [_ridge_with_budget, _index_tracking])
+def test_certificates_hold_over_seeds(build):
+    """A seeded audit at epsilon 10 (ten draws): every certificate bounds the true gap and the
+    true violation."""
+    prob, private = build()
+    for seed in range(10):
+        sol = prob.solve_private(epsilon=10, delta=1e-6, rng=seed, private=private)
+        gap, _, viol = _judge(prob, sol)
+        assert gap <= sol.certificate.gap_bound
+        assert viol <= sol.certificate.violation_bound + 1e-9
