@@ -47,6 +47,7 @@ from cvxdp.solvers.mwu.private_scp import (
     objective_private_solve,
 )
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
+from cvxdp.solvers.objective_curvature import curvature_gap
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import public_violation_at, released_values, to_scp
@@ -199,8 +200,17 @@ def solve_mwu(
         # least squares; a level cut by the budget counts as failed (the bound stays valid)
         budget = _SHARP_MAX_SOLVES
         fits = 4 * supp.size <= budget
+        curved = math.inf
+        if (alpha is None or alpha > acc) and supp.size > 0:
+            # the public terms' curvature along the private coordinates: one eigenvalue problem
+            # on the same event (objective_curvature.py), before the level search's solves
+            base = float(info["noisy_objective"]["c"] @ x)
+            curved = curvature_gap(getattr(scp.inverse, "problem", None), scp, supp, t,
+                                   1e-8 * (1.0 + abs(base)))
+            if math.isfinite(curved) and (alpha is None or curved < alpha):
+                info["gap_bound_curvature"] = curved
         if (alpha is None or (alpha > acc and (R is None or R > 0))) and supp.size > 0 \
-                and fits:
+                and fits and curved > refine_until(accuracy) * max(1.0, abs(value_released)):
             # Thm C.12's first-order bound misses the accuracy, or there is none (no public
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
@@ -394,7 +404,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
         holder = info.get("gap_bound_holder")
         on_l2 = min(math.inf if alpha is None else float(alpha),
                     math.inf if holder is None else float(holder),
-                    info.get("gap_bound_sharp", math.inf))
+                    info.get("gap_bound_sharp", math.inf),
+                    info.get("gap_bound_curvature", math.inf))
         on_inf = info.get("gap_bound_holder_inf")
         # the l-infinity bound holds on its own event: taking it costs a second beta
         gap, prob = (on_inf, 1.0 - 2.0 * beta) if on_inf is not None and on_inf < on_l2 \
@@ -412,6 +423,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
                 "the public box (Hoelder)" + (
                     ", or the released objective's growth around the released point "
                     "(docs/certificates.md)" if "gap_bound_sharp" in info else "")
+                + (", or the public terms' curvature along the private coordinates "
+                   "(docs/certificates.md)" if "gap_bound_curvature" in info else "")
                 + ", public constraints hold")
     viol = info.get("violation_bound", info.get("alpha_guaranteed"))
     upper = float(scp.c @ x + scp.offset)

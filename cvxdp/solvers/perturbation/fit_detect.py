@@ -107,22 +107,27 @@ def _full_sum(e: Any) -> bool:
 
 def _terms(expr: Any) -> list[Any]:
     """The additive terms of ``expr``: sums flattened, ``sum(a + b)`` split into ``sum(a) +
-    sum(b)`` (full sums only), and a sum scaled by a public scalar (``(a + b) / S``, ``k * (a
-    + b)``, ``-(a + b)``) split into its scaled terms (exact: distributivity)."""
+    sum(b)`` (full sums only), and anything that splits scaled by a public scalar (``(a + b) /
+    S``, ``sum(a - b) / S``, ``k * (a + b)``, ``-(a + b)``) split into its scaled terms (exact:
+    distributivity)."""
     if isinstance(expr, AddExpression):
         return [t for a in expr.args for t in _terms(a)]
     if _full_sum(expr) and isinstance(expr.args[0], AddExpression):
         return [t for a in expr.args[0].args for t in _terms(cp.sum(a))]
-    if isinstance(expr, NegExpression) and isinstance(expr.args[0], AddExpression):
-        return [-t for t in _terms(expr.args[0])]
-    if isinstance(expr, DivExpression) and isinstance(expr.args[0], AddExpression) \
-            and _public_scalar(expr.args[1]) is not None:
-        return [t / expr.args[1] for t in _terms(expr.args[0])]
+    if isinstance(expr, NegExpression):
+        parts = _terms(expr.args[0])
+        if len(parts) > 1:
+            return [-t for t in parts]
+    if isinstance(expr, DivExpression) and _public_scalar(expr.args[1]) is not None:
+        parts = _terms(expr.args[0])
+        if len(parts) > 1:
+            return [t / expr.args[1] for t in parts]
     if isinstance(expr, MulExpression) and len(expr.args) == 2:  # (multiply is one)
         for k, inner in (expr.args, expr.args[::-1]):
-            if isinstance(inner, AddExpression) and _public_scalar(k) is not None \
-                    and k.size == 1:
-                return [k * t for t in _terms(inner)]
+            if _public_scalar(k) is not None and k.size == 1:
+                parts = _terms(inner)
+                if len(parts) > 1:
+                    return [k * t for t in parts]
     return [expr]
 
 
