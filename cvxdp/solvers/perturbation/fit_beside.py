@@ -160,8 +160,11 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
         if point is not None:
             x_f = np.asarray(point[:scp.n])
             break
+    # the loosened counterpart's box may grow from a point of F on the event: T_f's at the
+    # release's level only (a fallback level's point may lie outside F)
     _, loose = solve_loosened(prog0, A_f, b_f, plan_c, scale, lo, hi,
-                              lambda prog: solve_exact_tight(prog, solver), x_f,
+                              lambda prog: solve_exact_tight(prog, solver),
+                              x_f if level == npl.beta else None,
                               public_objective=False, enough=enough)
     if loose.status != cp.OPTIMAL or loose.value is None:
         return None
