@@ -92,3 +92,47 @@ def test_private_weights_on_norm_epigraphs_without_a_public_box():
     assert cert.optimum_lower <= exact + 1e-7
     assert true <= cert.objective_upper + 1e-7
     assert cert.relative_gap_bound <= 1e-2
+
+
+def _network_utility(floor):
+    """Network utility maximisation (held-out trial 19): private weights on ``log`` rates and
+    private link capacities, ``max w @ log(x)`` s.t. ``R @ x <= c`` (and a public floor on the
+    rates)."""
+    rng = np.random.default_rng(513)
+    links, flows = 8, 12
+    R = (rng.random((links, flows)) < 0.35).astype(float)
+    R[rng.integers(0, links, flows), np.arange(flows)] = 1
+    w = cp.Parameter(flows, name="w", nonneg=True, value=rng.uniform(1, 2, flows))
+    c = cp.Parameter(links, name="c", value=rng.uniform(1, 3, links))
+    x = cp.Variable(flows, name="x")
+    cons = [R @ x <= c] + ([x >= floor] if floor else [])
+    prob = cp.Problem(cp.Maximize(w @ cp.log(x)), cons)
+    exact = cp.Problem(prob.objective, prob.constraints).solve()
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=[cvxdp.ObjectivePrivacy(w, sensitivity=0.05),
+                                      cvxdp.ScalarPrivacy(c, sensitivity=0.05)])
+    return exact, float(prob.objective.value), sol
+
+
+def test_private_weights_on_log_hypographs_are_bounded_through_the_atoms():
+    """The weights multiply CVXPY's hypograph variables ``t_i <= log(x_i)``; no public row
+    bounds them below, so the objective's error anywhere was ``inf`` and ``optimum_lower`` was
+    ``-inf`` at epsilon 1e6 (true gap 5e-6), also with the public floor ``x >= 0.01`` the
+    status reason asked for.  Some optimal point has every ``t_i`` tight (a nonnegative weight
+    on a concave atom, maximised), so ``t_i >= log(min x_i)`` there."""
+    exact, true, sol = _network_utility(0.01)
+    cert = sol.certificate
+    # a maximised model's certificate bounds the minimised -objective
+    assert -exact >= cert.optimum_lower - 1e-7
+    assert -true <= cert.objective_upper + 1e-7
+    assert cert.relative_gap_bound <= 1e-2
+    assert exact - true <= cert.gap_bound
+
+
+def test_log_hypographs_without_a_positive_floor_ask_for_one():
+    """Without a public floor nothing bounds ``log(x_i)`` below (the loosened counterpart lets
+    a rate reach 0): no gap bound, and the reason asks for a positive lower bound on the
+    argument of ``log``."""
+    _, _, sol = _network_utility(None)
+    assert not np.isfinite(sol.certificate.relative_gap_bound)
+    assert "positive" in sol.status_reason and "log" in sol.status_reason
