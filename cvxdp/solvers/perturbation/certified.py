@@ -29,6 +29,7 @@ from cvxdp.solvers.certificate import (
     reached_coordinates,
     violation_bounds,
 )
+from cvxdp.solvers.mwu.objective_release import _public_signs
 from cvxdp.solvers.perturbation.constraint_fit import (
     ConstraintFits,
     detect_constraint_fits,
@@ -66,7 +67,12 @@ from cvxdp.status import DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import objective_at, public_violation_at, released_values, to_scp
 from cvxdp.transform.canon import user_columns
 from cvxdp.transform.domain import objective_range
-from cvxdp.transform.epigraph import epigraph_bounds, epigraph_members
+from cvxdp.transform.epigraph import (
+    epigraph_bounds,
+    epigraph_members,
+    exp_hypograph_bounds,
+    hypograph_cones,
+)
 from cvxdp.transform.parametric import program_data
 from cvxdp.transform.reference import proven_point, validate
 
@@ -242,9 +248,9 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     # the objective's error anywhere needs a bound on the variables its noise multiplies at
     # the TRUE optimum: CVXPY's epigraph variables get one through their atoms (some optimal
     # point has them tight; _epigraph_box)
-    slack_x, slack_max, beta_c = _objective_slack(
-        E_c, npl, x, lo, _epigraph_box(scp, row_private, lo, hi, reached)
-        if objective_private else hi)
+    e_lo, e_hi = _epigraph_box(scp, row_private, lo, hi, reached) if objective_private \
+        else (lo, hi)
+    slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, e_lo, e_hi)
     if not math.isfinite(slack_max) and loose.status == cp.OPTIMAL:
         # the public rows leave a variable the objective's noise multiplies unbounded; the
         # loosened counterpart contains the TRUE feasible set on the noise event, so its box
@@ -252,8 +258,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         hit_c = reached_coordinates([E_c], scp.n)
         l_lo, l_hi = loosened_box(loose_prog, hit_c, scp.n)
         # and its epigraph variables through their atoms, on the same box (_epigraph_box)
-        l_hi = _epigraph_box(scp, row_private, l_lo, l_hi, hit_c,
-                             ranges=lambda idx: loosened_box(loose_prog, idx, scp.n))
+        l_lo, l_hi = _epigraph_box(scp, row_private, l_lo, l_hi, hit_c,
+                                   ranges=lambda idx: loosened_box(loose_prog, idx, scp.n))
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
     upper = released_value + slack_x
     # c'x bounds the user's objective only where the rows defining its epigraph variables hold:
@@ -407,47 +413,68 @@ def _support(E_c: Any) -> int:
 
 
 def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                  cols: np.ndarray, ranges: Any = None) -> np.ndarray:
-    """``hi`` with the upper bounds of CVXPY's second-order-cone epigraph variables among
-    ``cols`` that the public rows leave unbounded replaced by their atoms' maxima over the
-    public box (:func:`cvxdp.transform.epigraph.epigraph_bounds`).
+                  cols: np.ndarray, ranges: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` with the bounds of CVXPY's epigraph and hypograph variables among ``cols``
+    that the public rows leave unbounded replaced by their atoms' ranges over the public box:
+    second-order-cone epigraph variables above (:func:`cvxdp.transform.epigraph.
+    epigraph_bounds`), exponential-cone hypograph variables (``log``, ``entr``: ``t <= log(u)``)
+    below and above (:func:`cvxdp.transform.epigraph.exp_hypograph_bounds`).
 
     ``w_i * norm(x - p_i)`` in a minimised objective is ``w_i t_i`` with ``t_i >= ||x - p_i||``;
     a DCP objective gives ``t_i`` a nonnegative TRUE coefficient (``w_i >= 0``, a declared sign)
     and ``t_i`` occurs in nothing else, so lowering it to its atom keeps every constraint and
     does not raise the true objective: SOME optimal point has ``t_i <= max over the box of ||x
     - p_i||`` (CVXPY's epigraph variables only: a variable the user wrote, ``s >= ||x - p||``,
-    may carry a private coefficient of either sign).  That is all the loosened counterpart's
-    lower bound needs (``OPT = c'x* >= c~'x*
-    - max_box |z'x| >= min_loosened c~'x - max_box |z'x|`` at that ``x*``).  The cones' other
-    variables get their range first (at most :data:`BOX_SOLVES_MAX` directions): over the public
-    rows, or ``ranges(idx)`` (``(lo, hi)``, full length), e.g. the loosened counterpart's box,
-    which holds every true-feasible point on the event.  Public rows and constants, and the
-    release."""
-    free = cols[~np.isfinite(hi[cols])]
+    may carry a private coefficient of either sign).  Likewise ``w_i * log(u_i(x))`` maximised
+    is ``-w_i t_i`` minimised with ``t_i <= log(u_i)``: a coefficient never positive (the
+    declared signs, :func:`~cvxdp.solvers.mwu.objective_release._public_signs`), so raising
+    ``t_i`` to its atom is free and some optimal point has ``t_i >= log(min over the box of
+    u_i)``, finite where the box keeps ``u_i`` above 0.  That is all the loosened counterpart's
+    lower bound needs (``OPT = c'x* >= c~'x* - max_box |z'x| >= min_loosened c~'x - max_box
+    |z'x|`` at that ``x*``).  The cones' other variables get their range first (at most
+    :data:`BOX_SOLVES_MAX` directions): over the public rows, or ``ranges(idx)`` (``(lo,
+    hi)``, full length), e.g. the loosened counterpart's box, which holds every true-feasible
+    point on the event.  Public rows and constants, and the release."""
+    free = cols[~(np.isfinite(lo[cols]) & np.isfinite(hi[cols]))]
     # CVXPY's own variables only: their objective coefficient's sign is DCP's (a user's
     # variable s >= ||x - p|| can carry a private coefficient of either sign)
     free = free[~user_columns(scp)[free]]
-    if free.size == 0 or not scp.dims.soc:
-        return hi
+    tail = scp.exp_tail
+    if free.size == 0 or not (scp.dims.soc or tail is not None):
+        return lo, hi
     known = np.zeros(scp.n, dtype=bool)
     known[cols] = True  # lo / hi hold ranges for the listed coordinates only
     soc_start = scp.dims.zero + scp.dims.nonneg
-    need = {j for j in epigraph_members(sp.csr_matrix(scp.A), scp.dims.soc, soc_start, free)
-            if not known[j]}
+    need = set()
+    if scp.dims.soc:
+        need |= epigraph_members(sp.csr_matrix(scp.A), scp.dims.soc, soc_start,
+                                 free[~np.isfinite(hi[free])])
+    E, cones = None, []
+    if tail is not None:
+        E = sp.csr_matrix(tail.rows(scp.n))
+        cones = hypograph_cones(E, free)
+        for k in cones:
+            need.update(int(j) for j in E.indices[E.indptr[3 * k + 2]:E.indptr[3 * k + 3]])
+    need = {j for j in need if not known[j]}
     lo2 = np.where(known, lo, -np.inf)
     hi2 = np.where(known, hi, np.inf)
     if need:
         if len(need) > BOX_SOLVES_MAX:
-            return hi
+            return lo, hi
         idx = np.array(sorted(need), dtype=int)
         l_n, h_n = (coordinate_box(scp, idx, allow_unbounded=True) if ranges is None
                     else ranges(idx))
         lo2[idx], hi2[idx] = l_n[idx], h_n[idx]
-    bounded = epigraph_bounds(scp.A, scp.b, scp.dims.soc, soc_start, lo2, hi2, ~row_private)
-    out = hi.copy()
-    out[free] = bounded[free]
-    return out
+    out_lo, out_hi = lo.copy(), hi.copy()
+    if scp.dims.soc:
+        bounded = epigraph_bounds(scp.A, scp.b, scp.dims.soc, soc_start, lo2, hi2, ~row_private)
+        out_hi[free] = np.minimum(out_hi[free], bounded[free])
+    if cones:
+        c_max = _public_signs(scp, scp.sensitivity)[1]
+        h_lo, h_hi = exp_hypograph_bounds(scp.A, scp.b, E, tail.b, lo2, hi2, c_max)
+        out_lo[free] = np.maximum(out_lo[free], h_lo[free])
+        out_hi[free] = np.minimum(out_hi[free], h_hi[free])
+    return out_lo, out_hi
 
 
 def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
