@@ -250,12 +250,59 @@ def test_no_spec_and_describe():
 
 
 @pytest.mark.parametrize("atom", ["kl_div", "rel_entr"])
-def test_relative_entropy_names_a_concrete_alternative(atom):
-    # the compared distribution's coefficients private: the cones' middle coordinate
+def test_relative_entropy_names_the_exact_rewrite(atom):
+    # the compared distribution's coefficients private: the cones' middle coordinate; a new
+    # variable for the argument moves them into a linear equality (exact), where an
+    # approximation by a norm used to be offered
     expr = getattr(cp, atom)(cp.multiply(a, x), q3)
     prob = cp.Problem(cp.Minimize(cp.sum(expr)), [cp.sum(x) == 1])
-    with pytest.raises(UnsupportedProblemError, match=r"cp\.norm\(p - q, 1\)"):
+    with pytest.raises(UnsupportedProblemError, match=rf"argument of {atom} \(in the objective; "
+                                                      r"it reads a\).*a new variable"):
         to_scp(prob, private=ConstraintPrivacy(a, sensitivity=0.01))
+
+
+def test_channel_capacity_refusal_names_the_matrix_and_the_rewrite():
+    """Held-out trial 19: the channel capacity example with a private transition matrix in
+    ``entr(P @ x)`` (objective) was refused with a message about "the true constraint" (the
+    user wrote none), naming no parameter, with the hint "entropy has no symmetric-cone form;
+    use a quadratic or linear surrogate".  The rewrite ``entr(z)``, ``z == P @ x`` is exact
+    and solved (perturbation's band on the private equality)."""
+    rng = np.random.default_rng(522)
+    n, m = 4, 5
+    P0 = rng.uniform(0.1, 1, (m, n))
+    P0 = P0 / P0.sum(axis=0)
+    P = cp.Parameter((m, n), name="P", value=P0)
+    c = cp.Parameter(n, name="c", value=np.sum(P0 * np.log2(P0), axis=0))
+    x = cp.Variable(n, name="x")
+    prob = cp.Problem(cp.Maximize(c @ x + cp.sum(cp.entr(P @ x) / np.log(2))),
+                      [cp.sum(x) == 1, x >= 0])
+    private = [ConstraintPrivacy(P, sensitivity=0.005), cvxdp.ObjectivePrivacy(c, 0.02)]
+    with pytest.raises(UnsupportedProblemError) as err:
+        prob.solve_private(epsilon=10, delta=1e-6, rng=0, private=private)
+    message = str(err.value)
+    assert "argument of entr (in the objective; it reads P)" in message
+    assert "z == P @ x" in message and "surrogate" not in message
+    z = cp.Variable(m, name="z")
+    rewritten = cp.Problem(cp.Maximize(c @ x + cp.sum(cp.entr(z)) / np.log(2)),
+                           [z == P @ x, cp.sum(x) == 1, x >= 0])
+    sol = rewritten.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=private)
+    assert sol.status == cp.OPTIMAL_INACCURATE
+
+
+def test_objective_privacy_inside_a_squared_norm_names_the_users_function():
+    """Held-out trial 19: ``cp.norm(A @ x - y)**2`` under ObjectivePrivacy was refused naming
+    "CVXPY's atom PowerApprox" (an internal class) with the example ``lambda_max(y + ...)``."""
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(20, 5))
+    y = cp.Parameter(20, name="y", value=rng.normal(size=20))
+    x = cp.Variable(5, name="x")
+    prob = cp.Problem(cp.Minimize(cp.norm(A @ x - y) ** 2))
+    with pytest.raises(PrivacySpecError) as err:
+        prob.solve_private(epsilon=10, delta=1e-6, private=cvxdp.ObjectivePrivacy(y, 0.1))
+    message = str(err.value)
+    assert "here power (cp.square(x), cp.norm(x)**2" in message
+    assert "PowerApprox" not in message and "lambda_max" not in message
+    assert "cvxdp.ScalarPrivacy(y" in message
 
 
 def test_private_dynamics_refusal_names_the_unbounded_variable():
@@ -344,8 +391,8 @@ def test_objective_privacy_inside_a_nonlinear_atom_names_that_atom():
         prob.solve_private(epsilon=1.0, delta=1e-6,
                            private=cvxdp.ObjectivePrivacy(y, sensitivity=0.1))
     message = str(err.value)
-    assert "here CVXPY's atom quad_over_lin (cp.sum_squares(x) is quad_over_lin(x, 1)), which " \
-        "holds y" in message
+    assert "here quad_over_lin (cp.sum_squares(x) is quad_over_lin(x, 1)), which holds y" \
+        in message
     assert "cvxdp.ScalarPrivacy(y" in message
 
 
