@@ -35,6 +35,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.declarations import spec_parameters
 from cvxdp.errors import UnsupportedProblemError
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram
 from cvxdp.transform.support import exp_cone_reason
@@ -131,8 +132,10 @@ def exp_apart(problem: cp.Problem, scp: SymmetricConeProgram, n_exp: int
     tail_rows = np.flatnonzero(private[cut:]) + cut
     coord = (tail_rows - cut) % 3
     if np.any(coord == 1):
+        ids = frozenset(p.id for spec in (sens.specs if sens is not None else ())
+                        for p in spec_parameters(spec))
         raise UnsupportedProblemError("cannot solve this model privately: " + exp_cone_reason(
-            problem, n_exp, private=True))
+            problem, n_exp, private=True, private_ids=ids))
     d = scp.dims
     lift = ExpLift(n0=n0, m_all=m_all, cut=cut, split=d.zero + d.nonneg, rows=tail_rows,
                    signs=np.where(coord == 0, -1.0, 1.0))

@@ -95,7 +95,11 @@ _ATOM_ALIASES = {
     "maximum": " (cp.pos(x) is maximum(x, 0), cp.neg(x) maximum(-x, 0))",
     "quad_over_lin": " (cp.sum_squares(x) is quad_over_lin(x, 1))",
     "Pnorm": " (cp.norm(x) and cp.norm(x, p))",
+    "power": " (cp.square(x), cp.norm(x)**2 and cp.power(x, p))",
 }
+
+#: CVXPY's classes that stand for a user-facing function of another name
+_ATOM_NAMES = {"PowerApprox": "power", "Power": "power", "PnormApprox": "Pnorm"}
 
 
 def _nonlinear_atom(expr: Any, param_id: int) -> str | None:
@@ -106,7 +110,7 @@ def _nonlinear_atom(expr: Any, param_id: int) -> str | None:
     if isinstance(expr, Atom) and not isinstance(expr, AffAtom) and not expr.is_affine():
         # (a sum or a product by a constant is looked into); the atoms CVXPY builds other
         # functions from say which ones
-        name = type(expr).__name__
+        name = _ATOM_NAMES.get(type(expr).__name__, type(expr).__name__)
         return name + _ATOM_ALIASES.get(name, "")
     for arg in expr.args:
         found = _nonlinear_atom(arg, param_id)
@@ -125,11 +129,11 @@ def _placement_error(spec: Any, param: Any, where: str,
         # atom (lambda_max(M + ...) <= t is the LMI t I - M - ... >> 0) moved it into rows
         name = param.name()
         match = "ScalarPrivacy" if where == "b" else "ConstraintPrivacy"
-        here = f"here CVXPY's atom {atom}, which holds {name}; " if atom else ""
+        how = (f"here {atom}, which holds {name}" if atom else
+               "e.g. lambda_max(" + name + " + ...) becomes t I - (" + name + " + ...) >> 0")
         return PrivacySpecError(
             f"{cls}: parameter {name!r} sits in the objective, but inside a nonlinear atom "
-            f"that CVXPY writes as constraints on an epigraph variable ({here}e.g. lambda_max("
-            + name + " + ...) becomes t I - (" + name + " + ...) >> 0), so it enters "
+            f"that CVXPY writes as constraints on an epigraph variable ({how}), so it enters "
             f"{_WHERE[where]} of those constraints, and {_FIX[spec.setting]}: only a linear "
             f"objective term (c @ x) is covered. Use cvxdp.{match}({name}, sensitivity=...) "
             "(the same per-entry sensitivity; perturbation releases it once and certifies "

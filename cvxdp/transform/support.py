@@ -101,16 +101,28 @@ def _whole(expr: Any, atom: str) -> bool:
         return False
 
 
-def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool) -> str:
+def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool,
+                    private_ids: frozenset[int] = frozenset()) -> str:
     """Why exponential cones stop a solver: ``private`` True -- private data enter a cone's
     middle coordinate, where the cone is not monotone (:mod:`cvxdp.transform.exp_cones` lifts
-    the other two); False -- the solver (the MWU) runs on symmetric cones only."""
+    the other two); False -- the solver (the MWU) runs on symmetric cones only.  With the
+    private parameters' ids, the atoms whose argument holds one are named, with the exact
+    rewrite that moves the data into a linear equality (structure only)."""
     atoms = _atom_names(problem) | _constraint_types(problem)
     found = sorted(a for a in atoms if a in EXP_CONE_ATOMS or a == "ExpCone")
     hints = "; ".join(f"{a}: {_exp_hint(a, problem)}" for a in found if a in _EXP_HINT)
     what = ", ".join(found) if found else "an atom of the model"
     head = (f"the model uses {what}, which CVXPY writes with the exponential cone "
             f"({_plural(n_exp, 'cone')})")
+    named = _middle_arguments(problem, private_ids) if private else []
+    if named:
+        where = "; ".join(named)
+        return (head + f", and private data enter the argument of {where}: the middle "
+                "coordinate v of a cone cl{(u, v, w): v exp(u / v) <= w}, where the cone is "
+                "not monotone, so no tightening keeps the true constraint. Rewrite it exactly "
+                "with a new variable for the argument, e.g. entr(P @ x) as entr(z) with z = "
+                "cp.Variable(m) and the constraint z == P @ x: the private data then sit in a "
+                "linear equality, which perturbation solves (a band around the noisy row).")
     if private:
         return (head + ", and private data enter the middle coordinate v of a cone "
                 "cl{(u, v, w): v exp(u / v) <= w} (the argument of entr, the first argument "
@@ -123,6 +135,42 @@ def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool) -> str:
     return (head + "; that is not a symmetric cone, so the noisy-oracle MWU (Song, Xue & "
             "Zhang 2025) cannot run on it. mechanism='perturbation' (or the default 'auto') "
             "solves models whose exponential cones hold public data only.")
+
+
+#: exponential-cone atoms whose argument (entr) or first argument (kl_div, rel_entr) is the
+#: cone's middle coordinate
+_MIDDLE_ARGUMENT = {"entr": 0, "kl_div": 0, "rel_entr": 0}
+
+
+def _middle_arguments(problem: cp.Problem, private_ids: frozenset[int]) -> list[str]:
+    """``"entr (in the objective; it reads P)"`` for each atom whose middle-coordinate
+    argument reads a private parameter (structure and names only)."""
+    out = []
+    parts = [("the objective", problem.objective)] + [
+        (f"constraint {i}", c) for i, c in enumerate(problem.constraints)]
+    for where, expr in parts:
+        for atom in expr.atoms():
+            name = getattr(atom, "__name__", type(atom).__name__)
+            if name not in _MIDDLE_ARGUMENT:
+                continue
+            for node in _instances(expr, atom):
+                arg = node.args[_MIDDLE_ARGUMENT[name]]
+                params = sorted({p.name() for p in arg.parameters() if p.id in private_ids})
+                text = f"{name} (in {where}; it reads {', '.join(params)})"
+                if params and text not in out:
+                    out.append(text)
+    return out
+
+
+def _instances(expr: Any, atom_type: type) -> list[Any]:
+    """The nodes of ``expr``'s tree of type ``atom_type``."""
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is atom_type:
+            found.append(node)
+        stack.extend(getattr(node, "args", []))
+    return found
 
 
 def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
