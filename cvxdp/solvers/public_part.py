@@ -67,14 +67,15 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
 
 
 def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
-                  allow_unbounded: bool = False, upper_only: bool = False
-                  ) -> tuple[np.ndarray, np.ndarray]:
+                  allow_unbounded: bool = False, upper_only: bool = False,
+                  exp_tail: ExpTail | None = None) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.
 
     The public rows are one cone program (:func:`public_program`), solved directly by the
     exact solver for every direction (no CVXPY compile per solve).  With ``allow_unbounded``
     an unbounded direction gives ``-inf`` / ``inf`` instead of an error; with ``upper_only``
-    only the maxima are solved (the minima are ``-inf``).
+    only the maxima are solved (the minima are ``-inf``).  ``exp_tail``: public exponential
+    cones the set keeps too (a log's domain bounds its argument below).
 
     Raises
     ------
@@ -84,6 +85,8 @@ def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
         If a direction is unbounded (the public part does not bound the variables).
     """
     prog = public_program(A, b, dims, ~np.asarray(row_private, dtype=bool))
+    if exp_tail is not None:
+        prog = dataclasses.replace(prog, exp_tail=exp_tail)
     lo, hi = np.zeros(len(directions)), np.zeros(len(directions))
     if upper_only:
         lo[:] = -np.inf

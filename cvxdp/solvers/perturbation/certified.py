@@ -54,6 +54,7 @@ from cvxdp.solvers.perturbation.loosened import (
     unbounded_hint,
 )
 from cvxdp.solvers.perturbation.noise import PERTURBATION_THEOREM, choose_noise, noise_plan
+from cvxdp.solvers.perturbation.noise_tails import noise_norm
 from cvxdp.solvers.perturbation.plan import robust_plan
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
 from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
@@ -251,6 +252,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     e_lo, e_hi = _epigraph_box(scp, row_private, lo, hi, reached) if objective_private \
         else (lo, hi)
     slack_x, slack_max, beta_c = _objective_slack(E_c, npl, x, e_lo, e_hi)
+    one_sided_lower = beta_one_sided = None
     if not math.isfinite(slack_max) and loose.status == cp.OPTIMAL:
         # the public rows leave a variable the objective's noise multiplies unbounded; the
         # loosened counterpart contains the TRUE feasible set on the noise event, so its box
@@ -261,6 +263,13 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         l_lo, l_hi = _epigraph_box(scp, row_private, l_lo, l_hi, hit_c,
                                    ranges=lambda idx: loosened_box(loose_prog, idx, scp.n))
         slack_max = _objective_slack(E_c, npl, x, l_lo, l_hi)[1]
+        if not math.isfinite(slack_max):
+            # a variable bounded on one side only: the noisy objective's own growth there
+            # (_one_sided_lower; its own event)
+            one_sided = _one_sided_lower(E_c, npl, loose_prog, l_lo, l_hi, beta_c,
+                                         lambda prog: solve_exact_tight(prog, solver))
+            if one_sided is not None:
+                one_sided_lower, beta_one_sided = one_sided
     upper = released_value + slack_x
     # c'x bounds the user's objective only where the rows defining its epigraph variables hold:
     # the tightened counterpart's inequality rows do on the event (at the requested level);
@@ -277,6 +286,12 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         # Clarabel stops at a relative duality gap of 1e-10 (_solve_tight); 1e-8 (1 + |p|)
         # keeps the bound below the loosened optimum with a margin of 100x that
         lower = float(loose.value) - 1e-8 * (1.0 + abs(float(loose.value))) - slack_max
+    grew = ""
+    if one_sided_lower is not None and not math.isfinite(lower):
+        lower = one_sided_lower
+        probability -= beta_one_sided
+        grew = ("; the optimum's lower bound through the noisy objective's growth along the "
+                "variables bounded on one side (their own events)")
     cert = Certificate.from_bounds(
         objective_upper=upper, optimum_lower=lower,
         violation_bound=_user_violation(
@@ -286,7 +301,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
         how=("perturbation: noisy slack test at the released point and the loosened "
              "counterpart's optimum, on the noise event of " +
              ("the truncated noise (surely)" if noise == "truncated"
-              else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})")))
+              else f"the {noise.capitalize()} tail bounds (beta = {npl.beta:g})") + grew))
     if setup.cfit is not None:
         noisy_y = () if setup.cfit.unbounded else tuple(
             np.asarray(out["noisy"][p.id], dtype=float) for p in entries.params)
@@ -477,8 +492,67 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
     return out_lo, out_hi
 
 
-def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray
-                     ) -> tuple[float, float, float]:
+def _one_sided_lower(E_c: Any, npl: Any, loose_prog: Any, lo: np.ndarray, hi: np.ndarray,
+                     beta_c: float, solve: Any) -> tuple[float, float] | None:
+    """A lower bound on the TRUE optimum when the objective's noise multiplies a variable
+    bounded on one side only (``t <= log(u)``: above), and the event it costs, ``(bound,
+    beta)``; None when a variable it multiplies is bounded on neither side, the noise is
+    truncated, or the program has no optimum.
+
+    The true objective is ``c'x = c~'x - e'x`` (``e = sigma E_c' g``, the released
+    coefficients' error).  For a coordinate ``j`` of ``J`` (bounded on one side) and ``|e_j| <=
+    s_j`` (one event per coordinate, :func:`noise_norm` of its column at ``beta_c / |J|``):
+    ``-e_j x_j >= -s_j |x_j| >= s_j x_j - 2 s_j max(h_j, 0)`` where ``x_j <= h_j`` (above),
+    ``>= -s_j x_j + 2 s_j min(l_j, 0)`` where ``x_j >= l_j``.  The other coordinates ``K``
+    (bounded on both sides) and the constant keep :func:`_objective_slack`'s bound on the
+    same event as the upper bound (``||g_S||``, the full support).  So at the true minimiser
+    ``x*`` (in the loosened counterpart ``L`` on the release's event, and within ``[lo,
+    hi]``: the loosened box, or the atoms' bounds at some optimal point): ``OPT >= min over
+    L of (c~ + sum_J +-s_j e_j)'x - 2 sum_J s_j m_j - U_K``, one more exact solve, finite where
+    the shifted objective still grows as ``x_j`` runs to its open side (a log weight larger
+    than its noise).  Released data and public structure only."""
+    if E_c is None or npl.noise == "truncated":
+        return None
+    E = sp.csc_matrix(E_c)
+    n = E.shape[1] - 1
+    hit = reached_coordinates([E_c], n)
+    up_open = hit[np.isfinite(lo[hit]) & ~np.isfinite(hi[hit])]
+    down_open = hit[~np.isfinite(lo[hit]) & np.isfinite(hi[hit])]
+    if np.any(~np.isfinite(lo[hit]) & ~np.isfinite(hi[hit])):
+        return None
+    J = np.concatenate([down_open, up_open])
+    if J.size == 0:
+        return None
+    family = "laplace" if npl.noise == "laplace" else "gaussian"
+    sigma = np.full(E.shape[0], float(npl.sigma_unit))
+    b = beta_c / J.size
+    s_j = np.array([noise_norm(sp.csr_matrix(E[:, [j]].T), sigma, b, "abs", family)
+                    for j in J])
+    shift = np.zeros(loose_prog.n)
+    shift[down_open] = s_j[:down_open.size]
+    shift[up_open] = -s_j[down_open.size:]
+    const = 2.0 * (float(s_j[:down_open.size] @ np.maximum(hi[down_open], 0.0))
+                   - float(s_j[down_open.size:] @ np.minimum(lo[up_open], 0.0)))
+    # the two-sided coordinates and the constant: the upper bound's event (full support)
+    E_K = sp.csc_matrix(E, copy=True)
+    for j in J:
+        E_K.data[E_K.indptr[j]:E_K.indptr[j + 1]] = 0.0
+    E_K.eliminate_zeros()
+    lo_K, hi_K = np.where(np.isin(np.arange(n), J), 0.0, lo), np.where(
+        np.isin(np.arange(n), J), 0.0, hi)
+    U_K = _objective_slack(E_K, npl, np.zeros(n), lo_K, hi_K, k_c=_support(E_c))[1]
+    if not math.isfinite(U_K):
+        return None
+    sol = solve(dataclasses.replace(loose_prog, c=np.asarray(loose_prog.c, dtype=float)
+                                    + shift))
+    if sol.status != cp.OPTIMAL or sol.value is None:
+        return None
+    value = float(sol.value)
+    return value - 1e-8 * (1.0 + abs(value)) - const - U_K, beta_c
+
+
+def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                     k_c: int | None = None) -> tuple[float, float, float]:
     """Bounds on the released objective's error when the objective is private.
 
     The error at ``x`` is ``sigma g' E_c [x; 1]`` (:func:`objective_map`); with ``||g_{S_c}||
@@ -498,7 +572,7 @@ def _objective_slack(E_c: Any, npl: Any, x: np.ndarray, lo: np.ndarray, hi: np.n
     """
     if E_c is None:
         return 0.0, 0.0, 0.0
-    k_c = _support(E_c)
+    k_c = _support(E_c) if k_c is None else k_c
     beta_c = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
     scale_c = npl.sigma_unit * npl.norm_bound(k_c, math.log(1 / beta_c))
     at_x = scale_c * float(np.linalg.norm(E_c @ np.append(x, 1.0)))

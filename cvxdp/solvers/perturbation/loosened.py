@@ -230,8 +230,8 @@ def _closes(plan: Any, scale: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_t: n
 
 
 def loosened_box(loose_prog: Any, hit: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(lo, hi)`` over the loosened counterpart for the variables ``hit``: two exact
-    solves each; ``-inf`` / ``inf`` when unbounded,
+    """``(lo, hi)`` over the loosened counterpart (its public exponential cones included) for
+    the variables ``hit``: two exact solves each; ``-inf`` / ``inf`` when unbounded,
     or for all of them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the
     solves."""
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
@@ -241,7 +241,7 @@ def loosened_box(loose_prog: Any, hit: np.ndarray, n: int) -> tuple[np.ndarray, 
     eye[np.arange(hit.size), hit] = 1.0
     lo[hit], hi[hit] = public_bounds(loose_prog.A, loose_prog.b, loose_prog.dims,
                                      np.zeros(loose_prog.m, dtype=bool), list(eye),
-                                     allow_unbounded=True)
+                                     allow_unbounded=True, exp_tail=loose_prog.exp_tail)
     return lo, hi
 
 
