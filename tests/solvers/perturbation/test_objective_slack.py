@@ -143,3 +143,23 @@ def test_log_hypographs_without_a_floor_are_bounded_through_the_objectives_growt
     assert -true <= cert.objective_upper + 1e-7
     assert cert.relative_gap_bound <= 1e-2
     assert exact - true <= cert.gap_bound
+
+
+def test_log_hypographs_a_noise_larger_than_the_weights_ask_for_a_floor():
+    """At epsilon 1 the weights' noise bound exceeds the weights: the shifted objective no
+    longer grows as a rate falls to 0, no lower bound is proven, and the reason asks for a
+    positive lower bound on the log's argument (which exp_hypograph_bounds then uses)."""
+    rng = np.random.default_rng(513)
+    links, flows = 8, 12
+    R = (rng.random((links, flows)) < 0.35).astype(float)
+    R[rng.integers(0, links, flows), np.arange(flows)] = 1
+    w = cp.Parameter(flows, name="w", nonneg=True, value=rng.uniform(1, 2, flows))
+    c = cp.Parameter(links, name="c", value=rng.uniform(1, 3, links))
+    x = cp.Variable(flows, name="x")
+    prob = cp.Problem(cp.Maximize(w @ cp.log(x)), [R @ x <= c])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                             private=[cvxdp.ObjectivePrivacy(w, sensitivity=0.05),
+                                      cvxdp.ScalarPrivacy(c, sensitivity=0.05)])
+    assert not np.isfinite(sol.certificate.relative_gap_bound)
+    assert "log / entr terms of x" in sol.status_reason
+    assert "positive public lower bound" in sol.status_reason
