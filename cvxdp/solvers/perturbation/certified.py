@@ -316,7 +316,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                                 None if from_loosened else x, cert, solver, accuracy)
         if found is not None:
             x, cert, primal, released_value, viol_eq, note = found
-            from_loosened = False
+            from_loosened = note["point"] == LOOSE_FIT_POINT
             info.update(note)
     if fitted is not None:
         # two post-processings of the same release, each certified: the better-certified
@@ -618,6 +618,11 @@ def _fit_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup, releas
             "terms": [t.kind for t in setup.fit.terms]}
 
 
+#: the point of the loosened constraints with the objective's rows exact (fit_beside.py)
+LOOSE_FIT_POINT = ("noisy objective's minimiser over the loosened constraints (fit terms beside "
+                   "private constraints; the tightened counterpart has no point)")
+
+
 def _beside_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
                     specs: tuple[Any, ...], released: Any, out: dict, lo: np.ndarray,
                     hi: np.ndarray, probability: float, x_t: np.ndarray | None,
@@ -648,6 +653,11 @@ def _beside_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
         cands.append((fc, bs["x"], primal, bs["value"],
                       "noisy objective's minimiser over the tightened constraints (fit terms "
                       "beside private constraints)"))
+    if bs["x"] is None and x_t is None and bs["x_loose"] is not None:
+        # no tightened point at any level: the loosened counterpart's point stands in either
+        # case; L_f's is certified by the fit terms (with the loosened rows' violation)
+        lc, primal = bs["certify"](bs["x_loose"])
+        cands.append((lc, bs["x_loose"], primal, bs["value_loose"], LOOSE_FIT_POINT))
     if x_t is not None:
         tc, primal = bs["certify"](x_t)
         both = Certificate.from_bounds(

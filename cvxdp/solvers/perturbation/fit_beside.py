@@ -122,9 +122,10 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
                    user_violation: Callable[[dict, float], float], enough: float = 0.0
                    ) -> dict | None:
     """The module doc's two programs on the release ``out`` (solve_robust_counterpart's) and
-    the certifier of points of ``T_f``: ``{"x", "value", "cert", "certify"}`` with ``x`` the
-    point of ``T_f`` (None when it has none) and ``certify(x)`` the fit terms' certificate of
-    a point of ``T_f``; None when ``L_f`` has no optimal value.  ``entries``, ``plan``,
+    the certifier of points of ``L_f``: ``{"x", "value", "certify", "level", "x_loose",
+    "value_loose"}`` with ``x`` the point of ``T_f`` (None when it has none), ``x_loose``
+    ``L_f``'s own point and ``certify(x)`` the fit terms' certificate of a point of ``L_f``
+    (any tightened point is one); None when ``L_f`` has no optimal value.  ``entries``, ``plan``,
     ``npl``: the release's; ``lo, hi``: the public box of the coordinates the units reach;
     ``user_violation(primal, canonical)``: the violation of the user's constraints at a point
     from its canonical bound (``certified._user_violation``); ``probability``: the release's event's
@@ -162,7 +163,7 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
             break
     # the loosened counterpart's box may grow from a point of F on the event: T_f's at the
     # release's level only (a fallback level's point may lie outside F)
-    _, loose = solve_loosened(prog0, A_f, b_f, plan_c, scale, lo, hi,
+    loose_prog, loose = solve_loosened(prog0, A_f, b_f, plan_c, scale, lo, hi,
                               lambda prog: solve_exact_tight(prog, solver),
                               x_f if level == npl.beta else None,
                               public_objective=False, enough=enough)
@@ -194,4 +195,9 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
         return cert, primal
 
     h_f = None if x_f is None else float(c_f @ x_f + off_f)
-    return {"x": x_f, "value": h_f, "certify": certify, "level": level}
+    # L_f's own point: in L_f, so the fit bound holds for it too (with the loosened rows'
+    # violation); a candidate where T_f has no point at any level
+    x_l = proven_point(loose_prog, loose)
+    x_l = None if x_l is None else np.asarray(x_l[:scp.n])
+    return {"x": x_f, "value": h_f, "certify": certify, "level": level, "x_loose": x_l,
+            "value_loose": None if x_l is None else float(c_f @ x_l + off_f)}
