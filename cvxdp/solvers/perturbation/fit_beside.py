@@ -164,9 +164,9 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
     # the loosened counterpart's box may grow from a point of F on the event: T_f's at the
     # release's level only (a fallback level's point may lie outside F)
     loose_prog, loose = solve_loosened(prog0, A_f, b_f, plan_c, scale, lo, hi,
-                              lambda prog: solve_exact_tight(prog, solver),
-                              x_f if level == npl.beta else None,
-                              public_objective=False, enough=enough)
+                                       lambda prog: solve_exact_tight(prog, solver),
+                                       x_f if level == npl.beta else None,
+                                       public_objective=False, enough=enough)
     if loose.status != cp.OPTIMAL or loose.value is None:
         return None
     value = float(loose.value)
@@ -190,8 +190,8 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
             gap_bound=gap,
             how=("perturbation, fit terms with private targets beside private constraints: the "
                  "fit terms' bound over the loosened constraints (the objective's rows exact), "
-                 "at a point of the tightened ones, on the release's noise event and the fit "
-                 f"terms' (beta = {beta:g} each)"))
+                 "at a point of them, on the release's noise event and the fit terms' (beta = "
+                 f"{beta:g} each)"))
         return cert, primal
 
     h_f = None if x_f is None else float(c_f @ x_f + off_f)
