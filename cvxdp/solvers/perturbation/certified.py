@@ -628,12 +628,15 @@ def _beside_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
                     hi: np.ndarray, probability: float, x_t: np.ndarray | None,
                     cert_t: Certificate, solver: str | None, accuracy: float | None
                     ) -> tuple | None:
-    """Fit terms beside private constraints (:mod:`cvxdp.solvers.perturbation.fit_beside`):
-    the noisy objective's minimiser over the tightened constraints and the tightened
-    counterpart's point ``x_t`` (None when it is the loosened counterpart's) with the better of
-    its two certificates (a point tightened at any level is in the loosened constraints, which
-    the fit bound needs) (``cert_t`` and the fit terms'); the better-certified of the
-    two (:func:`_score`, released values only).  ``(x, cert, primal, value, equality bound,
+    """Fit terms beside private constraints (:mod:`cvxdp.solvers.perturbation.fit_beside`).
+
+    Candidates: the noisy objective's minimiser over the tightened constraints; the tightened
+    counterpart's point ``x_t`` (None when it is the loosened counterpart's) with the smaller
+    of each bound of its two certificates, ``cert_t`` and the fit terms' (a point tightened at
+    any level is in the loosened constraints, which the fit bound needs); and, when neither
+    exists, the minimiser over the loosened constraints.  The better-certified one is
+    released (:func:`_score`, released values only), with the largest lower bound on the
+    optimum among the candidates and ``cert_t``.  ``(x, cert, primal, value, equality bound,
     info)``, or None when the fit terms' program has no optimum (the counterpart's answer
     stands).  Every certificate holds on the union of the events it uses."""
     npl = setup.npl
@@ -673,16 +676,21 @@ def _beside_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
                       "tightened counterpart"))
     if not cands:
         return None
-    # the optimum's lower bound: the largest of the candidates' (each holds on its events,
-    # and the union's probability is the smallest candidate's)
+    # the optimum's lower bound: the largest of the candidates' and the counterpart's (each
+    # holds on its events; a certificate built on two adds their failure probabilities, so the
+    # smallest probability among them covers the union)
     low = max(c[0].optimum_lower for c in cands)
+    prob = min(c[0].probability for c in cands)
+    if cert_t.optimum_lower > low:
+        low = cert_t.optimum_lower
+        prob = min(prob, cert_t.probability + cands[0][0].probability - 1.0)
     best = min(cands, key=lambda c: _score(c[0], problem))
     c0 = best[0]
     cert = Certificate.from_bounds(
         objective_upper=c0.objective_upper, optimum_lower=low,
         violation_bound=c0.violation_bound,
         equality_violation_bound=c0.equality_violation_bound,
-        probability=min(c[0].probability for c in cands), gap_bound=c0.gap_bound, how=c0.how)
+        probability=prob, gap_bound=c0.gap_bound, how=c0.how)
     note = {"point": best[4],
             "point_candidates": {c[4]: str(c[0]) for c in cands}}
     return best[1], cert, best[2], best[3], cert.equality_violation_bound, note
