@@ -214,7 +214,7 @@ def _bilinear_l1_bounds(model: FitModel, primal: dict[str, Any],
     upper = h_pt + V0 + float(Vj @ np.abs(vals))
     key = ("bilinear_l1_lower", b, noise)
     if key not in model.cache:
-        model.cache[key] = _bilinear_l1_lower(model, names, noisy_y, V0, Vj, upper)
+        model.cache[key] = _bilinear_l1_lower(model, names, noisy_y, V0, Vj, upper, vals)
     lower = model.cache[key]
     return upper, lower, upper - lower
 
@@ -255,9 +255,10 @@ def _entry_values(model: FitModel, names: tuple[str, ...], primal: dict[str, Any
 
 def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
                        noisy_y: tuple[np.ndarray, ...], V0: float, Vj: np.ndarray,
-                       level: float) -> float:
-    """The lower bound of :func:`_bilinear_l1_bounds` (module doc there): ``-inf`` when the
-    public constraints leave an entry unbounded or a solve fails."""
+                       level: float, x_pt: np.ndarray | None = None) -> float:
+    """The lower bound of :func:`_bilinear_l1_bounds` (module doc there): ``-inf`` when an
+    entry stays unbounded (the public constraints' box, then :func:`_faces_box` around the
+    point ``x_pt`` whose upper bound is ``level``) or a solve fails."""
     consts = {id(y): cp.Constant(np.asarray(val, dtype=float))
               for y, val in zip(model.y_copies, noisy_y, strict=True)}
     h = model.objective.tree_copy(consts)
@@ -274,16 +275,30 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
     p_pub = cp.Problem(cp.Minimize(c @ xs), cons)
     try:
         lo, hi = _entry_box(p_pub, c, n, cons, xvars)
+        if x_pt is not None and not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            sel, face = cp.Parameter(n), cp.Parameter()
+            p_face = cp.Problem(cp.Minimize(g), [*boxed, sel @ xs == face])
+
+            def face_min(b_lo: np.ndarray, b_hi: np.ndarray, j: int, at: float) -> float:
+                """min of the lower model (chords on the box) over X, the box and x_j = at."""
+                _chords(b_lo, b_hi, lo_p, hi_p, slope, icpt, V0, Vj)
+                sel.value, face.value = np.eye(n)[j], at
+                p_face.solve(solver=cp.CLARABEL, **_TIGHT)
+                if p_face.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+                    return math.inf  # no point of X there
+                if p_face.status != cp.OPTIMAL or p_face.value is None:
+                    return -math.inf
+                value = float(p_face.value)
+                return value - 1e-8 * (1.0 + abs(value))
+
+            grown = _faces_box(lo, hi, np.asarray(x_pt, dtype=float), level, face_min)
+            if grown is not None:
+                lo, hi = grown
         best = -math.inf
         for k in range(BILINEAR_L1_ROUNDS):
             if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
                 return best
-            # the chord of |.| on [lo_j, hi_j]: |x| <= a_j + s_j x there (exact off zero)
-            w = np.maximum(hi - lo, 1e-300)
-            s_j = np.where(lo >= 0, 1.0, np.where(hi <= 0, -1.0, (hi + lo) / w))
-            a_j = np.where((lo < 0) & (hi > 0), -lo - s_j * lo, 0.0)
-            lo_p.value, hi_p.value = lo, hi
-            slope.value, icpt.value = Vj * s_j, V0 + float(Vj @ a_j)
+            _chords(lo, hi, lo_p, hi_p, slope, icpt, V0, Vj)
             p_min.solve(solver=cp.CLARABEL, **_TIGHT)
             if p_min.status != cp.OPTIMAL or p_min.value is None:
                 return best
@@ -303,6 +318,61 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
     finally:
         for v in model.x_copies.values():
             v.value = None
+
+
+def _chords(lo: np.ndarray, hi: np.ndarray, lo_p: Any, hi_p: Any, slope: Any, icpt: Any,
+            V0: float, Vj: np.ndarray) -> None:
+    """Set the box parameters to ``[lo, hi]`` and the lower model's to the chord of ``|.|`` on
+    each entry's interval: ``|x| <= a_j + s_j x`` there (exact off zero)."""
+    w = np.maximum(hi - lo, 1e-300)
+    s_j = np.where(lo >= 0, 1.0, np.where(hi <= 0, -1.0, (hi + lo) / w))
+    a_j = np.where((lo < 0) & (hi > 0), -lo - s_j * lo, 0.0)
+    lo_p.value, hi_p.value = lo, hi
+    slope.value, icpt.value = Vj * s_j, V0 + float(Vj @ a_j)
+
+
+#: entries the public constraints leave unbounded that :func:`_faces_box` boxes (two face
+#: solves each per try), and its tries (the radius grows 16x a try): engineering limits on
+#: solves, every box it returns is valid
+FACES_MAX = 8
+FACES_TRIES = 4
+
+
+def _faces_box(lo: np.ndarray, hi: np.ndarray, x_pt: np.ndarray, level: float,
+               face_min: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """A box that holds a minimiser where the public constraints leave entries unbounded (a
+    free intercept), or None.
+
+    ``x_pt`` is a point of ``X`` whose true objective is at most ``level`` on the event, so the
+    convex level set ``S = {x in X : f(x) <= level}`` holds it and every minimiser.  On a box
+    ``B`` (the public box, with the open sides at ``x_pt_j +- R_j``), ``f`` is at least the
+    lower model ``g_B`` (the chords of ``|.|`` on ``B``).  If ``g_B > level`` on every open
+    face (``face_min(B, j, side)``: min of ``g_B`` over ``X``, ``B`` and ``x_j`` on the face;
+    ``inf`` when ``X`` does not reach it), no point of ``S`` lies on those faces; ``S`` is
+    convex and holds ``x_pt``, inside ``B``, so a point of ``S`` outside ``B`` would put the
+    segment between them through a face: ``S`` is in ``B``.  ``R_j = 2 (1 + |x_pt_j|)``,
+    16 times larger a try, :data:`FACES_TRIES` tries."""
+    J = np.flatnonzero(~(np.isfinite(lo) & np.isfinite(hi)))
+    if J.size == 0 or J.size > FACES_MAX:
+        return None
+    R = 2.0 * (1.0 + np.abs(x_pt[J]))
+    for _ in range(FACES_TRIES):
+        b_lo, b_hi = lo.copy(), hi.copy()
+        b_lo[J] = np.where(np.isfinite(lo[J]), lo[J], x_pt[J] - R)
+        b_hi[J] = np.where(np.isfinite(hi[J]), hi[J], x_pt[J] + R)
+        closed = True
+        for j in J:
+            for side, open_ in ((b_lo[j], not np.isfinite(lo[j])),
+                                (b_hi[j], not np.isfinite(hi[j]))):
+                if open_ and not face_min(b_lo, b_hi, int(j), float(side)) > level:
+                    closed = False
+                    break
+            if not closed:
+                break
+        if closed:
+            return b_lo, b_hi
+        R = 16.0 * R
+    return None
 
 
 #: Clarabel's tolerances for the lower bound's solves (as fit_dual's linearised solve)
