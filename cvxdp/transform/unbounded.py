@@ -1,0 +1,154 @@
+"""Directions a cone program's set is unbounded in, proven from its structure (no solve).
+
+A bound solve ``max d'x`` over ``{x : b - A x in K}`` on a direction the set does not bound is
+the costliest kind: Clarabel stops such maxima at "almost solved" (a square ``t >= ||w||^2``
+lets ``w`` grow without a recession ray in ``w``: the set's recession cone is ``{w = 0, t >=
+0}``), and telling that apart from a large finite maximum takes a retry on rescaled squares and
+a capped solve (:func:`cvxdp.solvers.public_part.bound_solve`): four or five solves per side.
+Many such directions are unbounded for a reason visible in the sparsity pattern and the signs
+of ``A``: every row the direction moves against can be restored by raising a variable that
+only ever loosens the rows it occurs in (CVXPY's epigraph variables: ``t >= ||r||``, ``t >=
+r^2``, ``u >= 1 - y x'w`` with ``u`` in the objective only).
+
+:func:`raisable_columns` finds those variables: column ``t`` every entry of which is
+
+* in an orthant row with a negative coefficient (raising ``t`` raises the slack ``b_k - A_k
+  x``, without bound),
+* in the head row of a second-order cone, with a negative coefficient, ``t`` occurring in no
+  other row of that cone (the head's slack grows without bound while its members stay), or
+* in a square's two rows (:func:`cvxdp.transform.epigraph.square_cones`: the cone holds iff
+  ``t`` is at least a finite function of its other rows, so raising ``t`` keeps and restores
+  it).
+
+:func:`unbounded_maxima` then proves ``sup d'x = +inf`` for a direction ``d`` when every block
+``x + s d`` (``s > 0``) moves against is one of those rows, restored by a raisable column
+outside ``d``'s support: an orthant row ``k`` is moved against unless every term ``A_kj d_j``
+(``j`` in the support) is ``<= 0``, a second-order cone whenever it reads the support other
+than a raisable column that ``d`` raises (which only loosens it), and a
+zero row, a PSD block or an exponential cone that reads the support is not restored (no proof).
+
+Proof.  Let ``x0`` be in the set.  For ``s > 0`` put ``x(s) = x0 + s d + sum_t lam_t e_t`` over
+the raisable columns ``t`` outside the support, ``lam_t >= 0``.  Rows that read neither the
+support nor a raised column keep ``x0``'s slack.  A raised column only loosens the rows it
+occurs in (the three kinds above).  An orthant row that ``s d`` does not move against keeps a
+slack at least ``x0``'s; one it does holds a raisable column with a negative coefficient whose
+increase restores any deficit; a second-order cone it moves holds a raisable head (or square)
+that restores it for every value of its members.  Finitely many rows, so large enough
+``lam_t`` make ``x(s)`` feasible for every ``s``, and ``d'x(s) = d'x0 + s ||d||^2`` (``d_t =
+0`` on the raised columns) is unbounded.  The set must be non-empty: the caller holds a point
+of it.  Structure and signs only: exact, no tolerance.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from cvxdp.transform.epigraph import square_cones
+
+__all__ = ["raisable_columns", "unbounded_maxima"]
+
+# row kinds
+_ZERO, _NONNEG, _HEAD, _MEMBER, _PSD = range(5)
+
+
+class _Layout:
+    """Row kinds, second-order cone of each row, the entries (explicit zeros dropped) and the
+    raisable columns of a program."""
+
+    def __init__(self, prog: Any) -> None:
+        d = prog.dims
+        A = sp.csr_matrix(prog.A, copy=True)
+        A.eliminate_zeros()
+        self.A, self.Ac = A, sp.csc_matrix(A)
+        m, n = A.shape
+        self.kind = np.full(m, _PSD, dtype=np.int8)
+        self.kind[:d.zero] = _ZERO
+        self.kind[d.zero:d.zero + d.nonneg] = _NONNEG
+        self.cone = np.full(m, -1, dtype=np.int64)
+        r0 = d.zero + d.nonneg
+        soc_start = r0
+        for i, q in enumerate(d.soc):
+            self.kind[r0:r0 + q] = _MEMBER
+            if q:
+                self.kind[r0] = _HEAD
+            self.cone[r0:r0 + q] = i
+            r0 += q
+        self.in_tail = np.zeros(n, dtype=bool)
+        tail = getattr(prog, "exp_tail", None)
+        if tail is not None and tail.A.shape[0]:
+            cols = sp.csc_matrix(tail.A).indptr
+            self.in_tail[:cols.size - 1] = np.diff(cols) > 0
+        square_member = np.zeros(m, dtype=bool)
+        if d.soc:
+            for _, k, _ in square_cones(A, prog.b, d.soc, soc_start):
+                square_member[k] = True
+        coo = A.tocoo()
+        r, c, v = coo.row, coo.col, coo.data
+        kind = self.kind[r]
+        good = (((kind == _NONNEG) | (kind == _HEAD)) & (v < 0)) | ((kind == _MEMBER)
+                                                                      & square_member[r])
+        bad = np.zeros(n, dtype=bool)
+        bad[c[~good]] = True
+        self.raisable = ~bad & ~self.in_tail
+
+
+def raisable_columns(prog: Any) -> np.ndarray:
+    """Bool ``(n,)``: the columns whose every entry loosens its row when the column grows
+    (module doc); structure and signs only."""
+    return _Layout(prog).raisable
+
+
+def unbounded_maxima(prog: Any, directions: list[np.ndarray]) -> np.ndarray:
+    """Bool per direction: ``sup d'x = +inf`` over ``{x : b - A x in K}`` (its exponential
+    tail included) is proven from structure (module doc), given that the set is non-empty.
+    False means not proven (the direction may still be unbounded)."""
+    lay = _Layout(prog)
+    A, Ac = lay.A, lay.Ac
+    out = np.zeros(len(directions), dtype=bool)
+    for i, d in enumerate(directions):
+        d = np.asarray(d, dtype=float)
+        D = np.flatnonzero(d)
+        if D.size == 0 or lay.in_tail[D].any():
+            continue
+        out[i] = _restorable(A, Ac, lay, d, D)
+    return out
+
+
+def _restorable(A: sp.csr_matrix, Ac: sp.csc_matrix, lay: _Layout, d: np.ndarray,
+                D: np.ndarray) -> bool:
+    """Whether every block ``x + s d`` moves against holds a raisable column outside ``D``."""
+    sub = Ac[:, D].tocoo()
+    rows = np.unique(sub.row)
+    if rows.size == 0:
+        return True
+    kind = lay.kind[rows]
+    if np.any((kind == _ZERO) | (kind == _PSD)):
+        return False
+    helpers = lay.raisable.copy()
+    helpers[D] = False
+    # orthant rows: moved against unless every term A_kj d_j is <= 0 (no cancellation needed)
+    terms = sub.data * d[D][sub.col]
+    against = np.zeros(A.shape[0], dtype=bool)
+    against[sub.row[terms > 0]] = True
+    for k in rows[(kind == _NONNEG) & against[rows]]:
+        cols = A.indices[A.indptr[k]:A.indptr[k + 1]]
+        if not helpers[cols].any():  # a raisable column's orthant entries are negative
+            return False
+    # second-order cones read by the support (but for raisable columns it raises, which only
+    # loosen them): restored by a raisable column in the head
+    moved = ~(lay.raisable[D] & (d[D] > 0))
+    cone_rows = np.unique(sub.row[moved[sub.col]])
+    heads = {}
+    for k in cone_rows[(lay.kind[cone_rows] == _HEAD) | (lay.kind[cone_rows] == _MEMBER)]:
+        heads[int(lay.cone[k])] = None
+    if heads:
+        head_rows = np.flatnonzero(lay.kind == _HEAD)
+        for cone in heads:
+            h = head_rows[lay.cone[head_rows] == cone][0]
+            cols = A.indices[A.indptr[h]:A.indptr[h + 1]]
+            if not helpers[cols].any():
+                return False
+    return True
