@@ -81,18 +81,27 @@ class _Layout:
         if tail is not None and tail.A.shape[0]:
             cols = sp.csc_matrix(tail.A).indptr
             self.in_tail[:cols.size - 1] = np.diff(cols) > 0
-        square_member = np.zeros(m, dtype=bool)
-        if d.soc:
-            for _, k, _ in square_cones(A, prog.b, d.soc, soc_start):
-                square_member[k] = True
         coo = A.tocoo()
         r, c, v = coo.row, coo.col, coo.data
         kind = self.kind[r]
-        good = (((kind == _NONNEG) | (kind == _HEAD)) & (v < 0)) | ((kind == _MEMBER)
-                                                                      & square_member[r])
+        good = ((kind == _NONNEG) | (kind == _HEAD)) & (v < 0)
+        # a square's member row is good for its own column: looked up only when some column
+        # has no other bad entry (square_cones reads every cone)
+        member_only = np.zeros(n, dtype=bool)
+        member_only[c[~good & (kind == _MEMBER)]] = True
+        member_only[c[~good & (kind != _MEMBER)]] = False
+        if member_only.any():
+            square_member = np.zeros(m, dtype=bool)
+            for _, k, _ in square_cones(A, prog.b, d.soc, soc_start):
+                square_member[k] = True
+            good |= (kind == _MEMBER) & square_member[r]
         bad = np.zeros(n, dtype=bool)
         bad[c[~good]] = True
         self.raisable = ~bad & ~self.in_tail
+        #: raisable columns each row reads; the head row of each second-order cone
+        self.row_raisable = np.bincount(r[self.raisable[c]], minlength=m).astype(np.int64)
+        self.head = np.cumsum(np.r_[soc_start, d.soc[:-1]]).astype(np.int64) if d.soc \
+            else np.zeros(0, dtype=np.int64)
 
 
 def raisable_columns(prog: Any) -> np.ndarray:
@@ -106,49 +115,40 @@ def unbounded_maxima(prog: Any, directions: list[np.ndarray]) -> np.ndarray:
     tail included) is proven from structure (module doc), given that the set is non-empty.
     False means not proven (the direction may still be unbounded)."""
     lay = _Layout(prog)
-    A, Ac = lay.A, lay.Ac
     out = np.zeros(len(directions), dtype=bool)
     for i, d in enumerate(directions):
         d = np.asarray(d, dtype=float)
         D = np.flatnonzero(d)
         if D.size == 0 or lay.in_tail[D].any():
             continue
-        out[i] = _restorable(A, Ac, lay, d, D)
+        out[i] = _restorable(lay, d, D)
     return out
 
 
-def _restorable(A: sp.csr_matrix, Ac: sp.csc_matrix, lay: _Layout, d: np.ndarray,
-                D: np.ndarray) -> bool:
+def _restorable(lay: _Layout, d: np.ndarray, D: np.ndarray) -> bool:
     """Whether every block ``x + s d`` moves against holds a raisable column outside ``D``."""
-    sub = Ac[:, D].tocoo()
-    rows = np.unique(sub.row)
-    if rows.size == 0:
+    Ac = lay.Ac
+    starts, lens = Ac.indptr[D], Ac.indptr[D + 1] - Ac.indptr[D]
+    if lens.sum() == 0:
         return True
+    # the support's entries (row, value, position in D), read straight off the column arrays
+    at = np.repeat(np.arange(D.size), lens)
+    idx = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens) + np.repeat(starts,
+                                                                                   lens)
+    rows, vals = Ac.indices[idx], Ac.data[idx]
     kind = lay.kind[rows]
     if np.any((kind == _ZERO) | (kind == _PSD)):
         return False
-    helpers = lay.raisable.copy()
-    helpers[D] = False
-    # orthant rows: moved against unless every term A_kj d_j is <= 0 (no cancellation needed)
-    terms = sub.data * d[D][sub.col]
-    against = np.zeros(A.shape[0], dtype=bool)
-    against[sub.row[terms > 0]] = True
-    for k in rows[(kind == _NONNEG) & against[rows]]:
-        cols = A.indices[A.indptr[k]:A.indptr[k + 1]]
-        if not helpers[cols].any():  # a raisable column's orthant entries are negative
-            return False
+    # raisable columns per row, less those in D (raising them is not on offer: d moves them)
+    helpers = lay.row_raisable.copy()
+    np.subtract.at(helpers, rows, lay.raisable[D][at])
+    # orthant rows: moved against unless every term A_kj d_j is <= 0 (no cancellation needed);
+    # a raisable column's orthant entries are negative, so one restores the row
+    against = rows[(kind == _NONNEG) & (vals * d[D][at] > 0)]
+    if np.any(helpers[against] <= 0):
+        return False
     # second-order cones read by the support (but for raisable columns it raises, which only
     # loosen them): restored by a raisable column in the head
-    moved = ~(lay.raisable[D] & (d[D] > 0))
-    cone_rows = np.unique(sub.row[moved[sub.col]])
-    heads = {}
-    for k in cone_rows[(lay.kind[cone_rows] == _HEAD) | (lay.kind[cone_rows] == _MEMBER)]:
-        heads[int(lay.cone[k])] = None
-    if heads:
-        head_rows = np.flatnonzero(lay.kind == _HEAD)
-        for cone in heads:
-            h = head_rows[lay.cone[head_rows] == cone][0]
-            cols = A.indices[A.indptr[h]:A.indptr[h + 1]]
-            if not helpers[cols].any():
-                return False
-    return True
+    moved = ~(lay.raisable[D] & (d[D] > 0))[at] & ((kind == _HEAD) | (kind == _MEMBER))
+    heads = lay.head[lay.cone[rows[moved]]]
+    return not np.any(helpers[heads] <= 0)
