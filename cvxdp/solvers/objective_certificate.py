@@ -192,14 +192,25 @@ def _top_level(started: Any, room: Any, t: float, scale: float
         upper_solves, lower_solves = started(top, order), started(top / 4.0, order)
         if upper_solves is None:
             return None
+        # no later try: the last one, or no level of one fits in the budget
+        last = attempt == _TOP_TRIES - 1 or not room(1)
         if lower_solves is not None:
-            # no later try: the last one, or no level of one fits in the budget
-            last = attempt == _TOP_TRIES - 1 or not room(1)
             for cols in _side_by_side(upper_solves, lower_solves):
                 slope = (upper_solves.up[:, cols] - lower_solves.low[:, cols]) / (0.75 * top)
                 partial = t * float(np.linalg.norm(np.maximum(np.max(slope, axis=0), 0.0)))
                 if partial > 1.0 and (last or partial > 0.5 * before):
                     return None
+        if lower_solves is None or lower_solves.failed:
+            # the lower level counts 0 below, so the slope is the upper extents over 0.75 d_0:
+            # those solved so far bound the try's growth from below (the rest are >= 0), and
+            # the same test stops the upper level's remaining solves once the try cannot pass
+            # and no later one can follow (the answer is then None whatever they return)
+            while True:
+                partial = t * _norm_max(upper_solves.up) / (0.75 * top)
+                if partial > 1.0 and (last or partial > 0.5 * before):
+                    return None
+                if not upper_solves.step():
+                    break
         upper = upper_solves.extents()
         if upper is None:
             return None

@@ -167,3 +167,33 @@ def test_a_top_level_that_holds_is_found_with_every_solve(monkeypatch):
     monkeypatch.setattr(oc, "_side_by_side", lambda upper, lower: iter(()))
     full, full_solves = _diet_level_search(1e-3, None)
     assert np.isfinite(small) and small == full and solves == full_solves
+
+
+def test_a_lower_level_that_fails_stops_the_upper_one_once_the_try_cannot_pass(monkeypatch):
+    # the lower level of the only try the budget allows fails at its second solve: it counts
+    # 0, so the upper extents solved so far bound the slope from below; at a large noise bound
+    # that fails t ||Lambda|| <= 1 at once, and the upper level's other solves are not run
+    # (the answer is inf whatever they give: the same as after all of them)
+    from cvxdp.solvers import objective_certificate as oc
+
+    made = []
+    real = oc._LevelSolves
+
+    class FailingLower(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def step(self):
+            if self is made[1] and self.solved == 1:
+                self.failed = True
+                return False
+            return super().step()
+
+    monkeypatch.setattr(oc, "_LevelSolves", FailingLower)
+    bound, solves = _diet_level_search(50.0, 40)
+    made.clear()
+    monkeypatch.setattr(oc, "_norm_max", lambda up: 0.0)  # the new test off
+    full, full_solves = _diet_level_search(50.0, 40)
+    assert bound == full == np.inf
+    assert full_solves == 2 * 8 + 1 and solves == 2 + 1
