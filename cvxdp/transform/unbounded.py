@@ -102,6 +102,32 @@ class _Layout:
         self.row_raisable = np.bincount(r[self.raisable[c]], minlength=m).astype(np.int64)
         self.head = np.cumsum(np.r_[soc_start, d.soc[:-1]]).astype(np.int64) if d.soc \
             else np.zeros(0, dtype=np.int64)
+        self.unit = self._units(r, c, v, kind, n)
+
+    def _units(self, r: np.ndarray, c: np.ndarray, v: np.ndarray, kind: np.ndarray,
+               n: int) -> np.ndarray:
+        """Bool ``(2, n)``: :func:`_restorable` for ``+e_j`` (row 0) and ``-e_j`` (row 1) of
+        every column at once, entry by entry: a zero or PSD row fails both; an orthant row
+        fails the side its coefficient's sign moves against when no raisable column but ``j``
+        is in it; a second-order cone fails when its head holds no raisable column but ``j``,
+        except for ``+e_j`` with ``j`` raisable (raising it only loosens the cone; a raisable
+        ``j`` in a cone is in its head)."""
+        rais = self.raisable[c]
+        others = self.row_raisable[r] - rais
+        in_cone = (kind == _HEAD) | (kind == _MEMBER)
+        head = np.zeros(r.size, dtype=np.int64)
+        head[in_cone] = self.head[self.cone[r[in_cone]]]
+        head_others = self.row_raisable[head] - rais
+        never = (kind == _ZERO) | (kind == _PSD)
+        plus = never | ((kind == _NONNEG) & (v > 0) & (others <= 0)) \
+            | (in_cone & ~rais & (head_others <= 0))
+        minus = never | ((kind == _NONNEG) & (v < 0) & (others <= 0)) \
+            | (in_cone & (head_others <= 0))
+        ok = np.ones((2, n), dtype=bool)
+        ok[0, c[plus]] = False
+        ok[1, c[minus]] = False
+        ok[:, self.in_tail] = False
+        return ok
 
 
 def raisable_columns(prog: Any) -> np.ndarray:
@@ -121,7 +147,8 @@ def unbounded_maxima(prog: Any, directions: list[np.ndarray]) -> np.ndarray:
         D = np.flatnonzero(d)
         if D.size == 0 or lay.in_tail[D].any():
             continue
-        out[i] = _restorable(lay, d, D)
+        out[i] = lay.unit[0 if d[D[0]] > 0 else 1, D[0]] if D.size == 1 else \
+            _restorable(lay, d, D)
     return out
 
 
