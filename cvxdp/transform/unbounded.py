@@ -48,7 +48,7 @@ import scipy.sparse as sp
 
 from cvxdp.transform.epigraph import square_cones
 
-__all__ = ["raisable_columns", "unbounded_maxima"]
+__all__ = ["UnboundedProof", "raisable_columns", "unbounded_maxima"]
 
 # row kinds
 _ZERO, _NONNEG, _HEAD, _MEMBER, _PSD = range(5)
@@ -136,20 +136,34 @@ def raisable_columns(prog: Any) -> np.ndarray:
     return _Layout(prog).raisable
 
 
+class UnboundedProof:
+    """The module doc's proof for one program, its structure read once: :meth:`proven` for a
+    direction, :meth:`unit` for ``+-e_j`` (a table lookup)."""
+
+    def __init__(self, prog: Any) -> None:
+        self._lay = _Layout(prog)
+
+    def unit(self, j: int, sign: float) -> bool:
+        """``sup sign x_j = +inf`` proven (given a point of the set)."""
+        return bool(self._lay.unit[0 if sign > 0 else 1, j])
+
+    def proven(self, d: np.ndarray) -> bool:
+        """``sup d'x = +inf`` proven (given a point of the set)."""
+        d = np.asarray(d, dtype=float)
+        D = np.flatnonzero(d)
+        if D.size == 0 or self._lay.in_tail[D].any():
+            return False
+        if D.size == 1:
+            return self.unit(int(D[0]), float(d[D[0]]))
+        return _restorable(self._lay, d, D)
+
+
 def unbounded_maxima(prog: Any, directions: list[np.ndarray]) -> np.ndarray:
     """Bool per direction: ``sup d'x = +inf`` over ``{x : b - A x in K}`` (its exponential
     tail included) is proven from structure (module doc), given that the set is non-empty.
     False means not proven (the direction may still be unbounded)."""
-    lay = _Layout(prog)
-    out = np.zeros(len(directions), dtype=bool)
-    for i, d in enumerate(directions):
-        d = np.asarray(d, dtype=float)
-        D = np.flatnonzero(d)
-        if D.size == 0 or lay.in_tail[D].any():
-            continue
-        out[i] = lay.unit[0 if d[D[0]] > 0 else 1, D[0]] if D.size == 1 else \
-            _restorable(lay, d, D)
-    return out
+    proof = UnboundedProof(prog)
+    return np.array([proof.proven(d) for d in directions], dtype=bool)
 
 
 def _restorable(lay: _Layout, d: np.ndarray, D: np.ndarray) -> bool:
