@@ -177,14 +177,16 @@ def _top_level(started: Any, room: Any, t: float, scale: float
     by at least half a step (linear growth: it never will), or a level set is unbounded.  A
     lower level whose solves fail counts with extents 0 (a valid lower bound).
 
-    The two levels of a try are solved side by side, coordinate by coordinate: the coordinates
-    solved in both bound ``t ||Lambda||`` from below (a norm over fewer coordinates; a lower
-    level that fails later only raises the slopes), so once that partial value fails the try
-    and no later try can follow (no room in the solve budget for one, or it stopped falling by
-    half), the answer is None whatever the remaining solves return, and they are not run.  The
-    coordinates after the first are taken steepest first by the previous try's slopes: a
-    level's Clarabel session is set up with its first cost and updated for the others, whose
-    answers do not depend on the order of the updates, so the extents are the same.
+    The two levels of a try are solved side by side, one side of one coordinate at a time: the
+    sides solved in both bound ``t ||Lambda||`` from below (each slope is ``>= 0``: the extents
+    grow with the level, so a side not yet solved, counted 0, and a norm over fewer
+    coordinates only lower it; a lower level that fails later only raises the slopes), so once
+    that partial value fails the try and no later try can follow (no room in the solve budget
+    for one, or it stopped falling by half), the answer is None whatever the remaining solves
+    return, and they are not run.  The sides after the first are taken steepest first by the
+    previous try's slopes per side: a level's Clarabel session is set up with its first cost
+    and updated for the others, whose answers do not depend on the order of the updates, so
+    the extents are the same.
     """
     top, before = t * max(1.0, scale), math.inf
     order = None
@@ -192,14 +194,26 @@ def _top_level(started: Any, room: Any, t: float, scale: float
         upper_solves, lower_solves = started(top, order), started(top / 4.0, order)
         if upper_solves is None:
             return None
+        # no later try: the last one, or no level of one fits in the budget
+        last = attempt == _TOP_TRIES - 1 or not room(1)
         if lower_solves is not None:
-            # no later try: the last one, or no level of one fits in the budget
-            last = attempt == _TOP_TRIES - 1 or not room(1)
-            for cols in _side_by_side(upper_solves, lower_solves):
-                slope = (upper_solves.up[:, cols] - lower_solves.low[:, cols]) / (0.75 * top)
+            for _ in _side_by_side(upper_solves, lower_solves):
+                # sides solved in neither level are 0 - 0; every other is solved in both
+                slope = (upper_solves.up - lower_solves.low) / (0.75 * top)
                 partial = t * float(np.linalg.norm(np.maximum(np.max(slope, axis=0), 0.0)))
                 if partial > 1.0 and (last or partial > 0.5 * before):
                     return None
+        if lower_solves is None or lower_solves.failed:
+            # the lower level counts 0 below, so the slope is the upper extents over 0.75 d_0:
+            # those solved so far bound the try's growth from below (the rest are >= 0), and
+            # the same test stops the upper level's remaining solves once the try cannot pass
+            # and no later one can follow (the answer is then None whatever they return)
+            while True:
+                partial = t * _norm_max(upper_solves.up) / (0.75 * top)
+                if partial > 1.0 and (last or partial > 0.5 * before):
+                    return None
+                if not upper_solves.step():
+                    break
         upper = upper_solves.extents()
         if upper is None:
             return None
@@ -217,20 +231,22 @@ def _top_level(started: Any, room: Any, t: float, scale: float
             # higher levels will not meet the condition: stop the solves
             return None
         top, before = 16.0 * top, growth
-        # the listed first coordinate stays first: Clarabel solves the cost its session is
-        # set up with (the first) a hair differently from an updated one (bound_solves)
-        steep = np.argsort(-slope, kind="stable")
+        # the next try's solves, steepest side first (by this try's slopes per side): the
+        # partial test then reaches a failing try's slope in about half the solves; the first
+        # solve (coordinate 0, + side) stays first: Clarabel solves the cost its session is
+        # set up with a hair differently from an updated one (bound_solves)
+        sides = ((upper[0] - lower[1]) / (0.75 * top)).ravel(order="F")  # 2 col + side
+        steep = np.argsort(-sides, kind="stable")
         order = np.concatenate([[0], steep[steep != 0]])
     return None
 
 
-def _side_by_side(upper: _LevelSolves, lower: _LevelSolves) -> Iterator[np.ndarray]:
-    """Run the two levels' solves alternately (the same coordinate order); after each
-    coordinate solved (both sides) in both, yield the columns solved so far.  Stops when
-    either level stops (a failed solve, or all solved)."""
+def _side_by_side(upper: _LevelSolves, lower: _LevelSolves) -> Iterator[int]:
+    """Run the two levels' solves alternately (the same order of sides); after each side
+    solved in both, yield the number solved.  Stops when either level stops (a failed solve,
+    or all solved)."""
     while upper.step() and lower.step():
-        if upper.solved % 2 == 0:  # both sides of a coordinate, in both levels
-            yield upper.order[:upper.solved // 2]
+        yield upper.solved
 
 
 def _norm_max(up: np.ndarray) -> float:
@@ -269,8 +285,9 @@ def _extents(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
 
 class _LevelSolves:
     """The solves of :func:`_extents` on one level set, run one at a time (:meth:`step`) or
-    all (:meth:`extents`): coordinate by coordinate (the columns of ``supp`` in ``order``,
-    default as listed), ``+`` side then ``-``.
+    all (:meth:`extents`): side by side in ``order`` (codes ``2 col + side``, ``col`` a column of
+    ``supp``, side 0 the ``+`` one), default coordinate by coordinate as listed, ``+`` side
+    then ``-``.
 
     ``up`` / ``low`` (rows: side; columns: ``supp``'s) hold the bounds of the ``solved`` first
     solves, the rest 0; ``failed`` when a solve gave no bound.
@@ -282,10 +299,10 @@ class _LevelSolves:
         self.low = np.zeros((2, supp.size))
         self.solved = 0
         self.failed = False
-        self.order = np.arange(supp.size) if order is None else np.asarray(order, dtype=int)
+        codes = np.arange(2 * supp.size) if order is None else np.asarray(order, dtype=int)
         self._x = x
-        self._jobs = [(int(col), int(supp[col]), side, sgn) for col in self.order
-                      for side, sgn in enumerate((1.0, -1.0))]
+        self._jobs = [(int(code // 2), int(supp[code // 2]), int(code % 2),
+                       1.0 if code % 2 == 0 else -1.0) for code in codes]
 
         def cost(j: int, sgn: float) -> np.ndarray:
             c = np.zeros(x.size)

@@ -28,6 +28,7 @@ from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.mwu.mwu import _svec_index
 from cvxdp.transform.exact import ClarabelSession, ExactSolution, clarabel_retried, solve_exact
 from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant_rows_added
+from cvxdp.transform.unbounded import UnboundedProof
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
            "UnitDirections", "bound_solve", "public_program", "canonical_constraints"]
@@ -93,8 +94,21 @@ def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
     sides = ((1.0, hi),) if upper_only else ((1.0, hi), (-1.0, lo))
     jobs = [(i, sgn, out) for i in range(len(directions)) for sgn, out in sides]
     # maximise sgn d'x for every direction and side, over one solver session
-    costs = (-sgn * np.asarray(directions[i], dtype=float) for i, sgn, _ in jobs)
-    for (i, sgn, out), (res, pad) in zip(jobs, bound_solves(prog, costs), strict=True):
+    def costs() -> Iterator[np.ndarray]:  # made when solved (UnitDirections)
+        return (-sgn * np.asarray(directions[i], dtype=float) for i, sgn, _ in jobs)
+
+    # sides proven unbounded from structure are not solved (each would cost up to five
+    # solves), once a point of the set is in hand: they are infinite whatever a solve says
+    skip = _proven_unbounded(prog, directions, jobs) if allow_unbounded else None
+    results: Iterable[tuple[Any, float | None]] = bound_solves(prog, costs())  # lazy: errors
+    if skip is not None:                                                      # stop it
+        results = list(bound_solves(prog, costs(), skip=skip))
+        if not _nonempty(prog, [r for r, _ in results if r is not None]):
+            results = bound_solves(prog, costs())  # no point in hand: as without the proof
+    for (i, sgn, out), (res, pad) in zip(jobs, results, strict=True):
+        if res is None:  # proven unbounded (allow_unbounded)
+            out[i] = sgn * np.inf
+            continue
         status = res.status
         value = None if pad is None else -float(res.value)
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
@@ -120,19 +134,27 @@ def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
     return lo, hi
 
 
-def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray]
-                 ) -> Iterator[tuple[Any, float | None]]:
+def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray],
+                 skip: np.ndarray | None = None) -> Iterator[tuple[Any, float | None]]:
     """:func:`bound_solve` for each cost vector in turn over the same set (``prog.c`` is set to
     it): one Clarabel session whose cost is updated in place (the setup paid once), and
-    :func:`bound_solve`'s fresh solve and fallbacks for a solve that does not end solved."""
+    :func:`bound_solve`'s fresh solve and fallbacks for a solve that does not end solved.
+
+    ``skip`` (bool per cost): those costs are not solved and give ``(None, None)``; the session
+    is still set up with the first cost, so the others' answers are the ones they get
+    without the skip (Clarabel's answer to an updated cost does not depend on the costs
+    solved before it)."""
     session: Any = None
-    for c in costs:
+    for k, c in enumerate(costs):
         prog.c = np.asarray(c, dtype=float)
         if session is None:
             try:
                 session = ClarabelSession(prog)
             except (ImportError, ValueError):
                 session = False
+        if skip is not None and skip[k]:
+            yield None, None
+            continue
         res = session.solve(prog.c) if session else None
         if res is not None and res.status == cp.OPTIMAL:
             yield res, 1e-8
@@ -143,6 +165,33 @@ def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray]
             # one bound_solve's own first solve would give: it is not solved again
             yield bound_solve(prog, first=res if res is not None and session.last_fresh
                               else None)
+
+
+def _proven_unbounded(prog: SymmetricConeProgram, directions: Sequence[np.ndarray],
+                      jobs: list[tuple[int, float, Any]]) -> np.ndarray | None:
+    """Per job ``(i, sgn, _)``: ``sup sgn d_i'x = +inf`` proven from structure
+    (:class:`cvxdp.transform.unbounded.UnboundedProof`; a unit direction of
+    :class:`UnitDirections` read without making its vector); None when no job is."""
+    proof = UnboundedProof(prog)
+    units = directions if isinstance(directions, UnitDirections) else None
+    out = np.zeros(len(jobs), dtype=bool)
+    for k, (i, sgn, _) in enumerate(jobs):
+        col = units.column(i) if units is not None else None
+        out[k] = proof.unit(col, sgn) if col is not None else \
+            proof.proven(sgn * np.asarray(directions[i], dtype=float))
+    return out if out.any() else None
+
+
+def _nonempty(prog: SymmetricConeProgram, answers: list[Any]) -> bool:
+    """Whether a point of ``prog``'s set is in hand: one of ``answers`` solved (to Clarabel's
+    tolerance, the one every bound here stands on), else a solve of the set with cost 0."""
+    if any(r.status == cp.OPTIMAL and r.x is not None for r in answers):
+        return True
+    try:
+        res = solve_exact(dataclasses.replace(prog, c=np.zeros(prog.n)), solver="CLARABEL")
+    except (ImportError, ValueError, cp.error.SolverError):
+        return False
+    return res.status == cp.OPTIMAL
 
 
 def bound_solve(prog: SymmetricConeProgram, first: ExactSolution | None = None
@@ -254,6 +303,13 @@ class UnitDirections(Sequence):
 
     def __len__(self) -> int:
         return len(self._first) + int(self._cols.size)
+
+    def column(self, i: int) -> int | None:
+        """The column of ``self[i]`` when it is a unit vector ``e_col``; None for the listed
+        ``first`` directions."""
+        i = int(i) + (len(self) if int(i) < 0 else 0)
+        k = i - len(self._first)
+        return int(self._cols[k]) if k >= 0 else None
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):

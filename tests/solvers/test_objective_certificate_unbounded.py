@@ -167,3 +167,61 @@ def test_a_top_level_that_holds_is_found_with_every_solve(monkeypatch):
     monkeypatch.setattr(oc, "_side_by_side", lambda upper, lower: iter(()))
     full, full_solves = _diet_level_search(1e-3, None)
     assert np.isfinite(small) and small == full and solves == full_solves
+
+
+def test_a_lower_level_that_fails_stops_the_upper_one_once_the_try_cannot_pass(monkeypatch):
+    # the lower level of the only try the budget allows fails at its first solve: it counts
+    # 0, so the upper extents solved so far bound the slope from below; at a large noise bound
+    # that fails t ||Lambda|| <= 1 at once, and the upper level's other solves are not run
+    # (the answer is inf whatever they give: the same as after all of them)
+    from cvxdp.solvers import objective_certificate as oc
+
+    made = []
+    real = oc._LevelSolves
+
+    class FailingLower(real):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def step(self):
+            if self is made[1]:
+                self.failed = True
+                return False
+            return super().step()
+
+    monkeypatch.setattr(oc, "_LevelSolves", FailingLower)
+    bound, solves = _diet_level_search(50.0, 40)
+    made.clear()
+    monkeypatch.setattr(oc, "_norm_max", lambda up: 0.0)  # the new test off
+    full, full_solves = _diet_level_search(50.0, 40)
+    assert bound == full == np.inf
+    assert full_solves == 2 * 8 and solves == 1
+
+
+def test_a_second_try_taken_steepest_side_first_gives_the_listed_order_bound(monkeypatch):
+    # at t = 0.3 the diet's first try fails and the second holds: its sides are solved in the
+    # order of the first try's slopes per side; the bound is the one of the listed order, to
+    # the bit (a level's updated solves do not depend on their order)
+    from cvxdp.solvers import objective_certificate as oc
+
+    real = oc._LevelSolves
+    orders = []
+
+    class Recorded(real):
+        def __init__(self, prog, x, supp, order=None):
+            orders.append(order)
+            super().__init__(prog, x, supp, order)
+
+    class Listed(real):
+        def __init__(self, prog, x, supp, order=None):
+            super().__init__(prog, x, supp, None)
+
+    monkeypatch.setattr(oc, "_LevelSolves", Recorded)
+    bound, _ = _diet_level_search(0.3, None)
+    monkeypatch.setattr(oc, "_LevelSolves", Listed)
+    listed, _ = _diet_level_search(0.3, None)
+    reordered = [o for o in orders if o is not None]
+    assert len(reordered) == 2 and sorted(reordered[0]) == list(range(16))
+    assert reordered[0][0] == 0 and not np.array_equal(reordered[0], np.arange(16))
+    assert np.isfinite(bound) and bound == listed
