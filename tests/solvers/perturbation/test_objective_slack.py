@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 import cvxdp
 
@@ -94,7 +95,7 @@ def test_private_weights_on_norm_epigraphs_without_a_public_box():
     assert cert.relative_gap_bound <= 1e-2
 
 
-def _network_utility(floor):
+def _network_utility(floor, eps=1e6):
     """Network utility maximisation (held-out trial 19): private weights on ``log`` rates and
     private link capacities, ``max w @ log(x)`` s.t. ``R @ x <= c`` (and a public floor on the
     rates)."""
@@ -108,37 +109,29 @@ def _network_utility(floor):
     cons = [R @ x <= c] + ([x >= floor] if floor else [])
     prob = cp.Problem(cp.Maximize(w @ cp.log(x)), cons)
     exact = cp.Problem(prob.objective, prob.constraints).solve()
-    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+    sol = prob.solve_private(epsilon=eps, delta=1e-6, rng=0,
                              private=[cvxdp.ObjectivePrivacy(w, sensitivity=0.05),
                                       cvxdp.ScalarPrivacy(c, sensitivity=0.05)])
     return exact, float(prob.objective.value), sol
 
 
-def test_private_weights_on_log_hypographs_are_bounded_through_the_atoms():
+@pytest.mark.parametrize("floor", [0.01, None])
+def test_private_weights_on_log_hypographs_are_bounded(floor):
     """The weights multiply CVXPY's hypograph variables ``t_i <= log(x_i)``; no public row
     bounds them below, so the objective's error anywhere was ``inf`` and ``optimum_lower`` was
     ``-inf`` at epsilon 1e6 (true gap 5e-6), also with the public floor ``x >= 0.01`` the
-    status reason asked for.  Some optimal point has every ``t_i`` tight (a nonnegative weight
-    on a concave atom, maximised), so ``t_i >= log(min x_i)`` there."""
-    exact, true, sol = _network_utility(0.01)
+    status reason asked for.
+
+    With the floor: some optimal point has every ``t_i`` tight (a nonnegative weight on a
+    concave atom, maximised), so ``t_i >= log(min x_i)`` there.  Without it (trial 19's model as
+    written): ``t_i`` is bounded above only (``x`` is, in the loosened counterpart), and the
+    error ``-e_i t_i`` of a coordinate bounded on one side is at least ``s_i t_i - 2 s_i
+    max(hi_i, 0)`` for ``|e_i| <= s_i`` (its own event): the noisy weights shifted by ``s_i``
+    still make the objective grow as a rate falls to 0, so one more solve of the loosened
+    counterpart bounds the optimum."""
+    exact, true, sol = _network_utility(floor)
     cert = sol.certificate
     # a maximised model's certificate bounds the minimised -objective
-    assert -exact >= cert.optimum_lower - 1e-7
-    assert -true <= cert.objective_upper + 1e-7
-    assert cert.relative_gap_bound <= 1e-2
-    assert exact - true <= cert.gap_bound
-
-
-def test_log_hypographs_without_a_floor_are_bounded_through_the_objectives_growth():
-    """Trial 19's model as written: no floor on the rates, so ``t_i = log(x_i)`` has no lower
-    bound and the objective's error anywhere is unbounded (``optimum_lower = -inf``).  But
-    ``t_i`` is bounded above (``x`` is, in the loosened counterpart), and the error
-    ``-e_i t_i`` of a coordinate bounded on one side is at least ``s_i t_i - 2 s_i max(hi_i,
-    0)`` for ``|e_i| <= s_i`` (its own event): the noisy weights shifted by ``s_i`` still make
-    the objective grow as a rate falls to 0, so one more solve of the loosened counterpart
-    bounds the optimum."""
-    exact, true, sol = _network_utility(None)
-    cert = sol.certificate
     assert -exact >= cert.optimum_lower - 1e-7
     assert -true <= cert.objective_upper + 1e-7
     assert cert.relative_gap_bound <= 1e-2
@@ -149,17 +142,7 @@ def test_log_hypographs_a_noise_larger_than_the_weights_ask_for_a_floor():
     """At epsilon 1 the weights' noise bound exceeds the weights: the shifted objective no
     longer grows as a rate falls to 0, no lower bound is proven, and the reason asks for a
     positive lower bound on the log's argument (which exp_hypograph_bounds then uses)."""
-    rng = np.random.default_rng(513)
-    links, flows = 8, 12
-    R = (rng.random((links, flows)) < 0.35).astype(float)
-    R[rng.integers(0, links, flows), np.arange(flows)] = 1
-    w = cp.Parameter(flows, name="w", nonneg=True, value=rng.uniform(1, 2, flows))
-    c = cp.Parameter(links, name="c", value=rng.uniform(1, 3, links))
-    x = cp.Variable(flows, name="x")
-    prob = cp.Problem(cp.Maximize(w @ cp.log(x)), [R @ x <= c])
-    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
-                             private=[cvxdp.ObjectivePrivacy(w, sensitivity=0.05),
-                                      cvxdp.ScalarPrivacy(c, sensitivity=0.05)])
+    _, _, sol = _network_utility(None, eps=1.0)
     assert not np.isfinite(sol.certificate.relative_gap_bound)
     assert "log / entr terms of x" in sol.status_reason
     assert "positive public lower bound" in sol.status_reason
