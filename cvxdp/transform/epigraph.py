@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["epigraph_bounds", "epigraph_members", "exp_hypograph_bounds", "hypograph_cones",
-           "row_range_bound", "square_cones"]
+           "hypograph_members", "row_range_bound", "square_cones"]
 
 
 def row_range_bound(A: sp.csr_matrix, b: np.ndarray, rows: np.ndarray, lo: np.ndarray,
@@ -240,6 +240,14 @@ def hypograph_cones(exp_A: sp.spmatrix, cols: np.ndarray) -> list[int]:
     E = sp.csr_matrix(exp_A)
     return [k for k in range(E.shape[0] // 3)
             if np.isin(E.indices[E.indptr[3 * k]:E.indptr[3 * k + 1]], cols).any()]
+
+
+def hypograph_members(exp_A: sp.spmatrix, cones: list[int]) -> set[int]:
+    """The variables the third row (``w``, the log's argument) of each of ``cones`` reads:
+    what :func:`exp_hypograph_bounds` needs bounded to bound those cones' hypograph
+    variables.  Structure only."""
+    E = sp.csr_matrix(exp_A)
+    return {int(j) for k in cones for j in E.indices[E.indptr[3 * k + 2]:E.indptr[3 * k + 3]]}
 
 
 def square_cones(A: sp.spmatrix, b: np.ndarray, soc: tuple[int, ...], soc_start: int

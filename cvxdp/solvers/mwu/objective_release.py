@@ -39,6 +39,7 @@ from cvxdp.transform.epigraph import (
     epigraph_members,
     exp_hypograph_bounds,
     hypograph_cones,
+    hypograph_members,
 )
 from cvxdp.transform.exact import solve_exact
 from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
@@ -313,8 +314,7 @@ def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | N
         if tail is not None and c_max is not None:
             E = sp.csr_matrix(tail.rows(n))
             cones = hypograph_cones(E, supp[~(np.isfinite(lo[supp]) & np.isfinite(hi[supp]))])
-            for k in cones:
-                need.update(int(j) for j in E.indices[E.indptr[3 * k + 2]:E.indptr[3 * k + 3]])
+            need |= hypograph_members(E, cones)
             if 0 < 2 * len(cones) <= BOX_SOLVES_MAX:
                 # the range of each cone's s_w = b_w - a_w'x over the public constraints (two
                 # solves each; a simplex's interval arithmetic reaches 0, its solves do not)

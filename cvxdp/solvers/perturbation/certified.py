@@ -73,6 +73,7 @@ from cvxdp.transform.epigraph import (
     epigraph_members,
     exp_hypograph_bounds,
     hypograph_cones,
+    hypograph_members,
 )
 from cvxdp.transform.parametric import program_data
 from cvxdp.transform.reference import proven_point, validate
@@ -468,8 +469,7 @@ def _epigraph_box(scp: Any, row_private: np.ndarray, lo: np.ndarray, hi: np.ndar
     if tail is not None:
         E = sp.csr_matrix(tail.rows(scp.n))
         cones = hypograph_cones(E, free)
-        for k in cones:
-            need.update(int(j) for j in E.indices[E.indptr[3 * k + 2]:E.indptr[3 * k + 3]])
+        need |= hypograph_members(E, cones)
     need = {j for j in need if not known[j]}
     lo2 = np.where(known, lo, -np.inf)
     hi2 = np.where(known, hi, np.inf)

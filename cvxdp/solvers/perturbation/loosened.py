@@ -27,7 +27,7 @@ from cvxdp.solution import relative_scale
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
 from cvxdp.transform.canon import user_columns, variables_at
-from cvxdp.transform.epigraph import hypograph_cones
+from cvxdp.transform.epigraph import hypograph_cones, hypograph_members
 from cvxdp.transform.scp import orthant_rows_added, with_exp_tail
 
 __all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "unbounded_hint", "with_box",
@@ -321,8 +321,7 @@ def unbounded_hint(scp: Any, cols: np.ndarray) -> str:
         # hypograph variables of log / entr terms: bounded below only through their
         # argument's positive lower bound (exp_hypograph_bounds)
         E = sp.csr_matrix(tail.rows(scp.n))
-        args = sorted({int(j) for k in hypograph_cones(E, cols)
-                       for j in E.indices[E.indptr[3 * k + 2]:E.indptr[3 * k + 3]]})
+        args = sorted(hypograph_members(E, hypograph_cones(E, cols)))
         inside = variables_at(scp, np.array(args, dtype=int)) if args else []
         if inside:
             return ("; the private data multiply the hypograph variables CVXPY adds for the "
