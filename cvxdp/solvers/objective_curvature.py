@@ -61,6 +61,7 @@ from cvxdp.solvers.perturbation.fit_detect import (
     _peel,
     _terms,
     attribute_constraints,
+    equality_rows,
     fresh_leaves,
 )
 from cvxdp.solvers.perturbation.fit_term import _entry_columns
@@ -78,24 +79,25 @@ def curvature_gap(problem: cp.Problem | None, scp: Any, supp: np.ndarray, t: flo
     margin."""
     if problem is None or not math.isfinite(t):
         return math.inf
-    Q, S = _curvature(problem, scp, np.asarray(supp, dtype=int))
+    leaves = fresh_leaves(problem, ())
+    if leaves is None:
+        return math.inf
+    x_copies, _, by_obj = leaves
+    Q, S = _curvature(problem, scp, np.asarray(supp, dtype=int), x_copies, by_obj)
     if Q is None:
         return math.inf
-    mu = _modulus(problem, Q, S)
+    mu = _modulus(problem, Q, S, x_copies)
     if not mu > 0:
         return math.inf
     G = t * t / mu
     return delta + G / 4.0 + math.sqrt(G * max(delta, 0.0))
 
 
-def _curvature(problem: cp.Problem, scp: Any, supp: np.ndarray
-               ) -> tuple[np.ndarray | None, np.ndarray]:
+def _curvature(problem: cp.Problem, scp: Any, supp: np.ndarray, x_copies: dict,
+               by_obj: dict) -> tuple[np.ndarray | None, np.ndarray]:
     """``(Q, S)``: the public terms' curvature over the user's variable entries (the copies'
-    order, column-major) and the entries the noise reaches; ``(None, .)`` off the pattern."""
-    leaves = fresh_leaves(problem, ())
-    if leaves is None:
-        return None, np.zeros(0, dtype=int)
-    x_copies, _, by_obj = leaves
+    ``x_copies`` order, column-major) and the entries the noise reaches; ``(None, .)`` off the
+    pattern."""
     xvars = list(problem.variables())
     n = sum(int(v.size) for v in xvars)
     if n > CURVATURE_MAX:
@@ -211,25 +213,18 @@ def _lower_on_box(copy: Any, Y: np.ndarray, problem: cp.Problem, scp: Any,
     return np.where(np.isnan(low), -np.inf, low)
 
 
-def _modulus(problem: cp.Problem, Q: np.ndarray, S: np.ndarray) -> float:
+def _modulus(problem: cp.Problem, Q: np.ndarray, S: np.ndarray, x_copies: dict
+             ) -> float:
     """``mu`` of the module doc: ``1 / ||P_S N (N'Q N)^{+1/2}||^2`` over the null space of the
     public linear equalities, 0 when a direction without curvature moves the private
     entries."""
     n = Q.shape[0]
-    x_copies, _, _ = fresh_leaves(problem, ())
     var_only = {id(v): x_copies[v.name()] for v in problem.variables()}
-    rows = []
-    copies = [c.tree_copy(var_only) for c in problem.constraints
-              if isinstance(c, Equality) and not c.parameters()]
-    for c in [*copies, *attribute_constraints(problem, x_copies)]:
-        if not isinstance(c, Equality):
-            continue
-        g = c.args[0] - c.args[1]
-        if g.is_affine() and not g.parameters():
-            rows.append(_jacobians(g, x_copies, ())[2])
+    equalities = tuple(c.tree_copy(var_only) for c in problem.constraints
+                       if isinstance(c, Equality) and not c.parameters())
+    E = equality_rows(equalities + attribute_constraints(problem, x_copies), x_copies)
     with one_blas_thread():
-        N = _null_space(np.asarray(sp.vstack(rows).todense(), dtype=float)) if rows \
-            else np.eye(n)
+        N = _null_space(np.asarray(E.todense(), dtype=float)) if E is not None else np.eye(n)
         Qn = N.T @ Q @ N
         w, U = np.linalg.eigh((Qn + Qn.T) / 2.0)
         top = float(w.max(initial=0.0))

@@ -36,7 +36,8 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
 )
 from cvxdp.solvers.perturbation.noise_tails import RANGE_DENSE_MAX
 
-__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "attribute_constraints"]
+__all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "attribute_constraints",
+           "equality_rows"]
 
 
 @dataclass(frozen=True)
@@ -317,16 +318,24 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
     copies = tuple(c.tree_copy(var_only) for c in problem.constraints
                    if not exclude & {p.id for p in c.parameters()}) + \
         attribute_constraints(problem, x_copies)
-    eq_rows = [_jacobians(c.args[0] - c.args[1], x_copies, ())[2] for c in copies
-               if isinstance(c, Equality) and not c.parameters()
-               and (c.args[0] - c.args[1]).is_affine()]
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
                     constraints=copies,
                     objective=problem.objective.expr.tree_copy(by_obj),
                     public_part=sum(t.tree_copy(var_only) for t in public) if public else None,
                     public_curvature=curvature,
-                    public_equalities=sp.csr_matrix(sp.vstack(eq_rows)) if eq_rows else None)
+                    public_equalities=equality_rows(copies, x_copies))
+
+
+def equality_rows(copies: tuple[Any, ...], x_copies: dict[str, cp.Variable]
+                  ) -> sp.csr_matrix | None:
+    """The rows ``E`` of the affine equalities without parameters among the constraint
+    ``copies`` (on the variables' copies), over every variable entry (the copies' order,
+    column-major); None when there is none.  Structure and public constants only."""
+    rows = [_jacobians(c.args[0] - c.args[1], x_copies, ())[2] for c in copies
+            if isinstance(c, Equality) and not c.parameters()
+            and (c.args[0] - c.args[1]).is_affine()]
+    return sp.csr_matrix(sp.vstack(rows)) if rows else None
 
 
 def _public_curvature(public: list[Any], var_only: dict[int, Any],
