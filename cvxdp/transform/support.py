@@ -137,9 +137,9 @@ def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool,
             "solves models whose exponential cones hold public data only.")
 
 
-#: exponential-cone atoms whose argument (entr) or first argument (kl_div, rel_entr) is the
-#: cone's middle coordinate
-_MIDDLE_ARGUMENT = {"entr": 0, "kl_div": 0, "rel_entr": 0}
+#: exponential-cone atoms whose first argument (the only one of entr) is the cone's middle
+#: coordinate
+_MIDDLE_ARGUMENT = frozenset({"entr", "kl_div", "rel_entr"})
 
 
 def _middle_arguments(problem: cp.Problem, private_ids: frozenset[int]) -> list[str]:
@@ -149,28 +149,19 @@ def _middle_arguments(problem: cp.Problem, private_ids: frozenset[int]) -> list[
     parts = [("the objective", problem.objective)] + [
         (f"constraint {i}", c) for i, c in enumerate(problem.constraints)]
     for where, expr in parts:
-        for atom in expr.atoms():
-            name = getattr(atom, "__name__", type(atom).__name__)
+        stack = [expr]
+        while stack:  # the expression's tree, every node once
+            node = stack.pop()
+            stack.extend(getattr(node, "args", []))
+            name = type(node).__name__
             if name not in _MIDDLE_ARGUMENT:
                 continue
-            for node in _instances(expr, atom):
-                arg = node.args[_MIDDLE_ARGUMENT[name]]
-                params = sorted({p.name() for p in arg.parameters() if p.id in private_ids})
-                text = f"{name} (in {where}; it reads {', '.join(params)})"
-                if params and text not in out:
-                    out.append(text)
+            params = sorted({p.name() for p in node.args[0].parameters()
+                             if p.id in private_ids})
+            text = f"{name} (in {where}; it reads {', '.join(params)})"
+            if params and text not in out:
+                out.append(text)
     return out
-
-
-def _instances(expr: Any, atom_type: type) -> list[Any]:
-    """The nodes of ``expr``'s tree of type ``atom_type``."""
-    found, stack = [], [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is atom_type:
-            found.append(node)
-        stack.extend(getattr(node, "args", []))
-    return found
 
 
 def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:

@@ -360,16 +360,10 @@ def _faces_box(lo: np.ndarray, hi: np.ndarray, x_pt: np.ndarray, level: float,
         b_lo, b_hi = lo.copy(), hi.copy()
         b_lo[J] = np.where(np.isfinite(lo[J]), lo[J], x_pt[J] - R)
         b_hi[J] = np.where(np.isfinite(hi[J]), hi[J], x_pt[J] + R)
-        closed = True
-        for j in J:
-            for side, open_ in ((b_lo[j], not np.isfinite(lo[j])),
-                                (b_hi[j], not np.isfinite(hi[j]))):
-                if open_ and not face_min(b_lo, b_hi, int(j), float(side)) > level:
-                    closed = False
-                    break
-            if not closed:
-                break
-        if closed:
+        faces = [(int(j), float(box[j])) for j in J
+                 for box, known in ((b_lo, lo), (b_hi, hi)) if not np.isfinite(known[j])]
+        # the faces in turn, stopping at the first that does not close
+        if all(face_min(b_lo, b_hi, j, at) > level for j, at in faces):
             return b_lo, b_hi
         R = 16.0 * R
     return None
