@@ -310,7 +310,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
             setup.cfit, cert, lambda: x_values, noisy_y,
             entries.delta * npl.sigma_unit,
             float(npl.beta) if npl.beta is not None else DEFAULT_BETA,
-            "laplace" if noise == "laplace" else "gaussian", meets_rows=meets)
+            _tail_family(noise), meets_rows=meets)
     primal = None
     if setup.beside is not None:
         found = _beside_release(problem, scp, setup, specs, released, out, lo, hi, probability,
@@ -421,6 +421,12 @@ def _user_violation(problem: cp.Problem, primal: dict[str, Any], private_ids: se
     return max(canonical, measured) if private else measured
 
 
+def _tail_family(noise: str) -> str:
+    """The family whose tail bounds the certificates' noise norms read (``noise_tails``): the
+    Laplace's for Laplace noise, the Gaussian's for the others; one rule for every caller."""
+    return "laplace" if noise == "laplace" else "gaussian"
+
+
 def _support(E_c: Any) -> int:
     """Number of private entries the objective's map reaches (0 for a public objective)."""
     if E_c is None:
@@ -523,7 +529,7 @@ def _one_sided_lower(E_c: Any, npl: Any, loose_prog: Any, lo: np.ndarray, hi: np
     J = np.concatenate([down_open, up_open])
     if J.size == 0:
         return None
-    family = "laplace" if npl.noise == "laplace" else "gaussian"
+    family = _tail_family(npl.noise)
     sigma = np.full(E.shape[0], float(npl.sigma_unit))
     b = beta_c / J.size
     s_j = np.array([noise_norm(sp.csr_matrix(E[:, [j]].T), sigma, b, "abs", family)
@@ -538,8 +544,8 @@ def _one_sided_lower(E_c: Any, npl: Any, loose_prog: Any, lo: np.ndarray, hi: np
     for j in J:
         E_K.data[E_K.indptr[j]:E_K.indptr[j + 1]] = 0.0
     E_K.eliminate_zeros()
-    lo_K, hi_K = np.where(np.isin(np.arange(n), J), 0.0, lo), np.where(
-        np.isin(np.arange(n), J), 0.0, hi)
+    in_J = np.isin(np.arange(n), J)
+    lo_K, hi_K = np.where(in_J, 0.0, lo), np.where(in_J, 0.0, hi)
     U_K = _objective_slack(E_K, npl, np.zeros(n), lo_K, hi_K, k_c=_support(E_c))[1]
     if not math.isfinite(U_K):
         return None
@@ -644,7 +650,7 @@ def _beside_release(problem: cp.Problem, scp: Any, setup: PerturbationSetup,
     private_ids = {par.id for s in specs for par in spec_parameters(s)}
     bs = release_beside(problem, scp, setup.beside, setup.entries, setup.plan, npl, released,
                         out, lo, hi, probability, beta,
-                        "laplace" if setup.noise == "laplace" else "gaussian", solver,
+                        _tail_family(setup.noise), solver,
                         lambda primal, canonical: _user_violation(problem, primal, private_ids,
                                                                   canonical),
                         enough=refine_until(accuracy))
@@ -704,7 +710,7 @@ def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.
     npl, entries = setup.npl, setup.entries
     beta = float(npl.beta) if npl.beta is not None else DEFAULT_BETA
     primal = released_values(problem, scp, x)
-    family = "laplace" if setup.noise == "laplace" else "gaussian"
+    family = _tail_family(setup.noise)
     upper, lower, gap = fit_bounds(setup.fit, primal, noisy_y, h_min,
                                    entries.delta * npl.sigma_unit, beta, family, enough=enough)
     # no constraint holds private data: the point's violation is public and exact, measured
