@@ -34,27 +34,23 @@ exactly.  Everything is computed from the release and public data.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 
 from cvxdp.declarations import spec_parameters
 from cvxdp.solution import Certificate
 from cvxdp.solvers.certificate import violation_bounds
-from cvxdp.solvers.perturbation.counterpart import counterpart
 from cvxdp.solvers.perturbation.entries import private_entries, within_domains
 from cvxdp.solvers.perturbation.fit_detect import FitModel, detect_fit_terms
 from cvxdp.solvers.perturbation.fit_term import fit_bounds
 from cvxdp.solvers.perturbation.loosened import solve_loosened
-from cvxdp.solvers.perturbation.noise import _bounds
 from cvxdp.solvers.perturbation.plan import robust_plan
-from cvxdp.solvers.perturbation.solve import FALLBACK_BETAS
 from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
+from cvxdp.solvers.perturbation.solve import tightened_point
 from cvxdp.transform.canon import released_values
 from cvxdp.transform.parametric import program_data
 from cvxdp.transform.reference import proven_point
@@ -140,27 +136,12 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
     prog0 = dataclasses.replace(released, c=c_f, offset=off_f)
     plan_c = fb.plan
     scale = (npl.B * npl.sigma_unit)[fb.units]
-    nuclear = None if npl.nuclear is None else np.asarray(npl.nuclear)[fb.units]
-    zero_units = np.flatnonzero(plan_c.unit_kind == "zero")
     # T_f at the release's level, else (Gaussian noise) at the weaker levels its counterpart
     # falls back to (solve.FALLBACK_BETAS): such a point is still in the noisy constraints,
     # so in L_f, and the fit bound holds for it; its violation bound is the requested level's
-    betas = [npl.beta] if npl.noise == "truncated" or npl.beta is None else \
-        [npl.beta, *[b for b in FALLBACK_BETAS if b > npl.beta]]
-    x_f = None
-    for level in betas:
-        B, B_op = (npl.B, npl.B_op) if level == npl.beta else \
-            _bounds(plan, math.log(1 / level), npl.noise)[:2]
-        sc = (B * npl.sigma_unit)[fb.units]
-        sc_op = None if B_op is None else (B_op * npl.sigma_unit)[fb.units]
-        band = {int(u): float(sc[u] * plan_c.band_norm[u]) for u in zero_units}
-        band_lin = None if plan_c.band_lin is None or plan_c.band_lin.nnz == 0 else \
-            sp.csr_matrix(sp.diags(sc) @ plan_c.band_lin)
-        prog_t = counterpart(prog0, A_f, b_f, plan_c, sc, nuclear, sc_op, band, band_lin)
-        point = proven_point(prog_t, solve_exact_tight(prog_t, solver, point_only=True))
-        if point is not None:
-            x_f = np.asarray(point[:scp.n])
-            break
+    point, _, level, _ = tightened_point(prog0, A_f, b_f, plan, npl, solver, units=fb.units,
+                                         sub_plan=plan_c)
+    x_f = None if point is None else np.asarray(point[:scp.n])
     # the loosened counterpart's box may grow from a point of F on the event: T_f's at the
     # release's level only (a fallback level's point may lie outside F)
     loose_prog, loose = solve_loosened(prog0, A_f, b_f, plan_c, scale, lo, hi,

@@ -34,7 +34,8 @@ from cvxdp.transform.parametric import program_data
 from cvxdp.transform.reference import proven_point
 from cvxdp.transform.scp import SymmetricConeProgram
 
-__all__ = ["noisy_program", "noisy_objective", "solve_robust_counterpart", "FALLBACK_BETAS"]
+__all__ = ["noisy_program", "noisy_objective", "solve_robust_counterpart", "tightened_point",
+           "FALLBACK_BETAS"]
 
 #: weaker failure levels tried, as post-processing of the same Gaussian release, when the
 #: counterpart at the requested beta is empty (the status then says which level holds)
@@ -107,6 +108,42 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
     return sol
 
 
+def tightened_point(scp: SymmetricConeProgram, A_t: Any, b_t: np.ndarray, plan: RobustPlan,
+                    npl: NoisePlan, solver: str | None, units: np.ndarray | None = None,
+                    sub_plan: RobustPlan | None = None) -> tuple[Any, Any, Any, np.ndarray]:
+    """The tightened counterpart of the noisy data ``(A_t, b_t)`` solved at the release's
+    level ``npl.beta``, else (Gaussian noise) at the weaker :data:`FALLBACK_BETAS` until it
+    has a proven point: ``(point or None, the last solve, the level used, its unit scales)``.
+
+    ``sub_plan``: tighten only these units, unit ``i`` being unit ``units[i]`` of ``plan``
+    (whose noise bounds they take); the other rows keep the noisy data
+    (:mod:`cvxdp.solvers.perturbation.fit_beside`)."""
+    target = plan if sub_plan is None else sub_plan
+    pick = (lambda v: v) if units is None else (lambda v: v[units])
+    nuclear = None if npl.nuclear is None else pick(np.asarray(npl.nuclear))
+    betas = [npl.beta] if npl.noise == "truncated" or npl.beta is None else \
+        [npl.beta, *[b for b in FALLBACK_BETAS if b > npl.beta]]
+    zero_units = np.flatnonzero(target.unit_kind == "zero")
+    for beta_used in betas:
+        if beta_used is None or beta_used == npl.beta:
+            B, B_op = npl.B, npl.B_op
+        else:
+            B, B_op, _ = _bounds(plan, math.log(1 / beta_used), npl.noise)
+        scale = pick(B * npl.sigma_unit)
+        scale_op = None if B_op is None else pick(B_op * npl.sigma_unit)
+        band = dict(zip(zero_units.tolist(),
+                        (scale[zero_units] * target.band_norm[zero_units]).tolist(),
+                        strict=True))
+        band_lin = None if target.band_lin is None or target.band_lin.nnz == 0 else \
+            sp.csr_matrix(sp.diags(scale) @ target.band_lin)
+        prog = counterpart(scp, A_t, b_t, target, scale, nuclear, scale_op, band, band_lin)
+        sol = _solve_tight(prog, solver, point_only=True)
+        point = proven_point(prog, sol)
+        if point is not None:
+            break
+    return point, sol, beta_used, scale
+
+
 def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
                              plan: RobustPlan, npl: NoisePlan, rng: np.random.Generator,
                              solver: str | None = None) -> dict[str, Any]:
@@ -131,25 +168,8 @@ def solve_robust_counterpart(scp: SymmetricConeProgram, entries: PrivateEntries,
     # post-processed at weaker levels (FALLBACK_BETAS): no budget, a weaker promise (the
     # caller reports it).  The nested events {||g_S|| <= B_u(beta)} make P(infeasible) <= the
     # level finally used.  Truncated noise keeps its certainty or releases nothing.
-    betas = [npl.beta] if npl.noise == "truncated" or npl.beta is None else \
-        [npl.beta, *[b for b in FALLBACK_BETAS if b > npl.beta]]
+    point, sol, beta_used, scale = tightened_point(scp, A_t, b_t, plan, npl, solver)
     zero_units = np.flatnonzero(plan.unit_kind == "zero")
-    for beta_used in betas:
-        if beta_used is None or beta_used == npl.beta:
-            B, B_op = npl.B, npl.B_op
-        else:
-            B, B_op, _ = _bounds(plan, math.log(1 / beta_used), npl.noise)
-        scale = B * npl.sigma_unit
-        scale_op = None if B_op is None else B_op * npl.sigma_unit
-        band = dict(zip(zero_units.tolist(),
-                        (scale[zero_units] * plan.band_norm[zero_units]).tolist(), strict=True))
-        band_lin = None if plan.band_lin is None or plan.band_lin.nnz == 0 else \
-            sp.csr_matrix(sp.diags(scale) @ plan.band_lin)
-        prog = counterpart(scp, A_t, b_t, plan, scale, npl.nuclear, scale_op, band, band_lin)
-        sol = _solve_tight(prog, solver, point_only=True)
-        point = proven_point(prog, sol)
-        if point is not None:
-            break
     x = None if point is None else point[:scp.n]
     eq_bound = None
     if zero_units.size and x is not None:
