@@ -159,3 +159,43 @@ def test_sensitivity_messages_say_what_to_pass_once():
     assert str(err.value).count("'1.0'") == 1 and "not str" in str(err.value)
     with pytest.raises(PrivacySpecError, match=r"sensitivity=3\b.*every entry"):
         cvxdp.ScalarPrivacy(y, sensitivity=np.array([1.0, 2.0, 3.0]))
+
+
+def _learning(**kw):
+    X = cp.Parameter((60, 2), name="X", value=_X)
+    y = cp.Parameter(60, name="y", value=_Y)
+    w = cp.Variable(2, name="w")
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ w - y) / 60), [cp.norm(w, 2) <= 1])
+    return prob.solve_private(private=cvxdp.RowPrivacy(X, y, row_bound=1.0, label_bound=1.0),
+                              **kw)
+
+
+#: every entry point that takes the noise event's failure probability ``beta=``
+BETA_ENTRIES = {
+    "solve_private-auto": lambda **kw: _lp()[0].solve_private(private=_lp()[1], **kw),
+    "solve_private-perturbation": lambda **kw: _lp()[0].solve_private(
+        private=_lp()[1], mechanism="perturbation", **kw),
+    "solve_private-mwu": lambda **kw: _general(mechanism="mwu", **kw),
+    "row-privacy": _learning,
+    "covering_lp": ENTRIES["covering_lp"][0],
+    "covering_sdp": ENTRIES["covering_sdp"][0],
+    "min_enclosing_ball": ENTRIES["min_enclosing_ball"][0],
+    "private_gaussian": ENTRIES["private_gaussian"][0],
+}
+
+
+@pytest.mark.parametrize("entry", list(BETA_ENTRIES))
+@pytest.mark.parametrize(("beta", "match"), [
+    (2, r"beta=2 is out of range: beta must be a number in \(0, 1\)"),
+    (0.0, r"beta=0\.0 is out of range"),
+    (float("nan"), r"beta=nan is out of range"),
+    ("x", r"beta='x' is not a number"),
+    (True, r"beta=True is not a number"),
+])
+def test_beta_is_checked_the_same_way_everywhere(entry, beta, match):
+    """``beta=2`` raised four different error types on four paths (a raw ``ValueError`` on the
+    general path's perturbation, ``PrivacySpecError`` on covering, ...) and ``beta='x'`` a raw
+    ``TypeError`` / ``ValueError`` from a comparison; one check, one message."""
+    with pytest.raises(ArgumentError) as err:
+        BETA_ENTRIES[entry](**BASE, beta=beta)
+    assert re.search(match, str(err.value)), str(err.value)
