@@ -174,6 +174,13 @@ def check_accuracy(value: Any) -> None:
         raise PrivacyGuaranteeError(msg) from None
 
 
+def check_beta(value: Any) -> float:
+    """``beta`` (the failure probability of a mechanism's noise event): a number in (0, 1), as a
+    float; one check and one message on every path that takes it."""
+    return check_number("beta", value, "a number in (0, 1) (the failure probability of the "
+                        "guarantee's noise event, e.g. 1e-3)", lambda v: 0 < v < 1)
+
+
 def check_iterations(name: str, value: Any) -> None:
     """``iterations`` / ``max_iterations``: None or an int >= 1."""
     if value is not None:

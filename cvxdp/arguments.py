@@ -60,6 +60,7 @@ from cvxdp.argument_values import (
     RHO_MAX,
     check_accountant,
     check_accuracy,
+    check_beta,
     check_box,
     check_budget,
     check_choice,
@@ -258,6 +259,8 @@ def _check_common(kwargs: dict[str, Any], label: str, own: frozenset[str], open_
     for key in _ITERATION_KEYWORDS:
         if key in kwargs:
             check_iterations(key, kwargs[key])
+    if kwargs.get("beta") is not None:
+        check_beta(kwargs["beta"])
     if open_:
         return
     for key in [k for k in COMMON_KEYWORDS if k in kwargs and k not in own]:

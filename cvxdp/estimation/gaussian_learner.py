@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.arguments import check_choice, check_flag, check_number, entry_point
+from cvxdp.arguments import check_beta, check_choice, check_flag, check_number, entry_point
 from cvxdp.dask_backend import is_dask
 from cvxdp.dask_backend.gaussians import (
     dask_samples,
@@ -87,8 +87,7 @@ def check_keywords(*, alpha: Any = 0.2, beta: Any = 0.1, c1: Any = 3200.0,
     """
     check_number("alpha", alpha, "a finite number > 0 (the accuracy target, e.g. 0.2)",
                  lambda v: v > 0)
-    check_number("beta", beta, "a number in (0, 1) (the failure probability, e.g. 0.1)",
-                 lambda v: 0 < v < 1)
+    check_beta(beta)
     check_number("c1", c1, f"a finite number >= {C1_MIN:g} (Lemma 5.2's constant: smaller "
                  "values break the mask's concentration; leave the default 3200)",
                  lambda v: v >= C1_MIN)

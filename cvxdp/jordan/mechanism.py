@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.argument_values import check_beta
 from cvxdp.citations import ANALYTIC_GAUSSIAN, SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.errors import BudgetError, PrivacySpecError, check_positive
 from cvxdp.jordan.base import EuclideanJordanAlgebra, normalize_ord
@@ -236,8 +237,7 @@ def gaussian_noise_bound(algebra: EuclideanJordanAlgebra, sigma: float, *, beta:
     Song, Xue & Zhang (2025) Lemma 3.10 and the utility remarks of Section 4; Laurent & Massart,
     Ann. Stat. 2000, Lemma 1; Davidson & Szarek 2001, Thm II.13.
     """
-    if not (0 < beta < 1):
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+    beta = check_beta(beta)
     if not (math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be finite and > 0, got {sigma!r}.")
     p = normalize_ord(ord)

@@ -34,6 +34,7 @@ import cvxpy as cp
 import numpy as np
 from scipy import special
 
+from cvxdp.argument_values import check_beta
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.learning.certificate import count_threshold, row_status
 from cvxdp.learning.detect import RowModel, detect
@@ -216,8 +217,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     if mechanism not in MECHANISMS:
         raise UnsupportedProblemError(f"mechanism must be one of {MECHANISMS}, got "
                                       f"{mechanism!r}.")
-    if not (isinstance(beta, float | int) and 0 < beta < 1):
-        raise UnsupportedProblemError(f"beta must be in (0, 1), got {beta!r}.")
+    beta = check_beta(beta)
     if not (isinstance(value_share, float | int) and 0 <= value_share < 0.5):
         raise BudgetError(f"value_share must be in [0, 0.5), got {value_share!r}.")
     total = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)

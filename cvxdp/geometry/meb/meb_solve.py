@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from cvxdp.arguments import check_number
+from cvxdp.arguments import check_beta, check_number
 from cvxdp.citations import MINIMUM_ENCLOSING_BALL, cite
 from cvxdp.dask_backend import is_dask
 from cvxdp.dask_backend.meb import (
@@ -163,8 +163,9 @@ def solve_private_meb(
     gamma = check_number("accuracy", accuracy, "a number in (0, 1) (gamma of the bicriteria "
                          "guarantee, e.g. 0.2)", lambda v: 0 < v < 1, error=PrivacySpecError)
     i_max, B = radius_grid(gamma, GOODCENTER_RATIO)
-    if not 0 < beta < 1 or not 0 < init_share < 1:
-        raise PrivacySpecError("beta and init_share must lie in (0, 1).")
+    beta = check_beta(beta)
+    if not 0 < init_share < 1:
+        raise PrivacySpecError("init_share must lie in (0, 1).")
     lo, hi = resolve_bounds(bounds, d)
     count_share = clip_count_share(count_clipped)
     centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.argument_values import check_beta
 from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
@@ -171,8 +172,7 @@ def plan_schedule(
         raise PrivacySpecError(f"opt_bounds must be public numbers 0 < lo < hi, got {opt_bounds}.")
     if opt is not None and not (math.isfinite(float(opt)) and float(opt) > 0):
         raise PrivacySpecError(f"opt= must be a public number > 0, got {opt!r}.")
-    if not 0 < beta < 1:
-        raise PrivacySpecError(f"beta must be in (0, 1), got {beta!r}.")
+    beta = check_beta(beta)
     if m_max is not None and int(m_max) < 1:
         raise PrivacySpecError(f"m_max must be a public integer >= 1, got {m_max!r}.")
     if s is not None and not (math.isfinite(float(s)) and float(s) >= 1):

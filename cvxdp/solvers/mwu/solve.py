@@ -22,7 +22,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.arguments import COMMON_OPTIONS, check_options
+from cvxdp.arguments import COMMON_OPTIONS, check_beta, check_options
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.declarations import spec_parameters
 from cvxdp.errors import (
@@ -174,9 +174,7 @@ def solve_mwu(
     max_iter = int(max_iterations) if max_iterations is not None else 2**62
     if max_iter < 1:
         raise PrivacyGuaranteeError("max_iterations must be >= 1.")
-    beta = float(opts.get("beta", DEFAULT_BETA))
-    if not 0 < beta < 1:
-        raise PrivacyGuaranteeError(f"beta must be in (0, 1), got {beta!r}.")
+    beta = check_beta(opts.get("beta", DEFAULT_BETA))
 
     pending: Warning | None = None  # a warning that holds only if the status is user_limit
     if "objective" in settings:

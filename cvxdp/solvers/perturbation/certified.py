@@ -20,6 +20,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.argument_values import check_beta
 from cvxdp.declarations import spec_parameters
 from cvxdp.privacy.accountant import PrivacyAccountant
 from cvxdp.privacy.budgets import Budget
@@ -152,8 +153,7 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
     """
 
     t0 = time.perf_counter()
-    if not 0 < beta < 1:
-        raise ValueError(f"beta must be in (0, 1), got {beta!r}.")
+    beta = check_beta(beta)
     scp = to_scp(problem, private=specs)
     sb = scp.sensitivity
     neighbouring = "; ".join(s.describe() for s in specs)
