@@ -21,6 +21,9 @@ BAD = [
     ("iterations", "x"), ("iterations", -1), ("iterations", 1.5),
     ("count_clipped", "x"), ("count_clipped", 2.0),
     ("unsafe_paper_preset", "x"), ("unsafe_paper_preset", 2),
+    # a number written as a string is not a number (as epsilon='1' is not): it was read by float()
+    ("closeness", "0.001"), ("row_bound", "2"), ("sigma_min", "0.1"), ("ridge", "0.1"),
+    ("failure", "0.1"),
 ]
 
 
