@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.errors import BudgetError, PrivacySpecError
+from cvxdp.errors import NOT_NUMBERS, BudgetError, PrivacySpecError
 from cvxdp.privacy.budgets import ZCDP, PureDP
 from cvxdp.privacy.calibration import calibrate_gaussian
 
@@ -27,13 +27,21 @@ def total_mu(budget: Any) -> float:
     return 1.0 / calibrate_gaussian(epsilon=budget.epsilon, delta=budget.delta, sensitivity=1.0)
 
 
+def _number(value: Any) -> float:
+    """``value`` as a float, NaN when it is not a number (a string such as ``'2'`` is not one,
+    as ``epsilon='1'`` is not: the common keyword check refuses it too)."""
+    if isinstance(value, NOT_NUMBERS):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def nonneg(name: str, value: Any) -> float | None:
     if value is None:
         return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
+    v = _number(value)
     if not (math.isfinite(v) and v >= 0):
         raise PrivacySpecError(f"{name}= must be a finite number >= 0 (public), got {value!r}.")
     return v
@@ -54,11 +62,8 @@ def ridge_argument(ridge: Any, sigma_min: Any, w_min: float) -> float | None:
 
 def positive(name: str, value: Any, what: str) -> float:
     """A required public number > 0 (finite), else a PrivacySpecError naming ``name``."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    if value is None or isinstance(value, bool) or not (math.isfinite(v) and v > 0):
+    v = _number(value)
+    if not (math.isfinite(v) and v > 0):
         raise PrivacySpecError(f"{name}={value!r}: {name}= ({what}) is required, a finite "
                                "number > 0.")
     return v
@@ -71,10 +76,7 @@ def flag(name: str, value: Any) -> bool:
 
 
 def probability(name: str, value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        v = math.nan
-    if isinstance(value, bool) or not 0 < v < 1:
+    v = _number(value)
+    if not 0 < v < 1:
         raise PrivacySpecError(f"{name}={value!r}: {name} must be a probability in (0, 1).")
     return v
