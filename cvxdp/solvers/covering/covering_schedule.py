@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.argument_values import check_beta
-from cvxdp.errors import BudgetError, PrivacyGuaranteeError, PrivacySpecError
+from cvxdp.argument_values import check_beta, check_number
+from cvxdp.errors import NOT_NUMBERS, BudgetError, PrivacyGuaranteeError, PrivacySpecError
 from cvxdp.privacy.accountant import FLOAT_DELTA_SHARE
 from cvxdp.privacy.budgets import ZCDP, ApproxDP, Budget, PureDP, zcdp_from_approx
 from cvxdp.privacy.clipping import COUNT_SHARE, count_share
@@ -167,11 +167,10 @@ def plan_schedule(
     """
     if schedule not in ("practical", "paper"):
         raise PrivacySpecError(f"schedule must be 'practical' or 'paper', got {schedule!r}.")
-    lo, hi = (1.0, 2.0 * dim) if opt_bounds is None else map(float, opt_bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
-        raise PrivacySpecError(f"opt_bounds must be public numbers 0 < lo < hi, got {opt_bounds}.")
-    if opt is not None and not (math.isfinite(float(opt)) and float(opt) > 0):
-        raise PrivacySpecError(f"opt= must be a public number > 0, got {opt!r}.")
+    lo, hi = (1.0, 2.0 * dim) if opt_bounds is None else _opt_bounds(opt_bounds)
+    if opt is not None:
+        check_number("opt", opt, "a finite public number > 0 (the optimum's value)",
+                     lambda v: v > 0, error=PrivacySpecError)
     beta = check_beta(beta)
     if m_max is not None and int(m_max) < 1:
         raise PrivacySpecError(f"m_max must be a public integer >= 1, got {m_max!r}.")
@@ -376,6 +375,23 @@ def dual_noise_weights(level: float) -> tuple[float, float]:
     """
     root = math.sqrt(max(float(level), 1.0))
     return 1.0 + root, 1.0 + 1.0 / root
+
+
+def _opt_bounds(value: Any) -> tuple[float, float]:
+    """``opt_bounds=(lo, hi)``: public numbers (not strings or bools) with ``0 < lo < hi``,
+    finite; else a PrivacySpecError naming the keyword and the value."""
+    try:
+        lo, hi = value
+        if isinstance(lo, NOT_NUMBERS) or isinstance(hi, NOT_NUMBERS):
+            raise TypeError
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        lo = hi = math.nan
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 < lo < hi):
+        raise PrivacySpecError(f"opt_bounds={value!r} is not valid: opt_bounds must be a pair "
+                               "(lo, hi) of finite public numbers with 0 < lo < hi (bounds on "
+                               "the optimum's value).")
+    return lo, hi
 
 
 def count_epsilon(beta: float) -> float:

@@ -22,7 +22,7 @@ from typing import Any
 import cvxpy as cp
 import numpy as np
 
-from cvxdp.arguments import COMMON_OPTIONS, check_beta, check_options
+from cvxdp.arguments import COMMON_OPTIONS, check_beta, check_count, check_number, check_options
 from cvxdp.citations import SYMMETRIC_CONE_PROGRAMMING, cite
 from cvxdp.declarations import spec_parameters
 from cvxdp.errors import (
@@ -128,6 +128,7 @@ def solve_mwu(
     check_options(opts, _OPTS | set(COMMON_OPTIONS) | {"max_iterations", "trace_bound",
                                                        "target", "mechanism"},
                   "the general path (MWU)")
+    _check_option_values(opts, trace_bound, target)
     solver = public_part._exact_solver(opts.pop("solver", None))
     if "objective" in settings and len(settings) > 1:
         raise PrivacySpecError(
@@ -371,6 +372,27 @@ def _why_unbounded(det: dict[str, Any] | None) -> str:
     return head + ("no noisy test of the released point was affordable at this budget (or a "
                    "target= run makes none), and the theorem's alpha does not hold; raise "
                    "epsilon for a bound")
+
+
+def _check_option_values(opts: dict[str, Any], trace_bound: Any, target: Any) -> None:
+    """The MWU path's own numeric options, checked before anything runs (public values: a
+    typed error naming the option, never a raw error from the loop)."""
+    for key, value, what in (
+            ("width", opts.get("width"), "the public bound on ||a_i||_inf of the private rows"),
+            ("trace_bound", trace_bound, "the public bound on the MWU form's trace"),
+            ("norm_bound", opts.get("norm_bound"), "the public bound on the objective "
+             "vector's Euclidean norm")):
+        if value is not None:
+            check_number(key, value, f"a finite number > 0 ({what})", lambda v: v > 0)
+    if target is not None:
+        check_number("target", target, "a finite number (the public objective level to reach)",
+                     lambda v: True)
+    if opts.get("search_steps") is not None:
+        check_count("search_steps", opts["search_steps"])
+    if opts.get("search_share") is not None:
+        check_number("search_share", opts["search_share"], "a number in (0, 1) (the share of "
+                     "the budget the objective search spends on its tests)",
+                     lambda v: 0 < v < 1)
 
 
 def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
