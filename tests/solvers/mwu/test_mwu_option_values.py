@@ -50,7 +50,9 @@ def test_objective_norm_bound_is_checked(value):
 
 
 COVERING_BAD = ([("opt_bounds", v) for v in [("0.1", "10"), "x", (True, 2), (0.1, np.nan)]]
-                + [("opt", v) for v in NOT_NUMBERS])
+                + [("opt", v) for v in NOT_NUMBERS]
+                + [("s", v) for v in NOT_NUMBERS] + [("eta", v) for v in NOT_NUMBERS]
+                + [("shrink", v) for v in ["x", True, np.nan]])
 
 
 @pytest.mark.parametrize(("key", "value"), COVERING_BAD,
@@ -66,3 +68,15 @@ def test_good_values_still_run():
     sol = prob.solve_private(**BASE, private=spec, mechanism="mwu", width=1.0, trace_bound=2.0,
                              search_steps=3, search_share=0.5)
     assert sol.status in ("optimal_inaccurate", "user_limit") and np.isfinite(sol.value)
+
+
+@pytest.mark.parametrize("build", [lambda: cvxdp.covering_lp(np.ones((0, 3))),
+                                   lambda: cvxdp.covering_sdp(np.ones((0, 2, 2)))],
+                         ids=["lp", "sdp"])
+def test_a_covering_program_without_rows_runs(build):
+    """Zero rows is a dataset like any other under add/remove neighbours (the number of rows is
+    private): it raised a raw ValueError from a reshape; it runs, and the point covers nothing
+    it need not (every x >= 0 is feasible, so the cost is at most the released point's)."""
+    sol = build().solve_private(**BASE)
+    assert sol.status in ("optimal_inaccurate", "user_limit")
+    assert np.all(np.isfinite(sol.x)) and np.all(sol.x >= 0)
