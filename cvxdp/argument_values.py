@@ -22,7 +22,8 @@ from cvxdp.privacy.budgets import ZCDP, ApproxDP, PureDP
 
 __all__ = ["EPSILON_MAX", "DELTA_MAX", "RHO_MAX", "check_number", "check_count", "check_choice",
            "check_box", "check_epsilon", "check_delta", "check_rho", "check_budget",
-           "check_rng", "check_flag", "check_accuracy", "check_beta", "check_iterations", "check_accountant"]
+           "check_rng", "check_flag", "check_accuracy", "check_beta", "check_iterations",
+           "check_accountant"]
 
 #: largest epsilon an entry point accepts (e^epsilon overflows at 710; nothing is private then)
 EPSILON_MAX = 1e6

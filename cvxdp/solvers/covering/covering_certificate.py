@@ -47,6 +47,7 @@ from scipy.optimize import linprog
 
 from cvxdp.privacy.laplace import laplace_record
 from cvxdp.solution import Certificate
+from cvxdp.solvers.covering.covering_domain import flat_rows
 from cvxdp.solvers.covering.covering_schedule import dual_noise_weights
 
 __all__ = [
@@ -111,7 +112,7 @@ def optimal_dual(kind: str, data: np.ndarray) -> np.ndarray | None:
                 yv = cp.Variable(m, nonneg=True)
                 if kind == "sdp":
                     r = data.shape[1]
-                    M = cp.reshape(yv @ data.reshape(m, -1), (r, r), order="C")
+                    M = cp.reshape(yv @ flat_rows(data), (r, r), order="C")
                     cons = [(M + M.T) / 2 << np.eye(r)]
                 else:  # spin factor: lambda_max(v) = v_0 + ||v_bar|| <= 1
                     v = yv @ data
@@ -191,7 +192,7 @@ def release_certificate_statistics(
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
     if kind == "sdp":
-        return data.reshape(data.shape[0], -1) @ P.ravel()
+        return flat_rows(data) @ P.ravel()
     if kind == "soc":  # spin factor: <a, x> = tr(a o x) = 2 a'x
         return 2.0 * (data @ P)
     return data @ P

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from cvxdp.errors import UnsupportedProblemError
 
-__all__ = ["DOMAIN_NOTE", "DOMAIN_TOL", "check_shape", "project_rows"]
+__all__ = ["DOMAIN_NOTE", "DOMAIN_TOL", "check_shape", "flat_rows", "project_rows"]
 
 #: rows moved by more than this are counted as projected; smaller moves are float rounding
 DOMAIN_TOL = 1e-9
@@ -64,6 +64,12 @@ def check_shape(kind: str, data: Any) -> np.ndarray:
     return A
 
 
+def flat_rows(data: np.ndarray) -> np.ndarray:
+    """The rows as vectors, ``(m, size of a row)``; also for ``m = 0`` (no rows is a dataset
+    like any other under add/remove neighbours), where ``reshape(m, -1)`` fails."""
+    return data.reshape(data.shape[0], int(np.prod(data.shape[1:])))
+
+
 def project_rows(kind: str, data: np.ndarray) -> tuple[np.ndarray, int]:
     """Project every row into the public domain the privacy proof needs.
 
@@ -89,7 +95,7 @@ def project_rows(kind: str, data: np.ndarray) -> tuple[np.ndarray, int]:
         :func:`cvxdp.privacy.clipping.noisy_count` (``count_clipped=``).
     """
     m = data.shape[0]
-    flat = data.reshape(m, -1)
+    flat = flat_rows(data)
     finite = np.all(np.isfinite(flat), axis=1)
     with np.errstate(all="ignore"):
         if kind == "lp":
@@ -115,7 +121,7 @@ def project_rows(kind: str, data: np.ndarray) -> tuple[np.ndarray, int]:
                 u = out[fix, 1:] / np.where(nb[fix] > 0, nb[fix], 1.0)[:, None]
                 out[fix] = np.column_stack([(l1 + l2) / 2, ((l1 - l2) / 2)[:, None] * u])
             asym = np.zeros(m)
-        bad = ~np.all(np.isfinite(out.reshape(m, -1)), axis=1)
+        bad = ~np.all(np.isfinite(flat_rows(out)), axis=1)
         out[bad] = 0.0  # overflow in the projection of a huge row: treated as non-finite
         moved = ~finite | bad | (low < -DOMAIN_TOL) | (high > 1 + DOMAIN_TOL) | (asym > DOMAIN_TOL)
     return out, int(np.count_nonzero(moved))

@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.argument_values import check_number
 from cvxdp.errors import PrivacySpecError
 from cvxdp.privacy.mechanisms import exponential_mechanism, gumbel_argmax
 from cvxdp.solvers.covering.bingham import (
@@ -67,6 +68,7 @@ from cvxdp.solvers.covering.covering_certificate import (  # noqa: F401  (re-exp
     covering_certificate,
     release_certificate_statistics,
 )
+from cvxdp.solvers.covering.covering_domain import flat_rows
 from cvxdp.solvers.covering.covering_schedule import (
     SCALE_FRACTION,
     SCALE_GRID,
@@ -105,10 +107,8 @@ def shrink_weight(sched: CoveringSchedule, shrink: float | str = "auto") -> floa
         if sched.schedule == "paper":
             return 0.0
         return float(max(0.0, 1.0 - 2.0 * sched.kappa / kappa_target(sched.kind, sched.dim)))
-    lam = float(shrink)
-    if not 0.0 <= lam <= 1.0:
-        raise PrivacySpecError(f"shrink must be 'auto' or a number in [0, 1], got {shrink!r}.")
-    return lam
+    return check_number("shrink", shrink, "'auto' or a number in [0, 1]",
+                        lambda v: 0.0 <= v <= 1.0, error=PrivacySpecError)
 
 
 def shrink_towards_identity(kind: str, P: np.ndarray, lam: float) -> np.ndarray:
@@ -133,7 +133,7 @@ def covering_coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
 def _coverage(kind: str, data: np.ndarray, P: np.ndarray) -> np.ndarray:
     """``cov_i = <A_i, P>`` for every constraint (vectorised)."""
     if kind == "sdp":  # <A_i, P> as one matrix-vector product over the flattened rows
-        return data.reshape(data.shape[0], -1) @ P.ravel()
+        return flat_rows(data) @ P.ravel()
     if kind == "soc":  # spin factor: <a, x> = tr(a o x) = 2 a'x
         return 2.0 * (data @ P)
     return data @ P
@@ -155,7 +155,7 @@ def run_dense_covering(kind: str, data: np.ndarray, sched: CoveringSchedule,
     m = data.shape[0]
     nd = sched.n_dummy
     kappa = sched.kappa
-    flat = data.reshape(m, -1)  # SDP rows as vectors: sum_i y_i A_i and <A_i, P> by matmul
+    flat = flat_rows(data)  # SDP rows as vectors: sum_i y_i A_i and <A_i, P> by matmul
     dummies = np.ones(nd)
     net = None
     if kind == "sdp" and sched.oracle == "net":

@@ -174,8 +174,12 @@ def plan_schedule(
     beta = check_beta(beta)
     if m_max is not None and int(m_max) < 1:
         raise PrivacySpecError(f"m_max must be a public integer >= 1, got {m_max!r}.")
-    if s is not None and not (math.isfinite(float(s)) and float(s) >= 1):
-        raise PrivacySpecError(f"s (constraints that may be violated) must be >= 1, got {s!r}.")
+    if s is not None:
+        check_number("s", s, "a finite number >= 1 (how many constraints may be violated)",
+                     lambda v: v >= 1, error=PrivacySpecError)
+    if eta is not None:
+        check_number("eta", eta, "a finite number > 0 (the MWU step)", lambda v: v > 0,
+                     error=PrivacySpecError)
     rho_tot = _total_rho(budget)
     scale = opt is None
     eps_count = eps_dual = 0.0
@@ -329,7 +333,8 @@ def plan_schedule(
     if not 0 < eta <= eta_cap:
         rule = "Lemma B.3" if eta_cap == 0.5 else "the Hedge bound"
         raise PrivacySpecError(
-            f"eta must be in (0, {eta_cap:g}] ({rule} of this schedule), got {eta!r}.")
+            f"eta={eta!r} is out of range: eta must be in (0, {eta_cap:g}] ({rule} of this "
+            "schedule).")
     if T < 1:
         raise PrivacySpecError(f"T must be >= 1, got {T!r}.")
     sensitivity = sens_factor / s  # in units of OPT
