@@ -223,6 +223,12 @@ def test_bounds_required_and_never_inferred(gauss):
     ({"rho": 1.0, "bounds": (5, -5)}, PrivacySpecError, "lo < hi"),
     ({"rho": 1.0, "count_clipped": 1.5}, PrivacySpecError, "count_clipped"),
     ({"rho": 1.0, "bounds": 5}, PrivacySpecError, "pair"),
+    # not numbers / not flags: adaptive='x' ran, init_share='0.5' was a raw TypeError
+    ({"rho": 1.0, "adaptive": "x"}, PrivacySpecError, r"adaptive='x'"),
+    ({"rho": 1.0, "adaptive": 2}, PrivacySpecError, r"adaptive=2"),
+    ({"rho": 1.0, "init_share": "0.5"}, PrivacySpecError, r"init_share='0\.5' is not a number"),
+    ({"rho": 1.0, "init_share": 1.0}, PrivacySpecError, r"init_share=1\.0 is out of range"),
+    ({"rho": 1.0, "r_min": "0.1"}, PrivacySpecError, r"r_min='0\.1' is not a number"),
 ])
 def test_bad_private_inputs_rejected(gauss, kw, err, match):
     prob, _ = gauss
