@@ -159,13 +159,17 @@ def solve_private_meb(
     if model not in ("central", "local"):
         raise PrivacySpecError(f"model must be 'central' or 'local', got {model!r}.")
     local = model == "local"
+    if adaptive is not None and not isinstance(adaptive, (bool, np.bool_)):
+        raise PrivacySpecError(f"adaptive={adaptive!r} is not valid: adaptive must be None (the "
+                               "schedule's default), True or False.")
     sched = resolve_schedule(schedule, adaptive, step)
     gamma = check_number("accuracy", accuracy, "a number in (0, 1) (gamma of the bicriteria "
                          "guarantee, e.g. 0.2)", lambda v: 0 < v < 1, error=PrivacySpecError)
     i_max, B = radius_grid(gamma, GOODCENTER_RATIO)
     beta = check_beta(beta)
-    if not 0 < init_share < 1:
-        raise PrivacySpecError("init_share must lie in (0, 1).")
+    init_share = check_number("init_share", init_share, "a number in (0, 1) (the budget's share "
+                              "of the initial radius search)", lambda v: 0 < v < 1,
+                              error=PrivacySpecError)
     lo, hi = resolve_bounds(bounds, d)
     count_share = clip_count_share(count_clipped)
     centre0, r_max = (lo + hi) / 2, float(np.linalg.norm(hi - lo) / 2)
@@ -188,9 +192,9 @@ def solve_private_meb(
         # outside.  Coordinates are translated by a public shift when the box is far from the
         # origin (working_points); the released centre is shifted back at the end.
         pts, n_clipped, shift, patch, sqn = working_points(pts, lo, hi)
-    r_min = r_max / 1024 if r_min is None else float(r_min)
-    if not 0 < r_min < r_max:
-        raise PrivacySpecError(f"r_min must lie in (0, R_max={r_max:.6g}), got {r_min!r}.")
+    r_min = r_max / 1024 if r_min is None else check_number(
+        "r_min", r_min, f"a number in (0, R_max={r_max:.6g}) (R_max: half the diagonal of the "
+        "public box)", lambda v: 0 < v < r_max, error=PrivacySpecError)
     gen = as_generator(rng)
     acct = PrivacyAccountant(ZCDP(rho_total))
     rho_count = count_share * rho_total          # the noisy clipped count's share (opt-in)
