@@ -232,6 +232,12 @@ def test_bad_options_are_rejected(rows):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, value_share=0.9)
     with pytest.raises(TypeError, match="did you mean 'steps'"):
         prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, stepz=3)
+    # steps='5', 0 and 2.5 ran (the count of noisy gradient steps, read by int() or not at all)
+    for steps in ("5", 0, 2.5, True):
+        with pytest.raises(cvxdp.CvxdpError, match=rf"steps={steps!r} is out of range"):
+            prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, steps=steps)
+    with pytest.raises(BudgetError, match=r"value_share='0\.1' is not a number"):
+        prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, value_share="0.1")
 
 
 def test_auxiliary_variables_are_completed_by_a_public_solve(rows):
