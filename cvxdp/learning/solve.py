@@ -34,7 +34,7 @@ import cvxpy as cp
 import numpy as np
 from scipy import special
 
-from cvxdp.argument_values import check_beta
+from cvxdp.argument_values import check_beta, check_count, check_number
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.learning.certificate import count_threshold, row_status
 from cvxdp.learning.detect import RowModel, detect
@@ -218,8 +218,10 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         raise UnsupportedProblemError(f"mechanism must be one of {MECHANISMS}, got "
                                       f"{mechanism!r}.")
     beta = check_beta(beta)
-    if not (isinstance(value_share, float | int) and 0 <= value_share < 0.5):
-        raise BudgetError(f"value_share must be in [0, 0.5), got {value_share!r}.")
+    check_number("value_share", value_share, "a number in [0, 0.5) (the share of the budget "
+                 "spent on the released objective value)", lambda v: 0 <= v < 0.5,
+                 error=BudgetError)
+    steps = check_count("steps", steps)
     total = resolve_budget(epsilon=epsilon, delta=delta, rho=rho)
     c_share = count_share(count_clipped, at_most=0.5)
     if public is not None:
