@@ -62,6 +62,17 @@ class PermutingScs(SCS):
     def name(self) -> str:
         return "CVXDP_SCS"
 
+    def supports_quad_obj(self) -> bool:
+        """False: cvxdp compiles with ``use_quad_obj=False`` (the objective as cones), so the
+        DPP check CVXPY runs before compiling must be its conic one. CVXPY (1.9) checks DPP in
+        its quadratic-objective scope whenever the solver *could* take a quadratic objective,
+        and there ``quad_form(x - y, P)`` with a parameter ``y`` in the residual is not DPP,
+        although ``problem.is_dpp()`` says it is: it then substituted ``y``'s value, and a
+        private target could not be traced (``tests/solvers/test_quadform_private_target.py``).
+        The compiled data are the same: with ``use_quad_obj=False`` no quadratic objective was
+        used either way."""
+        return False
+
     @classmethod
     def format_constraints(cls, problem: Any, exp_cone_order: list[int]) -> Any:
         found = (restructuring_permutation(problem.constraints, exp_cone_order)
