@@ -261,6 +261,34 @@ def test_relative_entropy_names_the_exact_rewrite(atom):
         to_scp(prob, private=ConstraintPrivacy(a, sensitivity=0.01))
 
 
+@pytest.mark.parametrize(("atom", "rewrite", "build"), [
+    ("kl_div", "-q @ cp.log(x) + cp.sum(x)", lambda q, x: -q @ cp.log(x) + cp.sum(x)),
+    ("rel_entr", "-q @ cp.log(x)", lambda q, x: -q @ cp.log(x)),
+])
+def test_a_private_distribution_alone_in_the_first_argument_names_the_expansion(atom, rewrite,
+                                                                                 build):
+    """``sum(kl_div(q, x))`` with a private empirical distribution ``q`` (no variable in the
+    first argument) was refused with the hint "entr(P @ x) as entr(z) with z == P @ x", which
+    does not apply. The exact rewrite drops the constant ``sum(q log q)`` (and ``-sum(q)``):
+    ``-q @ cp.log(x) + cp.sum(x)``, where ``q`` is an objective coefficient (ObjectivePrivacy),
+    and it is solved and certified."""
+    q0 = np.array([0.1, 0.2, 0.3, 0.4])
+    q = cp.Parameter(4, name="q", nonneg=True, value=q0)
+    xv = cp.Variable(4, name="x")
+    prob = cp.Problem(cp.Minimize(cp.sum(getattr(cp, atom)(q, xv))), [cp.sum(xv) == 1])
+    with pytest.raises(UnsupportedProblemError) as err:
+        prob.solve_private(epsilon=10, delta=1e-6, rng=0,
+                           private=cvxdp.ScalarPrivacy(q, sensitivity=1e-3))
+    message = str(err.value)
+    assert rewrite in message and "ObjectivePrivacy(q" in message
+    assert "entr(z)" not in message
+    rewritten = cp.Problem(cp.Minimize(build(q, xv)), [cp.sum(xv) == 1])
+    sol = rewritten.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                                  private=cvxdp.ObjectivePrivacy(q, sensitivity=1e-3))
+    assert sol.status == cp.OPTIMAL_INACCURATE
+    np.testing.assert_allclose(xv.value, q0, atol=1e-3)   # the minimiser of KL(q || x)
+
+
 def test_channel_capacity_refusal_names_the_matrix_and_the_rewrite():
     """Held-out trial 19: the channel capacity example with a private transition matrix in
     ``entr(P @ x)`` (objective) was refused with a message about "the true constraint" (the
