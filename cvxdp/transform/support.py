@@ -116,13 +116,18 @@ def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool,
             f"({_plural(n_exp, 'cone')})")
     named = _middle_arguments(problem, private_ids) if private else []
     if named:
-        where = "; ".join(named)
-        return (head + f", and private data enter the argument of {where}: the middle "
+        where = "; ".join(text for text, _, _ in named)
+        alone = sorted({atom for _, atom, data_alone in named if data_alone})
+        mixed = any(not data_alone for _, _, data_alone in named)
+        text = (head + f", and private data enter the argument of {where}: the middle "
                 "coordinate v of a cone cl{(u, v, w): v exp(u / v) <= w}, where the cone is "
-                "not monotone, so no tightening keeps the true constraint. Rewrite it exactly "
-                "with a new variable for the argument, e.g. entr(P @ x) as entr(z) with z = "
-                "cp.Variable(m) and the constraint z == P @ x: the private data then sit in a "
-                "linear equality, which perturbation solves (a band around the noisy row).")
+                "not monotone, so no tightening keeps the true constraint.")
+        if mixed:
+            text += (" Rewrite it exactly with a new variable for the argument, e.g. entr(P @ "
+                     "x) as entr(z) with z = cp.Variable(m) and the constraint z == P @ x: the "
+                     "private data then sit in a linear equality, which perturbation solves (a "
+                     "band around the noisy row).")
+        return text + (_data_alone_hint(alone) if alone else "")
     if private:
         return (head + ", and private data enter the middle coordinate v of a cone "
                 "cl{(u, v, w): v exp(u / v) <= w} (the argument of entr, the first argument "
@@ -142,10 +147,12 @@ def exp_cone_reason(problem: cp.Problem, n_exp: int, *, private: bool,
 _MIDDLE_ARGUMENT = frozenset({"entr", "kl_div", "rel_entr"})
 
 
-def _middle_arguments(problem: cp.Problem, private_ids: frozenset[int]) -> list[str]:
-    """``"entr (in the objective; it reads P)"`` for each atom whose middle-coordinate
-    argument reads a private parameter (structure and names only)."""
-    out = []
+def _middle_arguments(problem: cp.Problem, private_ids: frozenset[int]
+                      ) -> list[tuple[str, str, bool]]:
+    """``("entr (in the objective; it reads P)", "entr", alone)`` for each atom whose
+    middle-coordinate argument reads a private parameter, ``alone`` when that argument holds no
+    variable (data alone: ``kl_div(q, x)`` with an empirical ``q``); structure and names only."""
+    out: list[tuple[str, str, bool]] = []
     parts = [("the objective", problem.objective)] + [
         (f"constraint {i}", c) for i, c in enumerate(problem.constraints)]
     for where, expr in parts:
@@ -159,9 +166,37 @@ def _middle_arguments(problem: cp.Problem, private_ids: frozenset[int]) -> list[
             params = sorted({p.name() for p in node.args[0].parameters()
                              if p.id in private_ids})
             text = f"{name} (in {where}; it reads {', '.join(params)})"
-            if params and text not in out:
-                out.append(text)
+            if params and text not in [t for t, _, _ in out]:
+                out.append((text, name, not node.args[0].variables()))
     return out
+
+
+#: the exact rewrite of a middle-coordinate atom whose first argument is private data alone
+#: (``q``, no variable): its terms in ``q`` only are a constant, and ``q`` is left as the
+#: coefficient of ``log`` of the second argument (an objective coefficient)
+_DATA_ALONE = {
+    "kl_div": "sum(kl_div(q, x)) = sum(q log q - q) - q @ cp.log(x) + cp.sum(x)",
+    "rel_entr": "sum(rel_entr(q, x)) = sum(q log q) - q @ cp.log(x)",
+    "entr": "entr(q) of data alone is a constant",
+}
+
+
+def _data_alone_hint(atoms: list[str]) -> str:
+    rewrites = "; ".join(_DATA_ALONE[a] for a in atoms)
+    text = (f" The argument is private data alone, so the exact rewrite expands the atom: "
+            f"{rewrites}.")
+    relative = [a for a in atoms if a != "entr"]
+    if relative:
+        forms = " or ".join({"kl_div": "-q @ cp.log(x) + cp.sum(x) (kl_div)",
+                             "rel_entr": "-q @ cp.log(x) (rel_entr)"}[a] for a in relative)
+        text += (f" The terms in the data alone are a constant: minimise {forms} instead (in "
+                 "a constraint, move the constant to the right-hand side as a private "
+                 "cp.Parameter of its own, with its own spec), and declare q with "
+                 "cvxdp.ObjectivePrivacy(q, sensitivity=D): it is then an objective "
+                 "coefficient, which objective perturbation solves.")
+    if "entr" in atoms:
+        text += " Drop a constant entr(q) from the objective (it does not move the minimiser)."
+    return text
 
 
 def cone_reasons(problem: cp.Problem, dims: Any) -> list[str]:
