@@ -22,14 +22,16 @@ import numpy as np
 from scipy import special
 
 from cvxdp.learning.detect import RowModel
-from cvxdp.solution import Certificate
+from cvxdp.learning.domain import variable_bound
+from cvxdp.solution import Certificate, relative_scale
 from cvxdp.status import status_of
 
 __all__ = ["row_status", "clip_scope", "count_threshold", "bound_fix"]
 
 
 def row_status(model: RowModel, bound: float, beta: float, accuracy: float | None,
-            info: dict[str, Any]) -> tuple[Certificate | None, str, str | None]:
+            info: dict[str, Any], released: tuple[float, float] | None = None
+            ) -> tuple[Certificate | None, str, str | None]:
     """The certificate of the proven excess-risk bound and the status from it
     (:func:`status_of`): ``(certificate, status, reason)``.
 
@@ -38,6 +40,13 @@ def row_status(model: RowModel, bound: float, beta: float, accuracy: float | Non
     constraints' measured at the released point (public data and the release only).  When no
     bound is proven (W = inf) the certificate still carries the violation (surely) and an
     infinite gap, and says why in ``how``.
+
+    ``released``: the released objective value at the point, in the minimised sense, and its
+    error bound (probability ``>= 1 - beta``, its own noise event). With a finite bound it
+    brackets the objective: ``F(theta^) <= value + err`` and ``OPT >= value - err - bound``
+    on the union of the two events (``>= 1 - 2 beta``). Where that bracket keeps ``|OPT|``
+    above 1, the relative gap is the bound over that smallest ``|OPT|`` instead of over 1
+    (post-processing: no budget); elsewhere the certificate is the mechanism's alone.
     """
     viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
     if math.isfinite(bound):
@@ -48,8 +57,18 @@ def row_status(model: RowModel, bound: float, beta: float, accuracy: float | Non
         probability, how = 1.0, (
             "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
             "public bound on the minimiser applies; " + bound_fix(model))
+    upper, lower = math.inf, -math.inf
+    if released is not None and math.isfinite(bound) and all(map(math.isfinite, released)):
+        value, err = released
+        if relative_scale(value - err - bound, value + err) > 1.0:
+            # only where it keeps |OPT| above 1 (else the scale is 1 either way, and the
+            # certificate keeps the mechanism's event alone)
+            upper, lower = value + err, value - err - bound
+            probability -= beta
+            how += ("; |OPT| bounded from the released objective value and its error bound "
+                    "(its own noise event)")
     cert = Certificate.from_bounds(
-        objective_upper=math.inf, optimum_lower=-math.inf, gap_bound=bound,
+        objective_upper=upper, optimum_lower=lower, gap_bound=bound,
         violation_bound=viol, equality_violation_bound=None, probability=probability, how=how)
     info["guarantee"] = str(cert)
     noisy, t = info.get("clipped_rows_noisy"), info.get("clipped_rows_threshold")
@@ -97,10 +116,14 @@ def count_threshold(params: dict[str, Any], beta: float) -> float:
 
 
 def bound_fix(model: RowModel) -> str:
-    """What gives the model a proven excess-risk bound (public structure only)."""
-    if model.v is not None and model.mu < model.mu_w:
-        return (f"the intercept {model.v.name()!r} is not regularised: regularise it too "
-                f"(+ lam * cp.square({model.v.name()})) or bound it (cp.abs("
-                f"{model.v.name()}) <= B, a public B), or add a norm-ball or box constraint on "
-                "w and the intercept")
-    return "add a norm-ball or box constraint on w (or a ridge lam * cp.sum_squares(w))"
+    """What gives the model a proven excess-risk bound (public structure only), in the user's
+    variable names. A free intercept is named when it is what is left unbounded: less
+    regularised than the coefficients, or beside coefficients the constraints bound."""
+    w = model.w.name()
+    if model.v is not None and (model.mu < model.mu_w
+                                or math.isfinite(variable_bound(model, model.w))):
+        v = model.v.name()
+        return (f"the intercept {v!r} is not regularised: regularise it too (+ lam * "
+                f"cp.square({v})) or bound it (cp.abs({v}) <= B, a public B), or add a "
+                f"norm-ball or box constraint on {w} and the intercept")
+    return f"add a norm-ball or box constraint on {w} (or a ridge lam * cp.sum_squares({w}))"

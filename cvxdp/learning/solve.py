@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any
 
 import cvxpy as cp
@@ -38,7 +39,7 @@ from cvxdp.argument_values import check_beta, check_count, check_number
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.learning.certificate import count_threshold, row_status
 from cvxdp.learning.detect import RowModel, detect
-from cvxdp.learning.domain import public_completion, theta_bound
+from cvxdp.learning.domain import public_completion, theta, theta_bound
 from cvxdp.learning.noisy_gradient import (
     DEFAULT_STEPS,
     GRADIENT_REFERENCE,
@@ -47,6 +48,7 @@ from cvxdp.learning.noisy_gradient import (
 )
 from cvxdp.learning.objective_perturbation import (
     OBJPERT_REFERENCE,
+    minimiser_bound,
     objective_perturbation,
     plan_objective_perturbation,
 )
@@ -138,6 +140,32 @@ def _clip(model: RowModel) -> tuple[np.ndarray, np.ndarray | None, int]:
     return X, y, count
 
 
+def minimiser_ball(model: RowModel, W: float) -> tuple[RowModel, float, str | None]:
+    """``(model, W, note)``: with no public bound on ``theta`` over the constraints (``W =
+    inf``) but one on the exact minimiser (``W*`` of :func:`minimiser_bound`: a ridge, a
+    loss >= 0, public terms >= 0 vanishing at 0, ``theta = 0`` feasible, so ``mu/2
+    ||theta*||^2 <= F(theta*) <= F(0) <= n sup_y l(0, y)``), the mechanisms run on the public
+    ball ``||theta|| <= W*``. It contains the exact minimiser (unique: the objective is
+    strongly convex), so the minimum and the minimiser the certificate speaks of are the
+    user's; the ball gives the mechanisms the bounded domain their privacy and their bounds
+    need (CVXPY's ridge example has no constraint at all). Public structure and bounds only
+    (docs/learning.md, 'The minimiser's ball')."""
+    if math.isfinite(W):
+        return model, W, None
+    W_star = minimiser_bound(model)
+    if not math.isfinite(W_star):
+        return model, W, None
+    variables = theta(model)
+    if len(variables) == 1:   # the form the domain and the Newton path read: norm(w, 2) <= r
+        ball = cp.norm(variables[0], 2) <= W_star
+    else:
+        ball = cp.norm(cp.hstack([cp.vec(v, order="F") for v in variables]), 2) <= W_star
+    note = (f"the constraints do not bound the variables; the mechanism ran on the public "
+            f"ball ||theta|| <= {W_star:.6g}, which holds the exact minimiser (the ridge's "
+            "strong convexity: mu/2 ||theta*||^2 <= F(0)), so the problem is unchanged")
+    return replace(model, constraints=[*model.constraints, ball]), W_star, note
+
+
 def _plans(model: RowModel, budget: Any, W: float, beta: float, steps: int,
            mechanism: str, accuracy: float | None) -> tuple[str, Any, dict[str, Any]]:
     planners = {"objective": lambda: plan_objective_perturbation(model, budget, W, beta=beta,
@@ -227,7 +255,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     if public is not None:
         _check_public(problem, spec, public)
     model = detect(problem, spec)
-    W = theta_bound(model)
+    model, W, ball_note = minimiser_ball(model, theta_bound(model))
     value_reason = None
     if value_share > 0 and not math.isfinite(
             model.loss.value_bound(model.feature_bound * W, model.label_bound)):
@@ -246,6 +274,8 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
     records = [record]
     info: dict[str, Any] = {"mechanism": name, "model": model.describe(),
                             "domain_bound_W": W, "beta": beta, **minfo}
+    if ball_note:
+        info["domain_ball"] = ball_note
     if auto:
         info["auto"] = auto
     # ---- post-processing (released quantities and public data only) ----
@@ -257,7 +287,7 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         value, v_rec, v_err = _release_value(model, theta_hat, X, y, W, gen, part, beta)
         if v_rec is not None:
             records.append(v_rec)
-            # a separate release, not part of the certificate: the status promises the point
+            # a separate release; the certificate uses it to bound |OPT| (row_status)
             info["value_error_bound"] = v_err
             info["value_error_probability"] = 1.0 - beta
     if value_budget and c_share:
@@ -269,7 +299,9 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         info["clipped_rows_threshold"] = count_threshold(c_rec.params, beta)
     bound = plan.bound
     info["excess_risk_bound"] = bound
-    cert, status, reason = row_status(model, bound, beta, accuracy, info)
+    released = (None if value is None or info.get("value_error_bound") is None
+                else (model.sense * value, float(info["value_error_bound"])))
+    cert, status, reason = row_status(model, bound, beta, accuracy, info, released)
     if reason is not None:
         info["status_reason"] = reason
     if value_reason is not None:

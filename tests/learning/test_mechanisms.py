@@ -167,8 +167,8 @@ def test_no_bound_without_a_bounded_domain_is_user_limit(rows):
     status, reason = cvxdp.status.status_of(sol.certificate)
     # the status is status_of's; the reason is its reason followed by the fix for the model
     assert sol.status == status and sol.status_reason.startswith(reason)
-    assert sol.status_reason.endswith("add a norm-ball or box constraint on w (or a ridge "
-                                      "lam * cp.sum_squares(w))")
+    assert sol.status_reason.endswith(f"add a norm-ball or box constraint on {w.name()} (or a "
+                                      f"ridge lam * cp.sum_squares({w.name()}))")
     assert "no bound on the sub-optimality" in sol.info["status_reason"]
     assert sol.value is None and "nothing was spent" in sol.info["value_reason"]
     assert sol.privacy.mechanisms == {"objective_perturbation": 1}
@@ -195,7 +195,10 @@ def test_ridge_alone_gives_a_proven_bound_that_holds(rows, seed):
     assert info["perturbed_solve"] == "projected Newton (certified gap)"
     assert base < info["excess_risk_bound"] <= base * (1 + 1e-6 * (1 + 1e-9))
     assert -1e-6 <= sol.validation.objective_gap <= info["excess_risk_bound"]
-    assert sol.status == cp.USER_LIMIT and sol.value is None   # bound 1.2 > 1e-2; no W
+    # bound 1.2 > 1e-2; the mechanism ran on the minimiser's public ball ||w|| <= W*, which
+    # bounds the loss there, so the value is released too
+    assert sol.status == cp.USER_LIMIT and info["domain_bound_W"] == pytest.approx(W_star)
+    assert "public ball" in info["domain_ball"] and sol.value is not None
 
 
 def test_value_is_released_noisily_and_held_by_the_problem(rows):
