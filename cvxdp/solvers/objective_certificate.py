@@ -24,7 +24,9 @@ released data and public constraints only (post-processing: no budget):
   with ``Lambda`` the secant slope of ``[d_{i+2}, d_{i+1}]`` (at least the slope at
   ``d_{i+1}``); the interval is cut into geometric pieces ``[u, v]`` and ``phi <= t ||e(v)|| -
   u`` on each.  Below the last level, ``phi <= t ||e(d_L)||``.  The largest of these is the
-  bound; the search stops when nothing below a level can exceed what is already found.
+  bound; the search stops when nothing below a level can exceed what is already found --
+  also before the next level's solves, when the secant of ``[0, d_i]`` (``s_j(0) >= 0``)
+  already bounds ``[d_i, d_{i-1}]`` within it: the lower levels could only raise the bound.
 
 A strongly convex objective (``s_j(d) ~ sqrt(d / mu)``) gives a bound of order ``k t^2 / mu``,
 second order in the noise; an LP whose optimal vertex stays optimal for every ``c`` within ``t``
@@ -144,7 +146,20 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
             return min(first, worst + tol)  # [d_i, d_{i-1}] and [0, d_i] cannot exceed it
         if _stopped(t, levels, worst) + tol <= enough:
             break  # the levels so far prove enough: the lower ones are not solved
+        if 1 <= i < _LEVELS and t * _norm_max(ext[0]) <= worst \
+                and _interval(t, levels[-2], levels[-1], _origin(ext[0])) <= worst:
+            # [d_i, d_{i-1}] bounded with the secant of [0, d_i] (s(0) >= 0: concave
+            # extents grow at d_i no faster than s(d_i) / d_i) and [0, d_i] by t ||e(d_i)||:
+            # neither exceeds the bound so far, which the lower levels can only raise, so
+            # they are not solved
+            return min(first, worst + tol)
     return min(first, _stopped(t, levels, worst) + tol)
+
+
+def _origin(up: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """The level ``d = 0`` with extents at least 0 (``x~`` is in every level set): a lower
+    level for :func:`_interval`'s secant."""
+    return 0.0, np.zeros_like(up), np.zeros_like(up)
 
 
 def _stopped(t: float, levels: list[tuple[float, np.ndarray, np.ndarray]], worst: float
