@@ -9,6 +9,7 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse as sp
 
 import cvxdp
 from cvxdp.solvers import objective_certificate as oc
@@ -56,3 +57,27 @@ def test_the_search_stops_early_with_the_full_descents_certificate(monkeypatch):
     assert sol.certificate.violation_bound == full.certificate.violation_bound
     assert sol.value == full.value and sol.status == full.status
     np.testing.assert_array_equal(x, x_full)
+
+
+def test_the_top_level_is_not_solved_when_its_public_box_decides_nothing(monkeypatch):
+    # the top level's extents cap [d_1, d_0] only; the public box (the ball ||beta|| <= 4)
+    # caps it too, and that interval is below the bound the lower levels give: its 10 solves
+    # are not needed, and the certificate is the one with them
+    sol, x, solves = _run(monkeypatch)
+    monkeypatch.setattr(oc, "_public_cap", lambda prog, x, supp: None)  # solved first
+    full, x_full, solves_full = _run(monkeypatch)
+    assert solves_full - solves == 10
+    assert sol.certificate.gap_bound == full.certificate.gap_bound
+    assert sol.value == full.value and sol.status == full.status
+    np.testing.assert_array_equal(x, x_full)
+
+
+def test_the_public_cap_bounds_the_extents_of_the_set():
+    # over ||x|| <= 2 around x~ = (1, 0): x_0 - 1 in [-3, 1], x_1 in [-2, 2]
+    from cvxdp.transform.scp import ConeDims, SymmetricConeProgram
+    A = sp.csc_matrix(np.vstack([np.zeros((1, 2)), -np.eye(2)]))
+    prog = SymmetricConeProgram(A=A, b=np.array([2.0, 0.0, 0.0]), c=np.zeros(2), offset=0.0,
+                                dims=ConeDims(soc=(3,)), cone=None)
+    cap = oc._public_cap(prog, np.array([1.0, 0.0]), np.array([0, 1]))
+    np.testing.assert_allclose(cap, [[1.0, 2.0], [3.0, 2.0]], rtol=1e-5)
+    assert np.all(cap >= [[1.0, 2.0], [3.0, 2.0]])  # pushed outward
