@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["propagated_box", "soc_starts", "PROPAGATION_ROUNDS"]
+from cvxdp.transform.scp import ConeDims
+
+__all__ = ["propagated_box", "proven_empty", "soc_starts", "PROPAGATION_ROUNDS"]
 
 #: rounds of :func:`propagated_box` (each one sparse pass over the linear rows)
 PROPAGATION_ROUNDS = 20
@@ -110,3 +112,49 @@ def _soc_rows(A: sp.csr_matrix, b: np.ndarray, dims: Any, keep: np.ndarray
     H, M = A[head], A[member]
     return (sp.csr_matrix(sp.vstack([H - M, H + M])),
             np.concatenate([b[head] - b[member], b[head] + b[member]]))
+
+
+def proven_empty(prog: Any, slack: float) -> bool:
+    """Whether bound propagation proves that no point meets every row of ``prog`` (a
+    :class:`~cvxdp.transform.scp.SymmetricConeProgram`) to within ``slack``.
+
+    The rows, each relaxed by ``slack``: the equalities ``|b - a'x| <= slack`` (two
+    inequalities), the orthant rows ``a'x <= b + slack``, the linear rows each second-order
+    block implies (``|s_i| <= s_0 + slack``: a block violated by at most ``slack``, ``||s_bar||
+    - s_0 <= slack``, meets them), a PSD block's diagonal (``s_kk >= -slack``: its smallest
+    eigenvalue is at most each diagonal entry) and each exponential cone's ``v, w >= -slack``
+    (:func:`cvxdp.transform.reference.exp_cone_violations` counts a triple with ``v`` or ``w``
+    below ``-slack`` as violated by more than ``slack``).  Every point within ``slack`` of every
+    row meets these linear rows, so it lies in every box of :func:`propagated_box` over them;
+    an empty box (some ``lo_j > hi_j``) proves there is none.  Data of ``prog`` only.
+    """
+    d = prog.dims
+    A = sp.csr_matrix(prog.A)
+    b = np.asarray(prog.b, dtype=float)
+    n = A.shape[1]
+    z, lin = d.zero, d.zero + d.nonneg
+    parts = [A[:z], -A[:z], A[z:lin]]
+    rhs = [b[:z], -b[:z], b[z:lin]]
+    if d.soc:
+        C, cb = _soc_rows(A, b, d, np.ones(A.shape[0], dtype=bool))
+        parts.append(C)
+        rhs.append(cb)
+    start = lin + int(sum(d.soc))
+    for r in d.psd:  # SCS's svec: the diagonal entries of each lower-triangular column
+        diag = start + np.concatenate([[0], np.cumsum(np.arange(r, 1, -1))]).astype(int)
+        parts.append(A[diag])  # s_kk = b_kk - A_kk x >= -slack
+        rhs.append(b[diag])
+        start += r * (r + 1) // 2
+    if prog.exp_tail is not None and prog.exp_tail.cones:
+        tail = prog.exp_tail
+        T = tail.rows(n)
+        vw = np.flatnonzero(np.arange(T.shape[0]) % 3 != 0)
+        parts.append(T[vw])
+        rhs.append(np.asarray(tail.b, dtype=float)[vw])
+    R = sp.csr_matrix(sp.vstack(parts))
+    bb = np.concatenate(rhs) + slack
+    if R.shape[0] == 0:
+        return False
+    dims = ConeDims(nonneg=R.shape[0])
+    lo, hi = propagated_box(R, bb, dims, np.ones(R.shape[0], dtype=bool))
+    return bool(np.any(lo > hi))

@@ -24,7 +24,12 @@ released data and public constraints only (post-processing: no budget):
   with ``Lambda`` the secant slope of ``[d_{i+2}, d_{i+1}]`` (at least the slope at
   ``d_{i+1}``); the interval is cut into geometric pieces ``[u, v]`` and ``phi <= t ||e(v)|| -
   u`` on each.  Below the last level, ``phi <= t ||e(d_L)||``.  The largest of these is the
-  bound; the search stops when nothing below a level can exceed what is already found.
+  bound; the search stops when nothing below a level can exceed what is already found --
+  also before the next level's solves, when the secant of ``[0, d_i]`` (``s_j(0) >= 0``)
+  already bounds ``[d_i, d_{i-1}]`` within it: the lower levels could only raise the bound.
+  With a ball the top level ``d_0`` is solved only when a decision needs it: the public box
+  (bound propagation over ``X``) caps its extents, and while the interval that cap gives is
+  within the bound of the lower intervals, every decision is the one its solves would give.
 
 A strongly convex objective (``s_j(d) ~ sqrt(d / mu)``) gives a bound of order ``k t^2 / mu``,
 second order in the noise; an LP whose optimal vertex stays optimal for every ``c`` within ``t``
@@ -42,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.solvers.public_part import bound_solves
 from cvxdp.transform.scp import SymmetricConeProgram, orthant_rows_added
 
@@ -129,7 +135,56 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
     # bounded once the slope below d_{i+1} is known; the search stops when nothing below a
     # level can exceed the bound so far
     levels: list[tuple[float, np.ndarray, np.ndarray]] = []
-    for i in range(_LEVELS + 1):
+    # With a ball, the top level's extents enter only as the cap of [d_1, d_0] (and two
+    # tests at d_1): they are solved when a decision needs them.  Until then the public box
+    # (bound propagation over X, which holds every level set) stands in as their upper bound:
+    # the interval it gives (``top_hi``) is at least the solved one, so while it is at most
+    # the bound from the other intervals (``worst``) every decision and the bound itself are
+    # those of the solved extents.  The level keeps its place in the solve budget.
+    cap = _public_cap(prog, x, supp) if math.isfinite(first) and top not in cache \
+        and room(1) else None
+    deferred = cap is not None
+    if deferred:
+        cache[top] = None  # its place in the budget (started() below solves it)
+        levels.append((top, cap, np.zeros_like(cap)))
+    top_hi = -math.inf  # the [d_1, d_0] interval with the public box (while deferred)
+
+    def settle() -> bool:
+        """Solve the deferred top level and fold its interval into ``worst``; False when it
+        fails (the bound is then ``first``, as when it is solved first)."""
+        nonlocal deferred, worst
+        b = b0.copy()
+        b[at] = base + top + tol
+        ext = _LevelSolves(dataclasses.replace(level_prog, b=b), x, supp).extents()
+        if ext is None:
+            return False
+        deferred = False
+        levels[0] = (top, ext[0], ext[1])
+        if len(levels) >= 3:
+            worst = max(worst, _interval(t, levels[0], levels[1], levels[2]))
+        return True
+
+    def exact() -> bool:
+        """``worst`` is the bound of the solved top level (settled when it must be); False
+        when its solves fail."""
+        return not deferred or len(levels) < 3 or top_hi <= worst or settle()
+
+    def holds(value: Any, low: float | None) -> bool | None:
+        """Whether ``value() <= worst`` with the top level solved, decided without its solves
+        when the bounds suffice: ``value()`` may read a deferred top level's public cap (an
+        upper bound: it grows with the extents), ``low`` bounds it below without them (None:
+        ``value()`` does not read them), and ``worst`` lies in ``[worst, max(worst,
+        top_hi)]``; None when the solves fail."""
+        if not deferred:
+            return value() <= worst
+        v = value()
+        if v <= worst:
+            return True
+        if (v if low is None else low) > (max(worst, top_hi) if len(levels) >= 3 else worst):
+            return False
+        return None if not settle() else value() <= worst
+
+    for i in range(1 if deferred else 0, _LEVELS + 1):
         level = top * 4.0 ** (-i)
         ext = solved(level)
         if ext is None:
@@ -137,14 +192,65 @@ def sharp_objective_gap(prog: SymmetricConeProgram, c_noisy: np.ndarray, x: np.n
                 return first
             break  # a solver failure: the extents above bound those below (monotone)
         levels.append((level, ext[0], ext[1]))
-        if i >= 2:  # the interval [d_{i-1}, d_{i-2}], with the slope of [d_i, d_{i-1}]
+        if i == 2 and deferred:
+            top_hi = _interval(t, levels[0], levels[1], levels[2])
+        elif i >= 2:  # the interval [d_{i-1}, d_{i-2}], with the slope of [d_i, d_{i-1}]
             worst = max(worst, _interval(t, levels[-3], levels[-2], levels[-1]))
-        if i >= 1 and t * _norm_max(levels[-2][1]) - level <= worst \
-                and t * _norm_max(ext[0]) <= worst:
+        below = t * _norm_max(ext[0])  # [0, d_i]
+        # [d_i, d_{i-1}] by the extents at d_{i-1} (monotone) and [0, d_i]
+        # (at d_1 the extents above are the top level's)
+        stop = i >= 1 and holds(lambda d=level, e=below: max(t * _norm_max(levels[-2][1]) - d,
+                                                              e), below if i == 1 else None)
+        if stop is None or stop and not exact():
+            return first
+        if stop:
             return min(first, worst + tol)  # [d_i, d_{i-1}] and [0, d_i] cannot exceed it
-        if _stopped(t, levels, worst) + tol <= enough:
+        if _stopped(t, levels, max(worst, top_hi) if deferred else worst) + tol <= enough:
             break  # the levels so far prove enough: the lower ones are not solved
+        if deferred and max(worst, below) + tol <= enough and not settle():
+            return first  # (undecided without the top level: it is solved)
+        if _stopped(t, levels, worst) + tol <= enough:
+            break
+        if i in (0, _LEVELS):
+            continue
+        # [d_i, d_{i-1}] bounded with the secant of [0, d_i] (s(0) >= 0: concave extents
+        # grow at d_i no faster than s(d_i) / d_i) and [0, d_i] by t ||e(d_i)||: when neither
+        # exceeds the bound so far, which the lower levels can only raise, they are not solved
+        # (a deferred top level's public box caps the interval from above)
+        secant = holds(lambda e=below, up=ext[0]: max(e, _interval(t, levels[-2], levels[-1],
+                                                                   _origin(up))),
+                        below if i == 1 else None)
+        if secant is None or secant and not exact():
+            return first
+        if secant:
+            return min(first, worst + tol)
+    # _stopped reads the top level's extents when it is one of the last two
+    if deferred and len(levels) <= 2 and not settle() or not exact():
+        return first
     return min(first, _stopped(t, levels, worst) + tol)
+
+
+def _public_cap(prog: SymmetricConeProgram, x: np.ndarray, supp: np.ndarray
+                ) -> np.ndarray | None:
+    """Upper bounds (rows: sides ``+``, ``-``) on ``+-(x'_j - x_j)`` over the public set ``X``
+    for ``j`` in ``supp``, from bound propagation over its rows (its second-order blocks'
+    linear rows included; the exponential cones left out: a larger set), pushed out by a
+    relative 1e-6 (far beyond the solves' 1e-8 margin, so a solved extent never exceeds it);
+    None when a side is unbounded."""
+    lo, hi = propagated_box(prog.A, prog.b, prog.dims, np.ones(prog.A.shape[0], dtype=bool),
+                            cones=True)
+    xs = x[supp]
+    up = np.vstack([hi[supp] - xs, xs - lo[supp]])
+    if not np.all(np.isfinite(up)):
+        return None
+    up = np.maximum(up, 0.0)
+    return up + 1e-6 * (1.0 + np.abs(np.vstack([hi[supp], lo[supp]])) + np.abs(xs))
+
+
+def _origin(up: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """The level ``d = 0`` with extents at least 0 (``x~`` is in every level set): a lower
+    level for :func:`_interval`'s secant."""
+    return 0.0, np.zeros_like(up), np.zeros_like(up)
 
 
 def _stopped(t: float, levels: list[tuple[float, np.ndarray, np.ndarray]], worst: float

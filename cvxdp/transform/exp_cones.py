@@ -141,13 +141,21 @@ def exp_apart(problem: cp.Problem, scp: SymmetricConeProgram, n_exp: int
                    signs=np.where(coord == 0, -1.0, 1.0))
     k = lift.k
     # the cones' rows, with each lifted coordinate replaced by its new variable (s = y)
-    tail_A = sp.lil_matrix(sp.hstack([A[cut:], sp.csr_matrix((m_all - cut, k))]))
+    # (the lifted rows' entries dropped and their -1 added in one pass over the entries: a
+    # row-by-row assignment cost 0.15 s for 500 cones)
+    local = tail_rows - cut
+    rows_ = sp.coo_matrix(A[cut:])
+    drop = np.zeros(m_all - cut, dtype=bool)
+    drop[local] = True
+    kept = ~drop[rows_.row]
+    tail_A = sp.csr_matrix((np.concatenate([rows_.data[kept], -np.ones(k)]),
+                            (np.concatenate([rows_.row[kept], local]),
+                             np.concatenate([rows_.col[kept], n0 + np.arange(k)]))),
+                           shape=(m_all - cut, n0 + k))
+    tail_A.sort_indices()
     tail_b = scp.b[cut:].copy()
-    for j, r in enumerate(tail_rows - cut):
-        tail_A[r, :] = 0.0
-        tail_A[r, n0 + j] = -1.0
-        tail_b[r] = 0.0
-    tail = ExpTail(A=sp.csr_matrix(tail_A), b=tail_b)
+    tail_b[local] = 0.0
+    tail = ExpTail(A=tail_A, b=tail_b)
     if k == 0:
         if sens is not None:
             sens = dataclasses.replace(sens, A=sp.csc_matrix(sp.csr_matrix(sens.A)[:cut]),

@@ -73,3 +73,36 @@ def test_coordinate_box_of_many_coordinates_is_the_solved_box_on_row_sums():
     few = coords[:: max(1, coords.size // 20)]
     s_lo, s_hi = public_bounds(scp.A, scp.b, scp.dims, row_private, list(np.eye(scp.n)[few]))
     assert np.allclose(lo[few], s_lo, atol=1e-6) and np.allclose(hi[few], s_hi, atol=1e-6)
+
+
+def _prog(A, b, dims, exp_tail=None):
+    from cvxdp.transform.scp import SymmetricConeProgram
+    A = sp.csc_matrix(A)
+    return SymmetricConeProgram(A=A, b=np.asarray(b, float), c=np.zeros(A.shape[1]), offset=0.0,
+                                dims=dims, cone=None, exp_tail=exp_tail)
+
+
+def test_proven_empty_by_the_rows_and_cone_bounds_but_not_within_a_larger_slack():
+    from cvxdp.solvers.bound_propagation import proven_empty
+    from cvxdp.transform.scp import ExpTail
+    # x + t <= 0.001 (orthant), t >= ||0.002|| (SOC (t, 0.002)): x <= -0.001; the
+    # exponential cone (u, v, w) = (0, 1, x) needs w = x >= 0: empty by 0.001
+    A = sp.csr_matrix(np.array([[1.0, 1.0], [0.0, -1.0], [0.0, 0.0]]))
+    b = np.array([0.001, 0.0, 0.002])
+    tail = ExpTail(A=sp.csr_matrix(np.array([[0.0, 0.0], [0.0, 0.0], [-1.0, 0.0]])),
+                   b=np.array([0.0, 1.0, 0.0]))
+    prog = _prog(A, b, ConeDims(nonneg=1, soc=(2,)), exp_tail=tail)
+    assert proven_empty(prog, 1e-6)
+    assert not proven_empty(prog, 2e-3)  # within 0.002 of every row: x = -0.001 is
+    # without the exponential cone nothing bounds x below: not proven
+    assert not proven_empty(_prog(A, b, ConeDims(nonneg=1, soc=(2,))), 1e-6)
+    # a PSD block's diagonal: [[x, 0], [0, 1]] >> 0 (SCS svec: x, 0, 1) with x <= -0.5
+    A2 = sp.csr_matrix(np.array([[1.0], [-1.0], [0.0], [0.0]]))
+    b2 = np.array([-0.5, 0.0, 0.0, 1.0])
+    assert proven_empty(_prog(A2, b2, ConeDims(nonneg=1, psd=(2,))), 1e-6)
+    assert not proven_empty(_prog(A2, np.array([0.5, 0.0, 0.0, 1.0]),
+                                  ConeDims(nonneg=1, psd=(2,))), 1e-6)
+    # an equality x = 1 against x <= 0.9: empty; within 0.1 of both it is not
+    A3 = sp.csr_matrix(np.array([[1.0], [1.0]]))
+    prog3 = _prog(A3, np.array([1.0, 0.9]), ConeDims(zero=1, nonneg=1))
+    assert proven_empty(prog3, 1e-6) and not proven_empty(prog3, 0.06)

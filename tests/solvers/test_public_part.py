@@ -104,3 +104,63 @@ def test_unit_directions_are_the_unit_vectors_made_when_read():
     assert [d.tolist() for d in dirs[1:]] == [d.tolist() for d in listed[1:]]
     with pytest.raises(IndexError):
         dirs[3]
+
+
+def test_a_stalled_bound_solve_is_retried_by_clarabel_with_shorter_steps_before_scs(monkeypatch):
+    # Clarabel at its default step stalls (a solver error) on the solve and its capped copy:
+    # the retry with shorter steps gives the bound, at Clarabel's margin, and SCS is not run
+    import dataclasses
+
+    from cvxdp.solvers import public_part
+    from cvxdp.transform import exact
+
+    scp = _sdp(4)
+    rp = np.zeros(scp.m, dtype=bool)
+    rp[scp.sensitivity.private_rows()] = True
+    prog = public_part.public_program(scp.A, scp.b, scp.dims, ~rp)
+    prog = dataclasses.replace(prog, c=-np.eye(prog.n)[0])  # maximise the first coordinate
+    calls = []
+    real = exact.solve_exact
+
+    def stalls(p, *, solver=None, **opts):
+        calls.append((solver, opts.get("max_step_fraction")))
+        if solver == "CLARABEL" and "max_step_fraction" not in opts:
+            return exact.ExactSolution(None, None, cp.SOLVER_ERROR, 0.0, "CLARABEL")
+        assert solver != "SCS", "SCS ran"
+        return real(p, solver=solver, **opts)
+
+    monkeypatch.setattr(public_part, "solve_exact", stalls)
+    res, pad = public_part.bound_solve(prog)
+    assert pad == 1e-8 and res.status == cp.OPTIMAL
+    assert calls[-1] == ("CLARABEL", public_part.STALL_STEP_FRACTION)
+    # its value is the exact maximum (X_00 <= trace X <= 4 over the public rows)
+    assert res.value == pytest.approx(real(prog, solver="CLARABEL").value, abs=1e-7)
+    assert -res.value == pytest.approx(4.0, abs=1e-6)
+
+
+def test_an_almost_solved_bound_whose_capped_check_stalls_takes_the_shorter_steps(monkeypatch):
+    # "almost solved", and the capped solve that would confirm it stalls: Clarabel with
+    # shorter steps proves the maximum (before: no bound)
+    import dataclasses
+
+    from cvxdp.solvers import public_part
+    from cvxdp.transform import exact
+
+    scp = _sdp(4)
+    rp = np.zeros(scp.m, dtype=bool)
+    rp[scp.sensitivity.private_rows()] = True
+    prog = public_part.public_program(scp.A, scp.b, scp.dims, ~rp)
+    prog = dataclasses.replace(prog, c=-np.eye(prog.n)[0])
+    real = exact.solve_exact
+
+    def stalls(p, *, solver=None, **opts):
+        if solver == "CLARABEL" and "max_step_fraction" not in opts:
+            if p.A.shape[0] == prog.A.shape[0]:
+                return exact.ExactSolution(None, -3.9, cp.OPTIMAL_INACCURATE, 0.0, "CLARABEL")
+            return exact.ExactSolution(None, None, cp.SOLVER_ERROR, 0.0, "CLARABEL")
+        return real(p, solver=solver, **opts)
+
+    monkeypatch.setattr(public_part, "solve_exact", stalls)
+    res, pad = public_part.bound_solve(prog)
+    assert pad == 1e-8 and res.status == cp.OPTIMAL
+    assert -res.value == pytest.approx(4.0, abs=1e-6)

@@ -21,6 +21,7 @@ import cvxpy.settings as cp_status
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.solvers.bound_propagation import proven_empty
 from cvxdp.solvers.perturbation.counterpart import counterpart
 from cvxdp.solvers.perturbation.entries import (
     PrivateEntries,
@@ -29,9 +30,9 @@ from cvxdp.solvers.perturbation.entries import (
 )
 from cvxdp.solvers.perturbation.noise import NoisePlan, _bounds, draw_noise
 from cvxdp.solvers.perturbation.plan import RobustPlan, unit_norms
-from cvxdp.transform.exact import solve_exact
+from cvxdp.transform.exact import ExactSolution, solve_exact
 from cvxdp.transform.parametric import program_data
-from cvxdp.transform.reference import proven_point
+from cvxdp.transform.reference import POINT_TOLERANCE, proven_point
 from cvxdp.transform.scp import SymmetricConeProgram
 
 __all__ = ["noisy_program", "noisy_objective", "solve_robust_counterpart", "tightened_point",
@@ -63,6 +64,12 @@ def noisy_objective(scp: SymmetricConeProgram, noisy: dict[int, np.ndarray]
 #: model only (a FIR filter whose fallback levels' counterparts are nearly empty), where SCS
 #: ran to its cap (then 100,000 iterations, 0.7-0.9 s each) without a proven point every time.
 FALLBACK_SCS_ITERATIONS = 10_000
+
+#: a tightened counterpart that bound propagation proves has no point within this much of its
+#: rows (relative to ``1 + max |b|``; 100 times
+#: :data:`cvxdp.transform.reference.POINT_TOLERANCE`) is not solved: no answer of an exact
+#: solver within its tolerance has a point there to release
+EMPTY_SLACK = 100 * POINT_TOLERANCE
 
 
 def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
@@ -137,6 +144,13 @@ def tightened_point(scp: SymmetricConeProgram, A_t: Any, b_t: np.ndarray, plan: 
         band_lin = None if target.band_lin is None or target.band_lin.nnz == 0 else \
             sp.csr_matrix(sp.diags(scale) @ target.band_lin)
         prog = counterpart(scp, A_t, b_t, target, scale, nuclear, scale_op, band, band_lin)
+        if proven_empty(prog, EMPTY_SLACK * (1.0 + float(np.abs(prog.b).max(initial=0.0)))):
+            # no point within 100 times proven_point's tolerance of its rows: no solver
+            # answer would give a point to release (a 500-entry kl_div counterpart took
+            # Clarabel twice and SCS, 0.3-0.5 s, per level to say so)
+            sol, point = ExactSolution(None, np.inf, cp_status.INFEASIBLE, 0.0,
+                                       "bound propagation"), None
+            continue
         sol = _solve_tight(prog, solver, point_only=True)
         point = proven_point(prog, sol)
         if point is not None:
