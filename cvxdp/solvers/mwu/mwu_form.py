@@ -405,18 +405,21 @@ def _public_trace_bound(A, b, dims, row_private, P, shift, alg, free, slack_bloc
     lin_x = np.zeros(P.shape[0])
     np.add.at(lin_x, Pc.row, lin[Pc.col] / Pc.data)
     const = -float(np.sum(lin[Pc.col] / Pc.data * shift[Pc.row]))
-    # slack-block traces are linear in x: tr s_B = lin_B . (b_B - A_B x)
-    for (rows, _), o in zip(slack_blocks, slack_offs, strict=True):
-        wts = lin[o:o + len(rows)]
-        used = rows[wts != 0]
+    # slack-block traces are linear in x: tr s_B = lin_B . (b_B - A_B x), all blocks at once
+    # (one slice of A: a row-by-row loop took 0.5 s over 2,000 blocks)
+    if slack_blocks:
+        rows = np.concatenate([np.asarray(r, dtype=np.int64) for r, _ in slack_blocks])
+        wts = np.concatenate([lin[o:o + len(r)]
+                              for (r, _), o in zip(slack_blocks, slack_offs, strict=True)])
+        used, wts = rows[wts != 0], wts[wts != 0]
         if row_private[used].any():
             raise UnsupportedProblemError(
                 "cannot bound the trace of a cone constraint that contains private data from "
                 "public information; pass trace_bound= (a public bound on the sum of the "
                 "absolute values of the variables plus the traces of the cone slacks)."
             )
-        const += float(wts[wts != 0] @ b[used])
-        lin_x -= np.asarray(A[used].T @ wts[wts != 0]).ravel()
+        const += float(wts @ b[used])
+        lin_x -= np.asarray(A[used].T @ wts).ravel()
 
     free = np.asarray(free, dtype=np.int64)
     prop_part = 0.0
