@@ -14,6 +14,7 @@
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 import cvxdp
 from cvxdp.learning.detect import detect
@@ -70,24 +71,30 @@ def test_a_free_intercept_beside_a_bounded_w_is_named_by_the_users_names():
     assert "constraint on w" not in reason
 
 
-def test_the_logistic_example_with_an_l1_penalty_alone_gets_a_finite_certificate():
-    """CVXPY's logistic regression example: ``Maximize(log_likelihood / n - lambd *
-    norm(beta, 1))``, no constraint, no intercept. The l1 term bounds every minimiser publicly
-    (``lambd ||beta*||_2 <= lambd ||beta*||_1 <= F(beta*) <= F(0) = n log 2 / n``), so the
-    mechanisms run on that ball; the certificate was inf at every epsilon."""
+@pytest.mark.parametrize("loss", ["lasso", "logistic"])
+def test_an_l1_penalty_alone_bounds_the_minimiser(loss):
+    """The lasso (CVXPY's example: ``sum_squares(X @ beta - Y) + lambd * norm1(beta)``, no
+    constraint) and an l1-penalised logistic regression with labels in [-1, 1] (a loss >= 0):
+    the l1 term bounds every minimiser publicly, ``lambd ||beta*||_2 <= lambd ||beta*||_1 <=
+    F(beta*) <= F(0) <= n sup_y l(0, y)``, so the mechanisms run on that ball; the certificate
+    was inf at every epsilon. (The likelihood form ``y p - log(1 + e^p)`` with ``|y| <= 1``
+    is not bounded below, and stays without one.)"""
     rng = np.random.default_rng(7)
     X0 = rng.normal(size=(N, D))
     X0 /= np.maximum(1.0, np.linalg.norm(X0, axis=1))[:, None]
-    Y0 = (X0 @ np.array([2.0, -1.0, 0.0, 1.0]) + 0.3 * rng.normal(size=N) > 0).astype(float)
+    score = X0 @ np.array([2.0, -1.0, 0.0, 1.0]) + 0.3 * rng.normal(size=N)
+    Y0 = np.clip(score / 3, -1, 1) if loss == "lasso" else np.sign(score)
     X = cp.Parameter((N, D), name="X", value=X0)
     Y = cp.Parameter(N, name="Y", value=Y0)
     beta = cp.Variable(D, name="beta")
-    log_likelihood = cp.sum(cp.multiply(Y, X @ beta) - cp.logistic(X @ beta))
-    prob = cp.Problem(cp.Maximize(log_likelihood / N - 0.05 * cp.norm(beta, 1)))
+    fit = (cp.sum_squares(X @ beta - Y) if loss == "lasso"
+           else cp.sum(cp.logistic(-cp.multiply(Y, X @ beta))))
+    prob = cp.Problem(cp.Minimize(fit / N + 0.05 * cp.norm1(beta)))
     spec = cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0)
     W_star = minimiser_bound(detect(prob, spec))
-    assert np.isclose(W_star, np.log(2) / 0.05)
+    assert np.isclose(W_star, (1.0 if loss == "lasso" else np.log(2)) / 0.05)
     sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec, reference=True)
+    assert sol.info["domain_bound_W"] == W_star
     assert np.isfinite(sol.certificate.gap_bound)
     assert sol.validation.objective_gap <= sol.certificate.gap_bound
     assert np.linalg.norm(beta.value) <= W_star + 1e-6
