@@ -285,11 +285,35 @@ def _perturbed_minimiser_bound(model: RowModel, plan: ObjPertPlan, V: float,
 
 
 def minimiser_bound(model: RowModel) -> float:
-    """Public bound ``W*`` on ``||theta*||``, ``theta*`` the exact minimiser, from strong
-    convexity: when 0 is feasible, the loss is >= 0 and the public terms are >= 0, vanish at 0
-    and include ``mu/2 ||theta||^2``, then ``mu/2 ||theta*||^2 <= F(theta*) <= F(0) <=
-    n sup_y l(0, y)``; inf when that does not apply."""
-    return _strong_convexity_radius(model, model.mu)
+    """Public bound ``W*`` on ``||theta*||`` for every exact minimiser ``theta*``: when 0 is
+    feasible, the loss is >= 0 and the public terms are >= 0 and vanish at 0, ``R(theta*) <=
+    F(theta*) <= F(0) <= n sup_y l(0, y)``, and ``R`` bounds ``||theta||`` through its
+    ``mu/2 ||theta||^2`` (strong convexity) or its norms of all of ``theta``, ``c ||theta||_1``
+    or ``c ||theta||_2`` (both ``>= c ||theta||_2``: the lasso's and the l1-penalised
+    logistic's); the smaller of the two radii, inf when neither applies."""
+    return min(_strong_convexity_radius(model, model.mu), _norm_radius(model))
+
+
+def _norm_radius(model: RowModel) -> float:
+    """``F(0) / sum c`` over the public terms ``c ||theta||_1`` and ``c ||theta||_2`` on the
+    whole of ``theta`` (no intercept outside them), under :func:`minimiser_bound`'s
+    conditions; inf otherwise."""
+    if model.v is not None or not model.loss.nonnegative():
+        return math.inf
+    if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
+               for c, e in model.public_terms):
+        return math.inf
+    total = sum(c for c, e in model.public_terms
+                if (isinstance(e, norm1) or isinstance(e, Pnorm) and _is_two_norm(e))
+                and e.args and e.args[0] is model.w)
+    if total <= 0 or not zero_feasible(model):
+        return math.inf
+    return model.n * model.loss.value_bound(0.0, model.label_bound) / total
+
+
+def _is_two_norm(e: Any) -> bool:
+    p = getattr(e, "p", None)
+    return p is not None and float(p) == 2.0
 
 
 def _strong_convexity_radius(model: RowModel, mu: float) -> float:
@@ -341,12 +365,18 @@ def zero_feasible(model: RowModel) -> bool:
 
 #: shares of epsilon tried for the Jacobian part (public; the bound picks one)
 SPLITS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+#: the largest Jacobian share: above it ``Delta = lambda / (e^eps1 - 1)`` is below 1e-12
+#: lambda (nothing beside the loss's curvature), and from eps1 ~ 745 on it is 0 in floating
+#: point, where the proof's Jacobian bound ``log(1 + lambda / (Delta + mu)) <= eps1`` fails
+#: for the computed Delta when mu = 0 (a division by zero in the calibration); the rest of
+#: epsilon goes to the noise
+EPS1_MAX = math.log1p(1e12)
 
 
 def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> list[float]:
     """Candidate eps1: first the Chaudhuri et al. (2011, Alg. 2) rule -- ``log(1 + lambda/mu)``
     when the regulariser's own curvature keeps it below eps/2 (then Delta = 0), else eps/2 --
-    then the grid :data:`SPLITS`."""
+    then the grid :data:`SPLITS`, each at most :data:`EPS1_MAX`."""
     first = eps / 2
     if loss.smooth:
         lam = loss.smoothness(B) * R * R
@@ -354,7 +384,9 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
             return [0.0]
         if model.mu > 0 and math.log1p(lam / model.mu) <= eps / 2:
             first = math.log1p(lam / model.mu)
-    return [first, *(eps * f for f in SPLITS)]
+    if model.mu > 0 and first < eps / 2:
+        return [first, *(min(eps * f, EPS1_MAX) for f in SPLITS)]
+    return list(dict.fromkeys(min(e, EPS1_MAX) for e in [first, *(eps * f for f in SPLITS)]))
 
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
