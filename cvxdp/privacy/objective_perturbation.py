@@ -70,7 +70,15 @@ def jacobian_delta(*, hessian_bound: float, strong_convexity: float,
     if not epsilon_jacobian > 0:
         raise BudgetError("objective perturbation with a curved loss needs a positive share "
                           f"of epsilon for its Jacobian, got {epsilon_jacobian!r}.")
-    return max(0.0, hessian_bound * _inv_expm1(epsilon_jacobian) - strong_convexity)
+    Delta = max(0.0, hessian_bound * _inv_expm1(epsilon_jacobian) - strong_convexity)
+    if not Delta + strong_convexity > 0 or not math.isfinite(
+            hessian_bound / (Delta + strong_convexity)):
+        # lambda / (e^eps1 - 1) underflows to 0 (eps1 >~ 745) with no strong convexity: the
+        # factor 1 + lambda / (Delta + mu) is not bounded by the computed Delta
+        raise BudgetError(f"the Jacobian's share of epsilon, {epsilon_jacobian!r}, is too large "
+                          "to compute its ridge in floating point with no strong convexity; "
+                          "give it a smaller share (at most log(1 + 1e12) is ever useful).")
+    return Delta
 
 
 def objpert_sigma(*, epsilon: float, delta: float, sensitivity: float, k: int) -> float:

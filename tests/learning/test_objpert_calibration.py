@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cvxdp.errors import BudgetError
+from cvxdp.learning.objective_perturbation import EPS1_MAX
 from cvxdp.privacy.budgets import ApproxDP, PureDP
 from cvxdp.privacy.objective_perturbation import (
     calibrate_objective_perturbation,
@@ -63,3 +64,17 @@ def test_bad_splits_are_refused():
                                          gradient_bound=0.5, neighbours="replace")
     with pytest.raises(BudgetError, match="positive share"):
         jacobian_delta(hessian_bound=0.25, strong_convexity=0.0, epsilon_jacobian=0.0)
+
+
+def test_the_jacobian_ridge_is_never_zero_where_the_proof_needs_it():
+    """``Delta = lambda / (e^eps1 - 1)`` underflows to 0 from eps1 ~ 745 on: with ``mu = 0`` the
+    Jacobian factor ``1 + lambda / (Delta + mu)`` was then unbounded for the computed Delta (a
+    division by zero in the calibration). Such a share is refused (the planner skips it), and
+    the planner's shares stop at EPS1_MAX, where Delta is 1e-12 lambda."""
+    with pytest.raises(BudgetError, match="too large"):
+        jacobian_delta(hessian_bound=0.5, strong_convexity=0.0, epsilon_jacobian=1000.0)
+    Delta = jacobian_delta(hessian_bound=0.5, strong_convexity=0.0, epsilon_jacobian=EPS1_MAX)
+    assert Delta == pytest.approx(0.5e-12, rel=1e-9)
+    assert math.log1p(0.5 / Delta) <= EPS1_MAX * (1 + 1e-12)
+    # with strong convexity a zero Delta is what the rule asks for (mu bounds the factor)
+    assert jacobian_delta(hessian_bound=0.5, strong_convexity=0.1, epsilon_jacobian=1000.0) == 0
