@@ -98,3 +98,19 @@ def test_an_l1_penalty_alone_bounds_the_minimiser(loss):
     assert np.isfinite(sol.certificate.gap_bound)
     assert sol.validation.objective_gap <= sol.certificate.gap_bound
     assert np.linalg.norm(beta.value) <= W_star + 1e-6
+
+
+def test_refusals_name_the_users_variable():
+    """A squared loss with no bound and no penalty is refused (no mechanism has a bounded
+    domain); the refusal said "add a public norm-ball or box constraint on w" for a variable the
+    user named ``beta``."""
+    X0, Y0 = _rows()
+    X = cp.Parameter((N, D), name="X", value=X0)
+    Y = cp.Parameter(N, name="Y", value=Y0)
+    beta = cp.Variable(D, name="beta")
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ beta - Y)))
+    with pytest.raises(cvxdp.CvxdpError) as err:
+        prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                           private=cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0))
+    message = str(err.value)
+    assert "constraint on beta" in message and "on w" not in message
