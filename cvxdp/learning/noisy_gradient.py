@@ -80,7 +80,9 @@ def plan_noisy_gradient(model: RowModel, budget: Any, W: float, *, beta: float,
     if not math.isfinite(W):
         raise UnsupportedProblemError(
             "noisy gradient descent needs a bounded public constraint set (its step size and "
-            "bound use the diameter): add a norm-ball or box constraint on w.")
+            f"bound use the diameter): add a norm-ball or box constraint on {model.w.name()} "
+            f"(or a ridge lam * cp.sum_squares({model.w.name()}), whose minimiser's ball is "
+            "used).")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise UnsupportedProblemError(f"steps must be an integer >= 1, got {steps!r}.")
     if not isinstance(budget, ZCDP) and getattr(budget, "delta", 0.0) == 0:
@@ -90,7 +92,8 @@ def plan_noisy_gradient(model: RowModel, budget: Any, W: float, *, beta: float,
     L = model.loss.lipschitz(R * W, B)
     zeta = L * R
     if zeta == 0:
-        raise UnsupportedProblemError("the loss does not depend on w: nothing to learn.")
+        raise UnsupportedProblemError(f"the loss does not depend on {model.w.name()}: nothing "
+                                      "to learn.")
     G = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta
     if isinstance(budget, ZCDP):
         sigma = G * math.sqrt(steps / (2 * budget.rho))

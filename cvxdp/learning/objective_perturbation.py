@@ -141,10 +141,13 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     if not math.isfinite(L):
         raise UnsupportedProblemError(
             "the loss's gradient is unbounded on the constraint set (e.g. a squared loss with "
-            "no bound on w): add a public norm-ball or box constraint on w.")
+            f"no bound on {model.w.name()}): add a public norm-ball or box constraint on "
+            f"{model.w.name()}, or a ridge or norm penalty on all of it (whose minimiser's "
+            "ball is then used).")
     zeta = L * R
     if zeta == 0:
-        raise UnsupportedProblemError("the loss does not depend on w: nothing to learn.")
+        raise UnsupportedProblemError(f"the loss does not depend on {model.w.name()}: nothing "
+                                      "to learn.")
     if loss.smooth and loss.smoothness(B) == 0 and model.mu <= 0:
         raise UnsupportedProblemError(
             "objective perturbation needs curvature: the loss is linear in w and the "

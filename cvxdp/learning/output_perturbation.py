@@ -72,7 +72,8 @@ def plan_output_perturbation(model: RowModel, budget: Any, W: float, *,
     if not math.isfinite(L):
         raise UnsupportedProblemError(
             "the loss's gradient is unbounded on the constraint set: add a public norm-ball "
-            "or box constraint on w.")
+            f"or box constraint on {model.w.name()}, or a ridge or norm penalty on all of it "
+            "(whose minimiser's ball is then used).")
     zeta = L * R
     D = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta / model.mu
     sigma = gamma_scale = record = None

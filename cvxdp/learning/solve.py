@@ -261,7 +261,8 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
             model.loss.value_bound(model.feature_bound * W, model.label_bound)):
         value_share, value_reason = 0.0, (
             "value not released: the loss is unbounded on the public domain (no norm-ball or "
-            "box constraint on w), so its sum has no sensitivity; nothing was spent on it")
+            f"box constraint on {model.w.name()}), so its sum has no sensitivity; nothing was "
+            "spent on it")
     mech_budget, value_budget = _split(total, value_share + c_share)
     # value and count shares divide the split-off part in proportion
     name, plan, auto = _plans(model, mech_budget, W, beta, steps, mechanism, accuracy)
