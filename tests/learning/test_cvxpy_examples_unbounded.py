@@ -114,3 +114,16 @@ def test_refusals_name_the_users_variable():
                            private=cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0))
     message = str(err.value)
     assert "constraint on beta" in message and "on w" not in message
+
+
+def test_a_private_row_in_a_constraint_is_quoted():
+    """The refusal named "constraint Inequality (cvxpy id 344)"; it quotes the constraint and
+    gives its index in problem.constraints."""
+    X = cp.Parameter((5, 2), name="X", value=np.full((5, 2), 0.1))
+    y = cp.Parameter(5, name="y", value=np.ones(5))
+    w = cp.Variable(2, name="w")
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ w - y)), [cp.norm(w) <= 1, X @ w <= 1])
+    with pytest.raises(cvxdp.CvxdpError, match=r"constraint 1 \(X @ w <= 1\.0\) uses the "
+                                                r"private X or y"):
+        prob.solve_private(epsilon=1.0, delta=1e-6,
+                           private=cvxdp.RowPrivacy(X, y, row_bound=1.0, label_bound=1.0))
