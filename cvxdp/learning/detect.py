@@ -396,12 +396,14 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
         raise PrivacySpecError(
             "RowPrivacy: the objective does not use X @ w; the private rows must enter the "
             "objective as a sum over rows of a loss of X @ w (and y).")
-    for con in problem.constraints:
+    for i, con in enumerate(problem.constraints):
         if walker.private(con):
+            text = str(con)
+            text = text if len(text) <= 80 else text[:77] + "..."
             raise UnsupportedProblemError(
-                f"RowPrivacy: constraint {type(con).__name__} (cvxpy id {con.id}) uses the "
-                "private X or y; only the objective may (put a per-row requirement in the loss, "
-                "e.g. a hinge cp.pos(...)).")
+                f"RowPrivacy: constraint {i} ({text}) uses the private X or y; only the "
+                "objective may (put a per-row requirement in the loss, e.g. a hinge "
+                "cp.pos(...)).")
     signs: set[float] = set()
     pieces: list[Piece] = []
     try:
