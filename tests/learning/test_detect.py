@@ -90,7 +90,7 @@ def test_explain_describes_or_names_the_offending_term(pars):
 
 # -- refusals -----------------------------------------------------------------------------
 @pytest.mark.parametrize("build, match", [
-    (lambda X, y, w: (cp.sum_squares(X @ w - y), [X @ w >= 0]), "constraint Inequality"),
+    (lambda X, y, w: (cp.sum_squares(X @ w - y), [X @ w >= 0]), r"constraint 0 \(0\.0 <= X @ w\)"),
     (lambda X, y, w: (cp.sum_squares(X.T @ y - w), []), "not a row-level learning model"),
     (lambda X, y, w: (cp.sum_squares(X @ w - y) + cp.sum(cp.multiply(y, y)), []),
      "y multiplies something other than X @ w"),
