@@ -73,3 +73,22 @@ def test_the_objectives_sign_rederives_a_reason_that_carries_a_note():
     assert sol2.certificate.relative_gap_bound == pytest.approx(0.9)
     assert (sol2.status, sol2.status_reason) == (s, f"{r}; {note}")
     assert "no bound on the sub-optimality" not in sol2.status_reason
+
+
+def test_no_bound_quotes_no_probability():
+    """With no bound proven and the violation within the accuracy the reason read "no bound on
+    the sub-optimality is proven (> accuracy 0.01, with probability >= 1)": nothing is above
+    the accuracy with a probability there; the probability is quoted only beside numbers."""
+    cert = Certificate.from_bounds(objective_upper=math.inf, optimum_lower=-math.inf,
+                                   violation_bound=0.0, equality_violation_bound=None,
+                                   probability=1.0, how="none")
+    status, reason = status_of(cert, 0.01)
+    assert status == "user_limit"
+    assert reason.startswith("no bound on the sub-optimality is proven; raise epsilon")
+    assert "probability" not in reason
+    cert = Certificate.from_bounds(objective_upper=math.inf, optimum_lower=-math.inf,
+                                   violation_bound=0.5, equality_violation_bound=None,
+                                   probability=0.999, how="none")
+    _, reason = status_of(cert, 0.01)
+    assert ("no bound on the sub-optimality is proven and the certified violation of the true "
+            "constraints is 0.5 (> accuracy 0.01, with probability >= 0.999)") in reason
