@@ -83,9 +83,12 @@ def status_of(certificate: Certificate | None, accuracy: float | None = None
                 if certificate.excluded_rows else "")
         parts.append(f"the certified violation of the true constraints{rows} is "
                      f"{certificate.violation_bound:.3g}")
+    # the accuracy and the probability are quoted beside numbers only
+    quoted = len(parts) > 1 or math.isfinite(certificate.relative_gap_bound)
+    where = (f" (> accuracy {acc:g}, with probability >= {certificate.probability:g})"
+             if quoted else "")
     return cp.USER_LIMIT, (
-        f"{' and '.join(parts)} (> accuracy {acc:g}, with probability >= "
-        f"{certificate.probability:g}); raise epsilon, add public bounds on the variables, or "
+        f"{' and '.join(parts)}{where}; raise epsilon, add public bounds on the variables, or "
         "loosen accuracy=")
 
 
