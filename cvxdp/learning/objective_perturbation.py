@@ -387,8 +387,7 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
             return [0.0]
         if model.mu > 0 and math.log1p(lam / model.mu) <= eps / 2:
             first = math.log1p(lam / model.mu)
-    if model.mu > 0 and first < eps / 2:
-        return [first, *(min(eps * f, EPS1_MAX) for f in SPLITS)]
+    # capped shares repeat (epsilon above ~2,760): each once, the first candidate first
     return list(dict.fromkeys(min(e, EPS1_MAX) for e in [first, *(eps * f for f in SPLITS)]))
 
 

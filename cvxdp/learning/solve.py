@@ -142,14 +142,14 @@ def _clip(model: RowModel) -> tuple[np.ndarray, np.ndarray | None, int]:
 
 def minimiser_ball(model: RowModel, W: float) -> tuple[RowModel, float, str | None]:
     """``(model, W, note)``: with no public bound on ``theta`` over the constraints (``W =
-    inf``) but one on the exact minimiser (``W*`` of :func:`minimiser_bound`: a ridge, a
-    loss >= 0, public terms >= 0 vanishing at 0, ``theta = 0`` feasible, so ``mu/2
-    ||theta*||^2 <= F(theta*) <= F(0) <= n sup_y l(0, y)``), the mechanisms run on the public
-    ball ``||theta|| <= W*``. It contains the exact minimiser (unique: the objective is
-    strongly convex), so the minimum and the minimiser the certificate speaks of are the
-    user's; the ball gives the mechanisms the bounded domain their privacy and their bounds
-    need (CVXPY's ridge example has no constraint at all). Public structure and bounds only
-    (docs/learning.md, 'The minimiser's ball')."""
+    inf``) but one on every exact minimiser (``W*`` of :func:`minimiser_bound`: a loss >= 0,
+    public terms >= 0 vanishing at 0, ``theta = 0`` feasible, and a ridge or a norm of all of
+    ``theta`` in them, so ``R(theta*) <= F(theta*) <= F(0) <= n sup_y l(0, y)``), the
+    mechanisms run on the public ball ``||theta|| <= W*``. It holds every exact minimiser, so
+    the minimum and the minimisers the certificate speaks of are the user's; the ball gives the
+    mechanisms the bounded domain their privacy and their bounds need (CVXPY's ridge and lasso
+    examples have no constraint at all). Public structure and bounds only (docs/learning.md,
+    'The minimiser's ball')."""
     if math.isfinite(W):
         return model, W, None
     W_star = minimiser_bound(model)
@@ -161,8 +161,8 @@ def minimiser_ball(model: RowModel, W: float) -> tuple[RowModel, float, str | No
     else:
         ball = cp.norm(cp.hstack([cp.vec(v, order="F") for v in variables]), 2) <= W_star
     note = (f"the constraints do not bound the variables; the mechanism ran on the public "
-            f"ball ||theta|| <= {W_star:.6g}, which holds the exact minimiser (the ridge's "
-            "strong convexity: mu/2 ||theta*||^2 <= F(0)), so the problem is unchanged")
+            f"ball ||theta|| <= {W_star:.6g}, which holds every exact minimiser (through the "
+            "regulariser R: R(theta*) <= F(0)), so the problem is unchanged")
     return replace(model, constraints=[*model.constraints, ball]), W_star, note
 
 
