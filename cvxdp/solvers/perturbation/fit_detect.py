@@ -26,6 +26,7 @@ from cvxpy.atoms.lambda_max import lambda_max
 from cvxpy.atoms.norm1 import norm1
 from cvxpy.atoms.norm_inf import norm_inf
 from cvxpy.atoms.pnorm import Pnorm
+from cvxpy.atoms.quad_form import QuadForm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 from cvxpy.constraints.zero import Equality
 
@@ -188,6 +189,9 @@ def _classify(term: Any
     if isinstance(t, quad_over_lin) and _public_scalar(t.args[1]) is not None:
         k = _public_scalar(t.args[1])
         return ("square", lam / k, 0.0, t.args[0], None, None) if k > 0 else None
+    if isinstance(t, QuadForm):
+        factor = _public_psd_factor(t.args[1])
+        return None if factor is None else ("square", lam, 0.0, factor @ t.args[0], None, None)
     if (isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0
             and isinstance(t.args[0], Pnorm)
             and float(t.args[0].p) == 2.0 and t.args[0].axis is None):
@@ -220,6 +224,22 @@ def _classify(term: Any
     if isinstance(t, cp_abs) and t.size == 1:
         return "l1", lam, 1.0, t.args[0], None, ("abs", None)
     return None
+
+
+def _public_psd_factor(P: Any) -> np.ndarray | None:
+    """``L'`` with ``P = L L'`` for a public constant PSD matrix ``P`` (``quad_form(a, P) =
+    ||L' a||^2``, CVXPY's ``matrix_frac(a, P)`` being ``quad_form(a, P^-1)``), from its
+    eigendecomposition; None when ``P`` holds a parameter or is not PSD."""
+    if P.parameters() or not P.is_constant():
+        return None
+    M = np.asarray(P.value.toarray() if sp.issparse(P.value) else P.value, dtype=float)
+    M = np.atleast_2d(M)
+    if M.shape[0] != M.shape[1] or not np.allclose(M, M.T):
+        return None
+    lam, V = np.linalg.eigh((M + M.T) / 2)
+    if lam.size and lam[0] < -1e-12 * max(1.0, float(np.max(np.abs(lam)))):
+        return None
+    return np.sqrt(np.maximum(lam, 0.0))[:, None] * V.T
 
 
 def _elementwise_lipschitz(e: Any) -> tuple[float, Any, tuple[str, Any]] | None:
