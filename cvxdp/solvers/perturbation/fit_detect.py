@@ -218,6 +218,12 @@ def _classify(term: Any
                 return None
             e = e.args[pub.index(False)]
             weights = np.broadcast_to(w, e.shape).ravel(order="F")
+        if isinstance(e, Power) and float(getattr(e.p, "value", e.p)) == 2.0:
+            # sum(square(a)) = ||a||^2; with public weights w >= 0, ||diag(sqrt(w)) a||^2
+            a = e.args[0]
+            if weights is not None:
+                a = cp.multiply(np.sqrt(weights.reshape(e.shape, order="F")), a)
+            return "square", lam, 0.0, a, None, None
         found = _elementwise_lipschitz(e)
         if found is not None:
             return "l1", lam, found[0], found[1], weights, found[2]
