@@ -63,6 +63,25 @@ def test_detects_a_weighted_elementwise_square():
     np.testing.assert_allclose(fit.lam * (fit.J.T @ fit.J).toarray(), np.diag(w))
 
 
+@pytest.mark.parametrize(("write", "lips"), [
+    # the pinball (quantile) loss as max(tau u, (tau - 1) u): max(tau, 1 - tau)-Lipschitz
+    (lambda r: cp.sum(cp.maximum(0.3 * r, (0.3 - 1) * r)), [0.7]),
+    # and as tau pos(u) + (1 - tau) neg(u), neg(u) = -minimum(u, 0) = maximum(-u, 0)
+    (lambda r: cp.sum(0.3 * cp.pos(r) + 0.7 * cp.neg(r)), [1.0, 1.0]),
+])
+def test_detects_the_pinball_loss_written_two_more_ways(write, lips):
+    """Quantile regression's loss written as CVXPY users write it was not read as a Lipschitz
+    fit term: the tightened counterpart certified it (28.1 and 27.7 against 9.7 for the
+    0.5 |u| + (tau - 0.5) u form on the same data at epsilon 10, and released worse points)."""
+    y, x = _y(), cp.Variable(6)
+    A = np.random.default_rng(1).normal(size=(6, 6))
+    prob = cp.Problem(cp.Minimize(write(A @ x - y)), [cp.norm_inf(x) <= 10])
+    model = detect_fit_terms(prob, (y,))
+    assert model is not None
+    assert sorted(t.lip for t in model.terms) == pytest.approx(sorted(lips))
+    assert all(t.kind == "l1" for t in model.terms)
+
+
 def test_detects_lipschitz_and_affine_terms():
     """LAD, Huber, quantile (a sum of abs and an affine term), l2 and a sum of norms."""
     y, x = _y(), cp.Variable(6)
