@@ -21,6 +21,7 @@ from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.elementwise.abs import abs as cp_abs
 from cvxpy.atoms.elementwise.huber import huber
 from cvxpy.atoms.elementwise.maximum import maximum
+from cvxpy.atoms.elementwise.minimum import minimum
 from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.lambda_max import lambda_max
 from cvxpy.atoms.norm1 import norm1
@@ -262,6 +263,21 @@ def _elementwise_lipschitz(e: Any) -> tuple[float, Any, tuple[str, Any]] | None:
             side = np.broadcast_to(np.asarray(e.args[pub.index(True)].value, dtype=float),
                                    e.shape)
             return 1.0, e.args[pub.index(False)], ("max", side.ravel(order="F"))
+        # max(c1 u, c2 u), public scalars c1, c2 (the pinball loss max(tau u, (tau - 1) u)):
+        # max(|c1|, |c2|)-Lipschitz in u (the conjugate bound does not read this shape)
+        scaled = [_peel(a, signed=True) for a in e.args]
+        if sum(pub) == 0 and all(p is not None for p in scaled) \
+                and scaled[0][1] is scaled[1][1] and not scaled[0][1].is_constant():
+            return max(abs(scaled[0][0]), abs(scaled[1][0])), scaled[0][1], None
+    if isinstance(e, NegExpression) and isinstance(e.args[0], minimum) \
+            and len(e.args[0].args) == 2:
+        # neg(u) = -minimum(u, c) = maximum(-u, -c), c public: 1-Lipschitz
+        inner = e.args[0]
+        pub = [a.is_constant() and not a.parameters() for a in inner.args]
+        if sum(pub) == 1:
+            side = np.broadcast_to(np.asarray(inner.args[pub.index(True)].value, dtype=float),
+                                   e.shape)
+            return 1.0, -inner.args[pub.index(False)], ("max", -side.ravel(order="F"))
     return None
 
 
