@@ -127,3 +127,32 @@ def test_a_private_row_in_a_constraint_is_quoted():
                                                 r"private X or y"):
         prob.solve_private(epsilon=1.0, delta=1e-6,
                            private=cvxdp.RowPrivacy(X, y, row_bound=1.0, label_bound=1.0))
+
+
+@pytest.mark.parametrize("extra", ["prior", "sum_offset"])
+def test_a_public_term_with_an_offset_counts_in_the_minimisers_bound(extra):
+    """Helper audit (trial 20b): a ridge beside a public term that is not 0 at theta = 0 (a
+    prior mean ``100 * sum_squares(beta - b0)``, or ``10 * square(sum(beta) - 300)``): the
+    minimiser's bound took ``F(0) <= n sup_y l(0, y)``, leaving out that term's value at 0, so
+    the ball missed the minimiser (||beta*|| = 92.9 against W* = 14.1) and the answer was
+    optimal_inaccurate with a gap bound of 0.0079 against a true gap of 1e6. ``F(0)`` counts
+    ``R(0)`` (public), and strong convexity of F around its minimiser gives ``mu/2 ||theta*||^2
+    <= F(0) - F(theta*) <= F(0)``."""
+    rng = np.random.default_rng(0)
+    n, d = 200, 3
+    X0 = rng.normal(size=(n, d))
+    X0 /= np.maximum(1, np.linalg.norm(X0, axis=1))[:, None]
+    Y0 = np.clip(X0 @ rng.normal(size=d), -1, 1)
+    X = cp.Parameter((n, d), name="X", value=X0)
+    Y = cp.Parameter(n, name="Y", value=Y0)
+    beta = cp.Variable(d, name="beta")
+    term = (100 * cp.sum_squares(beta - np.array([100.0, -100.0, 50.0])) if extra == "prior"
+            else 10 * cp.square(cp.sum(beta) - 300))
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ beta - Y) + cp.sum_squares(beta) + term))
+    fstar = prob.solve(solver=cp.CLARABEL)
+    spec = cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0)
+    assert np.linalg.norm(beta.value) <= minimiser_bound(detect(prob, spec))
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
+    assert prob.objective.value - fstar <= sol.certificate.gap_bound
+    assert sol.certificate.optimum_lower <= fstar <= prob.objective.value \
+        <= sol.certificate.objective_upper
