@@ -281,7 +281,7 @@ def _perturbed_minimiser_bound(model: RowModel, plan: ObjPertPlan, V: float,
     if not (math.isfinite(_strong_convexity_radius(model, model.mu_w))
             and plan.loss.nonnegative()):
         return math.inf
-    f0 = model.n * plan.loss.value_bound(0.0, model.label_bound)
+    f0 = objective_at_zero(model, plan.loss)
     m_w = plan.Delta + model.mu_w
     ww = (bnorm + math.sqrt(bnorm * bnorm + 2 * m_w * (f0 + bnorm * V))) / m_w
     return math.sqrt(ww * ww + V * V)
@@ -289,11 +289,12 @@ def _perturbed_minimiser_bound(model: RowModel, plan: ObjPertPlan, V: float,
 
 def minimiser_bound(model: RowModel) -> float:
     """Public bound ``W*`` on ``||theta*||`` for every exact minimiser ``theta*``: when 0 is
-    feasible, the loss is >= 0 and the public terms are >= 0 and vanish at 0, ``R(theta*) <=
-    F(theta*) <= F(0) <= n sup_y l(0, y)``, and ``R`` bounds ``||theta||`` through its
-    ``mu/2 ||theta||^2`` (strong convexity) or its norms of all of ``theta``, ``c ||theta||_1``
-    or ``c ||theta||_2`` (both ``>= c ||theta||_2``: the lasso's and the l1-penalised
-    logistic's); the smaller of the two radii, inf when neither applies."""
+    feasible and the loss and the public terms are >= 0, ``F(0)`` bounded by
+    :func:`objective_at_zero` (the terms' value at 0 included), through the regulariser's
+    ``mu/2 ||theta||^2`` (``F`` is then ``mu``-strongly convex: ``mu/2 ||theta*||^2 <= F(0)``)
+    or its norms of all of ``theta``, ``c ||theta||_1`` or ``c ||theta||_2`` (both ``>= c
+    ||theta||_2``, ``<= F(theta*) <= F(0)``: the lasso's and the l1-penalised logistic's);
+    the smaller of the two radii, inf when neither applies."""
     return min(_strong_convexity_radius(model, model.mu), _norm_radius(model))
 
 
@@ -311,7 +312,30 @@ def _norm_radius(model: RowModel) -> float:
                 and e.args and e.args[0] is model.w)
     if total <= 0 or not zero_feasible(model):
         return math.inf
-    return model.n * model.loss.value_bound(0.0, model.label_bound) / total
+    return objective_at_zero(model) / total
+
+
+def objective_at_zero(model: RowModel, loss: RowLoss | None = None) -> float:
+    """A public bound on ``F(0) = sum_i l(0, y_i) + R(0)``: ``n sup_y l(0, y)`` (``loss``:
+    the smoothed one, default the model's) plus the public terms' value at ``theta = 0`` (a
+    prior ``c ||theta - b0||^2`` is not 0 there); inf when a term reads a variable other than
+    ``theta``'s. The radii above use ``R(theta*) <= F(theta*) <= F(0)`` (norms of ``theta``)
+    and ``mu/2 ||theta*||^2 <= F(0) - F(theta*) <= F(0)`` (``F`` ``mu``-strongly convex around
+    its minimiser over a feasible set holding 0, and ``F >= 0``)."""
+    variables = theta(model)
+    ids = {v.id for v in variables}
+    if any(u.id not in ids for _, e in model.public_terms for u in e.variables()):
+        return math.inf
+    saved = [v.value for v in variables]
+    try:   # the terms' value at 0 (public constants only); the variables' values restored
+        for v in variables:
+            v.value = np.zeros(v.shape)
+        r0 = sum(c * float(e.value) for c, e in model.public_terms)
+    finally:
+        for v, value in zip(variables, saved, strict=True):
+            v.value = value
+    f0 = model.n * (loss or model.loss).value_bound(0.0, model.label_bound) + r0
+    return f0 if math.isfinite(f0) else math.inf
 
 
 def _is_two_norm(e: Any) -> bool:
@@ -331,8 +355,7 @@ def _strong_convexity_radius(model: RowModel, mu: float) -> float:
         return math.inf
     if not zero_feasible(model):
         return math.inf
-    f0 = model.n * loss.value_bound(0.0, model.label_bound)
-    return math.sqrt(2 * f0 / mu)
+    return math.sqrt(2 * objective_at_zero(model) / mu)
 
 
 def intercept_block(model: RowModel, W: float = math.inf) -> tuple[float, float] | None:

@@ -143,8 +143,8 @@ def _clip(model: RowModel) -> tuple[np.ndarray, np.ndarray | None, int]:
 def minimiser_ball(model: RowModel, W: float) -> tuple[RowModel, float, str | None]:
     """``(model, W, note)``: with no public bound on ``theta`` over the constraints (``W =
     inf``) but one on every exact minimiser (``W*`` of :func:`minimiser_bound`: a loss >= 0,
-    public terms >= 0 vanishing at 0, ``theta = 0`` feasible, and a ridge or a norm of all of
-    ``theta`` in them, so ``R(theta*) <= F(theta*) <= F(0) <= n sup_y l(0, y)``), the
+    public terms >= 0, ``theta = 0`` feasible, and a ridge or a norm of all of ``theta`` in
+    them, with ``F(0) <= n sup_y l(0, y) + R(0)``), the
     mechanisms run on the public ball ``||theta|| <= W*``. It holds every exact minimiser, so
     the minimum and the minimisers the certificate speaks of are the user's; the ball gives the
     mechanisms the bounded domain their privacy and their bounds need (CVXPY's ridge and lasso
