@@ -156,3 +156,23 @@ def test_a_public_term_with_an_offset_counts_in_the_minimisers_bound(extra):
     assert prob.objective.value - fstar <= sol.certificate.gap_bound
     assert sol.certificate.optimum_lower <= fstar <= prob.objective.value \
         <= sol.certificate.objective_upper
+
+
+def test_an_l1_penalty_bounds_the_coefficients_beside_a_bounded_intercept():
+    """CVXPY's SVM example with the intercept bounded (``cp.abs(v) <= 1``) and only
+    ``lambd * norm(beta, 1)`` on the coefficients: ``lambd ||beta*||_1 <= F(0)`` bounds them,
+    so the mechanisms run on ``||beta|| <= F(0) / lambd`` beside the constraints' ``|v| <= 1``;
+    it was W = inf, a certificate of inf, and advice to add a ball the penalty already gave
+    (helper audit trial 20b, F3)."""
+    X0, Y0 = _rows()
+    X = cp.Parameter((N, D), name="X", value=X0)
+    Y = cp.Parameter(N, name="Y", value=np.sign(Y0 + 0.05))
+    beta, v = cp.Variable(D, name="beta"), cp.Variable(name="v")
+    loss = cp.sum(cp.pos(1 - cp.multiply(Y, X @ beta - v)))
+    prob = cp.Problem(cp.Minimize(loss / N + 0.1 * cp.norm(beta, 1)), [cp.abs(v) <= 1])
+    fstar = prob.solve(solver=cp.CLARABEL)
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
+                             private=cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0))
+    assert sol.info["domain_bound_W"] == pytest.approx(np.hypot(1.0 / 0.1, 1.0))
+    assert np.isfinite(sol.certificate.gap_bound)
+    assert prob.objective.value - fstar <= sol.certificate.gap_bound
