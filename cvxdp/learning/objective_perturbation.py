@@ -295,14 +295,23 @@ def minimiser_bound(model: RowModel) -> float:
     or its norms of all of ``theta``, ``c ||theta||_1`` or ``c ||theta||_2`` (both ``>= c
     ||theta||_2``, ``<= F(theta*) <= F(0)``: the lasso's and the l1-penalised logistic's);
     the smaller of the two radii, inf when neither applies."""
-    return min(_strong_convexity_radius(model, model.mu), _norm_radius(model))
+    return min(_strong_convexity_radius(model, model.mu),
+               _norm_radius(model) if model.v is None else math.inf)
+
+
+def coefficient_bound(model: RowModel) -> float:
+    """Public bound on ``||w*||`` alone, the coefficients of every exact minimiser, whatever
+    the intercept: the ridge on ``w`` (``mu_w/2 ||w*||^2 <= R(theta*) <= F(0)``) or the norms
+    of ``w`` (``c ||w*|| <= R(theta*) <= F(0)``), under :func:`minimiser_bound`'s
+    conditions; inf when neither applies."""
+    return min(_strong_convexity_radius(model, model.mu_w), _norm_radius(model))
 
 
 def _norm_radius(model: RowModel) -> float:
-    """``F(0) / sum c`` over the public terms ``c ||theta||_1`` and ``c ||theta||_2`` on the
-    whole of ``theta`` (no intercept outside them), under :func:`minimiser_bound`'s
-    conditions; inf otherwise."""
-    if model.v is not None or not model.loss.nonnegative():
+    """``F(0) / sum c`` over the public terms ``c ||w||_1`` and ``c ||w||_2`` (a bound on
+    ``||w*||``; on ``||theta*||`` when there is no intercept), under
+    :func:`minimiser_bound`'s conditions; inf otherwise."""
+    if not model.loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):

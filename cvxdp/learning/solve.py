@@ -39,7 +39,7 @@ from cvxdp.argument_values import check_beta, check_count, check_number
 from cvxdp.errors import BudgetError, PrivacySpecError, UnsupportedProblemError
 from cvxdp.learning.certificate import count_threshold, row_status
 from cvxdp.learning.detect import RowModel, detect
-from cvxdp.learning.domain import public_completion, theta, theta_bound
+from cvxdp.learning.domain import public_completion, theta, theta_bound, variable_bound
 from cvxdp.learning.noisy_gradient import (
     DEFAULT_STEPS,
     GRADIENT_REFERENCE,
@@ -48,6 +48,7 @@ from cvxdp.learning.noisy_gradient import (
 )
 from cvxdp.learning.objective_perturbation import (
     OBJPERT_REFERENCE,
+    coefficient_bound,
     minimiser_bound,
     objective_perturbation,
     plan_objective_perturbation,
@@ -153,16 +154,24 @@ def minimiser_ball(model: RowModel, W: float) -> tuple[RowModel, float, str | No
     if math.isfinite(W):
         return model, W, None
     W_star = minimiser_bound(model)
-    if not math.isfinite(W_star):
-        return model, W, None
     variables = theta(model)
-    if len(variables) == 1:   # the form the domain and the Newton path read: norm(w, 2) <= r
-        ball = cp.norm(variables[0], 2) <= W_star
+    if math.isfinite(W_star):
+        if len(variables) == 1:   # the form the domain and the Newton path read
+            ball = cp.norm(variables[0], 2) <= W_star
+        else:
+            ball = cp.norm(cp.hstack([cp.vec(v, order="F") for v in variables]), 2) <= W_star
+        what = f"||theta|| <= {W_star:.6g}"
     else:
-        ball = cp.norm(cp.hstack([cp.vec(v, order="F") for v in variables]), 2) <= W_star
+        # an intercept the constraints bound, beside coefficients the regulariser bounds
+        W_w = coefficient_bound(model) if model.v is not None else math.inf
+        V = variable_bound(model, model.v) if math.isfinite(W_w) else math.inf
+        if not math.isfinite(V):
+            return model, W, None
+        ball, W_star = cp.norm(model.w, 2) <= W_w, math.hypot(W_w, V)
+        what = f"||{model.w.name()}|| <= {W_w:.6g} (the intercept bounded by the constraints)"
     note = (f"the constraints do not bound the variables; the mechanism ran on the public "
-            f"ball ||theta|| <= {W_star:.6g}, which holds every exact minimiser (through the "
-            "regulariser R: R(theta*) <= F(0)), so the problem is unchanged")
+            f"ball {what}, which holds every exact minimiser (through the regulariser R: "
+            "R(theta*) <= F(0)), so the problem is unchanged")
     return replace(model, constraints=[*model.constraints, ball]), W_star, note
 
 
