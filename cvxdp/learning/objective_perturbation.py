@@ -104,12 +104,15 @@ class ObjPertPlan:
     #: what choose_split ranks when no bound is finite: the block bound at a zero intercept
     #: (free intercept; docs/learning.md 'An unregularised intercept'), else ``bound``
     split_score: float = math.inf
+    #: the ``1 - beta`` quantile of ``||b||`` (either noise family: comparable across them)
+    noise_norm: float = math.nan
 
     def info(self) -> dict[str, Any]:
         return {"Delta": self.Delta, "smoothing_h": self.h, "epsilon_jacobian": self.eps1,
                 "epsilon_noise": self.eps2, "lipschitz_zeta": self.zeta,
                 "hessian_lambda": self.lam, "noise_sigma": self.sigma,
-                "noise_gamma_scale": self.gamma_scale,
+                "noise_gamma_scale": self.gamma_scale, "noise_sensitivity": self.G,
+                "noise_norm_quantile": self.noise_norm,
                 "perturbed_solve": ("cvxpy" if self.structure is None else
                                     "projected Newton (certified gap)"),
                 "solve_gap_target": self.solve_gap, "solve_distance_bound": self.solve_distance,
@@ -158,13 +161,17 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
     W_star = min(W, minimiser_bound(model))
     block = intercept_block(model, W)
     plans, refused = [], []
-    for eps1 in _splits(model, loss, eps, B, R):
-        # a split that cannot be calibrated is skipped, never the mechanism
-        try:
-            plans.append(_plan_at(model, loss, eps1, eps, delta, W, W_star, zeta, beta,
-                                  block))
-        except BudgetError as err:
-            refused.append(err)
+    # with delta > 0 the pure calibration is a candidate too (an epsilon-DP release is
+    # (epsilon, delta)-DP): its noise scales like G / eps against the Gaussian's G / sqrt(2 eps),
+    # so it is the smaller at large epsilon; after the Gaussian ones, so a tie keeps them
+    for level in ([delta, 0.0] if delta > 0 else [delta]):
+        for eps1 in _splits(model, loss, eps, B, R):
+            # a split that cannot be calibrated is skipped, never the mechanism
+            try:
+                plans.append(_plan_at(model, loss, eps1, eps, level, W, W_star, zeta, beta,
+                                      block))
+            except BudgetError as err:
+                refused.append(err)
     if not plans:
         raise refused[0]
     best = choose_split(plans, W_star, model.dim, model.n, model.mu,
@@ -472,7 +479,7 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         bound = min(bound, err_h + part_w + g_v ** 2 / (4 * Delta + 2 * mu))
         score = min(bound, err_h + part_w + bnorm ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
-                       bound, cal, joint=joint, split_score=score)
+                       bound, cal, joint=joint, split_score=score, noise_norm=bnorm)
 
 
 def _inv_expm1(x: float) -> float:
