@@ -194,3 +194,30 @@ def test_an_approximate_dp_budget_is_never_worse_than_its_pure_part():
     approx = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
     assert approx.info["excess_risk_bound"] <= pure.info["excess_risk_bound"]
     assert approx.status == "optimal_inaccurate"
+
+
+def test_the_fix_a_refusal_names_is_the_one_that_is_missing():
+    """Helper audit (trial 20b, F3): (1) cvxpy.org's logistic example with {0, 1} labels and a
+    ridge, ``Maximize(sum(multiply(Y, X @ beta) - logistic(X @ beta)) / n - lambd *
+    sum_squares(beta))``, was told to "add a ridge", which it has: with ``|y| <= 1`` the
+    likelihood loss is unbounded below, so the ridge bounds nothing; (2) the SVM with a free
+    intercept and an l1 penalty was told to bound beta, which the penalty does; (3) the
+    certificate's ``how`` said "w" for ``beta``."""
+    X0, Y0 = _rows()
+    X = cp.Parameter((N, D), name="X", value=X0)
+    Y = cp.Parameter(N, name="Y", value=(Y0 > 0).astype(float))
+    beta = cp.Variable(D, name="beta")
+    ll = cp.sum(cp.multiply(Y, X @ beta) - cp.logistic(X @ beta))
+    prob = cp.Problem(cp.Maximize(ll / N - 0.1 * cp.sum_squares(beta)))
+    spec = cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0)
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0, private=spec)
+    assert "unbounded below" in sol.status_reason
+    assert "cp.logistic(-cp.multiply(Y, X @ beta))" in sol.status_reason
+    assert "do not bound beta" in sol.certificate.how
+    Ys = cp.Parameter(N, name="Y", value=np.sign(Y0 + 0.05))
+    v = cp.Variable(name="v")
+    svm = cp.Problem(cp.Minimize(cp.sum(cp.pos(1 - cp.multiply(Ys, X @ beta - v))) / N
+                                 + 0.1 * cp.norm(beta, 1)))
+    sol = svm.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                            private=cvxdp.RowPrivacy(X, Ys, row_bound=1.0, label_bound=1.0))
+    assert "the intercept 'v'" in sol.status_reason and "cp.abs(v) <= B" in sol.status_reason
