@@ -23,6 +23,7 @@ from scipy import special
 
 from cvxdp.learning.detect import RowModel
 from cvxdp.learning.domain import variable_bound
+from cvxdp.learning.objective_perturbation import coefficient_bound
 from cvxdp.solution import Certificate, relative_scale
 from cvxdp.status import status_of
 
@@ -55,7 +56,8 @@ def row_status(model: RowModel, bound: float, beta: float, accuracy: float | Non
             f"'Bounds and statuses') over max(1, |OPT|) >= 1, {clip_scope(model)}")
     else:
         probability, how = 1.0, (
-            "no excess-risk bound: the public constraints do not bound w (W = inf) and no "
+            f"no excess-risk bound: the public constraints do not bound {model.w.name()} (W = "
+            "inf) and no "
             "public bound on the minimiser applies; " + bound_fix(model))
     upper, lower = math.inf, -math.inf
     if released is not None and math.isfinite(bound) and all(map(math.isfinite, released)):
@@ -117,13 +119,27 @@ def count_threshold(params: dict[str, Any], beta: float) -> float:
 
 def bound_fix(model: RowModel) -> str:
     """What gives the model a proven excess-risk bound (public structure only), in the user's
-    variable names. A free intercept is named when it is what is left unbounded: less
-    regularised than the coefficients, or beside coefficients the constraints bound."""
+    variable names: a loss that can be negative first (no regulariser bounds its minimiser),
+    then a free intercept when it is what is left unbounded (less regularised than the
+    coefficients, or beside coefficients the constraints or the regulariser bound)."""
     w = model.w.name()
-    if model.v is not None and (model.mu < model.mu_w
-                                or math.isfinite(variable_bound(model, model.w))):
+    if not model.loss.nonnegative():
+        y = model.spec.y.name() if model.spec.y is not None else "y"
+        return (f"the loss can be negative for labels in [-label_bound, label_bound] (the "
+                "likelihood y p - log(1 + e^p) is unbounded below at y = -1), so no penalty "
+                "bounds its minimiser: write it with labels in {-1, 1} as "
+                f"cp.logistic(-cp.multiply({y}, {model.spec.X.name()} @ {w})), or add a "
+                f"norm-ball or box constraint on {w}")
+    bounded = math.isfinite(variable_bound(model, model.w)) or math.isfinite(
+        coefficient_bound(model))
+    if model.v is not None:
         v = model.v.name()
-        return (f"the intercept {v!r} is not regularised: regularise it too (+ lam * "
-                f"cp.square({v})) or bound it (cp.abs({v}) <= B, a public B), or add a "
-                f"norm-ball or box constraint on {w} and the intercept")
-    return f"add a norm-ball or box constraint on {w} (or a ridge lam * cp.sum_squares({w}))"
+        if model.mu < model.mu_w or bounded:
+            return (f"the intercept {v!r} is not regularised: regularise it too (+ lam * "
+                    f"cp.square({v})) or bound it (cp.abs({v}) <= B, a public B), or add a "
+                    f"norm-ball or box constraint on {w} and the intercept")
+        return (f"add a norm-ball or box constraint on {w} (or a penalty lam * "
+                f"cp.sum_squares({w}) or lam * cp.norm1({w})), and bound the intercept {v!r} "
+                f"(cp.abs({v}) <= B, a public B) or regularise it (+ lam * cp.square({v}))")
+    return (f"add a norm-ball or box constraint on {w} (or a ridge lam * cp.sum_squares({w}) or "
+            f"a penalty lam * cp.norm1({w}))")

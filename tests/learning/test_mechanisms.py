@@ -168,7 +168,8 @@ def test_no_bound_without_a_bounded_domain_is_user_limit(rows):
     # the status is status_of's; the reason is its reason followed by the fix for the model
     assert sol.status == status and sol.status_reason.startswith(reason)
     assert sol.status_reason.endswith(f"add a norm-ball or box constraint on {w.name()} (or a "
-                                      f"ridge lam * cp.sum_squares({w.name()}))")
+                                      f"ridge lam * cp.sum_squares({w.name()}) or a penalty "
+                                      f"lam * cp.norm1({w.name()}))")
     assert "no bound on the sub-optimality" in sol.info["status_reason"]
     assert sol.value is None and "nothing was spent" in sol.info["value_reason"]
     assert sol.privacy.mechanisms == {"objective_perturbation": 1}
