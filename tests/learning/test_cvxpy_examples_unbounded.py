@@ -56,15 +56,21 @@ def test_the_ridge_example_without_constraints_runs_on_its_minimisers_ball():
     assert exact <= prob.objective.value
 
 
-def test_a_free_intercept_beside_a_bounded_w_is_named_by_the_users_names():
+def _svm(constraints):
+    """CVXPY's SVM example (hinge loss, ``0.1 * norm(beta, 1)``, intercept ``v``) on
+    :func:`_rows` with labels +-1, the constraints built from ``(beta, v)``; with its spec."""
     X0, Y0 = _rows()
     X = cp.Parameter((N, D), name="X", value=X0)
     Y = cp.Parameter(N, name="Y", value=np.sign(Y0 + 0.05))
     beta, v = cp.Variable(D, name="beta"), cp.Variable(name="v")
     loss = cp.sum(cp.pos(1 - cp.multiply(Y, X @ beta - v)))
-    prob = cp.Problem(cp.Minimize(loss / N + 0.1 * cp.norm(beta, 1)), [cp.norm(beta) <= 5])
-    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
-                             private=cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0))
+    prob = cp.Problem(cp.Minimize(loss / N + 0.1 * cp.norm(beta, 1)), constraints(beta, v))
+    return prob, cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0)
+
+
+def test_a_free_intercept_beside_a_bounded_w_is_named_by_the_users_names():
+    prob, spec = _svm(lambda beta, v: [cp.norm(beta) <= 5])
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
     assert sol.status == "user_limit"
     reason = sol.status_reason
     assert "the intercept 'v'" in reason and "cp.abs(v) <= B" in reason
@@ -164,15 +170,9 @@ def test_an_l1_penalty_bounds_the_coefficients_beside_a_bounded_intercept():
     so the mechanisms run on ``||beta|| <= F(0) / lambd`` beside the constraints' ``|v| <= 1``;
     it was W = inf, a certificate of inf, and advice to add a ball the penalty already gave
     (helper audit trial 20b, F3)."""
-    X0, Y0 = _rows()
-    X = cp.Parameter((N, D), name="X", value=X0)
-    Y = cp.Parameter(N, name="Y", value=np.sign(Y0 + 0.05))
-    beta, v = cp.Variable(D, name="beta"), cp.Variable(name="v")
-    loss = cp.sum(cp.pos(1 - cp.multiply(Y, X @ beta - v)))
-    prob = cp.Problem(cp.Minimize(loss / N + 0.1 * cp.norm(beta, 1)), [cp.abs(v) <= 1])
+    prob, spec = _svm(lambda beta, v: [cp.abs(v) <= 1])
     fstar = prob.solve(solver=cp.CLARABEL)
-    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0,
-                             private=cvxdp.RowPrivacy(X, Y, row_bound=1.0, label_bound=1.0))
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
     assert sol.info["domain_bound_W"] == pytest.approx(np.hypot(1.0 / 0.1, 1.0))
     assert np.isfinite(sol.certificate.gap_bound)
     assert prob.objective.value - fstar <= sol.certificate.gap_bound
