@@ -130,11 +130,12 @@ def bound_fix(model: RowModel) -> str:
                 "bounds its minimiser: write it with labels in {-1, 1} as "
                 f"cp.logistic(-cp.multiply({y}, {model.spec.X.name()} @ {w})), or add a "
                 f"norm-ball or box constraint on {w}")
-    bounded = math.isfinite(variable_bound(model, model.w)) or math.isfinite(
-        coefficient_bound(model))
     if model.v is not None:
         v = model.v.name()
-        if model.mu < model.mu_w or bounded:
+        # the coefficients bounded by the constraints or the regulariser (public solves, only
+        # where an intercept makes the answer matter)
+        if model.mu < model.mu_w or math.isfinite(variable_bound(model, model.w)) \
+                or math.isfinite(coefficient_bound(model)):
             return (f"the intercept {v!r} is not regularised: regularise it too (+ lam * "
                     f"cp.square({v})) or bound it (cp.abs({v}) <= B, a public B), or add a "
                     f"norm-ball or box constraint on {w} and the intercept")

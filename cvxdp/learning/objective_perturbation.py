@@ -59,7 +59,7 @@ from scipy import stats
 
 from cvxdp.errors import BudgetError, UnsupportedProblemError
 from cvxdp.learning.detect import RowModel
-from cvxdp.learning.domain import solve_on_rows, theta, variable_bound
+from cvxdp.learning.domain import _power, solve_on_rows, theta, variable_bound
 from cvxdp.learning.joint_calibration import has_slope_curvature_profile, joint_calibration
 from cvxdp.learning.loss import RowLoss
 from cvxdp.learning.newton_solve import SimpleStructure, newton_solve, simple_structure
@@ -302,8 +302,7 @@ def minimiser_bound(model: RowModel) -> float:
     or its norms of all of ``theta``, ``c ||theta||_1`` or ``c ||theta||_2`` (both ``>= c
     ||theta||_2``, ``<= F(theta*) <= F(0)``: the lasso's and the l1-penalised logistic's);
     the smaller of the two radii, inf when neither applies."""
-    return min(_strong_convexity_radius(model, model.mu),
-               _norm_radius(model) if model.v is None else math.inf)
+    return _radius(model, model.mu, _norm_total(model) if model.v is None else 0.0)
 
 
 def coefficient_bound(model: RowModel) -> float:
@@ -311,24 +310,46 @@ def coefficient_bound(model: RowModel) -> float:
     the intercept: the ridge on ``w`` (``mu_w/2 ||w*||^2 <= R(theta*) <= F(0)``) or the norms
     of ``w`` (``c ||w*|| <= R(theta*) <= F(0)``), under :func:`minimiser_bound`'s
     conditions; inf when neither applies."""
-    return min(_strong_convexity_radius(model, model.mu_w), _norm_radius(model))
+    return _radius(model, model.mu_w, _norm_total(model))
 
 
-def _norm_radius(model: RowModel) -> float:
-    """``F(0) / sum c`` over the public terms ``c ||w||_1`` and ``c ||w||_2`` (a bound on
-    ``||w*||``; on ``||theta*||`` when there is no intercept), under
-    :func:`minimiser_bound`'s conditions; inf otherwise."""
+def _strong_convexity_radius(model: RowModel, mu: float) -> float:
+    """``sqrt(2 F(0) / mu)`` under :func:`minimiser_bound`'s conditions, ``mu`` the strong
+    convexity of the regulariser in the coordinates bounded (all of theta, or w alone:
+    ``mu/2 ||w*||^2 <= R(theta*) <= F(theta*) <= F(0)`` as well); inf otherwise."""
+    return _radius(model, mu, 0.0)
+
+
+def _radius(model: RowModel, mu: float, total: float) -> float:
+    """The smaller of ``sqrt(2 F(0) / mu)`` (``mu > 0``) and ``F(0) / total`` (``total > 0``,
+    the weights of the norms of ``w``), ``F(0)`` by :func:`_bounded_objective_at_zero`,
+    computed once and only when one of them applies; inf otherwise."""
+    if mu <= 0 and total <= 0:
+        return math.inf
+    f0 = _bounded_objective_at_zero(model)
+    return min(math.sqrt(2 * f0 / mu) if mu > 0 else math.inf,
+               f0 / total if total > 0 else math.inf)
+
+
+def _norm_total(model: RowModel) -> float:
+    """``sum c`` over the public terms ``c ||w||_1`` and ``c ||w||_2`` (0 when none)."""
+    return sum(c for c, e in model.public_terms
+               if (isinstance(e, norm1) or isinstance(e, Pnorm) and _power(e) == 2)
+               and e.args and e.args[0] is model.w)
+
+
+def _bounded_objective_at_zero(model: RowModel) -> float:
+    """:func:`objective_at_zero` under :func:`minimiser_bound`'s conditions -- a loss >= 0,
+    public terms >= 0 (norms and squares with positive weights), ``theta = 0`` feasible (a
+    public solve) -- else inf."""
     if not model.loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
                for c, e in model.public_terms):
         return math.inf
-    total = sum(c for c, e in model.public_terms
-                if (isinstance(e, norm1) or isinstance(e, Pnorm) and _is_two_norm(e))
-                and e.args and e.args[0] is model.w)
-    if total <= 0 or not zero_feasible(model):
+    if not zero_feasible(model):
         return math.inf
-    return objective_at_zero(model) / total
+    return objective_at_zero(model)
 
 
 def objective_at_zero(model: RowModel, loss: RowLoss | None = None) -> float:
@@ -352,26 +373,6 @@ def objective_at_zero(model: RowModel, loss: RowLoss | None = None) -> float:
             v.value = value
     f0 = model.n * (loss or model.loss).value_bound(0.0, model.label_bound) + r0
     return f0 if math.isfinite(f0) else math.inf
-
-
-def _is_two_norm(e: Any) -> bool:
-    p = getattr(e, "p", None)
-    return p is not None and float(p) == 2.0
-
-
-def _strong_convexity_radius(model: RowModel, mu: float) -> float:
-    """``sqrt(2 F(0) / mu)`` under :func:`minimiser_bound`'s conditions, ``mu`` the strong
-    convexity of the regulariser in the coordinates bounded (all of theta, or w alone:
-    ``mu/2 ||w*||^2 <= R(theta*) <= F(theta*) <= F(0)`` as well); inf otherwise."""
-    loss = model.loss
-    if mu <= 0 or not loss.nonnegative():
-        return math.inf
-    if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0
-               for c, e in model.public_terms):
-        return math.inf
-    if not zero_feasible(model):
-        return math.inf
-    return math.sqrt(2 * objective_at_zero(model) / mu)
 
 
 def intercept_block(model: RowModel, W: float = math.inf) -> tuple[float, float] | None:
