@@ -251,34 +251,39 @@ def _public_psd_factor(P: Any) -> np.ndarray | None:
 
 def _elementwise_lipschitz(e: Any) -> tuple[float, Any, tuple[str, Any]] | None:
     """``(L, a, psi)`` for ``e = psi(a)`` elementwise with ``psi`` L-Lipschitz (``abs``,
-    ``huber``, ``maximum`` with a public side; ``psi`` as :class:`FitTerm` records it), else
+    ``huber``, ``maximum`` with a public side or of two public multiples of one ``u``,
+    ``neg`` = ``-minimum`` with a public side; ``psi`` as :class:`FitTerm` records it), else
     None."""
     if isinstance(e, cp_abs):
         return 1.0, e.args[0], ("abs", None)
     if isinstance(e, huber) and _public_scalar(e.M) is not None:
         return 2.0 * _public_scalar(e.M), e.args[0], ("huber", _public_scalar(e.M))
-    if isinstance(e, maximum) and len(e.args) == 2:
-        pub = [a.is_constant() and not a.parameters() for a in e.args]
-        if sum(pub) == 1:
-            side = np.broadcast_to(np.asarray(e.args[pub.index(True)].value, dtype=float),
-                                   e.shape)
-            return 1.0, e.args[pub.index(False)], ("max", side.ravel(order="F"))
+    if isinstance(e, maximum):
+        sided = _one_public_side(e.args, e.shape)
+        if sided is not None:
+            return 1.0, sided[0], ("max", sided[1])
         # max(c1 u, c2 u), public scalars c1, c2 (the pinball loss max(tau u, (tau - 1) u)):
         # max(|c1|, |c2|)-Lipschitz in u (the conjugate bound does not read this shape)
         scaled = [_peel(a, signed=True) for a in e.args]
-        if sum(pub) == 0 and all(p is not None for p in scaled) \
+        if len(scaled) == 2 and all(p is not None for p in scaled) \
                 and scaled[0][1] is scaled[1][1] and not scaled[0][1].is_constant():
             return max(abs(scaled[0][0]), abs(scaled[1][0])), scaled[0][1], None
-    if isinstance(e, NegExpression) and isinstance(e.args[0], minimum) \
-            and len(e.args[0].args) == 2:
+    if isinstance(e, NegExpression) and isinstance(e.args[0], minimum):
         # neg(u) = -minimum(u, c) = maximum(-u, -c), c public: 1-Lipschitz
-        inner = e.args[0]
-        pub = [a.is_constant() and not a.parameters() for a in inner.args]
-        if sum(pub) == 1:
-            side = np.broadcast_to(np.asarray(inner.args[pub.index(True)].value, dtype=float),
-                                   e.shape)
-            return 1.0, -inner.args[pub.index(False)], ("max", -side.ravel(order="F"))
+        sided = _one_public_side(e.args[0].args, e.shape)
+        if sided is not None:
+            return 1.0, -sided[0], ("max", -sided[1])
     return None
+
+
+def _one_public_side(args: Any, shape: tuple[int, ...]) -> tuple[Any, np.ndarray] | None:
+    """``(a, c)`` for two arguments of which exactly one is a public constant: ``a`` the other,
+    ``c`` the constant's value broadcast to ``shape`` (column-major); None otherwise."""
+    pub = [a.is_constant() and not a.parameters() for a in args]
+    if len(args) != 2 or sum(pub) != 1:
+        return None
+    side = np.broadcast_to(np.asarray(args[pub.index(True)].value, dtype=float), shape)
+    return args[pub.index(False)], side.ravel(order="F")
 
 
 def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
