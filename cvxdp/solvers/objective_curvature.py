@@ -45,11 +45,8 @@ from typing import Any
 
 import cvxpy as cp
 import numpy as np
-import scipy.sparse as sp
 from cvxpy.atoms.affine.sum import Sum
 from cvxpy.atoms.elementwise.exp import exp as cp_exp
-from cvxpy.atoms.elementwise.power import Power
-from cvxpy.atoms.quad_form import QuadForm
 from cvxpy.constraints.zero import Equality
 
 from cvxdp.blas_threads import one_blas_thread
@@ -132,26 +129,12 @@ def _term_curvature(term: Any, x_copies: dict, by_obj: dict, problem: cp.Problem
     if peeled is None or peeled[0] <= 0:
         return None
     lam, inner = peeled
+    # the fit terms' squares: sum_squares, norm(a, 2)**2, sum(square(a)) and quad_form(a, P)
+    # with a public PSD P (as ||L' a||^2, P = L L'), all read by fit_detect._classify
     found = _classify(inner)
     if found is not None and found[0] == "square" and found[4] is None:
         Y = _jac(found[3], x_copies, by_obj)
         return None if Y is None else lam * found[1] * (Y.T @ Y)
-    if isinstance(inner, Sum) and inner.axis is None and isinstance(inner.args[0], Power) \
-            and float(getattr(inner.args[0].p, "value", inner.args[0].p)) == 2.0:
-        Y = _jac(inner.args[0].args[0], x_copies, by_obj)
-        return None if Y is None else lam * (Y.T @ Y)
-    if isinstance(inner, QuadForm):
-        P = inner.args[1]
-        if not P.is_constant() or P.parameters():
-            return None
-        Y = _jac(inner.args[0], x_copies, by_obj)
-        if Y is None:
-            return None
-        Pv = np.asarray(P.value.toarray() if sp.issparse(P.value) else P.value, dtype=float)
-        Pv = (Pv + Pv.T) / 2.0
-        if np.linalg.eigvalsh(Pv)[0] < 0:
-            return None
-        return lam * (Y.T @ Pv @ Y)
     exp_arg = None
     if isinstance(inner, Sum) and inner.axis is None and isinstance(inner.args[0], cp_exp):
         exp_arg = inner.args[0].args[0]
