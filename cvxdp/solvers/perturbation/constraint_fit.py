@@ -46,7 +46,6 @@ from cvxpy.atoms.affine.unary_operators import NegExpression
 from cvxpy.atoms.elementwise.abs import abs as cp_abs
 from cvxpy.atoms.elementwise.maximum import maximum
 from cvxpy.atoms.elementwise.minimum import minimum
-from cvxpy.atoms.elementwise.power import Power
 from cvxpy.atoms.lambda_max import lambda_max
 from cvxpy.atoms.max import max as cp_max
 from cvxpy.atoms.norm_inf import norm_inf
@@ -63,6 +62,7 @@ from cvxdp.solvers.perturbation.fit_detect import (
     _terms,
     detect_fit_terms,
     fresh_leaves,
+    is_square,
 )
 from cvxdp.solvers.perturbation.fit_term import _at_point, fit_bounds
 from cvxdp.solvers.perturbation.noise_tails import norm_sum_bound
@@ -190,7 +190,7 @@ def _entry_term(term: Any, size: int, shape: tuple[int, ...]
         w = np.abs(np.broadcast_to(np.asarray(t.args[pub.index(True)].value, dtype=float),
                                    shape)).ravel(order="F") * w
         t = t.args[pub.index(False)]
-    if isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0:
+    if is_square(t):
         found, kind = (1.0, t.args[0]), "square"
     elif isinstance(t, minimum) and len(t.args) == 2:
         # min(a, c) = -max(-a, -c): 1-Lipschitz in a, as max(a, c) is

@@ -39,7 +39,7 @@ from cvxdp.solvers.perturbation.fit_bilinear import (
 from cvxdp.solvers.perturbation.noise_tails import RANGE_DENSE_MAX
 
 __all__ = ["FitTerm", "FitModel", "detect_fit_terms", "fresh_leaves", "attribute_constraints",
-           "equality_rows"]
+           "equality_rows", "is_square"]
 
 
 @dataclass(frozen=True)
@@ -193,8 +193,7 @@ def _classify(term: Any
     if isinstance(t, QuadForm):
         factor = _public_psd_factor(t.args[1])
         return None if factor is None else ("square", lam, 0.0, factor @ t.args[0], None, None)
-    if (isinstance(t, Power) and float(getattr(t.p, "value", t.p)) == 2.0
-            and isinstance(t.args[0], Pnorm)
+    if (is_square(t) and isinstance(t.args[0], Pnorm)
             and float(t.args[0].p) == 2.0 and t.args[0].axis is None):
         return "square", lam, 0.0, t.args[0].args[0], None, None
     if isinstance(t, norm1) and t.axis is None:
@@ -219,7 +218,7 @@ def _classify(term: Any
                 return None
             e = e.args[pub.index(False)]
             weights = np.broadcast_to(w, e.shape).ravel(order="F")
-        if isinstance(e, Power) and float(getattr(e.p, "value", e.p)) == 2.0:
+        if is_square(e):
             # sum(square(a)) = ||a||^2; with public weights w >= 0, ||diag(sqrt(w)) a||^2
             a = e.args[0]
             if weights is not None:
@@ -231,6 +230,11 @@ def _classify(term: Any
     if isinstance(t, cp_abs) and t.size == 1:
         return "l1", lam, 1.0, t.args[0], None, ("abs", None)
     return None
+
+
+def is_square(e: Any) -> bool:
+    """``e`` is ``power(a, 2)`` (``cp.square``), its exponent a public number 2."""
+    return isinstance(e, Power) and float(getattr(e.p, "value", e.p)) == 2.0
 
 
 def _public_psd_factor(P: Any) -> np.ndarray | None:
