@@ -31,7 +31,8 @@ from cvxdp.transform.scp import ConeDims, ExpTail, SymmetricConeProgram, orthant
 from cvxdp.transform.unbounded import UnboundedProof
 
 __all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
-           "UnitDirections", "bound_solve", "public_program", "canonical_constraints"]
+           "UnitDirections", "bound_solve", "public_program", "canonical_constraints",
+           "PublicProjector"]
 
 
 #: coordinates :func:`coordinate_box` solves for (two exact solves each) before it takes
@@ -570,6 +571,44 @@ def _solve_accurately(prob: Any, solver: str | None = None) -> None:
         prob.solve()
 
 
+class PublicProjector:
+    """Projection onto the public rows' feasible set, compiled once for many points.
+
+    The problem ``min ||x' - p||^2`` subject to the public rows is built once with the point
+    ``p`` a CVXPY parameter, so CVXPY compiles it on the first call and only re-applies the
+    parameter afterwards (the objective search projects every test's point onto the same set).
+    Post-processing: the rows in ``~row_private`` carry public data only.
+    """
+
+    def __init__(self, A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
+                 solver: str | None = None) -> None:
+        self._x = cp.Variable(A.shape[1])
+        self._cons = canonical_constraints(self._x, A, b, dims,
+                                           keep=~np.asarray(row_private, dtype=bool))
+        self._p = cp.Parameter(A.shape[1])
+        self._prob = cp.Problem(cp.Minimize(cp.sum_squares(self._x - self._p)), self._cons)
+        self._solver = solver
+
+    def __call__(self, x: np.ndarray, tol: float = 1e-7) -> tuple[np.ndarray, float, float]:
+        """``(x_repaired, moved, public_violation)`` as :func:`public_repair` returns them."""
+        if not self._cons:
+            return x, 0.0, 0.0
+        x = np.asarray(x, dtype=float)
+        self._x.save_value(x)
+        viol = max(float(np.max(c.violation())) for c in self._cons)
+        if not viol > tol:
+            return x, 0.0, viol
+        self._p.value = x
+        try:
+            _solve_accurately(self._prob, self._solver)
+        except cp.error.SolverError:
+            return x, 0.0, viol
+        if self._x.value is None or self._prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            return x, 0.0, viol
+        xr = np.asarray(self._x.value, dtype=float)
+        return xr, float(np.linalg.norm(xr - x)), viol
+
+
 def public_repair(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndarray,
                   x: np.ndarray, solver: str | None = None, tol: float = 1e-7
                   ) -> tuple[np.ndarray, float, float]:
@@ -577,7 +616,8 @@ def public_repair(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndar
 
     ``x`` is a released (private) point; the rows in ``~row_private`` carry public data only, so
     projecting onto their feasible set (Euclidean, one exact solve) spends no budget and makes
-    the public constraints -- equalities included -- hold up to the solver's tolerance.
+    the public constraints -- equalities included -- hold up to the solver's tolerance.  Many
+    points onto the same set: :class:`PublicProjector`, compiled once.
 
     Returns
     -------
@@ -585,20 +625,4 @@ def public_repair(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np.ndar
     violation is at most ``tol``), ``||x_repaired - x||_2`` and the largest public violation
     of ``x``.
     """
-    xv = cp.Variable(x.size)
-    cons = canonical_constraints(xv, A, b, dims, keep=~np.asarray(row_private, dtype=bool))
-    if not cons:
-        return x, 0.0, 0.0
-    xv.save_value(np.asarray(x, dtype=float))
-    viol = max(float(np.max(c.violation())) for c in cons)
-    if not viol > tol:
-        return x, 0.0, viol
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(xv - x)), cons)
-    try:
-        _solve_accurately(prob, solver)
-    except cp.error.SolverError:
-        return x, 0.0, viol
-    if xv.value is None or prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-        return x, 0.0, viol
-    xr = np.asarray(xv.value, dtype=float)
-    return xr, float(np.linalg.norm(xr - x)), viol
+    return PublicProjector(A, b, dims, row_private, solver)(x, tol)

@@ -353,9 +353,10 @@ def _repaired_test(form: Any, scp: Any, row_private: np.ndarray, solver: Any) ->
     db = np.asarray(scp.sensitivity.b, dtype=float)[priv]
     eq = priv < d.zero
 
+    project = public_part.PublicProjector(scp.A, scp.b, scp.dims, row_private, solver)
+
     def measure(z: np.ndarray, tau: float) -> tuple[float, float]:
-        x, _, _ = public_part.public_repair(scp.A, scp.b, scp.dims, row_private,
-                                            form.to_scp_point(z), solver=solver, tol=1e-7)
+        x, _, _ = project(form.to_scp_point(z), tol=1e-7)
         r = A @ x - b
         r = np.where(eq, np.abs(r), r)
         v = max(float(np.max(r)), 2.0 * (float(scp.c @ x) - tau))
