@@ -73,7 +73,10 @@ def test_the_certificate_holds_on_seeded_runs_and_beats_the_first_order_bound():
             true_gap = opt - float(prob.objective.value)  # a maximisation
             cert = sol.certificate
             assert true_gap <= cert.gap_bound + 1e-7
-            assert "gap_bound_sharp" in sol.info  # the first-order bound missed 1e-2
+            # the first-order bounds missed 1e-2 (the chord's l1 growth bound 0.046, below the
+            # level search's 0.04-0.06 on 8 of 10 seeds), so a second-order bound ran
+            assert "gap_bound_curvature" in sol.info or "gap_bound_sharp" in sol.info
+            assert cert.gap_bound < sol.info["gap_bound_holder_inf"]
             ratios.append(cert.gap_bound / sol.info["alpha_guaranteed"])
     assert max(ratios) < 0.2  # measured 0.07-0.1
 

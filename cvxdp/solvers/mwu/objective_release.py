@@ -234,10 +234,13 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
 
     ``c'x~ - OPT = z'(x* - x~) - c~'(x* - x~) <= max_{x in X} [t_inf ||x_S - x~_S||_1 -
     c~'(x - x~)]`` (``c = c~ - z``, ``x*`` in the public set ``X`` of the perturbed program, its
-    ball included).  Each ``|x_j - x~_j|`` is measured from the end ``e_j`` of a public bound of
-    ``x_j`` over ``X`` (the nearer finite one; sign ``s_j = +1`` for a lower end, ``-1`` for an
-    upper): ``|x_j - x~_j| <= s_j (x_j - e_j) + |x~_j - e_j|``, so the maximum is that of a
-    linear function over ``X``, ``max (t_inf s_S - c~)'x`` -- finite where the released
+    ball included).  Each ``|x_j - x~_j|`` is bounded by an affine function ``g_j(x_j)`` on the
+    public interval ``[l_j, u_j]`` of ``x_j`` over ``X``: the chord of the convex ``|u - x~_j|``
+    between the two ends when both are finite (``g_j(l_j) = |x~_j - l_j|``, ``g_j(u_j) = |u_j -
+    x~_j|``, the tightest affine bound on the interval), else the line of slope ``s_j = +1``
+    (finite lower end ``e_j``) or ``-1`` (finite upper end) through it: ``|x_j - x~_j| <= s_j
+    (x_j - e_j) + |x~_j - e_j|``.  So the maximum is that of a linear function over ``X``,
+    ``max (t_inf g'_S - c~)'x`` (``g'`` the slopes) -- finite where the released
     objective grows faster than ``t_inf`` along every unbounded direction, e.g. private weights
     on squares or norms, whose epigraph variables are bounded below only.  Never above
     ``t_inf D1`` of :func:`_diameter_bounds` (``c~'(x - x~) >= 0`` on ``X``), and it needs no
@@ -255,16 +258,26 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
     d_hi = np.where(np.isfinite(hi), hi - xs, np.inf)
     if not np.all(np.isfinite(np.minimum(d_lo, d_hi))):
         return None
+    # |x_j - x~_j| <= slope_j x_j + icpt_j on the public interval of x_j: the chord of the
+    # convex |u - x~_j| through both ends when both are finite (the tightest affine bound
+    # there), else the line of slope +-1 through the finite end
     use_lo = d_lo <= d_hi
-    sgn = np.where(use_lo, 1.0, -1.0)
+    slope = np.where(use_lo, 1.0, -1.0)
     end = np.where(use_lo, lo, hi)
+    both = np.isfinite(lo) & np.isfinite(hi)
+    width = np.where(both, hi - lo, 1.0)
+    chord = both & (width > 0)
+    at_lo, at_hi = np.abs(xs - np.where(both, lo, 0.0)), np.abs(np.where(both, hi, 0.0) - xs)
+    slope = np.where(chord, (at_hi - at_lo) / width, np.where(both, 0.0, slope))
+    end = np.where(both, lo, end)
+    icpt = np.abs(xs - end) - slope * end  # the line's value at the end, less slope * end
     direction = -np.asarray(c_noisy, dtype=float).copy()
-    direction[supp] += t_inf * sgn
+    direction[supp] += t_inf * slope
     _, top = public_bounds(prog.A, prog.b, prog.dims, np.zeros(prog.A.shape[0], dtype=bool),
                            [direction], allow_unbounded=True, upper_only=True)
     if not np.isfinite(top[0]):
         return None
-    bound = float(top[0] + c_noisy @ x + t_inf * (np.sum(np.abs(xs - end)) - sgn @ end))
+    bound = float(top[0] + c_noisy @ x + t_inf * np.sum(icpt))
     return max(bound, 0.0) * (1 + 1e-9)
 
 

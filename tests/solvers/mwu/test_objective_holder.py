@@ -25,7 +25,9 @@ def test_a_simplex_is_certified_by_its_l1_diameter():
     """Trial 14's portfolio (100 private expected returns on the simplex) at epsilon 10:
     Thm C.12's 2 R t with the box radius R = sqrt(100) certified 0.593; the simplex's l1
     diameter 2 and the union bound on max |z_j| give 2 sigma Phi^-1(1 - beta / 2k), the
-    certificate's probability 1 - 2 beta (two events)."""
+    certificate's probability 1 - 2 beta (two events).  The released objective's growth with
+    the chord of each weight's interval [0, 1] (``_l1_growth_bound``) is tighter still: 0.0363
+    against the l1 diameter's 0.0478, which stays an upper bound."""
     prob, mu, w = _portfolio(100)
     opt = prob.solve()
     sol = prob.solve_private(epsilon=10, delta=1e-6, rng=0,
@@ -33,7 +35,8 @@ def test_a_simplex_is_certified_by_its_l1_diameter():
     sigma = sol.privacy.details["sigma"]
     beta = sol.privacy.details["beta"]
     expected = 2.0 * sigma * norm.isf(beta / 200.0)
-    assert sol.certificate.gap_bound == pytest.approx(expected, rel=1e-6)
+    assert sol.certificate.gap_bound <= expected * (1 + 1e-6)
+    assert sol.certificate.gap_bound < 0.8 * expected
     assert sol.certificate.probability == pytest.approx(1 - 2 * beta)
     assert sol.certificate.gap_bound < 0.593 / 10
     assert opt - prob.objective.value <= sol.certificate.gap_bound
