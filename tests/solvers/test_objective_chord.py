@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.solvers.mwu.objective_release import _chords
 
 
 def _markowitz(seed: int = 0):
@@ -51,3 +52,23 @@ def test_the_chord_tightens_the_markowitz_certificate():
 def test_the_chord_bound_holds(eps, seed):
     sol = _solve(eps, seed)
     assert 0.0 <= sol.validation.objective_gap <= sol.certificate.gap_bound
+
+
+def test_the_chords_bound_the_distance_and_touch_it_at_both_ends():
+    lo = np.array([0.0, -1.0, 2.0, -np.inf, 0.0, 3.0])
+    hi = np.array([1.0, 1.0, 2.0, 5.0, np.inf, 4.0])
+    xs = np.array([0.6, -1.0, 2.0, 1.0, 0.2, 4.2])  # the last just outside its interval
+    slope, icpt = _chords(xs, lo, hi)
+    for j in range(xs.size):
+        a = lo[j] if np.isfinite(lo[j]) else hi[j] - 10.0
+        b = hi[j] if np.isfinite(hi[j]) else lo[j] + 10.0
+        u = np.linspace(a, b, 1001)
+        assert np.all(np.abs(u - xs[j]) <= slope[j] * u + icpt[j] + 1e-12)
+    # both ends finite: the chord, equal to |u - x~| at both ends
+    both = np.isfinite(lo) & np.isfinite(hi)
+    assert np.allclose((slope * lo + icpt)[both], np.abs(lo - xs)[both])
+    assert np.allclose((slope * hi + icpt)[both], np.abs(hi - xs)[both])
+    # 0.6 in [0, 1]: 0.6 - 0.2 u (the nearer end's line 1.4 - u was 0.8 higher at u = 0)
+    assert slope[0] == pytest.approx(-0.2) and icpt[0] == pytest.approx(0.6)
+    # one end: slope +-1 through it (5 - u + 4 = 9 - u)
+    assert (slope[3], icpt[3]) == (-1.0, 9.0) and (slope[4], icpt[4]) == (1.0, 0.2)
