@@ -32,6 +32,7 @@ try:  # optional extra: scikit-learn
     from sklearn.base import RegressorMixin as _SkRegressor
     from sklearn.base import clone as _sk_clone
     from sklearn.exceptions import NotFittedError
+    from sklearn.utils import column_or_1d as _sk_column
 
     HAVE_SKLEARN = True
     try:
@@ -40,6 +41,7 @@ try:  # optional extra: scikit-learn
         _sk_validate = None
 except ImportError:  # pragma: no cover - exercised in the no-sklearn CI job
     _SkBase = _SkClassifier = _SkOutlier = _SkRegressor = _sk_clone = _sk_validate = None
+    _sk_column = None
     HAVE_SKLEARN = False
 
     class NotFittedError(ValueError, AttributeError):  # as scikit-learn's
@@ -193,15 +195,26 @@ def check_X_y(est: Any, X: Any, y: Any, *, y_numeric: bool = True
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is "
                          "None.")
-    if HAVE_SKLEARN:
-        return _validate(est, X, y, y_numeric=y_numeric, ensure_min_samples=2)
-    x = _plain_array(X, est, True, 2)
-    yv = np.asarray(y, dtype=float) if y_numeric else np.asarray(y)
+    # y is checked here, shape and length only: scikit-learn's check_X_y refuses a non-finite
+    # y whatever ensure_all_finite says, and a label is one person's value (the solvers map a
+    # non-finite one into the public domain; a refusal would leak it)
+    x = check_X(est, X, reset=True, ensure_min_samples=2)
+    yv = np.asarray(y)
     if yv.ndim == 2 and yv.shape[1] == 1:
-        yv = yv.ravel()
-    if yv.ndim != 1 or len(yv) != len(x):
-        raise ValueError(f"y must be one-dimensional with {len(x)} entries, got shape "
-                         f"{yv.shape}.")
+        yv = _sk_column(yv, warn=True) if HAVE_SKLEARN else yv.ravel()
+    if yv.ndim != 1:
+        raise ValueError(f"y should be a 1d array, got an array of shape {yv.shape} instead.")
+    if len(yv) != len(x):
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: "
+                         f"[{len(x)}, {len(yv)}] (X has {len(x)} rows, y {len(yv)} entries).")
+    if np.iscomplexobj(yv):
+        raise ValueError("Complex data not supported: y must be real.")
+    if y_numeric:
+        try:
+            yv = yv.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"y must be numeric for {type(est).__name__} (got dtype "
+                             f"{yv.dtype}).") from None
     return x, yv
 
 
