@@ -153,10 +153,28 @@ class PrivateLogisticRegression(ClassifierMixin, _PrivateEstimator):
             raise ArgumentError(f"classes={self.classes!r}: give the two class labels, e.g. "
                                 "classes=(0, 1) or (-1, 1) (public: never read from y).")
 
+    def _check_label_kind(self, y: np.ndarray) -> None:
+        """Refuse labels whose dtype can never equal the classes (strings against numbers, or
+        numbers against strings): every row would be read as the negative class.  Reads the
+        dtype only, the data's schema (the same for every neighbouring dataset), never a
+        label."""
+        text = [isinstance(c, (str, bytes, np.str_, np.bytes_)) for c in self.classes]
+        if y.dtype.kind in "USa" and not any(text):
+            raise ArgumentError(
+                f"y holds text labels (dtype {y.dtype}) but classes={tuple(self.classes)!r} "
+                "are numbers, so no row would be read as positive: pass the two labels, e.g. "
+                "classes=('no', 'yes') (negative first; public, never read from y).")
+        if y.dtype.kind in "biuf" and all(text):
+            raise ArgumentError(
+                f"y holds numbers (dtype {y.dtype}) but classes={tuple(self.classes)!r} are "
+                "text, so no row would be read as positive: pass numeric labels, e.g. "
+                "classes=(0, 1).")
+
     def fit(self, X: Any, y: Any) -> PrivateLogisticRegression:
         """One private release of the coefficients from ``(X, y)`` (n x d, n labels)."""
         self._check()
         X, y = check_X_y(self, X, y, y_numeric=False)
+        self._check_label_kind(np.asarray(y))
         xa, bound, mid, c = self._design(X)
         n, k = xa.shape
         labels = np.where(np.asarray(y, dtype=object) == self.classes[1], 1.0, -1.0)
