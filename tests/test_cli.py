@@ -1,6 +1,9 @@
 """Issue 25 item 4: ``cvxdp`` alone prints help and exits 0; ``cvxdp --version``; every
 subcommand's help carries an example."""
 
+import subprocess
+import sys
+
 import pytest
 
 import cvxdp
@@ -71,3 +74,12 @@ def test_audit_prints_progress_on_stderr_and_the_table_on_stdout(capsys):
     cap = capsys.readouterr()
     assert "[1/1] gaussian (analytic): 2 x 500 runs ..." in cap.err
     assert "[1/1]" not in cap.out and "gaussian (analytic)" in cap.out
+
+
+def test_python_m_cvxdp_is_the_command():
+    """``python -m cvxdp`` (the fallback when the console script is not on PATH: a venv not
+    activated, ``pip --user``) runs the same command (trial 21b, D8: there was no
+    ``__main__``)."""
+    r = subprocess.run([sys.executable, "-m", "cvxdp", "--version"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and cvxdp.__version__ in r.stdout + r.stderr
