@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -273,3 +275,19 @@ def test_meb_solve_method_private_sets_status_value_and_ball():
     exact.solve()
     assert sol.validation.reference_value == pytest.approx(exact.value, rel=1e-6)
     assert abs(prob.value - exact.value) > 1e-3 * exact.value
+
+
+def test_a_learning_model_without_private_is_told_about_row_privacy():
+    """Trial 21b, D4: forgetting private= on a model fitting one record per row listed four
+    specs but never RowPrivacy, and CVXPY's "not DPP" warning came first (the check compiles
+    the model with the data as parameters)."""
+    rng = np.random.default_rng(0)
+    n, d = 300, 4
+    X = cp.Parameter((n, d), value=rng.uniform(-1, 1, (n, d)) / 2)
+    y = cp.Parameter(n, value=np.sign(rng.normal(size=n)))
+    w = cp.Variable(d)
+    loss = cp.mean(cp.logistic(-cp.multiply(y, X @ w))) + 0.01 * cp.sum_squares(w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning before the refusal
+        with pytest.raises(PrivacySpecError, match=r"RowPrivacy\(X, y, row_bound="):
+            cp.Problem(cp.Minimize(loss)).solve_private(epsilon=1, delta=1e-6)
