@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -299,14 +300,20 @@ def _solve_model(problem: cp.Problem, *, epsilon: float | None, delta: float | N
     if reasons:
         raise UnsupportedProblemError("cannot solve this model privately: " + " ".join(reasons))
     if private is None:
-        with structural_values(problem.parameters()):
+        with structural_values(problem.parameters()), warnings.catch_warnings():
+            # (CVXPY warns that a model with data multiplying data is not DPP: the refusal
+            # below is the message that matters)
+            warnings.filterwarnings("ignore", message=".*not DPP", category=UserWarning)
             to_scp(problem)  # an unsupported model is reported before a missing spec
         raise PrivacySpecError(
             "a general CVXPY model needs private= to say which data is private, e.g. "
             "private=cvxdp.ConstraintPrivacy(A, sensitivity=D) where D is how far one person "
             "can move an entry of Parameter A (e.g. 1e-3 for averages over 1,000 people; it "
             "sets the noise), cvxdp.ScalarPrivacy(b, sensitivity=...), "
-            "cvxdp.ObjectivePrivacy(c, sensitivity=...) or cvxdp.ConstraintSetPrivacy(con)."
+            "cvxdp.ObjectivePrivacy(c, sensitivity=...) or cvxdp.ConstraintSetPrivacy(con); "
+            "a model that fits one person's record per row (regression, classification: "
+            "docs/learning.md) takes private=cvxdp.RowPrivacy(X, y, row_bound=B), B a public "
+            "bound on a row's norm."
         )
     specs = as_spec_tuple(private)
     public_t = check_declared(problem, specs, public)
