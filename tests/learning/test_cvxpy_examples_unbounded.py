@@ -221,3 +221,32 @@ def test_the_fix_a_refusal_names_is_the_one_that_is_missing():
     sol = svm.solve_private(epsilon=1.0, delta=1e-6, rng=0,
                             private=cvxdp.RowPrivacy(X, Ys, row_bound=1.0, label_bound=1.0))
     assert "the intercept 'v'" in sol.status_reason and "cp.abs(v) <= B" in sol.status_reason
+
+
+@pytest.mark.parametrize("shift", ["w - b0", "b0 - w"])
+def test_a_ridge_towards_a_prior_mean_is_a_ridge(shift):
+    """Trial 21b, D5: MAP estimation with a Gaussian prior, ``sum_squares(X w - y) / n + 0.1
+    ||w - b0||^2``, is 0.2-strongly convex like a ridge, but only ``sum_squares(w)`` was read as
+    one, so every mechanism was refused with the advice to add a ridge.  Its curvature is the
+    same (the shift is a public constant); the minimiser's ball uses ``F(0)``, which counts the
+    prior's value at 0."""
+    rng = np.random.default_rng(0)
+    n, d = 1000, 5
+    X0 = rng.normal(size=(n, d)) / 2
+    X0 /= np.maximum(1, np.linalg.norm(X0, axis=1))[:, None]
+    y0 = np.clip(X0 @ rng.normal(size=d) * 0.3, -1, 1)
+    b0 = np.array([5.0, -5.0, 2.0, 0.0, 1.0])
+    X = cp.Parameter((n, d), value=X0)
+    y = cp.Parameter(n, value=y0)
+    w = cp.Variable(d)
+    prior = cp.sum_squares(w - b0) if shift == "w - b0" else cp.sum_squares(b0 - w)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(X @ w - y) / n + 0.1 * prior))
+    fstar = prob.solve(solver=cp.CLARABEL)
+    spec = cvxdp.RowPrivacy(X, y, row_bound=1.0, label_bound=1.0)
+    model = detect(prob, spec)
+    assert model.mu == pytest.approx(0.2)
+    assert np.linalg.norm(w.value) <= minimiser_bound(model)
+    sol = prob.solve_private(epsilon=1e6, delta=1e-6, rng=0, private=spec)
+    assert sol.certificate.optimum_lower <= fstar <= prob.objective.value \
+        <= sol.certificate.objective_upper
+    assert sol.status == cp.OPTIMAL_INACCURATE
