@@ -320,26 +320,51 @@ def _name(e: Any) -> str:
     return f"{type(e).__name__}{tuple(e.shape)}"
 
 
+def _shifted(e: Any) -> cp.Variable | None:
+    """The variable of ``var``, ``var - b0``, ``b0 - var`` or ``var + b0`` (``b0`` constant):
+    a square of it curves like one of ``var`` (a ridge towards a prior mean ``b0``); None for
+    anything else."""
+    if isinstance(e, cp.Variable):
+        return e
+    if isinstance(e, AddExpression):
+        moving = [a for a in e.args if not a.is_constant()]
+        if len(moving) == 1:
+            a = moving[0].args[0] if isinstance(moving[0], NegExpression) else moving[0]
+            return a if isinstance(a, cp.Variable) else None
+    return None
+
+
 def _strong_convexity(public: list, w: cp.Variable, v: cp.Variable | None
                       ) -> tuple[float, float]:
-    """mu of ``c * sum_squares(var)`` / ``c * norm2(var)**2`` terms (2c per variable): that of
-    ``theta = (w, v)`` and that of ``w`` alone."""
+    """mu of ``c * sum_squares(var)`` / ``c * norm2(var)**2`` terms (2c per variable; ``var``
+    may be shifted by a public constant, :func:`_shifted`): that of ``theta = (w, v)`` and
+    that of ``w`` alone.  With an intercept, ``mu_w`` also serves as ``R(theta) >= mu_w/2
+    ||w||^2`` (the coefficients' bound beside a free intercept), which a shifted square does not
+    give: there it counts only unshifted squares (and is at least ``mu``, the curvature of all
+    of ``theta``, which the bounds use through ``F``'s strong convexity alone)."""
     mu = {w.id: 0.0} | ({v.id: 0.0} if v is not None else {})
+    plain = dict(mu)
     for c, e in public:
-        var = None
-        if isinstance(e, quad_over_lin) and isinstance(e.args[0], cp.Variable) \
-                and e.args[1].is_constant() and np.allclose(e.args[1].value, 1.0):
-            var = e.args[0]
+        arg = None
+        if isinstance(e, quad_over_lin) and e.args[1].is_constant() \
+                and np.allclose(e.args[1].value, 1.0):
+            arg = e.args[0]
         elif isinstance(e, Power) and _p(e) == 2 and isinstance(e.args[0], Pnorm) \
-                and _p(e.args[0]) == 2 and isinstance(e.args[0].args[0], cp.Variable):
-            var = e.args[0].args[0]
-        elif isinstance(e, Power) and _p(e) == 2 and isinstance(e.args[0], cp.Variable):
-            var = e.args[0]   # cp.square(v) of a scalar intercept
-            if var.size != 1:
-                continue
-        if var is not None and var.id in mu and c > 0:
+                and _p(e.args[0]) == 2:
+            arg = e.args[0].args[0]
+        elif isinstance(e, Power) and _p(e) == 2:
+            arg = e.args[0]   # cp.square(v) of a scalar intercept
+        var = None if arg is None else _shifted(arg)
+        if var is None or (arg is e.args[0] and isinstance(e, Power) and var.size != 1):
+            continue
+        if var.id in mu and c > 0:
             mu[var.id] += 2 * c
-    return float(min(mu.values())), float(mu[w.id])
+            if arg is var:
+                plain[var.id] += 2 * c
+    mu_theta = float(min(mu.values()))
+    if v is None:
+        return mu_theta, float(mu[w.id])
+    return mu_theta, max(float(plain[w.id]), mu_theta)
 
 
 def _check_coefficient_shape(expr: Any, spec: RowPrivacy) -> None:
