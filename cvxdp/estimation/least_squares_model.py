@@ -27,6 +27,7 @@ from cvxpy.atoms.quad_over_lin import quad_over_lin
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.estimation.random_projection import check_bound
 from cvxdp.estimation.regression_mechanisms import neighbouring
+from cvxdp.transform.support import quoted
 
 __all__ = ["LeastSquaresPrivacy", "match_least_squares"]
 
@@ -120,7 +121,8 @@ def match_least_squares(problem: cp.Problem, private: Any
         if any(p is X or p is y for p in con.parameters()) or any(
                 v is not beta for v in con.variables()):
             raise UnsupportedProblemError(
-                f"constraint {con} must involve only beta and public data (not X or y): the "
+                f"constraint {quoted(con)} must involve only beta and public data (not X or "
+                "y): the "
                 "private data may appear in the objective only.")
     if X is not spec.X or y is not spec.y:
         raise PrivacySpecError("LeastSquaresPrivacy must name the model's own X and y Parameters.")

@@ -42,6 +42,7 @@ from cvxpy.atoms.quad_over_lin import quad_over_lin
 from cvxdp.errors import PrivacySpecError, UnsupportedProblemError
 from cvxdp.learning.loss import Piece, RowLoss
 from cvxdp.specs import RowPrivacy
+from cvxdp.transform.support import quoted
 
 __all__ = ["RowModel", "detect"]
 
@@ -300,19 +301,15 @@ def _p(e: Any) -> float:
     return float(p.value if hasattr(p, "value") else p)
 
 
-#: CVXPY's internal atoms, by the function a user writes
-_USER_ATOMS = {"PowerApprox": "power", "PnormApprox": "norm", "Pnorm": "norm"}
 #: longest expression quoted in a message
 _QUOTE = 120
 
 
 def _expression(e: Any) -> str:
-    """The user's expression as CVXPY prints it (Parameter and Variable names, never their
-    values), internal atom names replaced, shortened to :data:`_QUOTE` characters."""
-    text = str(e)
-    for internal, user in _USER_ATOMS.items():
-        text = text.replace(internal + "(", user + "(")
-    return repr(text if len(text) <= _QUOTE else text[:_QUOTE - 3] + "...")
+    """The user's expression as CVXPY prints it (:func:`cvxdp.transform.support.quoted`:
+    Parameter and Variable names, never their values; arrays by their shape), shortened to
+    :data:`_QUOTE` characters."""
+    return repr(quoted(e, _QUOTE))
 
 
 def _name(e: Any) -> str:
@@ -423,12 +420,12 @@ def detect(problem: cp.Problem, spec: RowPrivacy) -> RowModel:
             "objective as a sum over rows of a loss of X @ w (and y).")
     for i, con in enumerate(problem.constraints):
         if walker.private(con):
-            text = str(con)
-            text = text if len(text) <= 80 else text[:77] + "..."
             raise UnsupportedProblemError(
-                f"RowPrivacy: constraint {i} ({text}) uses the private X or y; only the "
-                "objective may (put a per-row requirement in the loss, e.g. a hinge "
-                "cp.pos(...)).")
+                f"RowPrivacy: constraint {i} ({quoted(con)}) uses the private X or y; only "
+                "the objective may, as a sum over rows of a loss of X @ w (and y). A "
+                "constraint on the private rows (a fairness or per-row condition) is not "
+                "supported: drop it, or write a per-row requirement as a penalty term of the "
+                "loss.")
     signs: set[float] = set()
     pieces: list[Piece] = []
     try:

@@ -16,7 +16,7 @@ import numpy as np
 
 from cvxdp.transform.scs_format import PermutingScs
 
-__all__ = ["unsupported_reasons", "cone_reasons", "exp_cone_reason", "EXP_CONE_ATOMS",
+__all__ = ["quoted", "unsupported_reasons", "cone_reasons", "exp_cone_reason", "EXP_CONE_ATOMS",
            "POW_CONE_ATOMS", "non_dpp_terms", "non_finite_parameters", "scs_problem_data"]
 
 #: atoms whose canonical form needs the exponential cone (not a symmetric cone)
@@ -342,19 +342,49 @@ def scs_problem_data(problem: cp.Problem) -> tuple[dict, Any, Any]:
         return problem.get_problem_data(_SCS_UNCONSTRAINED, solver_opts=opts)
 
 
+#: CVXPY's internal atoms, by the function a user writes
+_USER_ATOMS = {"PowerApprox": "power", "PnormApprox": "norm", "Pnorm": "norm"}
+
+
+def _masked(e: Any) -> Any:
+    """A copy of ``e`` whose constants with more than one entry are stand-in parameters named
+    by their shape (CVXPY prints a constant by its values)."""
+    if isinstance(e, cp.Constant):
+        if e.size <= 1:
+            return e
+        return cp.Parameter(e.shape, name=f"<constant of shape {tuple(e.shape)}>")
+    if not getattr(e, "args", None):
+        return e
+    return e.copy([_masked(a) for a in e.args])
+
+
+def quoted(e: Any, limit: int = 80) -> str:
+    """A user's expression or constraint as CVXPY prints it, for messages: Parameter and
+    Variable names (never their values), constants with more than one entry by their shape
+    (a model's numpy array may hold one value per person), CVXPY's internal atom names replaced
+    by the user's, cut at ``limit`` characters."""
+    try:
+        text = str(_masked(e))
+    except (TypeError, ValueError, AttributeError, IndexError):  # an atom refusing the stand-in
+        text = f"{type(e).__name__}{tuple(getattr(e, 'shape', ()))}"
+    for internal, user in _USER_ATOMS.items():
+        text = text.replace(internal + "(", user + "(")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def non_dpp_terms(problem: cp.Problem, limit: int = 3) -> list[str]:
     """The smallest sub-expressions that break DPP: each is not DPP while its arguments are.
 
     Used to name the cause when a private parameter cannot be traced through CVXPY's
     compilation (e.g. ``gamma * cp.sum_squares(F.T @ w)`` with two parameters multiplied).
-    Each entry is the sub-expression's text, cut at 80 characters; at most ``limit``.
+    Each entry is the sub-expression's text (:func:`quoted`), cut at 80 characters; at most
+    ``limit``.
     """
     found: list[str] = []
     for expr in _dpp_culprits(problem):
         if len(found) >= limit:
             break
-        text = str(expr)
-        found.append(text if len(text) <= 80 else text[:77] + "...")
+        found.append(quoted(expr))
     return found
 
 

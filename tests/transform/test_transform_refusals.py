@@ -365,7 +365,7 @@ def test_a_function_of_private_data_alone_is_named_with_its_own_parameter_as_the
     with pytest.raises(cvxdp.errors.PrivacySpecError) as err:
         prob.solve_private(epsilon=1.0, delta=1e-6, private=cvxdp.ConstraintPrivacy(A, 1e-3))
     text = str(err.value)
-    assert "PnormApprox(A[0, 0:2], 2)" in text
+    assert "norm(A[0, 0:2], 2)" in text
     assert "private cp.Parameter of its own" in text and "sqrt(k)" in text
 
 
