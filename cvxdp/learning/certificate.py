@@ -31,8 +31,8 @@ __all__ = ["row_status", "clip_scope", "count_threshold", "bound_fix"]
 
 
 def row_status(model: RowModel, bound: float, beta: float, accuracy: float | None,
-            info: dict[str, Any], released: tuple[float, float] | None = None
-            ) -> tuple[Certificate | None, str, str | None]:
+            info: dict[str, Any], released: tuple[float, float] | None = None,
+            public_point: bool = False) -> tuple[Certificate | None, str, str | None]:
     """The certificate of the proven excess-risk bound and the status from it
     (:func:`status_of`): ``(certificate, status, reason)``.
 
@@ -42,6 +42,9 @@ def row_status(model: RowModel, bound: float, beta: float, accuracy: float | Non
     bound is proven (W = inf) the certificate still carries the violation (surely) and an
     infinite gap, and says why in ``how``.
 
+    ``public_point``: the released point is ``theta = 0`` and ``bound`` its public gap bound
+    (:func:`cvxdp.learning.objective_perturbation.public_zero_bound`, probability 1).
+
     ``released``: the released objective value at the point, in the minimised sense, and its
     error bound (probability ``>= 1 - beta``, its own noise event). With a finite bound it
     brackets the objective: ``F(theta^) <= value + err`` and ``OPT >= value - err - bound``
@@ -50,7 +53,12 @@ def row_status(model: RowModel, bound: float, beta: float, accuracy: float | Non
     (post-processing: no budget); elsewhere the certificate is the mechanism's alone.
     """
     viol = max((float(np.max(c.violation())) for c in model.constraints), default=0.0)
-    if math.isfinite(bound):
+    if public_point:   # theta = 0: F(0) - OPT <= bound surely (public_zero_bound)
+        probability, how = 1.0, (
+            "the public point theta = 0: F(0) <= a public bound and OPT >= 0 (a non-negative "
+            "loss and penalties), no noise event; the released value proved the mechanism's "
+            "point worse")
+    elif math.isfinite(bound):
         probability, how = 1.0 - beta, (
             f"the {info['mechanism']} mechanism's excess-risk bound (docs/learning.md "
             f"'Bounds and statuses') over max(1, |OPT|) >= 1, {clip_scope(model)}")
@@ -59,7 +67,7 @@ def row_status(model: RowModel, bound: float, beta: float, accuracy: float | Non
             f"no excess-risk bound: the public constraints do not bound {model.w.name()} (W = "
             "inf) and no "
             "public bound on the minimiser applies; " + bound_fix(model))
-    upper, lower = math.inf, -math.inf
+    upper, lower = (bound, 0.0) if public_point else (math.inf, -math.inf)
     if released is not None and math.isfinite(bound) and all(map(math.isfinite, released)):
         value, err = released
         if relative_scale(value - err - bound, value + err) > 1.0:

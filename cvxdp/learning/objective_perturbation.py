@@ -338,6 +338,13 @@ def _norm_total(model: RowModel) -> float:
                and e.args and e.args[0] is model.w)
 
 
+def public_zero_bound(model: RowModel) -> float:
+    """A public bound on the gap ``F(0) - OPT`` of the public point ``theta = 0``, surely (no
+    noise event): ``F(0)`` bounded by :func:`objective_at_zero` and ``OPT >= 0`` (a loss >= 0
+    and public terms >= 0), 0 feasible (a public solve); inf otherwise."""
+    return _bounded_objective_at_zero(model)
+
+
 def _bounded_objective_at_zero(model: RowModel) -> float:
     """:func:`objective_at_zero` under :func:`minimiser_bound`'s conditions -- a loss >= 0,
     public terms >= 0 (norms and squares with positive weights), ``theta = 0`` feasible (a

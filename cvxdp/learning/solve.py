@@ -50,8 +50,10 @@ from cvxdp.learning.objective_perturbation import (
     OBJPERT_REFERENCE,
     coefficient_bound,
     minimiser_bound,
+    objective_at_zero,
     objective_perturbation,
     plan_objective_perturbation,
+    public_zero_bound,
 )
 from cvxdp.learning.output_perturbation import (
     OUTPUT_REFERENCE,
@@ -308,10 +310,27 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
         info["clipped_rows_noisy"] = noisy
         info["clipped_rows_threshold"] = count_threshold(c_rec.params, beta)
     bound = plan.bound
-    info["excess_risk_bound"] = bound
     released = (None if value is None or info.get("value_error_bound") is None
                 else (model.sense * value, float(info["value_error_bound"])))
-    cert, status, reason = row_status(model, bound, beta, accuracy, info, released)
+    zero = _worse_than_zero(model, released) if mechanism == "auto" else None
+    if zero is not None:
+        # the released value proves the mechanism's point worse than the public point 0
+        # (F(theta^) >= value - err > F(0), probability >= 1 - beta): release 0, whose gap is
+        # bounded publicly (post-processing of released and public quantities)
+        theta_hat = np.zeros_like(theta_hat)
+        validation = validate_rows(problem, model, theta_hat, solver) if reference else None
+        primal = public_completion(model, problem, theta_hat, solver)
+        info["mechanism_bound"], info["mechanism_value"] = bound, value
+        info["point_note"] = (
+            f"the public point theta = 0 is released: the released objective value at the "
+            f"{name} mechanism's point, {model.sense * value:.4g} +- {released[1]:.3g} "
+            f"(probability >= {1 - beta:g}), exceeds the public bound {zero:.4g} on the "
+            "objective at 0, whose gap F(0) - OPT <= that bound (OPT >= 0); the value "
+            "released is the other point's, so none is given")
+        bound, value, released = zero, None, None
+    info["excess_risk_bound"] = bound
+    cert, status, reason = row_status(model, bound, beta, accuracy, info, released,
+                                      public_point=zero is not None)
     if reason is not None:
         info["status_reason"] = reason
     if value_reason is not None:
@@ -326,6 +345,21 @@ def solve_rows(problem: cp.Problem, spec: RowPrivacy, *, epsilon: float | None =
                           certificate=cert, status_reason=reason)
     hold_private(problem, sol)
     return sol
+
+
+def _worse_than_zero(model: RowModel, released: tuple[float, float] | None) -> float | None:
+    """The public bound on ``F(0)`` when the released value proves the released point worse
+    than ``theta = 0`` (``value - err`` above it), else None.  The bound is
+    :func:`~cvxdp.learning.objective_perturbation.public_zero_bound` (``F(0)`` bounded
+    publicly, ``OPT >= 0``, 0 feasible: the public solve runs only when the value is above the
+    bound)."""
+    if released is None or not all(map(math.isfinite, released)):
+        return None
+    value, err = released
+    if not value - err > objective_at_zero(model):
+        return None
+    bound = public_zero_bound(model)
+    return bound if value - err > bound else None
 
 
 def _check_public(problem: cp.Problem, spec: RowPrivacy, public: Any) -> None:
@@ -345,7 +379,8 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
                    ) -> tuple[float | None, Any, float | None]:
     """``sense * (noisy sum_i l(p_i, y_i) + R(theta^))`` at the released point (the noisy sum
     clamped to its public range), its privacy record, and a bound on its error that holds
-    with probability ``>= 1 - beta``.
+    with probability ``>= 1 - beta``.  One row's loss is bounded at the released point's reach
+    ``|p_i| <= R~ ||theta^||`` (at most ``R~ W``): the sensitivity is that bound.
 
     The error is the noise's alone: ``sens |Z|`` with ``Z`` the noise on the scaled sum
     (Laplace of scale ``1/epsilon``: ``P[|Z| > t] = e^{-t epsilon}``, so ``t = ln(1/beta) /
@@ -354,7 +389,11 @@ def _release_value(model: RowModel, theta_hat: np.ndarray, X: np.ndarray,
     sensitivity and beta.  It bounds the distance to the objective of the rows mapped into the
     public domain at the released point (the true objective when no row is clipped).
     """
-    V = model.loss.value_bound(model.feature_bound * W, model.label_bound)
+    # |p_i| <= R~ ||theta^|| at the released point (public), at most R~ W: a row's loss there
+    # is bounded by its value bound at that reach (the sensitivity is a function of the
+    # release and public data; the value is released after it, adaptive composition)
+    reach = model.feature_bound * min(W, float(np.linalg.norm(theta_hat)))
+    V = model.loss.value_bound(reach, model.label_bound)
     if not math.isfinite(V) or V <= 0:
         return None, None, None
     nonneg = model.loss.nonnegative()

@@ -93,7 +93,9 @@ def test_add_remove_halves_the_sensitivity(rows):
 
 
 # -- neighbour replay ---------------------------------------------------------------------
-NOISY_KEYS = {"clipped_rows_noisy"}
+# released quantities: the noisy count, and the value's error bound, a function of the
+# released point's norm (its sensitivity is the loss bound at the point's reach)
+NOISY_KEYS = {"clipped_rows_noisy", "value_error_bound"}
 
 
 @pytest.mark.parametrize("mechanism", ["objective", "output", "gradient"])
