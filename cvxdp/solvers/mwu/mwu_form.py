@@ -124,11 +124,13 @@ class MWUForm:
 
 
 def _monomial(A: sp.csr_matrix, rows: np.ndarray) -> np.ndarray | None:
-    """Column of each row if every row has exactly one non-zero, else None."""
-    sub = A[rows]
-    if np.any(np.diff(sub.indptr) != 1):
+    """Column of each row if every row has exactly one stored entry, else None.
+
+    Read from ``A``'s index arrays (``A[rows]`` built a matrix per block: 0.13 s over the 1,200
+    size-3 cones of a colour image's total variation)."""
+    if np.any(A.indptr[rows + 1] - A.indptr[rows] != 1):
         return None
-    return sub.indices.copy()
+    return A.indices[A.indptr[rows]].copy()
 
 
 def build_mwu_form(
@@ -212,10 +214,13 @@ def build_mwu_form(
         if kind == "nonneg":
             cols = A.indices[A.indptr[rows]]
             ok = (np.diff(A.indptr)[rows] == 1) & ~row_private[rows]
-            for j, col in zip(rows[ok], cols[ok], strict=True):
-                if claimed[col] < 0 and col not in orth_cols:
-                    orth_cols.append(int(col))
-                    orth_rows.append(int(j))
+            # one membership test per row in a set (the list's took 43 ms over 1,000 rows)
+            taken = set(orth_cols)
+            for j, col in zip(rows[ok].tolist(), cols[ok].tolist(), strict=True):
+                if claimed[col] < 0 and col not in taken:
+                    taken.add(col)
+                    orth_cols.append(col)
+                    orth_rows.append(j)
             continue
         cols = _monomial(A, rows)
         if (cols is not None and not row_private[rows].any()

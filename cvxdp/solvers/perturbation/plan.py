@@ -427,7 +427,14 @@ def _band_norms(scp: SymmetricConeProgram, plan: RobustPlan
     zero = np.flatnonzero(plan.unit_kind == "zero")
     if zero.size == 0:
         return out, sp.csr_matrix((plan.N, n))
-    cols = plan.column_norms()[zero].toarray()
+    norms = sp.csr_matrix(plan.column_norms()[zero])
+    if not np.any((norms.indices < n) & (norms.data > 0)):
+        # private right-hand sides only: each bound is its constant column's norm (the
+        # general formula below gives exactly these numbers, with x's terms 0); read sparse,
+        # not as a dense (units x n) array (0.1 s for the 2,000 equality units of a Huber fit)
+        out[zero] = norms[:, n].toarray().ravel()
+        return out, sp.csr_matrix((plan.N, n))
+    cols = norms.toarray()
     need = np.flatnonzero(np.max(cols[:, :n], axis=0) > 0)
     lo, hi = coordinate_box(scp, need, allow_unbounded=True)
     lo_f, hi_f = np.isfinite(lo), np.isfinite(hi)
