@@ -43,7 +43,9 @@ class Certificate:
     optimum_lower : float
         Lower bound on the TRUE optimum (``-inf``: none).
     gap_bound : float
-        ``objective_upper - optimum_lower``: bound on the sub-optimality (``inf``: none).
+        Bound on the sub-optimality ``f(x) - OPT`` (``inf``: none): the smaller of
+        ``objective_upper - optimum_lower`` and a theorem's direct bound where the construction
+        has one (objective perturbation's, the learning path's excess risk).
     relative_gap_bound : float
         ``gap_bound / max(1, |OPT|_lower)`` with ``|OPT|_lower`` the smallest ``|v|`` over
         ``v`` in ``[optimum_lower, objective_upper]`` (0 when the interval holds 0): a bound on
