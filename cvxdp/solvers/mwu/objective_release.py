@@ -83,12 +83,16 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
                           "(or rho=); pass epsilon= and delta=.")
     dc = np.abs(np.asarray(sb.c, dtype=float))
     supp = np.flatnonzero(dc > 0)
-    if supp.size == 0:
-        raise PrivacySpecError("the private parameter does not enter the objective's "
-                               "coefficients; nothing to protect with ObjectivePrivacy.")
+    if supp.size == 0 and not sb.offset > 0:
+        raise PrivacySpecError("the private parameter does not enter the objective; nothing to "
+                               "protect with ObjectivePrivacy (declare it where it enters).")
     n = scp.n
     R: float | None
-    if norm_bound is None:
+    if supp.size == 0:
+        # only the constant term is private: the point is the public problem's minimiser (no
+        # noise on c, no ball), the value carries the constant through the mechanism below
+        R, src, box = 0.0, "no private coefficient", None
+    elif norm_bound is None:
         # only the coordinates the noise touches need a bound (see the docstring); CVXPY's
         # epigraph variables (of quad_form, sum_squares, norms) carry no private coefficient
         R, src, box = _private_coordinate_radius(scp, supp, _public_signs(scp, sb)[1])
@@ -126,7 +130,7 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
         offset_source = "derived from the noisy c"
     # append the SOC block (R, x_S) after the existing SOC blocks (SCS order)
     d = scp.dims
-    if R is not None:
+    if R is not None and supp.size > 0:
         at = d.zero + d.nonneg + sum(d.soc)
         sel = sp.csr_matrix((np.ones(supp.size), (np.arange(supp.size), supp)),
                             shape=(supp.size, n))
@@ -157,13 +161,14 @@ def objective_private_solve(scp: Any, sb: Any, budget: Budget, *, rng: np.random
     # own beta), by ||z_S||_inf ||x*_S - x~_S||_1; the certificate takes the smaller bound
     spans = None if box is None else _diameter_bounds(scp, supp, np.asarray(sol.x), *box)
     holder = holder_inf = None
-    t_inf = sigma * float(normal.isf(beta / (2.0 * k)))
+    t_inf = sigma * float(normal.isf(beta / (2.0 * max(k, 1))))
     if spans is not None:
         d1, dinf = spans
         holder = t * math.sqrt(d1 * dinf) * (1 + 1e-9)
         holder_inf = t_inf * d1 * (1 + 1e-9)
     # on the same event, the released objective's growth cuts the l1 span (one solve)
-    level = _l1_growth_bound(perturbed, supp, np.asarray(sol.x), c_noisy, t_inf, box)
+    level = None if k == 0 else _l1_growth_bound(perturbed, supp, np.asarray(sol.x), c_noisy,
+                                                 t_inf, box)
     if level is not None:
         holder_inf = level if holder_inf is None else min(holder_inf, level)
     details: dict[str, Any] = {"setting": "objective", "sigma": sigma, "l2_sensitivity": D2,
