@@ -279,3 +279,17 @@ def test_a_solution_with_its_validation_pickles_and_deep_copies():
         assert dict(back.validation.metrics) == dict(sol.validation.metrics)
         with pytest.raises(TypeError):
             back.validation.metrics["x"] = 1   # still read-only
+
+
+def test_an_undeclared_right_hand_side_is_told_which_spec_fits_it():
+    """Trial 21a, defect 3: the fail-closed refusal suggested ObjectivePrivacy or
+    ConstraintPrivacy only; for a parameter in a right-hand side (a variable's upper bound)
+    both are refused again, and the spec that fits, ScalarPrivacy, was never named."""
+    A = np.random.default_rng(0).uniform(0, 1, (3, 6))
+    b = cp.Parameter(3, name="b", value=np.ones(3) * 1.5)
+    hi = cp.Parameter(6, name="upper", value=np.ones(6))
+    x = cp.Variable(6)
+    prob = cp.Problem(cp.Maximize(cp.sum(x)), [A @ x <= b, x >= 0, x <= hi])
+    with pytest.raises(cvxdp.PrivacySpecError, match=r"cvxdp\.ScalarPrivacy\(upper"):
+        prob.solve_private(epsilon=1, delta=1e-6, rng=0,
+                           private=cvxdp.ScalarPrivacy(b, sensitivity=0.01))
