@@ -111,8 +111,11 @@ def check_declared(problem: cp.Problem, specs: Sequence[Any], public: Any = None
         raise PrivacySpecError(
             f"parameter(s) {names} of the model are neither private nor public; cvxdp uses "
             "nothing as public that you did not declare. If a parameter holds people's data, "
-            f"add a spec for it to private= (e.g. cvxdp.ObjectivePrivacy({first}, "
-            f"sensitivity=D) or cvxdp.ConstraintPrivacy({first}, sensitivity=D)); if its value "
-            f"is public, pass public=[{', '.join(p.name() for p in undeclared)}] (its value is "
-            "then used exactly and listed in the privacy report).")
+            "add the spec that matches where it enters to private=: "
+            f"cvxdp.ObjectivePrivacy({first}, sensitivity=D) in the objective's coefficients, "
+            f"cvxdp.ConstraintPrivacy({first}, sensitivity=D) as a coefficient of variables in "
+            f"constraints, cvxdp.ScalarPrivacy({first}, sensitivity=D) as a constant term "
+            "(a right-hand side, a variable's bound); if its value is public, pass "
+            f"public=[{', '.join(p.name() for p in undeclared)}] (its value is then used "
+            "exactly and listed in the privacy report).")
     return public_t
