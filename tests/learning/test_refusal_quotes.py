@@ -34,3 +34,16 @@ def test_a_fairness_constraint_is_refused_without_its_group_vector():
     assert "0.722" not in text and "-0.278" not in text   # the centred group values
     assert "constant of shape (500,)" in text and "X @ w" in text
     assert "hinge" not in text and "not supported" in text
+
+
+def test_column_vector_labels_are_refused_with_the_whole_fix():
+    """Trial 21b, D6: CVXPY's SVM example writes Y (m, 1) and beta (n, 1); RowPrivacy refused
+    it naming y's shape only, and the coefficients' shape came as a second refusal after
+    the first was fixed."""
+    m, d = 50, 5
+    X = cp.Parameter((m, d), value=np.zeros((m, d)))
+    Y = cp.Parameter((m, 1), value=np.ones((m, 1)))
+    with pytest.raises(cvxdp.PrivacySpecError) as err:
+        cvxdp.RowPrivacy(X, Y, row_bound=1, label_bound=1)
+    text = str(err.value)
+    assert f"cp.Parameter({m}" in text and f"cp.Variable({d})" in text
