@@ -325,10 +325,16 @@ class RowPrivacy:
                 "X = cp.Parameter((n, d)) and write the model with X @ w.")
         if self.y is not None and (not isinstance(self.y, cp.Parameter)
                                    or self.y.shape != (self.X.shape[0],)):
+            m, d = self.X.shape
+            column = (f" CVXPY's examples often write labels as a column ({m}, 1) and the "
+                      f"coefficients as ({d}, 1); RowPrivacy takes both as vectors: y = "
+                      f"cp.Parameter({m}, value=Y.ravel()) and w = cp.Variable({d}), so that "
+                      f"X @ w has shape ({m},)."
+                      if getattr(self.y, "shape", None) == (m, 1) else "")
             raise PrivacySpecError(
-                f"RowPrivacy(X, y, ...): y must be a cvxpy.Parameter of shape ({self.X.shape[0]},)"
+                f"RowPrivacy(X, y, ...): y must be a cvxpy.Parameter of shape ({m},)"
                 f" (one label per row of X), got {type(self.y).__name__}"
-                f"{getattr(self.y, 'shape', '')}.")
+                f"{getattr(self.y, 'shape', '')}.{column}")
         if self.row_bound is None:
             raise PrivacySpecError(
                 "RowPrivacy needs row_bound=: a public bound on the l2 norm of one row x_i "
