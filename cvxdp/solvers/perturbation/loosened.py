@@ -93,6 +93,8 @@ def _second_pass(on: Callable[..., tuple[Any, Any]], released: Any, plan: Any, l
         if grown is None and public_objective:
             # OPT <= c'x_t on the event; the margin covers the solver's feasibility tolerance
             grown = _level_box(prog, lo, hi, J, _level(released, x_t))
+            if grown is None:  # the level set grown from x_t (F itself unbounded)
+                grown = _grown_box(on, lo, hi, J, x_t, _level(released, x_t))
         if grown is not None:
             prog2 = on(*grown, J)[0]
             sol2 = solve(prog2)
@@ -246,7 +248,8 @@ def loosened_box(loose_prog: Any, hit: np.ndarray, n: int) -> tuple[np.ndarray, 
 
 
 def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarray,
-               J: np.ndarray, x_t: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+               J: np.ndarray, x_t: np.ndarray, level: float | None = None
+               ) -> tuple[np.ndarray, np.ndarray] | None:
     """A box ``B'`` on the coordinates ``J`` that contains the TRUE feasible set ``F`` on the
     noise event, grown from the tightened counterpart's point ``x_t`` (in ``F`` on that event,
     to the solver's tolerance); None when the growth does not close.
@@ -259,11 +262,20 @@ def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarra
     which it is still inside ``|x_J| <= R`` -- points of ``F`` within the box outside ``S_R``'s
     box, a contradiction.  ``on(lo, hi, J)`` builds the counterpart on a box
     (:func:`solve_loosened`).  Post-processing of the release and public data only.
+
+    ``level`` (a public objective, ``c`` the true one): the same with ``F`` replaced by its
+    level set ``S = F ∩ {c'x <= level}``, ``level >= c'x_t`` (convex, holds ``x_t``, and every
+    minimiser of the true model), the counterpart cut by the same row: the box then contains
+    ``S`` where ``F`` itself is unbounded (a fit with free coefficients: ``min ||X b - y||_1``
+    with a private ``X`` and no public bound on ``b``), which is what a lower bound on ``OPT``
+    needs (:func:`_second_pass`).
     """
     R = 2.0 * (1.0 + float(np.max(np.abs(x_t[J]))))
     lo_R, hi_R = lo.copy(), hi.copy()
     lo_R[J], hi_R[J] = np.maximum(lo[J], -R), np.minimum(hi[J], R)
-    b_lo, b_hi = loosened_box(on(lo_R, hi_R, J)[0], J, lo.size)
+    prog_R = on(lo_R, hi_R, J)[0]
+    b_lo, b_hi = loosened_box(prog_R if level is None else _level_cut(prog_R, level), J,
+                              lo.size)
     inner = R * (1.0 - 1e-6)
     if not (np.all(b_hi[J] < inner) and np.all(b_lo[J] > -inner)):
         return None
