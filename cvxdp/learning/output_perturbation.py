@@ -9,7 +9,9 @@ without one row is ``mu``-strongly convex on F and one row's loss is ``zeta``-Li
 ``theta`` (``zeta = L R~``), adding a row moves the minimiser by at most ``zeta / mu`` and
 replacing one by at most ``2 zeta / mu``.  The noise is the analytic Gaussian (Balle & Wang
 2018, Thm 8) for (epsilon, delta), ``sigma = D / sqrt(2 rho)`` for zCDP, or the density
-``exp(-epsilon ||b|| / D)`` for pure DP (Chaudhuri et al. 2011, Alg. 1).
+``exp(-epsilon ||b|| / D)`` for pure DP (Chaudhuri et al. 2011, Alg. 1); with delta > 0 both
+are planned and the one whose norm's (1 - beta)-quantile is smaller runs (an epsilon-DP release
+is (epsilon, delta)-DP).
 
 Utility (probability ``>= 1 - beta``): ``||theta^ - theta*|| <= ||b||`` (projection onto a
 convex set containing theta* is non-expansive), so ``F(theta^) - F* <= (n zeta + L_R) ||b||_beta``
@@ -77,14 +79,20 @@ def plan_output_perturbation(model: RowModel, budget: Any, W: float, *,
     zeta = L * R
     D = (2.0 if model.spec.neighbours == "replace" else 1.0) * zeta / model.mu
     sigma = gamma_scale = record = None
+    bnorm = math.inf
     if isinstance(budget, ZCDP) or getattr(budget, "delta", 0.0) > 0:
         sigma, record = gaussian_noise(budget, sensitivity=D, ledger="gdp",
                                        mechanism="output_perturbation",
                                        reference=OUTPUT_REFERENCE)
-    else:
-        gamma_scale = D / budget.epsilon
-    bnorm = (sigma * math.sqrt(float(stats.chi2.isf(beta, d))) if sigma is not None
-             else float(stats.gamma.isf(beta, d, scale=gamma_scale)))
+        bnorm = sigma * math.sqrt(float(stats.chi2.isf(beta, d)))
+    if not isinstance(budget, ZCDP):
+        # the pure-DP density exp(-epsilon ||b|| / D): epsilon-DP, hence (epsilon, delta)-DP
+        # too; it is planned beside the Gaussian and the smaller (1 - beta)-quantile of the
+        # noise's norm is kept (at large epsilon the Gaussian's scale falls like 1/sqrt(eps),
+        # the Gamma norm's like 1/eps)
+        pure = float(stats.gamma.isf(beta, d, scale=D / budget.epsilon))
+        if pure < bnorm:
+            sigma, record, gamma_scale, bnorm = None, None, D / budget.epsilon, pure
     lip = n * zeta + regulariser_lipschitz(model, W) if math.isfinite(W) else math.inf
     bound = lip * bnorm if math.isfinite(lip) else math.inf
     return OutputPlan(zeta, D, sigma, gamma_scale, bound, record)

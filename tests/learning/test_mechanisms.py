@@ -68,8 +68,16 @@ def test_output_perturbation_sigma_is_the_analytic_gaussian_of_2_zeta_over_mu(ro
     sol = prob.solve_private(epsilon=1.0, delta=1e-6, private=spec, rng=0,
                              mechanism="output", value_share=0.0)
     zeta, mu = 1.0 / N, 2 * 0.01          # logistic: |l'| <= 1/N per row, ||x|| <= 1
-    assert sol.info["noise_sigma"] == pytest.approx(
-        calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=2 * zeta / mu))
+    sigma = calibrate_gaussian(epsilon=1.0, delta=1e-6, sensitivity=2 * zeta / mu)
+    # with delta > 0 the pure-DP Gamma-norm noise (scale D / epsilon) is planned beside it and
+    # the smaller (1 - beta)-quantile of the norm runs (here d = 3)
+    d, beta = D, sol.info["beta"]
+    gauss = sigma * math.sqrt(stats.chi2.isf(beta, d))
+    pure = stats.gamma.isf(beta, d, scale=2 * zeta / mu)
+    if sol.info["noise_sigma"] is not None:
+        assert sol.info["noise_sigma"] == pytest.approx(sigma) and gauss <= pure
+    else:
+        assert sol.info["noise_gamma_scale"] == pytest.approx(2 * zeta / mu) and pure < gauss
     assert sol.privacy.epsilon == pytest.approx(1.0, rel=1e-6)
 
 

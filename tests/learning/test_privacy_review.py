@@ -123,5 +123,8 @@ def test_output_bound_uses_the_true_lipschitz_constant_of_a_linear_regulariser()
                              value_share=0.0)
     zeta = 1.0 / N                              # logistic: |l'| <= 1 / N per row, ||x|| <= 1
     L_R = 2 * 0.01 * 3.0 + 50.0                 # 0.01 sum_squares on ||w|| <= 3, and w @ a
-    b = sol.info["noise_sigma"] * np.sqrt(stats.chi2.isf(1e-3, 3))
+    # the noise's norm quantile, whichever family ran (the Gaussian or the pure Gamma norm)
+    b = (sol.info["noise_sigma"] * np.sqrt(stats.chi2.isf(1e-3, 3))
+         if sol.info["noise_sigma"] is not None
+         else stats.gamma.isf(1e-3, 3, scale=sol.info["noise_gamma_scale"]))
     assert sol.info["excess_risk_bound"] >= (N * zeta + L_R) * b * (1 - 1e-9)
