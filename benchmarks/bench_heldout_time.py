@@ -41,8 +41,9 @@ import numpy as np
 import cvxdp
 
 
-def censored(seed: int = 0):
-    """CVXPY's "fitting censored data": n = 30, M = 50 observed, K = 200; private targets."""
+def _censored_data(seed: int) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """CVXPY's "fitting censored data" data: ``(X, y, D, M)``, rows sorted by ``y``; n = 30,
+    M = 50 observed, K = 200."""
     rng = np.random.default_rng(seed)
     n, M, K = 30, 50, 200
     c_true = rng.random(n)
@@ -50,27 +51,25 @@ def censored(seed: int = 0):
     y = X @ c_true + 0.3 * np.sqrt(n) * rng.standard_normal(K)
     order = np.argsort(y)
     y, X = y[order], X[order]
-    D = (y[M - 1] + y[M]) / 2.0
+    return X, y, (y[M - 1] + y[M]) / 2.0, M
+
+
+def censored(seed: int = 0):
+    """CVXPY's "fitting censored data": n = 30, M = 50 observed, K = 200; private targets."""
+    X, y, D, M = _censored_data(seed)
     y_obs = cp.Parameter(M, name="y_obs")
     y_obs.value = y[:M]
-    c = cp.Variable(n)
+    c = cp.Variable(X.shape[1])
     prob = cp.Problem(cp.Minimize(cp.sum_squares(X[:M] @ c - y_obs)), [X[M:] @ c >= D])
     return prob, cvxdp.ScalarPrivacy(y_obs, sensitivity=0.08)
 
 
 def censored_full(seed: int = 0):
     """The same with every observed value private (the censored ones equal to D)."""
-    rng = np.random.default_rng(seed)
-    n, M, K = 30, 50, 200
-    c_true = rng.random(n)
-    X = rng.standard_normal((K, n))
-    y = X @ c_true + 0.3 * np.sqrt(n) * rng.standard_normal(K)
-    order = np.argsort(y)
-    y, X = y[order], X[order]
-    D = (y[M - 1] + y[M]) / 2.0
-    yc = cp.Parameter(K, name="y_cens")
+    X, y, D, M = _censored_data(seed)
+    yc = cp.Parameter(X.shape[0], name="y_cens")
     yc.value = np.minimum(y, D)
-    c = cp.Variable(n)
+    c = cp.Variable(X.shape[1])
     prob = cp.Problem(cp.Minimize(cp.sum_squares(X[:M] @ c - yc[:M])), [X[M:] @ c >= yc[M:]])
     return prob, cvxdp.ScalarPrivacy(yc, sensitivity=0.08)
 

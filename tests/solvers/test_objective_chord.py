@@ -10,8 +10,6 @@ portfolio (private mean returns, public covariance, the simplex) as CVXPY's exam
 
 from __future__ import annotations
 
-import warnings
-
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -32,12 +30,12 @@ def _markowitz(seed: int = 0):
     return prob, cvxdp.ObjectivePrivacy(mu, sensitivity=8e-3)
 
 
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+
 def _solve(eps: float, seed: int):
     prob, spec = _markowitz()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return prob.solve_private(epsilon=eps, delta=1e-6, rng=seed, private=spec,
-                                  reference=True)
+    return prob.solve_private(epsilon=eps, delta=1e-6, rng=seed, private=spec, reference=True)
 
 
 def test_the_chord_tightens_the_markowitz_certificate():
