@@ -322,11 +322,11 @@ def _strong_convexity_radius(model: RowModel, mu: float) -> float:
 
 def _radius(model: RowModel, mu: float, total: float) -> float:
     """The smaller of ``sqrt(2 F(0) / mu)`` (``mu > 0``) and ``F(0) / total`` (``total > 0``,
-    the weights of the norms of ``w``), ``F(0)`` by :func:`_bounded_objective_at_zero`,
+    the weights of the norms of ``w``), ``F(0)`` by :func:`public_zero_bound`,
     computed once and only when one of them applies; inf otherwise."""
     if mu <= 0 and total <= 0:
         return math.inf
-    f0 = _bounded_objective_at_zero(model)
+    f0 = public_zero_bound(model)
     return min(math.sqrt(2 * f0 / mu) if mu > 0 else math.inf,
                f0 / total if total > 0 else math.inf)
 
@@ -339,16 +339,10 @@ def _norm_total(model: RowModel) -> float:
 
 
 def public_zero_bound(model: RowModel) -> float:
-    """A public bound on the gap ``F(0) - OPT`` of the public point ``theta = 0``, surely (no
-    noise event): ``F(0)`` bounded by :func:`objective_at_zero` and ``OPT >= 0`` (a loss >= 0
-    and public terms >= 0), 0 feasible (a public solve); inf otherwise."""
-    return _bounded_objective_at_zero(model)
-
-
-def _bounded_objective_at_zero(model: RowModel) -> float:
     """:func:`objective_at_zero` under :func:`minimiser_bound`'s conditions -- a loss >= 0,
     public terms >= 0 (norms and squares with positive weights), ``theta = 0`` feasible (a
-    public solve) -- else inf."""
+    public solve) -- else inf.  It bounds ``F(0)``, the radii's ``F(0)``, and the gap ``F(0) -
+    OPT`` of the public point ``theta = 0`` surely (``OPT >= 0``; no noise event)."""
     if not model.loss.nonnegative():
         return math.inf
     if not all(isinstance(e, (quad_over_lin, norm1, Pnorm, Power)) and c > 0

@@ -243,15 +243,13 @@ def _chords(xs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray,
     affine bound on the interval; a constant when ``lo_j = hi_j``), else the line of slope
     ``+1`` (``-1``) through the finite lower (upper) end.  The nearer end's line, used before,
     overstates the far end by ``2 min(x~_j - lo_j, hi_j - x~_j)``."""
-    both = np.isfinite(lo) & np.isfinite(hi)
-    slope = np.where(np.isfinite(lo), 1.0, -1.0)
-    end = np.where(np.isfinite(lo), lo, hi)
-    width = np.where(both, hi - lo, 1.0)
-    at_lo = np.abs(xs - np.where(both, lo, 0.0))
-    at_hi = np.abs(np.where(both, hi, 0.0) - xs)
-    slope = np.where(both, np.where(width > 0, (at_hi - at_lo) / np.where(width > 0, width, 1.0),
-                                    0.0), slope)
-    end = np.where(both, lo, end)
+    from_lo = np.isfinite(lo)
+    end = np.where(from_lo, lo, hi)
+    slope = np.where(from_lo, 1.0, -1.0)
+    both = from_lo & np.isfinite(hi)
+    with np.errstate(invalid="ignore", divide="ignore"):   # read only where both are finite
+        chord = (np.abs(hi - xs) - np.abs(xs - lo)) / (hi - lo)
+    slope = np.where(both, np.where(hi > lo, chord, 0.0), slope)
     return slope, np.abs(xs - end) - slope * end
 
 
@@ -283,9 +281,7 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
     if box is not None:
         lo, hi = np.maximum(lo, box[0]), np.minimum(hi, box[1])
     xs = x[supp]
-    d_lo = np.where(np.isfinite(lo), xs - lo, np.inf)
-    d_hi = np.where(np.isfinite(hi), hi - xs, np.inf)
-    if not np.all(np.isfinite(np.minimum(d_lo, d_hi))):
+    if not np.all(np.isfinite(lo) | np.isfinite(hi)):
         return None
     slope, icpt = _chords(xs, lo, hi)
     direction = -np.asarray(c_noisy, dtype=float).copy()
