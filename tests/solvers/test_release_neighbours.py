@@ -114,8 +114,8 @@ CASES = {
 #: fields derived from the noise, allowed to differ between neighbours
 NOISY_DETAILS = {"search_runs", "violation_bound", "public_repair"}  # functions of the output
 NOISY_INFO = {"noisy_objective", "violation_bound", "public_repair", "status_reason",
-              "gap_bound_sharp", "gap_bound_holder", "gap_bound_holder_inf"}
-# the last three: bounds computed from the released c~ and the released point
+              "gap_bound_sharp", "gap_bound_holder", "gap_bound_holder_inf", "gap_bound_ball"}
+# the last four: bounds computed from the released c~ and the released point
 
 
 def _neighbour(data):

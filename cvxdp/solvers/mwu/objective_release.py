@@ -10,6 +10,7 @@ inside a public ball (a convex replacement of the paper's sphere).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -292,6 +293,136 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
         return None
     bound = float(top[0] + c_noisy @ x + t_inf * np.sum(icpt))
     return max(bound, 0.0) * (1 + 1e-9)
+
+
+def _norm_blocks(prog: SymmetricConeProgram, supp: np.ndarray
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None, float]]:
+    """Cone blocks of ``prog`` that bound an affine image of the private coordinates in
+    Euclidean norm: ``(M, g, head, h0)`` with ``||M x_S + g|| <= s_0`` on the set, where
+    ``s_0 = h0 - head'x`` (``head`` None: ``s_0 = h0``).  A second-order cone block whose member
+    rows read only the private coordinates (``s_1 = b_1 - A_1 x``, so ``M = -A_1[:, S]``, ``g =
+    b_1``; the perturbed program's own ball ``||x_S|| <= R`` is one), or a PSD block read only
+    by them (``||S||_F <= tr S`` for ``S >= 0``, and the svec is an isometry for the Frobenius
+    norm, so ``s_0`` is the trace of the block's slack); ``M`` must have full column rank.
+    Public structure only."""
+    A = sp.csr_matrix(prog.A)
+    n = A.shape[1]
+    private = np.zeros(n, dtype=bool)
+    private[supp] = True
+    d = prog.dims
+    start = d.zero + d.nonneg
+    blocks: list[tuple[np.ndarray, int | None, np.ndarray]] = []
+    for size in d.soc:
+        blocks.append((np.arange(start + 1, start + size), start, np.zeros(0, dtype=int)))
+        start += size
+    for r in d.psd:
+        size = r * (r + 1) // 2
+        jj = np.arange(r)
+        diag = start + jj * r - jj * (jj - 1) // 2
+        blocks.append((np.arange(start, start + size), None, diag))
+        start += size
+    for members, head_row, diag in blocks:
+        sub = A[members]
+        if sub.nnz == 0 or not np.all(private[sub.indices]) or members.size < supp.size:
+            continue
+        M = -sub[:, supp].toarray()
+        if np.linalg.matrix_rank(M) < supp.size:
+            continue
+        if head_row is not None:
+            head, h0 = A[head_row].toarray().ravel(), float(prog.b[head_row])
+        else:   # the trace of the PSD block's slack
+            head = np.asarray(A[diag].sum(axis=0)).ravel()
+            h0 = float(np.sum(prog.b[diag]))
+        yield M, np.asarray(prog.b[members], dtype=float), (head if np.any(head) else None), h0
+
+
+def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray,
+                      c_noisy: np.ndarray, t: float, *, best: float = math.inf,
+                      evaluations: int = 12) -> float | None:
+    """An upper bound on ``c'x~ - OPT`` on Thm C.12's event ``||z_S||_2 <= t``, from a public
+    cone block that bounds the private coordinates in a Euclidean norm: second order in ``t``
+    where the released point lies on that block's boundary and the released objective grows
+    away from it (the principal-eigenvector SDP ``max trace(C X)``, ``trace(X) = 1``, ``X >=
+    0``; a linear objective over a ball or an ellipsoid).
+
+    ``c'x~ - OPT <= max_{x in X} [t ||x_S - x~_S|| - c~'(x - x~)]`` (``c = c~ - z``, ``X`` the
+    perturbed program's set).  Let a block give ``||M x_S + g|| <= u0`` on ``X``
+    (:func:`_norm_blocks`; ``u0`` the largest head over ``X``, one public solve) and ``y~ = M
+    x~_S + g``.  Then ``||M(x_S - x~_S)||^2 = ||M x_S + g||^2 - 2 y~'(M x_S + g) + ||y~||^2 <=
+    q(x) = u0^2 + ||y~||^2 - 2 y~'(M x_S + g)``, affine in ``x``, so ``t ||x_S - x~_S|| <= t'
+    sqrt(q(x))`` with ``t' = t / sigma_min(M)``, and ``t' sqrt(q) <= t'^2 / (4 kappa) + kappa
+    q`` for every ``kappa > 0`` (AM-GM).  For every ``kappa``::
+
+        c'x~ - OPT <= t'^2 / (4 kappa) + kappa (u0^2 + ||y~||^2 - 2 y~'g) + c~'x~
+                      + max_{x in X} (-c~ - 2 kappa M'y~ on S)'x,
+
+    one linear maximisation over ``X`` per ``kappa``: convex in ``kappa``, searched by golden
+    section on ``log kappa`` over six decades around ``||c~_S|| / (2 ||M'y~||)`` (the
+    minimiser when the block is the only active constraint, where the bound is about ``t'^2
+    u0 / (2 ||c~_S|| / sigma)``).  Taking ``x = x~`` shows the bound is never below ``t'
+    sqrt(u0^2 - ||y~||^2)``: the block with the smallest such floor is used, and none when
+    that floor is ``>= best`` (a released point inside every block).  Post-processing of the
+    released ``c~, x~`` and public constraints; None when no block or no finite bound.  Proof:
+    docs/certificates.md, "Objective perturbation".
+    """
+    xs = np.asarray(x, dtype=float)[supp]
+    x = np.asarray(x, dtype=float)
+    c_noisy = np.asarray(c_noisy, dtype=float)
+    if not t > 0 or supp.size == 0:
+        return None
+    rows = np.zeros(prog.A.shape[0], dtype=bool)
+    chosen = None
+    for M, g, head, h0 in _norm_blocks(prog, supp):
+        u0 = h0
+        if head is not None:
+            _, top = public_bounds(prog.A, prog.b, prog.dims, rows, [-head],
+                                   allow_unbounded=True, upper_only=True)
+            u0 = h0 + float(top[0])
+        if not (math.isfinite(u0) and u0 > 0):
+            continue
+        y = M @ xs + g
+        tp = t / float(np.linalg.svd(M, compute_uv=False)[-1])
+        floor = tp * math.sqrt(max(u0 * u0 - float(y @ y), 0.0))
+        if floor < best and (chosen is None or floor < chosen[0]):
+            chosen = (floor, M, g, u0, y, tp)
+    if chosen is None:
+        return None
+    _, M, g, u0, y, tp = chosen
+    my = M.T @ y
+    cs = float(np.linalg.norm(c_noisy[supp]))
+    centre = math.log(cs / (2.0 * float(np.linalg.norm(my)))) if cs > 0 and np.any(my) else \
+        math.log(tp / (2.0 * u0))
+    const = u0 * u0 + float(y @ y) - 2.0 * float(y @ g)
+    base = float(c_noisy @ x)
+
+    def value(log_kappa: float) -> float:
+        kappa = math.exp(log_kappa)
+        direction = -c_noisy.copy()
+        direction[supp] -= 2.0 * kappa * my
+        _, top = public_bounds(prog.A, prog.b, prog.dims, rows, [direction],
+                               allow_unbounded=True, upper_only=True)
+        if not np.isfinite(top[0]):
+            return math.inf
+        return tp * tp / (4.0 * kappa) + kappa * const + base + float(top[0])
+
+    lo, hi = centre - 4.0 * math.log(10.0), centre + 2.0 * math.log(10.0)
+    gold = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = hi - gold * (hi - lo), lo + gold * (hi - lo)
+    fa, fb = value(a), value(b)
+    found = min(fa, fb)
+    for _ in range(max(evaluations - 2, 0)):
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - gold * (hi - lo)
+            fa = value(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + gold * (hi - lo)
+            fb = value(b)
+        found = min(found, fa, fb)
+    if not math.isfinite(found):
+        return None
+    return max(found, 0.0) * (1 + 1e-9)
 
 
 def _private_coordinate_radius(scp: Any, supp: np.ndarray, c_max: np.ndarray | None = None

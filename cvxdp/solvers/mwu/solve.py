@@ -39,6 +39,7 @@ from cvxdp.solution import Certificate, PrivateSolution
 from cvxdp.solvers import public_part
 from cvxdp.solvers.covering.covering_model import solve_covering_private
 from cvxdp.solvers.mwu.mwu_form import build_mwu_form
+from cvxdp.solvers.mwu.objective_release import ball_growth_bound
 from cvxdp.solvers.mwu.objective_search import objective_search, trace_set_only
 from cvxdp.solvers.mwu.private_scp import (
     ALG1,
@@ -208,6 +209,16 @@ def solve_mwu(
                                    1e-8 * (1.0 + abs(base)))
             if math.isfinite(curved) and (alpha is None or curved < alpha):
                 info["gap_bound_curvature"] = curved
+            # the curvature of a public norm or PSD block at a released point on its boundary:
+            # a golden-section search of one linear maximisation per step, on the same event
+            # (second order in t; objective_release.ball_growth_bound)
+            if min(curved, math.inf if alpha is None else alpha) > refine_until(
+                    accuracy) * max(1.0, abs(value_released)):
+                ball = ball_growth_bound(perturbed, supp, x, info["noisy_objective"]["c"], t,
+                                         best=min(curved, math.inf if alpha is None else alpha))
+                if ball is not None and (alpha is None or ball < alpha) and ball < curved:
+                    info["gap_bound_ball"] = ball
+                    curved = ball
         if (alpha is None or (alpha > acc and (R is None or R > 0))) and supp.size > 0 \
                 and fits and curved > refine_until(accuracy) * max(1.0, abs(value_released)):
             # Thm C.12's first-order bound misses the accuracy, or there is none (no public
@@ -425,7 +436,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
         on_l2 = min(math.inf if alpha is None else float(alpha),
                     math.inf if holder is None else float(holder),
                     info.get("gap_bound_sharp", math.inf),
-                    info.get("gap_bound_curvature", math.inf))
+                    info.get("gap_bound_curvature", math.inf),
+                    info.get("gap_bound_ball", math.inf))
         on_inf = info.get("gap_bound_holder_inf")
         # the l-infinity bound holds on its own event: taking it costs a second beta
         gap, prob = (on_inf, 1.0 - 2.0 * beta) if on_inf is not None and on_inf < on_l2 \
@@ -445,6 +457,8 @@ def _certificate(scp: Any, x: np.ndarray, info: dict[str, Any], beta: float,
                     "(docs/certificates.md)" if "gap_bound_sharp" in info else "")
                 + (", or the public terms' curvature along the private coordinates "
                    "(docs/certificates.md)" if "gap_bound_curvature" in info else "")
+                + (", or a public norm or PSD block's curvature at the released point "
+                   "(docs/certificates.md)" if "gap_bound_ball" in info else "")
                 + ", public constraints hold")
     viol = info.get("violation_bound", info.get("alpha_guaranteed"))
     upper = float(scp.c @ x + scp.offset)
