@@ -296,44 +296,85 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
 
 
 def _norm_blocks(prog: SymmetricConeProgram, supp: np.ndarray
-                 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None, float]]:
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray, float, np.ndarray]]:
     """Cone blocks of ``prog`` that bound an affine image of the private coordinates in
-    Euclidean norm: ``(M, g, head, h0)`` with ``||M x_S + g|| <= s_0`` on the set, where
-    ``s_0 = h0 - head'x`` (``head`` None: ``s_0 = h0``).  A second-order cone block whose member
-    rows read only the private coordinates (``s_1 = b_1 - A_1 x``, so ``M = -A_1[:, S]``, ``g =
-    b_1``; the perturbed program's own ball ``||x_S|| <= R`` is one), or a PSD block read only
-    by them (``||S||_F <= tr S`` for ``S >= 0``, and the svec is an isometry for the Frobenius
-    norm, so ``s_0`` is the trace of the block's slack); ``M`` must have full column rank.
-    Public structure only."""
+    Euclidean norm by an affine function: ``(M, g, p0, p)`` with ``||M x_S + g||^2 <= p0 +
+    p'x`` on the set (``M`` of full column rank).  Public structure and public solves only.
+
+    * A second-order cone block ``s_0 >= ||s_1||`` (``s = b - A x``) whose member rows read only
+      the private coordinates (``M = -A_1[:, S]``, ``g = b_1``; the perturbed program's own ball
+      ``||x_S|| <= R`` is one): ``||s_1||^2 <= s_0^2 <= u0 s_0``, ``u0`` the largest ``s_0``
+      over the set (one public solve; ``0 <= s_0 <= u0``).
+    * The same with one member row ``s_r`` that reads other columns and ``s_0 - s_r = C`` or
+      ``s_0 + s_r = C`` a constant (CVXPY's rotated cone of a square, ``(1 + t, 1 - t, 2 L
+      x)``): ``||s_1'||^2 <= s_0^2 - s_r^2 = C (s_0 +- s_r)``, affine (``4 t`` for a square).
+    * A PSD block whose rows read only the private coordinates: ``||S||_F^2 <= lambda_max(S)
+      tr S <= u0 tr S`` for ``S >= 0`` (the svec is a Frobenius isometry), ``u0`` the largest
+      trace over the set.
+    """
     A = sp.csr_matrix(prog.A)
     n = A.shape[1]
     private = np.zeros(n, dtype=bool)
     private[supp] = True
+    rows = np.zeros(A.shape[0], dtype=bool)
+    b = np.asarray(prog.b, dtype=float)
     d = prog.dims
+
+    def largest(vec: np.ndarray, const: float) -> float:   # max of const - vec'x over the set
+        if not np.any(vec):
+            return const
+        _, top = public_bounds(prog.A, prog.b, prog.dims, rows, [-vec], allow_unbounded=True,
+                               upper_only=True)
+        return const + float(top[0])
+
+    def reads_only_private(r: np.ndarray) -> bool:
+        sub = A[r]
+        return bool(np.all(private[sub.indices]))
+
+    def image(members: np.ndarray) -> np.ndarray | None:
+        M = -A[members][:, supp].toarray()
+        return M if members.size >= supp.size and np.linalg.matrix_rank(M) == supp.size else None
+
     start = d.zero + d.nonneg
-    blocks: list[tuple[np.ndarray, int | None, np.ndarray]] = []
     for size in d.soc:
-        blocks.append((np.arange(start + 1, start + size), start, np.zeros(0, dtype=int)))
+        head, members = start, np.arange(start + 1, start + size)
         start += size
+        a0 = A[head].toarray().ravel()
+        mixed = [int(r) for r in members if not reads_only_private(np.array([r]))]
+        if not mixed:
+            M = image(members)
+            if M is None:
+                continue
+            u0 = largest(a0, float(b[head]))
+            if math.isfinite(u0) and u0 > 0:
+                yield M, b[members], u0 * float(b[head]), -u0 * a0
+        elif len(mixed) == 1:
+            r = mixed[0]
+            ar = A[r].toarray().ravel()
+            rest = members[members != r]
+            # s_0^2 - s_r^2 = (s_0 - s_r)(s_0 + s_r): affine when one factor is a constant
+            for sign in (1.0, -1.0):
+                C = float(b[head] - sign * b[r])
+                M = image(rest) if np.array_equal(a0, sign * ar) and C > 0 else None
+                if M is not None:
+                    yield (M, b[rest], C * float(b[head] + sign * b[r]),
+                           -C * (a0 + sign * ar))
     for r in d.psd:
         size = r * (r + 1) // 2
+        members = np.arange(start, start + size)
         jj = np.arange(r)
         diag = start + jj * r - jj * (jj - 1) // 2
-        blocks.append((np.arange(start, start + size), None, diag))
         start += size
-    for members, head_row, diag in blocks:
-        sub = A[members]
-        if sub.nnz == 0 or not np.all(private[sub.indices]) or members.size < supp.size:
+        if not reads_only_private(members):
             continue
-        M = -sub[:, supp].toarray()
-        if np.linalg.matrix_rank(M) < supp.size:
+        M = image(members)
+        if M is None:
             continue
-        if head_row is not None:
-            head, h0 = A[head_row].toarray().ravel(), float(prog.b[head_row])
-        else:   # the trace of the PSD block's slack
-            head = np.asarray(A[diag].sum(axis=0)).ravel()
-            h0 = float(np.sum(prog.b[diag]))
-        yield M, np.asarray(prog.b[members], dtype=float), (head if np.any(head) else None), h0
+        tr_vec = np.asarray(A[diag].sum(axis=0)).ravel()
+        tr0 = float(np.sum(b[diag]))
+        u0 = largest(tr_vec, tr0)
+        if math.isfinite(u0) and u0 > 0:
+            yield M, b[members], u0 * tr0, -u0 * tr_vec
 
 
 def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray,
@@ -346,23 +387,23 @@ def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarra
     0``; a linear objective over a ball or an ellipsoid).
 
     ``c'x~ - OPT <= max_{x in X} [t ||x_S - x~_S|| - c~'(x - x~)]`` (``c = c~ - z``, ``X`` the
-    perturbed program's set).  Let a block give ``||M x_S + g|| <= u0`` on ``X``
-    (:func:`_norm_blocks`; ``u0`` the largest head over ``X``, one public solve) and ``y~ = M
-    x~_S + g``.  Then ``||M(x_S - x~_S)||^2 = ||M x_S + g||^2 - 2 y~'(M x_S + g) + ||y~||^2 <=
-    q(x) = u0^2 + ||y~||^2 - 2 y~'(M x_S + g)``, affine in ``x``, so ``t ||x_S - x~_S|| <= t'
-    sqrt(q(x))`` with ``t' = t / sigma_min(M)``, and ``t' sqrt(q) <= t'^2 / (4 kappa) + kappa
-    q`` for every ``kappa > 0`` (AM-GM).  For every ``kappa``::
+    perturbed program's set).  Let a block give ``||M x_S + g||^2 <= P(x) = p0 + p'x`` on ``X``
+    (:func:`_norm_blocks`) and ``y~ = M x~_S + g``.  Then ``||M(x_S - x~_S)||^2 = ||M x_S +
+    g||^2 - 2 y~'(M x_S + g) + ||y~||^2 <= q(x) = P(x) + ||y~||^2 - 2 y~'(M x_S + g)``, affine
+    in ``x``, so ``t ||x_S - x~_S|| <= t' sqrt(q(x))`` with ``t' = t / sigma_min(M)``, and
+    ``t' sqrt(q) <= t'^2 / (4 kappa) + kappa q`` for every ``kappa > 0`` (AM-GM).  For every
+    ``kappa``::
 
-        c'x~ - OPT <= t'^2 / (4 kappa) + kappa (u0^2 + ||y~||^2 - 2 y~'g) + c~'x~
-                      + max_{x in X} (-c~ - 2 kappa M'y~ on S)'x,
+        c'x~ - OPT <= t'^2 / (4 kappa) + kappa (p0 + ||y~||^2 - 2 y~'g) + c~'x~
+                      + max_{x in X} (kappa p - c~ - 2 kappa M'y~ on S)'x,
 
     one linear maximisation over ``X`` per ``kappa``: convex in ``kappa``, searched by golden
-    section on ``log kappa`` over six decades around ``||c~_S|| / (2 ||M'y~||)`` (the
-    minimiser when the block is the only active constraint, where the bound is about ``t'^2
-    u0 / (2 ||c~_S|| / sigma)``).  Taking ``x = x~`` shows the bound is never below ``t'
-    sqrt(u0^2 - ||y~||^2)``: the block with the smallest such floor is used, and none when
-    that floor is ``>= best`` (a released point inside every block).  Post-processing of the
-    released ``c~, x~`` and public constraints; None when no block or no finite bound.  Proof:
+    section (12 solves) on ``log kappa`` over six decades around ``||c~_S|| / (2 ||M'y~||)``
+    (the minimiser for a ball with nothing else active, where the bound is ``t^2 u0 / (2
+    ||c~||)``).  Taking ``x = x~`` shows the bound is never below ``t' sqrt(P(x~) -
+    ||y~||^2)``: the block with the smallest such floor is used, and none when that floor is
+    ``>= best`` (a released point inside every block).  Post-processing of the released ``c~,
+    x~`` and public constraints; None when no block or no finite bound.  Proof:
     docs/certificates.md, "Objective perturbation".
     """
     xs = np.asarray(x, dtype=float)[supp]
@@ -372,32 +413,25 @@ def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarra
         return None
     rows = np.zeros(prog.A.shape[0], dtype=bool)
     chosen = None
-    for M, g, head, h0 in _norm_blocks(prog, supp):
-        u0 = h0
-        if head is not None:
-            _, top = public_bounds(prog.A, prog.b, prog.dims, rows, [-head],
-                                   allow_unbounded=True, upper_only=True)
-            u0 = h0 + float(top[0])
-        if not (math.isfinite(u0) and u0 > 0):
-            continue
+    for M, g, p0, p in _norm_blocks(prog, supp):
         y = M @ xs + g
         tp = t / float(np.linalg.svd(M, compute_uv=False)[-1])
-        floor = tp * math.sqrt(max(u0 * u0 - float(y @ y), 0.0))
+        floor = tp * math.sqrt(max(p0 + float(p @ x) - float(y @ y), 0.0))
         if floor < best and (chosen is None or floor < chosen[0]):
-            chosen = (floor, M, g, u0, y, tp)
+            chosen = (floor, M, g, p0, p, y, tp)
     if chosen is None:
         return None
-    _, M, g, u0, y, tp = chosen
+    _, M, g, p0, p, y, tp = chosen
     my = M.T @ y
     cs = float(np.linalg.norm(c_noisy[supp]))
     centre = math.log(cs / (2.0 * float(np.linalg.norm(my)))) if cs > 0 and np.any(my) else \
-        math.log(tp / (2.0 * u0))
-    const = u0 * u0 + float(y @ y) - 2.0 * float(y @ g)
+        math.log(tp)
+    const = p0 + float(y @ y) - 2.0 * float(y @ g)
     base = float(c_noisy @ x)
 
     def value(log_kappa: float) -> float:
         kappa = math.exp(log_kappa)
-        direction = -c_noisy.copy()
+        direction = kappa * p - c_noisy
         direction[supp] -= 2.0 * kappa * my
         _, top = public_bounds(prog.A, prog.b, prog.dims, rows, [direction],
                                allow_unbounded=True, upper_only=True)
