@@ -42,6 +42,10 @@ class ExactSolution:
         A CVXPY status string.
     solve_time : float
     solver : str
+    gap_tolerance : float
+        The duality-gap tolerance the solve met (Clarabel's default 1e-8 unless the caller
+        asked for another and says so, :func:`cvxdp.solvers.perturbation.solve._solve_tight`).
+        :meth:`lower_bound` reads it.
     """
 
     x: np.ndarray | None
@@ -49,6 +53,15 @@ class ExactSolution:
     status: str
     solve_time: float
     solver: str
+    gap_tolerance: float = 1e-8
+
+    def lower_bound(self) -> float:
+        """A lower bound on the program's optimum from this solve's value: the value less 100
+        times its duality-gap tolerance, relative to ``1 + |value|`` (Clarabel's gap test is
+        ``|p - d| <= tol_abs + tol_rel min(|p|, |d|)``, and its primal value is within the gap
+        of the optimum; the factor 100 is the margin the certificates have always kept)."""
+        value = float(self.value)
+        return value - 100.0 * self.gap_tolerance * (1.0 + abs(value))
 
 
 def svec_to_clarabel(r: int) -> np.ndarray:

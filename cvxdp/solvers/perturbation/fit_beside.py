@@ -150,10 +150,8 @@ def release_beside(problem: cp.Problem, scp: Any, fb: FitBeside, entries: Any, p
                                        public_objective=False, enough=enough)
     if loose.status != cp.OPTIMAL or loose.value is None:
         return None
-    value = float(loose.value)
-    # Clarabel's relative duality gap 1e-10 (_solve_tight): 1e-8 (1 + |p|) keeps h_min below
-    # the minimum with a margin of 100x that
-    h_min = value - 1e-8 * (1.0 + abs(value))
+    # 100x the duality-gap tolerance the solve met below the minimum (ExactSolution)
+    h_min = loose.lower_bound()
     noisy_y = tuple(np.asarray(out["noisy"][p.id], dtype=float) for p in fb.params)
     sigma = entries.delta[fb.cols] * npl.sigma_unit
     scale_all = npl.B * npl.sigma_unit

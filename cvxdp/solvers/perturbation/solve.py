@@ -96,6 +96,10 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
         if sol is not None and sol.status not in (cp_status.OPTIMAL, cp_status.INFEASIBLE,
                                                   cp_status.UNBOUNDED):
             sol = None
+        if sol is not None:
+            # the tolerance met, which ExactSolution.lower_bound reads (the fallbacks below
+            # keep their solvers' own: Clarabel's default 1e-8, SCS's 1e-9 ... see _scs)
+            return dataclasses.replace(sol, gap_tolerance=1e-10)
     if sol is None and solver is None:
         try:
             sol = solve_exact(prog, solver="CLARABEL")
