@@ -102,6 +102,13 @@ class ClarabelSession:
         cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
         settings = clarabel.DefaultSettings()
         settings.verbose = False
+        if not d.psd:
+            # one thread for the KKT factorisation (faer's default: every core) where the
+            # answer does not depend on the thread count: 1.4-1.6x faster on the 400 x 100
+            # least-squares programs on 2 shared cores, the same bits (docs/benchmarks.md,
+            # bench_heldout_time); PSD blocks' answers do differ in the last bits, so those
+            # keep Clarabel's default
+            settings.max_threads = 1
         for key, val in opts.items():
             setattr(settings, key, val)
         self._module = clarabel
