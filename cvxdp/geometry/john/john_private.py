@@ -91,6 +91,7 @@ from cvxdp.geometry.john.john_select import (
     balanced_ridge,
     choose,
     gain_bound,
+    uniform_gap_max,
     predicted_loss,
     release_winner,
     shifted_gram,
@@ -299,12 +300,13 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
         return balanced_ridge(lambda lam: sensitivity_h(lam) / mu_step, eigs=proxy,
                               accuracy=accuracy, R=R)
 
-    # the gap of uniform weights is at most 1/2 log d + log s0 <= 1/2 log n (s0^2 <= n/d:
-    # leverage scores are <= 1); T < 1: nothing to iterate, all to Q0
+    # the gap of uniform weights is at most log s0 <= 1/2 log(n/d) (john_select.uniform_gap_max:
+    # the John weights are a D-optimal design, so det Q* >= det Q0; s0^2 <= n/d: leverage
+    # scores are <= 1); T < 1: nothing to iterate, all to Q0
     share_0 = free if T < 1 else uniform_share(
         gram_loss=math.sqrt(2 * d) * delta_0 / float(eigs[0]), mu=mu, free=free,
         first=SHARE_UNIFORM, iterate=lambda m: iterate_loss(m / math.sqrt(Tq), eigs)[1],
-        gap_max=0.5 * math.log(n), gram_share=SHARE_GRAM)
+        gap_max=uniform_gap_max(n, d), gram_share=SHARE_GRAM)
     if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
         mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)
         G0, _ = combine(G0, mu_0, run.gram_release(mu_b), mu_b)

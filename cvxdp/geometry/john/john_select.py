@@ -122,6 +122,22 @@ def gain_bound(d: int, s0_upper: float) -> float:
     return 0.5 * math.log(d) + math.log(max(s0_upper, 1.0))
 
 
+def uniform_gap_max(n: int, d: int) -> float:
+    """``1/2 log(n/d)``: the exact uniform-weights ellipsoid, fitted inside P, is at most this
+    much smaller per dimension of log volume than the John ellipsoid.
+
+    The John weights ``w`` (``sum w = d``) make ``u = w/d`` a D-optimal design on the rows:
+    ``a_i'(A'UA)^{-1} a_i <= d`` with equality on the support is ``h_i(w) <= 1``, the
+    Kiefer-Wolfowitz condition (Kiefer & Wolfowitz 1960, "The equivalence of two extremum
+    problems"; Todd 2016, "Minimum-Volume Ellipsoids", Ch. 2), so ``u`` maximises ``log
+    det(A'UA)`` over the simplex, where the uniform design ``1/n`` is feasible: ``det Q* = d^d
+    det(A'UA) >= d^d det(A'A/n) = det Q0``.  The fitted ellipsoid ``E(Q0)/s0`` then loses
+    ``(1/2d)(log det Q0 - log det Q*) + log s0 <= log s0``, and ``s0^2 = max_i (n/d)
+    a_i'(A'A)^{-1} a_i <= n/d`` (leverage scores are at most 1).  The bound used before, ``1/2
+    log n`` (``P`` inside ``sqrt(d) E(Q0)``), is ``1/2 log d`` larger."""
+    return 0.5 * math.log(max(n / d, 1.0))
+
+
 def split(coefficients: list[float], total: float) -> list[float]:
     """GDP parameters ``mu_k`` with ``sum mu_k^2 = total^2`` minimising ``sum_k c_k / mu_k``.
 
