@@ -91,10 +91,10 @@ from cvxdp.geometry.john.john_select import (
     balanced_ridge,
     choose,
     gain_bound,
-    uniform_gap_max,
     predicted_loss,
     release_winner,
     shifted_gram,
+    uniform_gap_max,
     uniform_share,
     z_level,
 )
