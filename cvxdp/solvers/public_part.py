@@ -391,7 +391,9 @@ def coordinate_box(scp: Any, coords: np.ndarray, *, allow_unbounded: bool = Fals
     return lo, hi
 
 
-def psd_implied_box(scp: Any, row_private: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def psd_implied_box(scp: Any, row_private: np.ndarray,
+                    box: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """A box on the coordinates that are (scaled) entries of a public PSD block, from the
     block's largest trace over the public rows: one solve per block instead of two per entry.
 
@@ -402,6 +404,11 @@ def psd_implied_box(scp: Any, row_private: np.ndarray) -> tuple[np.ndarray, np.n
     bounds ``x_j`` to ``(b_i - [lo_i, hi_i]) / a`` (SCS's ``svec`` scales an off-diagonal entry
     by ``sqrt 2``).  A valid outer box of the public feasible set; ``-inf`` / ``inf`` where no
     such row exists or the public rows do not bound the trace.
+
+    ``box``: a valid outer box of ``x`` over the public rows (bound propagation's): a
+    diagonal entry is then also at most what the box allows it, ``d_k``, and an off-diagonal
+    one ``|S_kl| <= sqrt(d_k d_l)`` (the same minor): with ``diag(X) == 1`` the box is the
+    elliptope's own, ``[-1, 1]``, where the trace alone gives ``n / 2``.
     """
     n = scp.n
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
@@ -424,13 +431,22 @@ def psd_implied_box(scp: Any, row_private: np.ndarray) -> tuple[np.ndarray, np.n
                             allow_unbounded=True, upper_only=True)
     for (blk, rows, sub, diag), top in zip(blocks, t_hi, strict=True):
         T = float(scp.b[rows[diag]].sum() + top)
-        if not np.isfinite(T):
-            continue
-        scale = _svec_index(blk.order)[2]
-        s_lo = np.where(diag, 0.0, -scale * T / 2)
-        s_hi = np.where(diag, T, scale * T / 2)
+        r_idx, c_idx, scale = _svec_index(blk.order)
         a, j = sub.data, sub.indices
         b = scp.b[rows]
+        d_hi = np.full(blk.order, T)   # each diagonal entry: at most the trace
+        if box is not None:
+            # s_kk = b - a x_j <= b - a (lo_j if a > 0 else hi_j)
+            ends = np.where(a[diag] > 0, box[0][j[diag]], box[1][j[diag]])
+            with np.errstate(invalid="ignore"):
+                from_box = np.where(np.isfinite(ends), b[diag] - a[diag] * ends, np.inf)
+            d_hi[r_idx[diag]] = np.minimum(d_hi[r_idx[diag]], from_box)
+        d_hi = np.maximum(d_hi, 0.0)
+        if not np.all(np.isfinite(d_hi)):
+            continue
+        off = np.minimum(T / 2, np.sqrt(d_hi[r_idx] * d_hi[c_idx]))
+        s_lo = np.where(diag, 0.0, -scale * off)
+        s_hi = np.where(diag, d_hi[r_idx], scale * off)
         x1, x2 = (b - s_hi) / a, (b - s_lo) / a
         np.maximum.at(lo, j, np.minimum(x1, x2))
         np.minimum.at(hi, j, np.maximum(x1, x2))
