@@ -10,7 +10,7 @@ inside a public ball (a convex replacement of the paper's sphere).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -300,30 +300,40 @@ def _l1_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
     return max(bound, 0.0) * (1 + 1e-9)
 
 
-def _norm_blocks(prog: SymmetricConeProgram, supp: np.ndarray
-                 ) -> Iterator[tuple[np.ndarray, np.ndarray, float, np.ndarray]]:
+def _norm_blocks(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray
+                 ) -> Iterator[tuple[float, float, Callable[[], tuple | None]]]:
     """Cone blocks of ``prog`` that bound an affine image of the private coordinates in
-    Euclidean norm by an affine function: ``(M, g, p0, p)`` with ``||M x_S + g||^2 <= p0 +
-    p'x`` on the set (``M`` of full column rank).  Public structure and public solves only.
+    Euclidean norm by an affine function: ``(floor, fro, build)``, ``build()`` giving ``(M, g,
+    p0, p, sigma)`` with ``||M x_S + g||^2 <= p0 + p'x`` on the set (``M`` of full column
+    rank, ``sigma`` its smallest singular value) or None, ``floor`` a lower bound on ``P(x) -
+    ||M x_S + g||^2`` at ``x`` and ``fro >= sigma`` (``||M||_F``), both before any solve
+    (:func:`ball_growth_bound` builds only the blocks that can win).  Public structure and
+    public solves only.
 
     * A second-order cone block ``s_0 >= ||s_1||`` (``s = b - A x``) whose member rows read only
       the private coordinates (``M = -A_1[:, S]``, ``g = b_1``; the perturbed program's own ball
       ``||x_S|| <= R`` is one): ``||s_1||^2 <= s_0^2 <= u0 s_0``, ``u0`` the largest ``s_0``
-      over the set (one public solve; ``0 <= s_0 <= u0``).
+      over the set (one public solve, in ``build``; ``0 <= s_0 <= u0``; floor ``s_0(x)^2 -
+      ||s_1(x)||^2``).
     * The same with one member row ``s_r`` that reads other columns and ``s_0 - s_r = C`` or
       ``s_0 + s_r = C`` a constant (CVXPY's rotated cone of a square, ``(1 + t, 1 - t, 2 L
       x)``): ``||s_1'||^2 <= s_0^2 - s_r^2 = C (s_0 +- s_r)``, affine (``4 t`` for a square).
     * A PSD block whose rows read only the private coordinates: ``||S||_F^2 <= lambda_max(S)
       tr S <= u0 tr S`` for ``S >= 0`` (the svec is a Frobenius isometry), ``u0`` the largest
-      trace over the set.
+      trace over the set (floor ``tr S(x)^2 - ||S(x)||_F^2``).
     """
     A = sp.csr_matrix(prog.A)
     n = A.shape[1]
-    private = np.zeros(n, dtype=bool)
-    private[supp] = True
+    foreign = np.ones(n, dtype=bool)
+    foreign[supp] = False
     rows = np.zeros(A.shape[0], dtype=bool)
     b = np.asarray(prog.b, dtype=float)
+    s = b - A @ x   # the slacks at the point
     d = prog.dims
+    # per row: does it read a column outside the private coordinates? (its pattern's count)
+    pattern = A.copy()
+    pattern.data = np.ones_like(pattern.data)
+    reads_other = (pattern @ foreign.astype(float)) > 0
 
     def largest(vec: np.ndarray, const: float) -> float:   # max of const - vec'x over the set
         if not np.any(vec):
@@ -332,54 +342,77 @@ def _norm_blocks(prog: SymmetricConeProgram, supp: np.ndarray
                                upper_only=True)
         return const + float(top[0])
 
-    def reads_only_private(r: np.ndarray) -> bool:
-        sub = A[r]
-        return bool(np.all(private[sub.indices]))
+    def fro(members: np.ndarray) -> float:   # ||M||_F >= ||M||_2 >= sigma_min(M)
+        sub = A[members]
+        return float(np.sqrt(np.sum(sub.data ** 2)))
 
-    def image(members: np.ndarray) -> np.ndarray | None:
-        M = -A[members][:, supp].toarray()
-        return M if members.size >= supp.size and np.linalg.matrix_rank(M) == supp.size else None
+    def image(members: np.ndarray) -> tuple[np.ndarray, float] | None:
+        """``(M, sigma_min(M))`` of the members' map on the private coordinates, or None."""
+        sub = -A[members][:, supp]
+        if members.size < supp.size:
+            return None
+        if np.all(np.diff(sub.indptr) <= 1):
+            # one entry per row: orthogonal columns, sigma_min = the smallest column norm
+            norms = np.sqrt(np.asarray(sub.multiply(sub).sum(axis=0)).ravel())
+            return (sub.toarray(), float(norms.min())) if norms.min() > 0 else None
+        if supp.size > 500:    # a dense SVD of a large map: not made (an engineering limit)
+            return None
+        M = sub.toarray()
+        sv = np.linalg.svd(M, compute_uv=False)
+        return (M, float(sv[-1])) if sv[-1] > 1e-12 * max(float(sv[0]), 1e-300) else None
 
     start = d.zero + d.nonneg
     for size in d.soc:
         head, members = start, np.arange(start + 1, start + size)
         start += size
-        a0 = A[head].toarray().ravel()
-        mixed = [int(r) for r in members if not reads_only_private(np.array([r]))]
-        if not mixed:
-            M = image(members)
-            if M is None:
-                continue
-            u0 = largest(a0, float(b[head]))
-            if math.isfinite(u0) and u0 > 0:
-                yield M, b[members], u0 * float(b[head]), -u0 * a0
-        elif len(mixed) == 1:
-            r = mixed[0]
-            ar = A[r].toarray().ravel()
+        mixed = members[reads_other[members]]
+        if mixed.size == 0:
+            def build(head=head, members=members):
+                img = image(members)
+                if img is None:
+                    return None
+                a0 = A[head].toarray().ravel()
+                u0 = largest(a0, float(b[head]))
+                if not (math.isfinite(u0) and u0 > 0):
+                    return None
+                return img[0], b[members], u0 * float(b[head]), -u0 * a0, img[1]
+            yield float(s[head] ** 2 - s[members] @ s[members]), fro(members), build
+        elif mixed.size == 1:
+            r = int(mixed[0])
             rest = members[members != r]
-            # s_0^2 - s_r^2 = (s_0 - s_r)(s_0 + s_r): affine when one factor is a constant
             for sign in (1.0, -1.0):
-                C = float(b[head] - sign * b[r])
-                M = image(rest) if np.array_equal(a0, sign * ar) and C > 0 else None
-                if M is not None:
-                    yield (M, b[rest], C * float(b[head] + sign * b[r]),
-                           -C * (a0 + sign * ar))
+                def build(head=head, r=r, rest=rest, sign=sign):
+                    a0, ar = A[head].toarray().ravel(), A[r].toarray().ravel()
+                    C = float(b[head] - sign * b[r])
+                    if not (np.array_equal(a0, sign * ar) and C > 0):
+                        return None
+                    img = image(rest)
+                    if img is None:
+                        return None
+                    # s_0^2 - s_r^2 = (s_0 - s_r)(s_0 + s_r): affine when one factor is constant
+                    return (img[0], b[rest], C * float(b[head] + sign * b[r]),
+                            -C * (a0 + sign * ar), img[1])
+                yield float(s[head] ** 2 - s[r] ** 2 - s[rest] @ s[rest]), fro(rest), build
     for r in d.psd:
         size = r * (r + 1) // 2
         members = np.arange(start, start + size)
         jj = np.arange(r)
         diag = start + jj * r - jj * (jj - 1) // 2
         start += size
-        if not reads_only_private(members):
+        if np.any(reads_other[members]):
             continue
-        M = image(members)
-        if M is None:
-            continue
-        tr_vec = np.asarray(A[diag].sum(axis=0)).ravel()
-        tr0 = float(np.sum(b[diag]))
-        u0 = largest(tr_vec, tr0)
-        if math.isfinite(u0) and u0 > 0:
-            yield M, b[members], u0 * tr0, -u0 * tr_vec
+
+        def build(members=members, diag=diag):
+            img = image(members)
+            if img is None:
+                return None
+            tr_vec = np.asarray(A[diag].sum(axis=0)).ravel()
+            tr0 = float(np.sum(b[diag]))
+            u0 = largest(tr_vec, tr0)
+            if not (math.isfinite(u0) and u0 > 0):
+                return None
+            return img[0], b[members], u0 * tr0, -u0 * tr_vec, img[1]
+        yield float(np.sum(s[diag]) ** 2 - s[members] @ s[members]), fro(members), build
 
 
 def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarray,
@@ -417,12 +450,24 @@ def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarra
     if not t > 0 or supp.size == 0:
         return None
     rows = np.zeros(prog.A.shape[0], dtype=bool)
+    # the blocks in the order of a lower bound on their floors before any solve (P(x~) is at
+    # least the cheap value, t' = t / sigma >= t / ||M||_F): built, one public solve each,
+    # until the next lower bound cannot beat the best floor found
     chosen = None
-    for M, g, p0, p in _norm_blocks(prog, supp):
+    blocks = [(t * math.sqrt(max(cheap, 0.0)) / fro if fro > 0 else math.inf, build)
+              for cheap, fro, build in _norm_blocks(prog, supp, x)]
+    for low, build in sorted(blocks, key=lambda fb: fb[0]):
+        cap = best if chosen is None else min(best, chosen[0])
+        if low >= cap:   # this block's floor, and every later one's, is at least low
+            break
+        built = build()
+        if built is None:
+            continue
+        M, g, p0, p, sig = built
         y = M @ xs + g
-        tp = t / float(np.linalg.svd(M, compute_uv=False)[-1])
+        tp = t / sig
         floor = tp * math.sqrt(max(p0 + float(p @ x) - float(y @ y), 0.0))
-        if floor < best and (chosen is None or floor < chosen[0]):
+        if floor < cap:
             chosen = (floor, M, g, p0, p, y, tp)
     if chosen is None:
         return None
