@@ -115,14 +115,13 @@ class ClarabelSession:
         cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
         settings = clarabel.DefaultSettings()
         settings.verbose = False
-        if not d.psd:
-            # one thread for the KKT factorisation (faer's default: every core) where the
-            # answer was found not to depend on the thread count (all bench_heldout_time
-            # releases identical): 1.4-1.6x faster on the 400 x 100 least-squares programs on
-            # 2 shared cores (docs/benchmarks.md).  With PSD blocks the answer does depend on
-            # it (sdp_mid's counterparts: up to 5e-4 apart at 1 and 2 threads), so those keep
-            # Clarabel's default, and the releases they lead to as they were
-            settings.max_threads = 1
+        # one thread for the KKT factorisation (faer's default: every core): the answer is then
+        # the same on every machine.  Without PSD blocks it was found not to depend on the
+        # thread count (all bench_heldout_time releases identical) and is 1.4-1.6x faster on
+        # the 400 x 100 least-squares programs on 2 shared cores; with PSD blocks it does
+        # depend on it (sdp_mid's counterparts up to 5e-4 apart at 1 and 2 threads), so a
+        # release with a PSD block depended on the user's core count (docs/benchmarks.md)
+        settings.max_threads = 1
         for key, val in opts.items():
             setattr(settings, key, val)
         self._module = clarabel
