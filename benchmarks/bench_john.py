@@ -15,7 +15,9 @@ row_bound uniform in [1, 10] x the longest row (which has norm 1).  Each configu
 once (one mechanism seed).  Measured: per-dimension volume ratio against the averaged fixed point
 at accuracy 3e-2 of the released ellipsoid shrunk until it fits in P (left as it is when inside:
 what a user gets), of the uniform-weights ellipsoid (not private) scaled to touch P, and of the
-uniform-weights Gram matrix released with the whole budget (the "floor").
+uniform-weights Gram matrix released with the whole budget (the "floor": the better of its
+unshifted and shifted post-processings by their means over ``FLOOR_DRAWS`` noise draws; the
+earlier per-draw oracle is printed as ``floor_oracle``).
 
 Speed rows: wall time of ``solve_private`` (default preset, epsilon=1, delta=1e-6), of
 ``solve(method="sketched")`` and of the exact ``solve()`` (Clarabel, SOC+PSD model) on the same
@@ -267,14 +269,13 @@ def sweep_matrix(family: str, n: int, d: int, g: np.random.Generator) -> tuple[n
     return A / np.linalg.norm(A, axis=1).max(), what
 
 
-def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: float,
-                  row_bound: float, g: np.random.Generator,
-                  more: np.random.Generator | None = None) -> float:
-    """Fitted ratio of the uniform-weights Gram matrix released with the WHOLE budget (one
-    Gaussian release, nothing else), post-processed as the library does, shifted by the noise's
-    typical norm or not, whichever fits better (an oracle choice, not private): the noise floor
-    of any answer built on uniform weights.  One draw from ``g``, and the mean with
-    ``FLOOR_DRAWS - 1`` more from ``more`` when given (the floor's own single-draw noise)."""
+def uniform_floor_draws(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: float,
+                        row_bound: float, g: np.random.Generator,
+                        more: np.random.Generator | None = None) -> np.ndarray:
+    """Fitted ratios of the uniform-weights Gram matrix released with the WHOLE budget (one
+    Gaussian release, nothing else), post-processed as the library does: one row per draw of the
+    noise (one from ``g``, ``FLOOR_DRAWS - 1`` more from ``more`` when given), columns unshifted
+    (``project_psd``) and shifted (D0, ``shifted_gram``)."""
     from cvxdp.geometry.john.core import project_psd
     from cvxdp.geometry.john.john_select import shifted_gram
     from cvxdp.geometry.john.john_sensitivity import gram_sensitivity
@@ -289,10 +290,23 @@ def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: 
     for gen in [g] + [more] * ((FLOOR_DRAWS - 1) if more is not None else 0):
         G = gen.standard_normal((d, d)) * sigma
         released = Q0 + (G + G.T) / 2
-        out.append(max(shrunk_ratio(Ellipsoid.from_matrix(M), A, E)
-                       for M in (project_psd(released, row_bound),
-                                 shifted_gram(released, row_bound, sigma)[0])))
-    return float(np.mean(out))
+        out.append([shrunk_ratio(Ellipsoid.from_matrix(M), A, E)
+                    for M in (project_psd(released, row_bound),
+                              shifted_gram(released, row_bound, sigma)[0])])
+    return np.array(out)
+
+
+def uniform_floor(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: float,
+                  row_bound: float, g: np.random.Generator,
+                  more: np.random.Generator | None = None, oracle: bool = False) -> float:
+    """The noise floor of any answer built on uniform weights: the better of the unshifted and
+    the shifted whole-budget release by their MEANS over the draws of ``uniform_floor_draws`` (a
+    fixed choice of one of the two, as a private algorithm must make it).  ``oracle=True`` gives
+    the earlier floor, the mean of the better of the two PER DRAW (a choice that sees the noise;
+    trial 22b: ~0.11 above either option alone at d = 2-3)."""
+    r = uniform_floor_draws(A, E, epsilon=epsilon, delta=delta, closeness=closeness,
+                            row_bound=row_bound, g=g, more=more)
+    return float(r.max(axis=1).mean() if oracle else r.mean(axis=0).max())
 
 
 def shrunk_ratio(F, A: np.ndarray, E) -> float:
@@ -324,8 +338,9 @@ def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
         sol = john_ellipsoid(A).solve_private(rng=rs, **kw)
         t = time.perf_counter() - t
         private = shrunk_ratio(sol.ellipsoid, A, E)
-        floor = uniform_floor(A, E, epsilon=epsilon, delta=1e-6, closeness=eps0,
-                              row_bound=factor, g=g, more=np.random.default_rng([seed, i]))
+        fl = uniform_floor_draws(A, E, epsilon=epsilon, delta=1e-6, closeness=eps0,
+                                 row_bound=factor, g=g, more=np.random.default_rng([seed, i]))
+        floor = float(fl.mean(axis=0).max())  # = uniform_floor(...): a fixed choice
         mean = mean5 = private
         above = floor - uniform >= -0.01  # the same test as the table's (float rounding)
         if above and private < uniform - 0.01:  # one run below: its mean over more seeds
@@ -336,6 +351,7 @@ def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
         rows.append({"family": family, "data": what, "n": n, "d": d, "eps0": eps0,
                      "epsilon": epsilon, "R": factor, "uniform": uniform, "private": private,
                      "private_mean5": mean5, "private_mean": mean, "floor": floor,
+                     "floor_oracle": float(fl.max(axis=1).mean()),
                      "above_floor": above,
                      "diff": private - uniform,
                      "selected": sol.info["selected"], "iterations": sol.iterations,
