@@ -77,6 +77,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from cvxdp.solvers.golden import golden_min
+
 __all__ = ["noise_bound", "noise_scales", "averaged_loss_lower", "best_lagrangian", "PooledLoss",
            "public_rows", "rhs_sensitivity", "chosen_average"]
 
@@ -280,20 +282,7 @@ def _golden_max(F: Any, start: float) -> float:
         if f2 <= f_hi:
             break
         hi, f_hi = 2.0 * hi, f2
-    a, b = 0.0, 2.0 * hi
-    r = (math.sqrt(5.0) - 1.0) / 2.0
-    c, d = b - r * (b - a), a + r * (b - a)
-    fc, fd = F(c), F(d)
-    for _ in range(_GOLDEN_STEPS):
-        if fc >= fd:
-            b, d, fd = d, c, fc
-            c = b - r * (b - a)
-            fc = F(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + r * (b - a)
-            fd = F(d)
-    return c if fc >= fd else d
+    return golden_min(lambda lam: -F(lam), 0.0, 2.0 * hi, _GOLDEN_STEPS)[0]
 
 
 def _orthant_lp(g: np.ndarray, L_c: np.ndarray, G_P: sp.csr_matrix, h_P: np.ndarray,

@@ -33,6 +33,7 @@ from cvxdp.privacy.mechanisms import (
     gaussian_noise,
 )
 from cvxdp.solvers.bound_propagation import propagated_box, soc_starts
+from cvxdp.solvers.golden import golden_min
 from cvxdp.solvers.public_part import (
     BOX_SOLVES_MAX,
     UnitDirections,
@@ -489,21 +490,8 @@ def ball_growth_bound(prog: SymmetricConeProgram, supp: np.ndarray, x: np.ndarra
             return math.inf
         return tp * tp / (4.0 * kappa) + kappa * const + base + float(top[0])
 
-    lo, hi = centre - 4.0 * math.log(10.0), centre + 2.0 * math.log(10.0)
-    gold = (math.sqrt(5.0) - 1.0) / 2.0
-    a, b = hi - gold * (hi - lo), lo + gold * (hi - lo)
-    fa, fb = value(a), value(b)
-    found = min(fa, fb)
-    for _ in range(max(evaluations - 2, 0)):
-        if fa <= fb:
-            hi, b, fb = b, a, fa
-            a = hi - gold * (hi - lo)
-            fa = value(a)
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + gold * (hi - lo)
-            fb = value(b)
-        found = min(found, fa, fb)
+    _, found = golden_min(value, centre - 4.0 * math.log(10.0), centre + 2.0 * math.log(10.0),
+                          max(evaluations - 2, 0))
     if not math.isfinite(found):
         return None
     return max(found, 0.0) * (1 + 1e-9)
