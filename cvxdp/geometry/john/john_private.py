@@ -91,9 +91,7 @@ from cvxdp.geometry.john.john_select import (
     balanced_ridge,
     choose,
     gain_bound,
-    iterate_loss_by_gap,
     predicted_loss,
-    regret_gaps,
     release_winner,
     shifted_gram,
     uniform_gap_max,
@@ -305,14 +303,9 @@ def private_john(problem: JohnEllipsoidProblem, *, epsilon: float | None = None,
     # the gap of uniform weights is at most log s0 <= 1/2 log(n/d) (john_select.uniform_gap_max:
     # the John weights are a D-optimal design, so det Q* >= det Q0; s0^2 <= n/d: leverage
     # scores are <= 1); T < 1: nothing to iterate, all to Q0
-    # the iterate's predicted loss at each gap g reads the stand-in e^{2g} q_j (a gap g means
-    # s0 >= e^g; john_select.iterate_loss_by_gap)
-    by_gap = None if T < 1 else iterate_loss_by_gap(
-        sensitivity_h, eigs=eigs, accuracy=accuracy, R=R,
-        gaps=regret_gaps(uniform_gap_max(n, d)), ridge=user_ridge)
     share_0 = free if T < 1 else uniform_share(
         gram_loss=math.sqrt(2 * d) * delta_0 / float(eigs[0]), mu=mu, free=free,
-        first=SHARE_UNIFORM, iterate=lambda m: by_gap(m / math.sqrt(Tq)),
+        first=SHARE_UNIFORM, iterate=lambda m: iterate_loss(m / math.sqrt(Tq), eigs)[1],
         gap_max=uniform_gap_max(n, d), gram_share=SHARE_GRAM)
     if share_0 > SHARE_UNIFORM:  # inverse-variance combination: one release at mu^2 share_0
         mu_b = mu * math.sqrt(share_0 - SHARE_UNIFORM)

@@ -27,8 +27,7 @@ from cvxdp.geometry.john.ellipsoid import Ellipsoid
 from cvxdp.geometry.john.john_sensitivity import support_sensitivity
 
 __all__ = ["noise_term", "ridge_bias", "predicted_loss", "balanced_ridge", "gain_bound", "split",
-           "noise_shift", "shifted_gram", "uniform_share", "iterate_loss_by_gap", "regret_gaps",
-           "Scored", "score", "choose",
+           "noise_shift", "shifted_gram", "uniform_share", "Scored", "score", "choose",
            "release_winner", "z_level", "TINY", "INSCRIBED_GUARANTEE", "SHARE_POINTS",
            "GRAM_SCHEDULES", "gram_event_level", "gram_noise_bounds", "scale_lower_bound"]
 
@@ -114,46 +113,6 @@ def balanced_ridge(sigma_of: Callable[[float], float], *, eigs: np.ndarray, accu
                              accuracy=accuracy) for lam in grid]
     k = int(np.argmin(losses))
     return float(grid[k]), float(losses[k])
-
-
-def regret_gaps(gap_max: float) -> np.ndarray:
-    """The grid of gaps of uniform weights over which :func:`uniform_share` takes the regret."""
-    return np.linspace(0.0, max(gap_max, 0.0), 65)
-
-
-def iterate_loss_by_gap(delta_of: Callable[[float], float], *, eigs: np.ndarray,
-                        accuracy: float, R: float, gaps: np.ndarray,
-                        ridge: float | None = None) -> Callable[[float], np.ndarray]:
-    """For :func:`uniform_share`: the iterate's predicted loss (:func:`balanced_ridge`'s
-    minimum, or at the user's ``ridge``) at a per-step ``mu``, for each gap ``g`` of uniform
-    weights in ``gaps``.
-
-    D1's ridge term needs the John matrix's eigenvalues ``m_j``, for which the fitted
-    uniform-weights matrix ``s0^2 Q0`` stands in (eigenvalues ``s0^2 q_j``).  Before ``s0`` is
-    released, the gap itself says how large it is: the fitted uniform ellipsoid loses at most
-    ``log s0`` to John (:func:`uniform_gap_max`), so a gap ``g`` means ``s0 >= e^g`` and the
-    smallest stand-in consistent with it is ``e^{2g} q_j``: the ridge term at gap ``g`` is
-    ``e^{-2g}`` times the one at ``q_j``.  (Reading ``q_j`` alone at every gap charged a
-    polytope whose uniform weights are far from John the ridge term of one where they are
-    John's, and the share never bet on the iteration where it paid: 20-seed means 0.753 ->
-    0.510 on a heavy-tailed polytope of the session-18 sweep once the gap's range was right.)
-    ``delta_of(lam)`` is the leverage ratios' sensitivity at ridge ``lam`` (Lemma S); every
-    input is public."""
-    if ridge is None:
-        lo = max(1e-9 * R * R, 1e-300)
-        hi = max(1e6 * float(eigs.max()), 10 * lo)
-        grid = np.geomspace(lo, hi, int(GRID_PER_DECADE * math.log10(hi / lo)) + 2)
-    else:
-        grid = np.array([float(ridge)])
-    deltas = np.array([delta_of(float(lam)) for lam in grid])
-    bias0 = 0.5 * grid * float(np.mean(1.0 / eigs))
-    scale = np.exp(-2.0 * np.asarray(gaps, dtype=float))
-
-    def losses(mu_step: float) -> np.ndarray:
-        s = deltas / mu_step
-        rest = 0.5 * (0.5 * s ** 2 + 0.75 * s ** 4) + 0.5 * math.log1p(accuracy)
-        return np.min(scale[:, None] * bias0[None, :] + rest[None, :], axis=1)
-    return losses
 
 
 def gain_bound(d: int, s0_upper: float) -> float:
@@ -246,7 +205,7 @@ def shifted_gram(G: np.ndarray, R: float, sigma: float) -> tuple[np.ndarray, np.
 
 
 def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
-                  iterate: Callable[[float], Any], gap_max: float, gram_share: float,
+                  iterate: Callable[[float], float], gap_max: float, gram_share: float,
                   points: int = SHARE_POINTS) -> float:
     """The share of ``mu^2`` for the uniform-weights Gram matrix ``Q0`` (``free``: skip the
     iteration), by minimax regret over the unknown gap between uniform weights and John.
@@ -271,13 +230,10 @@ def uniform_share(*, gram_loss: float, mu: float, free: float, first: float,
     shares = first * (free / first) ** (np.arange(points + 1) / points)
     noise = np.array([gram_loss / (mu * math.sqrt(s)) for s in shares])
     own = gram_loss / (mu * math.sqrt(gram_share))
-    gaps = regret_gaps(gap_max)
-    # the iterate's loss per share, one value or one per gap (iterate_loss_by_gap)
-    it = np.array([np.broadcast_to(np.asarray(iterate(mu * math.sqrt(free - s)), dtype=float)
-                                   + own, gaps.shape) if s < free else np.full(gaps.shape,
-                                                                                math.inf)
+    it = np.array([iterate(mu * math.sqrt(free - s)) + own if s < free else math.inf
                    for s in shares])
-    outcome = np.minimum(gaps[None, :] + noise[:, None], it)
+    gaps = np.linspace(0.0, max(gap_max, 0.0), 65)
+    outcome = np.minimum(gaps[None, :] + noise[:, None], it[:, None])
     regret = (outcome - outcome.min(axis=0)[None, :]).max(axis=1)
     return float(shares[int(np.argmin(regret))])
 

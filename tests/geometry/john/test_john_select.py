@@ -11,12 +11,9 @@ from cvxdp.geometry.john.exact import ExactJohnEllipsoid
 from cvxdp.geometry.john.john import ellipsoid_from_weights, john_ellipsoid
 from cvxdp.geometry.john.john_iter import gram, leverage_ratios
 from cvxdp.geometry.john.john_select import (
-    balanced_ridge,
     gain_bound,
-    iterate_loss_by_gap,
     noise_shift,
     noise_term,
-    regret_gaps,
     ridge_bias,
     split,
     uniform_share,
@@ -119,22 +116,3 @@ def test_noise_shift_never_costs_more_than_the_isotropic_shift():
         assert np.mean(np.log1p(b / eigs)) <= np.mean(np.log1p(iso / eigs)) + 1e-12
         # the condition it is derived from: b_min >= 2 sigma^2 (sum 1/b + 1/b_min)
         assert b.min() >= 2 * sigma ** 2 * (np.sum(1 / b) + 1 / b.min()) * (1 - 1e-9)
-
-
-def test_iterate_loss_by_gap_reads_the_stand_in_of_each_gap():
-    # independent: balanced_ridge on the eigenvalues e^{2g} q_j, gap by gap (the stand-in a
-    # gap g allows: s0 >= e^g); at g = 0 it is D1's minimum on q_j itself
-    eigs = np.geomspace(1e-3, 1.0, 12)
-    gaps = regret_gaps(1.5)
-
-    def delta(lam):
-        return 0.02 / lam
-
-    losses = iterate_loss_by_gap(delta, eigs=eigs, accuracy=0.1, R=1.0, gaps=gaps)(3.0)
-    for g, got in zip(gaps[::16], losses[::16], strict=True):
-        _, want = balanced_ridge(lambda lam: delta(lam) / 3.0, eigs=eigs * math.exp(2 * g),
-                                 accuracy=0.1, R=1.0)
-        # the same grid at g = 0; balanced_ridge's grid ends at 1e6 max(eigs), so it moves
-        # with g (20 points per decade: the minima agree to the grid's resolution)
-        assert got == pytest.approx(want, rel=1e-9 if g == 0 else 1e-2)
-    assert np.all(np.diff(losses) <= 1e-15)   # a larger gap never predicts a worse iterate
