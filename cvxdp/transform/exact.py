@@ -23,8 +23,22 @@ import scs
 from cvxdp.transform.epigraph import square_cones
 from cvxdp.transform.scp import SymmetricConeProgram, with_exp_tail
 
-__all__ = ["ClarabelSession", "ExactSolution", "clarabel_retried", "solve_exact",
-           "svec_to_clarabel"]
+__all__ = ["ClarabelSession", "ExactSolution", "TIGHT_GAP", "TIGHT_TOLERANCES", "clarabel_retried",
+           "solve_exact", "svec_to_clarabel", "value_lower_bound"]
+
+#: the duality-gap (and feasibility) tolerance of the solves whose values certificates read
+TIGHT_GAP = 1e-10
+#: Clarabel's settings for such a solve (a CVXPY ``OPTIMAL`` status means it met them)
+TIGHT_TOLERANCES = {"tol_feas": TIGHT_GAP, "tol_gap_abs": TIGHT_GAP, "tol_gap_rel": TIGHT_GAP}
+
+
+def value_lower_bound(value: float, gap_tolerance: float) -> float:
+    """A lower bound on a program's optimum from a solve's value that met ``gap_tolerance``:
+    the value less 100 times the tolerance, relative to ``1 + |value|`` (Clarabel's gap test
+    is ``|p - d| <= tol_abs + tol_rel min(|p|, |d|)``, and its primal value is within the gap
+    of the optimum; the factor 100 is the margin the certificates have always kept)."""
+    value = float(value)
+    return value - 100.0 * gap_tolerance * (1.0 + abs(value))
 
 
 @dataclass(frozen=True)
@@ -56,12 +70,9 @@ class ExactSolution:
     gap_tolerance: float = 1e-8
 
     def lower_bound(self) -> float:
-        """A lower bound on the program's optimum from this solve's value: the value less 100
-        times its duality-gap tolerance, relative to ``1 + |value|`` (Clarabel's gap test is
-        ``|p - d| <= tol_abs + tol_rel min(|p|, |d|)``, and its primal value is within the gap
-        of the optimum; the factor 100 is the margin the certificates have always kept)."""
-        value = float(self.value)
-        return value - 100.0 * self.gap_tolerance * (1.0 + abs(value))
+        """A lower bound on the program's optimum from this solve's value
+        (:func:`value_lower_bound` at the tolerance the solve met)."""
+        return value_lower_bound(float(self.value), self.gap_tolerance)
 
 
 def svec_to_clarabel(r: int) -> np.ndarray:

@@ -59,6 +59,7 @@ from scipy.stats import norm as normal
 
 from cvxdp.solvers.perturbation.fit_detect import FitModel, FitTerm
 from cvxdp.solvers.perturbation.noise_tails import exp_sum_bound, noise_norm
+from cvxdp.transform.exact import TIGHT_GAP, TIGHT_TOLERANCES, value_lower_bound
 
 __all__ = ["applies", "dual_gap"]
 
@@ -66,10 +67,6 @@ __all__ = ["applies", "dual_gap"]
 #: that many linear coefficients is still cheap; the Laplace rows with several noise
 #: coordinates each take a Chernoff bound apiece)
 ENTRIES_MAX = 200_000
-
-#: Clarabel's gap tolerances for the linearised solve; its value is lowered by 1e-8 (1 + |M|)
-#: (the margin the noisy minimiser's own value takes, `certified._fit_release`)
-_TOL = {"tol_feas": 1e-10, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 
 
 def applies(model: FitModel) -> bool:
@@ -180,16 +177,16 @@ def _entry_bounds(term: FitTerm, w: np.ndarray, sigma: np.ndarray, b: float, noi
 
 def _minimum(model: FitModel, objective: Any, noisy_y: tuple[np.ndarray, ...]) -> float:
     """A lower bound on the minimum of ``objective`` over the public constraints: Clarabel's
-    optimum at tight gap tolerances less ``1e-8 (1 + |value|)``; ``-inf`` when not optimal.
+    optimum at tight gap tolerances (:data:`~cvxdp.transform.exact.TIGHT_TOLERANCES`) less
+    :func:`~cvxdp.transform.exact.value_lower_bound`'s margin; ``-inf`` when not optimal.
     The private copies hold the released ``y~`` as constants."""
     consts = {id(y): cp.Constant(np.asarray(val, dtype=float))
               for y, val in zip(model.y_copies, noisy_y, strict=True)}
     prob = cp.Problem(cp.Minimize(objective.tree_copy(consts)), list(model.constraints))
     try:
-        prob.solve(solver=cp.CLARABEL, **_TOL)
+        prob.solve(solver=cp.CLARABEL, **TIGHT_TOLERANCES)
     except cp.error.SolverError:
         return -math.inf
     if prob.status != cp.OPTIMAL or prob.value is None:
         return -math.inf
-    value = float(prob.value)
-    return value - 1e-8 * (1.0 + abs(value))
+    return value_lower_bound(float(prob.value), TIGHT_GAP)

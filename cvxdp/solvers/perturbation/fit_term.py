@@ -70,6 +70,7 @@ from cvxdp.solvers.perturbation.fit_detect import FitModel, FitTerm
 from cvxdp.solvers.perturbation.noise_tails import noise_norm, norm_sum_bound
 from cvxdp.solvers.public_part import bound_solves
 from cvxdp.transform.canon import released_values, to_scp
+from cvxdp.transform.exact import TIGHT_GAP, TIGHT_TOLERANCES, value_lower_bound
 
 __all__ = ["fit_bounds", "predicted_gap"]
 
@@ -309,13 +310,12 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
                 """min of the lower model (chords on the box) over X, the box and x_j = at."""
                 _chords(b_lo, b_hi, lo_p, hi_p, slope, icpt, V0, Vj)
                 sel.value, face.value = np.eye(n)[j], at
-                p_face.solve(solver=cp.CLARABEL, **_TIGHT)
+                p_face.solve(solver=cp.CLARABEL, **TIGHT_TOLERANCES)
                 if p_face.status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
                     return math.inf  # no point of X there
                 if p_face.status != cp.OPTIMAL or p_face.value is None:
                     return -math.inf
-                value = float(p_face.value)
-                return value - 1e-8 * (1.0 + abs(value))
+                return value_lower_bound(float(p_face.value), TIGHT_GAP)
 
             grown = _faces_box(lo, hi, np.asarray(x_pt, dtype=float), level, face_min)
             if grown is not None:
@@ -325,11 +325,10 @@ def _bilinear_l1_lower(model: FitModel, names: tuple[str, ...],
             if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
                 return best
             _chords(lo, hi, lo_p, hi_p, slope, icpt, V0, Vj)
-            p_min.solve(solver=cp.CLARABEL, **_TIGHT)
+            p_min.solve(solver=cp.CLARABEL, **TIGHT_TOLERANCES)
             if p_min.status != cp.OPTIMAL or p_min.value is None:
                 return best
-            value = float(p_min.value)
-            best = max(best, value - 1e-8 * (1.0 + abs(value)))
+            best = max(best, value_lower_bound(float(p_min.value), TIGHT_GAP))
             if k == BILINEAR_L1_ROUNDS - 1:
                 break
             lev.value = level
@@ -396,7 +395,6 @@ def _faces_box(lo: np.ndarray, hi: np.ndarray, x_pt: np.ndarray, level: float,
 
 
 #: Clarabel's tolerances for the lower bound's solves (as fit_dual's linearised solve)
-_TIGHT = {"tol_feas": 1e-10, "tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
 
 
 def _entry_box(prob: cp.Problem, c: Any, n: int, cons: list[Any], xvars: list[cp.Variable]
@@ -420,7 +418,7 @@ def _entry_box(prob: cp.Problem, c: Any, n: int, cons: list[Any], xvars: list[cp
             e = np.zeros(n)
             e[j] = sign
             c.value = e
-            prob.solve(solver=cp.CLARABEL, **_TIGHT)
+            prob.solve(solver=cp.CLARABEL, **TIGHT_TOLERANCES)
             if prob.status != cp.OPTIMAL or prob.value is None:
                 continue
             v = sign * float(prob.value)

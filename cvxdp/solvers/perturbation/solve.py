@@ -30,7 +30,7 @@ from cvxdp.solvers.perturbation.entries import (
 )
 from cvxdp.solvers.perturbation.noise import NoisePlan, _bounds, draw_noise
 from cvxdp.solvers.perturbation.plan import RobustPlan, unit_norms
-from cvxdp.transform.exact import ExactSolution, solve_exact
+from cvxdp.transform.exact import TIGHT_GAP, TIGHT_TOLERANCES, ExactSolution, solve_exact
 from cvxdp.transform.parametric import program_data
 from cvxdp.transform.reference import POINT_TOLERANCE, proven_point
 from cvxdp.transform.scp import SymmetricConeProgram
@@ -86,8 +86,7 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
     sol = None
     if solver is None or str(solver).upper() == "CLARABEL":
         try:
-            sol = solve_exact(prog, solver="CLARABEL", tol_feas=1e-10, tol_gap_abs=1e-10,
-                              tol_gap_rel=1e-10)
+            sol = solve_exact(prog, solver="CLARABEL", **TIGHT_TOLERANCES)
         except ImportError:  # pragma: no cover - clarabel is a dependency
             sol = None
         if point_only and sol is not None and sol.status == cp_status.OPTIMAL_INACCURATE \
@@ -99,7 +98,7 @@ def _solve_tight(prog: SymmetricConeProgram, solver: str | None,
         if sol is not None:
             # the tolerance met, which ExactSolution.lower_bound reads (the fallbacks below
             # keep their solvers' own: Clarabel's default 1e-8, SCS's 1e-9 ... see _scs)
-            return dataclasses.replace(sol, gap_tolerance=1e-10)
+            return dataclasses.replace(sol, gap_tolerance=TIGHT_GAP)
     if sol is None and solver is None:
         try:
             sol = solve_exact(prog, solver="CLARABEL")
