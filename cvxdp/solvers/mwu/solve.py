@@ -193,7 +193,10 @@ def solve_mwu(
         firsts = [info[k] for k in ("alpha_guaranteed", "gap_bound_holder",
                                     "gap_bound_holder_inf") if info.get(k) is not None]
         alpha = min(firsts) if firsts else None
+        first = math.inf if alpha is None else alpha  # the same, as a number
         acc = DEFAULT_ACCURACY if accuracy is None else float(accuracy)
+        # what the status needs proved (status.refine_until), relative to the released value
+        enough = refine_until(accuracy) * max(1.0, abs(value_released))
         # held to the solve budget (the time target), with or without a first-order bound in
         # hand: without a public ball the search is the only finite bound, but 1,600 solves
         # for 200 coordinates (11 s against 0.05 s exact) ended at inf on trial 15's weighted
@@ -207,25 +210,23 @@ def solve_mwu(
             base = float(info["noisy_objective"]["c"] @ x)
             curved = curvature_gap(getattr(scp.inverse, "problem", None), scp, supp, t,
                                    1e-8 * (1.0 + abs(base)))
-            if math.isfinite(curved) and (alpha is None or curved < alpha):
+            if curved < first:
                 info["gap_bound_curvature"] = curved
             # the curvature of a public norm or PSD block at a released point on its boundary:
             # a golden-section search of one linear maximisation per step, on the same event
             # (second order in t; objective_release.ball_growth_bound)
-            if min(curved, math.inf if alpha is None else alpha) > refine_until(
-                    accuracy) * max(1.0, abs(value_released)):
+            if min(curved, first) > enough:
                 ball = ball_growth_bound(perturbed, supp, x, info["noisy_objective"]["c"], t,
-                                         best=min(curved, math.inf if alpha is None else alpha))
-                if ball is not None and (alpha is None or ball < alpha) and ball < curved:
+                                         best=min(curved, first))
+                if ball is not None and ball < min(curved, first):
                     info["gap_bound_ball"] = ball
                     curved = ball
         if (alpha is None or (alpha > acc and (R is None or R > 0))) and supp.size > 0 \
-                and fits and curved > refine_until(accuracy) * max(1.0, abs(value_released)):
+                and fits and curved > enough:
             # Thm C.12's first-order bound misses the accuracy, or there is none (no public
             # ball): the second-order bound from the released point (objective_certificate.py;
             # 2 solves per private coordinate and level, post-processing) on the same event
-            # ||z_S|| <= t, refined until it proves status.refine_until(accuracy)
-            enough = refine_until(accuracy) * max(1.0, abs(value_released))
+            # ||z_S|| <= t, refined until it proves status.refine_until(accuracy) (enough)
             # its top level 2 R t needs only ||x_S - x~_S|| <= 2 R on the public set, which
             # the Hoelder diameter bounds too
             radius = math.inf if R is None else R
@@ -234,7 +235,7 @@ def solve_mwu(
             sharp = sharp_objective_gap(perturbed, info["noisy_objective"]["c"], x, supp,
                                         radius, t, enough=enough,
                                         max_solves=budget)
-            if alpha is None or sharp < alpha:
+            if alpha is None or sharp < alpha:  # (kept when infinite: no bound in hand)
                 info["gap_bound_sharp"] = sharp
         if alpha is None:
             # no first-order bound in hand (the released objective's growth gave none either)
