@@ -4,6 +4,7 @@
 import math
 import warnings
 
+import cvxpy as cp
 import numpy as np
 import pytest
 
@@ -92,3 +93,45 @@ def test_no_bound_quotes_no_probability():
     _, reason = status_of(cert, 0.01)
     assert ("no bound on the sub-optimality is proven and the certified violation of the true "
             "constraints is 0.5 (> accuracy 0.01, with probability >= 0.999)") in reason
+
+
+def test_an_unbounded_objective_at_the_point_is_named_not_the_variables():
+    """Held-out trial 22a (D5): a KL projection of a private histogram ``q`` at epsilon 10 has
+    no finite gap bound because the noise interval of ``q`` reaches 0 inside ``kl_div(p, q)``
+    (the objective at the released point has no upper bound there), while the optimum is
+    bounded below (``kl_div >= 0``).  The reason said only "add public bounds on the
+    variables", which cannot help: ``p`` is in the simplex already."""
+    cert = Certificate.from_bounds(objective_upper=math.inf, optimum_lower=0.0,
+                                   violation_bound=0.0, equality_violation_bound=None,
+                                   probability=0.999, how="a bound")
+    status, reason = status_of(cert, 0.01)
+    assert status == "user_limit"
+    assert reason.startswith("no bound on the sub-optimality is proven: nothing bounds the true "
+                             "objective at the released point from above")
+    assert "kl_div" in reason and "raise epsilon" in reason
+    # an unbounded optimum keeps the advice on public bounds
+    cert = Certificate.from_bounds(objective_upper=1.0, optimum_lower=-math.inf,
+                                   violation_bound=0.0, equality_violation_bound=None,
+                                   probability=0.999, how="a bound")
+    _, reason = status_of(cert, 0.01)
+    assert reason.startswith("no bound on the sub-optimality is proven: nothing bounds the true "
+                             "optimum from below")
+    assert "add public bounds on the variables" in reason
+
+
+def test_kl_projection_of_a_private_histogram_names_the_noise_interval():
+    """The model of trial 22a D5, end to end: the reason names the objective's upper bound."""
+    r = np.random.default_rng(0)
+    n, m = 40, 3
+    q = cp.Parameter(n, name="q", value=r.dirichlet(np.ones(n)) * 0.5 + 0.5 / n)
+    A = r.uniform(-1, 1, (m, n))
+    bm = A @ r.dirichlet(np.ones(n))
+    p = cp.Variable(n, name="p")
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.kl_div(p, q))),
+                      [cp.sum(p) == 1, A @ p == bm, p >= 0, p <= 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sol = prob.solve_private(epsilon=10, delta=1e-6, rng=0,
+                                 private=cvxdp.ScalarPrivacy(q, sensitivity=1e-3))
+    assert sol.status == "user_limit" and sol.certificate.objective_upper == math.inf
+    assert "from above" in sol.status_reason and "kl_div" in sol.status_reason
