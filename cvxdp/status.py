@@ -74,7 +74,26 @@ def status_of(certificate: Certificate | None, accuracy: float | None = None
     if certificate.meets(acc):
         return cp.OPTIMAL_INACCURATE, None
     parts = []
-    if not math.isfinite(certificate.relative_gap_bound):
+    advice = "raise epsilon, add public bounds on the variables, or loosen accuracy="
+    upper_open = not math.isfinite(certificate.objective_upper)
+    lower_open = not math.isfinite(certificate.optimum_lower)
+    if not math.isfinite(certificate.relative_gap_bound) and upper_open != lower_open:
+        # which side is open says what would close it: the optimum's lower bound needs public
+        # bounds on the variables; the point's upper bound needs the noise interval of the
+        # private data to stay where the objective is finite, which only epsilon shrinks
+        if upper_open:
+            parts.append(
+                "no bound on the sub-optimality is proven: nothing bounds the true objective "
+                "at the released point from above (within the noise interval of the private "
+                "data it can be infinite, e.g. where a private argument of log, kl_div, "
+                "rel_entr, entr or inv_pos can reach 0, or unbounded, where private data "
+                "multiply variables no public constraint bounds)")
+            advice = "raise epsilon (the noise interval shrinks as it grows) or add public " \
+                     "bounds on the variables"
+        else:
+            parts.append("no bound on the sub-optimality is proven: nothing bounds the true "
+                         "optimum from below")
+    elif not math.isfinite(certificate.relative_gap_bound):
         parts.append("no bound on the sub-optimality is proven")
     elif certificate.relative_gap_bound > acc:
         parts.append(f"the certified relative gap is {certificate.relative_gap_bound:.3g}")
@@ -87,9 +106,7 @@ def status_of(certificate: Certificate | None, accuracy: float | None = None
     quoted = len(parts) > 1 or math.isfinite(certificate.relative_gap_bound)
     where = (f" (> accuracy {acc:g}, with probability >= {certificate.probability:g})"
              if quoted else "")
-    return cp.USER_LIMIT, (
-        f"{' and '.join(parts)}{where}; raise epsilon, add public bounds on the variables, or "
-        "loosen accuracy=")
+    return cp.USER_LIMIT, f"{' and '.join(parts)}{where}; {advice}"
 
 
 def within_objective_range(sol: Any, lower: float, upper: float,

@@ -65,10 +65,12 @@ def test_the_objectives_sign_rederives_a_reason_that_carries_a_note():
     sol.info["guarantee"] = str(cert)
     within_objective_range(sol, 0.0, math.inf)
     assert sol.certificate.objective_upper == math.inf  # the sign gives OPT >= 0 only
-    sol2 = PrivateSolution(status=status, status_reason=f"{reason}; {note}",
-                           certificate=Certificate.from_bounds(
-                               objective_upper=0.9, optimum_lower=-math.inf, violation_bound=0.0,
-                               equality_violation_bound=None, probability=0.999, how="a bound"))
+    cert2 = Certificate.from_bounds(objective_upper=0.9, optimum_lower=-math.inf,
+                                    violation_bound=0.0, equality_violation_bound=None,
+                                    probability=0.999, how="a bound")
+    # (the mechanism's reason is status_of's for its own certificate)
+    status2, reason2 = status_of(cert2)
+    sol2 = PrivateSolution(status=status2, status_reason=f"{reason2}; {note}", certificate=cert2)
     within_objective_range(sol2, 0.0, math.inf)
     s, r = status_of(sol2.certificate)
     assert sol2.certificate.relative_gap_bound == pytest.approx(0.9)
