@@ -730,8 +730,9 @@ def _fit_certify(problem: cp.Problem, scp: Any, setup: PerturbationSetup, x: np.
         objective_upper=upper, optimum_lower=lower, violation_bound=viol,
         equality_violation_bound=None, probability=1.0 - beta, gap_bound=gap,
         how=("perturbation, fit terms with private targets: sub-optimality <= the point's "
-             "excess in the noisy objective + lam ||P J e||^2 per squared term + 2 lam L N(J e) "
-             f"per Lipschitz term, on the noise norms' events (beta = {beta:g})"))
+             "excess in the noisy objective + lam ||P J e||^2 per squared term + 2 lam ||J e||^2 "
+             "per squared one-sided term (pos, neg) + 2 lam L N(J e) per Lipschitz term, on the "
+             f"noise norms' events (beta = {beta:g})"))
     return cert, primal
 
 

@@ -47,7 +47,9 @@ class FitTerm:
     """One private term (module doc): ``kind`` ``"square"``, ``"l1"``, ``"l2"`` (Lipschitz in
     that norm, constant ``lip``), ``"affine"``, ``"bilinear"`` (a square of a bilinear
     argument) or ``"bilinear_l1"`` (an l1-Lipschitz loss of one:
-    ``fit_term._bilinear_l1_bounds``); ``lam`` its public weight; ``J`` = ``da/dy``
+    ``fit_term._bilinear_l1_bounds``) or ``"smooth"`` (``sum_squares(pos(a))``, ``neg(a)``
+    read as ``pos(-a)``: convex with a 2-Lipschitz derivative); ``lam`` its public weight;
+    ``J`` = ``da/dy``
     (sparse, ``size(a) x K``, columns in the order of the noise vector); ``J_range`` its
     projection on the range of ``da/dx`` (square terms; ``J`` when that range is not smaller);
     ``residual`` a copy of ``a`` on fresh leaves (square terms, to evaluate ``r(x^)``)."""
@@ -189,7 +191,12 @@ def _classify(term: Any
     lam, t = peeled
     if isinstance(t, quad_over_lin) and _public_scalar(t.args[1]) is not None:
         k = _public_scalar(t.args[1])
-        return ("square", lam / k, 0.0, t.args[0], None, None) if k > 0 else None
+        if k <= 0:
+            return None
+        side = _one_sided(t.args[0])
+        if side is not None:  # sum_squares(pos(a)) / sum_squares(neg(a))
+            return "smooth", lam / k, 0.0, side, None, None
+        return "square", lam / k, 0.0, t.args[0], None, None
     if isinstance(t, QuadForm):
         factor = _public_psd_factor(t.args[1])
         return None if factor is None else ("square", lam, 0.0, factor @ t.args[0], None, None)
@@ -220,15 +227,41 @@ def _classify(term: Any
             weights = np.broadcast_to(w, e.shape).ravel(order="F")
         if is_square(e):
             # sum(square(a)) = ||a||^2; with public weights w >= 0, ||diag(sqrt(w)) a||^2
-            a = e.args[0]
+            # (and sum(w * square(pos(a))) = ||pos(diag(sqrt(w)) a)||^2)
+            a, kind = e.args[0], "square"
+            if _one_sided(a) is not None:
+                a, kind = _one_sided(a), "smooth"
             if weights is not None:
                 a = cp.multiply(np.sqrt(weights.reshape(e.shape, order="F")), a)
-            return "square", lam, 0.0, a, None, None
+            return kind, lam, 0.0, a, None, None
         found = _elementwise_lipschitz(e)
         if found is not None:
             return "l1", lam, found[0], found[1], weights, found[2]
     if isinstance(t, cp_abs) and t.size == 1:
         return "l1", lam, 1.0, t.args[0], None, ("abs", None)
+    return None
+
+
+def _one_sided(e: Any) -> Any:
+    """``a`` when ``e`` is ``pos(a)`` (``maximum(a, 0)``, either order) or ``-a`` when it is
+    ``neg(a)`` (``-minimum(a, 0)``, CVXPY's ``neg``): the argument of a one-sided residual whose
+    square is a ``"smooth"`` term; None otherwise."""
+    if isinstance(e, NegExpression) and isinstance(e.args[0], minimum):
+        inner = _zero_side(e.args[0].args)
+        return None if inner is None else -inner
+    if isinstance(e, maximum):
+        return _zero_side(e.args)
+    return None
+
+
+def _zero_side(args: Any) -> Any:
+    """The argument of two of which the other is the public constant 0 (None otherwise)."""
+    if len(args) != 2:
+        return None
+    for k in (0, 1):
+        c = args[k]
+        if c.is_constant() and not c.parameters() and np.all(np.asarray(c.value) == 0):
+            return args[1 - k]
     return None
 
 
@@ -352,7 +385,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
         terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),
                              lip=float(lip), J=J,
                              J_range=_range_part(J, Jx, Q) if square or single else None,
-                             residual=copy if square or single or psi else None,
+                             residual=copy if square or single or psi or kind == "smooth"
+                             else None,
                              Q=None if J_perp is None else Q, J_perp=J_perp,
                              psi=None if psi is None else psi[0],
                              psi_c=None if psi is None else psi[1],

@@ -11,6 +11,8 @@ minimised objective, each term one of
   ``norm(a, "fro")``, ``norm_inf``, ``lambda_max`` (``N = l2``, ``L = 1``: the operator norm is
   at most the Frobenius norm);
 * **affine**: a scalar affine term (e.g. ``(tau - 0.5) * sum(y - X @ w)`` of a quantile loss);
+* **smooth**: ``lam * sum_squares(pos(a))`` or ``lam * sum_squares(neg(a))`` (expectile
+  regression, a squared hinge: ``phi(u) = pos(u)^2``, convex with a 2-Lipschitz derivative);
 
 where ``a`` is affine jointly in the variables ``x`` and the private ``y`` (so ``y`` enters with
 a public coefficient ``J = da/dy``) and ``lam > 0`` is public.  Every other term and every
@@ -31,9 +33,18 @@ sum_k Delta_k`` over the private terms, and ``f(x^) - f(x*) <= eps_h + Delta(x^)
   projection on the range of ``da/dx`` (where ``D`` lies): second order in the noise; the
   solver's point ``x^`` adds ``2 lam ||P v|| ||r(x^) - r(x_e)|| <= 2 ||P v|| sqrt(lam eps_h)``;
 * Lipschitz: ``|Delta(x)| <= lam L N(J e)`` for every ``x``: share ``2 lam L N(J e)``;
-* affine: ``Delta`` is the constant ``J e``: share 0.
+* affine: ``Delta`` is the constant ``J e``: share 0;
+* smooth, ``g(x) = phi'(r(x)) = 2 pos(r(x))``: convexity and the 2-Lipschitz derivative give
+  ``-lam g'v <= Delta(x) <= -lam g'v + lam ||v||^2``, and co-coercivity (``phi(b) >= phi(a) +
+  phi'(a)(b - a) + (phi'(b) - phi'(a))^2 / 4``) with the optimality of ``x_e`` gives ``h(x) -
+  h(x_e) >= lam ||g(x) - g(x_e)||^2 / 4``.  So ``Delta(x^) - Delta(x*) <= lam (g* - g^)'v +
+  lam ||v||^2`` and, with ``w = g* - g_e``, the share is ``max_w [lam w'v - lam ||w||^2 / 4]
+  + lam ||v||^2 + lam ||g_e - g^|| ||v|| <= 2 lam ||v||^2 + 2 ||v|| sqrt(lam eps_h)``: second
+  order, but over every entry of ``v`` (``g`` is not affine in ``x``, so ``w`` has no range
+  to project on); ``sup |Delta(x^)| <= 2 lam ||pos(r(x^))|| ||v|| + lam ||v||^2``.
 
-So ``gap <= eps_h + sum_sq lam ||P J e||^2 + sum_Lip 2 lam L N(J e)``, and the objective's
+So ``gap <= eps_h + sum_sq lam ||P J e||^2 + sum_Lip 2 lam L N(J e) + sum_smooth (2 lam ||J
+e||^2 + 2 ||J e|| sqrt(lam eps_h))``, and the objective's
 bounds are ``f(x^) <= h(x^) + sum_k sup|Delta_k(x^)|`` and ``f(x*) >= h(x^) - eps_h - sum_k
 sup|Delta_k(x^)| - gap``.  The norms of ``J e`` are bounded on events of total probability
 ``beta`` (:mod:`cvxdp.solvers.perturbation.noise_tails`).  Every quantity is public or
@@ -42,7 +53,9 @@ released.
 References
 ----------
 The expansion is the textbook analysis of least squares with a perturbed response (Boyd &
-Vandenberghe 2004, "Convex Optimization", Sec. 6.1 and 9.1.2 on strong convexity); the norms'
+Vandenberghe 2004, "Convex Optimization", Sec. 6.1 and 9.1.2 on strong convexity); the smooth
+terms' co-coercivity is Nesterov 2004, "Introductory Lectures on Convex Optimization", Thm
+2.1.5; the norms'
 tails are the Gaussian concentration inequality (Boucheron, Lugosi & Massart 2013,
 "Concentration Inequalities", Thm 5.6), Chernoff's bound and Bernstein's inequality (ibid.,
 Sec. 2.2 and 2.8).
@@ -99,13 +112,14 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         return _bilinear_l1_bounds(model, primal, noisy_y, h_pt, sigma, beta, noise)
     delta = max(h_pt - h_min, 0.0)
     squares = [t for t in model.terms if t.kind == "square"]
+    smooths = [t for t in model.terms if t.kind == "smooth"]
     bilinear = [t for t in model.terms if t.kind == "bilinear"]
     lips = [(t.lam * t.lip, t.kind, t.J) for t in model.terms if t.kind in ("l1", "l2")]
     affs = [(1.0, "abs", t.J) for t in model.terms if t.kind == "affine"]
     floor = model.single_norm and model.terms[0].J_perp is not None
     conjugate = fit_dual.applies(model)
     joint = fit_curvature.applies(model)
-    b = beta / (2 * len(squares) + 2 * len(bilinear) + bool(lips) + bool(affs)
+    b = beta / (2 * len(squares) + len(smooths) + 2 * len(bilinear) + bool(lips) + bool(affs)
                 + model.single_norm + 2 * floor + conjugate + joint)
     gap, sup = delta, 0.0
     for t in bilinear:
@@ -128,6 +142,13 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         # exact minimiser x_e: ||r(x) - r(x_e)||^2 <= delta / lam (strong convexity along r)
         gap += t.lam * Vp**2 + 2.0 * Vp * math.sqrt(t.lam * delta)
         sup += 2.0 * t.lam * V * r + t.lam * V**2
+    for t in smooths:
+        # 2 lam ||v||^2 + 2 ||v|| sqrt(lam delta) (module doc); g(x^) = 2 pos(r(x^))
+        V = noise_norm(t.J, sigma, b, "l2", noise)
+        weighted += t.lam * V * V
+        gap += 2.0 * t.lam * V * V + 2.0 * V * math.sqrt(t.lam * delta)
+        sup += 2.0 * t.lam * V * _residual(model, t, primal, noisy_y, positive=True) \
+            + t.lam * V * V
     if joint and refine and gap > enough * max(1.0, abs(h_pt)):
         # the squares' shares together, with the public squares' curvature (its own event)
         gap = min(gap, share_before - delta
@@ -151,7 +172,7 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
         gap = min(gap, fit_dual.dual_gap(model, _residuals(model, primal, noisy_y), noisy_y,
                                          h_pt, sigma, b, noise, cap=gap))
     lower = h_pt - sup - gap
-    if squares and not (bilinear or lips or affs) and (
+    if (squares or smooths) and not (bilinear or lips or affs) and (
             model.public_part is None or model.public_part.is_nonneg()):
         lower = max(lower, _reverse_triangle_lower(h_min, math.sqrt(weighted)))
     return h_pt + sup, lower, gap
@@ -160,7 +181,9 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
 def _reverse_triangle_lower(h_min: float, W: float) -> float:
     """A lower bound on the TRUE optimum when every private term is a square ``lam_k
     ||a_k(x, y)||^2`` beside public terms ``g >= 0`` (CVXPY's sign), on the events ``||J_k e||
-    <= V_k`` the square shares already use, ``W^2 = sum_k lam_k V_k^2``.
+    <= V_k`` the square shares already use, ``W^2 = sum_k lam_k V_k^2``.  A smooth term ``lam_k
+    ||pos(a_k)||^2`` counts as a square: ``pos`` is 1-Lipschitz entrywise, so ``||pos(r + v)||
+    >= ||pos(r)|| - ||v||`` as well.
 
     With ``s(x) = sum_k lam_k ||a_k(x, y~)||^2`` (the released residuals), the true private
     terms are ``sum_k lam_k ||a_k(x, y~) + J_k e||^2 >= (sqrt(s(x)) - W)_+^2`` (the reverse
@@ -181,7 +204,8 @@ def predicted_gap(model: FitModel, sigma: np.ndarray, beta: float, noise: str) -
     """The gap :func:`fit_bounds` certifies at an exact minimiser, to first approximation, from
     public values only (``J``, the noise scales ``sigma``, ``beta``): ``lam V_P^2`` per square
     term (``V_P`` the bound on ``||P J e||``), ``lam (V_0 + omega)^2`` per bilinear square,
-    ``2 lam L N(J e)`` per Lipschitz term, each norm bounded at ``beta``.  What
+    ``2 lam L N(J e)`` per Lipschitz term, ``2 lam ||J e||^2`` per smooth term, each norm
+    bounded at ``beta``.  What
     ``noise="auto"`` compares between the two families for a model with this pattern
     (:func:`cvxdp.solvers.perturbation.noise.choose_noise`): the refinements and the events'
     split are left out, the same for both."""
@@ -192,6 +216,8 @@ def predicted_gap(model: FitModel, sigma: np.ndarray, beta: float, noise: str) -
         elif t.kind == "bilinear":
             V0 = noise_norm(t.J, sigma, beta, "l2", noise)
             total += t.lam * (V0 + design_noise_norm(t.B, sigma, beta, noise)) ** 2
+        elif t.kind == "smooth":
+            total += 2.0 * t.lam * noise_norm(t.J, sigma, beta, "l2", noise) ** 2
         elif t.kind in ("l1", "l2"):
             total += 2.0 * t.lam * t.lip * noise_norm(t.J, sigma, beta, t.kind, noise)
         elif t.kind == "bilinear_l1":
@@ -622,8 +648,12 @@ def _box_diameter_solve(model: FitModel, names: tuple[str, ...]) -> float:
 
 
 def _residual(model: FitModel, term: FitTerm, primal: dict[str, Any],
-              noisy_y: tuple[np.ndarray, ...]) -> float:
-    """``||r(x^)||`` of a square term: its residual at the released point and data."""
+              noisy_y: tuple[np.ndarray, ...], positive: bool = False) -> float:
+    """``||r(x^)||`` of a square term: its residual at the released point and data (with
+    ``positive``, ``||pos(r(x^))||``: a smooth term's)."""
     with _at_point(model, primal, noisy_y):
         r = term.residual.value
-    return math.inf if r is None else float(np.linalg.norm(np.asarray(r, dtype=float)))
+    if r is None:
+        return math.inf
+    r = np.asarray(r, dtype=float)
+    return float(np.linalg.norm(np.maximum(r, 0.0) if positive else r))
