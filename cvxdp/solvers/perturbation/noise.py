@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from cvxdp.solvers.perturbation.plan import RobustPlan
 
 __all__ = ["NoisePlan", "noise_plan", "draw_noise", "choose_noise", "NOISES",
-           "TRUNCATION_REFERENCE", "PERTURBATION_THEOREM", "gaussian_norm_bound"]
+           "TRUNCATION_REFERENCE", "PERTURBATION_THEOREM", "gaussian_norm_bound",
+           "symmetric_gaussian_op_bound"]
 
 PERTURBATION_THEOREM = (
     "input perturbation + robust counterpart (post-processing, Dwork & Roth 2014 Prop 2.1); "
@@ -69,6 +70,34 @@ class NoisePlan:
         if self.noise == "laplace":
             return float(laplace_norm_bound(k, log_inv_fail))
         return float(gaussian_norm_bound(k, log_inv_fail))
+
+
+def symmetric_gaussian_op_bound(n: int, log_inv_fail: float) -> float:
+    """A bound on ``||Z||_op`` failing with probability at most ``exp(-log_inv_fail)``, for a
+    symmetric ``n x n`` ``Z`` whose ``K = n (n + 1) / 2`` distinct entries ``g`` are i.i.d.
+    standard normal (one draw per distinct entry, mirrored): the smaller of two valid bounds,
+    chosen from ``n`` and the level only.
+
+    * Frobenius: ``||Z||_op <= ||Z||_F <= sqrt(2) ||g||_2`` and :func:`gaussian_norm_bound`.
+    * Spectral: ``E lambda_max(Z) <= 2 sqrt(n)``.  With ``X_u = u'Z u`` over unit ``u``,
+      ``E (X_u - X_v)^2 = sum_i (u_i^2 - v_i^2)^2 + 2 sum_{i != j} (u_i u_j - v_i v_j)^2 <= 2
+      ||uu' - vv'||_F^2 = 4 (1 - c^2) <= 8 (1 - c) = E (Y_u - Y_v)^2`` for ``Y_u = 2 g'u``
+      (``c = u'v``), so by Sudakov-Fernique ``E sup X <= E sup Y = 2 E ||g_n|| <= 2 sqrt(n)``
+      (the argument for the Gaussian orthogonal ensemble: Davidson & Szarek 2001, "Local
+      operator theory, random matrices and Banach spaces", Sec. II; Vershynin 2018,
+      "High-Dimensional Probability", Sec. 7.2-7.3).  ``lambda_max`` is ``sqrt(2)``-Lipschitz
+      in ``g`` (through ``||Z||_F``), so Gaussian concentration (Boucheron, Lugosi & Massart
+      2013, Thm 5.6) and a union over ``+-Z`` give ``||Z||_op <= 2 sqrt(n) + 2 sqrt(s + ln 2)``
+      with ``s = log_inv_fail``.
+
+    At ``exp(-s) = 1e-3``: ``n = 5`` 8.7 (Frobenius; spectral 10.0), ``n = 10`` 11.8 (13.7),
+    ``n = 30`` 16.5 (33.6), ``n = 60`` 21.0 (63.6); the Monte Carlo 0.999-quantiles are 6.1,
+    7.9, 12.5 and 16.9 (4,000 draws each).
+    """
+    k = n * (n + 1) // 2
+    frobenius = math.sqrt(2.0) * float(gaussian_norm_bound(k, log_inv_fail))
+    spectral = 2.0 * math.sqrt(n) + 2.0 * math.sqrt(float(log_inv_fail) + math.log(2.0))
+    return min(frobenius, spectral)
 
 
 def gaussian_norm_bound(k: np.ndarray | int, log_inv_fail: float) -> np.ndarray:
