@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import cvxpy as cp
@@ -70,14 +70,18 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
 
 def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
                   allow_unbounded: bool = False, upper_only: bool = False,
-                  exp_tail: ExpTail | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  exp_tail: ExpTail | None = None,
+                  stop: Callable[[float], bool] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """min and max of ``d'x`` over the public rows' feasible set for each direction d.
 
     The public rows are one cone program (:func:`public_program`), solved directly by the
     exact solver for every direction (no CVXPY compile per solve).  With ``allow_unbounded``
     an unbounded direction gives ``-inf`` / ``inf`` instead of an error; with ``upper_only``
     only the maxima are solved (the minima are ``-inf``).  ``exp_tail``: public exponential
-    cones the set keeps too (a log's domain bounds its argument below).
+    cones the set keeps too (a log's domain bounds its argument below).  ``stop`` (a caller
+    that needs every side to pass a test, :func:`cvxdp.solvers.perturbation.loosened._grown_box`):
+    called on each side's bound as it is found (``-inf`` / ``inf`` included); once it says
+    True the sides not yet solved are left at ``-inf`` / ``inf`` (still an outer box).
 
     Raises
     ------
@@ -106,33 +110,40 @@ def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
         results = list(bound_solves(prog, costs(), skip=skip))
         if not _nonempty(prog, [r for r, _ in results if r is not None]):
             results = bound_solves(prog, costs())  # no point in hand: as without the proof
-    for (i, sgn, out), (res, pad) in zip(jobs, results, strict=True):
-        if res is None:  # proven unbounded (allow_unbounded)
-            out[i] = sgn * np.inf
-            continue
-        status = res.status
-        value = None if pad is None else -float(res.value)
-        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-            raise InfeasibleProblemError(
-                "the constraints that carry no private data are infeasible; fix the model "
-                "(the private solver needs a feasible public part).")
-        if value is None and allow_unbounded:
-            out[i] = sgn * np.inf  # unbounded, or no bound proven
-            continue
-        if value is None:
-            raise UnsupportedProblemError(
-                "the public constraints do not bound the variables, so no public trace "
-                "bound exists: the MWU (mechanism='mwu') needs one for every variable of "
-                "the cone program, including the epigraph variables CVXPY adds for norms, "
-                "quad_form and sum_squares, and one that holds private data cannot be "
-                "bounded from public constraints. Use the default mechanism='auto' "
-                "(perturbation runs without such a bound, though its certificate and, at a "
-                "small budget, its point may need one), add public bounds on your variables "
-                "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
-                "(a public bound on the sum of |variables| and cone-slack traces).")
-        # outward by the solver's tolerance, so the box contains the set it bounds
-        out[i] = sgn * value + sgn * pad * (1.0 + abs(value))
+    for k, ((i, sgn, out), (res, pad)) in enumerate(zip(jobs, results, strict=True)):
+        out[i] = _side(res, pad, sgn, allow_unbounded)
+        if stop is not None and stop(float(out[i])):
+            for i2, sgn2, out2 in jobs[k + 1:]:
+                out2[i2] = sgn2 * np.inf
+            break
     return lo, hi
+
+
+def _side(res: Any, pad: float | None, sgn: float, allow_unbounded: bool) -> float:
+    """One side's bound from :func:`bound_solves`' answer (:func:`public_bounds`)."""
+    if res is None:  # proven unbounded (allow_unbounded)
+        return sgn * np.inf
+    status = res.status
+    value = None if pad is None else -float(res.value)
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        raise InfeasibleProblemError(
+            "the constraints that carry no private data are infeasible; fix the model "
+            "(the private solver needs a feasible public part).")
+    if value is None and allow_unbounded:
+        return sgn * np.inf  # unbounded, or no bound proven
+    if value is None:
+        raise UnsupportedProblemError(
+            "the public constraints do not bound the variables, so no public trace "
+            "bound exists: the MWU (mechanism='mwu') needs one for every variable of "
+            "the cone program, including the epigraph variables CVXPY adds for norms, "
+            "quad_form and sum_squares, and one that holds private data cannot be "
+            "bounded from public constraints. Use the default mechanism='auto' "
+            "(perturbation runs without such a bound, though its certificate and, at a "
+            "small budget, its point may need one), add public bounds on your variables "
+            "(e.g. x <= 10, cp.norm(x) <= R, cp.trace(X) <= R), or pass trace_bound= "
+            "(a public bound on the sum of |variables| and cone-slack traces).")
+    # outward by the solver's tolerance, so the box contains the set it bounds
+    return sgn * value + sgn * pad * (1.0 + abs(value))
 
 
 def bound_solves(prog: SymmetricConeProgram, costs: Iterable[np.ndarray],

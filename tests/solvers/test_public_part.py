@@ -13,6 +13,7 @@ from cvxdp.solvers.public_part import (
     psd_implied_box,
     public_bounds,
 )
+from cvxdp.solvers.perturbation.loosened import _psd_off_diagonal, loosened_box
 from cvxdp.transform import to_scp
 
 
@@ -164,3 +165,34 @@ def test_an_almost_solved_bound_whose_capped_check_stalls_takes_the_shorter_step
     res, pad = public_part.bound_solve(prog)
     assert pad == 1e-8 and res.status == cp.OPTIMAL
     assert -res.value == pytest.approx(4.0, abs=1e-6)
+
+
+def test_stop_leaves_the_sides_after_it_unsolved():
+    """public_bounds(stop=): the first side (the max of the first direction) is the full
+    run's; every later side stays infinite, still an outer box."""
+    scp = _sdp(3)
+    rp = np.zeros(scp.m, dtype=bool)
+    rp[scp.sensitivity.private_rows()] = True
+    _, hi = public_bounds(scp.A, scp.b, scp.dims, rp, list(np.eye(scp.n)))
+    s_lo, s_hi = public_bounds(scp.A, scp.b, scp.dims, rp, list(np.eye(scp.n)),
+                               stop=lambda v: True)
+    assert s_hi[0] == pytest.approx(hi[0], abs=1e-9)
+    assert np.all(np.isinf(s_hi[1:])) and np.all(s_lo == -np.inf)
+
+
+def test_loosened_box_minors_bound_the_off_diagonal_from_the_diagonal():
+    """With minors the PSD block's off-diagonal entries come from the solved diagonal box,
+    |X_kl| <= sqrt(X_kk X_ll): an outer box of the set (here X[0, 0] <= 0.5 and the trace
+    bound 4 on the others), equal to the solves on the diagonal."""
+    scp = _sdp(4, extra_public=True)
+    hit = np.arange(scp.n)
+    off = _psd_off_diagonal(scp)
+    assert off.size == 6
+    lo, hi = loosened_box(scp, hit, scp.n)
+    m_lo, m_hi = loosened_box(scp, hit, scp.n, minors=True)
+    diag = np.setdiff1d(hit, off)
+    np.testing.assert_allclose(m_lo[diag], lo[diag])
+    np.testing.assert_allclose(m_hi[diag], hi[diag])
+    assert np.all(m_lo <= lo + 1e-7) and np.all(m_hi >= hi - 1e-7)
+    # the X[1, 0] >= -0.1 row tightens the solved box's lower side only
+    assert np.any(m_lo[off] < lo[off] - 0.05)

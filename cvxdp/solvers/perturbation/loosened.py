@@ -25,7 +25,8 @@ import scipy.sparse as sp
 
 from cvxdp.solution import relative_scale
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
-from cvxdp.solvers.public_part import BOX_SOLVES_MAX, public_bounds
+from cvxdp.solvers.mwu.mwu import _svec_index
+from cvxdp.solvers.public_part import BOX_SOLVES_MAX, psd_implied_box, public_bounds
 from cvxdp.transform.canon import user_columns, variables_at
 from cvxdp.transform.epigraph import hypograph_cones, hypograph_members
 from cvxdp.transform.scp import orthant_rows_added, with_exp_tail
@@ -172,7 +173,10 @@ def _shrink(on: Callable[..., tuple[Any, Any]], prog: Any, sol: Any,
         if k == 0 and _sum_narrowing(cut, J, b_lo, b_hi) <= 1e-6 * float(
                 np.sum(b_hi[J] - b_lo[J])):
             break
-        c_lo, c_hi = loosened_box(cut, J, n)
+        # the PSD block's off-diagonal entries from its diagonal's box (loosened_box's
+        # minors): a round is kept only when it raises the optimum, so a looser box can only
+        # close less of the gap, never widen it
+        c_lo, c_hi = loosened_box(cut, J, n, minors=True)
         n_lo, n_hi = b_lo.copy(), b_hi.copy()
         n_lo[J], n_hi[J] = np.maximum(b_lo[J], c_lo[J]), np.minimum(b_hi[J], c_hi[J])
         prog2 = on(n_lo, n_hi, J)[0]
@@ -231,20 +235,63 @@ def _closes(plan: Any, scale: np.ndarray, lo: np.ndarray, hi: np.ndarray, x_t: n
     return (num - den) / (num + den)
 
 
-def loosened_box(loose_prog: Any, hit: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+def loosened_box(loose_prog: Any, hit: np.ndarray, n: int,
+                 stop: Callable[[float], bool] | None = None, minors: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` over the loosened counterpart (its public exponential cones included) for
     the variables ``hit``: two exact solves each; ``-inf`` / ``inf`` when unbounded,
     or for all of them past :data:`LOOSENED_BOX_MAX` variables, an engineering limit on the
-    solves."""
+    solves.  ``stop``: :func:`cvxdp.solvers.public_part.public_bounds`' (the sides after the
+    first it stops on are left infinite).
+
+    ``minors``: the off-diagonal entries of a PSD block of the counterpart whose rows each read
+    one variable (a public ``P >> I`` on a symmetric variable) are not solved for: with the
+    solved box of the diagonal entries, ``|S_kl| <= sqrt(S_kk S_ll)`` (a 2x2 principal minor of
+    ``S`` PSD; :func:`cvxdp.solvers.public_part.psd_implied_box`) bounds them, an outer box
+    (looser than their own solves), for ``2 order`` solves a block instead of ``order (order +
+    1)``."""
     lo, hi = np.full(n, -np.inf), np.full(n, np.inf)
     if hit.size == 0 or hit.size > LOOSENED_BOX_MAX:
         return lo, hi
+    if minors:
+        off = np.isin(hit, _psd_off_diagonal(loose_prog))
+        if off.any():
+            lo, hi = loosened_box(loose_prog, hit[~off], n, stop)
+            c_lo, c_hi = psd_implied_box(loose_prog, np.zeros(loose_prog.m, dtype=bool),
+                                         (lo, hi))
+            J = hit[off]
+            lo[J], hi[J] = c_lo[J], c_hi[J]
+            rest = J[~(np.isfinite(lo[J]) & np.isfinite(hi[J]))]
+            if rest.size:
+                r_lo, r_hi = loosened_box(loose_prog, rest, n, stop)
+                lo[rest], hi[rest] = r_lo[rest], r_hi[rest]
+            return lo, hi
     eye = np.zeros((hit.size, loose_prog.n))
     eye[np.arange(hit.size), hit] = 1.0
     lo[hit], hi[hit] = public_bounds(loose_prog.A, loose_prog.b, loose_prog.dims,
                                      np.zeros(loose_prog.m, dtype=bool), list(eye),
-                                     allow_unbounded=True, exp_tail=loose_prog.exp_tail)
+                                     allow_unbounded=True, exp_tail=loose_prog.exp_tail,
+                                     stop=stop)
     return lo, hi
+
+
+def _psd_off_diagonal(prog: Any) -> np.ndarray:
+    """The variables that are off-diagonal entries of a PSD block of ``prog`` whose rows each
+    read one variable and that are no block's diagonal entry (structure only)."""
+    A = sp.csr_matrix(prog.A)
+    off, diag = [], []
+    for blk in prog.dims.blocks():
+        if blk.kind != "psd" or blk.order < 2:
+            continue
+        sub = A[blk.start:blk.start + blk.size]
+        if np.any(np.diff(sub.indptr) != 1):
+            continue
+        on_diag = np.equal(*_svec_index(blk.order)[:2])
+        off.append(sub.indices[~on_diag])
+        diag.append(sub.indices[on_diag])
+    if not off:
+        return np.zeros(0, dtype=int)
+    return np.setdiff1d(np.concatenate(off), np.concatenate(diag))
 
 
 def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarray,
@@ -274,9 +321,11 @@ def _grown_box(on: Callable[..., tuple[Any, Any]], lo: np.ndarray, hi: np.ndarra
     lo_R, hi_R = lo.copy(), hi.copy()
     lo_R[J], hi_R[J] = np.maximum(lo[J], -R), np.minimum(hi[J], R)
     prog_R = on(lo_R, hi_R, J)[0]
-    b_lo, b_hi = loosened_box(prog_R if level is None else _level_cut(prog_R, level), J,
-                              lo.size)
     inner = R * (1.0 - 1e-6)
+    # the growth fails as soon as one side reaches the box's border: the sides after it are
+    # not solved (the same answer, None, for fewer solves)
+    b_lo, b_hi = loosened_box(prog_R if level is None else _level_cut(prog_R, level), J,
+                              lo.size, stop=lambda v: not -inner < v < inner)
     if not (np.all(b_hi[J] < inner) and np.all(b_lo[J] > -inner)):
         return None
     g_lo, g_hi = lo.copy(), hi.copy()

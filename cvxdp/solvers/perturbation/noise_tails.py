@@ -23,7 +23,8 @@ import scipy.sparse as sp
 from cvxdp.blas_threads import one_blas_thread
 from cvxdp.solvers.perturbation.noise import gaussian_norm_bound
 
-__all__ = ["RANGE_DENSE_MAX", "noise_norm", "norm_sum_bound", "spectral_bound", "exp_sum_bound"]
+__all__ = ["RANGE_DENSE_MAX", "noise_norm", "l2_norm_bound", "norm_sum_bound", "spectral_bound",
+           "exp_sum_bound"]
 
 #: largest dense size (rows x columns) for the range projection and exact spectral norms
 RANGE_DENSE_MAX = 4_000_000
@@ -50,6 +51,9 @@ def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
     if M.shape[0] == 0 or M.nnz == 0:
         return 0.0
     spec = spectral_bound(M)
+    if norm == "l2":
+        return l2_norm_bound(np.asarray(M.multiply(M).sum(axis=0)).ravel(),
+                             float(M.multiply(M).sum()), spec, min(M.shape), beta, noise)
     if noise == "laplace":
         if norm == "l1":
             w = np.asarray(abs(M).sum(axis=0)).ravel()
@@ -73,13 +77,33 @@ def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
     if norm == "abs":
         return spec * math.sqrt(2.0 * math.log(2.0 / beta))
     tail = math.sqrt(2.0 * math.log(1.0 / beta))
-    if norm == "l1":
-        rows = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
-        return float(math.sqrt(2.0 / math.pi) * rows.sum() + math.sqrt(M.shape[0]) * spec * tail)
+    rows = np.sqrt(np.asarray(M.multiply(M).sum(axis=1)).ravel())
+    return float(math.sqrt(2.0 / math.pi) * rows.sum() + math.sqrt(M.shape[0]) * spec * tail)
+
+
+def l2_norm_bound(col2: np.ndarray, frob2: float, spec: float, rank: int, beta: float,
+                  noise: str) -> float:
+    """:func:`noise_norm`'s l2 bound (``||M g|| <= V`` with probability ``>= 1 - beta``, ``M =
+    J diag(sigma)``) from what it reads of ``M``: its squared column norms ``col2``, its squared
+    Frobenius norm ``frob2`` (their sum), an upper bound ``spec`` on ``||M||_2`` and an upper
+    bound ``rank`` on its rank.  These are the Gram matrix ``M'M``'s diagonal, trace and
+    largest eigenvalue, the same for every ``U M`` with orthonormal columns ``U``, so a caller
+    may pass them from any factor of ``M'M`` (:mod:`cvxdp.solvers.perturbation.fit_curvature`
+    does, from a sparse factorisation)."""
+    if frob2 <= 0.0:
+        return 0.0
+    if noise == "laplace":
+        # the triangle inequality with w_j = ||M_j|| (noise_norm's doc), or the scale mixture's
+        # conditional Gaussian: E ||M g|| <= sqrt(sum_j 2 W_j ||M_j||^2), Lipschitz ||M||_2
+        # sqrt(2 max W); three events of beta/3 as in noise_norm
+        best = exp_sum_bound(np.sqrt(col2), beta)
+        mean = math.sqrt(2.0 * exp_sum_bound(col2, beta / 3.0))
+        lip = spec * math.sqrt(2.0 * math.log(3.0 * int(col2.size) / beta))
+        return float(min(best, mean + lip * math.sqrt(2.0 * math.log(3.0 / beta))))
+    tail = math.sqrt(2.0 * math.log(1.0 / beta))
     # ||M g||^2 <= ||M||_2^2 ||P g||^2 with P the projection on M's row space, of rank at most
     # r = min(shape): chi-square with <= r degrees of freedom (its exact quantile)
-    rank = min(M.shape)
-    return min(math.sqrt(float(M.multiply(M).sum())) + spec * tail,
+    return min(math.sqrt(frob2) + spec * tail,
                spec * float(gaussian_norm_bound(rank, math.log(1.0 / beta))))
 
 
