@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import cvxdp
+from cvxdp.solvers.perturbation.loosened import _psd_off_diagonal, loosened_box
 from cvxdp.solvers.public_part import (
     UnitDirections,
     bound_solves,
@@ -13,7 +14,6 @@ from cvxdp.solvers.public_part import (
     psd_implied_box,
     public_bounds,
 )
-from cvxdp.solvers.perturbation.loosened import _psd_off_diagonal, loosened_box
 from cvxdp.transform import to_scp
 
 
