@@ -8,6 +8,7 @@ leaves (:func:`fresh_leaves`), never at a private value.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from cvxpy.atoms.pnorm import Pnorm
 from cvxpy.atoms.quad_form import QuadForm
 from cvxpy.atoms.quad_over_lin import quad_over_lin
 from cvxpy.constraints.zero import Equality
+from scipy.linalg import null_space
 
 from cvxdp.blas_threads import one_blas_thread
 from cvxdp.solvers.perturbation.fit_bilinear import (
@@ -355,6 +357,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
         return None
     x_copies, y_copies, by_obj = leaves
     terms = []
+    on_equalities: list[tuple[int, sp.csr_matrix, sp.csr_matrix]] = []  # (term, J, J_x)
     for kind, lam, lip, a, weights, psi in found:
         copy = a.tree_copy(by_obj)
         if ids & {p.id for p in copy.parameters()}:
@@ -382,6 +385,8 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
         single = kind == "euclid" and len(every) == 1
         Q = _range_basis(Jx) if square or single else None
         J_perp = _perp_part(J, Q) if single else None
+        if square or single:
+            on_equalities.append((len(terms), J, Jx_full))
         terms.append(FitTerm(kind="l2" if kind == "euclid" else kind, lam=float(lam),
                              lip=float(lip), J=J,
                              J_range=_range_part(J, Jx, Q) if square or single else None,
@@ -403,13 +408,19 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
     copies = tuple(c.tree_copy(var_only) for c in problem.constraints
                    if not exclude & {p.id for p in c.parameters()}) + \
         attribute_constraints(problem, x_copies)
+    equalities = equality_rows(copies, x_copies)
+    if equalities is not None:
+        for i, J, Jx_full in on_equalities:
+            part = _equality_range_part(J, Jx_full, equalities)
+            if part is not None and part.shape[0] < terms[i].J_range.shape[0]:
+                terms[i] = dataclasses.replace(terms[i], J_range=part)
     return FitModel(tuple(terms), x_copies, y_copies,
                     single_norm=len(every) == 1 and found[0][0] == "euclid",
                     constraints=copies,
                     objective=problem.objective.expr.tree_copy(by_obj),
                     public_part=sum(t.tree_copy(var_only) for t in public) if public else None,
                     public_curvature=curvature,
-                    public_equalities=equality_rows(copies, x_copies))
+                    public_equalities=equalities)
 
 
 def equality_rows(copies: tuple[Any, ...], x_copies: dict[str, cp.Variable]
@@ -539,6 +550,28 @@ def _range_part(J: sp.csr_matrix, Jx: sp.csr_matrix | None, Q: np.ndarray | None
     if Jx is None:
         return sp.csr_matrix((0, J.shape[1]))
     return J if Q is None else sp.csr_matrix(Q.T @ J.toarray())
+
+
+def _equality_range_part(J: sp.csr_matrix, Jx: sp.csr_matrix, E: sp.csr_matrix
+                         ) -> sp.csr_matrix | None:
+    """``U' J`` with ``U`` an orthonormal basis of the range of ``J_x N``, ``N`` a basis of the
+    null space of the public equalities' rows ``E``: the square share's ``D = J_x (x* - x_e)``
+    joins two points that both satisfy the equalities exactly (the true minimiser and the
+    noisy objective's exact one), so ``x* - x_e`` lies in that null space and ``D`` in the
+    range of ``J_x N`` -- a subspace of the range of ``J_x``, so ``||P J e||`` there is a
+    chi-square of fewer degrees of freedom (a nearest correlation matrix: the symmetric,
+    zero-diagonal directions, 10 of 25 for 5 x 5).  ``N`` from an SVD of ``E`` at a relative
+    rank cut of 1e-10 (a smaller rank only enlarges ``N``, and ``U`` keeps every left singular
+    vector of ``J_x N``); None when it gains nothing or is too large to form densely."""
+    rows, n = Jx.shape
+    if n > 1500 or E.shape[0] * n > RANGE_DENSE_MAX or rows * n > RANGE_DENSE_MAX:
+        return None
+    with one_blas_thread():
+        N = null_space(E.toarray(), rcond=1e-10)
+        if N.shape[1] >= min(rows, n):
+            return None
+        U = np.linalg.svd(Jx.toarray() @ N, full_matrices=False)[0]
+    return sp.csr_matrix(U.T @ J.toarray())
 
 
 def _perp_part(J: sp.csr_matrix, Q: np.ndarray | None) -> sp.csr_matrix | None:

@@ -19,12 +19,13 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import chdtri, chndtr, chndtrinc, ndtri
 
 from cvxdp.blas_threads import one_blas_thread
 from cvxdp.solvers.perturbation.noise import gaussian_norm_bound
 
 __all__ = ["RANGE_DENSE_MAX", "noise_norm", "l2_norm_bound", "norm_sum_bound", "spectral_bound",
-           "exp_sum_bound"]
+           "exp_sum_bound", "noncentral_lower"]
 
 #: largest dense size (rows x columns) for the range projection and exact spectral norms
 RANGE_DENSE_MAX = 4_000_000
@@ -105,6 +106,44 @@ def l2_norm_bound(col2: np.ndarray, frob2: float, spec: float, rank: int, beta: 
     # r = min(shape): chi-square with <= r degrees of freedom (its exact quantile)
     return min(math.sqrt(frob2) + spec * tail,
                spec * float(gaussian_norm_bound(rank, math.log(1.0 / beta))))
+
+
+#: above this noncentrality the exact quantile is replaced by the union bound below (SciPy's
+#: ``chndtr`` / ``chndtrinc`` lose accuracy near 1e10; at 1e8 they agree with ``ncx2.ppf`` to 1e-12)
+NONCENTRAL_EXACT_MAX = 1e8
+
+
+def noncentral_lower(x: float, k: int, beta: float) -> float:
+    """A lower bound on the noncentrality ``lam`` of ``X = ||sqrt(lam) u + g||^2`` (``u`` a unit
+    vector, ``g`` standard normal in ``R^k``: noncentral chi-square) from one draw ``x`` of
+    ``X``, valid with probability ``>= 1 - beta``: on the event ``X <= q(lam)`` (``q(lam)`` any
+    upper bound on the ``1 - beta`` quantile, here nondecreasing in ``lam``), ``lam >= inf {l :
+    q(l) >= x}``.
+
+    ``q`` is the exact quantile (noncentral chi-square, stochastically increasing in ``lam``:
+    SciPy's ``chndtr`` / ``chndtrinc``) up to ``NONCENTRAL_EXACT_MAX``, and above it the union
+    bound ``lam + 2 sqrt(lam) z + c`` (``X = lam + 2 sqrt(lam) u'g + ||g||^2``, ``P(u'g > z) =
+    P(||g||^2 > c) = beta / 2``), which is larger than the exact quantile, so ``q`` stays
+    nondecreasing across the switch.  The exact root is checked against ``chndtr`` and moved
+    down until ``q(l) >= x`` is confirmed, so an inaccurate inversion only loosens the bound."""
+    if not (x > 0 and math.isfinite(x)) or k < 1:
+        return 0.0
+    if x <= float(chdtri(k, beta)):
+        return 0.0
+    if float(chndtr(x, k, NONCENTRAL_EXACT_MAX)) <= 1.0 - beta:
+        lam = float(chndtrinc(x, k, 1.0 - beta))
+        if not math.isfinite(lam):
+            return 0.0
+        # confirm cdf(x; lam) >= 1 - beta, i.e. lam at or below the root (cdf falls with lam)
+        for _ in range(60):
+            if lam <= 0.0 or float(chndtr(x, k, lam)) >= 1.0 - beta:
+                break
+            lam *= 1.0 - 1e-9 if lam > 1.0 else 0.5
+        return max(lam, 0.0)
+    z = float(-ndtri(beta / 2.0))
+    c = float(chdtri(k, beta / 2.0))
+    root = -z + math.sqrt(z * z + max(x - c, 0.0))
+    return max(NONCENTRAL_EXACT_MAX, root * root)
 
 
 def exp_sum_bound(w: np.ndarray, beta: float) -> float:
