@@ -71,18 +71,24 @@ def noise_term(sigma_h: float) -> float:
 
 
 def ridge_bias(ridge: float, eigs: np.ndarray) -> float:
-    """``(lam / 2d) sum_j 1/m_j``: a bound on the ridge's share of the loss.
+    """``(1/2d) sum_j b(lam/m_j)``, ``b(x) = x`` for ``x <= 1`` and ``1 + log x`` above: a bound
+    on the ridge's share of the loss.
 
     The ridge-regularised fixed point (``h_i = 1`` on its support for ``M = A'WA + lam I``) is
-    the optimality condition of ``max log det X - lam tr X`` over the ellipsoids
+    the optimality condition of ``max f(X) = log det X - lam tr X`` over the ellipsoids
     ``{x : x' X^{-1} x <= 1}`` inside P (the dual weights ``w`` are the multipliers of the
-    constraints ``a_i' X a_i <= 1``).  The John ellipsoid ``X*`` is feasible, so
-    ``log det X* - log det X_lam <= lam (tr X* - tr X_lam) <= lam tr X*``, i.e. at most
-    ``(lam / 2d) tr X*`` per dimension of log volume, ``tr X* = sum_j 1/m_j`` over the
-    eigenvalues ``m_j`` of the John matrix ``Q* = X*^{-1}``; the caller passes public stand-ins
-    for the ``m_j``.
+    constraints ``a_i' X a_i <= 1``).  Every ``X <= X*`` (Loewner order) is inside P with the
+    John ellipsoid ``X*`` (``a_i'Xa_i <= a_i'X*a_i <= 1``); among them ``X_c``, with ``X*``'s
+    eigenvectors and eigenvalues ``min(1/m_j, 1/lam)`` (``m_j`` those of the John matrix ``Q* =
+    X*^{-1}``), caps each axis where the ridge would.  So ``f(X_lam) >= f(X_c)`` and
+    ``log det X* - log det X_lam <= log det X* - f(X_c) - lam tr X_lam <= sum_j b(lam/m_j)``,
+    i.e. at most ``(1/2d) sum_j b(lam/m_j)`` per dimension of log volume.  It is the bound
+    ``lam tr X*`` used before (``X_c = X*``) where the ridge is below every ``m_j`` and grows
+    like ``log(lam/m_j)`` instead of ``lam/m_j`` along the axes it caps.  The ``m_j`` are
+    private; the caller passes public stand-ins.
     """
-    return 0.5 * ridge * float(np.mean(1.0 / eigs))
+    x = ridge / np.asarray(eigs, dtype=float)
+    return 0.5 * float(np.mean(np.where(x <= 1.0, x, 1.0 + np.log(np.maximum(x, 1.0)))))
 
 
 def predicted_loss(*, sigma_h: float, ridge: float, eigs: np.ndarray, accuracy: float

@@ -64,6 +64,27 @@ def test_ridge_bias_bounds_the_log_det_lost_to_the_ridge(lam):
     assert lost <= ridge_bias(lam, np.linalg.eigvalsh(Qs)) + 1e-6
 
 
+@pytest.mark.parametrize("ratio", [2.0, 10.0, 100.0])
+def test_capped_ridge_bias_bounds_the_loss_where_the_ridge_exceeds_john(ratio):
+    # a ridge above the John matrix's smallest eigenvalues: the axes it caps cost 1 + log(lam/m)
+    # (not lam/m), and the bound still holds against the exact John ellipsoid
+    A = _polytope(2, 400, 4, cond=30.0)
+    n, d = A.shape
+    ex = ExactJohnEllipsoid(A)
+    ex.solve(solver="CLARABEL")
+    Qs = ex.ellipsoid.matrix
+    m = np.linalg.eigvalsh(Qs)
+    lam = ratio * float(m[0])
+    w = np.full(n, d / n)
+    for _ in range(3000):
+        w = w * leverage_ratios(A, w, lam)
+    M = gram(A, w, lam)
+    assert leverage_ratios(A, w, lam).max() <= 1 + 1e-3
+    lost = 0.5 * (np.linalg.slogdet(M)[1] - np.linalg.slogdet(Qs)[1]) / d
+    assert lost <= ridge_bias(lam, m) + 1e-6
+    assert ridge_bias(lam, m) < 0.5 * lam * float(np.mean(1 / m)) - 0.02  # tighter than lam tr X*
+
+
 def test_gain_bound_bounds_john_over_the_fitted_uniform_ellipsoid():
     for seed in range(3):
         A = _polytope(seed, 400, 4, cond=30.0)
