@@ -67,8 +67,9 @@ class FitTerm:
     #: name) they run over
     B: Any = None
     x_names: tuple[str, ...] = ()
-    #: a single Euclidean norm (``fit_term._norm_floor``): the orthonormal basis ``Q`` of the range
-    #: of ``da/dx`` and ``J``'s part orthogonal to it, ``(I - Q Q') J`` (None: no such part)
+    #: a single Euclidean norm (``fit_term._norm_floor``) or a square (``fit_term._square_floors``):
+    #: the orthonormal basis ``Q`` of a space holding the range of ``da/dx``; a single norm's
+    #: ``J`` part orthogonal to it, ``(I - Q Q') J`` (None: no such part)
     Q: np.ndarray | None = None
     J_perp: sp.csr_matrix | None = None
     #: the loss of a Lipschitz term for the conjugate bound (:mod:`fit_dual`): ``"abs"``,
@@ -392,7 +393,7 @@ def detect_fit_terms(problem: cp.Problem, params: tuple[Any, ...],
                              J_range=_range_part(J, Jx, Q) if square or single else None,
                              residual=copy if square or single or psi or kind == "smooth"
                              else None,
-                             Q=None if J_perp is None else Q, J_perp=J_perp,
+                             Q=Q if square or J_perp is not None else None, J_perp=J_perp,
                              psi=None if psi is None else psi[0],
                              psi_c=None if psi is None else psi[1],
                              weights=None if weights is None else np.asarray(weights),
