@@ -22,19 +22,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["numpy_normexp", "psd_layout", "svec_index", "PER_BLOCK_PSD"]
+from cvxdp.transform.scp import svec_index
+
+__all__ = ["numpy_normexp", "psd_layout", "PER_BLOCK_PSD"]
 
 PER_BLOCK_PSD = 8  # PSD blocks handled one by one (the compiled kernel's way); above: batched
 
 NormExp = Callable[[np.ndarray, np.ndarray], None]
-
-
-def svec_index(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row/col of each svec coordinate (SCS order: lower triangle, column-major) and its scale."""
-    iu, ju = np.triu_indices(r)
-    rows, cols = ju, iu  # column-major lower triangle
-    scale = np.where(rows == cols, 1.0, math.sqrt(2.0))
-    return rows, cols, scale
 
 
 def psd_layout(algebra: Any) -> dict[str, np.ndarray]:

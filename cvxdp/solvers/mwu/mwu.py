@@ -33,16 +33,9 @@ from cvxdp.jordan import Product
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop import RowGaussianNoise, prepare_loop, run_loop
 from cvxdp.solvers.mwu.oracles import ExactOracle, ExponentialOracle
+from cvxdp.transform.scp import svec_index
 
 __all__ = ["BlockAlgebra", "MWUResult", "scmwu"]
-
-
-def _svec_index(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row/col of each svec coordinate (SCS order: lower triangle, column-major) and its scale."""
-    iu, ju = np.triu_indices(r)
-    rows, cols = ju, iu  # column-major lower triangle
-    scale = np.where(rows == cols, 1.0, math.sqrt(2.0))
-    return rows, cols, scale
 
 
 def _jordan_product(nonneg: int, soc: tuple[int, ...], psd: tuple[int, ...]) -> Any:
@@ -94,7 +87,7 @@ class BlockAlgebra:
         self._psd_groups: dict[int, np.ndarray] = {}
         for o, r in zip(self._psd_off, self.psd, strict=True):
             self._psd_groups.setdefault(r, []).append(o)  # type: ignore[arg-type]
-        self._svec = {r: _svec_index(r) for r in set(self.psd)}
+        self._svec = {r: svec_index(r) for r in set(self.psd)}
         self._psd_groups = {r: np.asarray(v) for r, v in self._psd_groups.items()}
         self.blocks = ([("nonneg", self.nonneg)] if self.nonneg else []) + [
             ("soc", q) for q in self.soc] + [("psd", r) for r in self.psd]
