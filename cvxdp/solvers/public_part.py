@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cvxdp.errors import InfeasibleProblemError, UnsupportedProblemError
+from cvxdp.jordan import svec_indices
 from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.bound_propagation import propagated_box
@@ -31,7 +32,6 @@ from cvxdp.transform.scp import (
     ExpTail,
     SymmetricConeProgram,
     orthant_rows_added,
-    svec_index,
 )
 from cvxdp.transform.unbounded import UnboundedProof
 
@@ -437,7 +437,7 @@ def psd_implied_box(scp: Any, row_private: np.ndarray,
         sub = A[rows]
         if np.any(np.diff(sub.indptr) != 1):
             continue  # an entry mixes coordinates: no closed form
-        diag = np.equal(*svec_index(blk.order)[:2])
+        diag = np.equal(*svec_indices(blk.order)[:2])
         blocks.append((blk, rows, sub, diag))
         # tr S = sum_k b_kk - (sum_k A_kk) x
         directions.append(-np.asarray(sub[diag].sum(axis=0)).ravel())
@@ -447,7 +447,7 @@ def psd_implied_box(scp: Any, row_private: np.ndarray,
                             allow_unbounded=True, upper_only=True)
     for (blk, rows, sub, diag), top in zip(blocks, t_hi, strict=True):
         T = float(scp.b[rows[diag]].sum() + top)
-        r_idx, c_idx, scale = svec_index(blk.order)
+        r_idx, c_idx, scale = svec_indices(blk.order)
         a, j = sub.data, sub.indices
         b = scp.b[rows]
         d_hi = np.full(blk.order, T)   # each diagonal entry: at most the trace
@@ -543,7 +543,7 @@ def canonical_constraints(x: Any, A: sp.spmatrix, b: np.ndarray, dims: Any,
         if kind == "soc":
             cons.append(cp.SOC(s[0], s[1:]))
         else:
-            ri, ci, sc = svec_index(order)
+            ri, ci, sc = svec_indices(order)
             flat_lo = ri + order * ci  # column-major index of (ri, ci)
             flat_up = ci + order * ri
             M = sp.csr_matrix((np.concatenate([1 / sc, 1 / sc]),

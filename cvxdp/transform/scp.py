@@ -17,7 +17,6 @@ and refuses them in its middle one (:mod:`cvxdp.transform.exp_cones`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -25,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["SymmetricConeProgram", "ConeDims", "ConeBlock", "ExpTail", "orthant_rows_added",
-           "svec_index", "with_exp_tail"]
+           "with_exp_tail"]
 
 
 class ConeBlock(NamedTuple):
@@ -168,12 +167,3 @@ def with_exp_tail(prog: SymmetricConeProgram) -> tuple[sp.csc_matrix, np.ndarray
         A = sp.vstack([prog.A, tail.rows(prog.n)], format="csc")
         prog.meta["_with_exp_tail"] = (prog.A, tail, A)
     return A, np.concatenate([prog.b, tail.b]), tail.cones
-
-
-def svec_index(r: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row/col of each svec coordinate of an order-``r`` PSD block (SCS order: lower triangle,
-    column-major) and its scale (1 on the diagonal, ``sqrt(2)`` off it)."""
-    iu, ju = np.triu_indices(r)
-    rows, cols = ju, iu  # column-major lower triangle
-    scale = np.where(rows == cols, 1.0, math.sqrt(2.0))
-    return rows, cols, scale

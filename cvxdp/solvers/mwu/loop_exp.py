@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from cvxdp.transform.scp import svec_index
+from cvxdp.jordan import svec_indices
 
 __all__ = ["numpy_normexp", "psd_layout", "PER_BLOCK_PSD"]
 
@@ -36,7 +36,7 @@ def psd_layout(algebra: Any) -> dict[str, np.ndarray]:
     ``LoopData`` fields ``psd_*``)."""
     rows, cols, scale, ptr = [], [], [], [0]
     for r in algebra.psd:
-        rr, cc, sc = svec_index(r)
+        rr, cc, sc = svec_indices(r)
         rows.append(rr)
         cols.append(cc)
         scale.append(sc)

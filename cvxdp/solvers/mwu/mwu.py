@@ -29,11 +29,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from cvxdp.jordan import Product
+from cvxdp.jordan import Product, svec_indices
 from cvxdp.progress import progress_bar
 from cvxdp.solvers.mwu.loop import RowGaussianNoise, prepare_loop, run_loop
 from cvxdp.solvers.mwu.oracles import ExactOracle, ExponentialOracle
-from cvxdp.transform.scp import svec_index
 
 __all__ = ["BlockAlgebra", "MWUResult", "scmwu"]
 
@@ -87,7 +86,7 @@ class BlockAlgebra:
         self._psd_groups: dict[int, np.ndarray] = {}
         for o, r in zip(self._psd_off, self.psd, strict=True):
             self._psd_groups.setdefault(r, []).append(o)  # type: ignore[arg-type]
-        self._svec = {r: svec_index(r) for r in set(self.psd)}
+        self._svec = {r: svec_indices(r) for r in set(self.psd)}
         self._psd_groups = {r: np.asarray(v) for r, v in self._psd_groups.items()}
         self.blocks = ([("nonneg", self.nonneg)] if self.nonneg else []) + [
             ("soc", q) for q in self.soc] + [("psd", r) for r in self.psd]

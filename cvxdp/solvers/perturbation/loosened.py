@@ -23,12 +23,13 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from cvxdp.jordan import svec_indices
 from cvxdp.solution import relative_scale
 from cvxdp.solvers.certificate import loosened_program, reached_coordinates, unit_reach
 from cvxdp.solvers.public_part import BOX_SOLVES_MAX, psd_implied_box, public_bounds
 from cvxdp.transform.canon import user_columns, variables_at
 from cvxdp.transform.epigraph import hypograph_cones, hypograph_members
-from cvxdp.transform.scp import orthant_rows_added, svec_index, with_exp_tail
+from cvxdp.transform.scp import orthant_rows_added, with_exp_tail
 
 __all__ = ["LOOSENED_BOX_MAX", "loosened_box", "solve_loosened", "unbounded_hint", "with_box",
            "objective_reaches_private_rows"]
@@ -285,7 +286,7 @@ def _psd_off_diagonal(prog: Any) -> np.ndarray:
         sub = A[blk.start:blk.start + blk.size]
         if np.any(np.diff(sub.indptr) != 1):
             continue
-        on_diag = np.equal(*svec_index(blk.order)[:2])
+        on_diag = np.equal(*svec_indices(blk.order)[:2])
         off.append(sub.indices[~on_diag])
         diag.append(sub.indices[on_diag])
     if not off:
