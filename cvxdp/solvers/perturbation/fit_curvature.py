@@ -305,7 +305,7 @@ def joint_square_gap(model: FitModel, delta: float, sigma: np.ndarray, beta: flo
     gram = sparse_gram(model, sigma)
     if gram is not None:
         col2, spec, rank = gram
-        V = l2_norm_bound(col2, float(col2.sum()), spec, rank, beta, noise)
+        V = l2_norm_bound(col2, spec, rank, beta, noise)
     else:
         M = noise_map(model)
         if M is None:

@@ -125,7 +125,8 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
     # every private term is a square beside a nonnegative public part (public structure only)
     squares_only = bool(squares) and not (smooths or bilinear or lips or affs) and (
         model.public_part is None or model.public_part.is_nonneg())
-    floored = [t for t in squares if _isotropic_perp(t, sigma, noise)] if squares_only else []
+    floored = [(t, iso) for t in squares
+               if (iso := _isotropic_perp(t, sigma, noise)) is not None] if squares_only else []
     b = beta / (2 * len(squares) + len(smooths) + 2 * len(bilinear) + bool(lips) + bool(affs)
                 + model.single_norm + floor_events + conjugate + joint + len(floored))
     gap, sup = delta, 0.0
@@ -182,35 +183,30 @@ def fit_bounds(model: FitModel, primal: dict[str, Any], noisy_y: tuple[np.ndarra
             model.public_part is None or model.public_part.is_nonneg()):
         lower = max(lower, _reverse_triangle_lower(h_min, math.sqrt(weighted)))
     if floored:
-        lower = max(lower, _square_floors(model, floored, primal, noisy_y, sigma, b, noise))
+        lower = max(lower, _square_floors(model, floored, primal, noisy_y, b))
     return h_pt + sup, lower, gap
 
 
-def _square_floors(model: FitModel, terms: list[FitTerm], primal: dict[str, Any],
-                   noisy_y: tuple[np.ndarray, ...], sigma: np.ndarray, b: float, noise: str
-                   ) -> float:
+def _square_floors(model: FitModel, terms: list[tuple[FitTerm, tuple[float, int]]],
+                   primal: dict[str, Any], noisy_y: tuple[np.ndarray, ...], b: float) -> float:
     """A lower bound on the TRUE optimum when every private term is a square ``lam_k ||a_k(x,
     y)||^2`` beside a public part ``>= 0``: ``sum_k lam_k ||w_k||^2`` over the isotropic terms
-    (:func:`_isotropic_perp`), ``w_k = (I - P_k) a_k(x, y)`` the residual's part outside the
-    range of ``da_k/dx``, the same vector at every ``x``, so each term is at least ``lam_k
-    ||w_k||^2`` everywhere and the others at least 0.  Its released counterpart ``(I - P_k)
-    a_k(x^, y~) = w_k + (I - P_k) J_k e`` is ``s`` times a noncentral chi-square draw (``k``
-    degrees of freedom, noncentrality ``||w_k||^2 / s^2``): :func:`noncentral_lower` inverts it
-    on one event of ``b`` per term, as :func:`_norm_floor` does for a single norm.  It loses
-    only the fluctuation of ``||(I - P) J e||^2`` around its mean (order ``s^2 sqrt(k)``),
-    where the reverse triangle inequality loses the noise's whole norm (order ``s sqrt(m)``
-    times the residual's): least squares with 5,000 private targets at epsilon 10 had
-    ``optimum_lower = 0`` against ``OPT = 218`` (held-out trial 22a)."""
+    (``terms``: each with its ``(s, k)`` of :func:`_isotropic_perp`), ``w_k = (I - P_k) a_k(x,
+    y)`` the residual's part outside the range of ``da_k/dx``, the same vector at every ``x``,
+    so each term is at least ``lam_k ||w_k||^2`` everywhere and the others at least 0. Its
+    released counterpart ``(I - P_k) a_k(x^, y~) = w_k + (I - P_k) J_k e`` is ``s`` times a
+    noncentral chi-square draw (``k`` degrees of freedom, noncentrality ``||w_k||^2 / s^2``):
+    :func:`noncentral_lower` inverts it on one event of ``b`` per term, as :func:`_norm_floor`
+    does for a single norm. It loses only the fluctuation of ``||(I - P) J e||^2`` around its
+    mean (order ``s^2 sqrt(k)``), where the reverse triangle inequality loses the noise's whole
+    norm (order ``s sqrt(m)`` times the residual's): least squares with 1,200 private targets at
+    epsilon 10, ``optimum_lower`` 3.0 -> 25.0 (``OPT = 34.5``); with 5,000 (``OPT = 218``) the
+    fluctuation is about ``OPT`` and both stay at 0 (held-out trial 22a)."""
     total = 0.0
-    for t in terms:
-        s, k = _isotropic_perp(t, sigma, noise)
-        with _at_point(model, primal, noisy_y):
-            r = t.residual.value
-        if r is None:
-            continue
-        r = np.asarray(r, dtype=float).ravel(order="F")
-        rho = float(np.linalg.norm(r - t.Q @ (t.Q.T @ r)))
-        total += t.lam * s * s * noncentral_lower(rho * rho / (s * s), k, b)
+    for t, (s, k) in terms:
+        rho = _perp_residual(model, t, primal, noisy_y)
+        if rho is not None:
+            total += t.lam * s * s * noncentral_lower(rho * rho / (s * s), k, b)
     return total
 
 
@@ -456,9 +452,6 @@ def _faces_box(lo: np.ndarray, hi: np.ndarray, x_pt: np.ndarray, level: float,
     return None
 
 
-#: Clarabel's tolerances for the lower bound's solves (as fit_dual's linearised solve)
-
-
 def _entry_box(prob: cp.Problem, c: Any, n: int, cons: list[Any], xvars: list[cp.Variable]
                ) -> tuple[np.ndarray, np.ndarray]:
     """Each entry's smallest and largest value over ``prob``'s set (``c`` its objective's
@@ -643,12 +636,9 @@ def _norm_floor(model: FitModel, term: FitTerm, primal: dict[str, Any],
     :func:`~cvxdp.solvers.perturbation.noise_tails.noncentral_lower` inverts its quantile: one
     event of ``beta`` instead of the two above, and no union of the cross term's and the
     norm's tails (the gallery's l2 regression at epsilon 10: floor 0.318 -> 0.35, true 0.419)."""
-    with _at_point(model, primal, noisy_y):
-        r = term.residual.value
-    if r is None:
+    rho = _perp_residual(model, term, primal, noisy_y)
+    if rho is None:
         return -math.inf
-    r = np.asarray(r, dtype=float).ravel(order="F")
-    rho = float(np.linalg.norm(r - term.Q @ (term.Q.T @ r)))
     iso = _isotropic_perp(term, sigma, noise)
     if iso is not None:
         s, k = iso
@@ -656,6 +646,19 @@ def _norm_floor(model: FitModel, term: FitTerm, primal: dict[str, Any],
     V = noise_norm(term.J_perp, sigma, beta, "l2", noise)
     s1 = noise_norm(term.J_perp, sigma, beta, "abs", noise)
     return term.lam * (math.sqrt(max(rho * rho - V * V + s1 * s1, 0.0)) - s1)
+
+
+def _perp_residual(model: FitModel, term: FitTerm, primal: dict[str, Any],
+                   noisy_y: tuple[np.ndarray, ...]) -> float | None:
+    """``rho = ||(I - Q Q') a(x^, y~)||``: the released residual's part outside the space ``Q``
+    spans (the same at every ``x``; :func:`_norm_floor`, :func:`_square_floors`); None when the
+    residual has no value."""
+    with _at_point(model, primal, noisy_y):
+        r = term.residual.value
+    if r is None:
+        return None
+    r = np.asarray(r, dtype=float).ravel(order="F")
+    return float(np.linalg.norm(r - term.Q @ (term.Q.T @ r)))
 
 
 def _isotropic_perp(term: FitTerm, sigma: np.ndarray, noise: str) -> tuple[float, int] | None:

@@ -53,8 +53,8 @@ def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
         return 0.0
     spec = spectral_bound(M)
     if norm == "l2":
-        return l2_norm_bound(np.asarray(M.multiply(M).sum(axis=0)).ravel(),
-                             float(M.multiply(M).sum()), spec, min(M.shape), beta, noise)
+        return l2_norm_bound(np.asarray(M.multiply(M).sum(axis=0)).ravel(), spec, min(M.shape),
+                             beta, noise)
     if noise == "laplace":
         if norm == "l1":
             w = np.asarray(abs(M).sum(axis=0)).ravel()
@@ -82,15 +82,15 @@ def noise_norm(J: sp.csr_matrix, sigma: np.ndarray, beta: float, norm: str,
     return float(math.sqrt(2.0 / math.pi) * rows.sum() + math.sqrt(M.shape[0]) * spec * tail)
 
 
-def l2_norm_bound(col2: np.ndarray, frob2: float, spec: float, rank: int, beta: float,
-                  noise: str) -> float:
+def l2_norm_bound(col2: np.ndarray, spec: float, rank: int, beta: float, noise: str) -> float:
     """:func:`noise_norm`'s l2 bound (``||M g|| <= V`` with probability ``>= 1 - beta``, ``M =
-    J diag(sigma)``) from what it reads of ``M``: its squared column norms ``col2``, its squared
-    Frobenius norm ``frob2`` (their sum), an upper bound ``spec`` on ``||M||_2`` and an upper
-    bound ``rank`` on its rank.  These are the Gram matrix ``M'M``'s diagonal, trace and
+    J diag(sigma)``) from what it reads of ``M``: its squared column norms ``col2`` (their sum
+    the squared Frobenius norm), an upper bound ``spec`` on ``||M||_2`` and an upper bound
+    ``rank`` on its rank.  These are the Gram matrix ``M'M``'s diagonal, trace and
     largest eigenvalue, the same for every ``U M`` with orthonormal columns ``U``, so a caller
     may pass them from any factor of ``M'M`` (:mod:`cvxdp.solvers.perturbation.fit_curvature`
     does, from a sparse factorisation)."""
+    frob2 = float(np.sum(col2))
     if frob2 <= 0.0:
         return 0.0
     if noise == "laplace":
