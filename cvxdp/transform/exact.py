@@ -107,23 +107,6 @@ class ClarabelSession:
     def __init__(self, scp: SymmetricConeProgram, **opts: Any) -> None:
         import clarabel  # optional solver (not a runtime dependency; SCS is)
 
-        d = scp.dims
-        A, b, n_exp = with_exp_tail(scp)
-        perm = np.arange(A.shape[0])
-        start = d.zero + d.nonneg + sum(d.soc)
-        for r in d.psd:
-            size = r * (r + 1) // 2
-            perm[start:start + size] = start + svec_to_clarabel(r)
-            start += size
-        cones: list[Any] = []
-        if d.zero:
-            cones.append(clarabel.ZeroConeT(d.zero))
-        if d.nonneg:
-            cones.append(clarabel.NonnegativeConeT(d.nonneg))
-        cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
-        cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
-        # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
-        cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
         settings = clarabel.DefaultSettings()
         settings.verbose = False
         # one thread for the KKT factorisation (faer's default: every core): the answer is then
@@ -137,39 +120,208 @@ class ClarabelSession:
             setattr(settings, key, val)
         self._module = clarabel
         self._scp = scp
+        self._settings = settings
         self._c = np.array(scp.c, dtype=float)
-        self._data = (sp.csc_matrix((scp.n, scp.n)), sp.csc_matrix(A[perm]), b[perm], cones,
-                      settings)
-        P, A_, b_, cones_, settings_ = self._data
-        self._solver = clarabel.DefaultSolver(P, self._c, A_, b_, cones_, settings_)
+        self._squares = square_terms(scp)
+        self._lift: _SquaresLift | None = None
+        self._solver = self._build(self._c)
         self._unused = True  # built for self._c, not solved or updated since
         #: whether the last answer came from a solver built for its cost and solved once: the
         #: answer :func:`solve_exact` gives (Clarabel's answer to a cost reached by an update
         #: can differ from it in the last bits)
         self.last_fresh = False
 
+    def _build(self, c: np.ndarray, lift: bool = True) -> Any:
+        """A Clarabel solver for cost ``c``: on the program with its objective's squares as a
+        quadratic cost (:class:`_SquaresLift`) when it has some, else on the cone program."""
+        chosen = [k for k in self._squares if c[k[2]] > 0] if lift else []
+        self._lift = _SquaresLift(self._scp, c, chosen) if chosen else None
+        if self._lift is not None:
+            P, q, A, b, cones = self._lift.data(self._module, c)
+        else:
+            P, A, b, cones = _cone_data(self._module, self._scp)
+            q = c
+        return self._module.DefaultSolver(P, q, A, b, cones, self._settings)
+
     def solve(self, c: np.ndarray, started: float | None = None) -> ExactSolution:
         """Minimise ``c'x`` over the program's set (its offset added to the value)."""
         t0 = time.perf_counter() if started is None else started
         c = np.asarray(c, dtype=float)
         if not np.array_equal(c, self._c):
-            if self._solver.is_data_update_allowed():
-                self._solver.update(q=c)
+            lift = self._lift
+            if self._solver.is_data_update_allowed() and (
+                    lift.same_squares(c) if lift is not None
+                    else not any(c[k[2]] > 0 for k in self._squares)):
+                self._solver.update(q=c if lift is None else lift.cost(c))
                 self._unused = False
             else:
-                P, A, b, cones, settings = self._data
-                self._solver = self._module.DefaultSolver(P, c, A, b, cones, settings)
+                self._solver = self._build(c)
                 self._unused = True
             self._c = c.copy()
         self.last_fresh, self._unused = self._unused, False
         sol = self._solver.solve()
-        elapsed = time.perf_counter() - t0
         name = str(sol.status).split(".")[-1]
+        if self._lift is not None and name != "Solved":
+            # the quadratic form did not settle: the cone program's own solve, as before
+            self._solver = self._build(c, lift=False)
+            self.last_fresh = True
+            sol = self._solver.solve()
+            name = str(sol.status).split(".")[-1]
+        elapsed = time.perf_counter() - t0
         status = {"Solved": cp.OPTIMAL, "AlmostSolved": cp.OPTIMAL_INACCURATE,
                   "PrimalInfeasible": cp.INFEASIBLE, "AlmostPrimalInfeasible": cp.INFEASIBLE,
                   "DualInfeasible": cp.UNBOUNDED, "AlmostDualInfeasible": cp.UNBOUNDED
                   }.get(name, cp.SOLVER_ERROR)
-        return _result(self._scp, np.asarray(sol.x), status, elapsed, "CLARABEL", c=c)
+        x = np.asarray(sol.x)
+        if self._lift is not None and status in cp.settings.SOLUTION_PRESENT:
+            x = self._lift.point(x)
+        return _result(self._scp, x, status, elapsed, "CLARABEL", c=c)
+
+
+def _cone_data(clarabel: Any, scp: SymmetricConeProgram) -> tuple[Any, ...]:
+    """``(P, A, b, cones)`` of the cone program for Clarabel (``P = 0``; its rows in
+    Clarabel's order: the PSD blocks' triangles permuted, the exponential tail last)."""
+    d = scp.dims
+    A, b, n_exp = with_exp_tail(scp)
+    perm = _clarabel_rows(d, A.shape[0], d.zero + d.nonneg + sum(d.soc))
+    cones: list[Any] = []
+    if d.zero:
+        cones.append(clarabel.ZeroConeT(d.zero))
+    if d.nonneg:
+        cones.append(clarabel.NonnegativeConeT(d.nonneg))
+    cones += [clarabel.SecondOrderConeT(q) for q in d.soc]
+    cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
+    # Clarabel's exponential cone is SCS's: cl{(u, v, w): v > 0, v exp(u / v) <= w}
+    cones += [clarabel.ExponentialConeT() for _ in range(n_exp)]
+    return sp.csc_matrix((scp.n, scp.n)), sp.csc_matrix(A[perm]), b[perm], cones
+
+
+def _clarabel_rows(d: Any, m: int, psd_start: int) -> np.ndarray:
+    """The row permutation that puts each PSD block (starting at ``psd_start``) in
+    Clarabel's triangle order; the identity elsewhere."""
+    perm = np.arange(m)
+    start = psd_start
+    for r in d.psd:
+        size = r * (r + 1) // 2
+        perm[start:start + size] = start + svec_to_clarabel(r)
+        start += size
+    return perm
+
+
+def square_terms(scp: SymmetricConeProgram) -> list[tuple[int, int, int, float]]:
+    """``(head row, member row, column, kappa)`` of the squares a cost can lift
+    (:class:`_SquaresLift`): the second-order cones of :func:`square_cones` whose ``t`` column
+    appears in no other row (the exponential tail's included).  Kept with the program while its
+    rows are the same objects (a session is built per level of the objective certificate)."""
+    d = scp.dims
+    if not d.soc:
+        return []
+    cached = scp.meta.get("_square_terms")
+    if cached is not None and cached[0] is scp.A and cached[1] is scp.b:
+        return cached[2]
+    A, b, _ = with_exp_tail(scp)
+    A = sp.csc_matrix(A)
+    out = []
+    for head, member, j in square_cones(scp.A, scp.b, d.soc, d.zero + d.nonneg):
+        rows = A.indices[A.indptr[j]:A.indptr[j + 1]]
+        if rows.size == 2 and set(rows.tolist()) == {head, member}:
+            a, a1 = -float(A[head, j]), -float(A[member, j])
+            out.append((head, member, j, 2.0 * (a * float(b[head]) - a1 * float(b[member]))))
+    scp.meta["_square_terms"] = (scp.A, scp.b, out)
+    return out
+
+
+class _SquaresLift:
+    """The program with each square in its objective as a quadratic cost, for Clarabel.
+
+    CVXPY writes ``t >= ||r||^2 / kappa`` as the second-order cone ``(h + a t, g + a' t, r)``
+    (:func:`cvxdp.transform.epigraph.square_cones`: ``s_0^2 - s_1^2 = kappa t`` with ``kappa =
+    2 (a h - a' g) > 0``).  Where ``t`` appears in no other row and the cost gives it a weight
+    ``c_t > 0``, every minimiser has ``t = ||r||^2 / kappa``, so the program is the same as the
+    one without ``t`` and its cone, with the rows ``r = b_r - A_r x`` as new variables ``u``
+    (equality rows) and the cost ``(c_t / kappa) ||u||^2``: Clarabel's quadratic cost, as
+    CVXPY gives it to Clarabel for its own solve of ``sum_squares``.  The interior-point method
+    then no longer carries a cone whose slack is a relative ``1 / t`` of its entries (the
+    stalls :func:`_rescaled_squares` works around), and the quadratic's KKT block is diagonal:
+    on a 20,000-entry smoothing program 0.22 s against 1.15 s, on a 5,000 x 200 lasso 5.7 s
+    against 14 s, the same values to 3e-9 relative.  The point is mapped back with ``t`` the
+    cone's tight value at the returned ``x`` (the cone row then holds exactly), so the value
+    ``c'x`` is the program's at a point of its set.  Public structure: the program's rows and
+    the cost's signs.
+    """
+
+    def __init__(self, scp: SymmetricConeProgram, c: np.ndarray,
+                 cones: list[tuple[int, int, int, float]]) -> None:
+        d = scp.dims
+        A, b, n_exp = with_exp_tail(scp)
+        A = sp.csc_matrix(A)
+        starts = d.zero + d.nonneg + np.concatenate([[0], np.cumsum(d.soc)[:-1]]).astype(int)
+        size = dict(zip(starts.tolist(), d.soc, strict=True))
+        cols = np.array([j for _, _, j, _ in cones], dtype=int)
+        self.cols = cols
+        self.candidates = np.array([j for _, _, j, _ in square_terms(scp)], dtype=int)
+        self.kept = np.setdiff1d(np.arange(scp.n), cols)
+        self.weights = np.asarray(c, dtype=float)[cols].copy()
+        rest, dropped, spans = [], np.zeros(A.shape[0], dtype=bool), []
+        at = 0
+        for head, member, _, kappa in cones:
+            rows = np.arange(head, head + size[head])
+            dropped[rows] = True
+            r = rows[(rows != head) & (rows != member)]
+            rest.append(r)
+            spans.append((at, at + r.size, kappa))
+            at += r.size
+        self.rest = np.concatenate(rest)
+        self.spans = spans
+        nu = at
+        other = np.flatnonzero(~dropped[d.zero:]) + d.zero
+        Ak = A[:, self.kept]
+        self.A_rest = sp.csr_matrix(Ak[self.rest])
+        self.b_rest = np.asarray(b, dtype=float)[self.rest]
+        An = sp.vstack([
+            sp.hstack([Ak[:d.zero], sp.csc_matrix((d.zero, nu))]),
+            sp.hstack([Ak[self.rest], sp.identity(nu, format="csc")]),
+            sp.hstack([Ak[other], sp.csc_matrix((other.size, nu))])], format="csc")
+        bn = np.concatenate([b[:d.zero], self.b_rest, b[other]])
+        heads = {h for h, _, _, _ in cones}
+        self.soc = tuple(q for s, q in size.items() if s not in heads)
+        perm = _clarabel_rows(d, An.shape[0], d.zero + nu + d.nonneg + sum(self.soc))
+        self._A, self._b = An[perm], bn[perm]
+        self._dims, self._nu, self._n_exp = d, nu, n_exp
+
+    def same_squares(self, c: np.ndarray) -> bool:
+        """Whether cost ``c`` lifts the same squares with the weights this lift was built with
+        (only the linear part then changes)."""
+        c = np.asarray(c, dtype=float)
+        return bool(np.array_equal(c[self.cols], self.weights)) and int(
+            np.count_nonzero(c[self.candidates] > 0)) == self.cols.size
+
+    def cost(self, c: np.ndarray) -> np.ndarray:
+        """The linear cost over ``(x without the squares' t, u)``."""
+        return np.concatenate([np.asarray(c, dtype=float)[self.kept], np.zeros(self._nu)])
+
+    def data(self, clarabel: Any, c: np.ndarray) -> tuple[Any, ...]:
+        """``(P, q, A, b, cones)`` for Clarabel."""
+        d = self._dims
+        diag = np.zeros(self.kept.size + self._nu)
+        for (lo, hi, kappa), w in zip(self.spans, self.weights, strict=True):
+            diag[self.kept.size + lo:self.kept.size + hi] = 2.0 * w / kappa
+        cones: list[Any] = [clarabel.ZeroConeT(d.zero + self._nu)]
+        if d.nonneg:
+            cones.append(clarabel.NonnegativeConeT(d.nonneg))
+        cones += [clarabel.SecondOrderConeT(q) for q in self.soc]
+        cones += [clarabel.PSDTriangleConeT(r) for r in d.psd]
+        cones += [clarabel.ExponentialConeT() for _ in range(self._n_exp)]
+        return sp.diags_array(diag).tocsc(), self.cost(c), self._A, self._b, cones
+
+    def point(self, z: np.ndarray) -> np.ndarray:
+        """The program's point: ``x`` with each square's ``t = ||b_r - A_r x||^2 / kappa``."""
+        x = np.zeros(self.kept.size + self.cols.size)
+        x[self.kept] = z[:self.kept.size]
+        r = self.b_rest - self.A_rest @ x[self.kept]
+        for j, (lo, hi, kappa) in zip(self.cols, self.spans, strict=True):
+            x[j] = float(r[lo:hi] @ r[lo:hi]) / kappa
+        return x
 
 
 def _scs(scp: SymmetricConeProgram, **opts: Any) -> ExactSolution:

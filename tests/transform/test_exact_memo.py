@@ -76,10 +76,14 @@ def test_a_private_answers_reference_is_solved_once(monkeypatch):
 def test_a_sessions_fresh_answer_is_solve_exacts():
     # the first cost of a session is solved by a solver built for it: the answer solve_exact
     # gives (to the bit), which bound_solve then takes instead of solving again; an updated
-    # cost's answer is not marked fresh
+    # cost's answer is not marked fresh (a cost that weighs the objective's squares otherwise
+    # builds a new solver: exact._SquaresLift, whose quadratic cost it changes)
     scp = _program()
     rng = np.random.default_rng(9)
-    c0, c1 = rng.normal(size=scp.n), rng.normal(size=scp.n)
+    c0 = rng.normal(size=scp.n)
+    free = np.setdiff1d(np.arange(scp.n), [j for _, _, j, _ in exact.square_terms(scp)])
+    c1 = c0.copy()
+    c1[free] = rng.normal(size=free.size)
     prog = dataclasses.replace(scp, c=c0)
     session = exact.ClarabelSession(prog)
     first = session.solve(c0)
@@ -92,3 +96,46 @@ def test_a_sessions_fresh_answer_is_solve_exacts():
     assert not session.last_fresh
     session.solve(c0)
     assert not session.last_fresh
+
+
+def test_a_cost_that_reweighs_a_square_builds_a_fresh_solver():
+    scp = _program()
+    (_, _, j, _), = exact.square_terms(scp)
+    session = exact.ClarabelSession(scp)
+    session.solve(scp.c)
+    c = np.array(scp.c, dtype=float)
+    c[j] *= 2.0
+    twice = session.solve(c)
+    assert session.last_fresh
+    assert twice.value == exact.solve_exact(dataclasses.replace(scp, c=c)).value
+
+
+def test_squares_in_the_objective_are_solved_as_clarabels_quadratic_cost():
+    # the squares' epigraphs leave the cone program and return as Clarabel's quadratic cost,
+    # as CVXPY hands sum_squares to Clarabel: the same optimum as CVXPY's own solve, and a
+    # point of the cone program's set (each t at its cone's tight value)
+    rng = np.random.default_rng(11)
+    n = 400
+    y = rng.normal(size=n).cumsum()
+    x = cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(x - y) + 10 * cp.sum_squares(cp.diff(x))),
+                      [x >= y.min()])
+    scp = cvxdp.transform.to_scp(prob)
+    assert len(exact.square_terms(scp)) == 2
+    sol = exact.solve_exact(scp)
+    prob.solve(solver="CLARABEL")
+    assert sol.status == cp.OPTIMAL
+    assert abs(sol.value - prob.value) <= 1e-8 * abs(prob.value)
+    s = scp.b - scp.A @ sol.x
+    d = scp.dims
+    head = d.zero + d.nonneg
+    for q in d.soc:
+        block = s[head:head + q]
+        assert block[0] >= np.linalg.norm(block[1:]) - 1e-9 * (1.0 + abs(block[0]))
+        head += q
+    # the cone program solved without the lift reaches the same value
+    plain = exact.ClarabelSession(dataclasses.replace(scp, c=np.zeros(scp.n)))
+    plain._solver = plain._build(np.asarray(scp.c, dtype=float), lift=False)
+    plain._c = np.asarray(scp.c, dtype=float)
+    cone = plain.solve(scp.c)
+    assert abs(cone.value - sol.value) <= 1e-6 * abs(sol.value)

@@ -12,6 +12,7 @@ true block on the noise event.  ``min sum_squares(x - y), |x| <= 2, a'x <= 1`` w
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import cvxpy as cp
@@ -19,6 +20,9 @@ import numpy as np
 import pytest
 
 import cvxdp
+
+BESIDE = ("noisy objective's minimiser over the tightened constraints (fit terms beside private "
+          "constraints)")
 
 
 def _model(maximise: bool = False):
@@ -42,7 +46,13 @@ def test_the_counterparts_point_is_certified_inside_its_epigraph(maximise, seed)
         warnings.simplefilter("ignore")
         sol = prob.solve_private(epsilon=10.0, delta=1e-6, rng=seed, private=specs,
                                  mechanism="perturbation", reference=True)
-    assert sol.info["point"] == "tightened counterpart"
+    # the counterpart's point, or the fit terms' minimiser over the same tightened constraints
+    # (the same point here: their certificates tie, so which one is named is solver rounding);
+    # the counterpart's own certificate is among the candidates then
+    assert sol.info["point"] in ("tightened counterpart", BESIDE)
+    own = sol.info.get("point_candidates", {}).get("tightened counterpart")
+    if own is not None:
+        assert float(re.search(r"violation <= (\S+),", own).group(1)) <= 1e-6
     # the counterpart holds every true block on the noise event; only solver tolerance is left
     assert sol.certificate.violation_bound <= 1e-6
     assert sol.validation.max_violation <= sol.certificate.violation_bound + 1e-9
