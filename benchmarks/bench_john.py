@@ -271,10 +271,11 @@ def sweep_matrix(family: str, n: int, d: int, g: np.random.Generator) -> tuple[n
 
 def uniform_floor_draws(A: np.ndarray, E, *, epsilon: float, delta: float, closeness: float,
                         row_bound: float, g: np.random.Generator,
-                        more: np.random.Generator | None = None) -> np.ndarray:
+                        more: np.random.Generator | None = None,
+                        draws: int = FLOOR_DRAWS) -> np.ndarray:
     """Fitted ratios of the uniform-weights Gram matrix released with the WHOLE budget (one
     Gaussian release, nothing else), post-processed as the library does: one row per draw of the
-    noise (one from ``g``, ``FLOOR_DRAWS - 1`` more from ``more`` when given), columns unshifted
+    noise (one from ``g``, ``draws - 1`` more from ``more`` when given), columns unshifted
     (``project_psd``) and shifted (D0, ``shifted_gram``)."""
     from cvxdp.geometry.john.core import project_psd
     from cvxdp.geometry.john.john_select import shifted_gram
@@ -287,7 +288,7 @@ def uniform_floor_draws(A: np.ndarray, E, *, epsilon: float, delta: float, close
         closeness=closeness, row_bound=row_bound, max_weight=d / n))
     Q0 = (Ac.T @ Ac) * (d / n)
     out = []
-    for gen in [g] + [more] * ((FLOOR_DRAWS - 1) if more is not None else 0):
+    for gen in [g] + [more] * ((draws - 1) if more is not None else 0):
         G = gen.standard_normal((d, d)) * sigma
         released = Q0 + (G + G.T) / 2
         out.append([shrunk_ratio(Ellipsoid.from_matrix(M), A, E)
@@ -314,8 +315,10 @@ def shrunk_ratio(F, A: np.ndarray, E) -> float:
     return F.scaled(1 / max(math.sqrt(float(F.support_ratios(A).max())), 1.0)).volume_ratio(E)
 
 
-def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
-    """``count`` random configurations: private (as the user gets it) vs uniform weights."""
+def sweep_rows(count: int = 200, seed: int = 0, floor_draws: int = FLOOR_DRAWS) -> list[dict]:
+    """``count`` random configurations: private (as the user gets it) vs uniform weights.
+    ``floor_draws``: noise draws averaged into the floor (the configurations and the private
+    runs do not depend on it: the draws after the first come from their own generator)."""
     from cvxdp.geometry.john.john_iter import fixed_point_weights
 
     g = np.random.default_rng(seed)
@@ -339,7 +342,8 @@ def sweep_rows(count: int = 200, seed: int = 0) -> list[dict]:
         t = time.perf_counter() - t
         private = shrunk_ratio(sol.ellipsoid, A, E)
         fl = uniform_floor_draws(A, E, epsilon=epsilon, delta=1e-6, closeness=eps0,
-                                 row_bound=factor, g=g, more=np.random.default_rng([seed, i]))
+                                 row_bound=factor, g=g, more=np.random.default_rng([seed, i]),
+                                 draws=floor_draws)
         floor = float(fl.mean(axis=0).max())  # = uniform_floor(...): a fixed choice
         mean = mean5 = private
         above = floor - uniform >= -0.01  # the same test as the table's (float rounding)
@@ -411,10 +415,13 @@ if __name__ == "__main__":
     ap.add_argument("--sweep", action="store_true", help="randomised sweep (issue 34)")
     ap.add_argument("--count", type=int, default=200, help="configurations of --sweep")
     ap.add_argument("--seed", type=int, default=0, help="seed of --sweep's configurations")
+    ap.add_argument("--floor-draws", type=int, default=FLOOR_DRAWS,
+                    help="noise draws averaged into --sweep's floor (the standard error of the "
+                         "floor's mean is the per-draw sd over its square root)")
     args = ap.parse_args()
     if args.sweep:
         t0 = time.perf_counter()
-        table = sweep_table(sweep_rows(args.count, args.seed))
+        table = sweep_table(sweep_rows(args.count, args.seed, args.floor_draws))
         print(f"\nsweep seed={args.seed}, {args.count} configurations, "
               f"{time.perf_counter() - t0:.0f} s\n{table}")
     else:
