@@ -158,13 +158,20 @@ def exp_sum_bound(w: np.ndarray, beta: float) -> float:
     # the grid's 400 values at once, in blocks of columns so that memory stays ~ 400 x 4096;
     # ln(1 - t w_j) is evaluated once per distinct w_j (the same numbers, summed in the same
     # order: noise of one scale over many entries repeats a few weights)
+    # a block whose weights repeat an earlier block's (one noise scale over many entries: every
+    # full block) has the same sums, which are reused
     uniq, where = np.unique(w, return_inverse=True)
     table = np.log1p(-np.outer(ts, uniq)) if uniq.size < w.size else None
     logs = np.zeros(ts.size)
+    sums: dict[bytes, np.ndarray] = {}
     for start in range(0, w.size, 4096):
-        block = (np.log1p(-np.outer(ts, w[start:start + 4096])) if table is None
-                 else np.ascontiguousarray(table[:, where[start:start + 4096]]))
-        logs += block.sum(axis=1)
+        if table is None:
+            logs += np.log1p(-np.outer(ts, w[start:start + 4096])).sum(axis=1)
+            continue
+        key = where[start:start + 4096].tobytes()
+        if key not in sums:
+            sums[key] = np.ascontiguousarray(table[:, where[start:start + 4096]]).sum(axis=1)
+        logs += sums[key]
     return float(np.min((math.log(1.0 / beta) - logs) / ts))
 
 

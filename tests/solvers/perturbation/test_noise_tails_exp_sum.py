@@ -22,6 +22,7 @@ def _term_by_term(w: np.ndarray, beta: float) -> float:
 
 @pytest.mark.parametrize("w", [
     np.full(2000, 0.05),                                   # one noise scale over many entries
+    np.full(20000, 0.05),                                  # ... whose full blocks repeat
     np.repeat([0.1, 0.7, 0.3], 3000),                      # a few scales, several blocks
     np.r_[np.zeros(5), np.full(5000, 0.3), [2.0]],        # zeros dropped
     np.random.default_rng(0).uniform(0, 1, 300),           # all distinct
