@@ -134,8 +134,5 @@ def test_squares_in_the_objective_are_solved_as_clarabels_quadratic_cost():
         assert block[0] >= np.linalg.norm(block[1:]) - 1e-9 * (1.0 + abs(block[0]))
         head += q
     # the cone program solved without the lift reaches the same value
-    plain = exact.ClarabelSession(dataclasses.replace(scp, c=np.zeros(scp.n)))
-    plain._solver = plain._build(np.asarray(scp.c, dtype=float), lift=False)
-    plain._c = np.asarray(scp.c, dtype=float)
-    cone = plain.solve(scp.c)
+    cone = exact.ClarabelSession(scp, lift=False).solve(scp.c)
     assert abs(cone.value - sol.value) <= 1e-6 * abs(sol.value)
