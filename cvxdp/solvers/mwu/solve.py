@@ -67,9 +67,12 @@ _SHARP_EXACT_SOLVES = 20
 #: interior-point solve of the same cones and one more row (a Clarabel session per level, set
 #: up once).  Symmetric cones (LP, SOC, PSD) take a tenth (the compile dominates: 1-3 ms
 #: against 20-30 ms on trial 14's models); exponential cones, solved on Clarabel's
-#: nonsymmetric path (more iterations, each dearer), a third (trial 23's Poisson regression,
-#: 300 cones: 13.6 ms a bound solve against 38 ms the exact solve), as ``(tenths, thirds)``
-_SHARP_SHARE = (10, 3)
+#: nonsymmetric path (about twice the exact solve's iterations on a level set, each dearer), a
+#: half: trial 23's Poisson regression (300 cones) measured 0.18-0.49 of the exact solve
+#: (median 0.35) over 15 paired runs at epsilon 1e6, 10 and 1, the thin level sets of large
+#: epsilon at the top; counted at the top, the budget holds on them too.  As the
+#: denominators ``(symmetric, exponential)``
+_SHARP_SHARE = (10, 2)
 #: the budget of a program of symmetric cones only, the largest (20 exact solves at a tenth)
 _SHARP_MAX_SOLVES = _SHARP_EXACT_SOLVES * _SHARP_SHARE[0]
 
@@ -78,14 +81,15 @@ def sharp_budget(prog: Any) -> int:
     """Bound solves the second-order bound may make over ``prog``'s public set: about
     :data:`_SHARP_EXACT_SOLVES` exact solves' time, each solve costing its level program's
     rows at their cone's share (:data:`_SHARP_SHARE`; public structure only, so the budget and
-    the bound it buys are the same on every machine).  200 without exponential cones; 60 when
+    the bound it buys are the same on every machine).  200 without exponential cones; 40 when
     (nearly) every row is in one."""
     tail = getattr(prog, "exp_tail", None)
     exp = 0 if tail is None else 3 * int(tail.cones)
     sym = int(prog.m) + 1  # the level row c~'x <= c~'x~ + d
-    tenths, thirds = _SHARP_SHARE
-    # floor(E (sym + exp) / (sym / tenths + exp / thirds)), in integers
-    return _SHARP_EXACT_SOLVES * tenths * thirds * (sym + exp) // (thirds * sym + tenths * exp)
+    per_sym, per_exp = _SHARP_SHARE
+    # floor(E (sym + exp) / (sym / per_sym + exp / per_exp)), in integers
+    return _SHARP_EXACT_SOLVES * per_sym * per_exp * (sym + exp) // (per_exp * sym
+                                                                       + per_sym * exp)
 
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
