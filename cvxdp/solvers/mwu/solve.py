@@ -57,11 +57,39 @@ from cvxdp.transform.support import exp_cone_reason
 
 __all__ = ["solve_mwu", "ObjectiveNotOptimisedWarning", "AccuracyNotGuaranteedWarning"]
 
-#: bound solves the second-order bound may make: the time target is 20x the exact solve, and a
-#: bound solve (one Clarabel session over the level set) costs about a tenth of the exact
-#: solve through CVXPY (measured 1-3 ms against 20-30 ms on trial 14's models); it is not
-#: started when two levels (2 solves per private coordinate each) do not fit
-_SHARP_MAX_SOLVES = 200
+#: the second-order bound's solves are held to about this many exact solves' time: the time
+#: target's ceiling (no model above 20x the exact solve); it is not started when
+#: two levels (2 solves per private coordinate each) do not fit (docs/certificates.md,
+#: "Objective perturbation")
+_SHARP_EXACT_SOLVES = 20
+#: a bound solve's cost per row of the level program, as a share of the exact solve: the exact
+#: solve is CVXPY's compile plus one interior-point solve of the user's cones, a bound solve one
+#: interior-point solve of the same cones and one more row (a Clarabel session per level, set
+#: up once).  Symmetric cones (LP, SOC, PSD) take a tenth (the compile dominates: 1-3 ms
+#: against 20-30 ms on trial 14's models); exponential cones, solved on Clarabel's
+#: nonsymmetric path (about twice the exact solve's iterations on a level set, each dearer), a
+#: half: trial 23's Poisson regression (300 cones) measured 0.18-0.49 of the exact solve
+#: (median 0.35) over 15 paired runs at epsilon 1e6, 10 and 1, the thin level sets of large
+#: epsilon at the top; counted at the top, the budget holds on them too.  As the
+#: denominators ``(symmetric, exponential)``
+_SHARP_SHARE = (10, 2)
+#: the budget of a program of symmetric cones only, the largest (20 exact solves at a tenth)
+_SHARP_MAX_SOLVES = _SHARP_EXACT_SOLVES * _SHARP_SHARE[0]
+
+
+def sharp_budget(prog: Any) -> int:
+    """Bound solves the second-order bound may make over ``prog``'s public set: about
+    :data:`_SHARP_EXACT_SOLVES` exact solves' time, each solve costing its level program's
+    rows at their cone's share (:data:`_SHARP_SHARE`; public structure only, so the budget and
+    the bound it buys are the same on every machine).  200 without exponential cones; 40 when
+    (nearly) every row is in one."""
+    tail = getattr(prog, "exp_tail", None)
+    exp = 0 if tail is None else 3 * int(tail.cones)
+    sym = int(prog.m) + 1  # the level row c~'x <= c~'x~ + d
+    per_sym, per_exp = _SHARP_SHARE
+    # floor(E (sym + exp) / (sym / per_sym + exp / per_exp)), in integers
+    return _SHARP_EXACT_SOLVES * per_sym * per_exp * (sym + exp) // (per_exp * sym
+                                                                       + per_sym * exp)
 
 _OPTS = {"schedule", "beta", "width", "norm_bound", "search_steps", "search_share"}
 
@@ -201,7 +229,7 @@ def solve_mwu(
         # hand: without a public ball the search is the only finite bound, but 1,600 solves
         # for 200 coordinates (11 s against 0.05 s exact) ended at inf on trial 15's weighted
         # least squares; a level cut by the budget counts as failed (the bound stays valid)
-        budget = _SHARP_MAX_SOLVES
+        budget = sharp_budget(perturbed)
         fits = 4 * supp.size <= budget
         curved = math.inf
         if (alpha is None or alpha > acc) and supp.size > 0:
