@@ -70,7 +70,7 @@ from cvxdp.privacy.objective_perturbation import (
     ObjPertCalibration,
     calibrate_objective_perturbation,
 )
-from cvxdp.status import DEFAULT_ACCURACY
+from cvxdp.status import DEFAULT_ACCURACY, refine_until
 
 __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
            "objective_perturbation"]
@@ -169,7 +169,7 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
             # a split that cannot be calibrated is skipped, never the mechanism
             try:
                 plans.append(_plan_at(model, loss, eps1, eps, level, W, W_star, zeta, beta,
-                                      block))
+                                      block, accuracy))
             except BudgetError as err:
                 refused.append(err)
     if not plans:
@@ -434,18 +434,14 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
              W_star: float, zeta: float, beta: float,
-             block: tuple[float, float] | None = None) -> ObjPertPlan:
+             block: tuple[float, float] | None = None,
+             accuracy: float | None = None) -> ObjPertPlan:
     R, B, n, d, mu = model.feature_bound, model.label_bound, model.n, model.dim, model.mu
     eps2 = eps - eps1
     h = None
     smooth = loss
     if not loss.smooth:
-        kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
-        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h), W the smaller domain bound
-        Wh = W_star
-        h = (math.sqrt(R * R * kappa * Wh * Wh * _inv_expm1(eps1) / (2 * n * e1))
-             if math.isfinite(Wh) and Wh > 0 else 1.0)
-        h = max(h, H_MIN)
+        h = smoothing_width(loss, n, R, B, eps1, W_star, block, accuracy)
         smooth = loss.smoothed(h)
     lam = smooth.smoothness(B) * R * R
     cal = calibrate_objective_perturbation(
@@ -482,6 +478,28 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         score = min(bound, err_h + part_w + bnorm ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
                        bound, cal, joint=joint, split_score=score, noise_norm=bnorm)
+
+
+def smoothing_width(loss: RowLoss, n: int, R: float, B: float, eps1: float, W_star: float,
+                    block: tuple[float, float] | None = None,
+                    accuracy: float | None = None) -> float:
+    """The smoothing width ``h`` of a kinked loss (public; docs/learning.md, 'The smoothing
+    width'), at least :data:`H_MIN`.
+
+    ``h`` minimises ``n e1 h + R~^2 kappa U^2 / (2 (e^eps1 - 1) h)`` -- the smoothing's cost
+    plus the Jacobian ridge's ``Delta U^2 / 2`` at ``Delta = lambda(h) / (e^eps1 - 1)`` -- with
+    ``U`` the public bound on the exact minimiser: ``W*``, or, when ``W*`` is infinite (a free
+    intercept), the coefficients' bound ``W_w`` of :func:`intercept_block` (the block bound's
+    ridge term at a zero intercept, the case ``split_score`` ranks).  With neither, ``h`` spends
+    :func:`cvxdp.status.refine_until`'s share of the requested accuracy on the smoothing at the
+    relative gap's smallest denominator, 1: ``n e1 h = refine_until(accuracy)``."""
+    kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
+    U = W_star if math.isfinite(W_star) else (block[0] if block is not None else math.inf)
+    if math.isfinite(U) and U > 0:
+        h = math.sqrt(R * R * kappa * U * U * _inv_expm1(eps1) / (2 * n * e1))
+    else:
+        h = refine_until(accuracy) / (n * e1)
+    return max(h, H_MIN)
 
 
 def _inv_expm1(x: float) -> float:
