@@ -70,7 +70,7 @@ from cvxdp.privacy.objective_perturbation import (
     ObjPertCalibration,
     calibrate_objective_perturbation,
 )
-from cvxdp.status import DEFAULT_ACCURACY, refine_until
+from cvxdp.status import DEFAULT_ACCURACY
 
 __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
            "objective_perturbation"]
@@ -78,6 +78,9 @@ __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
 #: smallest smoothing width: below it the smoothed loss differs from the loss by less than the
 #: conic solvers' own tolerance (1e-8 relative), so a smaller width only adds ill-conditioning
 H_MIN = 1e-6
+#: the smoothing width when nothing bounds the minimiser (no W*, no coefficient bound): the
+#: kink's own unit (the hinge's margin 1); a limit, docs/learning.md 'The smoothing width'
+H_UNBOUNDED = 1.0
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,7 @@ def plan_objective_perturbation(model: RowModel, budget: Any, W: float, *,
             # a split that cannot be calibrated is skipped, never the mechanism
             try:
                 plans.append(_plan_at(model, loss, eps1, eps, level, W, W_star, zeta, beta,
-                                      block, accuracy))
+                                      block))
             except BudgetError as err:
                 refused.append(err)
     if not plans:
@@ -434,14 +437,13 @@ def _splits(model: RowModel, loss: RowLoss, eps: float, B: float, R: float) -> l
 
 def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: float, W: float,
              W_star: float, zeta: float, beta: float,
-             block: tuple[float, float] | None = None,
-             accuracy: float | None = None) -> ObjPertPlan:
+             block: tuple[float, float] | None = None) -> ObjPertPlan:
     R, B, n, d, mu = model.feature_bound, model.label_bound, model.n, model.dim, model.mu
     eps2 = eps - eps1
     h = None
     smooth = loss
     if not loss.smooth:
-        h = smoothing_width(loss, n, R, B, eps1, W_star, block, accuracy)
+        h = smoothing_width(loss, n, R, B, eps1, W_star, block)
         smooth = loss.smoothed(h)
     lam = smooth.smoothness(B) * R * R
     cal = calibrate_objective_perturbation(
@@ -481,8 +483,7 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
 
 
 def smoothing_width(loss: RowLoss, n: int, R: float, B: float, eps1: float, W_star: float,
-                    block: tuple[float, float] | None = None,
-                    accuracy: float | None = None) -> float:
+                    block: tuple[float, float] | None = None) -> float:
     """The smoothing width ``h`` of a kinked loss (public; docs/learning.md, 'The smoothing
     width'), at least :data:`H_MIN`.
 
@@ -490,16 +491,13 @@ def smoothing_width(loss: RowLoss, n: int, R: float, B: float, eps1: float, W_st
     plus the Jacobian ridge's ``Delta U^2 / 2`` at ``Delta = lambda(h) / (e^eps1 - 1)`` -- with
     ``U`` the public bound on the exact minimiser: ``W*``, or, when ``W*`` is infinite (a free
     intercept), the coefficients' bound ``W_w`` of :func:`intercept_block` (the block bound's
-    ridge term at a zero intercept, the case ``split_score`` ranks).  With neither, ``h`` spends
-    :func:`cvxdp.status.refine_until`'s share of the requested accuracy on the smoothing at the
-    relative gap's smallest denominator, 1: ``n e1 h = refine_until(accuracy)``."""
+    ridge term at a zero intercept, the case ``split_score`` ranks).  With neither, ``h = 1``
+    (:data:`H_UNBOUNDED`; docs/learning.md says why the accuracy share was not taken)."""
     kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
     U = W_star if math.isfinite(W_star) else (block[0] if block is not None else math.inf)
-    if math.isfinite(U) and U > 0:
-        h = math.sqrt(R * R * kappa * U * U * _inv_expm1(eps1) / (2 * n * e1))
-    else:
-        h = refine_until(accuracy) / (n * e1)
-    return max(h, H_MIN)
+    if not (math.isfinite(U) and U > 0):
+        return H_UNBOUNDED
+    return max(math.sqrt(R * R * kappa * U * U * _inv_expm1(eps1) / (2 * n * e1)), H_MIN)
 
 
 def _inv_expm1(x: float) -> float:
