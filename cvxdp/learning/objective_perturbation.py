@@ -26,7 +26,8 @@ the exact minimiser ``||theta*||`` (:func:`minimiser_bound`; ``W* <= W``):
 the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the second from
 its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
 theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
-minimises the first bound's terms in h.  For one logistic piece the noise at a given ``Delta``
+minimises the first bound's terms in h (with a free intercept, ``W* = inf``, the coefficients'
+bound ``W_w`` in its place: :func:`smoothing_width`).  For one logistic piece the noise at a given ``Delta``
 comes from the joint Jacobian-noise analysis (:mod:`cvxdp.learning.joint_calibration`), never
 more than the separate one.  The split of epsilon (public; :func:`choose_split`): the candidates
 are Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0)
