@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import cvxpy as cp
+from cvxpy.atoms.affine.binary_operators import MulExpression
 
 from cvxdp.errors import PrivacySpecError
 
@@ -117,5 +118,39 @@ def check_declared(problem: cp.Problem, specs: Sequence[Any], public: Any = None
             f"constraints, cvxdp.ScalarPrivacy({first}, sensitivity=D) as a constant term "
             "(a right-hand side, a variable's bound); if its value is public, pass "
             f"public=[{', '.join(p.name() for p in undeclared)}] (its value is then used "
-            "exactly and listed in the privacy report).")
+            "exactly and listed in the privacy report)." + row_hint(problem, undeclared))
     return public_t
+
+
+def row_hint(problem: cp.Problem, undeclared: Sequence[Any]) -> str:
+    """The refusal's pointer to :class:`cvxdp.RowPrivacy` when an undeclared parameter has the
+    row-learning shape (docs/learning.md): a matrix ``X`` (n, d) that the objective uses as
+    ``X @ w`` with ``w`` a variable; the labels are a length-n vector parameter of the model,
+    if one is.  Structure only; empty otherwise."""
+    objective = problem.objective.expr
+    for X in undeclared:
+        if len(X.shape) != 2 or not _times_variable(objective, X):
+            continue
+        labels = [p.name() for p in problem.parameters() if p.shape == (X.shape[0],)]
+        x = X.name()
+        if labels:
+            return (f" If each row of {x} with its label in {labels[0]} is one person's and the "
+                    f"objective is a sum of per-row losses of {x} @ w (a learning model, "
+                    f"docs/learning.md): cvxdp.RowPrivacy({x}, {labels[0]}, row_bound=R, "
+                    "label_bound=B), R a public bound on a row's norm, B one on a label.")
+        return (f" If each row of {x} is one person's and the objective is a sum of per-row "
+                f"losses of {x} @ w (a learning model, docs/learning.md): "
+                f"cvxdp.RowPrivacy({x}, row_bound=R), R a public bound on a row's norm.")
+    return ""
+
+
+def _times_variable(expr: Any, X: cp.Parameter) -> bool:
+    """Whether ``expr`` contains ``X @ v`` with ``v`` an expression of variables."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, MulExpression) and \
+                e.args[0] is X and e.args[1].variables():
+            return True
+        stack.extend(e.args)
+    return False

@@ -137,3 +137,21 @@ def test_kl_projection_of_a_private_histogram_names_the_noise_interval():
                                  private=cvxdp.ScalarPrivacy(q, sensitivity=1e-3))
     assert sol.status == "user_limit" and sol.certificate.objective_upper == math.inf
     assert "from above" in sol.status_reason and "kl_div" in sol.status_reason
+
+
+def test_the_objective_release_reason_names_the_log_and_its_argument():
+    # trial 24's D2: Fisher market (Eisenberg-Gale), private budgets B multiply log(u_i)'s
+    # hypograph variables; the reason said "bound the variables the private objective
+    # multiplies", which the user never wrote (X <= 1 changes nothing; u >= 0.05 helps)
+    r = np.random.default_rng(0)
+    nb, ng = 8, 12
+    V = r.uniform(0.1, 1, (nb, ng))
+    B = cp.Parameter(nb, nonneg=True, name="budget", value=r.uniform(1, 2, nb))
+    X = cp.Variable((nb, ng), nonneg=True, name="X")
+    u = cp.sum(cp.multiply(V, X), axis=1)
+    prob = cp.Problem(cp.Maximize(B @ cp.log(u)), [cp.sum(X, axis=0) <= 1])
+    sol = prob.solve_private(epsilon=1.0, delta=1e-6, rng=0,
+                             private=cvxdp.ObjectivePrivacy(B, sensitivity=0.01))
+    assert sol.certificate.relative_gap_bound == math.inf
+    assert "log / entr terms of X" in sol.status_reason
+    assert "positive public lower bound" in sol.status_reason

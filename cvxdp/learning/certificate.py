@@ -130,6 +130,23 @@ def bound_fix(model: RowModel) -> str:
     variable names: a loss that can be negative first (no regulariser bounds its minimiser),
     then a free intercept when it is what is left unbounded (less regularised than the
     coefficients, or beside coefficients the constraints or the regulariser bound)."""
+    return _fix_text(model) + _unnamed_note(model)
+
+
+def _unnamed_note(model: RowModel) -> str:
+    """The hint other reasons give (cvxdp.transform.canon) for variables named ``var<id>`` by
+    CVXPY, nowhere in the user's code: their shapes and ``pass name=``; empty when named."""
+    unnamed = [u for u in (model.w, model.v) if u is not None and u.name() == f"var{u.id}"]
+    if not unnamed:
+        return ""
+    names = ", ".join(u.name() for u in unnamed)
+    shapes = " and ".join(str(tuple(u.shape)) for u in unnamed)
+    plural = "s" * (len(unnamed) > 1)
+    return (f" ({names}: CVXPY's name{plural} of the {shapes} variable{plural} without a "
+            "name; pass name= to cp.Variable)")
+
+
+def _fix_text(model: RowModel) -> str:
     w = model.w.name()
     if not model.loss.nonnegative():
         y = model.spec.y.name() if model.spec.y is not None else "y"

@@ -26,7 +26,8 @@ the exact minimiser ``||theta*||`` (:func:`minimiser_bound`; ``W* <= W``):
 the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the second from
 its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
 theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
-minimises the first bound's terms in h.  For one logistic piece the noise at a given ``Delta``
+minimises the first bound's terms in h (with a free intercept, ``W* = inf``, the coefficients'
+bound ``W_w`` in its place: :func:`smoothing_width`).  For one logistic piece the noise at a given ``Delta``
 comes from the joint Jacobian-noise analysis (:mod:`cvxdp.learning.joint_calibration`), never
 more than the separate one.  The split of epsilon (public; :func:`choose_split`): the candidates
 are Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0)
@@ -78,6 +79,9 @@ __all__ = ["OBJPERT_REFERENCE", "ObjPertPlan", "plan_objective_perturbation",
 #: smallest smoothing width: below it the smoothed loss differs from the loss by less than the
 #: conic solvers' own tolerance (1e-8 relative), so a smaller width only adds ill-conditioning
 H_MIN = 1e-6
+#: the smoothing width when nothing bounds the minimiser (no W*, no coefficient bound): the
+#: kink's own unit (the hinge's margin 1); a limit, docs/learning.md 'The smoothing width'
+H_UNBOUNDED = 1.0
 
 
 @dataclass(frozen=True)
@@ -440,12 +444,7 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
     h = None
     smooth = loss
     if not loss.smooth:
-        kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
-        # minimise n e1 h + R^2 kappa W^2 / (2 (e^eps1 - 1) h), W the smaller domain bound
-        Wh = W_star
-        h = (math.sqrt(R * R * kappa * Wh * Wh * _inv_expm1(eps1) / (2 * n * e1))
-             if math.isfinite(Wh) and Wh > 0 else 1.0)
-        h = max(h, H_MIN)
+        h = smoothing_width(loss, n, R, B, eps1, W_star, block)
         smooth = loss.smoothed(h)
     lam = smooth.smoothness(B) * R * R
     cal = calibrate_objective_perturbation(
@@ -482,6 +481,24 @@ def _plan_at(model: RowModel, loss: RowLoss, eps1: float, eps: float, delta: flo
         score = min(bound, err_h + part_w + bnorm ** 2 / (4 * Delta + 2 * mu))
     return ObjPertPlan(smooth, h, eps1, eps2, Delta, zeta, lam, G, k, sigma, gamma_scale,
                        bound, cal, joint=joint, split_score=score, noise_norm=bnorm)
+
+
+def smoothing_width(loss: RowLoss, n: int, R: float, B: float, eps1: float, W_star: float,
+                    block: tuple[float, float] | None = None) -> float:
+    """The smoothing width ``h`` of a kinked loss (public; docs/learning.md, 'The smoothing
+    width'), at least :data:`H_MIN`.
+
+    ``h`` minimises ``n e1 h + R~^2 kappa U^2 / (2 (e^eps1 - 1) h)`` -- the smoothing's cost
+    plus the Jacobian ridge's ``Delta U^2 / 2`` at ``Delta = lambda(h) / (e^eps1 - 1)`` -- with
+    ``U`` the public bound on the exact minimiser: ``W*``, or, when ``W*`` is infinite (a free
+    intercept), the coefficients' bound ``W_w`` of :func:`intercept_block` (the block bound's
+    ridge term at a zero intercept, the case ``split_score`` ranks).  With neither, ``h = 1``
+    (:data:`H_UNBOUNDED`; docs/learning.md says why the accuracy share was not taken)."""
+    kappa, e1 = loss.kink_curvature(B), loss.smoothing_error(1.0)
+    U = W_star if math.isfinite(W_star) else (block[0] if block is not None else math.inf)
+    if not (math.isfinite(U) and U > 0):
+        return H_UNBOUNDED
+    return max(math.sqrt(R * R * kappa * U * U * _inv_expm1(eps1) / (2 * n * e1)), H_MIN)
 
 
 def _inv_expm1(x: float) -> float:

@@ -7,6 +7,7 @@ answer, and must never feed a released quantity.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import cvxpy as cp
@@ -214,7 +215,9 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
         ``mean_violation`` / ``violated`` over the user's constraints, ``metrics["private_value"]``
         (the user's objective at the released point on the true data) and
         ``metrics["reference_status"]`` (the reference solve's CVXPY status: ``optimal`` unless
-        no solver proved the optimum; a path's own is ``canonical_reference_status``).
+        no solver proved the optimum; a path's own is ``canonical_reference_status``) and,
+        when the reference solves warned (CVXPY's "Solution may be inaccurate"),
+        ``metrics["reference_warnings"]`` (their distinct texts; nothing is printed).
     """
     metrics: dict[str, Any] = {}
     if canonical is not None:
@@ -246,7 +249,13 @@ def validate_user_terms(problem: cp.Problem, canonical: ValidationReport | None 
             "contain NaN or inf (the private solve mapped them into the public domain)")
         f_star, ref_solver, ref_status = None, None, None
     else:
-        f_star, ref_solver, ref_status = _reference_optimum(problem, solver, released)
+        # not private (reference=True reads the true data), but not the user's own solve
+        # either: CVXPY's warnings from it ("Solution may be inaccurate") are recorded here
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f_star, ref_solver, ref_status = _reference_optimum(problem, solver, released)
+        if caught:
+            metrics["reference_warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
     elapsed = time.perf_counter() - t0
     sign = -1.0 if isinstance(problem.objective, cp.Maximize) else 1.0
     metrics["private_value"] = f_private

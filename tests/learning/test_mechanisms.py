@@ -179,7 +179,9 @@ def test_no_bound_without_a_bounded_domain_is_user_limit(rows):
     assert sol.status == status and sol.status_reason.startswith(reason)
     assert sol.status_reason.endswith(f"add a norm-ball or box constraint on {w.name()} (or a "
                                       f"ridge lam * cp.sum_squares({w.name()}) or a penalty "
-                                      f"lam * cp.norm1({w.name()}))")
+                                      f"lam * cp.norm1({w.name()})) ({w.name()}: CVXPY's name "
+                                      f"of the ({D},) variable without a name; pass name= to "
+                                      "cp.Variable)")
     assert "no bound on the sub-optimality" in sol.info["status_reason"]
     assert sol.value is None and "nothing was spent" in sol.info["value_reason"]
     assert sol.privacy.mechanisms == {"objective_perturbation": 1}

@@ -68,3 +68,26 @@ def test_least_squares_through_rowprivacy_points_to_the_sufficient_statistics_pa
     sol = logi.solve_private(epsilon=1, delta=1e-6, rng=0,
                              private=cvxdp.RowPrivacy(X, lab, row_bound=6, label_bound=1))
     assert "least_squares" not in sol.status_reason
+
+
+def test_an_undeclared_feature_matrix_suggests_rowprivacy():
+    # trial 24's D4: CVXPY's logistic regression with only the labels declared; the refusal
+    # listed Objective / Constraint / ScalarPrivacy for X (the first is refused again, DPP)
+    # but not RowPrivacy(X, y, ...), the spec this model is written for
+    r = np.random.default_rng(0)
+    n, d = 200, 5
+    X = cp.Parameter((n, d), name="X", value=r.standard_normal((n, d)) / 3)
+    y = cp.Parameter(n, name="y", value=np.sign(r.standard_normal(n)))
+    beta = cp.Variable(d)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.logistic(-cp.multiply(y, X @ beta))) / n),
+                      [cp.norm(beta) <= 5])
+    with pytest.raises(PrivacySpecError) as err:
+        prob.solve_private(epsilon=1.0, delta=1e-6,
+                           private=cvxdp.ScalarPrivacy(y, sensitivity=2.0))
+    assert "cvxdp.RowPrivacy(X, y, row_bound=" in str(err.value)
+    # a vector parameter beside a variable is not a feature matrix: no row hint
+    c = cp.Parameter(d, name="c", value=np.ones(d))
+    prob2 = cp.Problem(cp.Minimize(c @ beta), [cp.norm(beta) <= 5])
+    with pytest.raises(PrivacySpecError) as err2:
+        prob2.solve_private(epsilon=1.0, delta=1e-6, private=[])
+    assert "RowPrivacy" not in str(err2.value)

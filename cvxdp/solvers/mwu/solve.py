@@ -48,10 +48,12 @@ from cvxdp.solvers.mwu.private_scp import (
     objective_private_solve,
 )
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
+from cvxdp.solvers.perturbation.loosened import unbounded_hint
 from cvxdp.solvers.objective_curvature import curvature_gap
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import public_violation_at, released_values, to_scp
+from cvxdp.transform.canon import variables_at
 from cvxdp.transform.reference import validate
 from cvxdp.transform.support import exp_cone_reason
 
@@ -267,12 +269,18 @@ def solve_mwu(
                 info["gap_bound_sharp"] = sharp
         if alpha is None:
             # no first-order bound in hand (the released objective's growth gave none either)
+            # which variables, by name (structure only): the user's, else the atoms' (a log's
+            # hypograph variables: its argument needs a positive floor, trial 24's D2)
+            names = variables_at(scp, supp)
+            where = f" ({', '.join(names)})" if names else ""
+            hint = "" if names else unbounded_hint(scp, supp)
             info["status_reason"] = (
                 "no accuracy is promised: the public constraints do not bound the variables "
-                "the private objective multiplies, so Thm C.12's sub-optimality bound "
+                f"the private objective multiplies{where}, so Thm C.12's sub-optimality bound "
                 "2 R ||z|| has no R; the point is feasible to the solver's tolerance (the "
                 "constraints are public). Pass norm_bound= (a public bound on their Euclidean "
-                "norm) or add public bounds on them for a guarantee.")
+                "norm) or add public bounds on them for a guarantee."
+                + (f" In this model{hint[1:]}." if hint else ""))
     else:
         setting = "constraint" if "constraint" in settings else "scalar"
         form = form0 if form0 is not None else build_mwu_form(
