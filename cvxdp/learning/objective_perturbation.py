@@ -27,14 +27,14 @@ the first from ``G(theta^) <= G(theta*)`` for the perturbed objective ``G``, the
 its ``(Delta + mu)``-strong convexity, ``G(theta*) >= G(theta^) + (Delta + mu)/2 ||theta^ -
 theta*||^2`` (docs/learning.md).  ``h = sqrt(R~^2 kappa W*^2 / (2 (e^eps1 - 1) n e_1))``
 minimises the first bound's terms in h (with a free intercept, ``W* = inf``, the coefficients'
-bound ``W_w`` in its place: :func:`smoothing_width`).  For one logistic piece the noise at a given ``Delta``
-comes from the joint Jacobian-noise analysis (:mod:`cvxdp.learning.joint_calibration`), never
-more than the separate one.  The split of epsilon (public; :func:`choose_split`): the candidates
-are Chaudhuri et al.'s rule -- ``log(1 + lambda/mu)`` when it is at most eps/2 (then Delta = 0)
--- and the shares :data:`SPLITS`; the one of smallest proven bound when that bound meets the
-requested accuracy, else the one of smallest regret in the quadratic model's expected excess
-(:func:`curved_regret`; the status is ``user_limit`` at every candidate then, and reports the
-chosen candidate's bound).
+bound ``W_w`` in its place: :func:`smoothing_width`).  For one logistic piece the noise at a
+given ``Delta`` comes from the joint Jacobian-noise analysis
+(:mod:`cvxdp.learning.joint_calibration`), never more than the separate one.  The split of
+epsilon (public; :func:`choose_split`): the candidates are Chaudhuri et al.'s rule -- ``log(1 +
+lambda/mu)`` when it is at most eps/2 (then Delta = 0) -- and the shares :data:`SPLITS`; the one
+of smallest proven bound when that bound meets the requested accuracy, else the one of smallest
+regret in the quadratic model's expected excess (:func:`curved_regret`; the status is
+``user_limit`` at every candidate then, and reports the chosen candidate's bound).
 
 References
 ----------

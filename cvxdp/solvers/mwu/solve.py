@@ -48,8 +48,8 @@ from cvxdp.solvers.mwu.private_scp import (
     objective_private_solve,
 )
 from cvxdp.solvers.objective_certificate import sharp_objective_gap
-from cvxdp.solvers.perturbation.loosened import unbounded_hint
 from cvxdp.solvers.objective_curvature import curvature_gap
+from cvxdp.solvers.perturbation.loosened import unbounded_hint
 from cvxdp.specs import as_spec_tuple
 from cvxdp.status import DEFAULT_ACCURACY, DEFAULT_BETA, refine_until, status_of
 from cvxdp.transform import public_violation_at, released_values, to_scp
