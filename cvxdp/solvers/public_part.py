@@ -27,6 +27,7 @@ from cvxdp.privacy.accountant import PrivacyReport
 from cvxdp.solution import PrivateSolution
 from cvxdp.solvers.bound_propagation import propagated_box
 from cvxdp.transform.exact import ClarabelSession, ExactSolution, clarabel_retried, solve_exact
+from cvxdp.transform.reference import proven_point
 from cvxdp.transform.scp import (
     ConeDims,
     ExpTail,
@@ -35,9 +36,9 @@ from cvxdp.transform.scp import (
 )
 from cvxdp.transform.unbounded import UnboundedProof
 
-__all__ = ["public_feasibility", "public_bounds", "coordinate_box", "psd_implied_box",
-           "UnitDirections", "bound_solve", "public_program", "canonical_constraints",
-           "PublicProjector"]
+__all__ = ["public_feasibility", "public_descent", "public_bounds", "coordinate_box",
+           "psd_implied_box", "UnitDirections", "bound_solve", "public_program",
+           "canonical_constraints", "PublicProjector"]
 
 
 #: coordinates :func:`coordinate_box` solves for (two exact solves each) before it takes
@@ -71,6 +72,44 @@ def public_feasibility(A: sp.spmatrix, b: np.ndarray, dims: Any, row_private: np
     if res.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         return cp.OPTIMAL
     return str(res.status)
+
+
+def public_descent(scp: SymmetricConeProgram, solver: str | None = None) -> bool:
+    """Whether the model is unbounded below whenever it is feasible, decided from public data:
+    its objective and constraint matrix carry no private data (private data only in the
+    right-hand sides ``b``), and a direction ``d`` with ``-A d in K`` (the recession cone of
+    ``{x : b - A x in K}`` for every ``b``, the exponential cones included) has ``c'd < 0``.
+    Then every feasible ``x`` gives ``x + t d`` feasible with ``c'(x + t d) -> -inf``: whatever
+    the private ``b``, the problem is infeasible or unbounded, which no mechanism can answer,
+    and which is known before any budget is spent.
+
+    One exact solve: ``min c'd`` over ``-A d in K``, ``|d_j| <= 1``; ``d`` counts as a descent
+    when the solver's point is proven (:func:`cvxdp.transform.reference.proven_point`) and its
+    value is below ``-1e-6 max(1, ||c||_1)`` (far beyond the solver's 1e-8, so a bounded model
+    is not called unbounded by rounding).  False when the solve fails."""
+    sb = scp.sensitivity
+    if sb is None or sb.objective_private or sp.csc_matrix(sb.A).nnz or float(sb.offset) > 0:
+        return False
+    c = np.asarray(scp.c, dtype=float)
+    if not np.any(c):
+        return False
+    tail = scp.exp_tail
+    if tail is not None:
+        tail = dataclasses.replace(tail, b=np.zeros_like(tail.b))
+    n = scp.n
+    eye = sp.identity(n, format="csr")
+    A, b, dims = orthant_rows_added(
+        dataclasses.replace(scp, b=np.zeros(scp.m), exp_tail=tail),
+        sp.vstack([eye, -eye]), np.ones(2 * n))
+    prog = SymmetricConeProgram(A=A, b=b, c=c, offset=0.0, dims=dims, cone=None,
+                                exp_tail=tail)
+    try:
+        res = solve_exact(prog, solver=solver)
+    except (cp.error.SolverError, ValueError):
+        return False
+    # an "almost solved" direction counts when it meets every row to the point tolerance
+    return proven_point(prog, res) is not None and float(res.value) < -1e-6 * max(
+        1.0, float(np.abs(c).sum()))
 
 
 def public_bounds(A, b, dims, row_private, directions: Sequence[np.ndarray],
@@ -573,6 +612,28 @@ def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
                              "(decided by an exact solve of public data only); no privacy "
                              "budget was spent"}
     return PrivateSolution(status=cp.INFEASIBLE, value=value, privacy=report,
+                           iterations=0, solve_time=time.perf_counter() - t0, primal={
+                               v.name(): None for v in problem.variables()}, info=info)
+
+
+def _descent(problem: cp.Problem, neighbouring: str, t0: float) -> PrivateSolution:
+    """The answer for a model that is infeasible or unbounded whatever its private data
+    (:func:`public_descent`): no mechanism ran, nothing was spent; CVXPY's status
+    ``infeasible_or_unbounded`` (its value None)."""
+    status = cp.settings.INFEASIBLE_OR_UNBOUNDED
+    report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
+                           neighbouring=neighbouring,
+                           theorem="no mechanism ran (public data only)", records=(),
+                           details={"public_status": status})
+    info = {"method": "public recession check", "public_status": status,
+            "status_reason": "the objective decreases without bound along a direction the "
+                             "constraints allow whatever their private data (the public "
+                             "objective and constraint matrix have a recession direction of "
+                             "descent), so the model is unbounded wherever it is feasible "
+                             "(decided by an exact solve of public data only); no privacy "
+                             "budget was spent. Add public bounds on the variables (e.g. "
+                             "cp.norm(x) <= R)"}
+    return PrivateSolution(status=status, value=None, privacy=report,
                            iterations=0, solve_time=time.perf_counter() - t0, primal={
                                v.name(): None for v in problem.variables()}, info=info)
 

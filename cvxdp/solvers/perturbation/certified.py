@@ -61,8 +61,10 @@ from cvxdp.solvers.perturbation.solve import _solve_tight as solve_exact_tight
 from cvxdp.solvers.perturbation.solve import solve_robust_counterpart
 from cvxdp.solvers.public_part import (
     BOX_SOLVES_MAX,
+    _descent,
     _infeasible,
     coordinate_box,
+    public_descent,
     public_feasibility,
 )
 from cvxdp.status import DEFAULT_BETA, refine_until, status_of
@@ -168,6 +170,8 @@ def solve_perturbation(problem: cp.Problem, specs: tuple[Any, ...], budget: Budg
                                        exp_tail=scp.exp_tail)
     if public_status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         return _infeasible(problem, scp, public_status, neighbouring, t0)
+    if public_descent(scp):
+        return _descent(problem, neighbouring, t0)
     acct = PrivacyAccountant(budget)
     acct.spend(npl.record)
     out = solve_robust_counterpart(scp, entries, plan, npl, rng, solver=solver)
