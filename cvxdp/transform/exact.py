@@ -123,7 +123,9 @@ class ClarabelSession:
         self._settings = settings
         self._c = np.array(scp.c, dtype=float)
         # the objective's squares as a quadratic cost (_SquaresLift); lift=False keeps the cones
-        self._squares = square_terms(scp) if lift else []
+        self._lift_on = lift
+        self._heads: np.ndarray | None = None
+        self._squares: list[tuple[int, int, int, float]] | None = None
         self._lift: _SquaresLift | None = None
         self._solver = self._build(self._c)
         self._unused = True  # built for self._c, not solved or updated since
@@ -135,7 +137,7 @@ class ClarabelSession:
     def _build(self, c: np.ndarray, lift: bool = True) -> Any:
         """A Clarabel solver for cost ``c``: on the program with its objective's squares as a
         quadratic cost (:class:`_SquaresLift`) when it has some, else on the cone program."""
-        chosen = [k for k in self._squares if c[k[2]] > 0] if lift else []
+        chosen = self._liftable(c) if lift else []
         self._lift = _SquaresLift(self._scp, c, chosen) if chosen else None
         if self._lift is not None:
             P, q, A, b, cones = self._lift.data(self._module, c)
@@ -144,6 +146,24 @@ class ClarabelSession:
             q = c
         return self._module.DefaultSolver(P, q, A, b, cones, self._settings)
 
+    def _liftable(self, c: np.ndarray) -> list[tuple[int, int, int, float]]:
+        """The squares cost ``c`` lifts (:func:`square_terms` with ``c_t > 0``), looked for
+        only when ``c`` is positive on a column of a second-order cone's head row (a bound
+        solve's cost rarely is: the search over the cones is then not made)."""
+        if not self._lift_on or not self._scp.dims.soc:
+            return []
+        if self._heads is None:
+            d = self._scp.dims
+            A = sp.csr_matrix(self._scp.A)
+            starts = d.zero + d.nonneg + np.concatenate([[0], np.cumsum(d.soc)[:-1]])
+            self._heads = np.unique(np.concatenate(
+                [A.indices[A.indptr[r]:A.indptr[r + 1]] for r in starts.astype(int)]))
+        if not np.any(np.asarray(c, dtype=float)[self._heads] > 0):
+            return []
+        if self._squares is None:
+            self._squares = square_terms(self._scp)
+        return [k for k in self._squares if c[k[2]] > 0]
+
     def solve(self, c: np.ndarray, started: float | None = None) -> ExactSolution:
         """Minimise ``c'x`` over the program's set (its offset added to the value)."""
         t0 = time.perf_counter() if started is None else started
@@ -151,8 +171,7 @@ class ClarabelSession:
         if not np.array_equal(c, self._c):
             lift = self._lift
             if self._solver.is_data_update_allowed() and (
-                    lift.same_squares(c) if lift is not None
-                    else not any(c[k[2]] > 0 for k in self._squares)):
+                    lift.same_squares(c) if lift is not None else not self._liftable(c)):
                 self._solver.update(q=c if lift is None else lift.cost(c))
                 self._unused = False
             else:
@@ -228,12 +247,14 @@ def square_terms(scp: SymmetricConeProgram) -> list[tuple[int, int, int, float]]
     if cached is not None and cached[0] is scp.A and cached[1] is scp.b:
         return cached[2]
     A, b, _ = with_exp_tail(scp)
-    A = sp.csc_matrix(A)
+    Ac = sp.csc_matrix(A)
+    Ar = sp.csr_matrix(scp.A)
     out = []
     for head, member, j in square_cones(scp.A, scp.b, d.soc, d.zero + d.nonneg):
-        rows = A.indices[A.indptr[j]:A.indptr[j + 1]]
-        if rows.size == 2 and set(rows.tolist()) == {head, member}:
-            a, a1 = -float(A[head, j]), -float(A[member, j])
+        rows = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
+        if rows.size == 2 and {int(rows[0]), int(rows[1])} == {head, member}:
+            # t is alone in both rows (square_cones): each row's one entry is t's
+            a, a1 = -float(Ar.data[Ar.indptr[head]]), -float(Ar.data[Ar.indptr[member]])
             out.append((head, member, j, 2.0 * (a * float(b[head]) - a1 * float(b[member]))))
     scp.meta["_square_terms"] = (scp.A, scp.b, out)
     return out
