@@ -603,17 +603,10 @@ def _infeasible(problem: cp.Problem, scp: Any, status: str, neighbouring: str,
     """The answer for an infeasible public part: no mechanism ran, nothing was spent (the
     entry point writes it into ``problem``; CVXPY's value for an infeasible model)."""
     value = -np.inf if isinstance(problem.objective, cp.Maximize) else np.inf
-    report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
-                           neighbouring=neighbouring,
-                           theorem="no mechanism ran (public data only)", records=(),
-                           details={"public_status": status})
-    info = {"method": "public feasibility check", "public_status": status,
-            "status_reason": "the constraints that carry no private data are infeasible "
-                             "(decided by an exact solve of public data only); no privacy "
-                             "budget was spent"}
-    return PrivateSolution(status=cp.INFEASIBLE, value=value, privacy=report,
-                           iterations=0, solve_time=time.perf_counter() - t0, primal={
-                               v.name(): None for v in problem.variables()}, info=info)
+    return _unanswered(problem, neighbouring, t0, cp.INFEASIBLE, value, status,
+                       "public feasibility check",
+                       "the constraints that carry no private data are infeasible (decided by "
+                       "an exact solve of public data only); no privacy budget was spent")
 
 
 def _descent(problem: cp.Problem, neighbouring: str, t0: float) -> PrivateSolution:
@@ -621,21 +614,29 @@ def _descent(problem: cp.Problem, neighbouring: str, t0: float) -> PrivateSoluti
     (:func:`public_descent`): no mechanism ran, nothing was spent; CVXPY's status
     ``infeasible_or_unbounded`` (its value None)."""
     status = cp.settings.INFEASIBLE_OR_UNBOUNDED
+    return _unanswered(problem, neighbouring, t0, status, None, status,
+                       "public recession check",
+                       "the objective decreases without bound along a direction the "
+                       "constraints allow whatever their private data (the public objective "
+                       "and constraint matrix have a recession direction of descent), so the "
+                       "model is unbounded wherever it is feasible (decided by an exact solve "
+                       "of public data only); no privacy budget was spent. Add public bounds "
+                       "on the variables (e.g. cp.norm(x) <= R)")
+
+
+def _unanswered(problem: cp.Problem, neighbouring: str, t0: float, status: str,
+                value: float | None, public_status: str, method: str, reason: str
+                ) -> PrivateSolution:
+    """A solution no mechanism ran for (public data decided it): an empty privacy record, the
+    variables cleared, the reason in ``info``."""
     report = PrivacyReport(guarantee="dp", epsilon=0.0, delta=0.0, rho=0.0,
                            neighbouring=neighbouring,
                            theorem="no mechanism ran (public data only)", records=(),
-                           details={"public_status": status})
-    info = {"method": "public recession check", "public_status": status,
-            "status_reason": "the objective decreases without bound along a direction the "
-                             "constraints allow whatever their private data (the public "
-                             "objective and constraint matrix have a recession direction of "
-                             "descent), so the model is unbounded wherever it is feasible "
-                             "(decided by an exact solve of public data only); no privacy "
-                             "budget was spent. Add public bounds on the variables (e.g. "
-                             "cp.norm(x) <= R)"}
-    return PrivateSolution(status=status, value=None, privacy=report,
-                           iterations=0, solve_time=time.perf_counter() - t0, primal={
-                               v.name(): None for v in problem.variables()}, info=info)
+                           details={"public_status": public_status})
+    info = {"method": method, "public_status": public_status, "status_reason": reason}
+    return PrivateSolution(status=status, value=value, privacy=report, iterations=0,
+                           solve_time=time.perf_counter() - t0,
+                           primal={v.name(): None for v in problem.variables()}, info=info)
 
 
 def _exact_solver(solver: Any) -> str | None:

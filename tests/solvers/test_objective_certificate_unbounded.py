@@ -82,7 +82,7 @@ def test_the_search_without_a_ball_keeps_the_solve_budget(monkeypatch):
     """Trial 15's weighted least squares (200 private nonnegative weights on squared residuals,
     no public ball on the epigraph variables): the search ran to its end, 1,600 bound solves
     (11 s, 257-485x the exact solve) for an ``inf``.  Without a ball it is held to the same
-    budget as with one (mwu/solve.py, _SHARP_MAX_SOLVES: the time target)."""
+    budget as with one (mwu/solve.py, sharp_budget: the time target)."""
     from cvxdp.solvers import objective_certificate
     from cvxdp.solvers.mwu import solve as mwu_solve
     calls = []
