@@ -67,19 +67,21 @@ def _epigraph_column(A: sp.csr_matrix, Ac: sp.csc_matrix, rows: np.ndarray
     """``(j, None)`` when the cone's head row ``rows[0]`` reads one variable ``j`` alone, with a
     negative coefficient (``s_0 = b_0 + a x_j``, ``a > 0``), and ``j`` occurs in no other row;
     ``(j, k)`` when ``j`` also occurs in exactly one member row ``k``, alone there (the square
-    form of the module doc); None otherwise.  Structure only (``Ac``: ``A`` by columns)."""
-    head = rows[0]
-    cols = A.indices[A.indptr[head]:A.indptr[head + 1]]
-    if cols.size != 1 or A.data[A.indptr[head]] >= 0:
+    form of the module doc); None otherwise.  Structure only (``Ac``: ``A`` by columns;
+    ``rows``: the cone's rows, consecutive)."""
+    head = int(rows[0])
+    if A.indptr[head + 1] - A.indptr[head] != 1 or A.data[A.indptr[head]] >= 0:
         return None
-    j = int(cols[0])
-    occurs = Ac.indices[Ac.indptr[j]:Ac.indptr[j + 1]]
-    if occurs.size == 1:
+    j = int(A.indices[A.indptr[head]])
+    start, end = Ac.indptr[j], Ac.indptr[j + 1]
+    if end - start == 1:
         return j, None
-    member = occurs[occurs != head]
-    if occurs.size != 2 or member.size != 1 or not np.isin(member[0], rows[1:]):
+    if end - start != 2:
         return None
-    k = int(member[0])
+    a, b = int(Ac.indices[start]), int(Ac.indices[start + 1])
+    k = b if a == head else a if b == head else -1
+    if not head < k <= int(rows[-1]):  # the other row is one of the cone's members
+        return None
     return (j, k) if A.indptr[k + 1] - A.indptr[k] == 1 else None
 
 
